@@ -1,0 +1,40 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+/// A business line built as a plugin: a dynamic library linking the shared libIMKit.so.
+func line(_ name: String, path: String) -> (Product, Target) {
+    (.library(name: name, type: .dynamic, targets: [name]),
+     .target(name: name, dependencies: [.product(name: "IMKit", package: "IMKit")], path: path))
+}
+
+let lines = [
+    line("House", path: "Sources/Lines/House"),
+    line("Jobs", path: "Sources/Lines/Jobs"),
+]
+
+/// Swift plugins that misbehave on purpose, for the loader's tests.
+let fixtures = ["FixtureFailing", "FixtureForeignKey", "FixtureOutsideNamespace"].map {
+    line($0, path: "Tests/Fixtures/\($0)")
+}
+
+let package = Package(
+    name: "imhost",
+    products: [
+        .executable(name: "imhost", targets: ["imhost"]),
+        .library(name: "IMHost", targets: ["IMHost"]),
+    ] + lines.map(\.0) + fixtures.map(\.0),
+    dependencies: [
+        .package(path: "Sources/IMKit"),
+    ],
+    targets: [
+        .target(
+            name: "IMHost",
+            dependencies: [.product(name: "IMKit", package: "IMKit")]
+        ),
+        .executableTarget(name: "imhost", dependencies: ["IMHost"]),
+        .testTarget(
+            name: "IMHostTests",
+            dependencies: ["IMHost", .product(name: "IMKit", package: "IMKit")]
+        ),
+    ] + lines.map(\.1) + fixtures.map(\.1)
+)

@@ -1,0 +1,63 @@
+/// `imhost route URL`: which page a jump URL opens, and why.
+enum RouteCommand {
+    static let command = CommandLineTool.Command(
+        name: "route",
+        summary: "show which page a chat jump URL opens, and why",
+        usage: "URL [--json]",
+        help: """
+            Runs the converter on a jump URL as callers send it, for example
+              imhost route 'im://chat?rootCateID=1&cateID=12&peer=u42'
+            and prints the page chosen (a line's page or the legacy page), the rewritten URL,
+            the rule that matched, and why. A malformed URL is refused (exit 1).
+
+              --json   the same as JSON
+            """,
+        flags: ["--json"], options: [],
+        run: run)
+
+    struct Result: Encodable {
+        var url: String
+        var target: String
+        var line: String?
+        var page: String
+        var reason: Converter.Reason
+        var rule: Int?
+        var explanation: String
+    }
+
+    static func run(_ arguments: Arguments, _ output: Output) -> Int32 {
+        guard arguments.positionals.count == 1 else {
+            output.err("imhost route: expected one jump URL, got \(arguments.positionals.count); see imhost route --help\n")
+            return CommandLineTool.ExitCode.usage
+        }
+        guard let host = CommandLineTool.loadHost(arguments, output: output) else {
+            return CommandLineTool.ExitCode.usage
+        }
+        let decision: Converter.Decision
+        do {
+            decision = try host.converter.decide(arguments.positionals[0])
+        } catch {
+            output.err("imhost route: refused: \(error)\n")
+            return CommandLineTool.ExitCode.failure
+        }
+        var line: String?
+        var page = "legacy page"
+        if case .line(let id) = decision.target {
+            line = id
+            page = host.catalog.loadedLine(id)?.page.map { String(describing: $0) } ?? "CarrierPage"
+        }
+        let result = Result(url: decision.url, target: line == nil ? "legacy" : "line", line: line, page: page,
+                            reason: decision.reason, rule: decision.rule?.index, explanation: decision.explanation)
+        if arguments.flags.contains("--json") {
+            output.out(JSONOutput.encode(result))
+        } else {
+            output.out("""
+                page:   \(line.map { "\($0) (\(page))" } ?? page)
+                url:    \(result.url)
+                reason: \(result.reason.rawValue): \(result.explanation)
+
+                """)
+        }
+        return CommandLineTool.ExitCode.ok
+    }
+}

@@ -1,0 +1,265 @@
+/// A JSON value that remembers where it was written, so configuration errors can point at the
+/// line and column. Objects keep their keys in the order written.
+///
+/// Foundation's JSONSerialization forgets positions and key order; this parser is small, strict
+/// (RFC 8259, no comments, no trailing commas) and only used for host.json and scenario files.
+struct JSONNode: Sendable {
+    enum Value: Sendable {
+        case object([(key: String, keyPosition: SourcePosition, value: JSONNode)])
+        case array([JSONNode])
+        case string(String)
+        case number(Double, text: String)
+        case bool(Bool)
+        case null
+    }
+
+    let value: Value
+    let position: SourcePosition
+
+    /// What a person calls this kind of value, for "expected X, found Y" messages.
+    var kindName: String {
+        switch value {
+        case .object: "an object"
+        case .array: "an array"
+        case .string(let s): "the string \"\(s)\""
+        case .number(_, let text): "the number \(text)"
+        case .bool(let b): "\(b)"
+        case .null: "null"
+        }
+    }
+}
+
+/// A line and column in a text file, both counted from 1; columns count characters.
+struct SourcePosition: Sendable, Hashable, CustomStringConvertible {
+    var line: Int
+    var column: Int
+    var description: String { "\(line):\(column)" }
+}
+
+/// A JSON syntax error at a position.
+struct JSONSyntaxError: Error, Sendable, Equatable {
+    var position: SourcePosition
+    var message: String
+}
+
+/// Parses JSON text into ``JSONNode``s.
+struct JSONParser {
+    private let bytes: [UInt8]
+    private var index = 0
+    private var line = 1
+    private var lineStart = 0
+
+    static func parse(_ text: String) throws(JSONSyntaxError) -> JSONNode {
+        var parser = JSONParser(bytes: Array(text.utf8))
+        parser.skipWhitespace()
+        let node = try parser.parseValue(depth: 0)
+        parser.skipWhitespace()
+        if parser.index < parser.bytes.count {
+            throw parser.error("unexpected \(parser.describeCurrent()) after the end of the document")
+        }
+        return node
+    }
+
+    private init(bytes: [UInt8]) { self.bytes = bytes }
+
+    private var position: SourcePosition {
+        // Columns count characters, not bytes: count UTF-8 lead bytes since the line start.
+        let column = bytes[lineStart..<index].reduce(1) { $0 + ($1 & 0xC0 == 0x80 ? 0 : 1) }
+        return SourcePosition(line: line, column: column)
+    }
+
+    private func error(_ message: String, at position: SourcePosition? = nil) -> JSONSyntaxError {
+        JSONSyntaxError(position: position ?? self.position, message: message)
+    }
+
+    private func describeCurrent() -> String {
+        guard index < bytes.count else { return "end of file" }
+        let byte = bytes[index]
+        if byte >= 0x21 && byte < 0x7F { return "'\(Character(Unicode.Scalar(byte)))'" }
+        let hex = String(byte, radix: 16, uppercase: true)
+        return "byte 0x" + (hex.count == 1 ? "0" + hex : hex)
+    }
+
+    private mutating func skipWhitespace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"):
+                index += 1
+            case UInt8(ascii: "\n"):
+                index += 1
+                line += 1
+                lineStart = index
+            default:
+                return
+            }
+        }
+    }
+
+    private mutating func parseValue(depth: Int) throws(JSONSyntaxError) -> JSONNode {
+        guard depth < 512 else { throw error("nesting deeper than 512 levels") }
+        guard index < bytes.count else { throw error("unexpected end of file, expected a value") }
+        let start = position
+        switch bytes[index] {
+        case UInt8(ascii: "{"): return try parseObject(depth: depth, start: start)
+        case UInt8(ascii: "["): return try parseArray(depth: depth, start: start)
+        case UInt8(ascii: "\""): return JSONNode(value: .string(try parseString()), position: start)
+        case UInt8(ascii: "t"): try expectWord("true"); return JSONNode(value: .bool(true), position: start)
+        case UInt8(ascii: "f"): try expectWord("false"); return JSONNode(value: .bool(false), position: start)
+        case UInt8(ascii: "n"): try expectWord("null"); return JSONNode(value: .null, position: start)
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber(start: start)
+        default: throw error("unexpected \(describeCurrent()), expected a value")
+        }
+    }
+
+    private mutating func expectWord(_ word: StaticString) throws(JSONSyntaxError) {
+        let start = position
+        let count = word.utf8CodeUnitCount
+        let expected = UnsafeBufferPointer(start: word.utf8Start, count: count)
+        guard index + count <= bytes.count, bytes[index..<index + count].elementsEqual(expected) else {
+            throw error("unexpected \(describeCurrent()), expected a value", at: start)
+        }
+        index += count
+    }
+
+    private mutating func parseObject(depth: Int, start: SourcePosition) throws(JSONSyntaxError) -> JSONNode {
+        index += 1
+        var members: [(key: String, keyPosition: SourcePosition, value: JSONNode)] = []
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            return JSONNode(value: .object(members), position: start)
+        }
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
+                throw error("unexpected \(describeCurrent()), expected a key in double quotes")
+            }
+            let keyPosition = position
+            let key = try parseString()
+            if members.contains(where: { $0.key == key }) {
+                throw error("key \"\(key)\" appears twice in the same object", at: keyPosition)
+            }
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
+                throw error("unexpected \(describeCurrent()), expected ':' after key \"\(key)\"")
+            }
+            index += 1
+            skipWhitespace()
+            members.append((key, keyPosition, try parseValue(depth: depth + 1)))
+            skipWhitespace()
+            guard index < bytes.count else { throw error("unexpected end of file, expected ',' or '}'") }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: "}") { index += 1; break }
+            throw error("unexpected \(describeCurrent()), expected ',' or '}'")
+        }
+        return JSONNode(value: .object(members), position: start)
+    }
+
+    private mutating func parseArray(depth: Int, start: SourcePosition) throws(JSONSyntaxError) -> JSONNode {
+        index += 1
+        var elements: [JSONNode] = []
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+            index += 1
+            return JSONNode(value: .array(elements), position: start)
+        }
+        while true {
+            skipWhitespace()
+            elements.append(try parseValue(depth: depth + 1))
+            skipWhitespace()
+            guard index < bytes.count else { throw error("unexpected end of file, expected ',' or ']'") }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: "]") { index += 1; break }
+            throw error("unexpected \(describeCurrent()), expected ',' or ']'")
+        }
+        return JSONNode(value: .array(elements), position: start)
+    }
+
+    private mutating func parseNumber(start: SourcePosition) throws(JSONSyntaxError) -> JSONNode {
+        let begin = index
+        if bytes[index] == UInt8(ascii: "-") { index += 1 }
+        func digits(_ parser: inout JSONParser) -> Int {
+            let from = parser.index
+            while parser.index < parser.bytes.count,
+                  (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(parser.bytes[parser.index]) { parser.index += 1 }
+            return parser.index - from
+        }
+        let integerStart = index
+        let integerDigits = digits(&self)
+        guard integerDigits > 0 else { throw error("a number needs digits after '-'", at: start) }
+        if integerDigits > 1, bytes[integerStart] == UInt8(ascii: "0") {
+            throw error("a number cannot start with 0 (leading zeros are not JSON)", at: start)
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            guard digits(&self) > 0 else { throw error("a number needs digits after '.'") }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            guard digits(&self) > 0 else { throw error("a number needs digits in its exponent") }
+        }
+        let text = String(decoding: bytes[begin..<index], as: UTF8.self)
+        guard let number = Double(text) else { throw error("\(text) is not a number", at: start) }
+        return JSONNode(value: .number(number, text: text), position: start)
+    }
+
+    private mutating func parseString() throws(JSONSyntaxError) -> String {
+        let start = position
+        index += 1
+        var scalars: [UInt8] = []
+        while true {
+            guard index < bytes.count else { throw error("a string is not closed (missing '\"')", at: start) }
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                index += 1
+                return String(decoding: scalars, as: UTF8.self)
+            case UInt8(ascii: "\\"):
+                index += 1
+                guard index < bytes.count else { throw error("a string is not closed (missing '\"')", at: start) }
+                let escape = bytes[index]
+                index += 1
+                switch escape {
+                case UInt8(ascii: "\""): scalars.append(UInt8(ascii: "\""))
+                case UInt8(ascii: "\\"): scalars.append(UInt8(ascii: "\\"))
+                case UInt8(ascii: "/"): scalars.append(UInt8(ascii: "/"))
+                case UInt8(ascii: "b"): scalars.append(0x08)
+                case UInt8(ascii: "f"): scalars.append(0x0C)
+                case UInt8(ascii: "n"): scalars.append(0x0A)
+                case UInt8(ascii: "r"): scalars.append(0x0D)
+                case UInt8(ascii: "t"): scalars.append(0x09)
+                case UInt8(ascii: "u"):
+                    var code = try parseHex4()
+                    if (0xD800..<0xDC00).contains(code) {
+                        guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
+                            throw error("a \\u escape for a high surrogate must be followed by a low surrogate")
+                        }
+                        index += 2
+                        let low = try parseHex4()
+                        guard (0xDC00..<0xE000).contains(low) else { throw error("invalid low surrogate in \\u escape") }
+                        code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                    }
+                    guard let scalar = Unicode.Scalar(code) else { throw error("\\u escape is not a valid character") }
+                    scalars.append(contentsOf: String(Character(scalar)).utf8)
+                default:
+                    throw error("unknown escape '\\\(Character(Unicode.Scalar(escape)))' in a string")
+                }
+            case 0x00..<0x20:
+                throw error(byte == 0x0A ? "a string is not closed before the end of the line" : "control character in a string must be escaped")
+            default:
+                scalars.append(byte)
+                index += 1
+            }
+        }
+    }
+
+    private mutating func parseHex4() throws(JSONSyntaxError) -> UInt32 {
+        guard index + 4 <= bytes.count,
+              let value = UInt32(String(decoding: bytes[index..<index + 4], as: UTF8.self), radix: 16) else {
+            throw error("\\u must be followed by four hex digits")
+        }
+        index += 4
+        return value
+    }
+}

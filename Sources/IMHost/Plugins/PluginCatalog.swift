@@ -1,0 +1,78 @@
+import IMKit
+
+/// What the host knows about installed plugins after loading them: every file found, every
+/// configured line, and the builders the loaded lines registered.
+public struct PluginCatalog: Sendable {
+    /// Where one line stands.
+    public enum Status: String, Sendable, Codable {
+        /// Registered; its chats open on its page.
+        case loaded
+        /// Loaded and registered, but in `killSwitch.lines`: its chats open on the legacy page.
+        case killed
+        /// In host.json with `"enabled": false`; never registered.
+        case disabled
+        /// Found in the plugin folder but not in host.json's `lines`; never registered.
+        case notConfigured = "not-configured"
+        /// The file failed a check before registration; nothing of it ran but, at most, its entry.
+        case refused
+        /// Its registration failed; nothing it registered remains.
+        case failed
+        /// Enabled in host.json, but no plugin file provides it.
+        case missing
+    }
+
+    /// One row of the report: a plugin file, or a configured line without a file.
+    public struct Entry: Sendable {
+        /// The plugin file, absolute; `nil` for a missing line.
+        public var file: String?
+        /// The line id, once the descriptor was read.
+        public var lineID: String?
+        public var displayName: String?
+        public var pluginVersion: String?
+        /// The status at load time; ``PluginCatalog/status(of:killSwitch:)`` adds the kill switch.
+        public var status: Status
+        /// Why it is refused, failed, not configured or missing, and what to do.
+        public var problem: PluginRefusal?
+        /// The carrier page registered, if loaded.
+        public var page: CarrierPage.Type?
+        /// The message keys registered, if loaded.
+        public var messageKeys: [String] = []
+    }
+
+    /// The plugin folder scanned.
+    public var folder: String
+    /// Why the folder itself could not be used, if so (then no plugin loads).
+    public var folderProblem: String?
+    /// One entry per `.so` file, in file-name order, then one per missing line.
+    public var entries: [Entry]
+    /// Built-in builders plus every loaded line's.
+    public var registry: MessageRegistry
+
+    private var loadedByLine: [String: Int] = [:]
+
+    init(folder: String, folderProblem: String?, entries: [Entry], registry: MessageRegistry) {
+        self.folder = folder
+        self.folderProblem = folderProblem
+        self.entries = entries
+        self.registry = registry
+        for (index, entry) in entries.enumerated() where entry.status == .loaded {
+            if let id = entry.lineID { loadedByLine[id] = index }
+        }
+    }
+
+    /// The entry of a line that registered successfully.
+    public func loadedLine(_ id: String) -> Entry? {
+        loadedByLine[id].map { entries[$0] }
+    }
+
+    /// The entry that says most about a line: its loaded entry, else the first that names it.
+    public func entry(forLine id: String) -> Entry? {
+        loadedLine(id) ?? entries.first { $0.lineID == id }
+    }
+
+    /// A status with the kill switch applied: a loaded line in `killSwitch.lines` is killed.
+    public func status(of entry: Entry, killSwitch: HostConfig.KillSwitch) -> Status {
+        if entry.status == .loaded, let id = entry.lineID, killSwitch.lines.contains(id) { return .killed }
+        return entry.status
+    }
+}

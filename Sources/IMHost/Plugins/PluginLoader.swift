@@ -1,0 +1,176 @@
+@_spi(Host) import IMKit
+internal import CIMKitABI
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Scans the plugin folder, checks each `.so` in a fixed order, reads its descriptor, and
+/// registers the lines enabled in host.json. One bad plugin never stops the others.
+///
+/// Plugins are never unloaded (`dlclose`): Swift images cannot be unloaded safely, so a line is
+/// turned off by routing away from it.
+enum PluginLoader {
+    /// The bytes given to a plugin to explain a failed registration.
+    static let errorCapacity = 1024
+
+    static func load(config: HostConfig) -> PluginCatalog {
+        let folder = config.pluginsFolder
+        var entries: [PluginCatalog.Entry] = []
+        var registry = MessageRegistry.builtIn
+        var folderProblem: String?
+        var lineFiles: [String: String] = [:]
+
+        do {
+            let names = try FileSystem.entries(of: folder).filter { $0.hasSuffix(".so") }
+            let folderInfo = try FileSystem.status(folder, followLinks: true)
+            let folderReal = try FileSystem.realPath(folder)
+            for name in names {
+                let path = folder + "/" + name
+                var entry = PluginCatalog.Entry(file: path, status: .refused)
+                do throws(PluginRefusal) {
+                    let descriptor = try open(path, folder: folder, folderReal: folderReal, folderMode: folderInfo.st_mode)
+                    entry.lineID = descriptor.lineID
+                    entry.displayName = descriptor.displayName
+                    entry.pluginVersion = descriptor.pluginVersion
+                    if let other = lineFiles[descriptor.lineID] {
+                        throw PluginRefusal(.duplicateLineID, "line id '\(descriptor.lineID)' is already provided by \(FileSystem.baseName(other))",
+                                            fix: "remove one of the two files, or give one line another id")
+                    }
+                    lineFiles[descriptor.lineID] = path
+                    entry.status = try register(descriptor, config: config, into: &registry, entry: &entry)
+                } catch {
+                    entry.problem = error
+                    if error.code == .registrationFailed { entry.status = .failed }
+                }
+                entries.append(entry)
+            }
+        } catch {
+            folderProblem = "cannot use plugin folder \(folder): \(error.call): \(error); create it or fix \"plugins\" in \(config.file)"
+        }
+
+        for id in config.lineOrder where config.lines[id]?.enabled == true && lineFiles[id] == nil
+            && !entries.contains(where: { $0.lineID == id }) {
+            entries.append(PluginCatalog.Entry(
+                lineID: id, status: .missing,
+                problem: PluginRefusal(.missing, "no plugin in \(folder) provides line '\(id)'",
+                                       fix: "install its .so there, or set \"enabled\": false")))
+        }
+        return PluginCatalog(folder: folder, folderProblem: folderProblem, entries: entries, registry: registry)
+    }
+
+    /// What a plugin says about itself, read without running any of its code but the entry.
+    struct Descriptor {
+        var pointer: UnsafePointer<imkit_plugin_descriptor>
+        var lineID: String
+        var displayName: String
+        var pluginVersion: String
+    }
+
+    /// The checks before registration, in the documented order, ending with the descriptor.
+    static func open(_ path: String, folder: String, folderReal: String, folderMode: mode_t) throws(PluginRefusal) -> Descriptor {
+        let real: String
+        let info: stat
+        do {
+            real = try FileSystem.realPath(path)
+            info = try FileSystem.status(real, followLinks: true)
+        } catch {
+            throw PluginRefusal(.unreadable, "cannot be read (\(error.call): \(error))", fix: "fix the file or link, or remove it")
+        }
+        guard real.hasPrefix(folderReal + "/") else {
+            throw PluginRefusal(.leavesFolder, "is a symbolic link to \(real), outside the plugin folder",
+                                fix: "copy the plugin into the folder instead of linking to it")
+        }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw PluginRefusal(.notRegularFile, "is not a regular file", fix: "remove it from the plugin folder")
+        }
+        guard folderMode & (S_IWGRP | S_IWOTH) == 0 else {
+            throw PluginRefusal(.writableByOthers, "its folder \(folder) is writable by group or others (mode \(octal(folderMode)))",
+                                fix: "run chmod go-w \(folder)")
+        }
+        guard info.st_mode & (S_IWGRP | S_IWOTH) == 0 else {
+            throw PluginRefusal(.writableByOthers, "is writable by group or others (mode \(octal(info.st_mode)))",
+                                fix: "run chmod go-w \(path)")
+        }
+        let head: [UInt8]
+        do {
+            head = try FileSystem.readBytes(real, limit: 64)
+        } catch {
+            throw PluginRefusal(.unreadable, "cannot be read (\(error.call): \(error))", fix: "fix its permissions")
+        }
+        let header = try ELFHeader(bytes: head)
+        if let host = ELFHeader.host { try header.check(against: host) }
+
+        // RTLD_LOCAL: every plugin exports imkit_plugin_entry; each must be found in its own image.
+        guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL) else {
+            let message = dlerror().map { String(cString: $0) } ?? "unknown error"
+            throw PluginRefusal(.dlopenFailed, "dlopen failed: \(message)",
+                                fix: "install what it needs (a missing library is named above) or rebuild it")
+        }
+        guard let symbol = dlsym(handle, "imkit_plugin_entry") else {
+            throw PluginRefusal(.noEntry, "does not export imkit_plugin_entry",
+                                fix: "export it: @_cdecl(\"imkit_plugin_entry\") returning PluginEntry.descriptor(for:)")
+        }
+        let entry = unsafeBitCast(symbol, to: imkit_plugin_entry_fn.self)
+        guard let pointer = entry() else {
+            throw PluginRefusal(.noEntry, "imkit_plugin_entry returned no descriptor", fix: "return PluginEntry.descriptor(for:)")
+        }
+        // Only abi_version is read until it matches: the rest of the layout may differ.
+        let abi = UnsafeRawPointer(pointer).load(as: UInt32.self)
+        guard abi == PluginEntry.abiVersion else {
+            throw PluginRefusal(.abiMismatch, "plugin ABI version \(abi), this host speaks \(PluginEntry.abiVersion)",
+                                fix: "rebuild the plugin against this host's IMKit")
+        }
+        let descriptor = pointer.pointee
+        func text(_ field: UnsafePointer<CChar>?) -> String? { field.map { String(cString: $0) } }
+        let hostSwift = SwiftCompiler.version
+        guard let swift = text(descriptor.swift_version), swift == hostSwift else {
+            throw PluginRefusal(.swiftMismatch, "built with Swift \(text(descriptor.swift_version) ?? "(none)"), this host with Swift \(hostSwift)",
+                                fix: "rebuild the plugin with Swift \(hostSwift): Swift has no stable ABI across compilers on Linux")
+        }
+        guard let lineID = text(descriptor.line_id), LineID.isValid(lineID) else {
+            throw PluginRefusal(.invalidLineID, "line id \(text(descriptor.line_id).map { "'\($0)'" } ?? "(none)") is not valid",
+                                fix: "use [a-z][a-z0-9_-]{0,31}, e.g. \"house\"")
+        }
+        return Descriptor(pointer: pointer, lineID: lineID,
+                          displayName: text(descriptor.display_name) ?? lineID,
+                          pluginVersion: text(descriptor.plugin_version) ?? "?")
+    }
+
+    /// Registers an enabled line, all or nothing, and says where the line stands.
+    static func register(_ descriptor: Descriptor, config: HostConfig, into registry: inout MessageRegistry,
+                         entry: inout PluginCatalog.Entry) throws(PluginRefusal) -> PluginCatalog.Status {
+        let id = descriptor.lineID
+        guard let settings = config.lines[id] else {
+            entry.problem = PluginRefusal(.notConfigured, "line '\(id)' is found but not in \(FileSystem.baseName(config.file))",
+                                          fix: "add \"\(id)\": { \"enabled\": true } to \"lines\" to enable it")
+            return .notConfigured
+        }
+        guard settings.enabled else { return .disabled }
+        guard let registerLine = descriptor.pointer.pointee.register_line else {
+            throw PluginRefusal(.registrationFailed, "its descriptor has no register_line", fix: "set register_line in the descriptor")
+        }
+        let current = registry
+        let registrar = LineRegistrar(lineID: id, descriptor: UnsafeRawPointer(descriptor.pointer)) { current.owner(of: $0) }
+        var buffer = [CChar](repeating: 0, count: errorCapacity)
+        let result = withExtendedLifetime(registrar) {
+            buffer.withUnsafeMutableBufferPointer { error in
+                registerLine(Unmanaged.passUnretained(registrar).toOpaque(), error.baseAddress, error.count)
+            }
+        }
+        buffer[errorCapacity - 1] = 0
+        if result != 0 || registrar.firstRefusal != nil {
+            let said = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let reason = registrar.firstRefusal?.description ?? (said.isEmpty ? "register_line returned \(result)" : said)
+            throw PluginRefusal(.registrationFailed, "registration failed: \(reason)",
+                                fix: "fix the line's register(with:); none of its registrations were kept")
+        }
+        registry.add(registrar.builders, line: id)
+        entry.page = registrar.page
+        entry.messageKeys = registrar.builders.map(\.key).sorted()
+        return .loaded
+    }
+
+    static func octal(_ mode: mode_t) -> String {
+        "0" + String(mode & 0o7777, radix: 8)
+    }
+}

@@ -1,0 +1,124 @@
+/// The converter: decides which page a chat jump URL opens, from the routing table, the kill
+/// switch and the state of each line, and says why.
+///
+/// A decision is a parse and at most two hash lookups: it costs the same with 10 rules or 10,000.
+public struct Converter: Sendable {
+    /// Where a jump goes.
+    public enum Target: Sendable, Hashable {
+        /// The line's carrier page.
+        case line(String)
+        /// The legacy page built into the host.
+        case legacy
+    }
+
+    /// Why a jump goes where it goes.
+    public enum Reason: String, Sendable, Codable {
+        /// A rule sends it to a loaded line.
+        case routed
+        /// No rule for its rootCateID and cateID.
+        case noRule = "no-rule"
+        /// The rule's line is `"enabled": false` in host.json.
+        case lineDisabled = "line-disabled"
+        /// The rule's line has no plugin installed.
+        case lineMissing = "line-missing"
+        /// The rule's line's plugin was refused at load.
+        case lineRefused = "line-refused"
+        /// The rule's line failed to register.
+        case lineFailed = "line-failed"
+        /// The rule's line is in `killSwitch.lines`.
+        case killed
+    }
+
+    /// One decision.
+    public struct Decision: Sendable {
+        public var jump: JumpURL
+        public var target: Target
+        public var reason: Reason
+        /// The rule that matched, if one did.
+        public var rule: HostConfig.Route?
+        /// The URL of the page opened: `im://chat/<line>?…` or, on the legacy page, the caller's.
+        public var url: String
+        /// One sentence: which rule, which line, and why this page.
+        public var explanation: String
+    }
+
+    private enum LineState: Sendable {
+        case available
+        case unavailable(Reason, String)
+    }
+
+    private let exact: [Int64: HostConfig.Route]
+    private let wildcard: [Int: HostConfig.Route]
+    private let lines: [String: LineState]
+
+    /// A converter for a configuration and the plugins as loaded.
+    public init(config: HostConfig, catalog: PluginCatalog) {
+        var exact: [Int64: HostConfig.Route] = [:]
+        var wildcard: [Int: HostConfig.Route] = [:]
+        for route in config.routes {
+            switch route.cateID {
+            case .any: wildcard[route.rootCateID] = route
+            case .ids(let ids): for id in ids { exact[Self.key(route.rootCateID, id)] = route }
+            }
+        }
+        var lines: [String: LineState] = [:]
+        for id in config.lineOrder {
+            let entry = catalog.entry(forLine: id)
+            let state: LineState
+            if config.lines[id]?.enabled != true {
+                state = .unavailable(.lineDisabled, "line '\(id)' is disabled in host.json")
+            } else if config.killSwitch.lines.contains(id) {
+                state = .unavailable(.killed, "line '\(id)' is in killSwitch.lines")
+            } else if let entry, entry.status == .loaded {
+                state = .available
+            } else if let entry, entry.status == .failed {
+                state = .unavailable(.lineFailed, "line '\(id)' failed to register: \(entry.problem?.reason ?? "")")
+            } else if let entry, entry.status == .refused {
+                state = .unavailable(.lineRefused, "line '\(id)' was refused: \(entry.problem?.reason ?? "")")
+            } else {
+                state = .unavailable(.lineMissing, "no plugin provides line '\(id)'")
+            }
+            lines[id] = state
+        }
+        self.exact = exact
+        self.wildcard = wildcard
+        self.lines = lines
+    }
+
+    private static func key(_ root: Int, _ cate: Int) -> Int64 { Int64(root) << 32 | Int64(cate) }
+
+    /// Decides where a jump URL goes.
+    ///
+    /// - Throws: ``JumpURL/Malformed`` for a URL that is not a chat jump.
+    public func decide(_ url: String) throws(JumpURL.Malformed) -> Decision {
+        decide(try JumpURL.parse(url))
+    }
+
+    /// Decides where a parsed jump goes.
+    public func decide(_ jump: JumpURL) -> Decision {
+        let rule = jump.cateID.flatMap { exact[Self.key(jump.rootCateID, $0)] } ?? wildcard[jump.rootCateID]
+        guard let rule else {
+            let cate = jump.cateID.map(String.init) ?? "(none)"
+            return Decision(jump: jump, target: .legacy, reason: .noRule, rule: nil, url: jump.legacyURL,
+                            explanation: "no rule for rootCateID \(jump.rootCateID), cateID \(cate): legacy page")
+        }
+        let matched = "routes[\(rule.index)] (rootCateID \(rule.rootCateID), cateID \(Self.describe(rule.cateID)))"
+        switch lines[rule.line] ?? .unavailable(.lineMissing, "no plugin provides line '\(rule.line)'") {
+        case .available:
+            return Decision(jump: jump, target: .line(rule.line), reason: .routed, rule: rule,
+                            url: jump.url(forLine: rule.line),
+                            explanation: "\(matched) sends it to line '\(rule.line)'")
+        case .unavailable(let reason, let why):
+            return Decision(jump: jump, target: .legacy, reason: reason, rule: rule, url: jump.legacyURL,
+                            explanation: "\(matched) names line '\(rule.line)', but \(why): legacy page")
+        }
+    }
+
+    static func describe(_ match: HostConfig.CateMatch) -> String {
+        switch match {
+        case .any: "\"*\""
+        case .ids(let ids) where ids.count == 1: "\(ids[0])"
+        case .ids(let ids): "[" + ids.map(String.init).joined(separator: ", ") + "]"
+        }
+    }
+}

@@ -1,0 +1,24 @@
+// swift-tools-version: 6.1
+// IMKit is its own package so that the host and every plugin link one shared libIMKit.so:
+// a same-package dynamic product is linked statically into each client on Linux, which gives
+// every plugin its own copy of CarrierPage and breaks casts across dlopen (see DESIGN.md).
+import PackageDescription
+
+let package = Package(
+    name: "IMKit",
+    products: [
+        .library(name: "IMKit", type: .dynamic, targets: ["IMKit"]),
+    ],
+    targets: [
+        .target(name: "CIMKitABI"),
+        .target(
+            name: "IMKit",
+            dependencies: ["CIMKitABI"],
+            swiftSettings: [
+                // A resilient ABI: a plugin built against IMKit 1.0 keeps working with an
+                // IMKit 1.x that adds API, built by the same compiler.
+                .unsafeFlags(["-enable-library-evolution"]),
+            ]
+        ),
+    ]
+)

@@ -1,0 +1,100 @@
+/// The content of a `text` message.
+public struct TextContent: Codable, Sendable, Hashable {
+    /// The text as typed.
+    public var text: String
+    /// Creates text content.
+    public init(text: String) { self.text = text }
+}
+
+/// The content of an `image` message.
+public struct ImageContent: Codable, Sendable, Hashable {
+    /// Where the image is.
+    public var url: String
+    /// Its size in pixels.
+    public var width: Int
+    /// Its size in pixels.
+    public var height: Int
+    /// Creates image content.
+    public init(url: String, width: Int, height: Int) {
+        self.url = url
+        self.width = width
+        self.height = height
+    }
+}
+
+/// The content of a `voice` message.
+public struct VoiceContent: Codable, Sendable, Hashable {
+    /// Where the recording is.
+    public var url: String
+    /// Its length in seconds.
+    public var seconds: Int
+    /// Creates voice content.
+    public init(url: String, seconds: Int) {
+        self.url = url
+        self.seconds = seconds
+    }
+}
+
+/// The content of a `location` message.
+public struct LocationContent: Codable, Sendable, Hashable {
+    /// The place's name.
+    public var name: String
+    /// Degrees north.
+    public var latitude: Double
+    /// Degrees east.
+    public var longitude: Double
+    /// Creates location content.
+    public init(name: String, latitude: Double, longitude: Double) {
+        self.name = name
+        self.latitude = latitude
+        self.longitude = longitude
+    }
+}
+
+/// The host's built-in message builders, under keys with no line prefix.
+public enum BuiltinBuilders {
+    /// `text`: plain text, wrapped.
+    public struct Text: MessageBuilder {
+        public let key = "text"
+        public init() {}
+        public func model(for content: TextContent, layout: MessageLayout) throws -> MessageModel {
+            MessageModel(content: content, lines: layout.wrap(content.text))
+        }
+    }
+
+    /// `image`: a frame with the image's size and address.
+    public struct Image: MessageBuilder {
+        public let key = "image"
+        public init() {}
+        public func model(for content: ImageContent, layout: MessageLayout) throws -> MessageModel {
+            MessageModel(content: content,
+                         lines: layout.wrap("[Image \(content.width)×\(content.height)] \(content.url)"),
+                         summary: "[Image]")
+        }
+    }
+
+    /// `voice`: the recording's length as a bar.
+    public struct Voice: MessageBuilder {
+        public let key = "voice"
+        public init() {}
+        public func model(for content: VoiceContent, layout: MessageLayout) throws -> MessageModel {
+            let bar = String(repeating: "▮", count: min(max(1, content.seconds / 5), 12))
+            return MessageModel(content: content, lines: layout.wrap("[Voice \(content.seconds)\"] \(bar)"),
+                                summary: "[Voice]")
+        }
+    }
+
+    /// `location`: the place's name and coordinates.
+    public struct Location: MessageBuilder {
+        public let key = "location"
+        public init() {}
+        public func model(for content: LocationContent, layout: MessageLayout) throws -> MessageModel {
+            MessageModel(content: content,
+                         lines: layout.wrap("[Location] \(content.name)") + layout.wrap("(\(content.latitude), \(content.longitude))"),
+                         summary: "[Location]")
+        }
+    }
+
+    /// Every built-in builder.
+    public static let all: [any MessageBuilder] = [Text(), Image(), Voice(), Location()]
+}

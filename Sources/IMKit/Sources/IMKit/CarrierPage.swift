@@ -1,0 +1,80 @@
+/// The generic base chat page. A business line subclasses it to make its carrier page and
+/// registers the subclass with ``LineRegistrar/registerPage(_:)``.
+///
+/// The host creates the page when a jump URL routes to the line, with a fresh ``ChatContext``.
+/// It then builds the platform's components in the platform's order, skipping those in
+/// ``disabledComponents`` and those the kill switch turns off, and asks the hooks below for the
+/// line's content. Hooks are called on the page's thread, may be called more than once (each
+/// render), and must not block. A subclass overrides only what it needs:
+///
+/// ```swift
+/// final class HousePage: CarrierPage {
+///     override var title: String { "Housing chat" }
+///     override var disabledComponents: ComponentSet { [.bottomBar] }
+/// }
+/// ```
+open class CarrierPage {
+    /// This page's context: the conversation, its components and its session bus.
+    public let context: ChatContext
+
+    /// Creates the page for a conversation. Subclasses that override it must call `super`.
+    public required init(context: ChatContext) {
+        self.context = context
+    }
+
+    /// The title shown at the top of the page. Default: `"Chat with <peer>"`.
+    open var title: String { "Chat with \(context.peer)" }
+
+    /// Components this line does not want. The platform shows all others, in its own order.
+    open var disabledComponents: ComponentSet { [] }
+
+    /// The item the chat is about, shown by the top-post component. Default: none.
+    open func topPost() -> TopPost? { nil }
+
+    /// The line's quick-reply phrases, shown after the platform's.
+    open func quickReplies() -> [String] { [] }
+
+    /// The line's bottom-bar items, shown after photo, voice, video and location.
+    open func bottomBarItems() -> [String] { [] }
+
+    /// The line's dropdown-menu items, shown after report, block and clear.
+    open func menuItems() -> [String] { [] }
+
+    /// Called when the user taps a message, with the message and the model its builder made.
+    /// Messages of any line can appear in any page (they roam), so check the content's type
+    /// and return ``TapResult/ignored`` for what you do not handle. The base page opens images
+    /// and locations; call `super` for messages you do not handle yourself.
+    open func didTap(_ message: ShownMessage) -> TapResult {
+        guard let model = message.model else { return .ignored }
+        switch model.content {
+        case let image as ImageContent: return .handled("opened image viewer: \(image.url)")
+        case let place as LocationContent: return .handled("opened map at \(place.name) (\(place.latitude), \(place.longitude))")
+        default: return .ignored
+        }
+    }
+
+    /// Called when the user picks one of ``menuItems()`` (the platform handles its own items).
+    open func didSelectMenuItem(_ item: String) -> TapResult { .ignored }
+}
+
+/// The item a chat is about, shown at the top of the page.
+public struct TopPost: Sendable, Hashable {
+    /// One line, e.g. the listing's title.
+    public var title: String
+    /// A second line, e.g. its price and size.
+    public var detail: String
+
+    /// Creates a top post.
+    public init(title: String, detail: String = "") {
+        self.title = title
+        self.detail = detail
+    }
+}
+
+/// What a tap did.
+public enum TapResult: Sendable, Hashable {
+    /// The page acted; the text says what happened, e.g. "opened listing 42".
+    case handled(String)
+    /// The page does not act on this message.
+    case ignored
+}

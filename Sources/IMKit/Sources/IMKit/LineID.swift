@@ -1,0 +1,40 @@
+/// The rules for line ids and message keys, shared by the registrar and the host.
+public enum LineID {
+    /// The longest valid line id.
+    public static let maximumLength = 32
+
+    /// Whether `id` matches `[a-z][a-z0-9_-]{0,31}`.
+    public static func isValid(_ id: String) -> Bool {
+        let bytes = Array(id.utf8)
+        guard let first = bytes.first, bytes.count <= maximumLength,
+              first >= UInt8(ascii: "a"), first <= UInt8(ascii: "z") else { return false }
+        return bytes.dropFirst().allSatisfy { byte in
+            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+                || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+        }
+    }
+
+    /// The line that owns a message key: the part before the first `.`, or `nil` for a host
+    /// built-in key such as `"text"`.
+    public static func owner(ofMessageKey key: String) -> Substring? {
+        guard let dot = key.firstIndex(of: ".") else { return nil }
+        return key[..<dot]
+    }
+
+    /// Whether a message key is well formed: a built-in name, or `<lineid>.<name>`, where a name
+    /// is one or more of `a-z A-Z 0-9 _ - .` and does not start or end with `.`.
+    public static func isValidMessageKey(_ key: String) -> Bool {
+        func isName(_ s: Substring) -> Bool {
+            guard let first = s.first, let last = s.last, first != ".", last != "." else { return false }
+            return s.utf8.allSatisfy { byte in
+                (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+                    || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+                    || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+                    || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+            }
+        }
+        guard let owner = owner(ofMessageKey: key) else { return isName(key[...]) }
+        return isValid(String(owner)) && isName(key[key.index(after: owner.endIndex)...])
+    }
+}

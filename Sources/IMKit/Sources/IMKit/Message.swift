@@ -1,0 +1,73 @@
+#if canImport(FoundationEssentials)
+internal import FoundationEssentials
+#else
+internal import Foundation
+#endif
+
+/// A message's payload: the JSON text that is stored and sent, exactly as it was received.
+///
+/// The host never rewrites a payload; a builder decodes it into its own content type.
+public struct MessagePayload: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The JSON text.
+    public let json: String
+
+    /// Wraps JSON text. It is not validated here: a builder that cannot decode it makes the
+    /// message degrade to a placeholder, and the text stays stored as it was.
+    public init(json: String) { self.json = json }
+
+    /// Encodes a value as the payload.
+    public init<Value: Encodable>(encoding value: Value) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        json = String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    /// Decodes the payload as `Value`.
+    public func decode<Value: Decodable>(_ type: Value.Type = Value.self) throws -> Value {
+        try JSONDecoder().decode(Value.self, from: Data(json.utf8))
+    }
+
+    public var description: String { json }
+
+    public init(from decoder: any Decoder) throws {
+        json = try decoder.singleValueContainer().decode(String.self)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(json)
+    }
+}
+
+/// One stored message: who sent what to whom, and when.
+///
+/// `key` selects the message builder, for example `"text"` (a host built-in) or
+/// `"house.listing"` (owned by the `house` line).
+public struct MessageEnvelope: Sendable, Hashable, Codable {
+    /// Unique within its conversation.
+    public var id: String
+    /// The conversation the message belongs to.
+    public var conversation: String
+    /// The sender's user id.
+    public var from: String
+    /// The receiver's user id.
+    public var to: String
+    /// Milliseconds since 1970-01-01T00:00:00Z.
+    public var timestamp: Int64
+    /// The message key that selects the builder.
+    public var key: String
+    /// The message's content as JSON.
+    public var payload: MessagePayload
+
+    /// Creates an envelope.
+    public init(id: String, conversation: String, from: String, to: String,
+                timestamp: Int64, key: String, payload: MessagePayload) {
+        self.id = id
+        self.conversation = conversation
+        self.from = from
+        self.to = to
+        self.timestamp = timestamp
+        self.key = key
+        self.payload = payload
+    }
+}

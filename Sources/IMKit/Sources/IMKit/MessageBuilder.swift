@@ -1,0 +1,72 @@
+/// Turns one kind of message into something a chat page can show: payload → content → model →
+/// view. Register one builder per message key through ``LineRegistrar/register(_:)``.
+///
+/// The host calls a builder for every message with its key, in any page that shows the message,
+/// including other lines' pages (messages roam). The host never draws bubbles or senders around
+/// your view: it wraps the same view in a sent cell or a received cell.
+///
+/// Any step may throw. The host then shows the message as a placeholder ("Unsupported message
+/// type") and keeps the stored message unchanged, so it renders again once the cause is fixed.
+///
+/// ```swift
+/// struct GreetingBuilder: MessageBuilder {
+///     struct Content: Codable, Sendable { var text: String }
+///     let key = "demo.greeting"
+///     func model(for content: Content, layout: MessageLayout) throws -> MessageModel {
+///         MessageModel(content: content, lines: layout.wrap("👋 " + content.text))
+///     }
+/// }
+/// ```
+public protocol MessageBuilder: Sendable {
+    /// The decoded payload, for example a listing with its title and price.
+    associatedtype Content: Sendable
+
+    /// The message key this builder handles: `<lineid>.<name>` for a line.
+    var key: String { get }
+
+    /// Decodes a stored or received payload. Has a default for `Decodable` content.
+    func content(from payload: MessagePayload) throws -> Content
+
+    /// Encodes content for sending. Has a default for `Encodable` content.
+    func payload(for content: Content) throws -> MessagePayload
+
+    /// Lays the content out for the width the page gives the message body. The model's lines
+    /// fix its size; they must fit `layout.width` columns (the host cuts longer lines).
+    func model(for content: Content, layout: MessageLayout) throws -> MessageModel
+
+    /// The view shown for a model. The default shows the model's lines as they are.
+    func view(for model: MessageModel) -> MessageView
+}
+
+extension MessageBuilder where Content: Decodable {
+    /// Decodes the payload's JSON as `Content`.
+    public func content(from payload: MessagePayload) throws -> Content {
+        try payload.decode(Content.self)
+    }
+}
+
+extension MessageBuilder where Content: Encodable {
+    /// Encodes `Content` as JSON with sorted keys.
+    public func payload(for content: Content) throws -> MessagePayload {
+        try MessagePayload(encoding: content)
+    }
+}
+
+extension MessageBuilder {
+    /// Shows the model's lines as they are.
+    public func view(for model: MessageModel) -> MessageView {
+        MessageView(lines: model.lines)
+    }
+
+    /// Runs the three steps for one stored message. The host calls this; a builder rarely
+    /// overrides it.
+    public func render(_ payload: MessagePayload, layout: MessageLayout) throws -> (MessageModel, MessageView) {
+        let model = try model(for: try content(from: payload), layout: layout)
+        return (model, view(for: model))
+    }
+
+    /// Decodes then re-encodes a payload, to check it before it is sent.
+    public func validatedPayload(_ payload: MessagePayload) throws -> MessagePayload {
+        try self.payload(for: try content(from: payload))
+    }
+}

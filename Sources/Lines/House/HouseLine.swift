@@ -1,0 +1,19 @@
+import IMKit
+
+/// The housing line (rootCateID 1): listing cards, a top post for the listing the chat is about,
+/// and a title by sub-category.
+enum HouseLine: BusinessLine {
+    static let id = "house"
+    static let displayName = "Housing"
+    static let version = "1.0.0"
+
+    static func register(with registrar: LineRegistrar) throws {
+        try registrar.registerPage(HousePage.self)
+        try registrar.register(ListingBuilder())
+    }
+}
+
+@_cdecl("imkit_plugin_entry")
+public func imkitPluginEntry() -> UnsafeRawPointer {
+    PluginEntry.descriptor(for: HouseLine.self)
+}

@@ -1,0 +1,33 @@
+import IMKit
+
+/// The housing carrier page: titled by sub-category, with the listing as its top post.
+final class HousePage: CarrierPage {
+    /// Sub-categories (cateID) of housing, as the app names them.
+    static let subCategories: [Int: String] = [
+        8: "整租 Whole flat", 10: "合租 Shared flat", 12: "二手房 Resale", 13: "新房 New homes",
+    ]
+
+    override var title: String {
+        let category = context.cateID.flatMap { Self.subCategories[$0] } ?? "Housing"
+        return "\(category) · \(context.peer)"
+    }
+
+    override func topPost() -> TopPost? {
+        guard let listing = context.parameters["infoID"] else { return nil }
+        let title = context.parameters["title"] ?? "Listing \(listing)"
+        return TopPost(title: "📌 \(title)", detail: "Listing \(listing) · tap a card for details")
+    }
+
+    override func quickReplies() -> [String] {
+        ["Is it still available?", "Can I view it this weekend?"]
+    }
+
+    override func menuItems() -> [String] { ["Report a fake listing"] }
+
+    override func didTap(_ message: ShownMessage) -> TapResult {
+        if let listing = message.model?.content as? Listing {
+            return .handled("opened listing \(listing.id): \(listing.title), ¥\(listing.price)")
+        }
+        return super.didTap(message)
+    }
+}

@@ -1,0 +1,29 @@
+import IMKit
+
+/// A listing: what a `house.listing` message carries.
+struct Listing: Codable, Sendable, Hashable {
+    var id: String
+    var title: String
+    /// Monthly rent or price, in yuan.
+    var price: Int
+    /// Floor area in square metres.
+    var area: Double
+    var rooms: Int
+}
+
+/// `house.listing`: a card with the listing's title, price, area and rooms.
+struct ListingBuilder: MessageBuilder {
+    let key = "house.listing"
+
+    func model(for listing: Listing, layout: MessageLayout) throws -> MessageModel {
+        let area = listing.area.rounded() == listing.area ? String(Int(listing.area)) : String(listing.area)
+        return MessageModel(
+            content: listing,
+            lines: layout.card(title: "🏠 \(listing.title)", fields: [
+                ("Price", "¥\(listing.price)"),
+                ("Area", "\(area) m²"),
+                ("Rooms", "\(listing.rooms)"),
+            ]),
+            summary: "[Listing] \(listing.title)")
+    }
+}

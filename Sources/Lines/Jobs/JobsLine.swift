@@ -1,0 +1,19 @@
+import IMKit
+
+/// The jobs line (rootCateID 9): interview invitations, and a simpler page without the dropdown
+/// menu and quick replies.
+enum JobsLine: BusinessLine {
+    static let id = "jobs"
+    static let displayName = "Jobs"
+    static let version = "1.0.0"
+
+    static func register(with registrar: LineRegistrar) throws {
+        try registrar.registerPage(JobsPage.self)
+        try registrar.register(InterviewBuilder())
+    }
+}
+
+@_cdecl("imkit_plugin_entry")
+public func imkitPluginEntry() -> UnsafeRawPointer {
+    PluginEntry.descriptor(for: JobsLine.self)
+}

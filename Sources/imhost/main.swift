@@ -1,0 +1,6 @@
+import IMHost
+#if canImport(Glibc)
+import Glibc
+#endif
+
+exit(CommandLineTool.run(Array(CommandLine.arguments.dropFirst())))
