@@ -13,7 +13,7 @@ let lines = [
 ]
 
 /// Swift plugins that misbehave on purpose, for the loader's tests.
-let fixtures = ["FixtureFailing", "FixtureForeignKey", "FixtureOutsideNamespace"].map {
+let fixtures = ["FixtureMinimal", "FixtureFailing", "FixtureForeignKey", "FixtureOutsideNamespace"].map {
     line($0, path: "Tests/Fixtures/\($0)")
 }
 

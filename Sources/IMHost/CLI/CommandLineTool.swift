@@ -77,10 +77,10 @@ public enum CommandLineTool {
     }
 
     /// Loads the host for a command, or reports the configuration error (exit 2).
-    static func loadHost(_ arguments: Arguments, output: Output, reportProblems: Bool = true) -> Host? {
+    static func loadHost(_ arguments: Arguments, output: Output, reportProblems: Bool = true) -> ChatHost? {
         let path = arguments.options["--config"] ?? Environment.value("IMHOST_CONFIG") ?? "host.json"
         do {
-            let host = try Host(configPath: path)
+            let host = try ChatHost(configPath: path)
             if reportProblems {
                 for problem in host.problems { output.err("imhost: \(problem)\n") }
             }

@@ -35,7 +35,7 @@ enum PluginsCommand {
         var plugins: [Row]
     }
 
-    static func report(_ host: Host) -> Report {
+    static func report(_ host: ChatHost) -> Report {
         let rows = host.catalog.entries.map { entry in
             let status = host.catalog.status(of: entry, killSwitch: host.config.killSwitch)
             var problem = entry.problem

@@ -28,10 +28,8 @@ enum PluginLoader {
                 let path = folder + "/" + name
                 var entry = PluginCatalog.Entry(file: path, status: .refused)
                 do throws(PluginRefusal) {
-                    let descriptor = try open(path, folder: folder, folderReal: folderReal, folderMode: folderInfo.st_mode)
-                    entry.lineID = descriptor.lineID
-                    entry.displayName = descriptor.displayName
-                    entry.pluginVersion = descriptor.pluginVersion
+                    let pointer = try open(path, folder: folder, folderReal: folderReal, folderMode: folderInfo.st_mode)
+                    let descriptor = try read(pointer, into: &entry)
                     if let other = lineFiles[descriptor.lineID] {
                         throw PluginRefusal(.duplicateLineID, "line id '\(descriptor.lineID)' is already provided by \(FileSystem.baseName(other))",
                                             fix: "remove one of the two files, or give one line another id")
@@ -48,11 +46,13 @@ enum PluginLoader {
             folderProblem = "cannot use plugin folder \(folder): \(error.call): \(error); create it or fix \"plugins\" in \(config.file)"
         }
 
+        let anonymous = entries.count { $0.lineID == nil }
+        let unknown = anonymous == 0 ? "" : " (\(anonymous) refused file\(anonymous == 1 ? "" : "s") could not be read for \(anonymous == 1 ? "its" : "their") line id)"
         for id in config.lineOrder where config.lines[id]?.enabled == true && lineFiles[id] == nil
             && !entries.contains(where: { $0.lineID == id }) {
             entries.append(PluginCatalog.Entry(
                 lineID: id, status: .missing,
-                problem: PluginRefusal(.missing, "no plugin in \(folder) provides line '\(id)'",
+                problem: PluginRefusal(.missing, "no plugin in \(folder) provides line '\(id)'\(unknown)",
                                        fix: "install its .so there, or set \"enabled\": false")))
         }
         return PluginCatalog(folder: folder, folderProblem: folderProblem, entries: entries, registry: registry)
@@ -66,8 +66,9 @@ enum PluginLoader {
         var pluginVersion: String
     }
 
-    /// The checks before registration, in the documented order, ending with the descriptor.
-    static func open(_ path: String, folder: String, folderReal: String, folderMode: mode_t) throws(PluginRefusal) -> Descriptor {
+    /// The checks before the descriptor is read, in the documented order, ending with its ABI
+    /// version: nothing else of a descriptor with another version is trusted.
+    static func open(_ path: String, folder: String, folderReal: String, folderMode: mode_t) throws(PluginRefusal) -> UnsafePointer<imkit_plugin_descriptor> {
         let real: String
         let info: stat
         do {
@@ -120,20 +121,30 @@ enum PluginLoader {
             throw PluginRefusal(.abiMismatch, "plugin ABI version \(abi), this host speaks \(PluginEntry.abiVersion)",
                                 fix: "rebuild the plugin against this host's IMKit")
         }
+        return pointer
+    }
+
+    /// Reads a descriptor whose ABI version matched, then checks its compiler and line id.
+    /// The line id it claims is kept in `entry` even when refused, so reports can name it.
+    static func read(_ pointer: UnsafePointer<imkit_plugin_descriptor>,
+                     into entry: inout PluginCatalog.Entry) throws(PluginRefusal) -> Descriptor {
         let descriptor = pointer.pointee
         func text(_ field: UnsafePointer<CChar>?) -> String? { field.map { String(cString: $0) } }
+        let claimedID = text(descriptor.line_id)
+        if let claimedID, LineID.isValid(claimedID) { entry.lineID = claimedID }
+        entry.displayName = text(descriptor.display_name)
+        entry.pluginVersion = text(descriptor.plugin_version)
         let hostSwift = SwiftCompiler.version
         guard let swift = text(descriptor.swift_version), swift == hostSwift else {
             throw PluginRefusal(.swiftMismatch, "built with Swift \(text(descriptor.swift_version) ?? "(none)"), this host with Swift \(hostSwift)",
                                 fix: "rebuild the plugin with Swift \(hostSwift): Swift has no stable ABI across compilers on Linux")
         }
-        guard let lineID = text(descriptor.line_id), LineID.isValid(lineID) else {
-            throw PluginRefusal(.invalidLineID, "line id \(text(descriptor.line_id).map { "'\($0)'" } ?? "(none)") is not valid",
+        guard let lineID = entry.lineID else {
+            throw PluginRefusal(.invalidLineID, "line id \(claimedID.map { "'\($0)'" } ?? "(none)") is not valid",
                                 fix: "use [a-z][a-z0-9_-]{0,31}, e.g. \"house\"")
         }
         return Descriptor(pointer: pointer, lineID: lineID,
-                          displayName: text(descriptor.display_name) ?? lineID,
-                          pluginVersion: text(descriptor.plugin_version) ?? "?")
+                          displayName: entry.displayName ?? lineID, pluginVersion: entry.pluginVersion ?? "?")
     }
 
     /// Registers an enabled line, all or nothing, and says where the line stands.

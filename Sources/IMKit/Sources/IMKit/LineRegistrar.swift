@@ -54,8 +54,10 @@ public final class LineRegistrar {
         if let owner = ownerOfKey(key) {
             try refuse(.duplicateKey, "message key '\(key)' is already registered by \(owner); line '\(lineID)' cannot register it too. Use a key under '\(lineID).'.")
         }
-        guard LineID.owner(ofMessageKey: key) == lineID[...] else {
-            try refuse(.keyOutsideNamespace, "line '\(lineID)' registered message key '\(key)' outside its namespace. Name it '\(lineID).<name>'.")
+        guard let owner = LineID.owner(ofMessageKey: key), owner == lineID[...] else {
+            let belongs = LineID.owner(ofMessageKey: key).map { "which belongs to line '\($0)'" }
+                ?? "which has no line prefix (such keys belong to the host)"
+            try refuse(.keyOutsideNamespace, "line '\(lineID)' registered message key '\(key)', \(belongs). Name it '\(lineID).<name>'.")
         }
         builders.append(builder)
     }

@@ -1,7 +1,7 @@
 /// The running host: its configuration, the plugins as loaded, and the converter built from both.
 ///
 /// Plugins are loaded once per process; they are never unloaded.
-public final class Host {
+public final class ChatHost {
     /// The configuration in force.
     public private(set) var config: HostConfig
     /// The plugins found, loaded, refused or failed.

@@ -1,0 +1,213 @@
+import Foundation
+import Testing
+@testable import IMHost
+@_spi(Host) import IMKit
+
+@Suite("Loading plugins")
+struct PluginLoadingTests {
+    @Test("house and jobs load from real .so files and register their pages and messages")
+    func linesLoad() throws {
+        let workspace = try Workspace()
+        try workspace.installLines()
+        try workspace.writeConfig()
+        let host = try workspace.host()
+
+        let house = try #require(host.catalog.loadedLine("house"))
+        #expect(house.status == .loaded)
+        #expect(house.displayName == "Housing")
+        #expect(house.messageKeys == ["house.listing"])
+        #expect(house.page.map { String(describing: $0) } == "HousePage")
+        let jobs = try #require(host.catalog.loadedLine("jobs"))
+        #expect(jobs.messageKeys == ["jobs.interview"])
+        #expect(jobs.page.map { String(describing: $0) } == "JobsPage")
+        #expect(host.problems.isEmpty)
+        #expect(host.catalog.registry.allKeys == ["house.listing", "image", "jobs.interview", "location", "text", "voice"])
+    }
+
+    @Test("a plugin's page is a CarrierPage and its builder a MessageBuilder in the host: one libIMKit.so")
+    func typeIdentityAcrossTheBoundary() throws {
+        let workspace = try Workspace()
+        try workspace.installLines()
+        try workspace.writeConfig()
+        let host = try workspace.host()
+        let pageType = try #require(host.catalog.loadedLine("house")?.page)
+
+        let anyType: Any.Type = pageType
+        #expect(anyType is CarrierPage.Type)
+        let context = ChatContext(selfUser: "me", peer: "u42", rootCateID: 1, cateID: 12,
+                                  parameters: [:], lineID: "house", sender: { _, _ in })
+        let page: Any = pageType.init(context: context)
+        let asBase = try #require(page as? CarrierPage)
+        #expect(asBase.title == "二手房 Resale · u42")
+
+        let entry = try #require(host.catalog.registry.entry(for: "house.listing"))
+        let builder: Any = entry.builder
+        #expect(builder is any MessageBuilder)
+        let payload = MessagePayload(json: #"{"id":"L1","title":"Sunny flat","price":4200,"area":56,"rooms":2}"#)
+        let (model, _) = try entry.builder.render(payload, layout: MessageLayout(width: 40))
+        #expect(model.lines.first == "🏠 Sunny flat")
+
+        let maps = try FileSystem.readText("/proc/self/maps")
+        let imkitImages = Set(maps.split(separator: "\n").compactMap { line -> Substring? in
+            guard let path = line.split(separator: " ", omittingEmptySubsequences: true).last,
+                  path.hasSuffix("/libIMKit.so") else { return nil }
+            return path
+        })
+        #expect(imkitImages.count == 1, "libIMKit.so mapped from \(imkitImages)")
+    }
+
+    /// A workspace with the two good lines and every kind of bad plugin beside them.
+    static func crowdedWorkspace() throws -> Workspace {
+        let workspace = try Workspace()
+        try workspace.installLines()
+        try workspace.writePlugin("notes.so", contents: "hello world, I am not a library\n")
+        try workspace.compileC("no_entry.c", as: "noentry.so")
+        try workspace.compileC("descriptor_plugin.c", as: "abi2.so", defines: ["ABI_VERSION=2", "NO_REGISTER"])
+        try workspace.compileC("descriptor_plugin.c", as: "oldswift.so", defines: ["LINE_ID=\"oldswift\""], swiftVersion: "5.9")
+        try workspace.compileC("descriptor_plugin.c", as: "badid.so", defines: ["LINE_ID=\"Bad Line!\""])
+        try workspace.compileC("descriptor_plugin.c", as: "zz-house.so", defines: ["LINE_ID=\"house\""])
+        try workspace.compileC("descriptor_plugin.c", as: "cfail.so",
+                               defines: ["LINE_ID=\"cfail\"", "FAIL_REASON=\"database schema is too old\""])
+        try workspace.compileC("descriptor_plugin.c", as: "cdisabled.so",
+                               defines: ["LINE_ID=\"cdisabled\"", "FAIL_REASON=\"must never be called\""])
+        try workspace.compileC("descriptor_plugin.c", as: "stranger.so", defines: ["LINE_ID=\"stranger\""])
+        try workspace.compileC("descriptor_plugin.c", as: "open.so", defines: ["LINE_ID=\"open\""])
+        try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: workspace.plugins + "/open.so")
+        try workspace.compileC("descriptor_plugin.c", as: "elsewhere.so", defines: ["LINE_ID=\"elsewhere\""], into: workspace.root)
+        try FileManager.default.createSymbolicLink(atPath: workspace.plugins + "/linked.so", withDestinationPath: workspace.root + "/elsewhere.so")
+        try workspace.compileC("vanished.c", as: "libvanished.so", into: workspace.root)
+        try workspace.compileC("needs_missing_library.c", as: "needy.so",
+                               extra: ["-L", workspace.root, "-lvanished", "-Wl,-rpath," + workspace.root])
+        try FileManager.default.removeItem(atPath: workspace.root + "/libvanished.so")
+        try workspace.install("FixtureFailing", as: "failing.so")
+        try workspace.install("FixtureForeignKey", as: "copycat.so")
+        try workspace.install("FixtureOutsideNamespace", as: "stray.so")
+        try workspace.writeConfig("""
+            {
+              "lines": {
+                "house": { "enabled": true }, "jobs": { "enabled": true },
+                "failing": { "enabled": true }, "copycat": { "enabled": true }, "stray": { "enabled": true },
+                "cfail": { "enabled": true }, "cdisabled": { "enabled": false }, "open": { "enabled": true },
+                "cars": { "enabled": true }
+              },
+              "routes": [ { "rootCateID": 1, "cateID": "*", "line": "house" } ]
+            }
+            """)
+        return workspace
+    }
+
+    func entry(_ host: ChatHost, file: String) throws -> PluginCatalog.Entry {
+        try #require(host.catalog.entries.first { $0.file.map(FileSystem.baseName) == file }, "no entry for \(file)")
+    }
+
+    @Test("every bad plugin gets its own status and reason while the good lines still load")
+    func badPluginsAreRefusedOneByOne() throws {
+        let workspace = try Self.crowdedWorkspace()
+        let host = try workspace.host()
+
+        #expect(host.catalog.loadedLine("house")?.file == workspace.plugins + "/house.so")
+        #expect(host.catalog.loadedLine("jobs") != nil)
+
+        func expect(_ file: String, _ status: PluginCatalog.Status, _ code: PluginRefusal.Code, _ text: String,
+                    sourceLocation: SourceLocation = #_sourceLocation) throws {
+            let entry = try entry(host, file: file)
+            #expect(entry.status == status, sourceLocation: sourceLocation)
+            #expect(entry.problem?.code == code, sourceLocation: sourceLocation)
+            #expect(entry.problem?.description == text, sourceLocation: sourceLocation)
+            if status != .loaded {
+                #expect(entry.page == nil && entry.messageKeys.isEmpty, sourceLocation: sourceLocation)
+            }
+        }
+        try expect("notes.so", .refused, .notELF,
+                   "not an ELF shared object (the file starts with \"hello wo\"); build the plugin as a dynamic library (.library(type: .dynamic)) or remove the file")
+        try expect("noentry.so", .refused, .noEntry,
+                   "does not export imkit_plugin_entry; export it: @_cdecl(\"imkit_plugin_entry\") returning PluginEntry.descriptor(for:)")
+        try expect("abi2.so", .refused, .abiMismatch,
+                   "plugin ABI version 2, this host speaks 1; rebuild the plugin against this host's IMKit")
+        try expect("oldswift.so", .refused, .swiftMismatch,
+                   "built with Swift 5.9, this host with Swift \(SwiftCompiler.version); rebuild the plugin with Swift \(SwiftCompiler.version): Swift has no stable ABI across compilers on Linux")
+        try expect("badid.so", .refused, .invalidLineID,
+                   "line id 'Bad Line!' is not valid; use [a-z][a-z0-9_-]{0,31}, e.g. \"house\"")
+        try expect("zz-house.so", .refused, .duplicateLineID,
+                   "line id 'house' is already provided by house.so; remove one of the two files, or give one line another id")
+        try expect("cfail.so", .failed, .registrationFailed,
+                   "registration failed: database schema is too old; fix the line's register(with:); none of its registrations were kept")
+        try expect("failing.so", .failed, .registrationFailed,
+                   "registration failed: listing backend unreachable; fix the line's register(with:); none of its registrations were kept")
+        try expect("copycat.so", .failed, .registrationFailed,
+                   "registration failed: line 'copycat' registered message key 'house.listing', which belongs to line 'house'. Name it 'copycat.<name>'.; fix the line's register(with:); none of its registrations were kept")
+        try expect("stray.so", .failed, .registrationFailed,
+                   "registration failed: line 'stray' registered message key 'cars.offer', which belongs to line 'cars'. Name it 'stray.<name>'.; fix the line's register(with:); none of its registrations were kept")
+        try expect("stranger.so", .notConfigured, .notConfigured,
+                   "line 'stranger' is found but not in host.json; add \"stranger\": { \"enabled\": true } to \"lines\" to enable it")
+        try expect("open.so", .refused, .writableByOthers,
+                   "is writable by group or others (mode 0666); run chmod go-w \(workspace.plugins)/open.so")
+        try expect("linked.so", .refused, .leavesFolder,
+                   "is a symbolic link to \(workspace.root)/elsewhere.so, outside the plugin folder; copy the plugin into the folder instead of linking to it")
+
+        let needy = try entry(host, file: "needy.so")
+        #expect(needy.status == .refused)
+        #expect(needy.problem?.code == .dlopenFailed)
+        #expect(needy.problem?.reason.contains("libvanished.so: cannot open shared object file") == true)
+
+        let disabled = try entry(host, file: "cdisabled.so")
+        #expect(disabled.status == .disabled, "register_line of a disabled line is never called")
+        #expect(disabled.problem == nil)
+
+        let cars = try #require(host.catalog.entries.first { $0.lineID == "cars" })
+        #expect(cars.status == .missing && cars.file == nil)
+
+        // All or nothing: nothing of a failed line remains.
+        #expect(host.catalog.registry.entry(for: "failing.note") == nil)
+        #expect(host.catalog.registry.entry(for: "stray.note") == nil)
+        #expect(host.catalog.registry.entry(for: "house.listing")?.line == "house")
+        #expect(host.catalog.loadedLine("failing") == nil)
+    }
+
+    @Test("a plugin folder writable by others refuses every plugin in it")
+    func writableFolder() throws {
+        let workspace = try Workspace()
+        try workspace.installLines()
+        try workspace.writeConfig()
+        try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: workspace.plugins)
+        let host = try workspace.host()
+        let files = host.catalog.entries.filter { $0.file != nil }
+        #expect(files.count == 2)
+        for entry in files {
+            #expect(entry.status == .refused)
+            #expect(entry.problem?.code == .writableByOthers)
+            #expect(entry.problem?.reason == "its folder \(workspace.plugins) is writable by group or others (mode 0777)")
+        }
+        let missing = host.catalog.entries.filter { $0.file == nil }
+        #expect(missing.map(\.lineID) == ["house", "jobs"])
+        #expect(missing.first?.problem?.reason == "no plugin in \(workspace.plugins) provides line 'house' (2 refused files could not be read for their line id)")
+        #expect(try host.converter.decide("im://chat?rootCateID=1&peer=u1").target == .legacy)
+    }
+
+    @Test("a missing plugin folder is one clear problem and every chat opens on the legacy page")
+    func missingFolder() throws {
+        let workspace = try Workspace()
+        try workspace.writeConfig(#"{ "plugins": "Nowhere", "lines": { "house": { "enabled": true } }, "routes": [] }"#)
+        let host = try workspace.host()
+        #expect(host.catalog.folderProblem == "cannot use plugin folder \(workspace.root)/Nowhere: opendir: No such file or directory; create it or fix \"plugins\" in \(workspace.configPath)")
+        #expect(host.problems.first == host.catalog.folderProblem)
+    }
+}
+
+@Suite("The README's smallest line")
+struct MinimalLineTests {
+    @Test("builds, loads, routes and renders its message as documented")
+    func minimalLine() throws {
+        let workspace = try Workspace()
+        try workspace.install("FixtureMinimal", as: "demo.so")
+        try workspace.writeConfig(#"{ "lines": { "demo": { "enabled": true } }, "routes": [ { "rootCateID": 77, "cateID": "*", "line": "demo" } ] }"#)
+        let host = try workspace.host()
+        let demo = try #require(host.catalog.loadedLine("demo"))
+        #expect(demo.messageKeys == ["demo.greeting"])
+        #expect(try host.converter.decide("im://chat?rootCateID=77&peer=u1").url == "im://chat/demo?rootCateID=77&peer=u1")
+        let builder = try #require(host.catalog.registry.entry(for: "demo.greeting")).builder
+        let (model, view) = try builder.render(MessagePayload(json: #"{"text":"hi"}"#), layout: MessageLayout(width: 20))
+        #expect(view.lines == ["👋 hi"])
+        #expect(model.size.columns == 5)
+    }
+}
