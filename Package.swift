@@ -34,7 +34,8 @@ let package = Package(
         .executableTarget(name: "imhost", dependencies: ["IMHost"]),
         .testTarget(
             name: "IMHostTests",
-            dependencies: ["IMHost", .product(name: "IMKit", package: "IMKit")]
+            dependencies: ["IMHost", .product(name: "IMKit", package: "IMKit")],
+            exclude: ["Golden"]
         ),
     ] + lines.map(\.1) + fixtures.map(\.1)
 )

@@ -1,7 +1,18 @@
+@_spi(Host) import IMKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The running host: its configuration, the plugins as loaded, and the converter built from both.
 ///
 /// Plugins are loaded once per process; they are never unloaded.
 public final class ChatHost {
+    /// The signed-in user.
+    public let selfUser: String
+    /// Where conversations are kept.
+    public let store: any ConversationStore
+    /// Milliseconds since 1970 for new messages; tests fix it.
+    public var clock: () -> Int64 = { ChatHost.now() }
     /// The configuration in force.
     public private(set) var config: HostConfig
     /// The plugins found, loaded, refused or failed.
@@ -12,13 +23,16 @@ public final class ChatHost {
     /// Loads host.json and the plugins it names.
     ///
     /// - Throws: ``ConfigError`` when host.json is missing or invalid; nothing is loaded then.
-    public convenience init(configPath: String) throws(ConfigError) {
-        self.init(config: try HostConfig.load(from: configPath))
+    public convenience init(configPath: String, store: any ConversationStore = MemoryConversationStore(),
+                            user: String = "me") throws(ConfigError) {
+        self.init(config: try HostConfig.load(from: configPath), store: store, user: user)
     }
 
     /// Loads the plugins a configuration names.
-    public init(config: HostConfig) {
+    public init(config: HostConfig, store: any ConversationStore = MemoryConversationStore(), user: String = "me") {
         self.config = config
+        self.store = store
+        selfUser = user
         catalog = PluginLoader.load(config: config)
         converter = Converter(config: config, catalog: catalog)
     }
@@ -33,5 +47,36 @@ public final class ChatHost {
             lines.append("\(entry.status.rawValue) \(file)\(line)\(problem)")
         }
         return lines
+    }
+
+    /// Applies a new configuration to what opens from now on: routes, the kill switch, enabled
+    /// lines. Plugins stay loaded as they are (they are never unloaded).
+    public func apply(_ config: HostConfig) {
+        self.config = config
+        converter = Converter(config: config, catalog: catalog)
+    }
+
+    /// Opens the page a jump URL routes to, with the conversation with its `peer`.
+    ///
+    /// - Throws: ``JumpURL/Malformed`` for a bad URL or one without a `peer`.
+    public func open(_ url: String, window: Int = 50) throws(JumpURL.Malformed) -> ChatPage {
+        let decision = try converter.decide(url)
+        guard let peer = decision.jump.peer else {
+            throw JumpURL.Malformed(description: "\"\(url)\" has no peer; add peer=<user id> to open a chat")
+        }
+        var pageType: CarrierPage.Type = LegacyPage.self
+        var legacy = true
+        if case .line(let id) = decision.target {
+            pageType = catalog.loadedLine(id)?.page ?? CarrierPage.self
+            legacy = false
+        }
+        return ChatPage(decision: decision, pageType: pageType, isLegacy: legacy, host: self, peer: peer,
+                        killedComponents: config.killSwitch.components, window: window)
+    }
+
+    static func now() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
     }
 }

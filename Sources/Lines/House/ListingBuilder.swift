@@ -11,11 +11,19 @@ struct Listing: Codable, Sendable, Hashable {
     var rooms: Int
 }
 
+/// A listing the card cannot show honestly.
+struct InvalidListing: Error, CustomStringConvertible {
+    var description: String
+}
+
 /// `house.listing`: a card with the listing's title, price, area and rooms.
 struct ListingBuilder: MessageBuilder {
     let key = "house.listing"
 
     func model(for listing: Listing, layout: MessageLayout) throws -> MessageModel {
+        guard listing.price >= 0, listing.area > 0, listing.rooms >= 0 else {
+            throw InvalidListing(description: "listing \(listing.id) has a negative price or rooms, or no area")
+        }
         let area = listing.area.rounded() == listing.area ? String(Int(listing.area)) : String(listing.area)
         return MessageModel(
             content: listing,

@@ -1,7 +1,7 @@
 import IMKit
 
-/// The jobs carrier page: no dropdown menu and no quick replies, a "send résumé" bar item, and
-/// taps on invitations accept or decline them.
+/// The jobs carrier page: no dropdown menu and no quick replies, a "Résumé" bar item, and a tap
+/// on an invitation accepts it (a second tap declines it), answering the recruiter in the chat.
 final class JobsPage: CarrierPage {
     /// Answers given to invitations on this page, by message id.
     private var answers: [String: Bool] = [:]
@@ -18,6 +18,14 @@ final class JobsPage: CarrierPage {
         }
         let accepted = !(answers[message.envelope.id] ?? false)
         answers[message.envelope.id] = accepted
+        let answer = accepted
+            ? "I accept the interview at \(interview.company) on \(interview.time)."
+            : "Sorry, I have to decline the interview at \(interview.company)."
+        do {
+            try context.send(TextContent(text: answer), with: BuiltinBuilders.Text())
+        } catch {
+            return .handled("could not answer: \(error)")
+        }
         return .handled("\(accepted ? "accepted" : "declined") interview at \(interview.company), \(interview.time)")
     }
 }

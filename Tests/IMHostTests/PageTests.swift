@@ -1,0 +1,224 @@
+import Foundation
+import Testing
+@testable import IMHost
+@_spi(Host) import IMKit
+
+@Suite("Chat pages")
+struct PageTests {
+    @Test("each line's mask and the kill switch decide the components, in the platform's order")
+    func components() throws {
+        let (_, host) = try pageHost()
+        let house = try host.open(houseURL)
+        #expect(house.components.map { type(of: $0).kind } == [.topPost, .quickReplies, .bottomBar, .dropdownMenu, .inputBar])
+        let jobs = try host.open(jobsURL)
+        #expect(jobs.components.map { type(of: $0).kind } == [.topPost, .bottomBar, .inputBar])
+        #expect(jobs.context.component(QuickRepliesComponent.self) == nil)
+        #expect(jobs.context.component(DropdownMenuComponent.self) == nil)
+        #expect(jobs.component(BottomBarComponent.self)?.items == ["Photo", "Voice", "Video", "Location", "Résumé"])
+        #expect(house.component(DropdownMenuComponent.self)?.items == ["Report", "Block", "Clear", "Report a fake listing"])
+        #expect(house.component(QuickRepliesComponent.self)?.phrases.suffix(2) == ["Is it still available?", "Can I view it this weekend?"])
+
+        setKillSwitch(host, components: [.bottomBar, .topPost])
+        #expect(try host.open(houseURL).components.map { type(of: $0).kind } == [.quickReplies, .dropdownMenu, .inputBar])
+        #expect(try host.open(jobsURL).components.map { type(of: $0).kind } == [.inputBar])
+        #expect(house.components.count == 5, "pages already open keep their components")
+    }
+
+    @Test("a page's title and top post come from its hooks and the jump URL")
+    func hooks() throws {
+        let (_, host) = try pageHost()
+        let house = try host.open(houseURL)
+        #expect(house.carrier.title == "二手房 Resale · u42")
+        #expect(house.component(TopPostComponent.self)?.post == TopPost(title: "📌 阳光两居室", detail: "Listing L1001 · tap a card for details"))
+        #expect(house.context.parameters["infoID"] == "L1001")
+        #expect(try host.open("im://chat?rootCateID=1&cateID=13&peer=u1").carrier.title == "新房 New homes · u1")
+        #expect(try host.open("im://chat?rootCateID=1&peer=u1").component(TopPostComponent.self)?.render(width: 40) == [])
+    }
+
+    @Test("the session bus never crosses pages, calls subscribers in order, and drops released ones")
+    func sessionBus() throws {
+        let (_, host) = try pageHost()
+        let first = try host.open(houseURL)
+        let second = try host.open("im://chat?rootCateID=1&cateID=12&peer=u77")
+
+        final class Listener {
+            var heard: [String] = []
+        }
+        struct Ping: ChatEvent { var text: String }
+        var order: [String] = []
+        let a = Listener(), b = Listener(), other = Listener()
+        first.context.bus.subscribe(Ping.self, by: a) { listener, ping in listener.heard.append(ping.text); order.append("a") }
+        first.context.bus.subscribe(Ping.self, by: b) { listener, ping in listener.heard.append(ping.text); order.append("b") }
+        second.context.bus.subscribe(Ping.self, by: other) { listener, ping in listener.heard.append(ping.text) }
+
+        first.context.bus.publish(Ping(text: "one"))
+        #expect(a.heard == ["one"] && b.heard == ["one"])
+        #expect(other.heard.isEmpty, "an event on one page never reaches another")
+        #expect(order == ["a", "b"])
+
+        var released: Listener? = Listener()
+        var calls = 0
+        first.context.bus.subscribe(Ping.self, by: released!) { _, _ in calls += 1 }
+        #expect(first.context.bus.subscriberCount(for: Ping.self) == 3)
+        released = nil
+        first.context.bus.publish(Ping(text: "two"))
+        #expect(calls == 0)
+        #expect(first.context.bus.subscriberCount(for: Ping.self) == 2)
+        #expect(order == ["a", "b", "a", "b"])
+
+        // The platform's own flow: a quick reply on one page sends text there only.
+        #expect(first.quickReply(2) == "Is this still available?")
+        #expect(try host.store.messages(of: "u42", endingBefore: nil, limit: 10).map(\.message.payload.json) == [#"{"text":"Is this still available?"}"#])
+        #expect(try host.store.count(of: "u77") == 0)
+    }
+
+    @Test("messages are sent by key through the registry, and refused clearly")
+    func sending() throws {
+        let (_, host) = try pageHost()
+        let house = try host.open(houseURL)
+        try house.send(key: "house.listing", payload: MessagePayload(json: listingJSON))
+        try house.send(key: "location", payload: MessagePayload(json: #"{"latitude":39.9,"longitude":116.4,"name":"望京 Wangjing"}"#))
+        #expect(throws: SendError("no builder is registered for message key 'house.lisitng'; check the key, or load the line that owns it")) {
+            try house.send(key: "house.lisitng", payload: MessagePayload(json: "{}"))
+        }
+        #expect(throws: SendError(#"'house.listing' payload does not decode: missing "id""#)) {
+            try house.send(key: "house.listing", payload: MessagePayload(json: #"{"title":"x"}"#))
+        }
+        #expect(try host.store.count(of: "u42") == 2)
+        setKillSwitch(host, messages: ["location"])
+        #expect(throws: SendError("message key 'location' is turned off by killSwitch.messages in host.json")) {
+            try house.send(key: "location", payload: MessagePayload(json: #"{"latitude":1,"longitude":2,"name":"x"}"#))
+        }
+        setKillSwitch(host, lines: ["house"])
+        let legacy = try host.open(houseURL)
+        #expect(throws: SendError("the legacy page sends built-in messages only; 'house.listing' belongs to line 'house'")) {
+            try legacy.send(key: "house.listing", payload: MessagePayload(json: listingJSON))
+        }
+    }
+
+    @Test("every degrade path shows a placeholder and leaves the stored message as it was")
+    func degrade() throws {
+        let (_, host) = try pageHost()
+        let page = try host.open(houseURL)
+        try page.receive(key: "cars.offer", payload: MessagePayload(json: #"{"model":"Model 3"}"#))
+        try page.receive(key: "house.listing", payload: MessagePayload(json: #"{"title":"no price"}"#))
+        try page.receive(key: "house.listing", payload: MessagePayload(json: #"{"area":50,"id":"L9","price":-1,"rooms":1,"title":"bad"}"#))
+        try page.receive(key: "house.listing", payload: MessagePayload(json: listingJSON))
+        try page.receive(key: "text", payload: MessagePayload(json: "not json at all"))
+        let stored = try host.store.messages(of: "u42", endingBefore: nil, limit: 10).map(\.message)
+
+        let presented = try page.presented(width: 72).map(\.message)
+        #expect(presented.map(\.degrade) == [
+            .unknownKey,
+            .undecodable(#"missing "id""#),
+            .builderFailed("listing L9 has a negative price or rooms, or no area"),
+            nil,
+            .undecodable("The given data was not valid JSON."),
+        ])
+        setKillSwitch(host, messages: ["house.listing"])
+        #expect(try page.presented(width: 72).map(\.message.degrade)[3] == .killed)
+        let rendering = try page.render()
+        #expect(rendering.components(separatedBy: "Unsupported message type").count - 1 == 5)
+
+        setKillSwitch(host)
+        #expect(try page.presented(width: 72).map(\.message.degrade)[3] == nil, "renders again once the cause is gone")
+        #expect(try host.store.messages(of: "u42", endingBefore: nil, limit: 10).map(\.message) == stored)
+    }
+
+    @Test("the legacy page shows built-ins, every line's keys as placeholders, and ignores their taps")
+    func legacyPage() throws {
+        let (_, host) = try pageHost(killSwitch: #"{ "lines": ["house"] }"#)
+        let page = try host.open(houseURL)
+        #expect(page.isLegacy)
+        #expect(page.decision.reason == .killed)
+        try page.receive(key: "house.listing", payload: MessagePayload(json: listingJSON))
+        try page.receive(key: "jobs.interview", payload: MessagePayload(json: interviewJSON))
+        try page.receive(key: "image", payload: MessagePayload(json: #"{"height":600,"url":"https://img.example/1.jpg","width":800}"#))
+        #expect(try page.presented(width: 72).map(\.message.degrade) == [.legacyPage, .legacyPage, nil])
+        #expect(try page.tap(1) == .ignored)
+        #expect(try page.tap(3) == .handled("opened image viewer: https://img.example/1.jpg"))
+        #expect(try page.tap(9) == nil)
+    }
+
+    @Test("taps go to the page's hook: house opens the listing, jobs answers, roamed cards render and are ignored")
+    func taps() throws {
+        let (_, host) = try pageHost()
+        let house = try host.open(houseURL)
+        try house.receive(key: "house.listing", payload: MessagePayload(json: listingJSON))
+        #expect(try house.tap(1) == .handled("opened listing L1001: 阳光两居室 Sunny 2-room flat, ¥4200"))
+
+        let jobs = try host.open(jobsURL)
+        try jobs.receive(key: "jobs.interview", payload: MessagePayload(json: interviewJSON))
+        #expect(try jobs.tap(1) == .handled("accepted interview at 58 Tech, 2026-11-25 10:00"))
+        #expect(try host.store.messages(of: "hr_li", endingBefore: nil, limit: 5).last?.message.payload.json
+                == #"{"text":"I accept the interview at 58 Tech on 2026-11-25 10:00."}"#)
+        #expect(try jobs.tap(1) == .handled("declined interview at 58 Tech, 2026-11-25 10:00"))
+
+        // A listing card received in a jobs chat renders through house's builder; jobs ignores its tap.
+        try jobs.receive(key: "house.listing", payload: MessagePayload(json: listingJSON))
+        let roamed = try #require(try jobs.presented(width: 72).last)
+        #expect(roamed.message.degrade == nil)
+        #expect(roamed.message.view?.lines.first == "🏠 阳光两居室 Sunny 2-room flat")
+        #expect(try jobs.tap(roamed.number) == .ignored)
+    }
+
+    @Test("house and jobs side by side; the kill switch rolls house back to the legacy page and forward again")
+    func sideBySideAndRollback() throws {
+        let (_, host) = try pageHost()
+        let house = try host.open(houseURL)
+        let jobs = try host.open(jobsURL)
+        try house.receive(key: "house.listing", payload: MessagePayload(json: listingJSON))
+        try house.send(key: "text", payload: MessagePayload(json: #"{"text":"可以周末看房吗? Can I view it this weekend?"}"#))
+        try jobs.receive(key: "jobs.interview", payload: MessagePayload(json: interviewJSON))
+
+        let houseText = try house.render()
+        let jobsText = try jobs.render()
+        #expect(houseText.contains("[house page]") && houseText.contains("Quick replies:") && houseText.contains("│ 🏠 阳光两居室 Sunny 2-room flat"))
+        #expect(jobsText.contains("[jobs page]") && !jobsText.contains("Quick replies:") && !jobsText.contains("Menu ☰"))
+        #expect(jobsText.contains("│ 💼 Interview: iOS engineer"))
+
+        setKillSwitch(host, lines: ["house"])
+        let rolledBack = try host.open(houseURL)
+        let legacyText = try rolledBack.render()
+        #expect(legacyText.contains("[legacy page]"))
+        #expect(legacyText.contains("Unsupported message type"))
+        #expect(!legacyText.contains("🏠"))
+        #expect(legacyText.contains("可以周末看房吗?"), "built-in messages still show")
+        #expect(try host.open(jobsURL).render().contains("│ 💼 Interview"), "other lines are untouched")
+
+        setKillSwitch(host)
+        let back = try host.open(houseURL)
+        #expect(back.lineID == "house")
+        #expect(try back.render() == houseText, "nothing was lost: the same page renders the same")
+    }
+
+    @Test("golden renderings with Chinese text line up at the default width and a narrow one")
+    func goldens() throws {
+        let (_, host) = try pageHost()
+        let house = try host.open(houseURL)
+        try house.receive(key: "text", payload: MessagePayload(json: #"{"text":"你好!这套房子还在吗?"}"#))
+        try house.receive(key: "house.listing", payload: MessagePayload(json: listingJSON))
+        try house.send(key: "text", payload: MessagePayload(json: #"{"text":"在的,欢迎周末来看房。The flat is still available; come and see it this weekend."}"#))
+        try house.receive(key: "voice", payload: MessagePayload(json: #"{"seconds":12,"url":"v/1.amr"}"#))
+        try house.receive(key: "cars.offer", payload: MessagePayload(json: "{}"))
+        try expectGolden(try house.render(), "house-72.txt")
+        try expectGolden(try house.render(width: 40), "house-40.txt")
+
+        let jobs = try host.open(jobsURL)
+        try jobs.receive(key: "jobs.interview", payload: MessagePayload(json: interviewJSON))
+        _ = try jobs.tap(1)
+        try expectGolden(try jobs.render(), "jobs-72.txt")
+
+        setKillSwitch(host, lines: ["house"])
+        try expectGolden(try host.open(houseURL).render(), "legacy-72.txt")
+    }
+
+    @Test("colour only when asked: ANSI codes around the title and placeholders")
+    func colors() throws {
+        let (_, host) = try pageHost()
+        let page = try host.open(houseURL)
+        try page.receive(key: "cars.offer", payload: MessagePayload(json: "{}"))
+        #expect(!(try page.render()).contains("\u{1B}["))
+        #expect(try page.render(colors: true).contains("\u{1B}[2mUnsupported message type"))
+    }
+}
