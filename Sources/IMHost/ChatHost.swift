@@ -16,7 +16,7 @@ public final class ChatHost {
     /// The configuration in force.
     public private(set) var config: HostConfig
     /// The plugins found, loaded, refused or failed.
-    public let catalog: PluginCatalog
+    public private(set) var catalog: PluginCatalog
     /// Routes jump URLs with the configuration in force.
     public private(set) var converter: Converter
 
@@ -50,9 +50,11 @@ public final class ChatHost {
     }
 
     /// Applies a new configuration to what opens from now on: routes, the kill switch, enabled
-    /// lines. Plugins stay loaded as they are (they are never unloaded).
+    /// lines. A line enabled now is registered now; a line disabled now is routed away from (a
+    /// plugin is never unloaded). The plugin folder is scanned at start-up only.
     public func apply(_ config: HostConfig) {
         self.config = config
+        catalog.registerNewlyEnabled(config)
         converter = Converter(config: config, catalog: catalog)
     }
 

@@ -50,7 +50,7 @@ struct ConfigTests {
         (#"{ "lines": { "house": {} }, "routes": [ { "rootCateId": 1, "cateID": "*", "line": "house" } ] }"#,
          #"host.json:1:43: routes[0].rootCateId: unknown key "rootCateId"; did you mean "rootCateID"?"#),
         (#"{ "killswitch": {} }"#, #"host.json:1:3: killswitch: unknown key "killswitch"; did you mean "killSwitch"?"#),
-        (#"{ "colour": 1 }"#, #"host.json:1:3: colour: unknown key "colour"; allowed keys: plugins, lines, routes, killSwitch"#),
+        (#"{ "colour": 1 }"#, #"host.json:1:3: colour: unknown key "colour"; allowed keys: plugins, data, user, lines, routes, killSwitch"#),
     ])
     func unknownKeys(text: String, expected: String) {
         #expect(error(text) == expected)
@@ -110,6 +110,6 @@ struct ConfigTests {
 
     @Test("columns count characters, so a Chinese value points at the right place")
     func unicodeColumns() {
-        #expect(error("{ \"plugins\": \"插件\", \"x\": 1 }") == #"host.json:1:20: x: unknown key "x"; allowed keys: plugins, lines, routes, killSwitch"#)
+        #expect(error("{ \"plugins\": \"插件\", \"x\": 1 }") == #"host.json:1:20: x: unknown key "x"; allowed keys: plugins, data, user, lines, routes, killSwitch"#)
     }
 }

@@ -20,7 +20,7 @@ public enum CommandLineTool {
         var run: @Sendable (Arguments, Output) -> Int32
     }
 
-    static let commands: [Command] = [PluginsCommand.command, RouteCommand.command]
+    static let commands: [Command] = [ChatCommand.command, PluginsCommand.command, RouteCommand.command]
 
     static let overview = """
         imhost: the chat-page plugin host.
@@ -76,19 +76,48 @@ public enum CommandLineTool {
         "Usage: imhost \(command.name) \(command.usage)\n\n\(command.help)\n\nOptions:\n  --config PATH   the configuration (default: ./host.json, or $IMHOST_CONFIG)\n  --help          this text\n"
     }
 
-    /// Loads the host for a command, or reports the configuration error (exit 2).
-    static func loadHost(_ arguments: Arguments, output: Output, reportProblems: Bool = true) -> ChatHost? {
-        let path = arguments.options["--config"] ?? Environment.value("IMHOST_CONFIG") ?? "host.json"
+    /// Loads the host for a command, or reports the configuration error (exit 2). A durable
+    /// host keeps conversations in the data folder, for the user `--user` or host.json names.
+    static func loadHost(_ arguments: Arguments, output: Output, reportProblems: Bool = true,
+                         durable: Bool = false) -> ChatHost? {
+        let path = configPath(arguments)
+        let config: HostConfig
         do {
-            let host = try ChatHost(configPath: path)
-            if reportProblems {
-                for problem in host.problems { output.err("imhost: \(problem)\n") }
-            }
-            return host
+            config = try HostConfig.load(from: path)
         } catch {
             output.err("imhost: \(error)\n")
             return nil
         }
+        let user = arguments.options["--user"] ?? config.user
+        var store: any ConversationStore = MemoryConversationStore()
+        if durable {
+            do {
+                store = try FileConversationStore(dataFolder: config.dataFolder, user: user)
+            } catch {
+                output.err("imhost: \(error)\n")
+                return nil
+            }
+        }
+        let host = ChatHost(config: config, store: store, user: user)
+        if reportProblems {
+            for problem in host.problems { output.err("imhost: \(problem)\n") }
+        }
+        return host
+    }
+
+    static func configPath(_ arguments: Arguments) -> String {
+        arguments.options["--config"] ?? Environment.value("IMHOST_CONFIG") ?? "host.json"
+    }
+
+    /// A positive whole number option, or a usage error said on stderr.
+    static func intOption(_ arguments: Arguments, _ name: String, default value: Int, command: String,
+                          output: Output) -> Int? {
+        guard let text = arguments.options[name] else { return value }
+        guard let number = Int(text), number >= 24, number <= 400 else {
+            output.err("imhost \(command): \(name) takes a number from 24 to 400, got '\(text)'\n")
+            return nil
+        }
+        return number
     }
 }
 

@@ -41,6 +41,10 @@ public struct HostConfig: Sendable, Equatable {
     public var file: String
     /// The folder plugins are scanned in, absolute.
     public var pluginsFolder: String
+    /// The folder conversations are kept in, absolute (default `.imhost` beside host.json).
+    public var dataFolder: String
+    /// The user signed in, unless `--user` names another (default `me`).
+    public var user: String
     /// Configured lines by id, with their order in the file.
     public var lines: [String: Line]
     /// Line ids in the order host.json lists them.
@@ -68,63 +72,14 @@ public struct HostConfig: Sendable, Equatable {
         } catch {
             throw ConfigError(file: file, position: error.position, path: "", message: "JSON syntax: \(error.message)")
         }
-        return try ConfigReader(file: file).read(root)
+        return try DocumentReader(file: file).read(root)
     }
 }
 
-/// Turns the parsed document into a ``HostConfig``, checking every key and type.
-private struct ConfigReader {
-    let file: String
-
-    func fail(_ node: JSONNode, _ path: String, _ message: String) -> ConfigError {
-        ConfigError(file: file, position: node.position, path: path, message: message)
-    }
-
-    /// The members of an object, refusing keys not in `allowed` with the closest allowed key.
-    func members(_ node: JSONNode, _ path: String, allowed: [String]?) throws(ConfigError) -> [(key: String, keyPosition: SourcePosition, value: JSONNode)] {
-        guard case .object(let members) = node.value else {
-            throw fail(node, path, "expected an object, found \(node.kindName)")
-        }
-        if let allowed {
-            for member in members where !allowed.contains(member.key) {
-                let hint = closestMatch(to: member.key, among: allowed).map { "; did you mean \"\($0)\"?" }
-                    ?? "; allowed keys: " + allowed.joined(separator: ", ")
-                throw ConfigError(file: file, position: member.keyPosition, path: join(path, member.key),
-                                  message: "unknown key \"\(member.key)\"\(hint)")
-            }
-        }
-        return members
-    }
-
-    func join(_ path: String, _ key: String) -> String { path.isEmpty ? key : path + "." + key }
-
-    func string(_ node: JSONNode, _ path: String) throws(ConfigError) -> String {
-        guard case .string(let value) = node.value else { throw fail(node, path, "expected a string, found \(node.kindName)") }
-        return value
-    }
-
-    func bool(_ node: JSONNode, _ path: String) throws(ConfigError) -> Bool {
-        guard case .bool(let value) = node.value else { throw fail(node, path, "expected true or false, found \(node.kindName)") }
-        return value
-    }
-
-    func id(_ node: JSONNode, _ path: String) throws(ConfigError) -> Int {
-        guard case .number(let value, let text) = node.value else {
-            throw fail(node, path, "expected a whole number, found \(node.kindName)")
-        }
-        guard value == value.rounded(), value >= 0, value <= Double(Int32.max) else {
-            throw fail(node, path, "expected a whole number from 0 to \(Int32.max), found \(text)")
-        }
-        return Int(value)
-    }
-
-    func array(_ node: JSONNode, _ path: String) throws(ConfigError) -> [JSONNode] {
-        guard case .array(let elements) = node.value else { throw fail(node, path, "expected an array, found \(node.kindName)") }
-        return elements
-    }
-
+/// Reads host.json's schema.
+extension DocumentReader {
     func read(_ root: JSONNode) throws(ConfigError) -> HostConfig {
-        let top = try members(root, "", allowed: ["plugins", "lines", "routes", "killSwitch"])
+        let top = try members(root, "", allowed: ["plugins", "data", "user", "lines", "routes", "killSwitch"])
         func member(_ key: String) -> JSONNode? { top.first { $0.key == key }?.value }
 
         let folder = FileSystem.directory(of: file)
@@ -132,6 +87,17 @@ private struct ConfigReader {
         if let node = member("plugins") {
             pluginsFolder = try string(node, "plugins")
             guard !pluginsFolder.isEmpty else { throw fail(node, "plugins", "the plugin folder cannot be empty; use \"Plugins\"") }
+        }
+
+        var dataFolder = ".imhost"
+        if let node = member("data") {
+            dataFolder = try string(node, "data")
+            guard !dataFolder.isEmpty else { throw fail(node, "data", "the data folder cannot be empty; use \".imhost\"") }
+        }
+        var user = "me"
+        if let node = member("user") {
+            user = try string(node, "user")
+            guard !user.isEmpty else { throw fail(node, "user", "the user id cannot be empty") }
         }
 
         var lines: [String: HostConfig.Line] = [:]
@@ -153,12 +119,7 @@ private struct ConfigReader {
         }
 
         func knownLine(_ node: JSONNode, _ path: String) throws(ConfigError) -> String {
-            let name = try string(node, path)
-            guard lines[name] != nil else {
-                let hint = closestMatch(to: name, among: lineOrder).map { "did you mean \"\($0)\", or " } ?? ""
-                throw fail(node, path, "line \"\(name)\" is not in \"lines\"; \(hint)add \"\(name)\": { \"enabled\": true } to \"lines\"")
-            }
-            return name
+            try self.knownLine(node, path, lineOrder: lineOrder)
         }
 
         var routes: [HostConfig.Route] = []
@@ -204,33 +165,50 @@ private struct ConfigReader {
 
         var killSwitch = HostConfig.KillSwitch()
         if let node = member("killSwitch") {
-            for entry in try members(node, "killSwitch", allowed: ["lines", "messages", "components"]) {
-                let path = "killSwitch." + entry.key
-                for (i, element) in try array(entry.value, path).enumerated() {
-                    let itemPath = path + "[\(i)]"
-                    switch entry.key {
-                    case "lines":
-                        killSwitch.lines.append(try knownLine(element, itemPath))
-                    case "messages":
-                        let key = try string(element, itemPath)
-                        guard LineID.isValidMessageKey(key) else {
-                            throw fail(element, itemPath, "\"\(key)\" is not a message key; use a built-in key like \"image\" or \"<line>.<name>\" like \"house.listing\"")
-                        }
-                        killSwitch.messages.append(key)
-                    default:
-                        let name = try string(element, itemPath)
-                        guard let component = ComponentSet(name: name) else {
-                            let names = ComponentSet.named.map(\.name)
-                            let hint = closestMatch(to: name, among: names).map { "did you mean \"\($0)\"? " } ?? ""
-                            throw fail(element, itemPath, "unknown component \"\(name)\"; \(hint)components: \(names.joined(separator: ", "))")
-                        }
-                        killSwitch.components.insert(component)
-                    }
-                }
-            }
+            killSwitch = try self.killSwitch(node, "killSwitch", lineOrder: lineOrder)
         }
 
         return HostConfig(file: file, pluginsFolder: FileSystem.resolve(pluginsFolder, against: folder),
+                          dataFolder: FileSystem.resolve(dataFolder, against: folder), user: user,
                           lines: lines, lineOrder: lineOrder, routes: routes, killSwitch: killSwitch)
+    }
+
+    func knownLine(_ node: JSONNode, _ path: String, lineOrder: [String]) throws(ConfigError) -> String {
+        let name = try string(node, path)
+        guard lineOrder.contains(name) else {
+            let hint = closestMatch(to: name, among: lineOrder).map { "did you mean \"\($0)\", or " } ?? ""
+            throw fail(node, path, "line \"\(name)\" is not in \"lines\"; \(hint)add \"\(name)\": { \"enabled\": true } to \"lines\"")
+        }
+        return name
+    }
+
+    /// A kill switch object; its lines must be among `lineOrder`.
+    func killSwitch(_ node: JSONNode, _ base: String, lineOrder: [String]) throws(ConfigError) -> HostConfig.KillSwitch {
+        var killSwitch = HostConfig.KillSwitch()
+        for entry in try members(node, base, allowed: ["lines", "messages", "components"]) {
+            let path = base + "." + entry.key
+            for (i, element) in try array(entry.value, path).enumerated() {
+                let itemPath = path + "[\(i)]"
+                switch entry.key {
+                case "lines":
+                    killSwitch.lines.append(try knownLine(element, itemPath, lineOrder: lineOrder))
+                case "messages":
+                    let key = try string(element, itemPath)
+                    guard LineID.isValidMessageKey(key) else {
+                        throw fail(element, itemPath, "\"\(key)\" is not a message key; use a built-in key like \"image\" or \"<line>.<name>\" like \"house.listing\"")
+                    }
+                    killSwitch.messages.append(key)
+                default:
+                    let name = try string(element, itemPath)
+                    guard let component = ComponentSet(name: name) else {
+                        let names = ComponentSet.named.map(\.name)
+                        let hint = closestMatch(to: name, among: names).map { "did you mean \"\($0)\"? " } ?? ""
+                        throw fail(element, itemPath, "unknown component \"\(name)\"; \(hint)components: \(names.joined(separator: ", "))")
+                    }
+                    killSwitch.components.insert(component)
+                }
+            }
+        }
+        return killSwitch
     }
 }

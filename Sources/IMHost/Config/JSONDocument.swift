@@ -263,3 +263,37 @@ struct JSONParser {
         return value
     }
 }
+
+extension JSONNode {
+    /// The value as compact JSON text, keys in the order written.
+    var jsonText: String {
+        switch value {
+        case .object(let members):
+            "{" + members.map { Self.quoted($0.key) + ":" + $0.value.jsonText }.joined(separator: ",") + "}"
+        case .array(let elements):
+            "[" + elements.map(\.jsonText).joined(separator: ",") + "]"
+        case .string(let text): Self.quoted(text)
+        case .number(_, let text): text
+        case .bool(let flag): flag ? "true" : "false"
+        case .null: "null"
+        }
+    }
+
+    static func quoted(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case let c where c.value < 0x20:
+                let hex = String(c.value, radix: 16)
+                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+}

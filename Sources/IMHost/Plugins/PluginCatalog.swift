@@ -37,6 +37,8 @@ public struct PluginCatalog: Sendable {
         public var page: CarrierPage.Type?
         /// The message keys registered, if loaded.
         public var messageKeys: [String] = []
+        /// The address of the plugin's descriptor, once read (plugins are never unloaded).
+        var descriptorAddress: UInt?
     }
 
     /// The plugin folder scanned.
@@ -55,9 +57,37 @@ public struct PluginCatalog: Sendable {
         self.folderProblem = folderProblem
         self.entries = entries
         self.registry = registry
+        indexLoadedLines()
+    }
+
+    private mutating func indexLoadedLines() {
+        loadedByLine = [:]
         for (index, entry) in entries.enumerated() where entry.status == .loaded {
             if let id = entry.lineID { loadedByLine[id] = index }
         }
+    }
+
+    /// Registers lines that a new configuration enables but that were not registered at start
+    /// (disabled or not configured then). Lines already loaded stay as they are: plugins are never
+    /// unloaded, and a line disabled later is routed away from, not removed.
+    mutating func registerNewlyEnabled(_ config: HostConfig) {
+        for index in entries.indices {
+            let entry = entries[index]
+            guard entry.status == .disabled || entry.status == .notConfigured,
+                  let id = entry.lineID, config.lines[id]?.enabled == true,
+                  let address = entry.descriptorAddress,
+                  let descriptor = PluginLoader.Descriptor(address: address, lineID: id) else { continue }
+            var updated = entry
+            updated.problem = nil
+            do {
+                updated.status = try PluginLoader.register(descriptor, config: config, into: &registry, entry: &updated)
+            } catch {
+                updated.status = .failed
+                updated.problem = error
+            }
+            entries[index] = updated
+        }
+        indexLoadedLines()
     }
 
     /// The entry of a line that registered successfully.

@@ -60,10 +60,19 @@ enum PluginLoader {
 
     /// What a plugin says about itself, read without running any of its code but the entry.
     struct Descriptor {
+        /// A descriptor read before, found again by its address.
+        init?(address: UInt, lineID: String) {
+            guard let pointer = UnsafePointer<imkit_plugin_descriptor>(bitPattern: address) else { return nil }
+            self.init(pointer: pointer, lineID: lineID)
+        }
+
+        init(pointer: UnsafePointer<imkit_plugin_descriptor>, lineID: String) {
+            self.pointer = pointer
+            self.lineID = lineID
+        }
+
         var pointer: UnsafePointer<imkit_plugin_descriptor>
         var lineID: String
-        var displayName: String
-        var pluginVersion: String
     }
 
     /// The checks before the descriptor is read, in the documented order, ending with its ABI
@@ -143,8 +152,8 @@ enum PluginLoader {
             throw PluginRefusal(.invalidLineID, "line id \(claimedID.map { "'\($0)'" } ?? "(none)") is not valid",
                                 fix: "use [a-z][a-z0-9_-]{0,31}, e.g. \"house\"")
         }
-        return Descriptor(pointer: pointer, lineID: lineID,
-                          displayName: entry.displayName ?? lineID, pluginVersion: entry.pluginVersion ?? "?")
+        entry.descriptorAddress = UInt(bitPattern: pointer)
+        return Descriptor(pointer: pointer, lineID: lineID)
     }
 
     /// Registers an enabled line, all or nothing, and says where the line stands.

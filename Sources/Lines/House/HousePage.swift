@@ -14,7 +14,9 @@ final class HousePage: CarrierPage {
 
     override func topPost() -> TopPost? {
         guard let listing = context.parameters["infoID"] else { return nil }
-        let title = context.parameters["title"] ?? "Listing \(listing)"
+        guard let title = context.parameters["title"] else {
+            return TopPost(title: "📌 Listing \(listing)", detail: "tap a card for details")
+        }
         return TopPost(title: "📌 \(title)", detail: "Listing \(listing) · tap a card for details")
     }
 
@@ -23,6 +25,11 @@ final class HousePage: CarrierPage {
     }
 
     override func menuItems() -> [String] { ["Report a fake listing"] }
+
+    override func didSelectMenuItem(_ item: String) -> TapResult {
+        guard item == "Report a fake listing", let listing = context.parameters["infoID"] else { return .ignored }
+        return .handled("reported listing \(listing) as fake; the housing team will review it")
+    }
 
     override func didTap(_ message: ShownMessage) -> TapResult {
         if let listing = message.model?.content as? Listing {

@@ -1,0 +1,179 @@
+import IMKit
+
+/// An interactive chat: one page, opened from a jump URL, driven by lines a person types (or a
+/// script pipes in). Plain text sends a text message; `/commands` do the rest. A bad command
+/// gets one line saying what was wrong, and the chat goes on.
+final class ChatSession {
+    static let help = """
+        Type a line to send it as text (start it with // to send a line beginning with /).
+          /send KEY JSON   send a message of any kind, e.g. /send location {"name":"Home","latitude":1,"longitude":2}
+          /recv KEY JSON   receive a message from the peer, e.g. /recv house.listing {"id":"L1",...}
+          /tap N           tap message #N
+          /quick N         tap quick reply N
+          /menu [N]        show the dropdown menu, or pick item N
+          /bar N           pick bottom-bar item N
+          /more            show 20 older messages
+          /route           why this page was chosen
+          /reload          read host.json again (also on SIGHUP or when the file changes)
+          /help            this text
+          /quit            leave (end of input does too)
+        """
+
+    let host: ChatHost
+    let url: String
+    let configPath: String
+    let output: Output
+    let width: Int
+    let colors: Bool
+    private(set) var page: ChatPage
+
+    init(host: ChatHost, url: String, configPath: String, output: Output, width: Int, colors: Bool) throws(JumpURL.Malformed) {
+        self.host = host
+        self.url = url
+        self.configPath = configPath
+        self.output = output
+        self.width = width
+        self.colors = colors
+        page = try host.open(url, window: 20)
+    }
+
+    func show() {
+        do {
+            output.out(try page.render(width: width, colors: colors))
+        } catch {
+            output.err("imhost chat: cannot read the conversation: \(error)\n")
+        }
+    }
+
+    /// Handles one line. Returns false when the chat should end.
+    func handle(_ line: String) -> Bool {
+        let trimmed = line.trimmingSpaces
+        if trimmed.isEmpty { return true }
+        if trimmed.hasPrefix("//") || !trimmed.hasPrefix("/") {
+            let text = trimmed.hasPrefix("//") ? String(trimmed.dropFirst()) : trimmed
+            guard let bar = page.component(InputBarComponent.self) else {
+                return say("this page has no input bar (turned off by the kill switch); use /send text {\"text\":\"...\"}")
+            }
+            if bar.submit(text) { show() } else { say(bar.lastError ?? "not sent") }
+            return true
+        }
+        let parts = trimmed.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true).map(String.init)
+        let command = parts[0]
+        switch command {
+        case "/quit", "/exit":
+            return false
+        case "/help":
+            output.out(Self.help + "\n")
+        case "/send", "/recv":
+            guard parts.count == 3 else { return say("usage: \(command) KEY JSON, e.g. \(command) text {\"text\":\"hi\"}") }
+            do {
+                _ = try JSONParser.parse(parts[2])
+            } catch {
+                return say("\(command): the JSON is not valid at column \(error.position.column): \(error.message)")
+            }
+            do {
+                let payload = MessagePayload(json: parts[2])
+                if command == "/send" { try page.send(key: parts[1], payload: payload) } else { try page.receive(key: parts[1], payload: payload) }
+                show()
+            } catch {
+                say("\(command): not sent: \(error)")
+            }
+        case "/tap":
+            guard let number = number(parts, command) else { return true }
+            do {
+                let before = try host.store.count(of: page.conversation)
+                guard let result = try page.tap(number) else { return say("/tap: there is no message #\(number) on screen") }
+                if try host.store.count(of: page.conversation) != before { show() }
+                say("tap #\(number): \(result.outcome)")
+            } catch {
+                say("/tap: \(error)")
+            }
+        case "/quick":
+            guard let number = number(parts, command) else { return true }
+            guard page.component(QuickRepliesComponent.self) != nil else { return say("/quick: this page has no quick replies") }
+            if page.quickReply(number) == nil { return say("/quick: there is no quick reply \(number)") }
+            show()
+        case "/menu":
+            guard let menu = page.component(DropdownMenuComponent.self) else { return say("/menu: this page has no dropdown menu") }
+            if parts.count == 1 {
+                say("menu: " + menu.items.enumerated().map { "[\($0.offset + 1)] \($0.element)" }.joined(separator: "  "))
+            } else if let number = number(parts, command) {
+                guard let result = menu.choose(number - 1) else { return say("/menu: there is no item \(number)") }
+                say("menu: \(result.outcome)")
+            }
+        case "/bar":
+            guard let bar = page.component(BottomBarComponent.self) else { return say("/bar: this page has no bottom bar") }
+            guard let number = number(parts, command) else { return true }
+            guard let item = bar.choose(number - 1) else { return say("/bar: there is no item \(number)") }
+            say("bar: chose \(item)")
+        case "/more":
+            do {
+                let more = try page.showOlder(20)
+                if more == 0 { say("/more: no older messages") } else { show() }
+            } catch {
+                say("/more: \(error)")
+            }
+        case "/route":
+            let decision = page.decision
+            say("route: \(decision.url)\n  \(decision.reason.rawValue): \(decision.explanation)")
+        case "/reload":
+            reload()
+        default:
+            let names = ["/send", "/recv", "/tap", "/quick", "/menu", "/bar", "/more", "/route", "/reload", "/help", "/quit"]
+            let hint = closestMatch(to: command, among: names).map { "; did you mean \($0)?" } ?? ""
+            say("unknown command \(command)\(hint); type /help")
+        }
+        return true
+    }
+
+    /// Reads host.json again; a valid one applies at once and the page reopens under it (the
+    /// conversation is the same), an invalid one is refused and the last good one stays.
+    func reload() {
+        do {
+            let config = try HostConfig.load(from: configPath)
+            host.apply(config)
+            let window = page.window
+            page = try host.open(url, window: window)
+            show()
+            say("reloaded \(FileSystem.baseName(configPath)): \(page.decision.reason.rawValue): \(page.decision.explanation)")
+        } catch let error as ConfigError {
+            output.err("imhost: reload refused: \(error); keeping the last good configuration\n")
+        } catch {
+            output.err("imhost: reload refused: \(error); keeping the last good configuration\n")
+        }
+    }
+
+    private func number(_ parts: [String], _ command: String) -> Int? {
+        guard parts.count == 2, let number = Int(parts[1]), number > 0 else {
+            say("usage: \(command) N, with N a number from 1")
+            return nil
+        }
+        return number
+    }
+
+    @discardableResult
+    private func say(_ text: String) -> Bool {
+        output.out(text + "\n")
+        return true
+    }
+}
+
+extension TapResult {
+    /// What a tap did, for a person.
+    var outcome: String {
+        switch self {
+        case .handled(let what): what
+        case .ignored: "nothing happens"
+        @unknown default: "nothing happens"
+        }
+    }
+}
+
+extension String {
+    var trimmingSpaces: String {
+        var text = Substring(self)
+        while text.first == " " || text.first == "\t" { text.removeFirst() }
+        while text.last == " " || text.last == "\t" { text.removeLast() }
+        return String(text)
+    }
+}
