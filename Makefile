@@ -19,11 +19,7 @@ plugins: build
 
 demo: plugins
 	$(BUILD)/imhost plugins
-	@for url in 'im://chat?rootCateID=1&cateID=12&peer=u42&infoID=L1001' \
-	            'im://chat?rootCateID=9&cateID=13&peer=hr_li' \
-	            'im://chat?rootCateID=4&cateID=2&peer=u7'; do \
-	  echo; echo "\$$ imhost route '$$url'"; $(BUILD)/imhost route "$$url" || exit 1; \
-	done
+	$(BUILD)/imhost demo
 
 # The tests load the built plugin products, so build everything before running them.
 test:

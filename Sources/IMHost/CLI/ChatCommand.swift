@@ -31,6 +31,8 @@ enum ChatCommand {
             output.err("imhost chat: expected one jump URL, got \(arguments.positionals.count); see imhost chat --help\n")
             return CommandLineTool.ExitCode.usage
         }
+        // Installs the SIGHUP handler before anything slow, so an early SIGHUP reloads, not kills.
+        let watcher = ConfigWatcher(path: CommandLineTool.configPath(arguments))
         guard let width = CommandLineTool.intOption(arguments, "--width", default: 72, command: "chat", output: output),
               let host = CommandLineTool.loadHost(arguments, output: output, durable: true) else {
             return CommandLineTool.ExitCode.usage
@@ -45,12 +47,17 @@ enum ChatCommand {
             output.err("imhost chat: refused: \(error)\n")
             return CommandLineTool.ExitCode.failure
         }
+        do {
+            _ = try host.store.count(of: session.page.conversation)
+        } catch {
+            output.err("imhost chat: refused: \(error)\n")
+            return CommandLineTool.ExitCode.failure
+        }
         if let store = host.store as? FileConversationStore {
             for repair in store.repairs { output.err("imhost: \(repair)\n") }
         }
         session.show()
         if terminal { output.out("Type /help for commands.\n") }
-        let watcher = ConfigWatcher(path: CommandLineTool.configPath(arguments))
         let reader = LineReader()
         var prompted = false
         while true {

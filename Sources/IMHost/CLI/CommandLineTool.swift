@@ -20,7 +20,9 @@ public enum CommandLineTool {
         var run: @Sendable (Arguments, Output) -> Int32
     }
 
-    static let commands: [Command] = [ChatCommand.command, PluginsCommand.command, RouteCommand.command]
+    static let commands: [Command] = [
+        ChatCommand.command, PlayCommand.demo, PlayCommand.command, PluginsCommand.command, RouteCommand.command,
+    ]
 
     static let overview = """
         imhost: the chat-page plugin host.

@@ -23,6 +23,11 @@ final class ConfigWatcher {
         self.path = path
         seen = Self.signature(of: path)
         signal(SIGHUP) { _ in ConfigWatcher.hangup.store(true, ordering: .relaxed) }
+        // A parent may start us with SIGHUP blocked (the mask is inherited): unblock it.
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGHUP)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 
     /// Whether a reload is due now; a due reload is reported once.

@@ -29,7 +29,7 @@ public final class FileConversationStore: ConversationStore {
         do {
             userName = try StorePath.fileName(for: user, kind: "user")
         } catch {
-            throw Failure(description: "refused \(error)")
+            throw Failure(description: "\(error)")
         }
         folder = dataFolder + "/users/" + userName
         for path in [dataFolder, dataFolder + "/users", folder] {
@@ -45,7 +45,7 @@ public final class FileConversationStore: ConversationStore {
         do {
             name = try StorePath.fileName(for: conversation, kind: "conversation")
         } catch {
-            throw Failure(description: "refused \(error)")
+            throw Failure(description: "\(error)")
         }
         let log = try ConversationLog(path: folder + "/" + name + ".jsonl")
         repairs += log.repairs

@@ -1,0 +1,191 @@
+import Foundation
+import Testing
+import IMHost
+
+@Suite("imhost chat, play and demo")
+struct ChatCommandTests {
+    static let houseURL = "im://chat?rootCateID=1&cateID=12&peer=u42&infoID=L1"
+    static let listing = #"{"id":"L1","title":"Sunny flat","price":4200,"area":56,"rooms":2}"#
+
+    func workspace() throws -> Workspace {
+        let workspace = try Workspace()
+        try workspace.installLines()
+        try workspace.writeConfig()
+        return workspace
+    }
+
+    @Test("a chat driven through a pipe sends, receives, taps and keeps its history across runs")
+    func chatThroughAPipe() throws {
+        let workspace = try workspace()
+        let first = try imhost(["chat", Self.houseURL], input: """
+            hello there
+            /recv house.listing \(Self.listing)
+            /tap 2
+            /quick 2
+            /send location {"name":"Wangjing","latitude":39.99,"longitude":116.47}
+            /tap 9
+            /fly
+            /send text {"text":
+            /send house.listing {"title":"x"}
+            /menu 4
+            /route
+            /quit
+            this line is never read
+            """, in: workspace)
+        #expect(first.status == 0)
+        #expect(first.stderr.isEmpty)
+        let out = first.stdout
+        #expect(out.contains("│ hello there │"))
+        #expect(out.contains("│ 🏠 Sunny flat │"))
+        #expect(out.contains("tap #2: opened listing L1: Sunny flat, ¥4200"))
+        #expect(out.contains("│ Is this still available? │"))
+        #expect(out.contains("│ [Location] Wangjing"))
+        #expect(out.contains("/tap: there is no message #9 on screen"))
+        #expect(out.contains("unknown command /fly; type /help"))
+        #expect(out.contains("/send: the JSON is not valid at column 9: unexpected end of file, expected a value"))
+        #expect(out.contains(#"/send: not sent: 'house.listing' payload does not decode: missing "id""#))
+        #expect(out.contains("menu: reported listing L1 as fake; the housing team will review it"))
+        #expect(out.contains("route: im://chat/house?rootCateID=1&cateID=12&peer=u42&infoID=L1\n  routed: routes[0]"))
+        #expect(!out.contains("never read"))
+
+        // The history belongs to the user: the legacy page, in another run, shows the same messages.
+        try workspace.writeConfig(Workspace.standardConfig.replacingOccurrences(of: #""killSwitch": { "lines": []"#, with: #""killSwitch": { "lines": ["house"]"#))
+        let second = try imhost(["chat", Self.houseURL], input: "", in: workspace)
+        #expect(second.status == 0)
+        #expect(second.stdout.contains("[legacy page]"))
+        #expect(second.stdout.contains("#2 u42 · ") && second.stdout.contains(" · house.listing"))
+        #expect(second.stdout.contains("#4 me · "))
+        #expect(second.stdout.contains("│ hello there │"))
+    }
+
+    @Test("a torn log from a crash is recovered on the next chat, with every earlier message")
+    func tornLogRecovered() throws {
+        let workspace = try workspace()
+        _ = try imhost(["chat", Self.houseURL], input: "one\ntwo\n", in: workspace)
+        let log = workspace.root + "/.imhost/users/me/u42.jsonl"
+        let handle = try #require(FileHandle(forWritingAtPath: log))
+        handle.seekToEndOfFile()
+        handle.write(Data(#"{"conversation":"u4"#.utf8))
+        try handle.close()
+        let result = try imhost(["chat", Self.houseURL], input: "three\n", in: workspace)
+        #expect(result.status == 0)
+        #expect(result.stderr == "imhost: recovered u42.jsonl: a torn last line of 19 bytes (a write cut short) was moved to u42.jsonl.torn; every earlier message is intact\n")
+        #expect(result.stdout.contains("│ one │") && result.stdout.contains("│ two │") && result.stdout.contains("#3 me"))
+    }
+
+    @Test("a hostile peer id is stored inside the data folder")
+    func hostilePeer() throws {
+        let workspace = try workspace()
+        let result = try imhost(["chat", "im://chat?rootCateID=1&peer=..%2F..%2Fescaped"], input: "hi\n", in: workspace)
+        #expect(result.status == 0)
+        #expect(!FileManager.default.fileExists(atPath: workspace.root + "/escaped.jsonl"))
+        #expect(FileManager.default.fileExists(atPath: workspace.root + "/.imhost/users/me/%2E%2E%2F%2E%2E%2Fescaped.jsonl"))
+        let long = try imhost(["chat", "im://chat?rootCateID=1&peer=" + String(repeating: "p", count: 100)], input: "hi\n", in: workspace)
+        #expect(long.status == 1)
+        #expect(long.stderr == "imhost chat: refused: conversation id is 100 bytes long; the limit is 80\n")
+    }
+
+    @Test("host.json edited under a running chat: a good change applies, a bad one is refused")
+    func liveReload() throws {
+        let workspace = try workspace()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BuildProducts.imhost)
+        process.arguments = ["chat", Self.houseURL]
+        process.currentDirectoryURL = URL(fileURLWithPath: workspace.root)
+        let input = Pipe(), output = Pipe(), errors = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        func type(_ line: String) { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }
+        type("/recv house.listing \(Self.listing)")
+        Thread.sleep(forTimeInterval: 0.3)
+        try workspace.writeConfig(Workspace.standardConfig.replacingOccurrences(of: #""killSwitch": { "lines": []"#, with: #""killSwitch": { "lines": ["house"]"#))
+        Thread.sleep(forTimeInterval: 1.5)
+        try workspace.writeConfig(#"{ "lines": { "house": { "enabled": maybe } } }"#)
+        Thread.sleep(forTimeInterval: 1.5)
+        type("/route")
+        type("/quit")
+        try input.fileHandleForWriting.close()
+        let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let err = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(out.contains("reloaded host.json: killed: routes[0]"))
+        #expect(out.contains("[legacy page]"))
+        #expect(err.contains("imhost: reload refused: host.json:1:36: JSON syntax: unexpected 'm', expected a value; keeping the last good configuration"))
+        #expect(out.hasSuffix("route: im://chat?rootCateID=1&cateID=12&peer=u42&infoID=L1\n  killed: routes[0] (rootCateID 1, cateID \"*\") names line 'house', but line 'house' is in killSwitch.lines: legacy page\n"))
+    }
+
+    @Test("SIGHUP and /reload re-read host.json")
+    func hangupAndReloadCommand() throws {
+        let workspace = try workspace()
+        let result = try imhost(["chat", Self.houseURL], input: "/reload\n", in: workspace)
+        #expect(result.stdout.contains("reloaded host.json: routed"))
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BuildProducts.imhost)
+        process.arguments = ["chat", Self.houseURL]
+        process.currentDirectoryURL = URL(fileURLWithPath: workspace.root)
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        input.fileHandleForWriting.write(Data("/route\n".utf8))
+        Thread.sleep(forTimeInterval: 0.5)
+        kill(process.processIdentifier, SIGHUP)
+        Thread.sleep(forTimeInterval: 1.2)
+        try input.fileHandleForWriting.close()
+        let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(out.contains("reloaded host.json: routed"))
+    }
+
+    @Test("scenarios pass with a transcript, and fail at the first wrong expectation naming the step")
+    func scenarios() throws {
+        let workspace = try workspace()
+        let good = workspace.root + "/good.json"
+        try """
+            [
+              { "open": "\(Self.houseURL)" },
+              { "receive": "house.listing", "payload": \(Self.listing) },
+              { "text": "见面聊" },
+              { "expect": { "page": "house", "contains": "🏠 Sunny flat", "stored": 2 } },
+              { "killSwitch": { "components": ["quickReplies"], "messages": ["house.listing"] } },
+              { "expect": { "components": ["topPost", "bottomBar", "dropdownMenu", "inputBar"], "contains": "Unsupported message type" } }
+            ]
+            """.write(toFile: good, atomically: true, encoding: .utf8)
+        let passed = try imhost(["play", good, "--fixed-clock"], in: workspace)
+        #expect(passed.status == 0)
+        #expect(passed.stdout.hasSuffix("6 steps passed.\n"))
+        #expect(passed.stdout.contains("── 5. kill switch: messages house.listing; components quickReplies"))
+
+        let bad = workspace.root + "/bad.json"
+        try """
+            [
+              { "open": "\(Self.houseURL)" },
+              { "send": "text", "payload": { "text": "hi" } },
+              { "expect": { "stored": 3 } }
+            ]
+            """.write(toFile: bad, atomically: true, encoding: .utf8)
+        let failed = try imhost(["play", bad], in: workspace)
+        #expect(failed.status == 1)
+        #expect(failed.stderr == "imhost play: \(bad) step 3 (line 4): expected 3 stored messages in the conversation with u42, found 1\n")
+
+        try #"[ { "opne": "x" } ]"#.write(toFile: bad, atomically: true, encoding: .utf8)
+        let typo = try imhost(["play", bad], in: workspace)
+        #expect(typo.status == 2)
+        #expect(typo.stderr == "imhost play: \(bad):1:5: step 1.opne: unknown key \"opne\"; did you mean \"open\"?\n")
+    }
+
+    @Test("the demo plays the whole idea and repeats exactly")
+    func demo() throws {
+        let workspace = try workspace()
+        let result = try imhost(["demo"], in: workspace)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.isEmpty)
+        try expectGolden(result.stdout, "demo.txt")
+        #expect(try imhost(["demo"], in: workspace).stdout == result.stdout)
+    }
+}
