@@ -3,38 +3,113 @@
 import Glibc
 #endif
 
-/// The running host: its configuration, the plugins as loaded, and the converter built from both.
+/// The running host: its configuration, the plugins as loaded, the converter and route table,
+/// and the signed-in user with their conversations and services.
 ///
 /// Plugins are loaded once per process; they are never unloaded.
 public final class ChatHost {
-    /// The signed-in user.
-    public let selfUser: String
-    /// Where conversations are kept.
-    public let store: any ConversationStore
-    /// Milliseconds since 1970 for new messages; tests fix it.
-    public var clock: () -> Int64 = { ChatHost.now() }
     /// The configuration in force.
     public private(set) var config: HostConfig
-    /// The plugins found, loaded, refused or failed.
+    /// The plugins found, loaded, refused or failed, and what they registered.
     public private(set) var catalog: PluginCatalog
     /// Routes jump URLs with the configuration in force.
     public private(set) var converter: Converter
+    /// The signed-in user.
+    public private(set) var selfUser: String
+    /// The signed-in user's conversations.
+    public private(set) var store: any ConversationStore
+    /// Milliseconds since 1970 for new messages; tests fix it.
+    public var clock: () -> Int64 = { ChatHost.now() }
 
-    /// Loads host.json and the plugins it names.
-    ///
-    /// - Throws: ``ConfigError`` when host.json is missing or invalid; nothing is loaded then.
-    public convenience init(configPath: String, store: any ConversationStore = MemoryConversationStore(),
-                            user: String = "me") throws(ConfigError) {
-        self.init(config: try HostConfig.load(from: configPath), store: store, user: user)
+    private(set) var session: UserSession
+    private let dataFolder: String?
+
+    /// The host's own services, which lines' services may depend on.
+    static var hostServices: [ServiceRegistration] {
+        [ServiceRegistration(id: MessageTransport.id) { MessageTransport() }]
     }
 
-    /// Loads the plugins a configuration names.
-    public init(config: HostConfig, store: any ConversationStore = MemoryConversationStore(), user: String = "me") {
+    /// `im://chat`: the URL callers send; the converter picks the page.
+    static let chatPattern = RoutePattern(scheme: "im", host: "chat", segments: [])
+
+    /// `im://chat/<line>`: a line's page, as the converter rewrites the URL.
+    static func chatPattern(forLine line: String) -> RoutePattern {
+        RoutePattern(scheme: "im", host: "chat", segments: [.literal(line)])
+    }
+
+    /// Loads host.json and the plugins it names, and signs in its user (or `user`).
+    ///
+    /// - Parameter durable: keep conversations in the configured data folder (else in memory).
+    /// - Throws: ``ConfigError`` when host.json is missing or invalid (nothing is loaded then),
+    ///   or ``FileConversationStore/Failure`` when the data folder cannot be used.
+    public convenience init(configPath: String, durable: Bool = false, user: String? = nil) throws {
+        let config = try HostConfig.load(from: configPath)
+        try self.init(config: config, dataFolder: durable ? config.dataFolder : nil, user: user)
+    }
+
+    /// Loads the plugins a configuration names and signs in its user (or `user`), keeping
+    /// conversations under `dataFolder` (in memory when `nil`).
+    public init(config: HostConfig, dataFolder: String?, user: String? = nil) throws {
         self.config = config
-        self.store = store
-        selfUser = user
         catalog = PluginLoader.load(config: config)
         converter = Converter(config: config, catalog: catalog)
+        self.dataFolder = dataFolder
+        let user = user ?? config.user
+        (store, session) = try Self.signIn(user, dataFolder: dataFolder, services: catalog.registered.services)
+        selfUser = user
+    }
+
+    /// Opens a user's store and builds their services, then takes them online.
+    private static func signIn(_ user: String, dataFolder: String?, services: [ServiceRegistration]) throws
+        -> (any ConversationStore, UserSession) {
+        var store: any ConversationStore = MemoryConversationStore()
+        var outbox = Outbox(memory: ())
+        if let dataFolder {
+            let files = try FileConversationStore(dataFolder: dataFolder, user: user)
+            outbox = try Outbox(path: files.folder + "/outbox.jsonl")
+            store = files
+        }
+        let transport = ServiceRegistration(id: MessageTransport.id) { [outbox] in MessageTransport(outbox: outbox) }
+        let session = UserSession(user: user, services: services.map { $0.id == MessageTransport.id ? transport : $0 })
+        session.setOnline(true)
+        return (store, session)
+    }
+
+    /// Signs the current user out (every service finalized, in reverse order) and then signs
+    /// `user` in: their own store and newly built services. No state crosses users.
+    public func switchUser(to user: String) throws {
+        session.finalize()
+        (store, session) = try Self.signIn(user, dataFolder: dataFolder, services: catalog.registered.services)
+        selfUser = user
+    }
+
+    /// Signs the user out: services go offline and are finalized in reverse order.
+    public func signOut() { session.finalize() }
+
+    /// The signed-in user's context, with their services.
+    public var user: UserContext { session.context }
+
+    /// Services that could not start, one line each.
+    public var serviceProblems: [String] { session.problems }
+
+    /// Whether the user is online.
+    public var isOnline: Bool { session.isOnline }
+
+    /// Takes the user online (services' `online()` in order; pending messages are delivered)
+    /// or offline (`offline()` in reverse).
+    /// - Returns: the messages delivered by going online, in order.
+    @discardableResult
+    public func setOnline(_ online: Bool) -> [(conversation: String, id: String)] {
+        session.setOnline(online)
+        guard online, let transport else { return [] }
+        return transport.lastDelivered.map { ($0.conversation, $0.id) }
+    }
+
+    var transport: MessageTransport? { session.context.service(MessageTransport.self) }
+
+    /// Messages sent while offline in an earlier run and delivered when this user signed in.
+    public var deliveredAtSignIn: [(conversation: String, id: String)] {
+        transport?.lastDelivered.map { ($0.conversation, $0.id) } ?? []
     }
 
     /// The lines the host could not use, each as one line for stderr: file, line, reason, fix.
@@ -46,7 +121,7 @@ public final class ChatHost {
             let line = entry.lineID.map { "line '\($0)': " } ?? ""
             lines.append("\(entry.status.rawValue) \(file)\(line)\(problem)")
         }
-        return lines
+        return lines + session.problems
     }
 
     /// Applies a new configuration to what opens from now on: routes, the kill switch, enabled
@@ -58,17 +133,76 @@ public final class ChatHost {
         converter = Converter(config: config, catalog: catalog)
     }
 
-    /// Opens the page a jump URL routes to, with the conversation with its `peer`.
+    // MARK: Opening URLs
+
+    /// What opening a URL did.
+    public enum Opened {
+        /// A chat page.
+        case page(ChatPage)
+        /// A line's route handler opened something; the text says what.
+        case opened(String)
+    }
+
+    /// Why a URL did not open.
+    public struct OpenError: Error, CustomStringConvertible, Equatable {
+        /// What kind of refusal, for tools and tests.
+        public enum Kind: String, Sendable { case malformed, notFound = "not-found", external, failed }
+        public var kind: Kind
+        public var description: String
+    }
+
+    /// Opens any URL through the route table: a chat jump, a line's page, or a line's route.
+    /// An external open (a push, the web) of an internal route is refused; a URL no route
+    /// matches goes to the host's not-found handler, which says why.
+    public func open(route url: String, external: Bool = false, window: Int = 50) throws(OpenError) -> Opened {
+        guard let match = catalog.routes.match(url) else {
+            throw OpenError(kind: .notFound, description: "not found: no route matches \(url); check the URL, or load the line that handles it")
+        }
+        if external && !match.route.allowExternal {
+            let owner = match.route.line.map { "line '\($0)'" } ?? "the host"
+            throw OpenError(kind: .external, description: "refused: \(match.route.pattern) (\(owner)) is internal and cannot be opened from outside the app")
+        }
+        switch match.route.target {
+        case .handler(let handler):
+            let request = RouteRequest(url: url, parameters: match.parameters, isExternal: external, user: session.context)
+            do {
+                return .opened(try handler(request))
+            } catch {
+                throw OpenError(kind: .failed, description: "refused: \(match.route.pattern) could not open \(url): \(error)")
+            }
+        case .converter:
+            do {
+                return .page(try page(for: converter.decide(url), window: window))
+            } catch {
+                throw OpenError(kind: .malformed, description: "refused: \(error)")
+            }
+        case .chatPage(let line):
+            let query = url.firstIndex(of: "?").map { String(url[url.index(after: $0)...]) } ?? ""
+            do {
+                let jump = try JumpURL.parse("im://chat?" + query)
+                return .page(try page(for: converter.decide(jump, line: line), window: window))
+            } catch {
+                throw OpenError(kind: .malformed, description: "refused: \(error)")
+            }
+        }
+    }
+
+    /// Opens the chat page a jump URL routes to: the converter decides, and its rewritten URL
+    /// opens through the route table like any other.
     ///
     /// - Throws: ``JumpURL/Malformed`` for a bad URL or one without a `peer`.
     public func open(_ url: String, window: Int = 50) throws(JumpURL.Malformed) -> ChatPage {
-        let decision = try converter.decide(url)
+        try page(for: try converter.decide(url), window: window)
+    }
+
+    private func page(for decision: Converter.Decision, window: Int) throws(JumpURL.Malformed) -> ChatPage {
         guard let peer = decision.jump.peer else {
-            throw JumpURL.Malformed(description: "\"\(url)\" has no peer; add peer=<user id> to open a chat")
+            throw JumpURL.Malformed(description: "\"\(decision.jump.legacyURL)\" has no peer; add peer=<user id> to open a chat")
         }
         var pageType: CarrierPage.Type = LegacyPage.self
         var legacy = true
-        if case .line(let id) = decision.target {
+        if case .line(let id) = decision.target,
+           case .chatPage(let line)? = catalog.routes.match(decision.url)?.route.target, line == id {
             pageType = catalog.loadedLine(id)?.page ?? CarrierPage.self
             legacy = false
         }

@@ -35,7 +35,8 @@ struct PluginLoadingTests {
         let anyType: Any.Type = pageType
         #expect(anyType is CarrierPage.Type)
         let context = ChatContext(selfUser: "me", peer: "u42", rootCateID: 1, cateID: 12,
-                                  parameters: [:], lineID: "house", sender: { _, _ in })
+                                  parameters: [:], lineID: "house", user: host.user,
+                                  sender: { _, _ in }, opener: { _ in .notFound("none") })
         let page: Any = pageType.init(context: context)
         let asBase = try #require(page as? CarrierPage)
         #expect(asBase.title == "二手房 Resale · u42")

@@ -56,6 +56,10 @@ enum ChatCommand {
         if let store = host.store as? FileConversationStore {
             for repair in store.repairs { output.err("imhost: \(repair)\n") }
         }
+        let delivered = host.deliveredAtSignIn
+        if !delivered.isEmpty {
+            output.err("imhost: delivered \(delivered.count) message\(delivered.count == 1 ? "" : "s") sent while offline: \(delivered.map { "\($0.conversation) \($0.id)" }.joined(separator: ", "))\n")
+        }
         session.show()
         if terminal { output.out("Type /help for commands.\n") }
         let reader = LineReader()

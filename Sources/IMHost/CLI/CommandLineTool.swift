@@ -21,7 +21,8 @@ public enum CommandLineTool {
     }
 
     static let commands: [Command] = [
-        ChatCommand.command, PlayCommand.demo, PlayCommand.command, PluginsCommand.command, RouteCommand.command,
+        ChatCommand.command, PlayCommand.demo, OpenCommand.command, PlayCommand.command, PluginsCommand.command,
+        RouteCommand.command,
     ]
 
     static let overview = """
@@ -90,17 +91,13 @@ public enum CommandLineTool {
             output.err("imhost: \(error)\n")
             return nil
         }
-        let user = arguments.options["--user"] ?? config.user
-        var store: any ConversationStore = MemoryConversationStore()
-        if durable {
-            do {
-                store = try FileConversationStore(dataFolder: config.dataFolder, user: user)
-            } catch {
-                output.err("imhost: \(error)\n")
-                return nil
-            }
+        let host: ChatHost
+        do {
+            host = try ChatHost(config: config, dataFolder: durable ? config.dataFolder : nil, user: arguments.options["--user"])
+        } catch {
+            output.err("imhost: \(error)\n")
+            return nil
         }
-        let host = ChatHost(config: config, store: store, user: user)
         if reportProblems {
             for problem in host.problems { output.err("imhost: \(problem)\n") }
         }

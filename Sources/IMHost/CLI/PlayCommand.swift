@@ -99,14 +99,13 @@ enum PlayCommand {
             scratch = dataFolder
         }
         defer { if let scratch { try? FileManager.default.removeItem(atPath: scratch) } }
-        let store: FileConversationStore
+        let host: ChatHost
         do {
-            store = try FileConversationStore(dataFolder: dataFolder, user: arguments.options["--user"] ?? config.user)
+            host = try ChatHost(config: config, dataFolder: dataFolder, user: arguments.options["--user"])
         } catch {
             output.err("imhost play: \(error)\n")
             return CommandLineTool.ExitCode.failure
         }
-        let host = ChatHost(config: config, store: store, user: arguments.options["--user"] ?? config.user)
         for problem in host.problems { output.err("imhost: \(problem)\n") }
         let colors = isatty(STDOUT_FILENO) == 1 && Environment.value("NO_COLOR") == nil
         let runner = ScenarioRunner(host: host, output: output, width: width, colors: colors, fixedClock: fixedClock) {

@@ -27,6 +27,8 @@ enum PluginsCommand {
         var fix: String?
         var page: String?
         var messageKeys: [String]
+        var services: [String]
+        var routes: [String]
     }
 
     struct Report: Encodable {
@@ -45,7 +47,8 @@ enum PluginsCommand {
             }
             return Row(file: entry.file, line: entry.lineID, displayName: entry.displayName, version: entry.pluginVersion,
                        status: status, code: problem?.code.rawValue, reason: problem?.reason, fix: problem?.fix,
-                       page: entry.page.map { String(describing: $0) }, messageKeys: entry.messageKeys)
+                       page: entry.page.map { String(describing: $0) }, messageKeys: entry.messageKeys,
+                       services: entry.services, routes: entry.routes)
         }
         return Report(folder: host.catalog.folder, folderProblem: host.catalog.folderProblem, plugins: rows)
     }
@@ -74,6 +77,8 @@ enum PluginsCommand {
                 if let page = row.page { text += ", page \(page)" }
                 if !row.messageKeys.isEmpty { text += ", messages: " + row.messageKeys.joined(separator: ", ") }
                 text += "\n"
+                if !row.services.isEmpty { text += "    services: " + row.services.joined(separator: ", ") + "\n" }
+                if !row.routes.isEmpty { text += "    routes: " + row.routes.joined(separator: ", ") + "\n" }
             }
             if let reason = row.reason, let fix = row.fix { text += "    \(reason); \(fix)\n" }
         }

@@ -14,6 +14,9 @@ final class ChatSession {
           /bar N           pick bottom-bar item N
           /more            show 20 older messages
           /route           why this page was chosen
+          /open URL        open a URL through the route table, e.g. /open house://listing/L1001
+          /offline         drop the connection: what you send waits as pending
+          /online          reconnect: pending messages are delivered, in order
           /reload          read host.json again (also on SIGHUP or when the file changes)
           /help            this text
           /quit            leave (end of input does too)
@@ -118,8 +121,30 @@ final class ChatSession {
             say("route: \(decision.url)\n  \(decision.reason.rawValue): \(decision.explanation)")
         case "/reload":
             reload()
+        case "/offline":
+            host.setOnline(false)
+            show()
+            say("offline: messages you send now wait as pending until /online")
+        case "/online":
+            let delivered = host.setOnline(true)
+            show()
+            say("online: delivered \(delivered.count) pending message\(delivered.count == 1 ? "" : "s")"
+                + (delivered.isEmpty ? "" : " (" + delivered.map { "\($0.conversation) \($0.id)" }.joined(separator: ", ") + ")"))
+        case "/open":
+            guard parts.count >= 2 else { return say("usage: /open URL") }
+            do {
+                switch try host.open(route: parts.dropFirst().joined(separator: " ")) {
+                case .opened(let what): say("opened \(what)")
+                case .page(let opened):
+                    page = opened
+                    show()
+                }
+            } catch {
+                say("/open: \(error)")
+            }
         default:
-            let names = ["/send", "/recv", "/tap", "/quick", "/menu", "/bar", "/more", "/route", "/reload", "/help", "/quit"]
+            let names = ["/send", "/recv", "/tap", "/quick", "/menu", "/bar", "/more", "/route", "/open", "/reload",
+                         "/offline", "/online", "/help", "/quit"]
             let hint = closestMatch(to: command, among: names).map { "; did you mean \($0)?" } ?? ""
             say("unknown command \(command)\(hint); type /help")
         }

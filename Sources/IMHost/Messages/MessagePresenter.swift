@@ -28,6 +28,8 @@ struct MessagePresenter {
         var shown: ShownMessage
         var view: MessageView?
         var degrade: Degrade?
+        /// Sent while offline and not delivered yet.
+        var pending = false
     }
 
     static let placeholderText = "Unsupported message type"

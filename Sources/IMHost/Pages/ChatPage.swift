@@ -36,10 +36,24 @@ public final class ChatPage {
         let parameters = Dictionary(jump.parameters.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
         let lineID: String? = if case .line(let id) = decision.target { id } else { nil }
         let context = ChatContext(selfUser: host.selfUser, peer: peer, rootCateID: jump.rootCateID, cateID: jump.cateID,
-                                  parameters: parameters, lineID: lineID) { key, payload in
-            guard let page = relay.page else { throw SendError("the chat page is closed") }
-            try page.send(key: key, payload: payload)
-        }
+                                  parameters: parameters, lineID: lineID, user: host.user,
+                                  sender: { key, payload in
+                                      guard let page = relay.page else { throw SendError("the chat page is closed") }
+                                      try page.send(key: key, payload: payload)
+                                  },
+                                  opener: { [weak host] url in
+                                      guard let host else { return .refused("the host is gone") }
+                                      do {
+                                          switch try host.open(route: url) {
+                                          case .opened(let what): return .opened(what)
+                                          case .page(let page): return .opened("chat page \(page.decision.url)")
+                                          }
+                                      } catch let error as ChatHost.OpenError {
+                                          return error.kind == .notFound ? .notFound(error.description) : .refused(error.description)
+                                      } catch {
+                                          return .refused("\(error)")
+                                      }
+                                  })
         carrier = pageType.init(context: context)
         components = carrier.makeComponents(killed: killedComponents)
         relay.page = self
@@ -77,7 +91,9 @@ public final class ChatPage {
         } catch {
             throw SendError("'\(key)' payload does not decode: \(MessagePresenter.describe(error))")
         }
-        return try store(key: key, payload: payload, from: host.selfUser, to: context.peer)
+        let message = try store(key: key, payload: payload, from: host.selfUser, to: context.peer)
+        try host.transport?.submit(message)
+        return message
     }
 
     /// Stores a message from the peer, as if it had arrived. It is kept whatever its key: a
@@ -105,8 +121,11 @@ public final class ChatPage {
         let presenter = MessagePresenter(registry: host.catalog.registry,
                                          killedKeys: Set(host.config.killSwitch.messages), legacy: isLegacy)
         let bodyWidth = PageRenderer.bodyWidth(forPage: width)
+        let transport = host.transport
         return try host.store.messages(of: conversation, endingBefore: nil, limit: window).map { entry in
-            (entry.position + 1, presenter.present(entry.message, outgoing: entry.message.from == host.selfUser, width: bodyWidth))
+            var presented = presenter.present(entry.message, outgoing: entry.message.from == host.selfUser, width: bodyWidth)
+            presented.pending = transport?.isPending(entry.message) ?? false
+            return (entry.position + 1, presented)
         }
     }
 

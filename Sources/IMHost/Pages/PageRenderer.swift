@@ -59,6 +59,7 @@ public struct PageRenderer {
         let inner = min(bodyWidth, body.map(TextWidth.columns).max() ?? 0)
         var meta = "#\(number) \(outgoing ? "me" : envelope.from) · \(Self.clockTime(envelope.timestamp))"
         if presented.view == nil { meta += " · \(envelope.key)" }
+        if presented.pending { meta += " · pending" }
         var bubble = ["╭" + String(repeating: "─", count: inner + 2) + "╮"]
         for line in body {
             let text = TextWidth.pad(line, to: inner)

@@ -1,8 +1,8 @@
-import IMKit
+@_spi(Host) import IMKit
 
 /// What the host knows about installed plugins after loading them: every file found, every
 /// configured line, and the builders the loaded lines registered.
-public struct PluginCatalog: Sendable {
+public struct PluginCatalog {
     /// Where one line stands.
     public enum Status: String, Sendable, Codable {
         /// Registered; its chats open on its page.
@@ -37,6 +37,10 @@ public struct PluginCatalog: Sendable {
         public var page: CarrierPage.Type?
         /// The message keys registered, if loaded.
         public var messageKeys: [String] = []
+        /// The service ids registered, if loaded.
+        public var services: [String] = []
+        /// The route patterns registered, if loaded.
+        public var routes: [String] = []
         /// The address of the plugin's descriptor, once read (plugins are never unloaded).
         var descriptorAddress: UInt?
     }
@@ -47,16 +51,36 @@ public struct PluginCatalog: Sendable {
     public var folderProblem: String?
     /// One entry per `.so` file, in file-name order, then one per missing line.
     public var entries: [Entry]
+    /// What the host and the loaded lines registered.
+    struct Registered {
+        var registry = MessageRegistry.builtIn
+        var services: [ServiceRegistration] = []
+        var routes = RouteTable()
+
+        /// Who holds a claim already, as errors name owners.
+        func owner(of claim: LineRegistrar.Claim) -> String? {
+            switch claim {
+            case .messageKey(let key): registry.owner(of: key)
+            case .service(let id): services.first { $0.id == id }?.owner
+            case .route(let shape): routes.owner(ofShape: shape)
+            }
+        }
+    }
+
+    var registered: Registered
+
     /// Built-in builders plus every loaded line's.
-    public var registry: MessageRegistry
+    public var registry: MessageRegistry { registered.registry }
+    /// Every route, the host's and the lines'.
+    public var routes: RouteTable { registered.routes }
 
     private var loadedByLine: [String: Int] = [:]
 
-    init(folder: String, folderProblem: String?, entries: [Entry], registry: MessageRegistry) {
+    init(folder: String, folderProblem: String?, entries: [Entry], registered: Registered) {
         self.folder = folder
         self.folderProblem = folderProblem
         self.entries = entries
-        self.registry = registry
+        self.registered = registered
         indexLoadedLines()
     }
 
@@ -80,7 +104,7 @@ public struct PluginCatalog: Sendable {
             var updated = entry
             updated.problem = nil
             do {
-                updated.status = try PluginLoader.register(descriptor, config: config, into: &registry, entry: &updated)
+                updated.status = try PluginLoader.register(descriptor, config: config, into: &registered, entry: &updated)
             } catch {
                 updated.status = .failed
                 updated.problem = error

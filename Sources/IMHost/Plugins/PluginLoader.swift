@@ -16,7 +16,9 @@ enum PluginLoader {
     static func load(config: HostConfig) -> PluginCatalog {
         let folder = config.pluginsFolder
         var entries: [PluginCatalog.Entry] = []
-        var registry = MessageRegistry.builtIn
+        var registered = PluginCatalog.Registered()
+        registered.services = ChatHost.hostServices
+        registered.routes.add(RouteTable.Route(pattern: ChatHost.chatPattern, allowExternal: true, line: nil, target: .converter))
         var folderProblem: String?
         var lineFiles: [String: String] = [:]
 
@@ -35,7 +37,7 @@ enum PluginLoader {
                                             fix: "remove one of the two files, or give one line another id")
                     }
                     lineFiles[descriptor.lineID] = path
-                    entry.status = try register(descriptor, config: config, into: &registry, entry: &entry)
+                    entry.status = try register(descriptor, config: config, into: &registered, entry: &entry)
                 } catch {
                     entry.problem = error
                     if error.code == .registrationFailed { entry.status = .failed }
@@ -55,7 +57,7 @@ enum PluginLoader {
                 problem: PluginRefusal(.missing, "no plugin in \(folder) provides line '\(id)'\(unknown)",
                                        fix: "install its .so there, or set \"enabled\": false")))
         }
-        return PluginCatalog(folder: folder, folderProblem: folderProblem, entries: entries, registry: registry)
+        return PluginCatalog(folder: folder, folderProblem: folderProblem, entries: entries, registered: registered)
     }
 
     /// What a plugin says about itself, read without running any of its code but the entry.
@@ -157,7 +159,7 @@ enum PluginLoader {
     }
 
     /// Registers an enabled line, all or nothing, and says where the line stands.
-    static func register(_ descriptor: Descriptor, config: HostConfig, into registry: inout MessageRegistry,
+    static func register(_ descriptor: Descriptor, config: HostConfig, into registered: inout PluginCatalog.Registered,
                          entry: inout PluginCatalog.Entry) throws(PluginRefusal) -> PluginCatalog.Status {
         let id = descriptor.lineID
         guard let settings = config.lines[id] else {
@@ -169,7 +171,7 @@ enum PluginLoader {
         guard let registerLine = descriptor.pointer.pointee.register_line else {
             throw PluginRefusal(.registrationFailed, "its descriptor has no register_line", fix: "set register_line in the descriptor")
         }
-        let current = registry
+        let current = registered
         let registrar = LineRegistrar(lineID: id, descriptor: UnsafeRawPointer(descriptor.pointer)) { current.owner(of: $0) }
         var buffer = [CChar](repeating: 0, count: errorCapacity)
         let result = withExtendedLifetime(registrar) {
@@ -184,10 +186,38 @@ enum PluginLoader {
             throw PluginRefusal(.registrationFailed, "registration failed: \(reason)",
                                 fix: "fix the line's register(with:); none of its registrations were kept")
         }
-        registry.add(registrar.builders, line: id)
+        let services = registrar.services.map { ServiceRegistration($0, line: id) }
+        if let problem = checkDependencies(of: services, line: id, hostServices: registered.services.filter { $0.line == nil }) {
+            throw PluginRefusal(.registrationFailed, "registration failed: \(problem)",
+                                fix: "fix the line's services; none of its registrations were kept")
+        }
+        registered.registry.add(registrar.builders, line: id)
+        registered.services += services
+        for route in registrar.routes {
+            registered.routes.add(RouteTable.Route(pattern: route.pattern, allowExternal: route.allowExternal, line: id, target: .handler(route.handler)))
+        }
+        registered.routes.add(RouteTable.Route(pattern: ChatHost.chatPattern(forLine: id), allowExternal: true, line: nil, target: .chatPage(id)))
         entry.page = registrar.page
         entry.messageKeys = registrar.builders.map(\.key).sorted()
+        entry.services = services.map(\.id)
+        entry.routes = registrar.routes.map { "\($0.pattern)" }
         return .loaded
+    }
+
+    /// A line's services may use the host's and their own line's; refuses a dependency on
+    /// anything else (naming it) and a cycle (naming it).
+    static func checkDependencies(of services: [ServiceRegistration], line: String,
+                                  hostServices: [ServiceRegistration]) -> String? {
+        let allowed = Set((hostServices + services).map(\.id))
+        for service in services {
+            for dependency in service.dependencies where !allowed.contains(dependency) {
+                return "service '\(service.id)' depends on '\(dependency)', which is not a service of the host or of line '\(line)'; register it, or remove it from dependencies"
+            }
+        }
+        if case .failure(let error) = ServiceRegistration.buildOrder(hostServices + services) {
+            return error.description
+        }
+        return nil
     }
 
     static func octal(_ mode: mode_t) -> String {

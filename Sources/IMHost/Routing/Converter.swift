@@ -114,6 +114,20 @@ public struct Converter: Sendable {
         }
     }
 
+    /// Decides a jump that names its line already (`im://chat/<line>?…`, opened directly, not
+    /// through the converter): the line's page if it is available, else the legacy page and why.
+    /// The kill switch applies here too.
+    public func decide(_ jump: JumpURL, line: String) -> Decision {
+        switch lines[line] ?? .unavailable(.lineMissing, "no plugin provides line '\(line)'") {
+        case .available:
+            return Decision(jump: jump, target: .line(line), reason: .routed, rule: nil, url: jump.url(forLine: line),
+                            explanation: "the URL names line '\(line)'")
+        case .unavailable(let reason, let why):
+            return Decision(jump: jump, target: .legacy, reason: reason, rule: nil, url: jump.legacyURL,
+                            explanation: "the URL names line '\(line)', but \(why): legacy page")
+        }
+    }
+
     static func describe(_ match: HostConfig.CateMatch) -> String {
         switch match {
         case .any: "\"*\""

@@ -10,6 +10,14 @@ enum HouseLine: BusinessLine {
     static func register(with registrar: LineRegistrar) throws {
         try registrar.registerPage(HousePage.self)
         try registrar.register(ListingBuilder())
+        try registrar.registerService(ListingService.self)
+        try registrar.registerRoute("house://listing/:id", allowExternal: true) { request in
+            guard let id = request.parameters["id"], let service = request.user.service(ListingService.self) else {
+                throw ListingNotFound(id: request.parameters["id"] ?? "?")
+            }
+            let listing = try service.open(id)
+            return "listing \(listing.id) detail: \(listing.title), ¥\(listing.price), \(listing.rooms) rooms"
+        }
     }
 }
 

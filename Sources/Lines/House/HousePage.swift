@@ -14,10 +14,17 @@ final class HousePage: CarrierPage {
 
     override func topPost() -> TopPost? {
         guard let listing = context.parameters["infoID"] else { return nil }
+        if let known = context.user.service(ListingService.self)?.listing(listing) {
+            return TopPost(title: "📌 \(known.title)", detail: "¥\(known.price) · \(Self.area(known.area)) m² · \(known.rooms) rooms")
+        }
         guard let title = context.parameters["title"] else {
             return TopPost(title: "📌 Listing \(listing)", detail: "tap a card for details")
         }
         return TopPost(title: "📌 \(title)", detail: "Listing \(listing) · tap a card for details")
+    }
+
+    static func area(_ area: Double) -> String {
+        area.rounded() == area ? String(Int(area)) : String(area)
     }
 
     override func quickReplies() -> [String] {
@@ -33,7 +40,12 @@ final class HousePage: CarrierPage {
 
     override func didTap(_ message: ShownMessage) -> TapResult {
         if let listing = message.model?.content as? Listing {
-            return .handled("opened listing \(listing.id): \(listing.title), ¥\(listing.price)")
+            context.user.service(ListingService.self)?.remember(listing)
+            switch context.open("house://listing/\(listing.id)") {
+            case .opened(let what): return .handled("opened \(what)")
+            case .notFound(let why), .refused(let why): return .handled("could not open listing \(listing.id): \(why)")
+            @unknown default: return .ignored
+            }
         }
         return super.didTap(message)
     }

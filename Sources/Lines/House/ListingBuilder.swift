@@ -24,7 +24,7 @@ struct ListingBuilder: MessageBuilder {
         guard listing.price >= 0, listing.area > 0, listing.rooms >= 0 else {
             throw InvalidListing(description: "listing \(listing.id) has a negative price or rooms, or no area")
         }
-        let area = listing.area.rounded() == listing.area ? String(Int(listing.area)) : String(listing.area)
+        let area = HousePage.area(listing.area)
         return MessageModel(
             content: listing,
             lines: layout.card(title: "🏠 \(listing.title)", fields: [

@@ -10,6 +10,10 @@ enum JobsLine: BusinessLine {
     static func register(with registrar: LineRegistrar) throws {
         try registrar.registerPage(JobsPage.self)
         try registrar.register(InterviewBuilder())
+        // The answer form is reached from inside a chat only, never from a push or the web.
+        try registrar.registerRoute("jobs://interview/:id/answer", allowExternal: false) { request in
+            "answer form for interview \(request.parameters["id"] ?? "?")"
+        }
     }
 }
 

@@ -18,23 +18,33 @@ public final class ChatContext {
     public let lineID: String?
     /// Events between this page's components. Never shared with another page.
     public let bus = SessionBus()
+    /// The signed-in user and their services (the host's and the lines').
+    public let user: UserContext
 
     private var components: [ObjectIdentifier: AnyObject] = [:]
     private let sender: (String, MessagePayload) throws -> Void
+    private let opener: (String) -> RouteResult
 
     /// Creates a context. The host does this when it opens a page.
     @_spi(Host)
     public init(selfUser: String, peer: String, rootCateID: Int, cateID: Int?,
-                parameters: [String: String], lineID: String?,
-                sender: @escaping (String, MessagePayload) throws -> Void) {
+                parameters: [String: String], lineID: String?, user: UserContext,
+                sender: @escaping (String, MessagePayload) throws -> Void,
+                opener: @escaping (String) -> RouteResult) {
         self.selfUser = selfUser
         self.peer = peer
         self.rootCateID = rootCateID
         self.cateID = cateID
         self.parameters = parameters
         self.lineID = lineID
+        self.user = user
         self.sender = sender
+        self.opener = opener
     }
+
+    /// Opens a URL through the host's route table, as the app itself (not an external open),
+    /// e.g. `house://listing/L1001`.
+    public func open(_ url: String) -> RouteResult { opener(url) }
 
     /// The page's component of type `type`, or `nil` when the page does not show it (masked
     /// out by the line or turned off by the kill switch).

@@ -13,18 +13,30 @@ public final class LineRegistrar {
     @_spi(Host) public private(set) var builders: [any MessageBuilder] = []
     /// The first registration refused; when set, the host fails the line.
     @_spi(Host) public private(set) var firstRefusal: RegistrationError?
+    /// The services registered, in order.
+    @_spi(Host) public private(set) var services: [any Service.Type] = []
+    /// The routes registered, in order.
+    @_spi(Host) public private(set) var routes: [(pattern: RoutePattern, allowExternal: Bool, handler: RouteHandler)] = []
     /// The descriptor this registrar registers for (its address identifies the plugin).
     @_spi(Host) public let descriptor: UnsafeRawPointer?
 
-    private let ownerOfKey: (String) -> String?
-
-    /// Creates a registrar for `lineID`. `ownerOfKey` names who already registered a key
-    /// (a line id, or `"the host"`), or returns `nil`.
+    /// What a registration claims, for the host to say who holds it already.
     @_spi(Host)
-    public init(lineID: String, descriptor: UnsafeRawPointer?, ownerOfKey: @escaping (String) -> String?) {
+    @frozen public enum Claim {
+        case messageKey(String)
+        case service(String)
+        case route(shape: String)
+    }
+
+    private let owner: (Claim) -> String?
+
+    /// Creates a registrar for `lineID`. `owner` names who already holds a claim
+    /// (`line 'house'`, or `the host`), or returns `nil`.
+    @_spi(Host)
+    public init(lineID: String, descriptor: UnsafeRawPointer?, owner: @escaping (Claim) -> String?) {
         self.lineID = lineID
         self.descriptor = descriptor
-        self.ownerOfKey = ownerOfKey
+        self.owner = owner
     }
 
     /// Registers the line's carrier page: a subclass of ``CarrierPage``. A line has at most one;
@@ -51,7 +63,7 @@ public final class LineRegistrar {
         if builders.contains(where: { $0.key == key }) {
             try refuse(.duplicateKey, "line '\(lineID)' registered message key '\(key)' twice. Register each key once.")
         }
-        if let owner = ownerOfKey(key) {
+        if let owner = owner(.messageKey(key)) {
             try refuse(.duplicateKey, "message key '\(key)' is already registered by \(owner); line '\(lineID)' cannot register it too. Use a key under '\(lineID).'.")
         }
         guard let owner = LineID.owner(ofMessageKey: key), owner == lineID[...] else {
@@ -60,6 +72,48 @@ public final class LineRegistrar {
             try refuse(.keyOutsideNamespace, "line '\(lineID)' registered message key '\(key)', \(belongs). Name it '\(lineID).<name>'.")
         }
         builders.append(builder)
+    }
+
+    /// Registers a service type, built for each signed-in user. Its ``Service/id`` must be
+    /// `<lineid>.<name>` for this line; its dependencies must be the host's services or this
+    /// line's (checked when registration ends).
+    ///
+    /// - Throws: ``RegistrationError`` `.invalidKey`, `.duplicateKey` or `.keyOutsideNamespace`.
+    public func registerService(_ service: any Service.Type) throws {
+        let id = service.id
+        guard LineID.isValidMessageKey(id), LineID.owner(ofMessageKey: id) == lineID[...] else {
+            try refuse(.keyOutsideNamespace, "line '\(lineID)' registered service id '\(id)'; a line's service ids are '\(lineID).<name>'. Rename it.")
+        }
+        if services.contains(where: { $0.id == id }) {
+            try refuse(.duplicateKey, "line '\(lineID)' registered service '\(id)' twice. Register each service once.")
+        }
+        if let owner = owner(.service(id)) {
+            try refuse(.duplicateKey, "service '\(id)' is already registered by \(owner); line '\(lineID)' cannot register it too.")
+        }
+        services.append(service)
+    }
+
+    /// Registers a URL route such as `house://listing/:id`, handled by `handler`.
+    /// `allowExternal` says whether URLs from outside the app (a push, the web) may open it.
+    ///
+    /// - Throws: ``RegistrationError`` `.invalid` for a malformed pattern or the host's `im`
+    ///   scheme, `.duplicateKey` when another line or this one claims the same pattern (naming both).
+    public func registerRoute(_ pattern: String, allowExternal: Bool, handler: @escaping RouteHandler) throws {
+        let parsed: RoutePattern
+        switch RoutePattern.parse(pattern) {
+        case .success(let value): parsed = value
+        case .failure(let error): try refuse(error.code, "line '\(lineID)': \(error.description)")
+        }
+        guard parsed.scheme != "im" else {
+            try refuse(.invalid, "line '\(lineID)' registered route '\(pattern)'; the im:// scheme is the host's. Use a scheme of your own, e.g. '\(lineID)://'.")
+        }
+        if let mine = routes.first(where: { $0.pattern.shape == parsed.shape }) {
+            try refuse(.duplicateKey, "line '\(lineID)' registered route '\(pattern)', which claims the same URLs as its '\(mine.pattern)'. Register it once.")
+        }
+        if let owner = owner(.route(shape: parsed.shape)) {
+            try refuse(.duplicateKey, "route '\(pattern)' is already registered by \(owner); line '\(lineID)' cannot register it too. Use a scheme or path of your own.")
+        }
+        routes.append((parsed, allowExternal, handler))
     }
 
     /// Records a failure the line reports itself, failing the whole line.
