@@ -13,7 +13,10 @@ let lines = [
 ]
 
 /// Swift plugins that misbehave on purpose, for the loader's tests.
-let fixtures = ["FixtureMinimal", "FixtureFailing", "FixtureForeignKey", "FixtureOutsideNamespace"].map {
+let fixtures = [
+    "FixtureMinimal", "FixtureFailing", "FixtureForeignKey", "FixtureOutsideNamespace", "FixtureRouteClash",
+    "FixtureServiceCycle",
+].map {
     line($0, path: "Tests/Fixtures/\($0)")
 }
 

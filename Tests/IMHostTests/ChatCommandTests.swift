@@ -37,7 +37,7 @@ struct ChatCommandTests {
         let out = first.stdout
         #expect(out.contains("│ hello there │"))
         #expect(out.contains("│ 🏠 Sunny flat │"))
-        #expect(out.contains("tap #2: opened listing L1: Sunny flat, ¥4200"))
+        #expect(out.contains("tap #2: opened listing L1 detail: Sunny flat, ¥4200, 2 rooms"))
         #expect(out.contains("│ Is this still available? │"))
         #expect(out.contains("│ [Location] Wangjing"))
         #expect(out.contains("/tap: there is no message #9 on screen"))

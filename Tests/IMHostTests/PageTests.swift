@@ -29,10 +29,16 @@ struct PageTests {
         let (_, host) = try pageHost()
         let house = try host.open(houseURL)
         #expect(house.carrier.title == "二手房 Resale · u42")
-        #expect(house.component(TopPostComponent.self)?.post == TopPost(title: "📌 阳光两居室", detail: "Listing L1001 · tap a card for details"))
+        #expect(house.component(TopPostComponent.self)?.post == TopPost(title: "📌 阳光两居室 Sunny 2-room flat", detail: "¥4200 · 56 m² · 2 rooms"),
+                "the house.listings service knows L1001")
+        let unknown = try host.open("im://chat?rootCateID=1&peer=u1&infoID=L77&title=Loft")
+        #expect(unknown.component(TopPostComponent.self)?.post == TopPost(title: "📌 Loft", detail: "Listing L77 · tap a card for details"),
+                "unknown to the service: the URL's title")
         #expect(house.context.parameters["infoID"] == "L1001")
         #expect(try host.open("im://chat?rootCateID=1&cateID=13&peer=u1").carrier.title == "新房 New homes · u1")
-        #expect(try host.open("im://chat?rootCateID=1&peer=u1").component(TopPostComponent.self)?.render(width: 40) == [])
+        let noItem = try host.open("im://chat?rootCateID=1&peer=u1")
+        #expect(noItem.component(TopPostComponent.self)?.render(width: 40) == [])
+        #expect(noItem.component(TopPostComponent.self)?.post == nil)
     }
 
     @Test("the session bus never crosses pages, calls subscribers in order, and drops released ones")
@@ -145,7 +151,7 @@ struct PageTests {
         let (_, host) = try pageHost()
         let house = try host.open(houseURL)
         try house.receive(key: "house.listing", payload: MessagePayload(json: listingJSON))
-        #expect(try house.tap(1) == .handled("opened listing L1001: 阳光两居室 Sunny 2-room flat, ¥4200"))
+        #expect(try house.tap(1) == .handled("opened listing L1001 detail: 阳光两居室 Sunny 2-room flat, ¥4200, 2 rooms"))
 
         let jobs = try host.open(jobsURL)
         try jobs.receive(key: "jobs.interview", payload: MessagePayload(json: interviewJSON))

@@ -8,9 +8,9 @@ enum DemoScenario {
       { "receive": "house.listing", "payload": { "id": "L1001", "title": "阳光两居室 Sunny 2-room flat", "price": 4200, "area": 56, "rooms": 2 } },
       { "quick": 4 },
       { "show": true },
-      { "expect": { "page": "house", "components": ["topPost", "quickReplies", "bottomBar", "dropdownMenu", "inputBar"], "contains": ["🏠 阳光两居室"] } },
+      { "expect": { "page": "house", "components": ["topPost", "quickReplies", "bottomBar", "dropdownMenu", "inputBar"], "contains": ["🏠 阳光两居室", "📌 阳光两居室 Sunny 2-room flat"] } },
       { "tap": 1 },
-      { "expect": { "tap": "opened listing L1001: 阳光两居室 Sunny 2-room flat, ¥4200" } },
+      { "expect": { "tap": "opened listing L1001 detail: 阳光两居室 Sunny 2-room flat, ¥4200, 2 rooms" } },
 
       { "say": "A jobs chat: the jobs line masks out the dropdown menu and quick replies, and adds a Résumé item. Tapping the invitation accepts it." },
       { "open": "im://chat?rootCateID=9&cateID=13&peer=hr_li" },
