@@ -10,6 +10,7 @@ func line(_ name: String, path: String) -> (Product, Target) {
 let lines = [
     line("House", path: "Sources/Lines/House"),
     line("Jobs", path: "Sources/Lines/Jobs"),
+    line("BenchLine", path: "Benchmarks/BenchLine"),
 ]
 
 /// Swift plugins that misbehave on purpose, for the loader's tests.

@@ -49,9 +49,14 @@ public final class ChatHost {
 
     /// Loads the plugins a configuration names and signs in its user (or `user`), keeping
     /// conversations under `dataFolder` (in memory when `nil`).
-    public init(config: HostConfig, dataFolder: String?, user: String? = nil) throws {
+    ///
+    /// - Parameter pluginCache: a plugin cache file to start from (see ``PluginCache``): plugins
+    ///   it knows load when first needed. `nil` loads every plugin now.
+    ///   With `trustCache` false, every plugin loads now and the cache is rewritten.
+    public init(config: HostConfig, dataFolder: String?, user: String? = nil, pluginCache: String? = nil,
+                trustCache: Bool = true) throws {
         self.config = config
-        catalog = PluginLoader.load(config: config)
+        catalog = PluginLoader.load(config: config, cache: pluginCache, trustCache: trustCache)
         converter = Converter(config: config, catalog: catalog)
         self.dataFolder = dataFolder
         let user = user ?? config.user
@@ -103,6 +108,28 @@ public final class ChatHost {
         session.setOnline(online)
         guard online, let transport else { return [] }
         return transport.lastDelivered.map { ($0.conversation, $0.id) }
+    }
+
+    /// Loads a line known from the plugin cache, the first time something needs it, and starts
+    /// its services for the signed-in user. Returns whether the line is loaded.
+    @discardableResult
+    func activate(_ line: String) -> Bool {
+        guard let entry = catalog.loadedLine(line) else { return false }
+        guard entry.isLazy else { return true }
+        let loaded = catalog.activate(line, config: config)
+        if loaded {
+            session.start(catalog.registered.services.filter { $0.line == line })
+        } else {
+            converter = Converter(config: config, catalog: catalog)
+        }
+        return loaded
+    }
+
+    /// The builder for a message key, loading its line first when it is known from the cache.
+    func messageEntry(for key: String) -> MessageRegistry.Entry? {
+        if let entry = catalog.registry.entry(for: key) { return entry }
+        guard let line = catalog.registry.lazyLine(for: key), activate(line) else { return nil }
+        return catalog.registry.entry(for: key)
     }
 
     var transport: MessageTransport? { session.context.service(MessageTransport.self) }
@@ -163,6 +190,11 @@ public final class ChatHost {
             throw OpenError(kind: .external, description: "refused: \(match.route.pattern) (\(owner)) is internal and cannot be opened from outside the app")
         }
         switch match.route.target {
+        case .lazy(let line):
+            guard activate(line) else {
+                throw OpenError(kind: .failed, description: "refused: \(match.route.pattern) belongs to line '\(line)', which failed to load: \(catalog.entry(forLine: line)?.problem?.description ?? "")")
+            }
+            return try open(route: url, external: external, window: window)
         case .handler(let handler):
             let request = RouteRequest(url: url, parameters: match.parameters, isExternal: external, user: session.context)
             do {
@@ -196,6 +228,11 @@ public final class ChatHost {
     }
 
     private func page(for decision: Converter.Decision, window: Int) throws(JumpURL.Malformed) -> ChatPage {
+        var decision = decision
+        if case .line(let id) = decision.target, !activate(id) {
+            // The line was known from the cache but failed to load now: decide again without it.
+            decision = converter.decide(decision.jump)
+        }
         guard let peer = decision.jump.peer else {
             throw JumpURL.Malformed(description: "\"\(decision.jump.legacyURL)\" has no peer; add peer=<user id> to open a chat")
         }

@@ -81,8 +81,10 @@ public enum CommandLineTool {
 
     /// Loads the host for a command, or reports the configuration error (exit 2). A durable
     /// host keeps conversations in the data folder, for the user `--user` or host.json names.
+    /// The plugin cache is used (and kept up to date) unless `loadAll`, which loads every
+    /// plugin and rewrites the cache.
     static func loadHost(_ arguments: Arguments, output: Output, reportProblems: Bool = true,
-                         durable: Bool = false) -> ChatHost? {
+                         durable: Bool = false, loadAll: Bool = false) -> ChatHost? {
         let path = configPath(arguments)
         let config: HostConfig
         do {
@@ -93,7 +95,8 @@ public enum CommandLineTool {
         }
         let host: ChatHost
         do {
-            host = try ChatHost(config: config, dataFolder: durable ? config.dataFolder : nil, user: arguments.options["--user"])
+            host = try ChatHost(config: config, dataFolder: durable ? config.dataFolder : nil, user: arguments.options["--user"],
+                                pluginCache: config.pluginCachePath, trustCache: !loadAll)
         } catch {
             output.err("imhost: \(error)\n")
             return nil

@@ -101,7 +101,8 @@ enum PlayCommand {
         defer { if let scratch { try? FileManager.default.removeItem(atPath: scratch) } }
         let host: ChatHost
         do {
-            host = try ChatHost(config: config, dataFolder: dataFolder, user: arguments.options["--user"])
+            host = try ChatHost(config: config, dataFolder: dataFolder, user: arguments.options["--user"],
+                                pluginCache: config.pluginCachePath)
         } catch {
             output.err("imhost play: \(error)\n")
             return CommandLineTool.ExitCode.failure

@@ -47,7 +47,7 @@ enum PluginsCommand {
             }
             return Row(file: entry.file, line: entry.lineID, displayName: entry.displayName, version: entry.pluginVersion,
                        status: status, code: problem?.code.rawValue, reason: problem?.reason, fix: problem?.fix,
-                       page: entry.page.map { String(describing: $0) }, messageKeys: entry.messageKeys,
+                       page: entry.pageTypeName, messageKeys: entry.messageKeys,
                        services: entry.services, routes: entry.routes)
         }
         return Report(folder: host.catalog.folder, folderProblem: host.catalog.folderProblem, plugins: rows)
@@ -58,7 +58,7 @@ enum PluginsCommand {
             output.err("imhost plugins: takes no arguments, got '\(arguments.positionals[0])'; see imhost plugins --help\n")
             return CommandLineTool.ExitCode.usage
         }
-        guard let host = CommandLineTool.loadHost(arguments, output: output, reportProblems: false) else {
+        guard let host = CommandLineTool.loadHost(arguments, output: output, reportProblems: false, loadAll: true) else {
             return CommandLineTool.ExitCode.usage
         }
         let report = report(host)

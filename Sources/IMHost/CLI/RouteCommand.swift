@@ -44,7 +44,7 @@ enum RouteCommand {
         var page = "legacy page"
         if case .line(let id) = decision.target {
             line = id
-            page = host.catalog.loadedLine(id)?.page.map { String(describing: $0) } ?? "CarrierPage"
+            page = host.catalog.loadedLine(id)?.pageTypeName ?? "CarrierPage"
         }
         let result = Result(url: decision.url, target: line == nil ? "legacy" : "line", line: line, page: page,
                             reason: decision.reason, rule: decision.rule?.index, explanation: decision.explanation)

@@ -45,6 +45,9 @@ public struct HostConfig: Sendable, Equatable {
     public var dataFolder: String
     /// The user signed in, unless `--user` names another (default `me`).
     public var user: String
+
+    /// Where the host keeps what each plugin registered, to start without loading them all.
+    public var pluginCachePath: String { dataFolder + "/plugin-cache.json" }
     /// Configured lines by id, with their order in the file.
     public var lines: [String: Line]
     /// Line ids in the order host.json lists them.

@@ -34,7 +34,8 @@ struct MessagePresenter {
 
     static let placeholderText = "Unsupported message type"
 
-    var registry: MessageRegistry
+    /// The builder registered for a key (loading its line first, if need be).
+    var lookup: (String) -> MessageRegistry.Entry?
     var killedKeys: Set<String>
     var legacy: Bool
 
@@ -43,7 +44,9 @@ struct MessagePresenter {
             Presented(shown: ShownMessage(envelope: message, model: nil, isOutgoing: outgoing), view: nil, degrade: why)
         }
         if killedKeys.contains(message.key) { return degraded(.killed) }
-        guard let entry = registry.entry(for: message.key) else { return degraded(.unknownKey) }
+        // The legacy page shows built-ins only: a line's key degrades before its line is touched.
+        if legacy && LineID.owner(ofMessageKey: message.key) != nil { return degraded(.legacyPage) }
+        guard let entry = lookup(message.key) else { return degraded(.unknownKey) }
         if legacy && entry.line != nil { return degraded(.legacyPage) }
         do {
             let (model, view) = try render(entry.builder, message.payload, width: width)

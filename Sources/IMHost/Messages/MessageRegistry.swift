@@ -11,6 +11,9 @@ public struct MessageRegistry: Sendable {
     }
 
     private var entries: [String: Entry] = [:]
+    /// Keys a line registered last time it loaded, from the plugin cache: key → line. The line
+    /// is loaded, and its real builders replace these, when one of its messages first shows.
+    private var lazy: [String: String] = [:]
 
     /// A registry with the host's built-in builders (text, image, voice, location).
     public static var builtIn: MessageRegistry {
@@ -24,18 +27,35 @@ public struct MessageRegistry: Sendable {
     /// The builder registered under `key`.
     public func entry(for key: String) -> Entry? { entries[key] }
 
+    /// The line to load before `key` can be shown, when its builder is known from the cache only.
+    func lazyLine(for key: String) -> String? { lazy[key] }
+
     /// Who owns `key`, said the way an error names it: `line 'house'` or `the host`.
     public func owner(of key: String) -> String? {
-        entries[key].map { $0.line.map { "line '\($0)'" } ?? "the host" }
+        if let line = lazy[key] { return "line '\(line)'" }
+        return entries[key].map { $0.line.map { "line '\($0)'" } ?? "the host" }
     }
+
+    /// The line that owns `key`, or `nil` for the host's keys and unknown keys.
+    func line(owning key: String) -> String? { lazy[key] ?? entries[key]?.line }
 
     /// Every key a line registered, sorted.
     public func keys(of line: String) -> [String] {
-        entries.filter { $0.value.line == line }.keys.sorted()
+        (Array(entries.filter { $0.value.line == line }.keys) + lazy.filter { $0.value == line }.keys).sorted()
     }
 
     /// Every registered key, sorted.
-    public var allKeys: [String] { entries.keys.sorted() }
+    public var allKeys: [String] { (Array(entries.keys) + lazy.keys).sorted() }
+
+    /// Records keys a line owns without loading it.
+    mutating func addLazy(_ keys: [String], line: String) {
+        for key in keys { lazy[key] = line }
+    }
+
+    /// Forgets a line's cached keys, before it registers for real or after it failed.
+    mutating func removeLazy(line: String) {
+        lazy = lazy.filter { $0.value != line }
+    }
 
     /// Adds a line's builders; the registrar has already refused keys that are taken.
     mutating func add(_ builders: [any MessageBuilder], line: String) {

@@ -77,7 +77,7 @@ public final class ChatPage {
     /// - Throws: ``SendError`` saying what was refused and why.
     @discardableResult
     public func send(key: String, payload: MessagePayload) throws -> MessageEnvelope {
-        guard let entry = host.catalog.registry.entry(for: key) else {
+        guard let entry = host.messageEntry(for: key) else {
             throw SendError("no builder is registered for message key '\(key)'; check the key, or load the line that owns it")
         }
         if host.config.killSwitch.messages.contains(key) {
@@ -118,7 +118,7 @@ public final class ChatPage {
     /// The messages the page shows now, oldest first, each with its number (its position in the
     /// conversation, from 1), as presented at `width`.
     func presented(width: Int) throws -> [(number: Int, message: MessagePresenter.Presented)] {
-        let presenter = MessagePresenter(registry: host.catalog.registry,
+        let presenter = MessagePresenter(lookup: { [host] in host.messageEntry(for: $0) },
                                          killedKeys: Set(host.config.killSwitch.messages), legacy: isLegacy)
         let bodyWidth = PageRenderer.bodyWidth(forPage: width)
         let transport = host.transport

@@ -1,4 +1,7 @@
 @_spi(Host) import IMKit
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What the host knows about installed plugins after loading them: every file found, every
 /// configured line, and the builders the loaded lines registered.
@@ -41,8 +44,17 @@ public struct PluginCatalog {
         public var services: [String] = []
         /// The route patterns registered, if loaded.
         public var routes: [String] = []
+        /// The routes registered, with whether each may be opened from outside.
+        var routeClaims: [(pattern: String, allowExternal: Bool)] = []
         /// The address of the plugin's descriptor, once read (plugins are never unloaded).
         var descriptorAddress: UInt?
+        /// The page's type name, known from the cache before the line is loaded.
+        var pageName: String?
+        /// Registered according to the plugin cache, not loaded yet: it loads on first use.
+        var isLazy = false
+
+        /// The name of the line's page, loaded or cached.
+        public var pageTypeName: String? { page.map { String(describing: $0) } ?? pageName }
     }
 
     /// The plugin folder scanned.
@@ -89,6 +101,40 @@ public struct PluginCatalog {
         for (index, entry) in entries.enumerated() where entry.status == .loaded {
             if let id = entry.lineID { loadedByLine[id] = index }
         }
+    }
+
+    /// Loads and registers a line known from the cache, the first time it is needed. Returns
+    /// whether the line is loaded; when its registration now fails, it becomes `failed` and
+    /// its cached claims are dropped.
+    mutating func activate(_ line: String, config: HostConfig) -> Bool {
+        guard let index = loadedByLine[line] else { return false }
+        guard entries[index].isLazy, let path = entries[index].file else { return true }
+        var entry = entries[index]
+        entry.isLazy = false
+        do throws(PluginRefusal) {
+            let folderInfo: stat
+            let folderReal: String
+            do {
+                folderInfo = try FileSystem.status(folder, followLinks: true)
+                folderReal = try FileSystem.realPath(folder)
+            } catch {
+                throw PluginRefusal(.unreadable, "cannot use plugin folder \(folder): \(error)", fix: "restore the folder")
+            }
+            let pointer = try PluginLoader.open(path, folder: folder, folderReal: folderReal, folderMode: folderInfo.st_mode)
+            let descriptor = try PluginLoader.read(pointer, into: &entry)
+            entry.status = try PluginLoader.register(descriptor, config: config, into: &registered, entry: &entry)
+        } catch {
+            entry.status = error.code == .registrationFailed ? .failed : .refused
+            entry.problem = error
+            entry.messageKeys = []
+            entry.services = []
+            entry.routes = []
+            registered.registry.removeLazy(line: line)
+            registered.routes.removeLazy(line: line)
+        }
+        entries[index] = entry
+        indexLoadedLines()
+        return entry.status == .loaded
     }
 
     /// Registers lines that a new configuration enables but that were not registered at start

@@ -13,21 +13,36 @@ enum PluginLoader {
     /// The bytes given to a plugin to explain a failed registration.
     static let errorCapacity = 1024
 
-    static func load(config: HostConfig) -> PluginCatalog {
+    /// Loads the plugins a configuration names. With a cache path, files whose identity matches
+    /// the cache are not opened: their lines register lazily, when first needed; every other
+    /// file is loaded for real, and the cache is rewritten when anything changed.
+    /// With `trustCache` false the cache is not read, only rewritten: every plugin loads now.
+    static func load(config: HostConfig, cache cachePath: String? = nil, trustCache: Bool = true) -> PluginCatalog {
         let folder = config.pluginsFolder
+        let cache = trustCache ? cachePath.flatMap(PluginCache.read) : nil
         var entries: [PluginCatalog.Entry] = []
         var registered = PluginCatalog.Registered()
         registered.services = ChatHost.hostServices
         registered.routes.add(RouteTable.Route(pattern: ChatHost.chatPattern, allowExternal: true, line: nil, target: .converter))
         var folderProblem: String?
         var lineFiles: [String: String] = [:]
+        var files: [String: PluginCache.File] = [:]
 
         do {
             let names = try FileSystem.entries(of: folder).filter { $0.hasSuffix(".so") }
             let folderInfo = try FileSystem.status(folder, followLinks: true)
             let folderReal = try FileSystem.realPath(folder)
+            let folderSafe = folderInfo.st_mode & (S_IWGRP | S_IWOTH) == 0
             for name in names {
                 let path = folder + "/" + name
+                let signature = (try? FileSystem.status(path, followLinks: false)).map(PluginCache.Signature.init)
+                if folderSafe, let signature, let cached = cache?.files[name], cached.signature == signature,
+                   let entry = restore(cached, path: path, config: config, lineFiles: lineFiles, into: &registered) {
+                    if let id = entry.lineID, entry.status != .refused { lineFiles[id] = path }
+                    entries.append(entry)
+                    files[name] = cached
+                    continue
+                }
                 var entry = PluginCatalog.Entry(file: path, status: .refused)
                 do throws(PluginRefusal) {
                     let pointer = try open(path, folder: folder, folderReal: folderReal, folderMode: folderInfo.st_mode)
@@ -43,6 +58,7 @@ enum PluginLoader {
                     if error.code == .registrationFailed { entry.status = .failed }
                 }
                 entries.append(entry)
+                if let signature, folderSafe { files[name] = PluginCache.File(entry, signature: signature) }
             }
         } catch {
             folderProblem = "cannot use plugin folder \(folder): \(error.call): \(error); create it or fix \"plugins\" in \(config.file)"
@@ -57,7 +73,51 @@ enum PluginLoader {
                 problem: PluginRefusal(.missing, "no plugin in \(folder) provides line '\(id)'\(unknown)",
                                        fix: "install its .so there, or set \"enabled\": false")))
         }
+        if let cachePath {
+            let updated = PluginCache(format: PluginCache.format, host: PluginCache.hostIdentity, files: files)
+            if updated != cache { updated.write(cachePath) }
+        }
         return PluginCatalog(folder: folder, folderProblem: folderProblem, entries: entries, registered: registered)
+    }
+
+    /// An entry from the cache, with its registrations recorded as lazy; `nil` when the cache
+    /// cannot answer (the line is enabled now but did not register when it was cached).
+    static func restore(_ cached: PluginCache.File, path: String, config: HostConfig, lineFiles: [String: String],
+                        into registered: inout PluginCatalog.Registered) -> PluginCatalog.Entry? {
+        var entry = PluginCatalog.Entry(file: path, lineID: cached.lineID, displayName: cached.displayName,
+                                        pluginVersion: cached.pluginVersion, status: cached.status, problem: cached.problem)
+        guard cached.status != .refused else { return entry }
+        guard let id = cached.lineID, lineFiles[id] == nil else { return nil }
+        guard let settings = config.lines[id] else {
+            entry.status = .notConfigured
+            entry.problem = notConfigured(id, config: config)
+            return entry
+        }
+        guard settings.enabled else {
+            entry.status = .disabled
+            entry.problem = nil
+            return entry
+        }
+        if cached.status == .failed { return entry }
+        guard cached.status == .loaded, let registration = cached.registration else { return nil }
+        entry.pageName = registration.page
+        entry.messageKeys = registration.keys
+        entry.services = registration.services
+        entry.routes = registration.routes.map(\.pattern)
+        entry.routeClaims = registration.routes.map { ($0.pattern, $0.allowExternal) }
+        entry.isLazy = true
+        registered.registry.addLazy(registration.keys, line: id)
+        for route in registration.routes {
+            guard case .success(let pattern) = RoutePattern.parse(route.pattern) else { return nil }
+            registered.routes.add(RouteTable.Route(pattern: pattern, allowExternal: route.allowExternal, line: id, target: .lazy(id)))
+        }
+        registered.routes.add(RouteTable.Route(pattern: ChatHost.chatPattern(forLine: id), allowExternal: true, line: nil, target: .chatPage(id)))
+        return entry
+    }
+
+    static func notConfigured(_ id: String, config: HostConfig) -> PluginRefusal {
+        PluginRefusal(.notConfigured, "line '\(id)' is found but not in \(FileSystem.baseName(config.file))",
+                      fix: "add \"\(id)\": { \"enabled\": true } to \"lines\" to enable it")
     }
 
     /// What a plugin says about itself, read without running any of its code but the entry.
@@ -163,14 +223,15 @@ enum PluginLoader {
                          entry: inout PluginCatalog.Entry) throws(PluginRefusal) -> PluginCatalog.Status {
         let id = descriptor.lineID
         guard let settings = config.lines[id] else {
-            entry.problem = PluginRefusal(.notConfigured, "line '\(id)' is found but not in \(FileSystem.baseName(config.file))",
-                                          fix: "add \"\(id)\": { \"enabled\": true } to \"lines\" to enable it")
+            entry.problem = notConfigured(id, config: config)
             return .notConfigured
         }
         guard settings.enabled else { return .disabled }
         guard let registerLine = descriptor.pointer.pointee.register_line else {
             throw PluginRefusal(.registrationFailed, "its descriptor has no register_line", fix: "set register_line in the descriptor")
         }
+        registered.registry.removeLazy(line: id)
+        registered.routes.removeLazy(line: id)
         let current = registered
         let registrar = LineRegistrar(lineID: id, descriptor: UnsafeRawPointer(descriptor.pointer)) { current.owner(of: $0) }
         var buffer = [CChar](repeating: 0, count: errorCapacity)
@@ -201,6 +262,7 @@ enum PluginLoader {
         entry.messageKeys = registrar.builders.map(\.key).sorted()
         entry.services = services.map(\.id)
         entry.routes = registrar.routes.map { "\($0.pattern)" }
+        entry.routeClaims = registrar.routes.map { ("\($0.pattern)", $0.allowExternal) }
         return .loaded
     }
 

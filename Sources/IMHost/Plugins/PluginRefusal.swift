@@ -1,5 +1,5 @@
 /// Why the host refused a plugin file or failed its line, with what to do about it.
-public struct PluginRefusal: Error, Sendable, Equatable, CustomStringConvertible {
+public struct PluginRefusal: Error, Sendable, Equatable, Codable, CustomStringConvertible {
     /// A stable code for tests and tools.
     public enum Code: String, Sendable, Codable {
         case notRegularFile = "not-regular-file"

@@ -12,6 +12,8 @@ public struct RouteTable {
         case converter
         /// `im://chat/<line>?…`: that line's page.
         case chatPage(String)
+        /// A line's route known from the plugin cache: load the line, then match again.
+        case lazy(String)
     }
 
     struct Route {
@@ -45,14 +47,29 @@ public struct RouteTable {
         "\(scheme)://\(host)/\(count)"
     }
 
+    /// Adds a route, replacing one of the same shape (a cached route its line now registers).
     mutating func add(_ route: Route) {
         shapes[route.pattern.shape] = route
         let key = Self.bucket(route.pattern.scheme, route.pattern.host, route.pattern.segments.count)
+        buckets[key, default: []].removeAll { $0.pattern.shape == route.pattern.shape }
         buckets[key, default: []].append(route)
         // Literal segments beat parameters: sort the more literal patterns first.
         buckets[key]?.sort { lhs, rhs in
             lhs.pattern.segments.count { if case .literal = $0 { true } else { false } }
                 > rhs.pattern.segments.count { if case .literal = $0 { true } else { false } }
+        }
+    }
+
+    /// Forgets a line's cached routes, before it registers for real or after it failed.
+    mutating func removeLazy(line: String) {
+        for (shape, route) in shapes where route.line == line {
+            if case .lazy = route.target { shapes[shape] = nil }
+        }
+        for key in buckets.keys {
+            buckets[key]?.removeAll { route in
+                if case .lazy = route.target { return route.line == line }
+                return false
+            }
         }
     }
 

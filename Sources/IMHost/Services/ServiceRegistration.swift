@@ -27,10 +27,11 @@ struct ServiceRegistration {
 
     /// Orders services so each comes after its dependencies, keeping registration order among
     /// independent ones; or says which dependency is missing, or which services form a cycle.
-    static func buildOrder(_ services: [ServiceRegistration]) -> Result<[ServiceRegistration], ServiceError> {
+    /// Services in `running` count as present and are not ordered again.
+    static func buildOrder(_ services: [ServiceRegistration], running: Set<String> = []) -> Result<[ServiceRegistration], ServiceError> {
         let byID = Dictionary(services.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         for service in services {
-            for dependency in service.dependencies where byID[dependency] == nil {
+            for dependency in service.dependencies where byID[dependency] == nil && !running.contains(dependency) {
                 return .failure(ServiceError("service '\(service.id)' depends on '\(dependency)', which is not registered; register it, or remove it from dependencies"))
             }
         }
@@ -46,7 +47,8 @@ struct ServiceRegistration {
             state[service.id] = false
             path.append(service.id)
             for dependency in service.dependencies {
-                if let error = visit(byID[dependency]!) { return error }
+                guard let next = byID[dependency] else { continue }
+                if let error = visit(next) { return error }
             }
             path.removeLast()
             state[service.id] = true

@@ -11,8 +11,16 @@ final class UserSession {
 
     init(user: String, services registrations: [ServiceRegistration]) {
         context = UserContext(user: user)
+        start(registrations)
+    }
+
+    /// Builds services in dependency order (`prepare` all, then `initialize` all) and, when the
+    /// user is online, takes them online. Used at sign-in, and when a line loads later: its
+    /// services depend only on the host's and its own, which are already running.
+    func start(_ registrations: [ServiceRegistration]) {
+        let running = Set(built.map { type(of: $0).id })
         let ordered: [ServiceRegistration]
-        switch ServiceRegistration.buildOrder(registrations) {
+        switch ServiceRegistration.buildOrder(registrations.filter { !running.contains($0.id) }, running: running) {
         case .success(let order): ordered = order
         case .failure(let error):
             // Registration refuses cycles and missing dependencies; this is a last guard.
@@ -31,6 +39,7 @@ final class UserSession {
             }
         }
         var failed: Set<String> = Set(instances.map(\.0.id)).subtracting(ready.map(\.0.id))
+        var started: [any Service] = []
         for (registration, service) in ready {
             if let missing = registration.dependencies.first(where: failed.contains) {
                 problems.append("service '\(registration.id)' (\(registration.owner)) is not started: it depends on '\(missing)', which failed")
@@ -42,7 +51,7 @@ final class UserSession {
             context.add(service)
             do {
                 try service.initialize(in: context)
-                built.append(service)
+                started.append(service)
             } catch {
                 problems.append("service '\(registration.id)' (\(registration.owner)) failed to initialize: \(error)")
                 failed.insert(registration.id)
@@ -50,6 +59,8 @@ final class UserSession {
                 service.finalize()
             }
         }
+        built += started
+        if isOnline { started.forEach { $0.online() } }
     }
 
     /// Calls `online()` on every service in dependency order, or `offline()` in reverse.
