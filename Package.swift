@@ -25,6 +25,7 @@ let package = Package(
     name: "imhost",
     products: [
         .executable(name: "imhost", targets: ["imhost"]),
+        .executable(name: "imhost-bench", targets: ["imhost-bench"]),
         .library(name: "IMHost", targets: ["IMHost"]),
     ] + lines.map(\.0) + fixtures.map(\.0),
     dependencies: [
@@ -36,6 +37,11 @@ let package = Package(
             dependencies: [.product(name: "IMKit", package: "IMKit")]
         ),
         .executableTarget(name: "imhost", dependencies: ["IMHost"]),
+        .executableTarget(
+            name: "imhost-bench",
+            dependencies: ["IMHost", .product(name: "IMKit", package: "IMKit")],
+            path: "Benchmarks/IMHostBenchmarks"
+        ),
         .testTarget(
             name: "IMHostTests",
             dependencies: ["IMHost", .product(name: "IMKit", package: "IMKit")],

@@ -47,7 +47,8 @@ struct PageTests {
         let first = try host.open(houseURL)
         let second = try host.open("im://chat?rootCateID=1&cateID=12&peer=u77")
 
-        final class Listener {
+        final class Listener: BusSubscriber {
+            let subscriptions = SubscriptionBag()
             var heard: [String] = []
         }
         struct Ping: ChatEvent { var text: String }

@@ -57,8 +57,9 @@ public struct MessageRegistry: Sendable {
         lazy = lazy.filter { $0.value != line }
     }
 
-    /// Adds a line's builders; the registrar has already refused keys that are taken.
-    mutating func add(_ builders: [any MessageBuilder], line: String) {
+    /// Adds a line's builders, replacing any under the same keys. The host adds them through a
+    /// line's registrar, which refuses keys that are taken; tools use this to build a registry.
+    public mutating func add(_ builders: [any MessageBuilder], line: String) {
         for builder in builders {
             entries[builder.key] = Entry(builder: builder, line: line)
         }

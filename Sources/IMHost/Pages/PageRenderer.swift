@@ -13,12 +13,20 @@ public struct PageRenderer {
         max(8, min(width - 8, width * 2 / 3))
     }
 
-    var width: Int
-    var colors: Bool
+    /// The page width in terminal columns.
+    public let width: Int
+    let colors: Bool
 
-    init(width: Int, colors: Bool) {
+    /// Horizontal rules and runs of spaces of every length up to the width, made once.
+    private let rules: [String]
+    private let spaces: [String]
+
+    /// A renderer for pages `width` columns wide, with ANSI colour or without.
+    public init(width: Int, colors: Bool) {
         self.width = max(24, width)
         self.colors = colors
+        rules = (0...self.width + 2).map { String(repeating: "─", count: $0) }
+        spaces = (0...self.width).map { String(repeating: " ", count: $0) }
     }
 
     private func style(_ code: String, _ text: String) -> String {
@@ -52,23 +60,32 @@ public struct PageRenderer {
 
     /// A message cell: a meta line and a bubble, on the left for received, the right for sent.
     private func cell(number: Int, _ presented: MessagePresenter.Presented) -> [String] {
-        let envelope = presented.shown.envelope
-        let outgoing = presented.shown.isOutgoing
-        let body = presented.view?.lines ?? [MessagePresenter.placeholderText]
+        cell(number: number, envelope: presented.shown.envelope, view: presented.view,
+             outgoing: presented.shown.isOutgoing, pending: presented.pending)
+    }
+
+    /// A message cell: the meta line (number, sender, time) and the bubble around the view, on
+    /// the left for a received message and the right for a sent one; a `nil` view is the
+    /// placeholder. The same view serves both directions: builders never draw bubbles.
+    public func cell(number: Int, envelope: MessageEnvelope, view: MessageView?, outgoing: Bool, pending: Bool = false) -> [String] {
+        let body = view?.lines ?? [MessagePresenter.placeholderText]
         let bodyWidth = Self.bodyWidth(forPage: width)
-        let inner = min(bodyWidth, body.map(TextWidth.columns).max() ?? 0)
+        var inner = 0
+        for line in body { inner = max(inner, TextWidth.columns(line)) }
+        inner = min(bodyWidth, inner)
         var meta = "#\(number) \(outgoing ? "me" : envelope.from) · \(Self.clockTime(envelope.timestamp))"
-        if presented.view == nil { meta += " · \(envelope.key)" }
-        if presented.pending { meta += " · pending" }
-        var bubble = ["╭" + String(repeating: "─", count: inner + 2) + "╮"]
+        if view == nil { meta += " · \(envelope.key)" }
+        if pending { meta += " · pending" }
+        let rule = rules[inner + 2]
+        let indent = outgoing ? spaces[max(1, width - (inner + 4))] : " "
+        let metaIndent = outgoing ? spaces[max(1, width - TextWidth.columns(meta))] : " "
+        var rows = [metaIndent + style("2", meta), indent + "╭" + rule + "╮"]
         for line in body {
             let text = TextWidth.pad(line, to: inner)
-            bubble.append("│ " + (presented.view == nil ? style("2", text) : text) + " │")
+            rows.append(indent + "│ " + (view == nil ? style("2", text) : text) + " │")
         }
-        bubble.append("╰" + String(repeating: "─", count: inner + 2) + "╯")
-        let indent = outgoing ? String(repeating: " ", count: max(1, width - (inner + 4))) : " "
-        let metaIndent = outgoing ? String(repeating: " ", count: max(1, width - TextWidth.columns(meta))) : " "
-        return [metaIndent + style("2", meta)] + bubble.map { indent + $0 }
+        rows.append(indent + "╰" + rule + "╯")
+        return rows
     }
 
     /// `HH:MM` in UTC for a timestamp in milliseconds.

@@ -29,17 +29,38 @@ public struct Converter: Sendable {
         case killed
     }
 
-    /// One decision.
+    /// One decision. Its URL and explanation are put into words only when asked for, so a
+    /// decision itself allocates nothing.
     public struct Decision: Sendable {
         public var jump: JumpURL
         public var target: Target
         public var reason: Reason
         /// The rule that matched, if one did.
         public var rule: HostConfig.Route?
+        /// Why the rule's line is unavailable, when it is.
+        var unavailable: String?
+        /// Whether the URL named its line itself (`im://chat/<line>`) rather than a rule.
+        var named: String?
+
         /// The URL of the page opened: `im://chat/<line>?…` or, on the legacy page, the caller's.
-        public var url: String
+        public var url: String {
+            if case .line(let line) = target { return jump.url(forLine: line) }
+            return jump.legacyURL
+        }
+
         /// One sentence: which rule, which line, and why this page.
-        public var explanation: String
+        public var explanation: String {
+            if let named {
+                return unavailable.map { "the URL names line '\(named)', but \($0): legacy page" } ?? "the URL names line '\(named)'"
+            }
+            guard let rule else {
+                let cate = jump.cateID.map(String.init) ?? "(none)"
+                return "no rule for rootCateID \(jump.rootCateID), cateID \(cate): legacy page"
+            }
+            let matched = "routes[\(rule.index)] (rootCateID \(rule.rootCateID), cateID \(Converter.describe(rule.cateID)))"
+            if let unavailable { return "\(matched) names line '\(rule.line)', but \(unavailable): legacy page" }
+            return "\(matched) sends it to line '\(rule.line)'"
+        }
     }
 
     private enum LineState: Sendable {
@@ -98,19 +119,13 @@ public struct Converter: Sendable {
     public func decide(_ jump: JumpURL) -> Decision {
         let rule = jump.cateID.flatMap { exact[Self.key(jump.rootCateID, $0)] } ?? wildcard[jump.rootCateID]
         guard let rule else {
-            let cate = jump.cateID.map(String.init) ?? "(none)"
-            return Decision(jump: jump, target: .legacy, reason: .noRule, rule: nil, url: jump.legacyURL,
-                            explanation: "no rule for rootCateID \(jump.rootCateID), cateID \(cate): legacy page")
+            return Decision(jump: jump, target: .legacy, reason: .noRule, rule: nil)
         }
-        let matched = "routes[\(rule.index)] (rootCateID \(rule.rootCateID), cateID \(Self.describe(rule.cateID)))"
         switch lines[rule.line] ?? .unavailable(.lineMissing, "no plugin provides line '\(rule.line)'") {
         case .available:
-            return Decision(jump: jump, target: .line(rule.line), reason: .routed, rule: rule,
-                            url: jump.url(forLine: rule.line),
-                            explanation: "\(matched) sends it to line '\(rule.line)'")
+            return Decision(jump: jump, target: .line(rule.line), reason: .routed, rule: rule)
         case .unavailable(let reason, let why):
-            return Decision(jump: jump, target: .legacy, reason: reason, rule: rule, url: jump.legacyURL,
-                            explanation: "\(matched) names line '\(rule.line)', but \(why): legacy page")
+            return Decision(jump: jump, target: .legacy, reason: reason, rule: rule, unavailable: why)
         }
     }
 
@@ -120,11 +135,9 @@ public struct Converter: Sendable {
     public func decide(_ jump: JumpURL, line: String) -> Decision {
         switch lines[line] ?? .unavailable(.lineMissing, "no plugin provides line '\(line)'") {
         case .available:
-            return Decision(jump: jump, target: .line(line), reason: .routed, rule: nil, url: jump.url(forLine: line),
-                            explanation: "the URL names line '\(line)'")
+            return Decision(jump: jump, target: .line(line), reason: .routed, rule: nil, named: line)
         case .unavailable(let reason, let why):
-            return Decision(jump: jump, target: .legacy, reason: reason, rule: nil, url: jump.legacyURL,
-                            explanation: "the URL names line '\(line)', but \(why): legacy page")
+            return Decision(jump: jump, target: .legacy, reason: reason, rule: nil, unavailable: why, named: line)
         }
     }
 

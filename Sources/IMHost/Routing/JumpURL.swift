@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A chat jump URL as callers already send it: `im://chat?rootCateID=1&cateID=12&peer=u42`,
 /// plus any further parameters, which pass through to the page unchanged.
 public struct JumpURL: Sendable, Hashable {
@@ -7,8 +11,16 @@ public struct JumpURL: Sendable, Hashable {
     public var cateID: Int?
     /// The other party, when the URL has one (opening a chat needs it; routing does not).
     public var peer: String?
+    /// The URL as given.
+    private let text: String
+    /// Where the query starts in `text`, in UTF-8 bytes.
+    private let queryOffset: Int
+
     /// The query exactly as written, without the `?`.
-    public var query: String
+    public var query: String {
+        let utf8 = text.utf8
+        return String(Substring(utf8[utf8.index(utf8.startIndex, offsetBy: queryOffset)...]))
+    }
 
     /// Every parameter, percent-decoded, in the order written.
     public var parameters: [(name: String, value: String)] {
@@ -30,66 +42,92 @@ public struct JumpURL: Sendable, Hashable {
         public var description: String
     }
 
-    /// Parses a jump URL.
+    /// Parses a jump URL in one pass over its bytes; only the peer is copied out.
     ///
     /// - Throws: ``Malformed`` when the URL is not `im://chat?…`, `rootCateID` is missing, or an
     ///   id is not a whole number from 0 to 2147483647, or a parameter is given twice.
     public static func parse(_ text: String) throws(Malformed) -> JumpURL {
-        let prefix = "im://chat"
-        guard text.hasPrefix(prefix) else {
-            throw Malformed(description: "\"\(text)\" is not a chat jump URL; expected im://chat?rootCateID=<n>&cateID=<n>&peer=<id>")
+        var contiguous = text
+        let result = contiguous.withUTF8 { bytes in parse(bytes, text: text) }
+        return try result.get()
+    }
+
+    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>, text: String) -> Result<JumpURL, Malformed> {
+        func malformed(_ description: String) -> Result<JumpURL, Malformed> { .failure(Malformed(description: description)) }
+        func slice(_ range: Range<Int>) -> String { String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self) }
+        func equals(_ range: Range<Int>, _ name: StaticString) -> Bool {
+            range.count == name.utf8CodeUnitCount
+                && memcmp(bytes.baseAddress! + range.lowerBound, name.utf8Start, range.count) == 0
         }
-        var rest = text.utf8.dropFirst(prefix.utf8.count)
-        if rest.first == UInt8(ascii: "/") { rest = rest.dropFirst() }
-        guard rest.isEmpty || rest.first == UInt8(ascii: "?") else {
-            throw Malformed(description: "\"\(text)\" has a path after im://chat; callers send im://chat?rootCateID=<n>&…, and the converter picks the page")
+        let prefix: StaticString = "im://chat"
+        guard bytes.count >= prefix.utf8CodeUnitCount, equals(0..<prefix.utf8CodeUnitCount, prefix) else {
+            return malformed("\"\(text)\" is not a chat jump URL; expected im://chat?rootCateID=<n>&cateID=<n>&peer=<id>")
         }
-        let query = Substring(rest.dropFirst())
-        if let hash = query.utf8.firstIndex(of: UInt8(ascii: "#")) {
-            throw Malformed(description: "jump URLs have no fragment; remove \"\(query[hash...])\"")
+        var index = prefix.utf8CodeUnitCount
+        if index < bytes.count, bytes[index] == UInt8(ascii: "/") { index += 1 }
+        guard index == bytes.count || bytes[index] == UInt8(ascii: "?") else {
+            return malformed("\"\(text)\" has a path after im://chat; callers send im://chat?rootCateID=<n>&…, and the converter picks the page")
+        }
+        let queryOffset = min(index + 1, bytes.count)
+        if let hash = bytes[queryOffset...].firstIndex(of: UInt8(ascii: "#")) {
+            return malformed("jump URLs have no fragment; remove \"\(slice(hash..<bytes.count))\"")
         }
         var rootCateID: Int?
         var cateID: Int?
         var peer: String?
-        for pair in query.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
-            let equals = pair.firstIndex(of: UInt8(ascii: "=")) ?? pair.endIndex
-            let name = pair[pair.startIndex..<equals]
-            let value = equals == pair.endIndex ? pair[equals..<equals] : pair[pair.index(after: equals)...]
-            if name.elementsEqual("rootCateID".utf8) {
-                guard rootCateID == nil else { throw Malformed(description: "rootCateID is given twice; give it once") }
-                rootCateID = try id(value, name: "rootCateID")
-            } else if name.elementsEqual("cateID".utf8) {
-                guard cateID == nil else { throw Malformed(description: "cateID is given twice; give it once") }
-                cateID = try id(value, name: "cateID")
-            } else if name.elementsEqual("peer".utf8) {
-                guard peer == nil else { throw Malformed(description: "peer is given twice; give it once") }
-                guard let decoded = percentDecoded(Substring(value)), !decoded.isEmpty else {
-                    throw Malformed(description: "peer \"\(Substring(value))\" is empty or badly percent-encoded")
+        var start = queryOffset
+        while start < bytes.count {
+            var end = start
+            while end < bytes.count, bytes[end] != UInt8(ascii: "&") { end += 1 }
+            defer { start = end + 1 }
+            guard end > start else { continue }
+            var equalsSign = start
+            while equalsSign < end, bytes[equalsSign] != UInt8(ascii: "=") { equalsSign += 1 }
+            let name = start..<equalsSign
+            let value = min(equalsSign + 1, end)..<end
+            if equals(name, "rootCateID") {
+                guard rootCateID == nil else { return malformed("rootCateID is given twice; give it once") }
+                switch id(bytes, value, name: "rootCateID") {
+                case .success(let number): rootCateID = number
+                case .failure(let error): return .failure(error)
+                }
+            } else if equals(name, "cateID") {
+                guard cateID == nil else { return malformed("cateID is given twice; give it once") }
+                switch id(bytes, value, name: "cateID") {
+                case .success(let number): cateID = number
+                case .failure(let error): return .failure(error)
+                }
+            } else if equals(name, "peer") {
+                guard peer == nil else { return malformed("peer is given twice; give it once") }
+                let raw = slice(value)
+                guard let decoded = percentDecoded(Substring(raw)), !decoded.isEmpty else {
+                    return malformed("peer \"\(raw)\" is empty or badly percent-encoded")
                 }
                 peer = decoded
             }
         }
         guard let rootCateID else {
-            throw Malformed(description: "\"\(text)\" has no rootCateID; add rootCateID=<n>")
+            return malformed("\"\(text)\" has no rootCateID; add rootCateID=<n>")
         }
-        return JumpURL(rootCateID: rootCateID, cateID: cateID, peer: peer, query: String(query))
+        return .success(JumpURL(rootCateID: rootCateID, cateID: cateID, peer: peer, text: text, queryOffset: queryOffset))
     }
 
-    private static func id(_ value: Substring.UTF8View.SubSequence, name: String) throws(Malformed) -> Int {
-        var result = 0
-        guard !value.isEmpty, value.count <= 10 else {
-            throw Malformed(description: "\(name) \"\(Substring(value))\" is not a whole number from 0 to \(Int32.max)")
+    private static func id(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, name: String) -> Result<Int, Malformed> {
+        func invalid() -> Result<Int, Malformed> {
+            let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+            return .failure(Malformed(description: "\(name) \"\(text)\" is not a whole number from 0 to \(Int32.max)"))
         }
-        for byte in value {
-            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else {
-                throw Malformed(description: "\(name) \"\(Substring(value))\" is not a whole number from 0 to \(Int32.max)")
-            }
+        guard !range.isEmpty, range.count <= 10 else { return invalid() }
+        var result = 0
+        for index in range {
+            let byte = bytes[index]
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return invalid() }
             result = result * 10 + Int(byte - UInt8(ascii: "0"))
         }
         guard result <= Int(Int32.max) else {
-            throw Malformed(description: "\(name) \(result) is larger than \(Int32.max)")
+            return .failure(Malformed(description: "\(name) \(result) is larger than \(Int32.max)"))
         }
-        return result
+        return .success(result)
     }
 
     /// Decodes `%XX` escapes and `+` as a space; `nil` when an escape is broken or not UTF-8.

@@ -154,8 +154,9 @@ public final class DropdownMenuComponent: PageComponent {
 }
 
 /// Where the user types. It sends what is submitted, and the quick replies tapped, as text.
-public final class InputBarComponent: PageComponent {
+public final class InputBarComponent: PageComponent, BusSubscriber {
     public static let kind = ComponentSet.inputBar
+    public let subscriptions = SubscriptionBag()
     private let context: ChatContext
     /// The last error sending, if the last send failed.
     public private(set) var lastError: String?

@@ -24,8 +24,11 @@ public struct MessagePayload: Sendable, Hashable, Codable, CustomStringConvertib
 
     /// Decodes the payload as `Value`.
     public func decode<Value: Decodable>(_ type: Value.Type = Value.self) throws -> Value {
-        try JSONDecoder().decode(Value.self, from: Data(json.utf8))
+        try Self.decoder.decode(Value.self, from: Data(json.utf8))
     }
+
+    /// One decoder for every payload: making one per message costs more than decoding.
+    private static let decoder = JSONDecoder()
 
     public var description: String { json }
 

@@ -1,26 +1,38 @@
-/// Widths of text in terminal columns: most characters take one column, East Asian wide and
-/// full-width characters (Chinese, Japanese, Korean, most emoji) take two, combining marks none.
+/// Widths of text in terminal columns, as `wcswidth` counts them: most characters take one
+/// column, East Asian wide and full-width characters (Chinese, Japanese, Korean, most emoji)
+/// take two, combining marks, joiners and variation selectors none.
 public enum TextWidth {
     /// The columns one character takes on a terminal.
     public static func columns(of character: Character) -> Int {
+        if let ascii = character.asciiValue { return ascii >= 0x20 && ascii < 0x7F ? 1 : 0 }
         var width = 0
-        for scalar in character.unicodeScalars {
-            width = max(width, columns(of: scalar))
-        }
+        for scalar in character.unicodeScalars { width += columns(of: scalar) }
         return width
     }
 
     /// The columns a string takes on a terminal.
     public static func columns(_ text: String) -> Int {
         var total = 0
-        for character in text { total += columns(of: character) }
+        var ascii = true
+        for byte in text.utf8 {
+            if byte >= 0x80 { ascii = false; break }
+            if byte >= 0x20 && byte < 0x7F { total += 1 }
+        }
+        guard !ascii else { return total }
+        total = 0
+        for scalar in text.unicodeScalars { total += columns(of: scalar) }
         return total
     }
 
     /// Pads `text` with spaces on the right to `width` columns, or cuts it to fit.
     public static func pad(_ text: String, to width: Int) -> String {
-        let fitted = truncate(text, to: width)
-        return fitted + String(repeating: " ", count: max(0, width - columns(fitted)))
+        let used = columns(text)
+        if used > width { return pad(truncate(text, to: width), to: width) }
+        guard used < width else { return text }
+        var padded = text
+        padded.reserveCapacity(text.utf8.count + width - used)
+        for _ in used..<width { padded.append(" ") }
+        return padded
     }
 
     /// Cuts `text` to at most `width` columns, ending with `…` when it was cut.
@@ -39,45 +51,88 @@ public enum TextWidth {
     }
 
     /// Wraps text into lines of at most `width` columns: at spaces where it can, inside a word
-    /// (or between CJK characters, which need no spaces) where it must. `\n` starts a new line.
+    /// (or between CJK characters, which need no spaces) where it must, never between a
+    /// character and the marks that combine with it. `\n` starts a new line.
     public static func wrap(_ text: String, width: Int) -> [String] {
         let width = max(1, width)
         var lines: [String] = []
-        for paragraph in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            var line = ""
-            var used = 0
-            var lastSpace: (index: String.Index, used: Int)?
-            for character in paragraph {
-                let w = columns(of: character)
-                if used + w > width {
-                    if character == " " {
-                        lines.append(line)
-                        line = ""; used = 0; lastSpace = nil
-                        continue
-                    }
-                    if let space = lastSpace {
-                        lines.append(String(line[..<space.index]))
-                        line = String(line[line.index(after: space.index)...])
-                        used -= space.used + 1
-                    } else {
-                        lines.append(line)
-                        line = ""; used = 0
-                    }
-                    lastSpace = nil
+        // Split on the newline byte: splitting on Characters finds grapheme boundaries first.
+        for line in text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+            let paragraph = Substring(line)
+            if paragraph.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) {
+                // Printable ASCII, the common case: one column a byte.
+                wrap(Array(paragraph.utf8), isSpace: { $0 == UInt8(ascii: " ") }, width: width,
+                     columns: { _ in 1 }, into: &lines) {
+                    String(decoding: $0, as: UTF8.self)
                 }
-                if character == " " { lastSpace = (line.endIndex, used) }
-                line.append(character)
-                used += w
+            } else {
+                // Wrap over scalars, but cut the lines out of the UTF-8 bytes: building strings
+                // scalar by scalar costs more than the wrapping.
+                let bytes = Array(paragraph.utf8)
+                var offsets: [Int] = []
+                var widths: [Int] = []
+                var isSpace: [Bool] = []
+                var offset = 0
+                for scalar in paragraph.unicodeScalars {
+                    offsets.append(offset)
+                    widths.append(columns(of: scalar))
+                    isSpace.append(scalar == " ")
+                    offset += UTF8.width(scalar)
+                }
+                offsets.append(offset)
+                wrap(Array(0..<widths.count), isSpace: { isSpace[$0] }, width: width, columns: { widths[$0] },
+                     into: &lines) { range in
+                    guard let first = range.first else { return "" }
+                    return String(decoding: bytes[offsets[first]..<offsets[range.last! + 1]], as: UTF8.self)
+                }
             }
-            lines.append(line)
         }
         return lines
     }
 
+    /// The greedy wrap over bytes or scalars with their widths. A zero-width unit stays with
+    /// the unit before it.
+    private static func wrap<Unit>(_ units: [Unit], isSpace: (Unit) -> Bool, width: Int, columns: (Unit) -> Int,
+                                   into lines: inout [String], make: (ArraySlice<Unit>) -> String) {
+        var start = 0
+        var used = 0
+        var lastSpace: Int?
+        var index = 0
+        while index < units.count {
+            let unit = units[index]
+            let w = columns(unit)
+            if w > 0 && used + w > width && index > start {
+                if isSpace(unit) {
+                    lines.append(make(units[start..<index]))
+                    start = index + 1
+                    used = 0
+                    lastSpace = nil
+                    index += 1
+                    continue
+                }
+                if let breakAt = lastSpace {
+                    lines.append(make(units[start..<breakAt]))
+                    start = breakAt + 1
+                } else {
+                    lines.append(make(units[start..<index]))
+                    start = index
+                }
+                used = 0
+                for unit in units[start..<index] { used += columns(unit) }
+                lastSpace = nil
+            }
+            if isSpace(unit) { lastSpace = index }
+            used += w
+            index += 1
+        }
+        lines.append(make(units[start..<units.count]))
+    }
+
     private static func columns(of scalar: Unicode.Scalar) -> Int {
         let v = scalar.value
-        if v == 0 { return 0 }
-        if v < 0x20 || (v >= 0x7F && v < 0xA0) { return 0 }
+        if v < 0x7F { return v >= 0x20 ? 1 : 0 }
+        if v < 0xA0 { return 0 }
+        if v < 0x300 { return 1 }
         if isZeroWidth(v) { return 0 }
         return isWide(v) ? 2 : 1
     }

@@ -1,0 +1,228 @@
+import Foundation
+import IMHost
+import IMKit
+
+/// Benchmarks that run inside this process, against the real host types and the release
+/// house and jobs plugins.
+enum InProcessBenchmarks {
+    /// A host over a scratch folder with house and jobs installed and `routes` extra rules.
+    static func host(rules: Int, folder: String) throws -> ChatHost {
+        try StartupBenchmark.install(count: 2, into: folder)
+        var routes = [#"{ "rootCateID": 1, "cateID": "*", "line": "house" }"#]
+        for index in 0..<max(0, rules - 1) {
+            let cate = index % 2 == 0 ? #""*""# : "[\(index % 50), \(index % 50 + 50)]"
+            routes.append(#"{ "rootCateID": \#(1000 + index), "cateID": \#(cate), "line": "\#(index % 3 == 0 ? "jobs" : "house")" }"#)
+        }
+        let text = #"{ "lines": { "house": {}, "jobs": {} }, "routes": [\#(routes.joined(separator: ",\n"))] }"#
+        let config = try HostConfig.parse(text, file: folder + "/host.json")
+        return try ChatHost(config: config, dataFolder: nil)
+    }
+
+    static func converter(folder: String) throws -> [Row] {
+        var rates: [Int: Double] = [:]
+        for rules in [10, 10_000] {
+            let host = try host(rules: rules, folder: folder + "/rules\(rules)")
+            var generator = SystemRandomNumberGenerator()
+            let urls = (0..<1024).map { _ in
+                let index = Int.random(in: 0..<(rules - 1), using: &generator)
+                return "im://chat?rootCateID=\(1000 + index)&cateID=\(index % 50)&peer=u42&infoID=L1001"
+            }
+            let converter = host.converter
+            let decisions = 1_000_000
+            let time = try median(runs: 5) {
+                for index in 0..<decisions {
+                    blackHole(try converter.decide(urls[index & 1023]))
+                }
+            }
+            rates[rules] = Double(decisions) / (time / 1e9)
+        }
+        let ratio = rates[10]! / rates[10_000]!
+        return [
+            Row(what: "converter", measure: "decisions/s, URL parsing included, 10 rules", figure: "\(format(rates[10]! / 1e6, 2)) M/s",
+                baseline: "-", ratio: "-", target: ">= 1 M/s", met: rates[10]! >= 1e6),
+            Row(what: "converter", measure: "decisions/s, 10,000 rules", figure: "\(format(rates[10_000]! / 1e6, 2)) M/s",
+                baseline: "10 rules: \(format(rates[10]! / 1e6, 2)) M/s", ratio: "\(format(ratio, 2))x time",
+                target: ">= 1 M/s, <= 1.2x", met: rates[10_000]! >= 1e6 && ratio <= 1.2),
+        ]
+    }
+
+    struct QuickReply: ChatEvent { var text: String }
+
+    final class Subscriber: BusSubscriber {
+        let subscriptions = SubscriptionBag()
+        var received = 0
+    }
+
+    static func sessionBus() -> [Row] {
+        let events = 200_000
+        let bus = SessionBus()
+        let subscribers = (0..<10).map { _ in Subscriber() }
+        for subscriber in subscribers {
+            bus.subscribe(QuickReply.self, by: subscriber) { me, event in me.received += event.text.utf8.count }
+        }
+        let busTime = median(runs: 5) {
+            for _ in 0..<events { bus.publish(QuickReply(text: "Hello!")) }
+        }
+
+        // The article's design: NSNotificationCenter, names prefixed with the session's uid.
+        let center = NotificationCenter()
+        let name = Notification.Name("session-7f3a9c.quickReply")
+        // queue: nil runs observers synchronously on the posting thread, this one: no race.
+        nonisolated(unsafe) let counter = Subscriber()
+        var tokens: [NSObjectProtocol] = []
+        for _ in 0..<10 {
+            tokens.append(center.addObserver(forName: name, object: nil, queue: nil) { note in
+                counter.received += (note.userInfo?["text"] as? String)?.utf8.count ?? 0
+            })
+        }
+        let notificationEvents = 20_000
+        let centerTime = median(runs: 5) {
+            for _ in 0..<notificationEvents { center.post(name: name, object: nil, userInfo: ["text": "Hello!"]) }
+        }
+        tokens.forEach(center.removeObserver)
+        let busPerEvent = busTime / Double(events)
+        let centerPerEvent = centerTime / Double(notificationEvents)
+        blackHole(subscribers.map(\.received).reduce(0, +) + counter.received)
+        return [Row(what: "session bus", measure: "ns per event to 10 subscribers", figure: "\(format(busPerEvent)) ns",
+                    baseline: "NotificationCenter: \(format(centerPerEvent)) ns", ratio: "\(format(centerPerEvent / busPerEvent))x faster",
+                    target: ">= 10x faster", met: centerPerEvent / busPerEvent >= 10)]
+    }
+
+    /// A builder that is never used: it only makes the registry larger.
+    struct Unused: MessageBuilder {
+        let key: String
+        func model(for content: TextContent, layout: MessageLayout) throws -> MessageModel {
+            MessageModel(content: content, lines: [content.text])
+        }
+    }
+
+    static func sampleMessages(_ count: Int, conversation: String = "u42") -> [MessageEnvelope] {
+        let payloads: [(String, String)] = [
+            ("text", #"{"text":"你好,这套房子还在吗? Is the flat still available this weekend?"}"#),
+            ("image", #"{"height":600,"url":"https://img.example/flat/1.jpg","width":800}"#),
+            ("voice", #"{"seconds":12,"url":"v/1.amr"}"#),
+            ("location", #"{"latitude":39.99,"longitude":116.47,"name":"望京 Wangjing"}"#),
+        ]
+        return (0..<count).map { index in
+            let (key, json) = payloads[index % payloads.count]
+            return MessageEnvelope(id: "m\(index + 1)", conversation: conversation, from: index % 3 == 0 ? "me" : "u42",
+                                   to: index % 3 == 0 ? "u42" : "me", timestamp: 1_767_603_600_000 + Int64(index) * 1000,
+                                   key: key, payload: MessagePayload(json: json))
+        }
+    }
+
+    /// The baseline: a hand-written switch over the same kinds, calling the same builders and the
+    /// same cell drawing directly: only the dispatch differs.
+    static func switchRows(_ message: MessageEnvelope, number: Int, renderer: PageRenderer) throws -> [String] {
+        let layout = MessageLayout(width: 48)
+        let view: MessageView
+        switch message.key {
+        case "text":
+            let builder = BuiltinBuilders.Text()
+            view = builder.view(for: try builder.model(for: try builder.content(from: message.payload), layout: layout))
+        case "image":
+            let builder = BuiltinBuilders.Image()
+            view = builder.view(for: try builder.model(for: try builder.content(from: message.payload), layout: layout))
+        case "voice":
+            let builder = BuiltinBuilders.Voice()
+            view = builder.view(for: try builder.model(for: try builder.content(from: message.payload), layout: layout))
+        case "location":
+            let builder = BuiltinBuilders.Location()
+            view = builder.view(for: try builder.model(for: try builder.content(from: message.payload), layout: layout))
+        default:
+            return renderer.cell(number: number, envelope: message, view: nil, outgoing: message.from == "me")
+        }
+        return renderer.cell(number: number, envelope: message, view: view, outgoing: message.from == "me")
+    }
+
+    static func messages() throws -> [Row] {
+        let messages = sampleMessages(20_000)
+        func registry(keys: Int) -> MessageRegistry {
+            var registry = MessageRegistry.builtIn
+            registry.add((0..<(keys - registry.allKeys.count)).map { Unused(key: "filler\($0).note") }, line: "filler")
+            return registry
+        }
+        let small = MessageListRenderer(registry: registry(keys: 10), selfUser: "me")
+        let large = MessageListRenderer(registry: registry(keys: 1000), selfUser: "me")
+        let page = PageRenderer(width: 72, colors: false)
+        var smallTime = 0.0, largeTime = 0.0, switchTime = 0.0
+        var smallRuns: [Double] = [], largeRuns: [Double] = [], switchRuns: [Double] = []
+        for _ in 0..<5 {
+            switchRuns.append(try median(runs: 1) {
+                for (index, message) in messages.enumerated() { blackHole(try switchRows(message, number: index + 1, renderer: page)) }
+            })
+            smallRuns.append(median(runs: 1) {
+                for (index, message) in messages.enumerated() { blackHole(small.rows(number: index + 1, message)) }
+            })
+            largeRuns.append(median(runs: 1) {
+                for (index, message) in messages.enumerated() { blackHole(large.rows(number: index + 1, message)) }
+            })
+        }
+        switchTime = switchRuns.sorted()[2]
+        smallTime = smallRuns.sorted()[2]
+        largeTime = largeRuns.sorted()[2]
+        let rate = Double(messages.count) / (smallTime / 1e9)
+        return [
+            Row(what: "messages", measure: "stored messages to rendered rows/s, 10 keys", figure: "\(format(rate / 1000)) k/s",
+                baseline: "hand-written switch: \(format(Double(messages.count) / (switchTime / 1e9) / 1000)) k/s",
+                ratio: "\(format(smallTime / switchTime, 2))x time", target: ">= 100 k/s, <= 1.3x", met: rate >= 100_000 && smallTime / switchTime <= 1.3),
+            Row(what: "messages", measure: "rendered rows/s, 1,000 keys", figure: "\(format(Double(messages.count) / (largeTime / 1e9) / 1000)) k/s",
+                baseline: "10 keys: \(format(rate / 1000)) k/s", ratio: "\(format(largeTime / smallTime, 2))x time",
+                target: "<= 1.1x", met: largeTime / smallTime <= 1.1),
+        ]
+    }
+
+    static func history(folder: String) throws -> [Row] {
+        let store = try FileConversationStore(dataFolder: folder, user: "me")
+        let small = sampleMessages(1_000, conversation: "small")
+        try store.append(contentsOf: small)
+        let template = sampleMessages(10_000, conversation: "big")
+        for batch in 0..<100 {
+            try store.append(contentsOf: template.map { message in
+                var copy = message
+                copy.id = "m\(batch * 10_000 + Int(copy.id.dropFirst())!)"
+                return copy
+            })
+        }
+        let renderer = MessageListRenderer(registry: MessageRegistry.builtIn, selfUser: "me")
+        func show(_ conversation: String) throws -> UInt64 {
+            let start = now()
+            // A fresh store: opening the conversation's files is part of showing it.
+            let fresh = try FileConversationStore(dataFolder: folder, user: "me")
+            let count = try fresh.count(of: conversation)
+            for (position, message) in try fresh.messages(of: conversation, endingBefore: nil, limit: 20) {
+                blackHole(renderer.rows(number: position + 1, message))
+            }
+            blackHole(count)
+            return now() - start
+        }
+        var smallTimes: [UInt64] = [], bigTimes: [UInt64] = []
+        for _ in 0..<31 {
+            smallTimes.append(try show("small"))
+            bigTimes.append(try show("big"))
+        }
+        let smallMedian = Double(smallTimes.sorted()[15]) / 1e3, bigMedian = Double(bigTimes.sorted()[15]) / 1e3
+        return [Row(what: "history", measure: "show a conversation of 1,000,000 messages", figure: "\(format(bigMedian)) µs",
+                    baseline: "1,000 messages: \(format(smallMedian)) µs", ratio: "\(format(bigMedian / smallMedian, 2))x",
+                    target: "<= 2x", met: bigMedian / smallMedian <= 2)]
+    }
+
+    static func memory(folder: String) throws -> [Row] {
+        let host = try host(rules: 2, folder: folder)
+        var pages: [ChatPage] = []
+        // Warm up: the first pages fault in code and caches that every later page shares.
+        for index in 0..<5 { pages.append(try host.open("im://chat?rootCateID=1&cateID=12&peer=warm\(index)&infoID=L1001")) }
+        for page in pages { blackHole(try page.render()) }
+        let before = residentKiB()
+        for index in 0..<100 {
+            let page = try host.open("im://chat?rootCateID=1&cateID=12&peer=peer\(index)&infoID=L1001")
+            blackHole(try page.render())
+            pages.append(page)
+        }
+        let after = residentKiB()
+        blackHole(pages)
+        let perPage = Double(after - before) / 100
+        return [Row(what: "memory", measure: "resident memory per open chat page, 100 open", figure: "\(format(perPage)) KiB",
+                    baseline: "RSS before: \(before) KiB", ratio: "-", target: "< 200 KiB", met: perPage < 200)]
+    }
+}

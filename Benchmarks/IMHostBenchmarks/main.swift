@@ -1,0 +1,39 @@
+import Foundation
+
+// imhost-bench: one table of figures, each against a baseline measured in the same run.
+// Build and run with `make bench` (release). Not part of the tests: timings on shared machines
+// are noisy, so every target is a ratio to a baseline, never an absolute time in a test.
+
+func progress(_ text: String) { FileHandle.standardError.write(Data("imhost-bench: \(text)\n".utf8)) }
+let scratch = scratchFolder("run")
+defer { try? FileManager.default.removeItem(atPath: scratch) }
+let sections: [(name: String, run: () throws -> [Row])] = [
+    ("startup", { try StartupBenchmark.run() }),
+    ("converter", { try InProcessBenchmarks.converter(folder: scratch + "/converter") }),
+    ("bus", { InProcessBenchmarks.sessionBus() }),
+    ("messages", { try InProcessBenchmarks.messages() }),
+    ("history", { try InProcessBenchmarks.history(folder: scratch + "/history") }),
+    ("memory", { try InProcessBenchmarks.memory(folder: scratch + "/memory") }),
+]
+// `imhost-bench converter bus` runs only those sections; no arguments runs them all.
+let chosen = Set(CommandLine.arguments.dropFirst())
+if let unknown = chosen.first(where: { name in !sections.contains { $0.name == name } }) {
+    FileHandle.standardError.write(Data("imhost-bench: unknown section '\(unknown)'; sections: \(sections.map(\.name).joined(separator: ", "))\n".utf8))
+    exit(2)
+}
+var rows: [Row] = []
+do {
+    for section in sections where chosen.isEmpty || chosen.contains(section.name) {
+        progress("\(section.name)...")
+        rows += try section.run()
+    }
+} catch {
+    FileHandle.standardError.write(Data("imhost-bench: \(error)\n".utf8))
+    try? FileManager.default.removeItem(atPath: scratch)
+    exit(1)
+}
+print("")
+printTable(rows)
+let missed = rows.filter { $0.met == false }
+print(missed.isEmpty ? "\nEvery target met." : "\n\(missed.count) target(s) missed: " + missed.map { "\($0.what) (\($0.measure))" }.joined(separator: "; "))
+try? FileManager.default.removeItem(atPath: scratch)

@@ -1,0 +1,25 @@
+import IMKit
+
+/// Stored messages turned into rendered rows — each message through the builder registered for
+/// its key, in its cell — without a page: what a page does for its message list, for tools and
+/// benchmarks.
+public struct MessageListRenderer {
+    private let presenter: MessagePresenter
+    private let page: PageRenderer
+    private let selfUser: String
+
+    /// A renderer over `registry` for `selfUser`'s view, at `width` columns.
+    public init(registry: MessageRegistry, selfUser: String, width: Int = PageRenderer.defaultWidth,
+                legacy: Bool = false, killedKeys: Set<String> = []) {
+        presenter = MessagePresenter(lookup: { registry.entry(for: $0) }, killedKeys: killedKeys, legacy: legacy)
+        page = PageRenderer(width: width, colors: false)
+        self.selfUser = selfUser
+    }
+
+    /// The rows of one message, numbered `number`.
+    public func rows(number: Int, _ message: MessageEnvelope) -> [String] {
+        let presented = presenter.present(message, outgoing: message.from == selfUser,
+                                          width: PageRenderer.bodyWidth(forPage: page.width))
+        return page.cell(number: number, envelope: message, view: presented.view, outgoing: presented.shown.isOutgoing)
+    }
+}
