@@ -5,7 +5,7 @@ export PATH := $(PATH):/opt/swift/usr/bin
 BUILD := .build/debug
 LINES := house:House jobs:Jobs
 
-.PHONY: demo test build plugins clean
+.PHONY: demo test build plugins bench clean
 
 build:
 	swift build
@@ -25,6 +25,12 @@ demo: plugins
 test:
 	swift build --build-tests
 	swift test --skip-build
+
+# Release build; prints one table of figures with ratios to baselines run alongside. A few
+# minutes on two cores; not part of the tests.
+bench:
+	swift build -c release
+	.build/release/imhost-bench
 
 clean:
 	rm -rf .build Plugins/*.so

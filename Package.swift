@@ -39,9 +39,10 @@ let package = Package(
         .executableTarget(name: "imhost", dependencies: ["IMHost"]),
         .executableTarget(
             name: "imhost-bench",
-            dependencies: ["IMHost", .product(name: "IMKit", package: "IMKit")],
+            dependencies: ["IMHost", "CHeapStats", .product(name: "IMKit", package: "IMKit")],
             path: "Benchmarks/IMHostBenchmarks"
         ),
+        .target(name: "CHeapStats", path: "Benchmarks/CHeapStats"),
         .testTarget(
             name: "IMHostTests",
             dependencies: ["IMHost", .product(name: "IMKit", package: "IMKit")],

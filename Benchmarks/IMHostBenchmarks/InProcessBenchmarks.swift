@@ -214,15 +214,20 @@ enum InProcessBenchmarks {
         for index in 0..<5 { pages.append(try host.open("im://chat?rootCateID=1&cateID=12&peer=warm\(index)&infoID=L1001")) }
         for page in pages { blackHole(try page.render()) }
         let before = residentKiB()
+        let heapBefore = heapInUse()
         for index in 0..<100 {
             let page = try host.open("im://chat?rootCateID=1&cateID=12&peer=peer\(index)&infoID=L1001")
             blackHole(try page.render())
             pages.append(page)
         }
         let after = residentKiB()
+        let heapAfter = heapInUse()
         blackHole(pages)
-        let perPage = Double(after - before) / 100
-        return [Row(what: "memory", measure: "resident memory per open chat page, 100 open", figure: "\(format(perPage)) KiB",
-                    baseline: "RSS before: \(before) KiB", ratio: "-", target: "< 200 KiB", met: perPage < 200)]
+        // Resident memory moves in pages and often not at all for 100 small pages (the heap
+        // had room), so the heap's own count of bytes in use is the figure; RSS is reported too.
+        let perPage = Double(heapAfter - heapBefore) / 100 / 1024
+        let rssPerPage = Double(after - before) / 100
+        return [Row(what: "memory", measure: "memory per open chat page, 100 open", figure: "\(format(perPage)) KiB heap",
+                    baseline: "RSS: +\(format(rssPerPage)) KiB a page", ratio: "-", target: "< 200 KiB", met: max(perPage, rssPerPage) < 200)]
     }
 }

@@ -1,3 +1,4 @@
+import CHeapStats
 import Foundation
 
 /// Monotonic time in nanoseconds.
@@ -31,6 +32,11 @@ func residentKiB() -> Int {
     guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
     let pages = text.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
     return pages * Int(sysconf(Int32(_SC_PAGESIZE))) / 1024
+}
+
+/// Bytes the C heap has handed out and not taken back (Swift objects live there).
+func heapInUse() -> Int {
+    Int(heap_bytes_in_use())
 }
 
 /// One row of the results table.

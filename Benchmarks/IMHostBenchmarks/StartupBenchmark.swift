@@ -72,7 +72,7 @@ enum StartupBenchmark {
         }
         // Interleave the sizes so a burst of load on the machine hits them alike.
         var samples: [Int: [Double]] = [:]
-        for _ in 0..<21 {
+        for _ in 0..<31 {
             for (index, count) in [2, 20, 200].enumerated() {
                 samples[count, default: []].append(Double(try start(folders[index])) / 1e6)
             }

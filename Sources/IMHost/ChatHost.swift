@@ -33,9 +33,7 @@ public final class ChatHost {
     static let chatPattern = RoutePattern(scheme: "im", host: "chat", segments: [])
 
     /// `im://chat/<line>`: a line's page, as the converter rewrites the URL.
-    static func chatPattern(forLine line: String) -> RoutePattern {
-        RoutePattern(scheme: "im", host: "chat", segments: [.literal(line)])
-    }
+    static let linePagePattern = RoutePattern(scheme: "im", host: "chat", segments: [.parameter("line")])
 
     /// Loads host.json and the plugins it names, and signs in its user (or `user`).
     ///
@@ -208,7 +206,8 @@ public final class ChatHost {
             } catch {
                 throw OpenError(kind: .malformed, description: "refused: \(error)")
             }
-        case .chatPage(let line):
+        case .chatPage:
+            let line = match.parameters["line"] ?? ""
             let query = url.firstIndex(of: "?").map { String(url[url.index(after: $0)...]) } ?? ""
             do {
                 let jump = try JumpURL.parse("im://chat?" + query)
@@ -238,8 +237,8 @@ public final class ChatHost {
         }
         var pageType: CarrierPage.Type = LegacyPage.self
         var legacy = true
-        if case .line(let id) = decision.target,
-           case .chatPage(let line)? = catalog.routes.match(decision.url)?.route.target, line == id {
+        if case .line(let id) = decision.target, let match = catalog.routes.match(decision.url),
+           case .chatPage = match.route.target, match.parameters["line"] == id {
             pageType = catalog.loadedLine(id)?.page ?? CarrierPage.self
             legacy = false
         }

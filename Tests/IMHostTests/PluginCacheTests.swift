@@ -17,7 +17,7 @@ struct PluginCacheTests {
 
     func host(_ workspace: Workspace, trust: Bool = true) throws -> ChatHost {
         let config = try HostConfig.load(from: workspace.configPath)
-        return try ChatHost(config: config, dataFolder: nil, pluginCache: workspace.root + "/cache.json", trustCache: trust)
+        return try ChatHost(config: config, dataFolder: nil, pluginCache: workspace.root + "/plugins.cache", trustCache: trust)
     }
 
     @Test("a start from the cache registers no line until a jump, a message or a route needs it")
@@ -25,7 +25,7 @@ struct PluginCacheTests {
         let workspace = try workspace()
         let first = try host(workspace)
         #expect(first.catalog.loadedLine("house")?.isLazy == false, "no cache yet: every plugin loads")
-        #expect(FileManager.default.fileExists(atPath: workspace.root + "/cache.json"))
+        #expect(FileManager.default.fileExists(atPath: workspace.root + "/plugins.cache"))
 
         let host = try host(workspace)
         let house = try #require(host.catalog.loadedLine("house"))
@@ -92,7 +92,7 @@ struct PluginCacheTests {
         try workspace.writeConfig()
         let first = try imhost(["route", "im://chat?rootCateID=1&peer=a"], in: workspace)
         #expect(first.status == 0)
-        #expect(FileManager.default.fileExists(atPath: workspace.root + "/.imhost/plugin-cache.json"))
+        #expect(FileManager.default.fileExists(atPath: workspace.root + "/.imhost/plugins.cache"))
         let second = try imhost(["route", "im://chat?rootCateID=1&peer=a"], in: workspace)
         #expect(second.stdout == first.stdout)
         try workspace.writePlugin("junk.so", contents: "x")

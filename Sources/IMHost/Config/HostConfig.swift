@@ -47,7 +47,7 @@ public struct HostConfig: Sendable, Equatable {
     public var user: String
 
     /// Where the host keeps what each plugin registered, to start without loading them all.
-    public var pluginCachePath: String { dataFolder + "/plugin-cache.json" }
+    public var pluginCachePath: String { dataFolder + "/plugins.cache" }
     /// Configured lines by id, with their order in the file.
     public var lines: [String: Line]
     /// Line ids in the order host.json lists them.

@@ -48,6 +48,9 @@ struct JSONParser {
     private var index = 0
     private var line = 1
     private var lineStart = 0
+    /// The last position computed, so the next one counts only the bytes since (the parser only
+    /// moves forward): positions cost O(1) each, not O(line length).
+    private var counted = (index: 0, column: 1)
 
     static func parse(_ text: String) throws(JSONSyntaxError) -> JSONNode {
         var parser = JSONParser(bytes: Array(text.utf8))
@@ -63,12 +66,17 @@ struct JSONParser {
     private init(bytes: [UInt8]) { self.bytes = bytes }
 
     private var position: SourcePosition {
-        // Columns count characters, not bytes: count UTF-8 lead bytes since the line start.
-        let column = bytes[lineStart..<index].reduce(1) { $0 + ($1 & 0xC0 == 0x80 ? 0 : 1) }
-        return SourcePosition(line: line, column: column)
+        mutating get {
+            // Columns count characters, not bytes: count UTF-8 lead bytes since the line start.
+            if counted.index < lineStart || counted.index > index { counted = (lineStart, 1) }
+            var column = counted.column
+            for byte in bytes[counted.index..<index] where byte & 0xC0 != 0x80 { column += 1 }
+            counted = (index, column)
+            return SourcePosition(line: line, column: column)
+        }
     }
 
-    private func error(_ message: String, at position: SourcePosition? = nil) -> JSONSyntaxError {
+    private mutating func error(_ message: String, at position: SourcePosition? = nil) -> JSONSyntaxError {
         JSONSyntaxError(position: position ?? self.position, message: message)
     }
 
@@ -205,6 +213,13 @@ struct JSONParser {
     }
 
     private mutating func parseString() throws(JSONSyntaxError) -> String {
+        // Most strings have no escapes: take them straight from the bytes.
+        var end = index + 1
+        while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\"), bytes[end] >= 0x20 { end += 1 }
+        if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+            defer { index = end + 1 }
+            return String(decoding: bytes[(index + 1)..<end], as: UTF8.self)
+        }
         let start = position
         index += 1
         var scalars: [UInt8] = []

@@ -68,11 +68,14 @@ public struct PageRenderer {
     /// the left for a received message and the right for a sent one; a `nil` view is the
     /// placeholder. The same view serves both directions: builders never draw bubbles.
     public func cell(number: Int, envelope: MessageEnvelope, view: MessageView?, outgoing: Bool, pending: Bool = false) -> [String] {
-        let body = view?.lines ?? [MessagePresenter.placeholderText]
+        var body = view?.lines ?? [MessagePresenter.placeholderText]
         let bodyWidth = Self.bodyWidth(forPage: width)
-        var inner = 0
-        for line in body { inner = max(inner, TextWidth.columns(line)) }
-        inner = min(bodyWidth, inner)
+        var widths = body.map(TextWidth.columns)
+        for index in body.indices where widths[index] > bodyWidth {
+            body[index] = TextWidth.truncate(body[index], to: bodyWidth)
+            widths[index] = TextWidth.columns(body[index])
+        }
+        let inner = widths.max() ?? 0
         var meta = "#\(number) \(outgoing ? "me" : envelope.from) · \(Self.clockTime(envelope.timestamp))"
         if view == nil { meta += " · \(envelope.key)" }
         if pending { meta += " · pending" }
@@ -80,8 +83,8 @@ public struct PageRenderer {
         let indent = outgoing ? spaces[max(1, width - (inner + 4))] : " "
         let metaIndent = outgoing ? spaces[max(1, width - TextWidth.columns(meta))] : " "
         var rows = [metaIndent + style("2", meta), indent + "╭" + rule + "╮"]
-        for line in body {
-            let text = TextWidth.pad(line, to: inner)
+        for (line, used) in zip(body, widths) {
+            let text = line + spaces[inner - used]
             rows.append(indent + "│ " + (view == nil ? style("2", text) : text) + " │")
         }
         rows.append(indent + "╰" + rule + "╯")

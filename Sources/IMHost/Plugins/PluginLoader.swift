@@ -24,6 +24,7 @@ enum PluginLoader {
         var registered = PluginCatalog.Registered()
         registered.services = ChatHost.hostServices
         registered.routes.add(RouteTable.Route(pattern: ChatHost.chatPattern, allowExternal: true, line: nil, target: .converter))
+        registered.routes.add(RouteTable.Route(pattern: ChatHost.linePagePattern, allowExternal: true, line: nil, target: .chatPage))
         var folderProblem: String?
         var lineFiles: [String: String] = [:]
         var files: [String: PluginCache.File] = [:]
@@ -108,10 +109,8 @@ enum PluginLoader {
         entry.isLazy = true
         registered.registry.addLazy(registration.keys, line: id)
         for route in registration.routes {
-            guard case .success(let pattern) = RoutePattern.parse(route.pattern) else { return nil }
-            registered.routes.add(RouteTable.Route(pattern: pattern, allowExternal: route.allowExternal, line: id, target: .lazy(id)))
+            registered.routes.addLazy(route.pattern, line: id, allowExternal: route.allowExternal)
         }
-        registered.routes.add(RouteTable.Route(pattern: ChatHost.chatPattern(forLine: id), allowExternal: true, line: nil, target: .chatPage(id)))
         return entry
     }
 
@@ -232,37 +231,43 @@ enum PluginLoader {
         }
         registered.registry.removeLazy(line: id)
         registered.routes.removeLazy(line: id)
-        let current = registered
-        let registrar = LineRegistrar(lineID: id, descriptor: UnsafeRawPointer(descriptor.pointer)) { current.owner(of: $0) }
-        var buffer = [CChar](repeating: 0, count: errorCapacity)
-        let result = withExtendedLifetime(registrar) {
-            buffer.withUnsafeMutableBufferPointer { error in
-                registerLine(Unmanaged.passUnretained(registrar).toOpaque(), error.baseAddress, error.count)
+        // The registrar reads a snapshot of what is registered; it and the snapshot must be gone
+        // before committing, or every table would be copied on write.
+        let staged: (page: CarrierPage.Type?, builders: [any MessageBuilder], services: [any Service.Type],
+                     routes: [(pattern: RoutePattern, allowExternal: Bool, handler: RouteHandler)])
+        do {
+            let current = registered
+            let registrar = LineRegistrar(lineID: id, descriptor: UnsafeRawPointer(descriptor.pointer)) { current.owner(of: $0) }
+            var buffer = [CChar](repeating: 0, count: errorCapacity)
+            let result = withExtendedLifetime(registrar) {
+                buffer.withUnsafeMutableBufferPointer { error in
+                    registerLine(Unmanaged.passUnretained(registrar).toOpaque(), error.baseAddress, error.count)
+                }
             }
+            buffer[errorCapacity - 1] = 0
+            if result != 0 || registrar.firstRefusal != nil {
+                let said = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                let reason = registrar.firstRefusal?.description ?? (said.isEmpty ? "register_line returned \(result)" : said)
+                throw PluginRefusal(.registrationFailed, "registration failed: \(reason)",
+                                    fix: "fix the line's register(with:); none of its registrations were kept")
+            }
+            staged = (registrar.page, registrar.builders, registrar.services, registrar.routes)
         }
-        buffer[errorCapacity - 1] = 0
-        if result != 0 || registrar.firstRefusal != nil {
-            let said = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            let reason = registrar.firstRefusal?.description ?? (said.isEmpty ? "register_line returned \(result)" : said)
-            throw PluginRefusal(.registrationFailed, "registration failed: \(reason)",
-                                fix: "fix the line's register(with:); none of its registrations were kept")
-        }
-        let services = registrar.services.map { ServiceRegistration($0, line: id) }
+        let services = staged.services.map { ServiceRegistration($0, line: id) }
         if let problem = checkDependencies(of: services, line: id, hostServices: registered.services.filter { $0.line == nil }) {
             throw PluginRefusal(.registrationFailed, "registration failed: \(problem)",
                                 fix: "fix the line's services; none of its registrations were kept")
         }
-        registered.registry.add(registrar.builders, line: id)
+        registered.registry.add(staged.builders, line: id)
         registered.services += services
-        for route in registrar.routes {
+        for route in staged.routes {
             registered.routes.add(RouteTable.Route(pattern: route.pattern, allowExternal: route.allowExternal, line: id, target: .handler(route.handler)))
         }
-        registered.routes.add(RouteTable.Route(pattern: ChatHost.chatPattern(forLine: id), allowExternal: true, line: nil, target: .chatPage(id)))
-        entry.page = registrar.page
-        entry.messageKeys = registrar.builders.map(\.key).sorted()
+        entry.page = staged.page
+        entry.messageKeys = staged.builders.map(\.key).sorted()
         entry.services = services.map(\.id)
-        entry.routes = registrar.routes.map { "\($0.pattern)" }
-        entry.routeClaims = registrar.routes.map { ("\($0.pattern)", $0.allowExternal) }
+        entry.routes = staged.routes.map { "\($0.pattern)" }
+        entry.routeClaims = staged.routes.map { ("\($0.pattern)", $0.allowExternal) }
         return .loaded
     }
 

@@ -57,6 +57,10 @@ public enum BuiltinBuilders {
     public struct Text: MessageBuilder {
         public let key = "text"
         public init() {}
+        public func content(from payload: MessagePayload) throws -> TextContent {
+            if let object = FlatJSON(payload.json), let text = object.string("text") { return TextContent(text: text) }
+            return try payload.decode()
+        }
         public func model(for content: TextContent, layout: MessageLayout) throws -> MessageModel {
             MessageModel(content: content, lines: layout.wrap(content.text))
         }
@@ -66,6 +70,13 @@ public enum BuiltinBuilders {
     public struct Image: MessageBuilder {
         public let key = "image"
         public init() {}
+        public func content(from payload: MessagePayload) throws -> ImageContent {
+            if let object = FlatJSON(payload.json), let url = object.string("url"),
+               let width = object.integer("width"), let height = object.integer("height") {
+                return ImageContent(url: url, width: width, height: height)
+            }
+            return try payload.decode()
+        }
         public func model(for content: ImageContent, layout: MessageLayout) throws -> MessageModel {
             MessageModel(content: content,
                          lines: layout.wrap("[Image \(content.width)×\(content.height)] \(content.url)"),
@@ -77,6 +88,12 @@ public enum BuiltinBuilders {
     public struct Voice: MessageBuilder {
         public let key = "voice"
         public init() {}
+        public func content(from payload: MessagePayload) throws -> VoiceContent {
+            if let object = FlatJSON(payload.json), let url = object.string("url"), let seconds = object.integer("seconds") {
+                return VoiceContent(url: url, seconds: seconds)
+            }
+            return try payload.decode()
+        }
         public func model(for content: VoiceContent, layout: MessageLayout) throws -> MessageModel {
             let bar = String(repeating: "▮", count: min(max(1, content.seconds / 5), 12))
             return MessageModel(content: content, lines: layout.wrap("[Voice \(content.seconds)\"] \(bar)"),
@@ -88,6 +105,13 @@ public enum BuiltinBuilders {
     public struct Location: MessageBuilder {
         public let key = "location"
         public init() {}
+        public func content(from payload: MessagePayload) throws -> LocationContent {
+            if let object = FlatJSON(payload.json), let name = object.string("name"),
+               let latitude = object.number("latitude"), let longitude = object.number("longitude") {
+                return LocationContent(name: name, latitude: latitude, longitude: longitude)
+            }
+            return try payload.decode()
+        }
         public func model(for content: LocationContent, layout: MessageLayout) throws -> MessageModel {
             MessageModel(content: content,
                          lines: layout.wrap("[Location] \(content.name)") + layout.wrap("(\(content.latitude), \(content.longitude))"),

@@ -37,12 +37,32 @@ public struct RoutePattern: Sendable, Hashable, CustomStringConvertible {
         }.joined()
     }
 
+    /// Where `://` is in a URL or pattern, found by bytes (it is read for every route at start-up).
+    public static func schemeSeparator(in text: some StringProtocol) -> Range<String.Index>? {
+        let utf8 = text.utf8
+        var index = utf8.startIndex
+        while index < utf8.endIndex {
+            if utf8[index] == UInt8(ascii: ":") {
+                let slash = utf8.index(after: index)
+                if slash < utf8.endIndex, utf8[slash] == UInt8(ascii: "/") {
+                    let second = utf8.index(after: slash)
+                    if second < utf8.endIndex, utf8[second] == UInt8(ascii: "/") {
+                        return index..<utf8.index(after: second)
+                    }
+                }
+                return nil
+            }
+            index = utf8.index(after: index)
+        }
+        return nil
+    }
+
     /// Parses a pattern; `nil` with a reason when it is not `scheme://host[/segment...]`.
     public static func parse(_ text: String) -> Result<RoutePattern, RegistrationError> {
         func invalid(_ why: String) -> Result<RoutePattern, RegistrationError> {
             .failure(RegistrationError(.invalid, "route pattern '\(text)' \(why); write it like 'house://listing/:id'"))
         }
-        guard let separator = text.firstRange(of: "://") else { return invalid("has no scheme") }
+        guard let separator = schemeSeparator(in: text) else { return invalid("has no scheme") }
         let scheme = String(text[..<separator.lowerBound])
         guard let first = scheme.first, first.isLetter, first.isASCII,
               scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }) else {
