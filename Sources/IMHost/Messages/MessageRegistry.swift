@@ -36,14 +36,6 @@ public struct MessageRegistry: Sendable {
         return entries[key].map { $0.line.map { "line '\($0)'" } ?? "the host" }
     }
 
-    /// The line that owns `key`, or `nil` for the host's keys and unknown keys.
-    func line(owning key: String) -> String? { lazy[key] ?? entries[key]?.line }
-
-    /// Every key a line registered, sorted.
-    public func keys(of line: String) -> [String] {
-        (Array(entries.filter { $0.value.line == line }.keys) + lazy.filter { $0.value == line }.keys).sorted()
-    }
-
     /// Every registered key, sorted.
     public var allKeys: [String] { (Array(entries.keys) + lazy.keys).sorted() }
 

@@ -52,11 +52,6 @@ public struct RouteTable {
     private var buckets: [String: [Route]] = [:]
     private var shapes: [String: Route] = [:]
 
-    /// Every route, as `pattern (owner, external or internal)`, sorted, for reports.
-    public var descriptions: [(pattern: String, line: String?, allowExternal: Bool)] {
-        shapes.values.map { ("\($0.pattern)", $0.line, $0.allowExternal) }.sorted { $0.pattern < $1.pattern }
-    }
-
     /// Who registered a pattern of this shape, as errors name owners.
     func owner(ofShape shape: String) -> String? {
         if let route = shapes[shape] { return route.line.map { "line '\($0)'" } ?? "the host" }

@@ -116,12 +116,6 @@ public final class LineRegistrar {
         routes.append((parsed, allowExternal, handler))
     }
 
-    /// Records a failure the line reports itself, failing the whole line.
-    @_spi(Host)
-    public func recordFailure(_ reason: String) {
-        if firstRefusal == nil { firstRefusal = RegistrationError(.lineFailed, reason) }
-    }
-
     private func refuse(_ code: RegistrationError.Code, _ reason: String) throws -> Never {
         let error = RegistrationError(code, reason)
         if firstRefusal == nil { firstRefusal = error }

@@ -58,15 +58,9 @@ extension MessageBuilder {
         MessageView(lines: model.lines)
     }
 
-    /// Runs the three steps for one stored message. The host calls this; a builder rarely
-    /// overrides it.
+    /// Runs the three steps for one payload, as a page would: handy in a line's own tests.
     public func render(_ payload: MessagePayload, layout: MessageLayout) throws -> (MessageModel, MessageView) {
         let model = try model(for: try content(from: payload), layout: layout)
         return (model, view(for: model))
-    }
-
-    /// Decodes then re-encodes a payload, to check it before it is sent.
-    public func validatedPayload(_ payload: MessagePayload) throws -> MessagePayload {
-        try self.payload(for: try content(from: payload))
     }
 }

@@ -19,8 +19,6 @@ public struct RegistrationError: Error, CustomStringConvertible, Sendable, Equat
         public static let duplicateKey = Code("duplicate-key")
         /// A second carrier page for the same line.
         public static let secondPage = Code("second-page")
-        /// A failure the line reported itself.
-        public static let lineFailed = Code("line-failed")
         /// A registration that is wrong for another reason (a route or service).
         public static let invalid = Code("invalid")
     }
