@@ -55,7 +55,9 @@ public struct LocationContent: Codable, Sendable, Hashable {
 public enum BuiltinBuilders {
     /// `text`: plain text, wrapped.
     public struct Text: MessageBuilder {
+        /// `"text"`: a built-in key, without a line prefix.
         public let key = "text"
+        /// The builder; the host registers it, and lines may use it to send typed content.
         public init() {}
         public func content(from payload: MessagePayload) throws -> TextContent {
             if let object = FlatJSON(payload.json), let text = object.string("text") { return TextContent(text: text) }
@@ -68,7 +70,9 @@ public enum BuiltinBuilders {
 
     /// `image`: a frame with the image's size and address.
     public struct Image: MessageBuilder {
+        /// `"image"`: a built-in key, without a line prefix.
         public let key = "image"
+        /// The builder; the host registers it, and lines may use it to send typed content.
         public init() {}
         public func content(from payload: MessagePayload) throws -> ImageContent {
             if let object = FlatJSON(payload.json), let url = object.string("url"),
@@ -86,7 +90,9 @@ public enum BuiltinBuilders {
 
     /// `voice`: the recording's length as a bar.
     public struct Voice: MessageBuilder {
+        /// `"voice"`: a built-in key, without a line prefix.
         public let key = "voice"
+        /// The builder; the host registers it, and lines may use it to send typed content.
         public init() {}
         public func content(from payload: MessagePayload) throws -> VoiceContent {
             if let object = FlatJSON(payload.json), let url = object.string("url"), let seconds = object.integer("seconds") {
@@ -103,7 +109,9 @@ public enum BuiltinBuilders {
 
     /// `location`: the place's name and coordinates.
     public struct Location: MessageBuilder {
+        /// `"location"`: a built-in key, without a line prefix.
         public let key = "location"
+        /// The builder; the host registers it, and lines may use it to send typed content.
         public init() {}
         public func content(from payload: MessagePayload) throws -> LocationContent {
             if let object = FlatJSON(payload.json), let name = object.string("name"),

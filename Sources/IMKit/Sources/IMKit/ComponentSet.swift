@@ -4,6 +4,7 @@
 /// ``CarrierPage/disabledComponents`` and those the operator turns off in host.json's
 /// `killSwitch.components`. The platform decides the order; a line cannot reorder them.
 public struct ComponentSet: OptionSet, Sendable, Hashable, CustomStringConvertible {
+    /// The bits: one a component.
     public let rawValue: UInt32
 
     /// Creates a set from its raw bits.

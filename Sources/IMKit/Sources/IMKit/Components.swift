@@ -156,6 +156,7 @@ public final class DropdownMenuComponent: PageComponent {
 /// Where the user types. It sends what is submitted, and the quick replies tapped, as text.
 public final class InputBarComponent: PageComponent, BusSubscriber {
     public static let kind = ComponentSet.inputBar
+    /// Ends its subscription to quick replies when the input bar goes.
     public let subscriptions = SubscriptionBag()
     private let context: ChatContext
     /// The last error sending, if the last send failed.

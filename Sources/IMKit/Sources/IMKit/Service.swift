@@ -36,11 +36,17 @@ public protocol Service: AnyObject {
 }
 
 extension Service {
+    /// No dependencies.
     public static var dependencies: [String] { [] }
+    /// Does nothing.
     public func prepare(in user: UserContext) throws {}
+    /// Does nothing.
     public func initialize(in user: UserContext) throws {}
+    /// Does nothing.
     public func online() {}
+    /// Does nothing.
     public func offline() {}
+    /// Does nothing.
     public func finalize() {}
 }
 
