@@ -23,11 +23,15 @@ public struct JumpURL: Sendable, Hashable {
     }
 
     /// Every parameter, percent-decoded, in the order written.
-    public var parameters: [(name: String, value: String)] {
+    public var parameters: [(name: String, value: String)] { Self.decodeQuery(query[...]) }
+
+    /// A query's `name=value` pairs, percent-decoded, in the order written (a part that does not
+    /// decode is kept as written).
+    static func decodeQuery(_ query: Substring) -> [(name: String, value: String)] {
         query.split(separator: "&", omittingEmptySubsequences: true).map { pair in
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            return (Self.percentDecoded(parts[0]) ?? String(parts[0]),
-                    parts.count > 1 ? Self.percentDecoded(parts[1]) ?? String(parts[1]) : "")
+            return (percentDecoded(parts[0]) ?? String(parts[0]),
+                    parts.count > 1 ? percentDecoded(parts[1]) ?? String(parts[1]) : "")
         }
     }
 

@@ -158,12 +158,8 @@ public struct RouteTable {
     /// Adds the query's parameters, percent-decoded; path parameters of the same name win.
     private static func queryParameters(_ query: Substring, into parameters: [String: String]) -> [String: String] {
         var parameters = parameters
-        for pair in query.split(separator: "&") {
-            let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let name = JumpURL.percentDecoded(kv[0]) ?? String(kv[0])
-            if parameters[name] == nil {
-                parameters[name] = kv.count > 1 ? JumpURL.percentDecoded(kv[1]) ?? String(kv[1]) : ""
-            }
+        for (name, value) in JumpURL.decodeQuery(query) where parameters[name] == nil {
+            parameters[name] = value
         }
         return parameters
     }
