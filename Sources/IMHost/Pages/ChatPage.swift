@@ -118,11 +118,16 @@ public final class ChatPage {
     /// The messages the page shows now, oldest first, each with its number (its position in the
     /// conversation, from 1), as presented at `width`.
     func presented(width: Int) throws -> [(number: Int, message: MessagePresenter.Presented)] {
+        try present(host.store.messages(of: conversation, endingBefore: nil, limit: window), width: width)
+    }
+
+    private func present(_ entries: [(position: Int, message: MessageEnvelope)], width: Int)
+        -> [(number: Int, message: MessagePresenter.Presented)] {
         let presenter = MessagePresenter(lookup: { [host] in host.messageEntry(for: $0) },
                                          killedKeys: Set(host.config.killSwitch.messages), legacy: isLegacy)
         let bodyWidth = PageRenderer.bodyWidth(forPage: width)
         let transport = host.transport
-        return try host.store.messages(of: conversation, endingBefore: nil, limit: window).map { entry in
+        return entries.map { entry in
             var presented = presenter.present(entry.message, outgoing: entry.message.from == host.selfUser, width: bodyWidth)
             presented.pending = transport?.isPending(entry.message) ?? false
             return (entry.position + 1, presented)
@@ -149,7 +154,11 @@ public final class ChatPage {
     /// go to the page's tap hook.
     /// - Returns: what the tap did, or `nil` when no message has that number.
     public func tap(_ number: Int) throws -> TapResult? {
-        guard let entry = try presented(width: PageRenderer.defaultWidth).first(where: { $0.number == number }) else { return nil }
+        // Only the tapped message is read and built, not the whole screen.
+        let total = try host.store.count(of: conversation)
+        guard number >= 1, number <= total, number > total - window else { return nil }
+        let stored = try host.store.messages(of: conversation, endingBefore: number, limit: 1)
+        guard let entry = present(stored, width: PageRenderer.defaultWidth).first else { return nil }
         guard entry.message.shown.model != nil else { return .ignored }
         return carrier.didTap(entry.message.shown)
     }
