@@ -38,7 +38,7 @@ enum ChatCommand {
             return CommandLineTool.ExitCode.usage
         }
         let terminal = isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1
-        let colors = isatty(STDOUT_FILENO) == 1 && Environment.value("NO_COLOR") == nil
+        let colors = Environment.colorsOnStandardOutput
         let session: ChatSession
         do {
             session = try ChatSession(host: host, url: arguments.positionals[0], configPath: CommandLineTool.configPath(arguments),

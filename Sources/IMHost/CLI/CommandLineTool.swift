@@ -85,17 +85,28 @@ public enum CommandLineTool {
     /// plugin and rewrites the cache.
     static func loadHost(_ arguments: Arguments, output: Output, reportProblems: Bool = true,
                          durable: Bool = false, loadAll: Bool = false) -> ChatHost? {
-        let path = configPath(arguments)
-        let config: HostConfig
+        guard let config = loadConfig(arguments, output: output) else { return nil }
+        return makeHost(config, arguments, output: output, dataFolder: durable ? config.dataFolder : nil,
+                        reportProblems: reportProblems, loadAll: loadAll)
+    }
+
+    /// host.json as `--config` or `$IMHOST_CONFIG` names it, or `nil` after saying why.
+    static func loadConfig(_ arguments: Arguments, output: Output) -> HostConfig? {
         do {
-            config = try HostConfig.load(from: path)
+            return try HostConfig.load(from: configPath(arguments))
         } catch {
             output.err("imhost: \(error)\n")
             return nil
         }
+    }
+
+    /// The host for a configuration, signed in as `--user`, keeping conversations under
+    /// `dataFolder` (in memory when `nil`), or `nil` after saying why.
+    static func makeHost(_ config: HostConfig, _ arguments: Arguments, output: Output, dataFolder: String?,
+                         reportProblems: Bool = true, loadAll: Bool = false) -> ChatHost? {
         let host: ChatHost
         do {
-            host = try ChatHost(config: config, dataFolder: durable ? config.dataFolder : nil, user: arguments.options["--user"],
+            host = try ChatHost(config: config, dataFolder: dataFolder, user: arguments.options["--user"],
                                 pluginCache: config.pluginCachePath, trustCache: !loadAll)
         } catch {
             output.err("imhost: \(error)\n")

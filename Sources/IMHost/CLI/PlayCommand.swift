@@ -70,14 +70,7 @@ enum PlayCommand {
         guard let width = CommandLineTool.intOption(arguments, "--width", default: 72, command: "play", output: output) else {
             return CommandLineTool.ExitCode.usage
         }
-        let configPath = CommandLineTool.configPath(arguments)
-        let config: HostConfig
-        do {
-            config = try HostConfig.load(from: configPath)
-        } catch {
-            output.err("imhost: \(error)\n")
-            return CommandLineTool.ExitCode.usage
-        }
+        guard let config = CommandLineTool.loadConfig(arguments, output: output) else { return CommandLineTool.ExitCode.usage }
         let scenario: Scenario
         do {
             scenario = try Scenario.parse(text, file: file, lineOrder: config.lineOrder)
@@ -99,18 +92,12 @@ enum PlayCommand {
             scratch = dataFolder
         }
         defer { if let scratch { try? FileManager.default.removeItem(atPath: scratch) } }
-        let host: ChatHost
-        do {
-            host = try ChatHost(config: config, dataFolder: dataFolder, user: arguments.options["--user"],
-                                pluginCache: config.pluginCachePath)
-        } catch {
-            output.err("imhost play: \(error)\n")
+        guard let host = CommandLineTool.makeHost(config, arguments, output: output, dataFolder: dataFolder) else {
             return CommandLineTool.ExitCode.failure
         }
-        for problem in host.problems { output.err("imhost: \(problem)\n") }
-        let colors = isatty(STDOUT_FILENO) == 1 && Environment.value("NO_COLOR") == nil
-        let runner = ScenarioRunner(host: host, output: output, width: width, colors: colors, fixedClock: fixedClock) {
-            try HostConfig.load(from: configPath)
+        let runner = ScenarioRunner(host: host, output: output, width: width, colors: Environment.colorsOnStandardOutput,
+                                    fixedClock: fixedClock) {
+            try HostConfig.load(from: config.file)
         }
         do {
             try runner.run(scenario)
