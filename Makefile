@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 export PATH := $(PATH):/opt/swift/usr/bin
 BUILD := .build/debug
-LINES := house:House jobs:Jobs
+LINES := house:House jobs:Jobs cars:Cars
 
 .PHONY: demo test build plugins bench clean
 

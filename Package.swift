@@ -10,13 +10,14 @@ func line(_ name: String, path: String) -> (Product, Target) {
 let lines = [
     line("House", path: "Sources/Lines/House"),
     line("Jobs", path: "Sources/Lines/Jobs"),
+    line("Cars", path: "Sources/Lines/Cars"),
     line("BenchLine", path: "Benchmarks/BenchLine"),
 ]
 
 /// Swift plugins that misbehave on purpose, for the loader's tests.
 let fixtures = [
     "FixtureMinimal", "FixtureFailing", "FixtureForeignKey", "FixtureOutsideNamespace", "FixtureRouteClash",
-    "FixtureServiceCycle",
+    "FixtureServiceCycle", "FixtureCrashy",
 ].map {
     line($0, path: "Tests/Fixtures/\($0)")
 }
@@ -27,25 +28,33 @@ let package = Package(
         .executable(name: "imhost", targets: ["imhost"]),
         .executable(name: "imhost-bench", targets: ["imhost-bench"]),
         .library(name: "IMHost", targets: ["IMHost"]),
+        .library(name: "IMHostTerminal", targets: ["IMHostTerminal"]),
     ] + lines.map(\.0) + fixtures.map(\.0),
     dependencies: [
         .package(path: "Sources/IMKit"),
     ],
     targets: [
+        // The core: plugins and line states, config, routing, pages, messages, store, services,
+        // containment and supervision. No terminal code.
         .target(
             name: "IMHost",
             dependencies: [.product(name: "IMKit", package: "IMKit")]
         ),
-        .executableTarget(name: "imhost", dependencies: ["IMHost"]),
+        // The terminal on top of the core: commands, the chat loop, rendering, scenarios.
+        .target(
+            name: "IMHostTerminal",
+            dependencies: ["IMHost", .product(name: "IMKit", package: "IMKit")]
+        ),
+        .executableTarget(name: "imhost", dependencies: ["IMHostTerminal"]),
         .executableTarget(
             name: "imhost-bench",
-            dependencies: ["IMHost", "CHeapStats", .product(name: "IMKit", package: "IMKit")],
+            dependencies: ["IMHost", "IMHostTerminal", "CHeapStats", .product(name: "IMKit", package: "IMKit")],
             path: "Benchmarks/IMHostBenchmarks"
         ),
         .target(name: "CHeapStats", path: "Benchmarks/CHeapStats"),
         .testTarget(
             name: "IMHostTests",
-            dependencies: ["IMHost", .product(name: "IMKit", package: "IMKit")],
+            dependencies: ["IMHost", "IMHostTerminal", .product(name: "IMKit", package: "IMKit")],
             exclude: ["Golden"]
         ),
     ] + lines.map(\.1) + fixtures.map(\.1)

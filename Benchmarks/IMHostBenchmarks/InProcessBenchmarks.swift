@@ -1,5 +1,6 @@
 import Foundation
 import IMHost
+import IMHostTerminal
 import IMKit
 
 /// Benchmarks that run inside this process, against the real host types and the release
@@ -15,7 +16,7 @@ enum InProcessBenchmarks {
         }
         let text = #"{ "lines": { "house": {}, "jobs": {} }, "routes": [\#(routes.joined(separator: ",\n"))] }"#
         let config = try HostConfig.parse(text, file: folder + "/host.json")
-        return try ChatHost(config: config, dataFolder: nil)
+        return ChatHost(config: config, options: ChatHost.Options(durable: false, scanner: products + "/imhost", breadcrumbs: .none))
     }
 
     static func converter(folder: String) throws -> [Row] {
@@ -213,12 +214,13 @@ enum InProcessBenchmarks {
         var pages: [ChatPage] = []
         // Warm up: the first pages fault in code and caches that every later page shares.
         for index in 0..<5 { pages.append(try host.open("im://chat?rootCateID=1&cateID=12&peer=warm\(index)&infoID=L1001")) }
-        for page in pages { blackHole(try page.render()) }
+        let renderer = PageRenderer(width: 72, colors: false)
+        for page in pages { blackHole(try renderer.render(page)) }
         let before = residentKiB()
         let heapBefore = heapInUse()
         for index in 0..<100 {
             let page = try host.open("im://chat?rootCateID=1&cateID=12&peer=peer\(index)&infoID=L1001")
-            blackHole(try page.render())
+            blackHole(try renderer.render(page))
             pages.append(page)
         }
         let after = residentKiB()

@@ -4,21 +4,101 @@ import Glibc
 
 /// The few file-system operations the host needs, on top of the C library, so the checks a
 /// plugin goes through are exactly the system calls they name.
-enum FileSystem {
+public enum FileSystem {
     /// An `errno` with the call that set it.
-    struct Failure: Error, CustomStringConvertible {
-        var call: String
-        var code: Int32
-        var description: String { String(cString: strerror(code)) }
+    public struct Failure: Error, CustomStringConvertible, Sendable {
+        public var call: String
+        public var code: Int32
+        public var description: String { String(cString: strerror(code)) }
+
+        package init(call: String, code: Int32) {
+            self.call = call
+            self.code = code
+        }
+    }
+
+    /// Makes a folder and its missing parents, mode 0700; an existing folder is fine.
+    package static func makeFolders(_ path: String) throws(Failure) {
+        if mkdir(path, 0o700) == 0 || errno == EEXIST { return }
+        guard errno == ENOENT else { throw Failure(call: "mkdir", code: errno) }
+        let parent = directory(of: path)
+        guard parent != path, parent != "/", parent != "." else { throw Failure(call: "mkdir", code: ENOENT) }
+        try makeFolders(parent)
+        guard mkdir(path, 0o700) == 0 || errno == EEXIST else { throw Failure(call: "mkdir", code: errno) }
+    }
+
+    /// Writes every byte to `fd` (at `offset`, or at the end for an `O_APPEND` descriptor),
+    /// however the kernel splits the write.
+    package static func writeAll(_ fd: Int32, _ bytes: [UInt8], at offset: UInt64? = nil) throws(Failure) {
+        var done = 0
+        while done < bytes.count {
+            let wrote = bytes.withUnsafeBytes { buffer in
+                offset.map { pwrite(fd, buffer.baseAddress! + done, bytes.count - done, off_t($0) + off_t(done)) }
+                    ?? write(fd, buffer.baseAddress! + done, bytes.count - done)
+            }
+            if wrote < 0 {
+                if errno == EINTR { continue }
+                throw Failure(call: "write", code: errno)
+            }
+            done += wrote
+        }
+    }
+
+    /// Appends `bytes` and a newline to a file (made with mode 0600 if need be) and flushes it.
+    /// A failed append is cut back, so the file never keeps half a line.
+    package static func appendLine(_ bytes: [UInt8], to path: String) throws(Failure) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Failure(call: "open", code: errno) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw Failure(call: "fstat", code: errno) }
+        do throws(Failure) {
+            try writeAll(fd, bytes + [UInt8(ascii: "\n")])
+            guard fsync(fd) == 0 else { throw Failure(call: "fsync", code: errno) }
+        } catch {
+            _ = ftruncate(fd, info.st_size)
+            throw error
+        }
+    }
+
+    /// Replaces a file's contents atomically: a new file beside it, flushed, renamed over it,
+    /// and the folder flushed, so a reader sees the old contents or the new, never a mix.
+    package static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600) throws(Failure) {
+        let temporary = path + ".\(getpid()).tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw Failure(call: "open", code: errno) }
+        do throws(Failure) {
+            try writeAll(fd, bytes)
+            guard fsync(fd) == 0 else { throw Failure(call: "fsync", code: errno) }
+        } catch {
+            close(fd)
+            unlink(temporary)
+            throw error
+        }
+        close(fd)
+        guard rename(temporary, path) == 0 else {
+            let failure = Failure(call: "rename", code: errno)
+            unlink(temporary)
+            throw failure
+        }
+        syncFolder(directory(of: path))
+    }
+
+    /// Flushes a folder, so a file just made or renamed in it survives a power cut.
+    package static func syncFolder(_ path: String) {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        fsync(fd)
+        close(fd)
     }
 
     /// Reads a whole file as UTF-8 text.
-    static func readText(_ path: String) throws(Failure) -> String {
+    public static func readText(_ path: String) throws(Failure) -> String {
         String(decoding: try readBytes(path, limit: Int.max), as: UTF8.self)
     }
 
     /// Reads at most `limit` bytes from the start of a file.
-    static func readBytes(_ path: String, limit: Int) throws(Failure) -> [UInt8] {
+    package static func readBytes(_ path: String, limit: Int) throws(Failure) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw Failure(call: "open", code: errno) }
         defer { close(fd) }
@@ -38,7 +118,7 @@ enum FileSystem {
     }
 
     /// `lstat` or `stat` of a path.
-    static func status(_ path: String, followLinks: Bool) throws(Failure) -> stat {
+    package static func status(_ path: String, followLinks: Bool) throws(Failure) -> stat {
         var info = stat()
         let result = followLinks ? stat(path, &info) : lstat(path, &info)
         guard result == 0 else { throw Failure(call: followLinks ? "stat" : "lstat", code: errno) }
@@ -46,14 +126,14 @@ enum FileSystem {
     }
 
     /// The canonical absolute path, with every link resolved.
-    static func realPath(_ path: String) throws(Failure) -> String {
+    package static func realPath(_ path: String) throws(Failure) -> String {
         guard let resolved = realpath(path, nil) else { throw Failure(call: "realpath", code: errno) }
         defer { free(resolved) }
         return String(cString: resolved)
     }
 
     /// Names in a folder, sorted, without `.` and `..`.
-    static func entries(of folder: String) throws(Failure) -> [String] {
+    package static func entries(of folder: String) throws(Failure) -> [String] {
         guard let dir = opendir(folder) else { throw Failure(call: "opendir", code: errno) }
         defer { closedir(dir) }
         var names: [String] = []
@@ -67,31 +147,31 @@ enum FileSystem {
     }
 
     /// The folder part of a path: `"a/b/host.json"` → `"a/b"`, `"host.json"` → `"."`.
-    static func directory(of path: String) -> String {
+    package static func directory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
     /// The last part of a path.
-    static func baseName(_ path: String) -> String {
+    package static func baseName(_ path: String) -> String {
         path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
     }
 
     /// `path` made absolute against `folder` (itself made absolute against the working folder).
-    static func resolve(_ path: String, against folder: String) -> String {
+    package static func resolve(_ path: String, against folder: String) -> String {
         if path.hasPrefix("/") { return normalize(path) }
         let base = folder.hasPrefix("/") ? folder : currentDirectory() + "/" + folder
         return normalize(base + "/" + path)
     }
 
-    static func currentDirectory() -> String {
+    package static func currentDirectory() -> String {
         guard let cwd = getcwd(nil, 0) else { return "." }
         defer { free(cwd) }
         return String(cString: cwd)
     }
 
     /// Removes `.` and `..` parts and doubled slashes from an absolute path.
-    static func normalize(_ path: String) -> String {
+    package static func normalize(_ path: String) -> String {
         var parts: [Substring] = []
         for part in path.split(separator: "/") {
             switch part {

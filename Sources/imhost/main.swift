@@ -1,4 +1,4 @@
-import IMHost
+import IMHostTerminal
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -179,12 +179,15 @@ struct ChatCommandTests {
         #expect(typo.stderr == "imhost play: \(bad):1:5: step 1.opne: unknown key \"opne\"; did you mean \"open\"?\n")
     }
 
-    @Test("the demo plays the whole idea and repeats exactly")
+    @Test("the demo plays the whole idea, a crash rolled back by the host included, and repeats exactly")
     func demo() throws {
         let workspace = try workspace()
+        try workspace.install("Cars", as: "cars.so")
+        try workspace.writeConfig(try String(contentsOfFile: BuildProducts.repository + "/host.json", encoding: .utf8))
         let result = try imhost(["demo"], in: workspace)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: workspace.data + "/quarantine.json"), "the demo's quarantine stays in its own scratch folder")
         try expectGolden(result.stdout, "demo.txt")
         #expect(try imhost(["demo"], in: workspace).stdout == result.stdout)
     }

@@ -14,12 +14,13 @@ struct ConfigTests {
         }
     }
 
-    @Test("the committed host.json is valid and routes housing and jobs")
+    @Test("the committed host.json is valid and routes housing, jobs and used cars")
     func committedConfig() throws {
         let config = try HostConfig.load(from: BuildProducts.repository + "/host.json")
-        #expect(config.lineOrder == ["house", "jobs"])
+        #expect(config.lineOrder == ["house", "jobs", "cars"])
         #expect(config.pluginsFolder == BuildProducts.repository + "/Plugins")
-        #expect(config.routes.map(\.line) == ["house", "jobs"])
+        #expect(config.routes.map(\.line) == ["house", "jobs", "cars"])
+        #expect(config.limits == HostConfig.Limits(scanSeconds: 5, callSeconds: 5))
         #expect(config.killSwitch == HostConfig.KillSwitch())
     }
 
@@ -50,7 +51,7 @@ struct ConfigTests {
         (#"{ "lines": { "house": {} }, "routes": [ { "rootCateId": 1, "cateID": "*", "line": "house" } ] }"#,
          #"host.json:1:43: routes[0].rootCateId: unknown key "rootCateId"; did you mean "rootCateID"?"#),
         (#"{ "killswitch": {} }"#, #"host.json:1:3: killswitch: unknown key "killswitch"; did you mean "killSwitch"?"#),
-        (#"{ "colour": 1 }"#, #"host.json:1:3: colour: unknown key "colour"; allowed keys: plugins, data, user, lines, routes, killSwitch"#),
+        (#"{ "colour": 1 }"#, #"host.json:1:3: colour: unknown key "colour"; allowed keys: plugins, data, user, lines, routes, killSwitch, limits"#),
     ])
     func unknownKeys(text: String, expected: String) {
         #expect(error(text) == expected)
@@ -110,6 +111,6 @@ struct ConfigTests {
 
     @Test("columns count characters, so a Chinese value points at the right place")
     func unicodeColumns() {
-        #expect(error("{ \"plugins\": \"插件\", \"x\": 1 }") == #"host.json:1:20: x: unknown key "x"; allowed keys: plugins, data, user, lines, routes, killSwitch"#)
+        #expect(error("{ \"plugins\": \"插件\", \"x\": 1 }") == #"host.json:1:20: x: unknown key "x"; allowed keys: plugins, data, user, lines, routes, killSwitch, limits"#)
     }
 }

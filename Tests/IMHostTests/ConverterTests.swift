@@ -32,7 +32,8 @@ struct ConverterTests {
 
     @Test("each reason: routed, exact over wildcard, no rule, disabled, missing, refused, failed")
     func everyReason() throws {
-        let (_, host) = try Self.host()
+        let (workspace, host) = try Self.host()
+        defer { withExtendedLifetime(workspace) {} }
         func decide(_ url: String) throws -> Converter.Decision { try host.converter.decide(url) }
 
         let house = try decide("im://chat?rootCateID=1&cateID=12&peer=u42&infoID=L7")
@@ -76,7 +77,8 @@ struct ConverterTests {
 
     @Test("the kill switch sends a loaded line's jumps to the legacy page with the same URL")
     func killSwitch() throws {
-        let (_, host) = try Self.host(killing: ["house"])
+        let (workspace, host) = try Self.host(killing: ["house"])
+        defer { withExtendedLifetime(workspace) {} }
         let decision = try host.converter.decide("im://chat?rootCateID=1&cateID=12&peer=u42")
         #expect(decision.target == .legacy)
         #expect(decision.reason == .killed)
@@ -97,7 +99,8 @@ struct ConverterTests {
         ("im://chat?rootCateID=1&peer=%zz", #"peer "%zz" is empty or badly percent-encoded"#),
     ])
     func malformed(url: String, reason: String) throws {
-        let (_, host) = try Self.host()
+        let (workspace, host) = try Self.host()
+        defer { withExtendedLifetime(workspace) {} }
         #expect(throws: JumpURL.Malformed(description: reason)) { try host.converter.decide(url) }
     }
 

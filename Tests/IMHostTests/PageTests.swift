@@ -7,7 +7,8 @@ import Testing
 struct PageTests {
     @Test("each line's mask and the kill switch decide the components, in the platform's order")
     func components() throws {
-        let (_, host) = try pageHost()
+        let (workspace, host) = try pageHost()
+        defer { withExtendedLifetime(workspace) {} }
         let house = try host.open(houseURL)
         #expect(house.components.map { type(of: $0).kind } == [.topPost, .quickReplies, .bottomBar, .dropdownMenu, .inputBar])
         let jobs = try host.open(jobsURL)
@@ -26,7 +27,8 @@ struct PageTests {
 
     @Test("a page's title and top post come from its hooks and the jump URL")
     func hooks() throws {
-        let (_, host) = try pageHost()
+        let (workspace, host) = try pageHost()
+        defer { withExtendedLifetime(workspace) {} }
         let house = try host.open(houseURL)
         #expect(house.carrier.title == "二手房 Resale · u42")
         #expect(house.component(TopPostComponent.self)?.post == TopPost(title: "📌 阳光两居室 Sunny 2-room flat", detail: "¥4200 · 56 m² · 2 rooms"),
@@ -43,7 +45,8 @@ struct PageTests {
 
     @Test("the session bus never crosses pages, calls subscribers in order, and drops released ones")
     func sessionBus() throws {
-        let (_, host) = try pageHost()
+        let (workspace, host) = try pageHost()
+        defer { withExtendedLifetime(workspace) {} }
         let first = try host.open(houseURL)
         let second = try host.open("im://chat?rootCateID=1&cateID=12&peer=u77")
 
@@ -81,7 +84,8 @@ struct PageTests {
 
     @Test("messages are sent by key through the registry, and refused clearly")
     func sending() throws {
-        let (_, host) = try pageHost()
+        let (workspace, host) = try pageHost()
+        defer { withExtendedLifetime(workspace) {} }
         let house = try host.open(houseURL)
         try house.send(key: "house.listing", payload: MessagePayload(json: listingJSON))
         try house.send(key: "location", payload: MessagePayload(json: #"{"latitude":39.9,"longitude":116.4,"name":"望京 Wangjing"}"#))
@@ -93,7 +97,7 @@ struct PageTests {
         }
         #expect(try host.store.count(of: "u42") == 2)
         setKillSwitch(host, messages: ["location"])
-        #expect(throws: SendError("message key 'location' is turned off by killSwitch.messages in host.json")) {
+        #expect(throws: SendError("message key 'location' cannot be sent now: the key is turned off by killSwitch.messages in host.json")) {
             try house.send(key: "location", payload: MessagePayload(json: #"{"latitude":1,"longitude":2,"name":"x"}"#))
         }
         setKillSwitch(host, lines: ["house"])
@@ -105,7 +109,8 @@ struct PageTests {
 
     @Test("every degrade path shows a placeholder and leaves the stored message as it was")
     func degrade() throws {
-        let (_, host) = try pageHost()
+        let (workspace, host) = try pageHost()
+        defer { withExtendedLifetime(workspace) {} }
         let page = try host.open(houseURL)
         try page.receive(key: "cars.offer", payload: MessagePayload(json: #"{"model":"Model 3"}"#))
         try page.receive(key: "house.listing", payload: MessagePayload(json: #"{"title":"no price"}"#))
@@ -123,7 +128,7 @@ struct PageTests {
             .undecodable("The given data was not valid JSON."),
         ])
         setKillSwitch(host, messages: ["house.listing"])
-        #expect(try page.presented(width: 72).map(\.message.degrade)[3] == .killed)
+        #expect(try page.presented(width: 72).map(\.message.degrade)[3] == .killedKey)
         let rendering = try page.render()
         #expect(rendering.components(separatedBy: "Unsupported message type").count - 1 == 5)
 
@@ -134,14 +139,17 @@ struct PageTests {
 
     @Test("the legacy page shows built-ins, every line's keys as placeholders, and ignores their taps")
     func legacyPage() throws {
-        let (_, host) = try pageHost(killSwitch: #"{ "lines": ["house"] }"#)
+        let (workspace, host) = try pageHost(killSwitch: #"{ "lines": ["house"] }"#)
+        defer { withExtendedLifetime(workspace) {} }
         let page = try host.open(houseURL)
         #expect(page.isLegacy)
         #expect(page.decision.reason == .killed)
         try page.receive(key: "house.listing", payload: MessagePayload(json: listingJSON))
         try page.receive(key: "jobs.interview", payload: MessagePayload(json: interviewJSON))
         try page.receive(key: "image", payload: MessagePayload(json: #"{"height":600,"url":"https://img.example/1.jpg","width":800}"#))
-        #expect(try page.presented(width: 72).map(\.message.degrade) == [.legacyPage, .legacyPage, nil])
+        #expect(try page.presented(width: 72).map(\.message.degrade) == [
+            .lineUnavailable(line: "house", why: "line 'house' is in killSwitch.lines"), .legacyPage, nil,
+        ])
         #expect(try page.tap(1) == .ignored)
         #expect(try page.tap(3) == .handled("opened image viewer: https://img.example/1.jpg"))
         #expect(try page.tap(9) == nil)
@@ -149,7 +157,8 @@ struct PageTests {
 
     @Test("taps go to the page's hook: house opens the listing, jobs answers, roamed cards render and are ignored")
     func taps() throws {
-        let (_, host) = try pageHost()
+        let (workspace, host) = try pageHost()
+        defer { withExtendedLifetime(workspace) {} }
         let house = try host.open(houseURL)
         try house.receive(key: "house.listing", payload: MessagePayload(json: listingJSON))
         #expect(try house.tap(1) == .handled("opened listing L1001 detail: 阳光两居室 Sunny 2-room flat, ¥4200, 2 rooms"))
@@ -171,7 +180,8 @@ struct PageTests {
 
     @Test("house and jobs side by side; the kill switch rolls house back to the legacy page and forward again")
     func sideBySideAndRollback() throws {
-        let (_, host) = try pageHost()
+        let (workspace, host) = try pageHost()
+        defer { withExtendedLifetime(workspace) {} }
         let house = try host.open(houseURL)
         let jobs = try host.open(jobsURL)
         try house.receive(key: "house.listing", payload: MessagePayload(json: listingJSON))
@@ -201,7 +211,8 @@ struct PageTests {
 
     @Test("golden renderings with Chinese text line up at the default width and a narrow one")
     func goldens() throws {
-        let (_, host) = try pageHost()
+        let (workspace, host) = try pageHost()
+        defer { withExtendedLifetime(workspace) {} }
         let house = try host.open(houseURL)
         try house.receive(key: "text", payload: MessagePayload(json: #"{"text":"你好!这套房子还在吗?"}"#))
         try house.receive(key: "house.listing", payload: MessagePayload(json: listingJSON))
@@ -222,7 +233,8 @@ struct PageTests {
 
     @Test("colour only when asked: ANSI codes around the title and placeholders")
     func colors() throws {
-        let (_, host) = try pageHost()
+        let (workspace, host) = try pageHost()
+        defer { withExtendedLifetime(workspace) {} }
         let page = try host.open(houseURL)
         try page.receive(key: "cars.offer", payload: MessagePayload(json: "{}"))
         #expect(!(try page.render()).contains("\u{1B}["))

@@ -5,23 +5,29 @@ import Testing
 
 @Suite("Loading plugins")
 struct PluginLoadingTests {
-    @Test("house and jobs load from real .so files and register their pages and messages")
+    @Test("house and jobs are vetted from real .so files, and open in the host only when first needed")
     func linesLoad() throws {
         let workspace = try Workspace()
         try workspace.installLines()
         try workspace.writeConfig()
         let host = try workspace.host()
 
-        let house = try #require(host.catalog.loadedLine("house"))
-        #expect(house.status == .loaded)
-        #expect(house.displayName == "Housing")
-        #expect(house.messageKeys == ["house.listing"])
-        #expect(house.page.map { String(describing: $0) } == "HousePage")
-        let jobs = try #require(host.catalog.loadedLine("jobs"))
-        #expect(jobs.messageKeys == ["jobs.interview"])
-        #expect(jobs.page.map { String(describing: $0) } == "JobsPage")
+        let house = try #require(host.lines.entry(forLine: "house"))
+        #expect(house.state == .loaded)
+        #expect(house.descriptor?.displayName == "Housing")
+        #expect(house.manifest?.messageKeys == ["house.listing"])
+        #expect(house.manifest?.page == "HousePage")
+        #expect(host.lines.entry(forLine: "jobs")?.manifest?.page == "JobsPage")
         #expect(host.problems.isEmpty)
-        #expect(host.catalog.registry.allKeys == ["house.listing", "image", "jobs.interview", "location", "text", "voice"])
+        #expect(host.lines.registry.allKeys == ["house.listing", "image", "jobs.interview", "location", "text", "voice"])
+        #expect(host.lines.scannedFiles == ["house.so", "jobs.so"], "new files are opened by the scanner")
+        #expect(!workspace.isMapped("house.so") && !workspace.isMapped("jobs.so"), "not by the host")
+
+        let page = try host.open("im://chat?rootCateID=1&cateID=12&peer=u42")
+        #expect(page.lineID == "house")
+        #expect(workspace.isMapped("house.so") && !workspace.isMapped("jobs.so"), "the line the jump needed, and only it")
+        #expect(host.lines.entry(forLine: "house")?.state == .active, "registered, and its services run")
+        #expect(host.user.service(id: "house.listings") != nil)
     }
 
     @Test("a plugin's page is a CarrierPage and its builder a MessageBuilder in the host: one libIMKit.so")
@@ -30,7 +36,8 @@ struct PluginLoadingTests {
         try workspace.installLines()
         try workspace.writeConfig()
         let host = try workspace.host()
-        let pageType = try #require(host.catalog.loadedLine("house")?.page)
+        #expect(host.activate("house"))
+        let pageType = try #require(host.lines.page(of: "house"))
 
         let anyType: Any.Type = pageType
         #expect(anyType is CarrierPage.Type)
@@ -41,7 +48,7 @@ struct PluginLoadingTests {
         let asBase = try #require(page as? CarrierPage)
         #expect(asBase.title == "二手房 Resale · u42")
 
-        let entry = try #require(host.catalog.registry.entry(for: "house.listing"))
+        let entry = try #require(host.lines.registry.entry(for: "house.listing"))
         let builder: Any = entry.builder
         #expect(builder is any MessageBuilder)
         let payload = MessagePayload(json: #"{"id":"L1","title":"Sunny flat","price":4200,"area":56,"rooms":2}"#)
@@ -66,7 +73,8 @@ struct PluginLoadingTests {
         try workspace.compileC("descriptor_plugin.c", as: "abi2.so", defines: ["ABI_VERSION=2", "NO_REGISTER"])
         try workspace.compileC("descriptor_plugin.c", as: "oldswift.so", defines: ["LINE_ID=\"oldswift\""], swiftVersion: "5.9")
         try workspace.compileC("descriptor_plugin.c", as: "badid.so", defines: ["LINE_ID=\"Bad Line!\""])
-        try workspace.compileC("descriptor_plugin.c", as: "zz-house.so", defines: ["LINE_ID=\"house\""])
+        try workspace.compileC("descriptor_plugin.c", as: "twin-a.so", defines: ["LINE_ID=\"twin\""])
+        try workspace.compileC("descriptor_plugin.c", as: "twin-b.so", defines: ["LINE_ID=\"twin\""])
         try workspace.compileC("descriptor_plugin.c", as: "cfail.so",
                                defines: ["LINE_ID=\"cfail\"", "FAIL_REASON=\"database schema is too old\""])
         try workspace.compileC("descriptor_plugin.c", as: "cdisabled.so",
@@ -89,7 +97,7 @@ struct PluginLoadingTests {
                 "house": { "enabled": true }, "jobs": { "enabled": true },
                 "failing": { "enabled": true }, "copycat": { "enabled": true }, "stray": { "enabled": true },
                 "cfail": { "enabled": true }, "cdisabled": { "enabled": false }, "open": { "enabled": true },
-                "cars": { "enabled": true }
+                "cars": { "enabled": true }, "twin": { "enabled": true }
               },
               "routes": [ { "rootCateID": 1, "cateID": "*", "line": "house" } ]
             }
@@ -97,8 +105,8 @@ struct PluginLoadingTests {
         return workspace
     }
 
-    func entry(_ host: ChatHost, file: String) throws -> PluginCatalog.Entry {
-        try #require(host.catalog.entries.first { $0.file.map(FileSystem.baseName) == file }, "no entry for \(file)")
+    func entry(_ host: ChatHost, file: String) throws -> LineTable.Entry {
+        try #require(host.lines.entries.first { $0.fileName == file }, "no entry for \(file)")
     }
 
     @Test("every bad plugin gets its own status and reason while the good lines still load")
@@ -106,18 +114,16 @@ struct PluginLoadingTests {
         let workspace = try Self.crowdedWorkspace()
         let host = try workspace.host()
 
-        #expect(host.catalog.loadedLine("house")?.file == workspace.plugins + "/house.so")
-        #expect(host.catalog.loadedLine("jobs") != nil)
+        #expect(host.lines.entry(forLine: "house")?.file == workspace.plugins + "/house.so")
+        #expect(host.lines.availability(of: "house") == .available && host.lines.availability(of: "jobs") == .available)
 
-        func expect(_ file: String, _ status: PluginCatalog.Status, _ code: PluginRefusal.Code, _ text: String,
+        func expect(_ file: String, _ status: LineTable.State, _ code: PluginRefusal.Code, _ text: String,
                     sourceLocation: SourceLocation = #_sourceLocation) throws {
             let entry = try entry(host, file: file)
-            #expect(entry.status == status, sourceLocation: sourceLocation)
+            #expect(entry.state == status, sourceLocation: sourceLocation)
             #expect(entry.problem?.code == code, sourceLocation: sourceLocation)
             #expect(entry.problem?.description == text, sourceLocation: sourceLocation)
-            if status != .loaded {
-                #expect(entry.page == nil && entry.messageKeys.isEmpty, sourceLocation: sourceLocation)
-            }
+            #expect(!entry.isServing, sourceLocation: sourceLocation)
         }
         try expect("notes.so", .refused, .notELF,
                    "not an ELF shared object (the file starts with \"hello wo\"); build the plugin as a dynamic library (.library(type: .dynamic)) or remove the file")
@@ -129,8 +135,13 @@ struct PluginLoadingTests {
                    "built with Swift 5.9, this host with Swift \(SwiftCompiler.version); rebuild the plugin with Swift \(SwiftCompiler.version): Swift has no stable ABI across compilers on Linux")
         try expect("badid.so", .refused, .invalidLineID,
                    "line id 'Bad Line!' is not valid; use [a-z][a-z0-9_-]{0,31}, e.g. \"house\"")
-        try expect("zz-house.so", .refused, .duplicateLineID,
-                   "line id 'house' is already provided by house.so; remove one of the two files, or give one line another id")
+        for twin in ["twin-a.so", "twin-b.so"] {
+            try expect(twin, .refused, .duplicateLineID,
+                       "line 'twin' is claimed by 2 files: twin-a.so, twin-b.so; remove all but one, or pin the line's file in host.json (lines.twin.file)")
+        }
+        #expect(host.problems.filter { $0.contains("twin") } == [
+            "refused line 'twin': line 'twin' is claimed by 2 files: twin-a.so, twin-b.so; remove all but one, or pin the line's file in host.json (lines.twin.file)",
+        ], "both files refused, in one line naming both")
         try expect("cfail.so", .failed, .registrationFailed,
                    "registration failed: database schema is too old; fix the line's register(with:); none of its registrations were kept")
         try expect("failing.so", .failed, .registrationFailed,
@@ -147,22 +158,27 @@ struct PluginLoadingTests {
                    "is a symbolic link to \(workspace.root)/elsewhere.so, outside the plugin folder; copy the plugin into the folder instead of linking to it")
 
         let needy = try entry(host, file: "needy.so")
-        #expect(needy.status == .refused)
+        #expect(needy.state == .refused)
         #expect(needy.problem?.code == .dlopenFailed)
         #expect(needy.problem?.reason.contains("libvanished.so: cannot open shared object file") == true)
 
         let disabled = try entry(host, file: "cdisabled.so")
-        #expect(disabled.status == .disabled, "register_line of a disabled line is never called")
+        #expect(disabled.state == .disabled, "its registration failing in the scanner does not matter while it is disabled")
         #expect(disabled.problem == nil)
 
-        let cars = try #require(host.catalog.entries.first { $0.lineID == "cars" })
-        #expect(cars.status == .missing && cars.file == nil)
+        let cars = try #require(host.lines.entries.first { $0.lineID == "cars" })
+        #expect(cars.state == .missing && cars.file == nil)
 
         // All or nothing: nothing of a failed line remains.
-        #expect(host.catalog.registry.entry(for: "failing.note") == nil)
-        #expect(host.catalog.registry.entry(for: "stray.note") == nil)
-        #expect(host.catalog.registry.entry(for: "house.listing")?.line == "house")
-        #expect(host.catalog.loadedLine("failing") == nil)
+        #expect(host.messageEntry(for: "failing.note") == nil)
+        #expect(host.messageEntry(for: "stray.note") == nil)
+        #expect(host.messageEntry(for: "house.listing")?.line == "house")
+        #expect(host.lines.availability(of: "failing") != .available)
+
+        // Nothing but the lines a chat needed was ever opened in this process.
+        _ = try host.open("im://chat?rootCateID=1&cateID=12&peer=u1")
+        let opened = try FileSystem.entries(of: workspace.plugins).filter { workspace.isMapped($0) }
+        #expect(opened == ["house.so"])
     }
 
     @Test("a plugin folder writable by others refuses every plugin in it")
@@ -172,14 +188,14 @@ struct PluginLoadingTests {
         try workspace.writeConfig()
         try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: workspace.plugins)
         let host = try workspace.host()
-        let files = host.catalog.entries.filter { $0.file != nil }
+        let files = host.lines.entries.filter { $0.file != nil }
         #expect(files.count == 2)
         for entry in files {
-            #expect(entry.status == .refused)
+            #expect(entry.state == .refused)
             #expect(entry.problem?.code == .writableByOthers)
             #expect(entry.problem?.reason == "its folder \(workspace.plugins) is writable by group or others (mode 0777)")
         }
-        let missing = host.catalog.entries.filter { $0.file == nil }
+        let missing = host.lines.entries.filter { $0.file == nil }
         #expect(missing.map(\.lineID) == ["house", "jobs"])
         #expect(missing.first?.problem?.reason == "no plugin in \(workspace.plugins) provides line 'house' (2 refused files could not be read for their line id)")
         #expect(try host.converter.decide("im://chat?rootCateID=1&peer=u1").target == .legacy)
@@ -190,8 +206,8 @@ struct PluginLoadingTests {
         let workspace = try Workspace()
         try workspace.writeConfig(#"{ "plugins": "Nowhere", "lines": { "house": { "enabled": true } }, "routes": [] }"#)
         let host = try workspace.host()
-        #expect(host.catalog.folderProblem == "cannot use plugin folder \(workspace.root)/Nowhere: opendir: No such file or directory; create it or fix \"plugins\" in \(workspace.configPath)")
-        #expect(host.problems.first == host.catalog.folderProblem)
+        #expect(host.lines.folderProblem == "cannot use plugin folder \(workspace.root)/Nowhere: opendir: No such file or directory; create it or fix \"plugins\" in \(workspace.configPath)")
+        #expect(host.problems.first == host.lines.folderProblem)
     }
 }
 
@@ -203,10 +219,10 @@ struct MinimalLineTests {
         try workspace.install("FixtureMinimal", as: "demo.so")
         try workspace.writeConfig(#"{ "lines": { "demo": { "enabled": true } }, "routes": [ { "rootCateID": 77, "cateID": "*", "line": "demo" } ] }"#)
         let host = try workspace.host()
-        let demo = try #require(host.catalog.loadedLine("demo"))
-        #expect(demo.messageKeys == ["demo.greeting"])
+        let demo = try #require(host.lines.entry(forLine: "demo"))
+        #expect(demo.manifest?.messageKeys == ["demo.greeting"])
         #expect(try host.converter.decide("im://chat?rootCateID=77&peer=u1").url == "im://chat/demo?rootCateID=77&peer=u1")
-        let builder = try #require(host.catalog.registry.entry(for: "demo.greeting")).builder
+        let builder = try #require(host.messageEntry(for: "demo.greeting")).builder
         let (model, view) = try builder.render(MessagePayload(json: #"{"text":"hi"}"#), layout: MessageLayout(width: 20))
         #expect(view.lines == ["👋 hi"])
         #expect(model.size.columns == 5)

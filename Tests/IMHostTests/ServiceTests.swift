@@ -58,10 +58,17 @@ struct ServiceTests {
         types.map { ServiceRegistration($0, line: "test") }
     }
 
+    /// A signed-in user's services, as the host starts them (without breadcrumbs).
+    func session(_ registrations: [ServiceRegistration]) -> UserSession {
+        let session = UserSession(user: "alice", guard: LineGuard(breadcrumb: nil)) { _ in nil }
+        session.start(registrations)
+        return session
+    }
+
     @Test("built in dependency order, whatever the registration order; finalized in reverse")
     func lifecycleOrder() {
         LoggingService.log = LifecycleLog()
-        let session = UserSession(user: "alice", services: registrations([Feed.self, Network.self, Storage.self]))
+        let session = session(registrations([Feed.self, Network.self, Storage.self]))
         session.setOnline(true)
         session.setOnline(false)
         session.setOnline(true)
@@ -81,7 +88,7 @@ struct ServiceTests {
     @Test("initialize sees its dependencies already in the context")
     func dependenciesVisible() throws {
         LoggingService.log = LifecycleLog()
-        let session = UserSession(user: "alice", services: registrations([Feed.self, Network.self, Storage.self]))
+        let session = session(registrations([Feed.self, Network.self, Storage.self]))
         let feed = try #require(session.context.service(Feed.self))
         #expect(feed.dependencySeen == ["test.network": true, "test.storage": true])
         #expect(session.context.service(conformingTo: LoggingService.self) != nil)
@@ -111,14 +118,14 @@ struct ServiceTests {
         #expect(throws: ServiceError("service 'test.lonely' depends on 'test.nowhere', which is not registered; register it, or remove it from dependencies")) {
             try ServiceRegistration.buildOrder(registrations([Lonely.self])).get()
         }
-        #expect(PluginLoader.checkDependencies(of: registrations([Lonely.self]), line: "test", hostServices: ChatHost.hostServices)
+        #expect(PluginImage.checkDependencies(of: registrations([Lonely.self]), line: "test")
                 == "service 'test.lonely' depends on 'test.nowhere', which is not a service of the host or of line 'test'; register it, or remove it from dependencies")
     }
 
     @Test("a service that fails to start is reported, and so is what depends on it; the rest run")
     func failingService() {
         LoggingService.log = LifecycleLog()
-        let session = UserSession(user: "alice", services: registrations([Storage.self, Broken.self, NeedsBroken.self]))
+        let session = session(registrations([Storage.self, Broken.self, NeedsBroken.self]))
         #expect(session.problems == [
             "service 'test.broken' (line 'test') failed to prepare: disk full",
             "service 'test.needs-broken' (line 'test') is not started: it depends on 'test.broken', which failed",
@@ -129,19 +136,23 @@ struct ServiceTests {
 
     @Test("looking up an absent service gives nil or a clear error, never a crash")
     func absentLookup() throws {
-        let (_, host) = try pageHost()
+        let (workspace, host) = try pageHost()
+        defer { withExtendedLifetime(workspace) {} }
         #expect(host.user.service(id: "cars.inventory") == nil)
         #expect(host.user.service(Feed.self) == nil)
         #expect(throws: ServiceError("service 'test.feed' is not available for user 'me'; declare it in dependencies, and check its line is loaded")) {
             try host.user.require(Feed.self)
         }
-        #expect(host.user.service(id: "house.listings") != nil)
+        #expect(host.user.service(id: "house.listings") == nil, "a line's services start when the line is first used")
         #expect(host.user.service(id: "host.transport") != nil)
+        _ = try host.open(houseURL)
+        #expect(host.user.service(id: "house.listings") != nil)
     }
 
     @Test("switching user finalizes the old user's services first; nothing crosses users")
     func switchUser() throws {
-        let (_, host) = try pageHost()
+        let (workspace, host) = try pageHost()
+        defer { withExtendedLifetime(workspace) {} }
         let page = try host.open("im://chat?rootCateID=1&peer=u42")
         try page.receive(key: "house.listing", payload: MessagePayload(json: #"{"area":30,"id":"L555","price":900,"rooms":1,"title":"Alice's find"}"#))
         #expect(try page.tap(1) == .handled("opened listing L555 detail: Alice's find, ¥900, 1 rooms"))
@@ -217,7 +228,7 @@ struct RouteTests {
         }
     }
 
-    @Test("real lines: parameters, external refusal, not-found, and conflicts refused naming both")
+    @Test("real lines: parameters, external refusal, not-found, and another line's scheme refused")
     func realRoutes() throws {
         let workspace = try Workspace()
         try workspace.installLines()
@@ -240,15 +251,15 @@ struct RouteTests {
             return
         }
         #expect(form == "answer form for interview 7")
-        #expect(throws: ChatHost.OpenError(kind: .notFound, description: "not found: no route matches cars://offer/1; check the URL, or load the line that handles it")) {
-            try host.open(route: "cars://offer/1")
+        #expect(throws: ChatHost.OpenError(kind: .notFound, description: "not found: no route matches boats://offer/1; check the URL, or load the line that handles it")) {
+            try host.open(route: "boats://offer/1")
         }
 
-        let clash = try #require(host.catalog.entries.first { $0.lineID == "clash" })
-        #expect(clash.status == .failed)
-        #expect(clash.problem?.reason == "registration failed: route 'house://listing/:other' is already registered by line 'house'; line 'clash' cannot register it too. Use a scheme or path of your own.")
-        let loop = try #require(host.catalog.entries.first { $0.lineID == "loop" })
-        #expect(loop.status == .failed)
+        let clash = try #require(host.lines.entry(forLine: "clash"))
+        #expect(clash.state == .failed)
+        #expect(clash.problem?.reason == "registration failed: line 'clash' registered route 'house://listing/:other'; a line's routes use its own scheme. Write it as 'clash://listing...'.")
+        let loop = try #require(host.lines.entry(forLine: "loop"))
+        #expect(loop.state == .failed)
         #expect(loop.problem?.reason == "registration failed: services depend on each other in a cycle: loop.first → loop.second → loop.first; break the cycle")
         #expect(host.user.service(id: "loop.first") == nil)
 

@@ -11,7 +11,7 @@ public struct ConfigError: Error, CustomStringConvertible, Sendable, Equatable {
     /// What is wrong and what to do, e.g. `unknown key "enabeld"; did you mean "enabled"?`.
     public var message: String
 
-    init(file: String, position: SourcePosition?, path: String, message: String) {
+    package init(file: String, position: SourcePosition?, path: String, message: String) {
         self.file = file
         self.line = position?.line
         self.column = position?.column
@@ -30,7 +30,7 @@ public struct ConfigError: Error, CustomStringConvertible, Sendable, Equatable {
 }
 
 /// The closest of `candidates` to `word` by edit distance, if it is close enough to be a typo.
-func closestMatch(to word: String, among candidates: some Sequence<String>) -> String? {
+package func closestMatch(to word: String, among candidates: some Sequence<String>) -> String? {
     let word = Array(word.lowercased())
     var best: (candidate: String, distance: Int)?
     for candidate in candidates {

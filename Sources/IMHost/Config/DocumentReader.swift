@@ -1,14 +1,16 @@
 /// Reads a parsed JSON document against a schema, turning every wrong key or type into a
 /// ``ConfigError`` that names the file, line, column and path. Used for host.json and scenarios.
-struct DocumentReader {
-    let file: String
+package struct DocumentReader {
+    package let file: String
 
-    func fail(_ node: JSONNode, _ path: String, _ message: String) -> ConfigError {
+    package init(file: String) { self.file = file }
+
+    package func fail(_ node: JSONNode, _ path: String, _ message: String) -> ConfigError {
         ConfigError(file: file, position: node.position, path: path, message: message)
     }
 
     /// The members of an object, refusing keys not in `allowed` with the closest allowed key.
-    func members(_ node: JSONNode, _ path: String, allowed: [String]?) throws(ConfigError) -> [(key: String, keyPosition: SourcePosition, value: JSONNode)] {
+    package func members(_ node: JSONNode, _ path: String, allowed: [String]?) throws(ConfigError) -> [(key: String, keyPosition: SourcePosition, value: JSONNode)] {
         guard case .object(let members) = node.value else {
             throw fail(node, path, "expected an object, found \(node.kindName)")
         }
@@ -23,19 +25,19 @@ struct DocumentReader {
         return members
     }
 
-    func join(_ path: String, _ key: String) -> String { path.isEmpty ? key : path + "." + key }
+    package func join(_ path: String, _ key: String) -> String { path.isEmpty ? key : path + "." + key }
 
-    func string(_ node: JSONNode, _ path: String) throws(ConfigError) -> String {
+    package func string(_ node: JSONNode, _ path: String) throws(ConfigError) -> String {
         guard case .string(let value) = node.value else { throw fail(node, path, "expected a string, found \(node.kindName)") }
         return value
     }
 
-    func bool(_ node: JSONNode, _ path: String) throws(ConfigError) -> Bool {
+    package func bool(_ node: JSONNode, _ path: String) throws(ConfigError) -> Bool {
         guard case .bool(let value) = node.value else { throw fail(node, path, "expected true or false, found \(node.kindName)") }
         return value
     }
 
-    func id(_ node: JSONNode, _ path: String) throws(ConfigError) -> Int {
+    package func id(_ node: JSONNode, _ path: String) throws(ConfigError) -> Int {
         guard case .number(let value, let text) = node.value else {
             throw fail(node, path, "expected a whole number, found \(node.kindName)")
         }
@@ -45,7 +47,7 @@ struct DocumentReader {
         return Int(value)
     }
 
-    func array(_ node: JSONNode, _ path: String) throws(ConfigError) -> [JSONNode] {
+    package func array(_ node: JSONNode, _ path: String) throws(ConfigError) -> [JSONNode] {
         guard case .array(let elements) = node.value else { throw fail(node, path, "expected an array, found \(node.kindName)") }
         return elements
     }

@@ -6,8 +6,32 @@ import IMKit
 public struct HostConfig: Sendable, Equatable {
     /// One line's settings.
     public struct Line: Sendable, Equatable {
-        /// Whether the line's plugin is registered at start-up.
+        /// Whether the line may be loaded and serve chats.
         public var enabled: Bool
+        /// The file name in the plugin folder that provides the line, when pinned: another file
+        /// claiming the line is refused instead of both.
+        public var file: String?
+        /// The SHA-256 the line's file must have, in lowercase hex, when pinned.
+        public var sha256: String?
+
+        public init(enabled: Bool, file: String? = nil, sha256: String? = nil) {
+            self.enabled = enabled
+            self.file = file
+            self.sha256 = sha256
+        }
+    }
+
+    /// How long line code may take before the host calls it hung.
+    public struct Limits: Sendable, Equatable {
+        /// Seconds the plugin scanner may spend on one file (default 5).
+        public var scanSeconds: Double = 5
+        /// Seconds one call into a line may take in a chat (default 5).
+        public var callSeconds: Double = 5
+
+        public init(scanSeconds: Double = 5, callSeconds: Double = 5) {
+            self.scanSeconds = scanSeconds
+            self.callSeconds = callSeconds
+        }
     }
 
     /// Which sub-categories a route rule matches.
@@ -35,6 +59,12 @@ public struct HostConfig: Sendable, Equatable {
         public var messages: [String] = []
         /// Components no page shows.
         public var components: ComponentSet = []
+
+        public init(lines: [String] = [], messages: [String] = [], components: ComponentSet = []) {
+            self.lines = lines
+            self.messages = messages
+            self.components = components
+        }
     }
 
     /// The file this was read from.
@@ -54,6 +84,8 @@ public struct HostConfig: Sendable, Equatable {
     public var lineOrder: [String]
     public var routes: [Route]
     public var killSwitch: KillSwitch
+    /// Time limits on line code.
+    public var limits = Limits()
 
     /// Reads and validates the host.json at `path`.
     public static func load(from path: String) throws(ConfigError) -> HostConfig {
@@ -82,7 +114,7 @@ public struct HostConfig: Sendable, Equatable {
 /// Reads host.json's schema.
 extension DocumentReader {
     func read(_ root: JSONNode) throws(ConfigError) -> HostConfig {
-        let top = try members(root, "", allowed: ["plugins", "data", "user", "lines", "routes", "killSwitch"])
+        let top = try members(root, "", allowed: ["plugins", "data", "user", "lines", "routes", "killSwitch", "limits"])
         func member(_ key: String) -> JSONNode? { top.first { $0.key == key }?.value }
 
         let folder = FileSystem.directory(of: file)
@@ -112,11 +144,27 @@ extension DocumentReader {
                     throw ConfigError(file: file, position: entry.keyPosition, path: path,
                                       message: "\"\(entry.key)\" is not a line id; use [a-z][a-z0-9_-]{0,31}, e.g. \"house\"")
                 }
-                var enabled = true
-                for setting in try members(entry.value, path, allowed: ["enabled"]) {
-                    enabled = try bool(setting.value, path + ".enabled")
+                var line = HostConfig.Line(enabled: true)
+                for setting in try members(entry.value, path, allowed: ["enabled", "file", "sha256"]) {
+                    let settingPath = path + "." + setting.key
+                    switch setting.key {
+                    case "enabled":
+                        line.enabled = try bool(setting.value, settingPath)
+                    case "file":
+                        let name = try string(setting.value, settingPath)
+                        guard !name.isEmpty, !name.contains("/"), name != ".", name != ".." else {
+                            throw fail(setting.value, settingPath, "expected a file name in the plugin folder, such as \"\(entry.key).so\", found \"\(name)\"")
+                        }
+                        line.file = name
+                    default:
+                        let digest = try string(setting.value, settingPath).lowercased()
+                        guard digest.utf8.count == 64, digest.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
+                            throw fail(setting.value, settingPath, "expected 64 hexadecimal digits, as sha256sum prints them")
+                        }
+                        line.sha256 = digest
+                    }
                 }
-                lines[entry.key] = HostConfig.Line(enabled: enabled)
+                lines[entry.key] = line
                 lineOrder.append(entry.key)
             }
         }
@@ -171,12 +219,26 @@ extension DocumentReader {
             killSwitch = try self.killSwitch(node, "killSwitch", lineOrder: lineOrder)
         }
 
+        var limits = HostConfig.Limits()
+        if let node = member("limits") {
+            for entry in try members(node, "limits", allowed: ["scanSeconds", "callSeconds"]) {
+                let path = "limits." + entry.key
+                guard case .number(let value, let text) = entry.value.value else {
+                    throw fail(entry.value, path, "expected a number of seconds, found \(entry.value.kindName)")
+                }
+                guard value >= 0.1, value <= 600 else {
+                    throw fail(entry.value, path, "expected seconds from 0.1 to 600, found \(text)")
+                }
+                if entry.key == "scanSeconds" { limits.scanSeconds = value } else { limits.callSeconds = value }
+            }
+        }
+
         return HostConfig(file: file, pluginsFolder: FileSystem.resolve(pluginsFolder, against: folder),
                           dataFolder: FileSystem.resolve(dataFolder, against: folder), user: user,
-                          lines: lines, lineOrder: lineOrder, routes: routes, killSwitch: killSwitch)
+                          lines: lines, lineOrder: lineOrder, routes: routes, killSwitch: killSwitch, limits: limits)
     }
 
-    func knownLine(_ node: JSONNode, _ path: String, lineOrder: [String]) throws(ConfigError) -> String {
+    package func knownLine(_ node: JSONNode, _ path: String, lineOrder: [String]) throws(ConfigError) -> String {
         let name = try string(node, path)
         guard lineOrder.contains(name) else {
             let hint = closestMatch(to: name, among: lineOrder).map { "did you mean \"\($0)\", or " } ?? ""
@@ -186,7 +248,7 @@ extension DocumentReader {
     }
 
     /// A kill switch object; its lines must be among `lineOrder`.
-    func killSwitch(_ node: JSONNode, _ base: String, lineOrder: [String]) throws(ConfigError) -> HostConfig.KillSwitch {
+    package func killSwitch(_ node: JSONNode, _ base: String, lineOrder: [String]) throws(ConfigError) -> HostConfig.KillSwitch {
         var killSwitch = HostConfig.KillSwitch()
         for entry in try members(node, base, allowed: ["lines", "messages", "components"]) {
             let path = base + "." + entry.key

@@ -3,8 +3,8 @@
 ///
 /// Foundation's JSONSerialization forgets positions and key order; this parser is small, strict
 /// (RFC 8259, no comments, no trailing commas) and only used for host.json and scenario files.
-struct JSONNode: Sendable {
-    enum Value: Sendable {
+package struct JSONNode: Sendable {
+    package enum Value: Sendable {
         case object([(key: String, keyPosition: SourcePosition, value: JSONNode)])
         case array([JSONNode])
         case string(String)
@@ -13,11 +13,11 @@ struct JSONNode: Sendable {
         case null
     }
 
-    let value: Value
-    let position: SourcePosition
+    package let value: Value
+    package let position: SourcePosition
 
     /// What a person calls this kind of value, for "expected X, found Y" messages.
-    var kindName: String {
+    package var kindName: String {
         switch value {
         case .object: "an object"
         case .array: "an array"
@@ -30,20 +30,20 @@ struct JSONNode: Sendable {
 }
 
 /// A line and column in a text file, both counted from 1; columns count characters.
-struct SourcePosition: Sendable, Hashable, CustomStringConvertible {
-    var line: Int
-    var column: Int
-    var description: String { "\(line):\(column)" }
+package struct SourcePosition: Sendable, Hashable, CustomStringConvertible {
+    package var line: Int
+    package var column: Int
+    package var description: String { "\(line):\(column)" }
 }
 
 /// A JSON syntax error at a position.
-struct JSONSyntaxError: Error, Sendable, Equatable {
-    var position: SourcePosition
-    var message: String
+package struct JSONSyntaxError: Error, Sendable, Equatable {
+    package var position: SourcePosition
+    package var message: String
 }
 
 /// Parses JSON text into ``JSONNode``s.
-struct JSONParser {
+package struct JSONParser {
     private let bytes: [UInt8]
     private var index = 0
     private var line = 1
@@ -52,7 +52,7 @@ struct JSONParser {
     /// moves forward): positions cost O(1) each, not O(line length).
     private var counted = (index: 0, column: 1)
 
-    static func parse(_ text: String) throws(JSONSyntaxError) -> JSONNode {
+    package static func parse(_ text: String) throws(JSONSyntaxError) -> JSONNode {
         var parser = JSONParser(bytes: Array(text.utf8))
         parser.skipWhitespace()
         let node = try parser.parseValue(depth: 0)
@@ -281,7 +281,7 @@ struct JSONParser {
 
 extension JSONNode {
     /// The value as compact JSON text, keys in the order written.
-    var jsonText: String {
+    package var jsonText: String {
         switch value {
         case .object(let members):
             "{" + members.map { Self.quoted($0.key) + ":" + $0.value.jsonText }.joined(separator: ",") + "}"

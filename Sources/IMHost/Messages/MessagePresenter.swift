@@ -1,56 +1,64 @@
 import IMKit
 
+/// A message ready to draw: its model and view, or why it shows as a placeholder.
+public struct PresentedMessage {
+    /// The message as the page's hooks see it (a placeholder has no model).
+    public var shown: ShownMessage
+    /// What the builder made; `nil` for a placeholder.
+    public var view: MessageView?
+    /// Why it is a placeholder, if it is.
+    public var degrade: Degrade?
+    /// Sent while offline and not delivered yet.
+    public var pending = false
+}
+
 /// Turns stored messages into what a page shows: through the builder registered for the key, or
 /// as a placeholder when the message cannot be shown there. Never throws and never changes the
 /// stored message, so a message that degrades today renders again once the cause is gone.
-struct MessagePresenter {
-    /// Why a message shows as a placeholder.
-    enum Degrade: Equatable, CustomStringConvertible {
-        case unknownKey
-        case killed
-        case legacyPage
-        case undecodable(String)
-        case builderFailed(String)
-
-        var description: String {
-            switch self {
-            case .unknownKey: "no builder is registered for this key"
-            case .killed: "the key is in killSwitch.messages"
-            case .legacyPage: "the legacy page shows built-in messages only"
-            case .undecodable(let why): "the payload does not decode: \(why)"
-            case .builderFailed(let why): "the builder failed: \(why)"
-            }
-        }
-    }
-
-    /// A message ready to draw: its model and view, or why it degraded.
-    struct Presented {
-        var shown: ShownMessage
-        var view: MessageView?
-        var degrade: Degrade?
-        /// Sent while offline and not delivered yet.
-        var pending = false
-    }
-
+package struct MessagePresenter {
     static let placeholderText = "Unsupported message type"
 
-    /// The builder registered for a key (loading its line first, if need be).
+    /// The builder registered for a key (opening its line first, if need be).
     var lookup: (String) -> MessageRegistry.Entry?
-    var killedKeys: Set<String>
+    /// Why a key cannot show now, if it cannot.
+    var degrade: (String) -> Degrade?
     var legacy: Bool
+    var lineGuard: LineGuard
 
-    func present(_ message: MessageEnvelope, outgoing: Bool, width: Int) -> Presented {
-        func degraded(_ why: Degrade) -> Presented {
-            Presented(shown: ShownMessage(envelope: message, model: nil, isOutgoing: outgoing), view: nil, degrade: why)
+    init(lookup: @escaping (String) -> MessageRegistry.Entry?, degrade: @escaping (String) -> Degrade?, legacy: Bool,
+         lineGuard: LineGuard) {
+        self.lookup = lookup
+        self.degrade = degrade
+        self.legacy = legacy
+        self.lineGuard = lineGuard
+    }
+
+    /// A presenter over a registry, for tools and benchmarks: `killedKeys` degrade, and with a
+    /// `breadcrumb` file every builder call is recorded in it as a chat's would be.
+    package init(registry: MessageRegistry, killedKeys: Set<String>, legacy: Bool, breadcrumb: String?) {
+        lookup = { registry.entry(for: $0) }
+        degrade = { killedKeys.contains($0) ? .killedKey : nil }
+        self.legacy = legacy
+        lineGuard = LineGuard(breadcrumb: breadcrumb.flatMap { try? Breadcrumb(path: $0) })
+    }
+
+    package func present(_ message: MessageEnvelope, outgoing: Bool, width: Int) -> PresentedMessage {
+        func degraded(_ why: Degrade) -> PresentedMessage {
+            PresentedMessage(shown: ShownMessage(envelope: message, model: nil, isOutgoing: outgoing), view: nil, degrade: why)
         }
-        if killedKeys.contains(message.key) { return degraded(.killed) }
+        if let why = degrade(message.key) { return degraded(why) }
         // The legacy page shows built-ins only: a line's key degrades before its line is touched.
         if legacy && LineID.owner(ofMessageKey: message.key) != nil { return degraded(.legacyPage) }
-        guard let entry = lookup(message.key) else { return degraded(.unknownKey) }
+        guard let entry = lookup(message.key) else {
+            // Opening the line may just have failed: then say why.
+            return degraded(degrade(message.key) ?? .unknownKey)
+        }
         if legacy && entry.line != nil { return degraded(.legacyPage) }
         do {
-            let (model, view) = try render(entry.builder, message.payload, width: width)
-            return Presented(shown: ShownMessage(envelope: message, model: model, isOutgoing: outgoing), view: view, degrade: nil)
+            let (model, view) = try lineGuard.run(.builder, entry.mark, key: message.key, message: message.id) {
+                try render(entry.builder, message.payload, width: width)
+            }
+            return PresentedMessage(shown: ShownMessage(envelope: message, model: model, isOutgoing: outgoing), view: view, degrade: nil)
         } catch let failure as Failure {
             return degraded(failure.degrade)
         } catch {

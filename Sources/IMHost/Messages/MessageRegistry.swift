@@ -8,18 +8,20 @@ public struct MessageRegistry: Sendable {
         public let builder: any MessageBuilder
         /// The line that registered it, or `nil` for the host's built-ins.
         public let line: String?
+        /// What a breadcrumb says while the builder runs; `nil` for the host's own.
+        let mark: LineMark?
     }
 
     private var entries: [String: Entry] = [:]
-    /// Keys a line registered last time it loaded, from the plugin cache: key → line. The line
-    /// is loaded, and its real builders replace these, when one of its messages first shows.
+    /// Keys of lines known from their manifest but not opened yet: key → line. The line is
+    /// opened, and its real builders replace these, when one of its messages first shows.
     private var lazy: [String: String] = [:]
 
     /// A registry with the host's built-in builders (text, image, voice, location).
     public static var builtIn: MessageRegistry {
         var registry = MessageRegistry()
         for builder in BuiltinBuilders.all {
-            registry.entries[builder.key] = Entry(builder: builder, line: nil)
+            registry.entries[builder.key] = Entry(builder: builder, line: nil, mark: nil)
         }
         return registry
     }
@@ -39,21 +41,21 @@ public struct MessageRegistry: Sendable {
     /// Every registered key, sorted.
     public var allKeys: [String] { (Array(entries.keys) + lazy.keys).sorted() }
 
-    /// Records keys a line owns without loading it.
+    /// Records keys a line owns without opening it.
     mutating func addLazy(_ keys: [String], line: String) {
         for key in keys { lazy[key] = line }
-    }
-
-    /// Forgets a line's cached keys, before it registers for real or after it failed.
-    mutating func removeLazy(line: String) {
-        lazy = lazy.filter { $0.value != line }
     }
 
     /// Adds a line's builders, replacing any under the same keys. The host adds them through a
     /// line's registrar, which refuses keys that are taken; tools use this to build a registry.
     public mutating func add(_ builders: [any MessageBuilder], line: String) {
+        add(builders, line: line, mark: LineMark(line: line, file: nil, identity: nil))
+    }
+
+    mutating func add(_ builders: [any MessageBuilder], line: String, mark: LineMark?) {
         for builder in builders {
-            entries[builder.key] = Entry(builder: builder, line: line)
+            lazy[builder.key] = nil
+            entries[builder.key] = Entry(builder: builder, line: line, mark: mark)
         }
     }
 }

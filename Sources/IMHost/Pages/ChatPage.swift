@@ -1,7 +1,31 @@
 @_spi(Host) import IMKit
 
+/// What a chat page needs from the host, handed to it when it opens: the user, the store, how
+/// to find a message's builder and why a key cannot show, the connection, and the breadcrumb
+/// guard every call into line code goes through.
+struct PageEnvironment {
+    let selfUser: String
+    let user: UserContext
+    let store: any ConversationStore
+    let clock: () -> Int64
+    let lineGuard: LineGuard
+    /// The page's line, for breadcrumbs; `nil` on the legacy page (host code).
+    let mark: LineMark?
+    let isLegacy: Bool
+    /// The builder for a key, opening its line first if need be.
+    let lookup: (String) -> MessageRegistry.Entry?
+    /// Why messages of a key cannot show now (turned off, quarantined, line unavailable).
+    let degrade: (String) -> Degrade?
+    let transport: MessageTransport?
+    let killedComponents: ComponentSet
+    let open: (String) -> RouteResult
+}
+
 /// One open chat: the page the converter chose (a line's carrier page or the legacy page), its
 /// context and components, and the conversation's messages as this page shows them.
+///
+/// Every call into the line's page (its hooks, taps, the actions its components pass on) and
+/// into builders runs inside a breadcrumb frame.
 public final class ChatPage {
     /// Why this page was chosen.
     public let decision: Converter.Decision
@@ -13,10 +37,10 @@ public final class ChatPage {
     public let conversation: String
     /// The components shown, in the platform's order.
     public let components: [any PageComponent]
-
-    private let host: ChatHost
     /// How many of the newest messages the page shows; `showOlder` raises it.
     public private(set) var window: Int
+
+    private let environment: PageEnvironment
 
     /// The page's context: session, components and bus.
     public var context: ChatContext { carrier.context }
@@ -24,38 +48,27 @@ public final class ChatPage {
     /// The line whose page this is, or `nil` on the legacy page.
     public var lineID: String? { context.lineID }
 
-    init(decision: Converter.Decision, pageType: CarrierPage.Type, isLegacy: Bool, host: ChatHost,
-         peer: String, killedComponents: ComponentSet, window: Int) {
+    init(decision: Converter.Decision, pageType: CarrierPage.Type, peer: String, window: Int, environment: PageEnvironment) {
         self.decision = decision
-        self.isLegacy = isLegacy
-        self.host = host
+        self.environment = environment
         self.window = window
+        isLegacy = environment.isLegacy
         conversation = peer
         let relay = SendRelay()
         let jump = decision.jump
         let parameters = Dictionary(jump.parameters.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
         let lineID: String? = if case .line(let id) = decision.target { id } else { nil }
-        let context = ChatContext(selfUser: host.selfUser, peer: peer, rootCateID: jump.rootCateID, cateID: jump.cateID,
-                                  parameters: parameters, lineID: lineID, user: host.user,
+        let context = ChatContext(selfUser: environment.selfUser, peer: peer, rootCateID: jump.rootCateID, cateID: jump.cateID,
+                                  parameters: parameters, lineID: lineID, user: environment.user,
                                   sender: { key, payload in
                                       guard let page = relay.page else { throw SendError("the chat page is closed") }
                                       try page.send(key: key, payload: payload)
                                   },
-                                  opener: { [weak host] url in
-                                      guard let host else { return .refused("the host is gone") }
-                                      do {
-                                          switch try host.open(route: url) {
-                                          case .opened(let what): return .opened(what)
-                                          case .page(let page): return .opened("chat page \(page.decision.url)")
-                                          }
-                                      } catch let error as ChatHost.OpenError {
-                                          return error.kind == .notFound ? .notFound(error.description) : .refused(error.description)
-                                      } catch {
-                                          return .refused("\(error)")
-                                      }
-                                  })
-        carrier = pageType.init(context: context)
-        components = carrier.makeComponents(killed: killedComponents)
+                                  opener: environment.open)
+        (carrier, components) = environment.lineGuard.run(.pageOpen, environment.mark, key: String(describing: pageType)) {
+            let carrier = pageType.init(context: context)
+            return (carrier, carrier.makeComponents(killed: environment.killedComponents))
+        }
         relay.page = self
     }
 
@@ -77,22 +90,26 @@ public final class ChatPage {
     /// - Throws: ``SendError`` saying what was refused and why.
     @discardableResult
     public func send(key: String, payload: MessagePayload) throws -> MessageEnvelope {
-        guard let entry = host.messageEntry(for: key) else {
+        if isLegacy, let line = LineID.owner(ofMessageKey: key) {
+            throw SendError("the legacy page sends built-in messages only; '\(key)' belongs to line '\(line)'")
+        }
+        if let why = environment.degrade(key) {
+            throw SendError("message key '\(key)' cannot be sent now: \(why)")
+        }
+        guard let entry = environment.lookup(key) else {
+            if let why = environment.degrade(key) { throw SendError("message key '\(key)' cannot be sent now: \(why)") }
             throw SendError("no builder is registered for message key '\(key)'; check the key, or load the line that owns it")
         }
-        if host.config.killSwitch.messages.contains(key) {
-            throw SendError("message key '\(key)' is turned off by killSwitch.messages in host.json")
-        }
-        if isLegacy && entry.line != nil {
-            throw SendError("the legacy page sends built-in messages only; '\(key)' belongs to line '\(entry.line!)'")
+        if isLegacy, let line = entry.line {
+            throw SendError("the legacy page sends built-in messages only; '\(key)' belongs to line '\(line)'")
         }
         do {
-            try validate(entry.builder, payload)
+            try environment.lineGuard.run(.builder, entry.mark, key: key) { try validate(entry.builder, payload) }
         } catch {
             throw SendError("'\(key)' payload does not decode: \(MessagePresenter.describe(error))")
         }
-        let message = try store(key: key, payload: payload, from: host.selfUser, to: context.peer)
-        try host.transport?.submit(message)
+        let message = try store(key: key, payload: payload, from: environment.selfUser, to: context.peer)
+        try environment.transport?.submit(message)
         return message
     }
 
@@ -100,7 +117,7 @@ public final class ChatPage {
     /// message this host cannot show is shown as a placeholder, never dropped.
     @discardableResult
     public func receive(key: String, payload: MessagePayload) throws -> MessageEnvelope {
-        try store(key: key, payload: payload, from: context.peer, to: host.selfUser)
+        try store(key: key, payload: payload, from: context.peer, to: environment.selfUser)
     }
 
     private func validate<Builder: MessageBuilder>(_ builder: Builder, _ payload: MessagePayload) throws {
@@ -108,27 +125,30 @@ public final class ChatPage {
     }
 
     private func store(key: String, payload: MessagePayload, from: String, to: String) throws -> MessageEnvelope {
-        let position = try host.store.count(of: conversation)
+        let position = try environment.store.count(of: conversation)
         let message = MessageEnvelope(id: "m\(position + 1)", conversation: conversation,
-                                      from: from, to: to, timestamp: host.clock(), key: key, payload: payload)
-        try host.store.append(message)
+                                      from: from, to: to, timestamp: environment.clock(), key: key, payload: payload)
+        try environment.store.append(message)
         return message
     }
 
     /// The messages the page shows now, oldest first, each with its number (its position in the
-    /// conversation, from 1), as presented at `width`.
-    func presented(width: Int) throws -> [(number: Int, message: MessagePresenter.Presented)] {
-        try present(host.store.messages(of: conversation, endingBefore: nil, limit: window), width: width)
+    /// conversation, from 1), laid out for a page `width` columns wide.
+    public func presented(width: Int) throws -> [(number: Int, message: PresentedMessage)] {
+        try present(environment.store.messages(of: conversation, endingBefore: nil, limit: window), width: width)
+    }
+
+    private var presenter: MessagePresenter {
+        MessagePresenter(lookup: environment.lookup, degrade: environment.degrade, legacy: isLegacy, lineGuard: environment.lineGuard)
     }
 
     private func present(_ entries: [(position: Int, message: MessageEnvelope)], width: Int)
-        -> [(number: Int, message: MessagePresenter.Presented)] {
-        let presenter = MessagePresenter(lookup: { [host] in host.messageEntry(for: $0) },
-                                         killedKeys: Set(host.config.killSwitch.messages), legacy: isLegacy)
-        let bodyWidth = PageRenderer.bodyWidth(forPage: width)
-        let transport = host.transport
+        -> [(number: Int, message: PresentedMessage)] {
+        let presenter = presenter
+        let bodyWidth = Self.bodyWidth(forPage: width)
+        let transport = environment.transport
         return entries.map { entry in
-            var presented = presenter.present(entry.message, outgoing: entry.message.from == host.selfUser, width: bodyWidth)
+            var presented = presenter.present(entry.message, outgoing: entry.message.from == environment.selfUser, width: bodyWidth)
             presented.pending = transport?.isPending(entry.message) ?? false
             return (entry.position + 1, presented)
         }
@@ -136,16 +156,39 @@ public final class ChatPage {
 
     /// The messages shown, as the page's hooks see them (a placeholder has no model).
     public func shownMessages() throws -> [ShownMessage] {
-        try presented(width: PageRenderer.defaultWidth).map(\.message.shown)
+        try presented(width: Self.defaultWidth).map(\.message.shown)
     }
 
     /// Shows `count` more older messages; returns how many more are now shown.
     @discardableResult
     public func showOlder(_ count: Int) throws -> Int {
-        let total = try host.store.count(of: conversation)
+        let total = try environment.store.count(of: conversation)
         let before = min(window, total)
         window = min(total, window + count)
         return window - before
+    }
+
+    /// How many messages the conversation holds.
+    public func messageCount() throws -> Int { try environment.store.count(of: conversation) }
+
+    // MARK: What the page shows
+
+    /// The width pages are drawn at when none is given.
+    public static let defaultWidth = 72
+
+    /// The columns a message body gets on a page `width` columns wide.
+    public static func bodyWidth(forPage width: Int) -> Int {
+        max(8, min(width - 8, width * 2 / 3))
+    }
+
+    /// What the page shows at `width` columns, asked of the line's hooks and builders now: the
+    /// title, each component's lines, and the messages. The terminal draws it.
+    public func view(width: Int) throws -> PageView {
+        let (title, componentLines) = environment.lineGuard.run(.pageHook, environment.mark, key: "render") {
+            (carrier.title, components.map { $0.render(width: width - 1) })
+        }
+        return PageView(title: title, isLegacy: isLegacy, lineID: lineID, components: componentLines,
+                        messages: try presented(width: width), total: try messageCount())
     }
 
     // MARK: User actions
@@ -155,25 +198,62 @@ public final class ChatPage {
     /// - Returns: what the tap did, or `nil` when no message has that number.
     public func tap(_ number: Int) throws -> TapResult? {
         // Only the tapped message is read and built, not the whole screen.
-        let total = try host.store.count(of: conversation)
+        let total = try messageCount()
         guard number >= 1, number <= total, number > total - window else { return nil }
-        let stored = try host.store.messages(of: conversation, endingBefore: number, limit: 1)
-        guard let entry = present(stored, width: PageRenderer.defaultWidth).first else { return nil }
+        let stored = try environment.store.messages(of: conversation, endingBefore: number, limit: 1)
+        guard let entry = present(stored, width: Self.defaultWidth).first else { return nil }
         guard entry.message.shown.model != nil else { return .ignored }
-        return carrier.didTap(entry.message.shown)
+        let message = entry.message.shown
+        return environment.lineGuard.run(.tap, environment.mark, key: message.envelope.key, message: message.envelope.id) {
+            carrier.didTap(message)
+        }
     }
 
     /// Taps quick reply `number` (from 1), which the input bar sends as text.
     /// - Returns: the phrase, or `nil` when the page has no quick replies or no such phrase.
     public func quickReply(_ number: Int) -> String? {
-        component(QuickRepliesComponent.self)?.tap(number - 1)
+        guard let replies = component(QuickRepliesComponent.self) else { return nil }
+        return environment.lineGuard.run(.action, environment.mark, key: "quick reply \(number)") { replies.tap(number - 1) }
     }
 
-    // MARK: Rendering
-
-    /// The page as text: title, components, then messages, at `width` terminal columns.
-    public func render(width: Int = PageRenderer.defaultWidth, colors: Bool = false) throws -> String {
-        PageRenderer(width: width, colors: colors).render(self, messages: try presented(width: width),
-                                                           total: try host.store.count(of: conversation))
+    /// The dropdown menu's items, the platform's then the line's; `nil` when the page has no menu.
+    public func menuItems() -> [String]? {
+        guard let menu = component(DropdownMenuComponent.self) else { return nil }
+        return environment.lineGuard.run(.pageHook, environment.mark, key: "menuItems") { menu.items }
     }
+
+    /// Picks dropdown-menu item `number` (from 1): the platform handles its own items, the
+    /// line's page the rest. `nil` when there is no menu or no such item.
+    public func chooseMenuItem(_ number: Int) -> TapResult? {
+        guard let menu = component(DropdownMenuComponent.self) else { return nil }
+        return environment.lineGuard.run(.action, environment.mark, key: "menu item \(number)") { menu.choose(number - 1) }
+    }
+
+    /// Picks bottom-bar item `number` (from 1); `nil` when there is no bar or no such item.
+    public func chooseBarItem(_ number: Int) -> String? {
+        guard let bar = component(BottomBarComponent.self) else { return nil }
+        return environment.lineGuard.run(.action, environment.mark, key: "bar item \(number)") { bar.choose(number - 1) }
+    }
+
+    /// Types `text` into the input bar and sends it. Returns `nil` when it was sent, else why not.
+    public func submitText(_ text: String) -> String? {
+        guard let bar = component(InputBarComponent.self) else {
+            return "this page has no input bar (turned off by the kill switch); use /send text {\"text\":\"...\"}"
+        }
+        let sent = environment.lineGuard.run(.action, environment.mark, key: "input bar") { bar.submit(text) }
+        return sent ? nil : (bar.lastError ?? "not sent")
+    }
+}
+
+/// What a page shows, as its hooks and builders made it: the terminal layer draws it.
+public struct PageView {
+    public var title: String
+    public var isLegacy: Bool
+    public var lineID: String?
+    /// Each component's lines, in the platform's order.
+    public var components: [[String]]
+    /// The messages shown, oldest first, with their numbers.
+    public var messages: [(number: Int, message: PresentedMessage)]
+    /// How many messages the conversation holds.
+    public var total: Int
 }

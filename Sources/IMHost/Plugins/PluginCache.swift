@@ -3,74 +3,27 @@ import Glibc
 #endif
 @_spi(Host) import IMKit
 
-/// What each plugin file said and registered the last time it was loaded, keyed by the file's
-/// identity (size, modification and change times, inode), so a host start reads one small file
-/// instead of opening every plugin. A line is then loaded only when something first needs it: a
-/// jump to its page, one of its messages, one of its routes.
+/// Facts about each plugin file, keyed by its name and identity (device, inode, size,
+/// modification and change times): what its descriptor says, and what its line registers or why
+/// the file is refused for good. A warm start reads this one file and stats the plugins; it
+/// spawns no scanner and opens no library.
 ///
-/// The cache is only trusted for the same host build (executable and libIMKit.so) and a file
-/// whose identity is unchanged; anything else is loaded for real and the cache rewritten.
-/// `imhost plugins` always loads every plugin and rewrites the cache.
+/// Only facts are kept, never a decision that depends on host.json (enabled, killed, pinned) or
+/// on the moment (a failed registration, a missing library, a crash): those are decided anew on
+/// every start. The cache is trusted only for the host build that wrote it (executable and
+/// libIMKit.so); a cache that does not read is ignored and rewritten.
 struct PluginCache: Equatable {
-    static let format = 1
+    static let format = 2
 
-    struct Signature: Equatable {
-        var size: Int
-        var modified: Int
-        var changed: Int
-        var inode: UInt
-        var device: UInt
-
-        init(size: Int, modified: Int, changed: Int, inode: UInt, device: UInt) {
-            self.size = size
-            self.modified = modified
-            self.changed = changed
-            self.inode = inode
-            self.device = device
-        }
-
-        init(_ info: stat) {
-            size = Int(info.st_size)
-            modified = Int(info.st_mtim.tv_sec) * 1_000_000_000 + Int(info.st_mtim.tv_nsec)
-            changed = Int(info.st_ctim.tv_sec) * 1_000_000_000 + Int(info.st_ctim.tv_nsec)
-            inode = UInt(info.st_ino)
-            device = UInt(info.st_dev)
-        }
-    }
-
-    struct Route: Equatable {
-        var pattern: String
-        var allowExternal: Bool
-    }
-
-    /// What a line registered.
-    struct Registration: Equatable {
-        var page: String?
-        var keys: [String]
-        var services: [String]
-        var routes: [Route]
-    }
-
-    struct File: Equatable {
-        var signature: Signature
-        var lineID: String?
-        var displayName: String?
-        var pluginVersion: String?
-        /// The status when it was loaded for real.
-        var status: PluginCatalog.Status
-        var problem: PluginRefusal?
-        var registration: Registration?
-    }
-
-    var format: Int
     /// Which host build wrote it.
     var host: String
-    var files: [String: File]
+    /// Facts by file name.
+    var files: [String: PluginFacts]
 
     /// The identity of this host build: compiler, ABI, and the executable and libIMKit.so files.
     static let hostIdentity: String = {
         var parts = ["swift \(SwiftCompiler.version)", "abi \(PluginEntry.abiVersion)"]
-        // The libIMKit.so this process mapped: a rebuilt SDK invalidates every cached registration.
+        // The libIMKit.so this process mapped: a rebuilt SDK invalidates every cached manifest.
         let maps = (try? FileSystem.readText("/proc/self/maps")) ?? ""
         let imkit = maps.split(separator: "\n").lazy.compactMap { line -> String? in
             guard let path = line.split(separator: " ", omittingEmptySubsequences: true).last,
@@ -78,9 +31,8 @@ struct PluginCache: Equatable {
             return String(path)
         }.first
         for path in ["/proc/self/exe", imkit].compactMap({ $0 }) {
-            if let status = try? FileSystem.status(path, followLinks: true) {
-                let signature = Signature(status)
-                parts.append("\(signature.size)/\(signature.modified)/\(signature.inode)")
+            if let identity = FileIdentity.of(path) {
+                parts.append("\(identity.size)/\(identity.modified)/\(identity.inode)")
             }
         }
         return parts.joined(separator: " ")
@@ -92,18 +44,10 @@ struct PluginCache: Equatable {
         return PluginCache(text: text)
     }
 
-    /// Writes the cache atomically (a temporary file renamed over the old one). A cache that
-    /// cannot be written only costs speed, so failures are ignored.
+    /// Writes the cache atomically. A cache that cannot be written only costs speed.
     func write(_ path: String) {
-        let bytes = Array(text.utf8)
-        let folder = FileSystem.directory(of: path)
-        _ = mkdir(folder, 0o700)
-        let temporary = path + ".\(getpid()).tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return }
-        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        close(fd)
-        if written == bytes.count { rename(temporary, path) } else { unlink(temporary) }
+        try? FileSystem.makeFolders(FileSystem.directory(of: path))
+        try? FileSystem.writeAtomically(Array(text.utf8), to: path)
     }
 
     // MARK: The file format
@@ -115,31 +59,37 @@ struct PluginCache: Equatable {
     // and an optional field is empty when absent and starts with "=" when present.
 
     private static let magic = "imhost-plugin-cache"
+    private static let fieldCount = 20
 
     var text: String {
-        var out = "\(Self.magic)\t\(format)\t\(Self.escape(host))\n"
-        for (name, file) in files.sorted(by: { $0.key < $1.key }) {
-            let signature = file.signature
-            var fields = [Self.escape(name), "\(signature.size)", "\(signature.modified)", "\(signature.changed)",
-                          "\(signature.inode)", "\(signature.device)", Self.optional(file.lineID),
-                          Self.optional(file.displayName), Self.optional(file.pluginVersion), file.status.rawValue,
-                          Self.optional(file.problem?.code.rawValue), Self.optional(file.problem?.reason), Self.optional(file.problem?.fix)]
-            if let registration = file.registration {
-                fields += ["=", Self.optional(registration.page),
-                           registration.keys.map(Self.escape).joined(separator: "\u{1F}"),
-                           registration.services.map(Self.escape).joined(separator: "\u{1F}"),
-                           registration.routes.map { Self.escape($0.pattern) + "\u{1E}" + ($0.allowExternal ? "1" : "0") }
-                               .joined(separator: "\u{1F}")]
+        var out = "\(Self.magic)\t\(Self.format)\t\(Self.escape(host))\n"
+        for (name, facts) in files.sorted(by: { $0.key < $1.key }) {
+            let id = facts.identity
+            var fields = [Self.escape(name), "\(id.size)", "\(id.modified)", "\(id.changed)", "\(id.inode)", "\(id.device)"]
+            if let descriptor = facts.descriptor {
+                fields += ["=", Self.optional(descriptor.lineID), Self.optional(descriptor.displayName),
+                           Self.optional(descriptor.version), Self.optional(descriptor.swiftVersion)]
             } else {
                 fields += ["", "", "", "", ""]
             }
+            switch facts.verdict {
+            case .refused(let refusal):
+                fields += ["refused", Self.optional(refusal.code.rawValue), Self.optional(refusal.reason), Self.optional(refusal.fix),
+                           "", "", "", ""]
+            case .line(let manifest):
+                fields += ["line", "", "", "", Self.optional(manifest.page),
+                           manifest.messageKeys.map(Self.escape).joined(separator: "\u{1F}"),
+                           manifest.services.map(Self.escape).joined(separator: "\u{1F}"),
+                           manifest.routes.map { Self.escape($0.pattern) + "\u{1E}" + ($0.allowExternal ? "1" : "0") }
+                               .joined(separator: "\u{1F}")]
+            }
+            fields.append(Self.optional(facts.sha256))
             out += fields.joined(separator: "\t") + "\n"
         }
         return out
     }
 
-    init(format: Int, host: String, files: [String: File]) {
-        self.format = format
+    init(host: String = PluginCache.hostIdentity, files: [String: PluginFacts]) {
         self.host = host
         self.files = files
     }
@@ -155,35 +105,39 @@ struct PluginCache: Equatable {
         let header = fields(lines.removeFirst())
         guard header.count == 3, header[0] == Self.magic, Int(header[1]) == Self.format,
               Self.unescape(header[2]) == Self.hostIdentity else { return nil }
-        var files: [String: File] = [:]
+        var files: [String: PluginFacts] = [:]
         for line in lines {
             let f = fields(line)
-            guard f.count == 18, let size = Int(f[1]), let modified = Int(f[2]), let changed = Int(f[3]),
-                  let inode = UInt(f[4]), let device = UInt(f[5]), let status = PluginCatalog.Status(rawValue: String(f[9])) else {
-                return nil
+            guard f.count == Self.fieldCount, let size = Int64(f[1]), let modified = Int64(f[2]), let changed = Int64(f[3]),
+                  let inode = UInt64(f[4]), let device = UInt64(f[5]) else { return nil }
+            let identity = FileIdentity(device: device, inode: inode, size: size, modified: modified, changed: changed)
+            var descriptor: PluginDescriptor?
+            if f[6] == "=" {
+                descriptor = PluginDescriptor(lineID: Self.optional(f[7]), displayName: Self.optional(f[8]),
+                                              version: Self.optional(f[9]), swiftVersion: Self.optional(f[10]))
             }
-            var problem: PluginRefusal?
-            if let code = Self.optional(f[10]).flatMap(PluginRefusal.Code.init(rawValue:)) {
-                problem = PluginRefusal(code, Self.optional(f[11]) ?? "", fix: Self.optional(f[12]) ?? "")
-            }
-            var registration: Registration?
-            if f[13] == "=" {
+            let verdict: PluginFacts.Verdict
+            switch f[11] {
+            case "refused":
+                guard let code = Self.optional(f[12]).flatMap(PluginRefusal.Code.init(rawValue:)) else { return nil }
+                verdict = .refused(PluginRefusal(code, Self.optional(f[13]) ?? "", fix: Self.optional(f[14]) ?? ""))
+            case "line":
                 func list(_ field: Substring) -> [String] {
                     field.isEmpty ? [] : field.utf8.split(separator: 0x1F, omittingEmptySubsequences: false).map { Self.unescape(Substring($0)) }
                 }
-                let routes = list(f[17]).compactMap { item -> Route? in
+                let routes = list(f[18]).compactMap { item -> LineManifest.Route? in
                     let parts = item.utf8.split(separator: 0x1E, omittingEmptySubsequences: false).map { Substring($0) }
                     guard parts.count == 2 else { return nil }
-                    return Route(pattern: String(parts[0]), allowExternal: parts[1] == "1")
+                    return LineManifest.Route(pattern: String(parts[0]), allowExternal: parts[1] == "1")
                 }
-                registration = Registration(page: Self.optional(f[14]), keys: list(f[15]), services: list(f[16]), routes: routes)
+                verdict = .line(LineManifest(page: Self.optional(f[15]), messageKeys: list(f[16]), services: list(f[17]), routes: routes))
+            default:
+                return nil
             }
-            let signature = Signature(size: size, modified: modified, changed: changed, inode: inode, device: device)
-            files[Self.unescape(f[0])] = File(signature: signature, lineID: Self.optional(f[6]), displayName: Self.optional(f[7]),
-                                              pluginVersion: Self.optional(f[8]), status: status, problem: problem,
-                                              registration: registration)
+            files[Self.unescape(f[0])] = PluginFacts(identity: identity, descriptor: descriptor, verdict: verdict,
+                                                     sha256: Self.optional(f[19]))
         }
-        self.init(format: Self.format, host: Self.hostIdentity, files: files)
+        self.init(files: files)
     }
 
     private static func optional(_ value: String?) -> String { value.map { "=" + escape($0) } ?? "" }
@@ -229,21 +183,5 @@ struct PluginCache: Equatable {
             }
         }
         return out
-    }
-}
-
-extension PluginCache.File {
-    /// What a file's entry says, as loaded for real.
-    init(_ entry: PluginCatalog.Entry, signature: PluginCache.Signature) {
-        self.signature = signature
-        lineID = entry.lineID
-        displayName = entry.displayName
-        pluginVersion = entry.pluginVersion
-        status = entry.status
-        problem = entry.problem
-        if entry.status == .loaded {
-            registration = PluginCache.Registration(page: entry.pageTypeName, keys: entry.messageKeys, services: entry.services,
-                                                    routes: entry.routeClaims.map { PluginCache.Route(pattern: $0.pattern, allowExternal: $0.allowExternal) })
-        }
     }
 }

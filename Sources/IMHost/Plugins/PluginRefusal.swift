@@ -18,6 +18,18 @@ public struct PluginRefusal: Error, Sendable, Equatable, Codable, CustomStringCo
         case notConfigured = "not-configured"
         case missing = "missing"
         case killed = "killed"
+        /// Two files claim the same line, or a file claims a line host.json pins to another file.
+        case pinnedElsewhere = "pinned-elsewhere"
+        /// The file's SHA-256 is not the one host.json pins.
+        case digestMismatch = "digest-mismatch"
+        /// The plugin scanner could not run.
+        case scannerFailed = "scanner-failed"
+        /// The line's code crashed while it was loaded or registered.
+        case crashed = "crashed"
+        /// The line's code did not return within its time limit while it was loaded or registered.
+        case hung = "hung"
+        /// The host quarantined the line after its code crashed or hung.
+        case quarantined = "quarantined"
     }
 
     public var code: Code
@@ -26,7 +38,7 @@ public struct PluginRefusal: Error, Sendable, Equatable, Codable, CustomStringCo
     /// What to do, e.g. `rebuild the plugin against this host's IMKit`.
     public var fix: String
 
-    init(_ code: Code, _ reason: String, fix: String) {
+    package init(_ code: Code, _ reason: String, fix: String) {
         self.code = code
         self.reason = reason
         self.fix = fix

@@ -27,6 +27,8 @@ public struct Converter: Sendable {
         case lineFailed = "line-failed"
         /// The rule's line is in `killSwitch.lines`.
         case killed
+        /// The host quarantined the rule's line after its code crashed or hung.
+        case quarantined
     }
 
     /// One decision. Its URL and explanation are put into words only when asked for, so a
@@ -72,8 +74,8 @@ public struct Converter: Sendable {
     private let wildcard: [Int: HostConfig.Route]
     private let lines: [String: LineState]
 
-    /// A converter for a configuration and the plugins as loaded.
-    public init(config: HostConfig, catalog: PluginCatalog) {
+    /// A converter for a configuration and the lines as they stand.
+    public init(config: HostConfig, lines table: LineTable) {
         var exact: [Int64: HostConfig.Route] = [:]
         var wildcard: [Int: HostConfig.Route] = [:]
         for route in config.routes {
@@ -83,23 +85,11 @@ public struct Converter: Sendable {
             }
         }
         var lines: [String: LineState] = [:]
-        for id in config.lineOrder {
-            let entry = catalog.entry(forLine: id)
-            let state: LineState
-            if config.lines[id]?.enabled != true {
-                state = .unavailable(.lineDisabled, "line '\(id)' is disabled in host.json")
-            } else if config.killSwitch.lines.contains(id) {
-                state = .unavailable(.killed, "line '\(id)' is in killSwitch.lines")
-            } else if let entry, entry.status == .loaded {
-                state = .available
-            } else if let entry, entry.status == .failed {
-                state = .unavailable(.lineFailed, "line '\(id)' failed to register: \(entry.problem?.reason ?? "")")
-            } else if let entry, entry.status == .refused {
-                state = .unavailable(.lineRefused, "line '\(id)' was refused: \(entry.problem?.reason ?? "")")
-            } else {
-                state = .unavailable(.lineMissing, "no plugin provides line '\(id)'")
+        for id in Set(config.lineOrder + table.entries.compactMap(\.lineID)) {
+            switch table.availability(of: id) {
+            case .available: lines[id] = .available
+            case .unavailable(let reason, let why): lines[id] = .unavailable(reason, why)
             }
-            lines[id] = state
         }
         self.exact = exact
         self.wildcard = wildcard

@@ -1,8 +1,10 @@
 @_spi(Host) import IMKit
 
-/// URL → handler, for the host's own routes (chat pages) and the lines'. A URL is looked up
-/// whole among the patterns without parameters (one hash lookup), then by its scheme, host and
-/// number of path segments among the few patterns with parameters, more literal ones first.
+/// URL → handler, for the host's own routes (chat pages) and the registered lines'. A URL is
+/// looked up whole among the patterns without parameters (one hash lookup), then by its scheme,
+/// host and number of path segments among the few patterns with parameters, more literal ones
+/// first. A line's routes use its own scheme (`house://`), so a URL names the line to load
+/// before it can be matched.
 public struct RouteTable {
     /// What a route leads to.
     enum Target {
@@ -12,8 +14,6 @@ public struct RouteTable {
         case converter
         /// `im://chat/<line>?…`: that line's page (the `line` parameter).
         case chatPage
-        /// A line's route known from the plugin cache: load the line, then match again.
-        case lazy(String)
     }
 
     struct Route {
@@ -43,40 +43,11 @@ public struct RouteTable {
         let parameters: [String: String]
     }
 
-    /// Routes known from the plugin cache, not parsed until their line loads: by the pattern's
-    /// `scheme://host`, each with its pattern text and line.
-    private var lazy: [String: [(pattern: String, line: String, allowExternal: Bool)]] = [:]
     /// Patterns without parameters, by their shape (which is then the URL's path itself).
     private var exact: [String: Route] = [:]
     /// Patterns with parameters, by scheme, host and segment count.
     private var buckets: [String: [Route]] = [:]
     private var shapes: [String: Route] = [:]
-
-    /// Who registered a pattern of this shape, as errors name owners.
-    func owner(ofShape shape: String) -> String? {
-        if let route = shapes[shape] { return route.line.map { "line '\($0)'" } ?? "the host" }
-        guard let separator = RoutePattern.schemeSeparator(in: shape) else { return nil }
-        let prefix = Self.prefix(of: shape, after: separator)
-        for candidate in lazy[prefix] ?? [] {
-            if case .success(let pattern) = RoutePattern.parse(candidate.pattern), pattern.shape == shape {
-                return "line '\(candidate.line)'"
-            }
-        }
-        return nil
-    }
-
-    /// `scheme://host` of a URL or pattern, the scheme lowercased.
-    private static func prefix(of text: String, after separator: Range<String.Index>) -> String {
-        let rest = text[separator.upperBound...]
-        let host = rest.prefix { $0 != "/" && $0 != "?" }
-        return text[..<separator.lowerBound].lowercased() + "://" + host
-    }
-
-    /// Records a route a line registered last time, from the plugin cache, without parsing it.
-    mutating func addLazy(_ pattern: String, line: String, allowExternal: Bool) {
-        guard let separator = RoutePattern.schemeSeparator(in: pattern) else { return }
-        lazy[Self.prefix(of: pattern, after: separator), default: []].append((pattern, line, allowExternal))
-    }
 
     private static func bucket(_ scheme: String, _ host: String, _ count: Int) -> String {
         "\(scheme)://\(host)/\(count)"
@@ -97,13 +68,6 @@ public struct RouteTable {
         buckets[key] = list
     }
 
-    /// Forgets a line's cached routes, before it registers for real or after it failed.
-    mutating func removeLazy(line: String) {
-        for key in lazy.keys {
-            lazy[key]?.removeAll { $0.line == line }
-        }
-    }
-
     /// The route a URL matches, with its path and query parameters, or `nil`.
     func match(_ url: String) -> Match? {
         guard let separator = RoutePattern.schemeSeparator(in: url) else { return nil }
@@ -121,7 +85,7 @@ public struct RouteTable {
         if let route = exact[whole] {
             return Match(route: route, parameters: Self.queryParameters(query, into: [:]))
         }
-        guard let candidates = buckets[Self.bucket(scheme, host, parts.count)] else { return lazyMatch(scheme, host, parts) }
+        guard let candidates = buckets[Self.bucket(scheme, host, parts.count)] else { return nil }
         for route in candidates {
             var parameters: [String: String] = [:]
             var matched = true
@@ -134,23 +98,6 @@ public struct RouteTable {
             }
             guard matched else { continue }
             return Match(route: route, parameters: Self.queryParameters(query, into: parameters))
-        }
-        return lazyMatch(scheme, host, parts)
-    }
-
-    /// A route known from the cache that would match: its line must load before it can answer.
-    private func lazyMatch(_ scheme: String, _ host: String, _ parts: [Substring]) -> Match? {
-        for candidate in lazy["\(scheme)://\(host)"] ?? [] {
-            guard case .success(let pattern) = RoutePattern.parse(candidate.pattern), pattern.segments.count == parts.count else { continue }
-            let fits = zip(pattern.segments, parts).allSatisfy { segment, part in
-                if case .literal(let text) = segment { return text == part }
-                return true
-            }
-            if fits {
-                return Match(route: Route(pattern: pattern, allowExternal: candidate.allowExternal, line: candidate.line,
-                                          target: .lazy(candidate.line)),
-                             parameters: [:])
-            }
         }
         return nil
     }

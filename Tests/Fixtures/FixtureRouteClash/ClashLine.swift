@@ -1,6 +1,6 @@
 import IMKit
 
-/// Claims the same URLs as house's listing route: refused, naming both lines.
+/// Claims a route under house's scheme: refused at registration, as a line's routes use its own scheme.
 enum ClashLine: BusinessLine {
     static let id = "clash"
     static let displayName = "Clash"

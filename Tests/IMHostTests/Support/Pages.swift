@@ -1,7 +1,15 @@
 import Foundation
 import Testing
 @testable import IMHost
+import IMHostTerminal
 import IMKit
+
+extension ChatPage {
+    /// The page as the terminal draws it.
+    func render(width: Int = PageRenderer.defaultWidth, colors: Bool = false) throws -> String {
+        try PageRenderer(width: width, colors: colors).render(self)
+    }
+}
 
 /// A host over a workspace with house and jobs installed, a memory store and a fixed clock
 /// that advances one minute a message.

@@ -100,8 +100,23 @@ final class Workspace {
         try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path)
     }
 
-    /// Loads the host from this workspace's host.json.
-    func host() throws -> ChatHost { try ChatHost(configPath: configPath) }
+    /// Loads the host from this workspace's host.json the way every imhost command does: the
+    /// plugin cache in the data folder, the scanner (the built imhost) for new files, pins and
+    /// the quarantine. Conversations are kept in memory unless `durable`.
+    func host(user: String? = nil, durable: Bool = false) throws -> ChatHost {
+        try ChatHost(configPath: configPath, options: ChatHost.Options(user: user, durable: durable, scanner: BuildProducts.imhost))
+    }
+
+    /// The data folder host.json names by default.
+    var data: String { root + "/.imhost" }
+
+    /// Whether this process has opened a library of this workspace's plugin folder: asked of the
+    /// dynamic loader (reading /proc/self/maps can miss a line while other tests map files).
+    func isMapped(_ name: String) -> Bool {
+        // RTLD_NOLOAD opens nothing: it finds a library already loaded under this path. The
+        // reference it adds is never dropped, as the host never unloads a plugin either.
+        dlopen(plugins + "/" + name, RTLD_LAZY | RTLD_NOLOAD) != nil
+    }
 }
 
 /// The result of running a program.
@@ -147,3 +162,4 @@ func imhost(_ arguments: [String], input: String? = nil, in workspace: Workspace
             environment: [String: String] = [:]) throws -> ProcessResult {
     try run(BuildProducts.imhost, arguments, input: input, currentDirectory: workspace?.root, environment: environment)
 }
+

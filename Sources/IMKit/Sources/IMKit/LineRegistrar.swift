@@ -93,11 +93,13 @@ public final class LineRegistrar {
         services.append(service)
     }
 
-    /// Registers a URL route such as `house://listing/:id`, handled by `handler`.
+    /// Registers a URL route such as `house://listing/:id`, handled by `handler`. A line's routes
+    /// use its own scheme: the line id (`house://` for the `house` line).
     /// `allowExternal` says whether URLs from outside the app (a push, the web) may open it.
     ///
-    /// - Throws: ``RegistrationError`` `.invalid` for a malformed pattern or the host's `im`
-    ///   scheme, `.duplicateKey` when another line or this one claims the same pattern (naming both).
+    /// - Throws: ``RegistrationError`` `.invalid` for a malformed pattern, the host's `im`
+    ///   scheme or another line's scheme, `.duplicateKey` when this line claims the same
+    ///   pattern twice.
     public func registerRoute(_ pattern: String, allowExternal: Bool, handler: @escaping RouteHandler) throws {
         let parsed: RoutePattern
         switch RoutePattern.parse(pattern) {
@@ -106,6 +108,9 @@ public final class LineRegistrar {
         }
         guard parsed.scheme != "im" else {
             try refuse(.invalid, "line '\(lineID)' registered route '\(pattern)'; the im:// scheme is the host's. Use a scheme of your own, e.g. '\(lineID)://'.")
+        }
+        guard parsed.scheme == lineID else {
+            try refuse(.invalid, "line '\(lineID)' registered route '\(pattern)'; a line's routes use its own scheme. Write it as '\(lineID)://\(parsed.host)...'.")
         }
         if let mine = routes.first(where: { $0.pattern.shape == parsed.shape }) {
             try refuse(.duplicateKey, "line '\(lineID)' registered route '\(pattern)', which claims the same URLs as its '\(mine.pattern)'. Register it once.")

@@ -1,3 +1,5 @@
+import IMHost
+
 /// `imhost route URL`: which page a jump URL opens, and why.
 enum RouteCommand {
     static let command = CommandLineTool.Command(
@@ -8,7 +10,9 @@ enum RouteCommand {
             Runs the converter on a jump URL as callers send it, for example
               imhost route 'im://chat?rootCateID=1&cateID=12&peer=u42'
             and prints the page chosen (a line's page or the legacy page), the rewritten URL,
-            the rule that matched, and why. A malformed URL is refused (exit 1).
+            the rule that matched, and why: a line that is disabled, missing, refused, killed
+            (killSwitch.lines) or quarantined by the host sends its jumps to the legacy page.
+            A malformed URL is refused (exit 1). No plugin code runs.
 
               --json   the same as JSON
             """,
@@ -30,33 +34,35 @@ enum RouteCommand {
             output.err("imhost route: expected one jump URL, got \(arguments.positionals.count); see imhost route --help\n")
             return CommandLineTool.ExitCode.usage
         }
-        guard let host = CommandLineTool.loadHost(arguments, output: output) else {
+        guard let config = CommandLineTool.loadConfig(arguments, output: output) else {
             return CommandLineTool.ExitCode.usage
         }
+        let host = CommandLineTool.makeHost(config)
+        CommandLineTool.report(host, output: output)
         let decision: Converter.Decision
         do {
             decision = try host.converter.decide(arguments.positionals[0])
         } catch {
-            output.err("imhost route: refused: \(error)\n")
+            output.err("imhost route: refused: \(TerminalText.safe(error.description))\n")
             return CommandLineTool.ExitCode.failure
         }
         var line: String?
         var page = "legacy page"
         if case .line(let id) = decision.target {
             line = id
-            page = host.catalog.loadedLine(id)?.pageTypeName ?? "CarrierPage"
+            page = host.lines.entry(forLine: id)?.manifest?.page ?? "CarrierPage"
         }
         let result = Result(url: decision.url, target: line == nil ? "legacy" : "line", line: line, page: page,
                             reason: decision.reason, rule: decision.rule?.index, explanation: decision.explanation)
         if arguments.flags.contains("--json") {
             output.out(JSONOutput.encode(result))
         } else {
-            output.out("""
+            output.out(TerminalText.safe("""
                 page:   \(line.map { "\($0) (\(page))" } ?? page)
                 url:    \(result.url)
                 reason: \(result.reason.rawValue): \(result.explanation)
 
-                """)
+                """, newlines: true))
         }
         return CommandLineTool.ExitCode.ok
     }

@@ -1,4 +1,5 @@
-/// The scenario `imhost demo` plays: the whole idea, one screenful a step.
+/// The scenario `imhost demo` plays: the whole idea, one screenful a step, ending with a line
+/// that crashes in a chat and is rolled back by the host on its own.
 enum DemoScenario {
     static let name = "demo"
     static let text = #"""
@@ -29,7 +30,26 @@ enum DemoScenario {
       { "killSwitch": {} },
       { "open": "im://chat?rootCateID=1&cateID=12&peer=landlord_wang&infoID=L1001&title=%E9%98%B3%E5%85%89%E4%B8%A4%E5%B1%85%E5%AE%A4" },
       { "show": true },
-      { "expect": { "page": "house", "contains": ["🏠 阳光两居室"], "absent": ["Unsupported message type"], "stored": 2 } }
+      { "expect": { "page": "house", "contains": ["🏠 阳光两居室"], "absent": ["Unsupported message type"], "stored": 2 } },
+
+      { "say": "A used-cars chat. The cars line shipped a bug: tapping a card calls its dealer, and a private seller's card has no dealer." },
+      { "open": "im://chat?rootCateID=4&cateID=41&peer=seller_zhao" },
+      { "receive": "cars.offer", "payload": { "id": "C77", "model": "Volkswagen Golf", "year": 2019, "price": 86000, "mileage": 42000 } },
+      { "text": "Can I see it on Saturday?" },
+      { "show": true },
+
+      { "say": "Tapping the card crashes the line's page. The chat does not go down with it: the host names the line, records the crash, quarantines the line by itself, and reopens the same chat on the legacy page with its history." },
+      { "tap": 1, "expectCrash": true },
+      { "show": true },
+      { "expect": { "page": "legacy", "quarantined": ["cars"], "contains": ["Unsupported message type", "Can I see it on Saturday?"], "stored": 2 } },
+      { "open": "im://chat?rootCateID=1&cateID=12&peer=landlord_wang&infoID=L1001&title=%E9%98%B3%E5%85%89%E4%B8%A4%E5%B1%85%E5%AE%A4" },
+      { "expect": { "page": "house", "contains": ["🏠 阳光两居室"] } },
+
+      { "say": "The cars team ships a fix; the operator lifts the quarantine (imhost quarantine lift cars). The same conversation shows its card again: nothing was lost." },
+      { "liftQuarantine": "cars" },
+      { "open": "im://chat?rootCateID=4&cateID=41&peer=seller_zhao" },
+      { "show": true },
+      { "expect": { "page": "cars", "contains": ["🚗 Volkswagen Golf (2019)", "Can I see it on Saturday?"], "stored": 2 } }
     ]
     """#
 }

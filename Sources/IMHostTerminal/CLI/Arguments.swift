@@ -1,3 +1,5 @@
+import IMHost
+
 /// A command's arguments: flags, options with a value, and positionals, refused when unknown.
 struct Arguments {
     /// A usage error: what was wrong with the command line, said as one line.

@@ -1,4 +1,8 @@
+import IMHost
 import IMKit
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The `imhost` command line: parses arguments and runs one command. Exit codes: 0 ok,
 /// 1 failure, 2 usage or configuration error; diagnostics go to standard error.
@@ -17,12 +21,14 @@ public enum CommandLineTool {
         var help: String
         var flags: Set<String>
         var options: Set<String>
+        /// Internal commands (the scanner and the chat worker) are not listed in help.
+        var hidden = false
         var run: @Sendable (Arguments, Output) -> Int32
     }
 
     static let commands: [Command] = [
         ChatCommand.command, PlayCommand.demo, OpenCommand.command, PlayCommand.command, PluginsCommand.command,
-        RouteCommand.command,
+        QuarantineCommand.command, RouteCommand.command, WorkerCommand.command, ScanCommand.command,
     ]
 
     static let overview = """
@@ -31,7 +37,7 @@ public enum CommandLineTool {
         Usage: imhost COMMAND [OPTIONS] [ARGUMENTS]
 
         Commands:
-        \(commands.map { "  " + $0.name.padding(12) + $0.summary }.joined(separator: "\n"))
+        \(commands.filter { !$0.hidden }.map { "  " + $0.name.padding(12) + $0.summary }.joined(separator: "\n"))
 
         Options for every command:
           --config PATH   the configuration (default: ./host.json, or $IMHOST_CONFIG)
@@ -47,7 +53,7 @@ public enum CommandLineTool {
             return ExitCode.usage
         }
         if name == "--help" || name == "-h" || name == "help" {
-            if name == "help", arguments.count > 1, let command = commands.first(where: { $0.name == arguments[1] }) {
+            if name == "help", arguments.count > 1, let command = commands.first(where: { $0.name == arguments[1] && !$0.hidden }) {
                 output.out(helpText(command))
             } else {
                 output.out(overview + "\n")
@@ -55,8 +61,8 @@ public enum CommandLineTool {
             return ExitCode.ok
         }
         guard let command = commands.first(where: { $0.name == name }) else {
-            let hint = closestMatch(to: name, among: commands.map(\.name)).map { "; did you mean '\($0)'?" } ?? ""
-            output.err("imhost: unknown command '\(name)'\(hint); see imhost --help\n")
+            let hint = closestMatch(to: name, among: commands.filter { !$0.hidden }.map(\.name)).map { "; did you mean '\($0)'?" } ?? ""
+            output.err("imhost: unknown command '\(TerminalText.safe(name))'\(hint); see imhost --help\n")
             return ExitCode.usage
         }
         let parsed: Arguments
@@ -65,7 +71,7 @@ public enum CommandLineTool {
                                    flags: command.flags.union(["--help", "-h"]),
                                    options: command.options.union(["--config"]))
         } catch {
-            output.err("imhost \(command.name): \(error)\n")
+            output.err("imhost \(command.name): \(TerminalText.safe(error.description))\n")
             return ExitCode.usage
         }
         if parsed.flags.contains("--help") || parsed.flags.contains("-h") {
@@ -79,55 +85,43 @@ public enum CommandLineTool {
         "Usage: imhost \(command.name) \(command.usage)\n\n\(command.help)\n\nOptions:\n  --config PATH   the configuration (default: ./host.json, or $IMHOST_CONFIG)\n  --help          this text\n"
     }
 
-    /// Loads the host for a command, or reports the configuration error (exit 2). A durable
-    /// host keeps conversations in the data folder, for the user `--user` or host.json names.
-    /// The plugin cache is used (and kept up to date) unless `loadAll`, which loads every
-    /// plugin and rewrites the cache.
-    static func loadHost(_ arguments: Arguments, output: Output, reportProblems: Bool = true,
-                         durable: Bool = false, loadAll: Bool = false) -> ChatHost? {
-        guard let config = loadConfig(arguments, output: output) else { return nil }
-        return makeHost(config, arguments, output: output, dataFolder: durable ? config.dataFolder : nil,
-                        reportProblems: reportProblems, loadAll: loadAll)
-    }
+    /// This executable, to start again as the plugin scanner and the chat worker.
+    static let executable: String = (try? FileSystem.realPath("/proc/self/exe")) ?? CommandLine.arguments[0]
 
     /// host.json as `--config` or `$IMHOST_CONFIG` names it, or `nil` after saying why.
     static func loadConfig(_ arguments: Arguments, output: Output) -> HostConfig? {
         do {
             return try HostConfig.load(from: configPath(arguments))
         } catch {
-            output.err("imhost: \(error)\n")
+            output.err("imhost: \(TerminalText.safe(error.description))\n")
             return nil
         }
     }
 
-    /// The host for a configuration, signed in as `--user`, keeping conversations under
-    /// `dataFolder` (in memory when `nil`), or `nil` after saying why.
-    static func makeHost(_ config: HostConfig, _ arguments: Arguments, output: Output, dataFolder: String?,
-                         reportProblems: Bool = true, loadAll: Bool = false) -> ChatHost? {
-        let host: ChatHost
-        do {
-            host = try ChatHost(config: config, dataFolder: dataFolder, user: arguments.options["--user"],
-                                pluginCache: config.pluginCachePath, trustCache: !loadAll)
-        } catch {
-            output.err("imhost: \(error)\n")
-            return nil
+    /// The host for a configuration, built the one way every command builds it.
+    static func makeHost(_ config: HostConfig, user: String? = nil, dataFolder: String? = nil,
+                         breadcrumbs: ChatHost.Options.Breadcrumbs = .none) -> ChatHost {
+        ChatHost(config: config, options: ChatHost.Options(user: user, dataFolder: dataFolder, scanner: executable,
+                                                          breadcrumbs: breadcrumbs))
+    }
+
+    /// Says on standard error what the host could not use, and the crashes it recorded.
+    static func report(_ host: ChatHost, output: Output) {
+        for crash in host.recoveredCrashes {
+            output.err("imhost: recorded a crash found at start: \(TerminalText.safe(crash.summary))\n")
         }
-        if reportProblems {
-            for problem in host.problems { output.err("imhost: \(problem)\n") }
-        }
-        return host
+        for problem in host.problems { output.err("imhost: \(TerminalText.safe(problem))\n") }
     }
 
     static func configPath(_ arguments: Arguments) -> String {
         arguments.options["--config"] ?? Environment.value("IMHOST_CONFIG") ?? "host.json"
     }
 
-    /// A positive whole number option, or a usage error said on stderr.
-    static func intOption(_ arguments: Arguments, _ name: String, default value: Int, command: String,
-                          output: Output) -> Int? {
-        guard let text = arguments.options[name] else { return value }
+    /// A page width option, or a usage error said on stderr.
+    static func widthOption(_ arguments: Arguments, command: String, output: Output) -> Int? {
+        guard let text = arguments.options["--width"] else { return PageRenderer.defaultWidth }
         guard let number = Int(text), number >= 24, number <= 400 else {
-            output.err("imhost \(command): \(name) takes a number from 24 to 400, got '\(text)'\n")
+            output.err("imhost \(command): --width takes a number from 24 to 400, got '\(TerminalText.safe(text))'\n")
             return nil
         }
         return number

@@ -1,3 +1,4 @@
+import IMHost
 import IMKit
 
 /// An interactive chat: one page, opened from a jump URL, driven by lines a person types (or a
@@ -23,28 +24,35 @@ final class ChatSession {
         """
 
     let host: ChatHost
-    let url: String
+    /// The URL of the chat open now (`/open` may change it); a restarted worker reopens it.
+    private(set) var url: String
     let configPath: String
     let output: Output
-    let width: Int
-    let colors: Bool
+    let renderer: PageRenderer
     private(set) var page: ChatPage
 
-    init(host: ChatHost, url: String, configPath: String, output: Output, width: Int, colors: Bool) throws(JumpURL.Malformed) {
+    /// Opens the chat `url` names (a jump URL or a line's page URL), showing `window` messages.
+    init(host: ChatHost, url: String, window: Int = 20, configPath: String, output: Output, width: Int, colors: Bool) throws {
         self.host = host
         self.url = url
         self.configPath = configPath
         self.output = output
-        self.width = width
-        self.colors = colors
-        page = try host.open(url, window: 20)
+        renderer = PageRenderer(width: width, colors: colors)
+        page = try Self.openPage(host, url, window: window)
+    }
+
+    private static func openPage(_ host: ChatHost, _ url: String, window: Int) throws -> ChatPage {
+        switch try host.open(route: url, window: window) {
+        case .page(let page): return page
+        case .opened(let what): throw SendError("\(url) is not a chat (it opened \(what)); give a chat jump URL")
+        }
     }
 
     func show() {
         do {
-            output.out(try page.render(width: width, colors: colors))
+            output.out(try renderer.render(page))
         } catch {
-            output.err("imhost chat: cannot read the conversation: \(error)\n")
+            output.err("imhost chat: cannot read the conversation: \(TerminalText.safe("\(error)"))\n")
         }
     }
 
@@ -54,10 +62,7 @@ final class ChatSession {
         if trimmed.isEmpty { return true }
         if trimmed.hasPrefix("//") || !trimmed.hasPrefix("/") {
             let text = trimmed.hasPrefix("//") ? String(trimmed.dropFirst()) : trimmed
-            guard let bar = page.component(InputBarComponent.self) else {
-                return say("this page has no input bar (turned off by the kill switch); use /send text {\"text\":\"...\"}")
-            }
-            if bar.submit(text) { show() } else { say(bar.lastError ?? "not sent") }
+            if let why = page.submitText(text) { say(why) } else { show() }
             return true
         }
         let parts = trimmed.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true).map(String.init)
@@ -84,9 +89,9 @@ final class ChatSession {
         case "/tap":
             guard let number = number(parts, command) else { return true }
             do {
-                let before = try host.store.count(of: page.conversation)
+                let before = try page.messageCount()
                 guard let result = try page.tap(number) else { return say("/tap: there is no message #\(number) on screen") }
-                if try host.store.count(of: page.conversation) != before { show() }
+                if try page.messageCount() != before { show() }
                 say("tap #\(number): \(result.outcome)")
             } catch {
                 say("/tap: \(error)")
@@ -97,17 +102,17 @@ final class ChatSession {
             if page.quickReply(number) == nil { return say("/quick: there is no quick reply \(number)") }
             show()
         case "/menu":
-            guard let menu = page.component(DropdownMenuComponent.self) else { return say("/menu: this page has no dropdown menu") }
+            guard let items = page.menuItems() else { return say("/menu: this page has no dropdown menu") }
             if parts.count == 1 {
-                say("menu: " + menu.items.enumerated().map { "[\($0.offset + 1)] \($0.element)" }.joined(separator: "  "))
+                say("menu: " + items.enumerated().map { "[\($0.offset + 1)] \($0.element)" }.joined(separator: "  "))
             } else if let number = number(parts, command) {
-                guard let result = menu.choose(number - 1) else { return say("/menu: there is no item \(number)") }
+                guard let result = page.chooseMenuItem(number) else { return say("/menu: there is no item \(number)") }
                 say("menu: \(result.outcome)")
             }
         case "/bar":
-            guard let bar = page.component(BottomBarComponent.self) else { return say("/bar: this page has no bottom bar") }
+            guard page.component(BottomBarComponent.self) != nil else { return say("/bar: this page has no bottom bar") }
             guard let number = number(parts, command) else { return true }
-            guard let item = bar.choose(number - 1) else { return say("/bar: there is no item \(number)") }
+            guard let item = page.chooseBarItem(number) else { return say("/bar: there is no item \(number)") }
             say("bar: chose \(item)")
         case "/more":
             do {
@@ -133,10 +138,12 @@ final class ChatSession {
         case "/open":
             guard parts.count >= 2 else { return say("usage: /open URL") }
             do {
-                switch try host.open(route: parts.dropFirst().joined(separator: " ")) {
+                let target = parts.dropFirst().joined(separator: " ")
+                switch try host.open(route: target) {
                 case .opened(let what): say("opened \(what)")
                 case .page(let opened):
                     page = opened
+                    url = target
                     show()
                 }
             } catch {
@@ -154,17 +161,20 @@ final class ChatSession {
     /// Reads host.json again; a valid one applies at once and the page reopens under it (the
     /// conversation is the same), an invalid one is refused and the last good one stays.
     func reload() {
+        let config: HostConfig
         do {
-            let config = try HostConfig.load(from: configPath)
-            host.apply(config)
-            let window = page.window
-            page = try host.open(url, window: window)
+            config = try HostConfig.load(from: configPath)
+        } catch {
+            output.err("imhost: reload refused: \(TerminalText.safe(error.description)); keeping the last good configuration\n")
+            return
+        }
+        host.apply(config)
+        do {
+            page = try Self.openPage(host, url, window: page.window)
             show()
             say("reloaded \(FileSystem.baseName(configPath)): \(page.decision.reason.rawValue): \(page.decision.explanation)")
-        } catch let error as ConfigError {
-            output.err("imhost: reload refused: \(error); keeping the last good configuration\n")
         } catch {
-            output.err("imhost: reload refused: \(error); keeping the last good configuration\n")
+            output.err("imhost: reload: cannot reopen the chat: \(TerminalText.safe("\(error)"))\n")
         }
     }
 
@@ -178,7 +188,7 @@ final class ChatSession {
 
     @discardableResult
     private func say(_ text: String) -> Bool {
-        output.out(text + "\n")
+        output.out(TerminalText.safe(text, newlines: true) + "\n")
         return true
     }
 }

@@ -1,3 +1,4 @@
+@_spi(Host) import IMHost
 import IMKit
 
 /// Stored messages turned into rendered rows — each message through the builder registered for
@@ -8,10 +9,11 @@ public struct MessageListRenderer {
     private let page: PageRenderer
     private let selfUser: String
 
-    /// A renderer over `registry` for `selfUser`'s view, at `width` columns.
+    /// A renderer over `registry` for `selfUser`'s view, at `width` columns. With a breadcrumb
+    /// at `breadcrumb`, each builder call is recorded as the host records it.
     public init(registry: MessageRegistry, selfUser: String, width: Int = PageRenderer.defaultWidth,
-                legacy: Bool = false, killedKeys: Set<String> = []) {
-        presenter = MessagePresenter(lookup: { registry.entry(for: $0) }, killedKeys: killedKeys, legacy: legacy)
+                legacy: Bool = false, killedKeys: Set<String> = [], breadcrumb: String? = nil) {
+        presenter = MessagePresenter(registry: registry, killedKeys: killedKeys, legacy: legacy, breadcrumb: breadcrumb)
         page = PageRenderer(width: width, colors: false)
         self.selfUser = selfUser
     }
@@ -19,7 +21,8 @@ public struct MessageListRenderer {
     /// The rows of one message, numbered `number`.
     public func rows(number: Int, _ message: MessageEnvelope) -> [String] {
         let presented = presenter.present(message, outgoing: message.from == selfUser,
-                                          width: PageRenderer.bodyWidth(forPage: page.width))
-        return page.cell(number: number, envelope: message, view: presented.view, outgoing: presented.shown.isOutgoing)
+                                          width: ChatPage.bodyWidth(forPage: page.width))
+        return page.cell(number: number, envelope: message, view: presented.view, outgoing: presented.shown.isOutgoing,
+                         degrade: presented.degrade)
     }
 }

@@ -1,3 +1,4 @@
+import IMHost
 import IMKit
 
 /// A scripted chat for QA: a JSON list of steps, each an object with one action.
@@ -11,10 +12,14 @@ import IMKit
 ///   { "tap": 1 }, { "quick": 2 }, { "more": 20 },
 ///   { "killSwitch": { "lines": ["house"] } }, { "killSwitch": {} }, { "reload": true },
 ///   { "say": "a line for the reader" }, { "show": true },
+///   { "tap": 2, "expectCrash": true }, { "liftQuarantine": "cars" },
 ///   { "expect": { "page": "legacy", "components": ["inputBar"], "contains": ["Unsupported"],
-///                 "absent": ["🏠"], "stored": 2, "tap": "opened listing L1" } }
+///                 "absent": ["🏠"], "stored": 2, "tap": "opened listing L1", "quarantined": ["cars"] } }
 /// ]
 /// ```
+///
+/// A step marked `"expectCrash": true` must crash (the crash is recorded and quarantined, and
+/// the run goes on); any other step that crashes is reported, the run goes on, and it fails.
 struct Scenario {
     struct Step {
         /// From 1, as the transcript and errors name it.
@@ -22,6 +27,8 @@ struct Scenario {
         /// Where the step is written.
         var position: SourcePosition
         var action: Action
+        /// The step is meant to crash a line.
+        var expectCrash = false
     }
 
     enum Action {
@@ -37,6 +44,8 @@ struct Scenario {
         case show
         case say(String)
         case expect(Expectation)
+        /// Lifts the quarantine of a line (or every entry, when `nil`), as `imhost quarantine lift` does.
+        case liftQuarantine(String?)
     }
 
     struct Expectation {
@@ -50,12 +59,15 @@ struct Scenario {
         var stored: Int?
         /// What the last tap did.
         var tap: String?
+        /// Lines or message keys the host has quarantined.
+        var quarantined: [String] = []
     }
 
     var file: String
     var steps: [Step]
 
-    static let actions = ["open", "send", "receive", "text", "tap", "quick", "more", "killSwitch", "reload", "show", "say", "expect"]
+    static let actions = ["open", "send", "receive", "text", "tap", "quick", "more", "killSwitch", "reload", "show", "say", "expect",
+                          "liftQuarantine"]
 
     /// Parses a scenario; every problem names the file, line, column and step.
     static func parse(_ text: String, file: String, lineOrder: [String]) throws(ConfigError) -> Scenario {
@@ -69,8 +81,8 @@ struct Scenario {
         var steps: [Step] = []
         for (index, node) in try reader.array(root, "").enumerated() {
             let path = "step \(index + 1)"
-            let members = try reader.members(node, path, allowed: actions + ["payload"])
-            let named = members.filter { $0.key != "payload" }
+            let members = try reader.members(node, path, allowed: actions + ["payload", "expectCrash"])
+            let named = members.filter { $0.key != "payload" && $0.key != "expectCrash" }
             guard named.count == 1, let action = named.first else {
                 throw reader.fail(node, path, "a step has exactly one action (\(actions.joined(separator: ", "))), found \(named.count)")
             }
@@ -100,16 +112,23 @@ struct Scenario {
             case "reload": _ = try reader.bool(value, actionPath); parsed = .reload
             case "show": _ = try reader.bool(value, actionPath); parsed = .show
             case "say": parsed = .say(try reader.string(value, actionPath))
+            case "liftQuarantine":
+                let target = try reader.string(value, actionPath)
+                parsed = .liftQuarantine(target == "--all" ? nil : target)
             default: parsed = .expect(try expectation(value, actionPath, reader))
             }
-            steps.append(Step(number: index + 1, position: node.position, action: parsed))
+            var step = Step(number: index + 1, position: node.position, action: parsed)
+            if let flag = members.first(where: { $0.key == "expectCrash" }) {
+                step.expectCrash = try reader.bool(flag.value, path + ".expectCrash")
+            }
+            steps.append(step)
         }
         return Scenario(file: file, steps: steps)
     }
 
     private static func expectation(_ node: JSONNode, _ path: String, _ reader: DocumentReader) throws(ConfigError) -> Expectation {
         var expectation = Expectation()
-        for member in try reader.members(node, path, allowed: ["page", "components", "contains", "absent", "stored", "tap"]) {
+        for member in try reader.members(node, path, allowed: ["page", "components", "contains", "absent", "stored", "tap", "quarantined"]) {
             let memberPath = path + "." + member.key
             func strings() throws(ConfigError) -> [String] {
                 if case .string(let one) = member.value.value { return [one] }
@@ -130,6 +149,7 @@ struct Scenario {
             case "contains": expectation.contains = try strings()
             case "absent": expectation.absent = try strings()
             case "stored": expectation.stored = try reader.id(member.value, memberPath)
+            case "quarantined": expectation.quarantined = try strings()
             default: expectation.tap = try reader.string(member.value, memberPath)
             }
         }

@@ -1,3 +1,4 @@
+import IMHost
 import IMKit
 
 /// Draws a chat page as text, deterministically for a width: the title, the components in the
@@ -6,12 +7,7 @@ import IMKit
 /// terminal columns, so Chinese text (two columns a character) lines up.
 public struct PageRenderer {
     /// The width used when none is given.
-    public static let defaultWidth = 72
-
-    /// The columns a message body gets on a page of `width` columns.
-    static func bodyWidth(forPage width: Int) -> Int {
-        max(8, min(width - 8, width * 2 / 3))
-    }
+    public static let defaultWidth = ChatPage.defaultWidth
 
     /// The page width in terminal columns.
     public let width: Int
@@ -33,51 +29,58 @@ public struct PageRenderer {
         colors ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text
     }
 
-    func render(_ page: ChatPage, messages: [(number: Int, message: MessagePresenter.Presented)], total: Int) -> String {
+    /// Draws a page as its hooks and builders made it.
+    public func render(_ page: PageView) -> String {
         var lines: [String] = []
         let rule = String(repeating: "═", count: width)
         let tag = page.isLegacy ? "[legacy page]" : "[\(page.lineID ?? "base") page]"
-        let title = TextWidth.truncate(page.carrier.title, to: width - TextWidth.columns(tag) - 3)
+        let title = TextWidth.truncate(TerminalText.safe(page.title), to: width - TextWidth.columns(tag) - 3)
         lines.append(rule)
         lines.append(style("1", " " + TextWidth.pad(title, to: width - TextWidth.columns(tag) - 2) + tag + " "))
         lines.append(rule)
         for component in page.components {
-            lines += component.render(width: width - 1).map { " " + $0 }
+            lines += component.map { " " + TextWidth.truncate(TerminalText.safe($0), to: width - 1) }
         }
         lines.append(String(repeating: "─", count: width))
-        let older = total - messages.count
+        let older = page.total - page.messages.count
         if older > 0 {
             lines.append(style("2", " ↑ \(older) older message\(older == 1 ? "" : "s")"))
         }
-        if messages.isEmpty {
+        if page.messages.isEmpty {
             lines.append(style("2", " No messages yet."))
         }
-        for (number, presented) in messages {
+        for (number, presented) in page.messages {
             lines += cell(number: number, presented)
         }
         return lines.map { $0.trailingSpacesRemoved }.joined(separator: "\n") + "\n"
     }
 
+    /// Draws a chat page at this renderer's width.
+    public func render(_ page: ChatPage) throws -> String {
+        render(try page.view(width: width))
+    }
+
     /// A message cell: a meta line and a bubble, on the left for received, the right for sent.
-    private func cell(number: Int, _ presented: MessagePresenter.Presented) -> [String] {
+    private func cell(number: Int, _ presented: PresentedMessage) -> [String] {
         cell(number: number, envelope: presented.shown.envelope, view: presented.view,
-             outgoing: presented.shown.isOutgoing, pending: presented.pending)
+             outgoing: presented.shown.isOutgoing, pending: presented.pending, degrade: presented.degrade)
     }
 
     /// A message cell: the meta line (number, sender, time) and the bubble around the view, on
     /// the left for a received message and the right for a sent one; a `nil` view is the
     /// placeholder. The same view serves both directions: builders never draw bubbles.
-    public func cell(number: Int, envelope: MessageEnvelope, view: MessageView?, outgoing: Bool, pending: Bool = false) -> [String] {
-        var body = view?.lines ?? [MessagePresenter.placeholderText]
-        let bodyWidth = Self.bodyWidth(forPage: width)
+    public func cell(number: Int, envelope: MessageEnvelope, view: MessageView?, outgoing: Bool, pending: Bool = false,
+                     degrade: Degrade? = nil) -> [String] {
+        var body = view?.lines.map { TerminalText.safe($0) } ?? Self.placeholder(degrade)
+        let bodyWidth = ChatPage.bodyWidth(forPage: width)
         var widths = body.map(TextWidth.columns)
         for index in body.indices where widths[index] > bodyWidth {
             body[index] = TextWidth.truncate(body[index], to: bodyWidth)
             widths[index] = TextWidth.columns(body[index])
         }
         let inner = widths.max() ?? 0
-        var meta = "#\(number) \(outgoing ? "me" : envelope.from) · \(Self.clockTime(envelope.timestamp))"
-        if view == nil { meta += " · \(envelope.key)" }
+        var meta = "#\(number) \(outgoing ? "me" : TerminalText.safe(envelope.from)) · \(Self.clockTime(envelope.timestamp))"
+        if view == nil { meta += " · \(TerminalText.safe(envelope.key))" }
         if pending { meta += " · pending" }
         let rule = rules[inner + 2]
         let indent = outgoing ? spaces[max(1, width - (inner + 4))] : " "
@@ -89,6 +92,11 @@ public struct PageRenderer {
         }
         rows.append(indent + "╰" + rule + "╯")
         return rows
+    }
+
+    /// The placeholder's text: what shows instead of a message that cannot be shown here.
+    static func placeholder(_ degrade: Degrade?) -> [String] {
+        ["Unsupported message type"] + (degrade.map { ["(\($0.short))"] } ?? [])
     }
 
     /// `HH:MM` in UTC for a timestamp in milliseconds.

@@ -1,0 +1,255 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where a process is in line code, kept in a small memory-mapped file that outlives the process.
+///
+/// Before the host calls into a line (its registration, page hooks, builders, taps, route
+/// handlers, services) it enters a frame naming the line, its file, what is being called, and
+/// the message key and id; it leaves the frame when the call returns. Entering is a few stores
+/// into the mapping: no allocation and no system call, so it is safe on every message. When the
+/// process dies, the file still says where it was; the supervisor (or the next start) turns that
+/// into a crash record and a quarantine. A watchdog that sees the same frame for too long turns
+/// it into a recorded hang.
+///
+/// Layout (4096 bytes, little-endian): a header (magic, pid, depth, sequence) and seven frames of
+/// 512 bytes, one per nesting level (a page hook that opens a route calls a second line); deeper
+/// calls count in `depth` and are attributed to the seventh frame.
+final class Breadcrumb {
+    static let fileSize = 4096
+    static let frameSize = 512
+    static let frameCount = 7
+    /// "IMCRUMB1".
+    static let magic: UInt64 = 0x3142_4D55_5243_4D49
+
+    enum Offset {
+        static let magic = 0, pid = 8, depth = 12, sequence = 16
+        static let site = 0, mark = 8, keyLength = 224, key = 226, messageLength = 392, message = 394
+        static let keyCapacity = 160, messageCapacity = 96
+    }
+
+    private let mapping: UnsafeMutableRawPointer
+    private var depth = 0
+    private var sequence: UInt32 = 0
+
+    /// Maps the breadcrumb file at `path` (made by ``Reservation`` or ``create(at:)``) for writing.
+    init(path: String) throws(FileSystem.Failure) {
+        let fd = open(path, O_RDWR | O_CLOEXEC)
+        guard fd >= 0 else { throw FileSystem.Failure(call: "open", code: errno) }
+        defer { close(fd) }
+        guard ftruncate(fd, off_t(Self.fileSize)) == 0 else { throw FileSystem.Failure(call: "ftruncate", code: errno) }
+        guard let mapped = mmap(nil, Self.fileSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), mapped != MAP_FAILED else {
+            throw FileSystem.Failure(call: "mmap", code: errno)
+        }
+        mapping = mapped
+        // Safe: the mapping is fileSize bytes and lives until deinit; every offset written below
+        // is a constant inside it, and every copied length is clamped to its field's capacity.
+        mapping.initializeMemory(as: UInt8.self, repeating: 0, count: Self.fileSize)
+        mapping.storeBytes(of: Self.magic, toByteOffset: Offset.magic, as: UInt64.self)
+        mapping.storeBytes(of: Int32(getpid()), toByteOffset: Offset.pid, as: Int32.self)
+    }
+
+    deinit { munmap(mapping, Self.fileSize) }
+
+    /// Enters a frame: from now until ``leave(_:)``, a death of this process is blamed on it.
+    /// Returns the level to pass to ``leave(_:)``.
+    @inline(__always)
+    func enter(_ site: CrashSite, _ mark: LineMark, key: String?, message: String?) -> Int {
+        let level = depth
+        depth += 1
+        let frame = mapping + Self.frameSize * (1 + min(level, Self.frameCount - 1))
+        frame.storeBytes(of: site.rawValue, toByteOffset: Offset.site, as: UInt32.self)
+        mark.bytes.withUnsafeBytes { frame.advanced(by: Offset.mark).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        Self.copy(key, into: frame, lengthAt: Offset.keyLength, textAt: Offset.key, capacity: Offset.keyCapacity)
+        Self.copy(message, into: frame, lengthAt: Offset.messageLength, textAt: Offset.message, capacity: Offset.messageCapacity)
+        publish()
+        return level
+    }
+
+    /// Leaves the frame `enter` returned `level` for.
+    @inline(__always)
+    func leave(_ level: Int) {
+        depth = level
+        publish()
+    }
+
+    @inline(__always)
+    private func publish() {
+        sequence &+= 1
+        mapping.storeBytes(of: sequence, toByteOffset: Offset.sequence, as: UInt32.self)
+        mapping.storeBytes(of: UInt32(depth), toByteOffset: Offset.depth, as: UInt32.self)
+    }
+
+    @inline(__always)
+    private static func copy(_ text: String?, into frame: UnsafeMutableRawPointer, lengthAt: Int, textAt: Int, capacity: Int) {
+        guard let text else {
+            frame.storeBytes(of: 0, toByteOffset: lengthAt, as: UInt16.self)
+            return
+        }
+        let copied = text.utf8.withContiguousStorageIfAvailable { bytes -> Int in
+            let count = min(bytes.count, capacity)
+            if count > 0 { frame.advanced(by: textAt).copyMemory(from: bytes.baseAddress!, byteCount: count) }
+            return count
+        } ?? {
+            var count = 0
+            for byte in text.utf8.prefix(capacity) {
+                frame.storeBytes(of: byte, toByteOffset: textAt + count, as: UInt8.self)
+                count += 1
+            }
+            return count
+        }()
+        frame.storeBytes(of: UInt16(copied), toByteOffset: lengthAt, as: UInt16.self)
+    }
+
+    // MARK: Reading
+
+    /// What a breadcrumb file says.
+    struct Snapshot: Equatable {
+        var pid: Int32
+        /// How deep in line code the process was; 0 when it was in host code.
+        var depth: Int
+        /// Changes with every enter and leave: the same value seen twice means no progress.
+        var sequence: UInt32
+        /// The innermost frame, when `depth > 0`.
+        var frame: Frame?
+    }
+
+    /// One frame: what was being called, of which line and file.
+    struct Frame: Equatable {
+        var site: CrashSite
+        var line: String?
+        var file: String?
+        var identity: FileIdentity?
+        var key: String?
+        var message: String?
+    }
+
+    /// Reads a breadcrumb file; `nil` when it is missing or not a breadcrumb.
+    static func read(_ path: String) -> Snapshot? {
+        guard let bytes = try? FileSystem.readBytes(path, limit: fileSize), bytes.count == fileSize else { return nil }
+        return bytes.withUnsafeBytes { raw -> Snapshot? in
+            guard raw.loadUnaligned(fromByteOffset: Offset.magic, as: UInt64.self) == magic else { return nil }
+            let depth = Int(raw.loadUnaligned(fromByteOffset: Offset.depth, as: UInt32.self))
+            var snapshot = Snapshot(pid: raw.loadUnaligned(fromByteOffset: Offset.pid, as: Int32.self), depth: depth,
+                                    sequence: raw.loadUnaligned(fromByteOffset: Offset.sequence, as: UInt32.self))
+            guard depth > 0 else { return snapshot }
+            let frame = frameSize * (1 + min(depth - 1, frameCount - 1))
+            func text(_ lengthAt: Int, _ at: Int, _ capacity: Int, wide: Bool) -> String? {
+                let length = wide ? Int(raw.loadUnaligned(fromByteOffset: frame + lengthAt, as: UInt16.self))
+                    : Int(raw[frame + lengthAt])
+                guard length > 0 else { return nil }
+                return String(decoding: raw[(frame + at)..<(frame + at + min(length, capacity))], as: UTF8.self)
+            }
+            let mark = frame + Offset.mark
+            let identity = FileIdentity(device: raw.loadUnaligned(fromByteOffset: mark, as: UInt64.self),
+                                        inode: raw.loadUnaligned(fromByteOffset: mark + 8, as: UInt64.self),
+                                        size: raw.loadUnaligned(fromByteOffset: mark + 16, as: Int64.self),
+                                        modified: raw.loadUnaligned(fromByteOffset: mark + 24, as: Int64.self),
+                                        changed: raw.loadUnaligned(fromByteOffset: mark + 32, as: Int64.self))
+            snapshot.frame = Frame(
+                site: CrashSite(rawValue: raw.loadUnaligned(fromByteOffset: frame + Offset.site, as: UInt32.self)) ?? .unknown,
+                line: text(Offset.mark + LineMark.lineLength, Offset.mark + LineMark.line, LineMark.lineCapacity, wide: false),
+                file: text(Offset.mark + LineMark.nameLength, Offset.mark + LineMark.name, LineMark.nameCapacity, wide: true),
+                identity: identity.inode == 0 && identity.device == 0 ? nil : identity,
+                key: text(Offset.keyLength, Offset.key, Offset.keyCapacity, wide: true),
+                message: text(Offset.messageLength, Offset.message, Offset.messageCapacity, wide: true))
+            return snapshot
+        }
+    }
+
+    // MARK: Files
+
+    /// The folder breadcrumbs live in: `<data>/run`.
+    static func folder(in dataFolder: String) -> String { dataFolder + "/run" }
+
+    /// A breadcrumb file made and locked by the process that answers for it: a supervisor for its
+    /// worker, or a host for itself. While the lock is held, nobody takes the file for an orphan.
+    final class Reservation {
+        let path: String
+        private let fd: Int32
+
+        /// Makes `<data>/run/<pid>-<n>.crumb`, empty, and locks it.
+        init(dataFolder: String) throws(FileSystem.Failure) {
+            let folder = Breadcrumb.folder(in: dataFolder)
+            try FileSystem.makeFolders(folder)
+            var made: (String, Int32)?
+            for attempt in 0..<1000 {
+                let candidate = folder + "/\(getpid())-\(attempt).crumb"
+                let fd = open(candidate, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+                if fd >= 0 {
+                    made = (candidate, fd)
+                    break
+                }
+                if errno != EEXIST { throw FileSystem.Failure(call: "open", code: errno) }
+            }
+            guard let made else { throw FileSystem.Failure(call: "open", code: EEXIST) }
+            (path, fd) = made
+            guard flock(fd, LOCK_EX | LOCK_NB) == 0, ftruncate(fd, off_t(Breadcrumb.fileSize)) == 0 else {
+                let failure = FileSystem.Failure(call: "flock", code: errno)
+                close(fd)
+                unlink(path)
+                throw failure
+            }
+        }
+
+        /// What the file says now.
+        func read() -> Snapshot? { Breadcrumb.read(path) }
+
+        /// Removes the file; its lock goes with it.
+        func remove() {
+            unlink(path)
+            close(fd)
+        }
+    }
+
+    /// Breadcrumbs left by processes that died with no one to answer for them: calls `handle`
+    /// with each that was in line code, then removes them all. A file still locked belongs to
+    /// a live process and is left alone.
+    static func collectOrphans(dataFolder: String, _ handle: (Snapshot) -> Void) {
+        let folder = folder(in: dataFolder)
+        guard let names = try? FileSystem.entries(of: folder) else { return }
+        for name in names where name.hasSuffix(".crumb") {
+            let path = folder + "/" + name
+            let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+            guard fd >= 0 else { continue }
+            defer { close(fd) }
+            guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { continue }
+            if let snapshot = read(path), snapshot.depth > 0 { handle(snapshot) }
+            unlink(path)
+        }
+    }
+}
+
+/// What a breadcrumb frame says about a line, laid out once when the line is loaded so that
+/// entering a frame copies it in one move: the file's identity, the line id and the file name.
+struct LineMark: Sendable {
+    static let lineLength = 40, line = 41, lineCapacity = 32
+    static let nameLength = 80, name = 82, nameCapacity = 128
+    static let size = 216
+
+    let line: String
+    /// The bytes of frame offsets 8..<224.
+    let bytes: [UInt8]
+
+    init(line: String, file: String?, identity: FileIdentity?) {
+        self.line = line
+        var bytes = [UInt8](repeating: 0, count: Self.size)
+        func put<T: FixedWidthInteger>(_ value: T, at offset: Int) {
+            withUnsafeBytes(of: value.littleEndian) { for (i, byte) in $0.enumerated() { bytes[offset + i] = byte } }
+        }
+        if let identity {
+            put(identity.device, at: 0)
+            put(identity.inode, at: 8)
+            put(identity.size, at: 16)
+            put(identity.modified, at: 24)
+            put(identity.changed, at: 32)
+        }
+        let lineBytes = Array(line.utf8.prefix(Self.lineCapacity))
+        bytes[Self.lineLength] = UInt8(lineBytes.count)
+        bytes.replaceSubrange(Self.line..<(Self.line + lineBytes.count), with: lineBytes)
+        let nameBytes = Array((file.map(FileSystem.baseName) ?? "").utf8.prefix(Self.nameCapacity))
+        put(UInt16(nameBytes.count), at: Self.nameLength)
+        bytes.replaceSubrange(Self.name..<(Self.name + nameBytes.count), with: nameBytes)
+        self.bytes = bytes
+    }
+}

@@ -1,0 +1,155 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One crash or hang of line code, as `<data>/crashes.log` keeps it: one JSON object a line.
+public struct CrashRecord: Codable, Sendable, Equatable {
+    /// When, in UTC: `2026-11-23T09:15:02Z`.
+    public var time: String
+    /// The line whose code was running, when known.
+    public var line: String?
+    /// The plugin file's name in the plugin folder, when known.
+    public var file: String?
+    /// The plugin file's identity, when known: a quarantine applies to exactly these bytes.
+    public var identity: FileIdentity?
+    /// What the host was calling: a ``CrashSite`` name such as `builder` or `route`.
+    public var what: String
+    /// The message key, hook, service id or URL being handled, when there was one.
+    public var key: String?
+    /// The id of the message being handled, when there was one.
+    public var message: String?
+    /// How it ended: a signal name such as `SIGSEGV`, `hung`, `exit 3`, or `unknown`.
+    public var signal: String
+    /// The last thing the process said on standard error (a Swift fatal error, say), one line.
+    public var detail: String?
+    /// What it cost: `key`, `line` or `file` was quarantined; `nil` when nothing was.
+    public var quarantined: String?
+
+    public init(time: String, line: String?, file: String?, identity: FileIdentity?, what: String, key: String?,
+                message: String?, signal: String, detail: String? = nil, quarantined: String? = nil) {
+        self.time = time
+        self.line = line
+        self.file = file
+        self.identity = identity
+        self.what = what
+        self.key = key
+        self.message = message
+        self.signal = signal
+        self.detail = detail
+        self.quarantined = quarantined
+    }
+
+    /// The site named by ``what``.
+    public var site: CrashSite { CrashSite(name: what) ?? .unknown }
+
+    /// Whether it was a hang rather than a crash.
+    public var isHang: Bool { signal == "hung" }
+
+    /// A record of what a breadcrumb says, for a process that ended as `ending` says.
+    init(_ frame: Breadcrumb.Frame?, ending: String, detail: String?, at time: Int64 = Clock.now()) {
+        self.init(time: Clock.iso8601(time), line: frame?.line, file: frame?.file, identity: frame?.identity,
+                  what: (frame?.site ?? .unknown).name, key: frame?.key, message: frame?.message, signal: ending,
+                  detail: detail)
+    }
+
+    /// "crashed (SIGSEGV)" or "hung (did not return within its time limit)".
+    public var ending: String {
+        isHang ? "hung (did not return within its time limit)" : "crashed (\(signal))"
+    }
+
+    /// One sentence: whose code, doing what, how it ended.
+    public var summary: String {
+        let who = line.map { "line '\($0)'" } ?? file.map { "plugin file \($0)" } ?? "line code"
+        return "\(who) \(ending) \(site.phrase(key: key, message: message))"
+    }
+
+    /// The name of a signal, e.g. `SIGSEGV`.
+    public static func signalName(_ signal: Int32) -> String {
+        let names: [Int32: String] = [
+            SIGHUP: "SIGHUP", SIGINT: "SIGINT", SIGQUIT: "SIGQUIT", SIGILL: "SIGILL", SIGTRAP: "SIGTRAP",
+            SIGABRT: "SIGABRT", SIGBUS: "SIGBUS", SIGFPE: "SIGFPE", SIGKILL: "SIGKILL", SIGSEGV: "SIGSEGV",
+            SIGPIPE: "SIGPIPE", SIGALRM: "SIGALRM", SIGTERM: "SIGTERM", SIGSYS: "SIGSYS", SIGXCPU: "SIGXCPU",
+        ]
+        return names[signal] ?? "signal \(signal)"
+    }
+}
+
+/// `<data>/crashes.log`: every crash and hang of line code, appended as it is recorded.
+public struct CrashLog: Sendable {
+    public let path: String
+
+    public init(dataFolder: String) { path = dataFolder + "/crashes.log" }
+
+    /// Appends a record, whole, and flushes it to disk.
+    public func append(_ record: CrashRecord) throws(FileSystem.Failure) {
+        try FileSystem.makeFolders(FileSystem.directory(of: path))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(record) else { return }
+        try FileSystem.appendLine(Array(data), to: path)
+    }
+
+    /// Every record, oldest first; lines that do not read are skipped.
+    public func records() -> [CrashRecord] {
+        guard let text = try? FileSystem.readText(path) else { return [] }
+        let decoder = JSONDecoder()
+        return text.split(separator: "\n").compactMap { try? decoder.decode(CrashRecord.self, from: Data($0.utf8)) }
+    }
+}
+
+/// Wall-clock time for records: milliseconds since 1970, and ISO 8601 in UTC.
+public enum Clock {
+    /// Milliseconds since 1970.
+    public static func now() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
+    }
+
+    /// Nanoseconds on the monotonic clock, for intervals.
+    static func monotonic() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+    }
+
+    /// `2026-11-23T09:15:02Z` for milliseconds since 1970.
+    public static func iso8601(_ milliseconds: Int64) -> String {
+        let seconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let rest = seconds - days * 86_400
+        // Days to a civil date (Howard Hinnant's algorithm).
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(year)-\(two(month))-\(two(day))T\(two(rest / 3600)):\(two(rest % 3600 / 60)):\(two(rest % 60))Z"
+    }
+
+    /// Milliseconds since 1970 for a time ``iso8601(_:)`` wrote; `nil` for anything else.
+    public static func parse(_ text: String) -> Int64? {
+        let parts = text.utf8.split(whereSeparator: { $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "T") || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: "Z") })
+            .map { Int64(String(decoding: $0, as: UTF8.self)) }
+        guard parts.count == 6, let year = parts[0], let month = parts[1], let day = parts[2],
+              let hour = parts[3], let minute = parts[4], let second = parts[5],
+              (1...12).contains(month), (1...31).contains(day) else { return nil }
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146_097 + dayOfEra - 719_468
+        return ((days * 86_400) + hour * 3600 + minute * 60 + second) * 1000
+    }
+}

@@ -1,0 +1,184 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the host took out of service on its own after line code crashed or hung, kept in
+/// `<data>/quarantine.json`.
+///
+/// Quarantine is the kill switch's other source: the operator turns a line or a key off in
+/// host.json, the host turns one off here, and both have the same effect. It escalates, and each
+/// step is the smallest that stops the crash:
+///
+/// - a first crash in a message builder quarantines that message key: its messages show as
+///   placeholders, with the reason, on every page;
+/// - a second crash of the same line within ten minutes, or any crash while loading or
+///   registering, in a page hook, a tap, a route handler or a service, quarantines the line: its
+///   chats open on the legacy page, its routes answer not-found, its builders and services stop;
+/// - a file that crashes before it says which line it is (in a constructor) is quarantined as a
+///   file, and not opened again.
+///
+/// An entry applies to the file identity that crashed, so it lifts by itself when the file is
+/// replaced; `imhost quarantine lift` lifts it by hand.
+public final class Quarantine {
+    /// How much a crash costs.
+    public enum Scope: String, Sendable, Codable {
+        case key, line, file
+    }
+
+    /// One thing taken out of service.
+    public struct Entry: Codable, Sendable, Equatable {
+        /// The line; `nil` for a file that crashed before it said which line it is.
+        public var line: String?
+        /// The message key, when only that key is quarantined.
+        public var key: String?
+        /// The plugin file's name in the plugin folder.
+        public var file: String?
+        /// The identity of the file that crashed; `nil` when it was not known.
+        public var identity: FileIdentity?
+        /// When it was quarantined.
+        public var since: String
+        /// The crash or hang that put it here.
+        public var crash: CrashRecord
+
+        /// Whether this entry takes out a key, a line or a file.
+        public var scope: Scope { key != nil ? .key : line != nil ? .line : .file }
+
+        /// One sentence: what crashed and what it cost.
+        public var reason: String {
+            let cost = switch scope {
+            case .key: "message key \(key ?? "") quarantined"
+            case .line: "line quarantined"
+            case .file: "file quarantined"
+            }
+            return "\(crash.summary) at \(crash.time); \(cost)"
+        }
+
+        /// Whether the entry applies to the file as it is now.
+        public func applies(to current: FileIdentity?) -> Bool {
+            identity == nil || identity == current
+        }
+    }
+
+    private struct Document: Codable {
+        var version: Int
+        var entries: [Entry]
+    }
+
+    /// Two crashes of one line this close together (milliseconds) quarantine the whole line.
+    public static let escalationWindow: Int64 = 10 * 60 * 1000
+
+    /// `<data>/quarantine.json`.
+    public let path: String
+    /// The entries, oldest first.
+    public private(set) var entries: [Entry]
+    /// Why the file could not be read, when it could not (it then counts as empty).
+    public private(set) var problem: String?
+
+    /// Reads `<data>/quarantine.json`; a missing file is an empty quarantine.
+    public init(dataFolder: String) {
+        path = dataFolder + "/quarantine.json"
+        entries = []
+        guard let bytes = try? FileSystem.readBytes(path, limit: 16 << 20) else { return }
+        do {
+            entries = try JSONDecoder().decode(Document.self, from: Data(bytes)).entries
+        } catch {
+            problem = "\(path) does not read (\(error)); it counts as empty until rewritten"
+        }
+    }
+
+    /// Lifts entries: those of `line`, of the file named `file`, or all. Returns what was lifted.
+    /// Takes effect for chats that reload or open from now on.
+    public static func lift(dataFolder: String, line: String? = nil, file: String? = nil) throws(FileSystem.Failure) -> [Entry] {
+        try locked(dataFolder) { () throws(FileSystem.Failure) in
+            let quarantine = Quarantine(dataFolder: dataFolder)
+            let lifted = quarantine.entries.filter { entry in
+                (line == nil && file == nil) || (line != nil && entry.line == line) || (file != nil && entry.file == file)
+            }
+            guard !lifted.isEmpty else { return [] }
+            quarantine.entries.removeAll { lifted.contains($0) }
+            try quarantine.write()
+            return lifted
+        }
+    }
+
+    /// Drops entries for files that have changed since they crashed, writing the file only when
+    /// something was dropped. `current` gives a file's identity by name, `nil` when it is gone.
+    func prune(current: (String) -> FileIdentity?) {
+        let stale = entries.filter { entry in
+            guard let file = entry.file, entry.identity != nil else { return false }
+            return !entry.applies(to: current(file))
+        }
+        guard !stale.isEmpty else { return }
+        try? Self.locked(dataFolder) { () throws(FileSystem.Failure) in
+            let fresh = Quarantine(dataFolder: dataFolder)
+            fresh.entries.removeAll { stale.contains($0) }
+            try fresh.write()
+        }
+        entries.removeAll { stale.contains($0) }
+    }
+
+    private var dataFolder: String { FileSystem.directory(of: path) }
+
+    /// Records a crash: decides what it costs from the line's recent crashes, appends it to
+    /// `<data>/crashes.log` and adds the quarantine entry. Returns the record as written, with
+    /// ``CrashRecord/quarantined`` set, or the reason it could not be written.
+    public static func record(_ crash: CrashRecord, dataFolder: String) -> Result<CrashRecord, FileSystem.Failure> {
+        do {
+            return .success(try locked(dataFolder) { () throws(FileSystem.Failure) in
+                let log = CrashLog(dataFolder: dataFolder)
+                var crash = crash
+                let scope = scope(of: crash, history: log.records())
+                crash.quarantined = scope?.rawValue
+                try log.append(crash)
+                if let scope {
+                    let quarantine = Quarantine(dataFolder: dataFolder)
+                    quarantine.entries.append(Entry(line: crash.line, key: scope == .key ? crash.key : nil, file: crash.file,
+                                                    identity: crash.identity, since: crash.time, crash: crash))
+                    try quarantine.write()
+                }
+                return crash
+            })
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// What a crash costs, given the crashes recorded before it; `nil` when no line code was
+    /// named (a crash of the host itself quarantines nothing).
+    public static func scope(of crash: CrashRecord, history: [CrashRecord]) -> Scope? {
+        guard let line = crash.line else { return crash.file == nil ? nil : .file }
+        guard crash.site == .builder, crash.key != nil else { return .line }
+        let now = Clock.parse(crash.time) ?? Clock.now()
+        let recent = history.contains { earlier in
+            guard earlier.line == line, earlier.identity == crash.identity, let then = Clock.parse(earlier.time) else { return false }
+            return now - then <= escalationWindow && then <= now
+        }
+        return recent ? .line : .key
+    }
+
+    /// Writes the file atomically: a new file, flushed, renamed over the old one.
+    private func write() throws(FileSystem.Failure) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(Document(version: 1, entries: entries)) else { return }
+        try FileSystem.writeAtomically(Array(data) + [UInt8(ascii: "\n")], to: path)
+    }
+
+    /// Runs `body` holding `<data>/quarantine.lock`, so two processes never interleave a
+    /// read-modify-write of the quarantine or the crash log.
+    private static func locked<T>(_ dataFolder: String, _ body: () throws(FileSystem.Failure) -> T) throws(FileSystem.Failure) -> T {
+        try FileSystem.makeFolders(dataFolder)
+        let fd = open(dataFolder + "/quarantine.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw FileSystem.Failure(call: "open", code: errno) }
+        defer { close(fd) }
+        while flock(fd, LOCK_EX) != 0 {
+            guard errno == EINTR else { throw FileSystem.Failure(call: "flock", code: errno) }
+        }
+        return try body()
+    }
+}

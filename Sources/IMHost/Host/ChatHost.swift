@@ -1,0 +1,390 @@
+@_spi(Host) import IMKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The running host: its configuration, the plugin files and lines (``LineTable``), the
+/// converter and route table, and the signed-in user with their conversations and services.
+///
+/// Every command builds its host the same way, through ``init(config:options:)``: the plugin
+/// cache, the scanner, host.json, pins and the quarantine are applied here, once. Line code runs
+/// only through this host, inside breadcrumb frames. Libraries are never unloaded.
+public final class ChatHost {
+    /// How to start a host.
+    public struct Options: Sendable {
+        /// Where breadcrumbs go while line code runs.
+        public enum Breadcrumbs: Sendable {
+            /// None: for hosts that run no line code (`imhost route`, `imhost plugins`).
+            case none
+            /// A breadcrumb of this process's own in `<data>/run`: a death is found by the next start.
+            case own
+            /// The breadcrumb file a supervisor reserved for this worker.
+            case attach(String)
+        }
+
+        /// The signed-in user; default host.json's `user`.
+        public var user: String?
+        /// Where conversations, quarantine and crash records are kept; default host.json's `data`.
+        public var dataFolder: String?
+        /// Keep conversations on disk (else in memory).
+        public var durable: Bool
+        /// The executable to start again as the plugin scanner: this one, by default.
+        public var scanner: String
+        public var breadcrumbs: Breadcrumbs
+
+        public init(user: String? = nil, dataFolder: String? = nil, durable: Bool = true,
+                    scanner: String = "/proc/self/exe", breadcrumbs: Breadcrumbs = .own) {
+            self.user = user
+            self.dataFolder = dataFolder
+            self.durable = durable
+            self.scanner = scanner
+            self.breadcrumbs = breadcrumbs
+        }
+    }
+
+    /// The configuration in force.
+    public private(set) var config: HostConfig
+    /// Conversations, quarantine and crash records live here.
+    public let dataFolder: String
+    /// The plugin files and lines, and where each stands.
+    public let lines: LineTable
+    /// Routes jump URLs with the configuration in force.
+    public private(set) var converter: Converter
+    /// The signed-in user.
+    public private(set) var selfUser: String
+    /// Milliseconds since 1970 for new messages; tests fix it.
+    public var clock: () -> Int64 = { Clock.now() }
+    /// Crashes found at start in breadcrumbs of processes that died with nobody to record them.
+    public private(set) var recoveredCrashes: [CrashRecord] = []
+
+    let lineGuard: LineGuard
+    private var reservation: Breadcrumb.Reservation?
+    private var session: UserSession?
+    private var storage: (any ConversationStore)?
+    private let durable: Bool
+
+    /// The host's own services, which lines' services may depend on.
+    static var hostServices: [ServiceRegistration] {
+        [ServiceRegistration(id: MessageTransport.id) { MessageTransport() }]
+    }
+
+    /// `im://chat`: the URL callers send; the converter picks the page.
+    static let chatPattern = RoutePattern(scheme: "im", host: "chat", segments: [])
+
+    /// `im://chat/<line>`: a line's page, as the converter rewrites the URL.
+    static let linePagePattern = RoutePattern(scheme: "im", host: "chat", segments: [.parameter("line")])
+
+    /// Loads host.json at `configPath` and builds the host from it.
+    /// - Throws: ``ConfigError`` when host.json is missing or invalid; nothing is loaded then.
+    public convenience init(configPath: String, options: Options = Options()) throws(ConfigError) {
+        self.init(config: try HostConfig.load(from: configPath), options: options)
+    }
+
+    /// Builds the host for a configuration: records crashes left by processes that died
+    /// unsupervised, examines the plugin folder (cache, scanner, pins, quarantine), and makes
+    /// the converter. Signs nobody in and opens no line's library yet.
+    public init(config: HostConfig, options: Options) {
+        self.config = config
+        dataFolder = options.dataFolder ?? config.dataFolder
+        durable = options.durable
+        selfUser = options.user ?? config.user
+
+        var breadcrumb: Breadcrumb?
+        switch options.breadcrumbs {
+        case .none:
+            break
+        case .own:
+            if let made = try? Breadcrumb.Reservation(dataFolder: dataFolder) {
+                reservation = made
+                breadcrumb = try? Breadcrumb(path: made.path)
+            }
+        case .attach(let path):
+            breadcrumb = try? Breadcrumb(path: path)
+        }
+        lineGuard = LineGuard(breadcrumb: breadcrumb)
+
+        var recovered: [CrashRecord] = []
+        let folder = dataFolder
+        Breadcrumb.collectOrphans(dataFolder: folder) { snapshot in
+            let record = CrashRecord(snapshot.frame, ending: "unknown", detail: "the process ended in line code with nobody watching; found at the next start")
+            if case .success(let written) = Quarantine.record(record, dataFolder: folder) { recovered.append(written) }
+        }
+        lines = LineTable(config: config, dataFolder: dataFolder, cachePath: config.pluginCachePath, scanner: options.scanner)
+        converter = Converter(config: config, lines: lines)
+        recoveredCrashes = recovered
+    }
+
+    deinit {
+        session?.finalize()
+        reservation?.remove()
+    }
+
+    // MARK: The user
+
+    /// Signs the user in, if nobody is: opens their conversations and builds their services
+    /// (the host's now; a line's when the line is first used). Messages sent while offline in
+    /// an earlier run are delivered now.
+    /// - Throws: ``FileConversationStore/Failure`` when the data folder cannot be used.
+    public func signIn() throws {
+        guard session == nil else { return }
+        var store: any ConversationStore = MemoryConversationStore()
+        var outbox = Outbox(memory: ())
+        if durable {
+            let files = try FileConversationStore(dataFolder: dataFolder, user: selfUser)
+            outbox = try Outbox(path: files.folder + "/outbox.jsonl")
+            store = files
+        }
+        let transport = ServiceRegistration(id: MessageTransport.id) { [outbox] in MessageTransport(outbox: outbox) }
+        let session = UserSession(user: selfUser, guard: lineGuard) { [weak self] line in self?.lines.mark(of: line) }
+        session.start(Self.hostServices.map { $0.id == MessageTransport.id ? transport : $0 })
+        for line in lines.registeredLines where lines.availability(of: line) == .available {
+            session.start(lines.services(of: line))
+            lines.setServicesStarted(line, true)
+        }
+        session.setOnline(true)
+        storage = store
+        self.session = session
+    }
+
+    /// Signs the current user out (every service finalized, in reverse order) and then signs
+    /// `user` in: their own store and newly built services. No state crosses users.
+    public func switchUser(to user: String) throws {
+        signOut()
+        selfUser = user
+        try signIn()
+    }
+
+    /// Signs the user out: services go offline and are finalized in reverse order.
+    public func signOut() {
+        session?.finalize()
+        for line in lines.registeredLines { lines.setServicesStarted(line, false) }
+        session = nil
+        storage = nil
+    }
+
+    /// The signed-in user's conversations.
+    public var store: any ConversationStore {
+        if storage == nil { try? signIn() }
+        return storage ?? MemoryConversationStore()
+    }
+
+    /// The signed-in user's context, with their services.
+    public var user: UserContext {
+        if session == nil { try? signIn() }
+        return session?.context ?? UserContext(user: selfUser)
+    }
+
+    /// Services that could not start, one line each.
+    public var serviceProblems: [String] { session?.problems ?? [] }
+
+    /// Whether the user is online.
+    public var isOnline: Bool { session?.isOnline ?? false }
+
+    /// Takes the user online (services' `online()` in order; pending messages are delivered)
+    /// or offline (`offline()` in reverse).
+    /// - Returns: the messages delivered by going online, in order.
+    @discardableResult
+    public func setOnline(_ online: Bool) -> [(conversation: String, id: String)] {
+        session?.setOnline(online)
+        guard online, let transport else { return [] }
+        return transport.lastDelivered.map { ($0.conversation, $0.id) }
+    }
+
+    var transport: MessageTransport? { session?.context.service(MessageTransport.self) }
+
+    /// Messages sent while offline in an earlier run and delivered when this user signed in.
+    public var deliveredAtSignIn: [(conversation: String, id: String)] {
+        transport?.lastDelivered.map { ($0.conversation, $0.id) } ?? []
+    }
+
+    // MARK: Lines
+
+    /// Opens and registers a loaded line the first time something needs it, and starts its
+    /// services for the signed-in user. Returns whether the line serves.
+    @discardableResult
+    func activate(_ line: String) -> Bool {
+        guard lines.availability(of: line) == .available else { return false }
+        if lines.page(of: line) != nil || lines.registeredLines.contains(line) { return true }
+        guard lines.activate(line, guard: lineGuard) else {
+            converter = Converter(config: config, lines: lines)
+            return false
+        }
+        if let session {
+            session.start(lines.services(of: line))
+            lines.setServicesStarted(line, true)
+        }
+        return true
+    }
+
+    /// The builder for a message key, opening its line first when it is not opened yet.
+    func messageEntry(for key: String) -> MessageRegistry.Entry? {
+        if let entry = lines.registry.entry(for: key) { return entry }
+        guard let line = lines.registry.lazyLine(for: key), activate(line) else { return nil }
+        return lines.registry.entry(for: key)
+    }
+
+    /// Why messages with `key` cannot show now, if they cannot.
+    func degrade(forKey key: String) -> Degrade? { lines.degrade(forKey: key) }
+
+    /// What the host could not use, one line each for standard error: file, line, reason, fix.
+    /// Two files refused for the same reason (both claiming one line) are said once.
+    public var problems: [String] {
+        var said: [String] = lines.folderProblem.map { [$0] } ?? []
+        var seen: Set<String> = []
+        for entry in lines.entries {
+            guard [.refused, .failed, .missing, .crashed, .hung, .quarantined].contains(entry.state), let problem = entry.problem else { continue }
+            let subject: String
+            if problem.code == .duplicateLineID, let id = entry.lineID {
+                subject = "line '\(id)': "
+            } else {
+                subject = (entry.fileName.map { $0 + ": " } ?? "") + (entry.lineID.map { "line '\($0)': " } ?? "")
+            }
+            let text = "\(entry.state.rawValue) \(subject)\(problem)"
+            if seen.insert(text).inserted { said.append(text) }
+        }
+        return said + (session?.problems ?? [])
+    }
+
+    /// Applies a new configuration (and the quarantine as it is now) to what opens from now on:
+    /// routes, the kill switch, enabled lines, new and changed plugin files. A line that stops
+    /// serving has its services stopped; one that serves again has them started again. A
+    /// library is never unloaded: a line turned off is routed away from.
+    public func apply(_ config: HostConfig) {
+        self.config = config
+        let (stopped, resumed) = lines.apply(config)
+        for line in stopped {
+            session?.stop(line: line)
+            lines.setServicesStarted(line, false)
+        }
+        if let session {
+            for line in resumed {
+                session.start(lines.services(of: line))
+                lines.setServicesStarted(line, true)
+            }
+        }
+        converter = Converter(config: config, lines: lines)
+    }
+
+    // MARK: Opening URLs
+
+    /// What opening a URL did.
+    public enum Opened {
+        /// A chat page.
+        case page(ChatPage)
+        /// A line's route handler opened something; the text says what.
+        case opened(String)
+    }
+
+    /// Why a URL did not open.
+    public struct OpenError: Error, CustomStringConvertible, Equatable {
+        /// What kind of refusal, for tools and tests.
+        public enum Kind: String, Sendable { case malformed, notFound = "not-found", external, failed }
+        public var kind: Kind
+        public var description: String
+    }
+
+    /// Opens any URL through the route table: a chat jump, a line's page, or a line's route.
+    /// An external open (a push, the web) of an internal route is refused; a URL no route
+    /// matches goes to the host's not-found handler, which says why. A line's route opens the
+    /// line first; an unavailable line's routes answer not-found with the reason.
+    public func open(route url: String, external: Bool = false, window: Int = 50) throws(OpenError) -> Opened {
+        guard let separator = RoutePattern.schemeSeparator(in: url) else {
+            throw OpenError(kind: .malformed, description: "refused: \(url) is not a URL (scheme://host/path); check it")
+        }
+        let scheme = url[..<separator.lowerBound].lowercased()
+        if scheme != "im", LineID.isValid(scheme), lines.entry(forLine: scheme) != nil || config.lines[scheme] != nil {
+            if case .unavailable(_, let why) = lines.availability(of: scheme) {
+                throw OpenError(kind: .notFound, description: "not found: \(url) belongs to line '\(scheme)', but \(why)")
+            }
+            guard activate(scheme) else {
+                let why = lines.entry(forLine: scheme)?.problem?.description ?? "it failed to load"
+                throw OpenError(kind: .notFound, description: "not found: \(url) belongs to line '\(scheme)', which failed to load: \(why)")
+            }
+        }
+        guard let match = lines.routes.match(url) else {
+            throw OpenError(kind: .notFound, description: "not found: no route matches \(url); check the URL, or load the line that handles it")
+        }
+        if external && !match.route.allowExternal {
+            let owner = match.route.line.map { "line '\($0)'" } ?? "the host"
+            throw OpenError(kind: .external, description: "refused: \(match.route.pattern) (\(owner)) is internal and cannot be opened from outside the app")
+        }
+        switch match.route.target {
+        case .handler(let handler):
+            let request = RouteRequest(url: url, parameters: match.parameters, isExternal: external, user: user)
+            let mark = match.route.line.flatMap { lines.mark(of: $0) }
+            do {
+                return .opened(try lineGuard.run(.route, mark, key: url) { try handler(request) })
+            } catch {
+                throw OpenError(kind: .failed, description: "refused: \(match.route.pattern) could not open \(url): \(error)")
+            }
+        case .converter:
+            do {
+                return .page(try page(for: converter.decide(url), window: window))
+            } catch {
+                throw OpenError(kind: .malformed, description: "refused: \(error)")
+            }
+        case .chatPage:
+            let line = match.parameters["line"] ?? ""
+            let query = url.firstIndex(of: "?").map { String(url[url.index(after: $0)...]) } ?? ""
+            do {
+                let jump = try JumpURL.parse("im://chat?" + query)
+                return .page(try page(for: converter.decide(jump, line: line), window: window))
+            } catch {
+                throw OpenError(kind: .malformed, description: "refused: \(error)")
+            }
+        }
+    }
+
+    /// Opens the chat page a jump URL routes to.
+    ///
+    /// - Throws: ``JumpURL/Malformed`` for a bad URL or one without a `peer`.
+    public func open(_ url: String, window: Int = 50) throws -> ChatPage {
+        try page(for: try converter.decide(url), window: window)
+    }
+
+    private func page(for decision: Converter.Decision, window: Int) throws -> ChatPage {
+        var decision = decision
+        if case .line(let id) = decision.target, !activate(id) {
+            // The line was vetted but failed to open now: decide again without it.
+            decision = decision.named.map { converter.decide(decision.jump, line: $0) } ?? converter.decide(decision.jump)
+        }
+        guard let peer = decision.jump.peer else {
+            throw JumpURL.Malformed(description: "\"\(decision.jump.legacyURL)\" has no peer; add peer=<user id> to open a chat")
+        }
+        var pageType: CarrierPage.Type = LegacyPage.self
+        var mark: LineMark?
+        if case .line(let id) = decision.target {
+            pageType = lines.page(of: id) ?? CarrierPage.self
+            mark = lines.mark(of: id)
+        }
+        try signIn()
+        return ChatPage(decision: decision, pageType: pageType, peer: peer, window: window,
+                        environment: environment(mark: mark, legacy: pageType == LegacyPage.self))
+    }
+
+    /// What a page needs from the host, passed in: it never reaches into the host itself.
+    private func environment(mark: LineMark?, legacy: Bool) -> PageEnvironment {
+        PageEnvironment(
+            selfUser: selfUser, user: user, store: store, clock: { [weak self] in self?.clock() ?? Clock.now() },
+            lineGuard: lineGuard, mark: mark, isLegacy: legacy,
+            lookup: { [weak self] key in self?.messageEntry(for: key) },
+            degrade: { [weak self] key in self?.degrade(forKey: key) },
+            transport: transport,
+            killedComponents: config.killSwitch.components,
+            open: { [weak self] url in
+                guard let self else { return .refused("the host is gone") }
+                do {
+                    switch try self.open(route: url) {
+                    case .opened(let what): return .opened(what)
+                    case .page(let page): return .opened("chat page \(page.decision.url)")
+                    }
+                } catch let error as OpenError {
+                    return error.kind == .notFound ? .notFound(error.description) : .refused(error.description)
+                } catch {
+                    return .refused("\(error)")
+                }
+            })
+    }
+
+    static func now() -> Int64 { Clock.now() }
+}

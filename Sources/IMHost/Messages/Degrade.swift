@@ -1,0 +1,48 @@
+/// Why a message shows as a placeholder instead of through its builder. The stored message is
+/// never changed: once the cause is gone, it renders again.
+public enum Degrade: Equatable, Sendable, CustomStringConvertible {
+    /// No builder is registered for the key.
+    case unknownKey
+    /// The operator turned the key off (`killSwitch.messages`).
+    case killedKey
+    /// The host quarantined the key after its builder crashed.
+    case quarantinedKey(String)
+    /// The key's line is unavailable: killed, quarantined, disabled, refused or failed.
+    case lineUnavailable(line: String, why: String)
+    /// The legacy page shows built-in messages only.
+    case legacyPage
+    /// The payload does not decode; the text says which field and what was expected.
+    case undecodable(String)
+    /// The builder threw.
+    case builderFailed(String)
+    /// The stored line is not a message the host can read.
+    case unreadable(String)
+
+    /// The whole reason, for `/why` and `--json`.
+    public var description: String {
+        switch self {
+        case .unknownKey: "no builder is registered for this key"
+        case .killedKey: "the key is turned off by killSwitch.messages in host.json"
+        case .quarantinedKey(let why): "the key is quarantined: \(why)"
+        case .lineUnavailable(_, let why): why
+        case .legacyPage: "the legacy page shows built-in messages only"
+        case .undecodable(let why): "the payload does not decode: \(why)"
+        case .builderFailed(let why): "the builder failed: \(why)"
+        case .unreadable(let why): "the stored line does not read: \(why)"
+        }
+    }
+
+    /// A few words for the placeholder itself.
+    public var short: String {
+        switch self {
+        case .unknownKey: "unknown key"
+        case .killedKey: "turned off"
+        case .quarantinedKey: "quarantined"
+        case .lineUnavailable(let line, _): "line \(line) unavailable"
+        case .legacyPage: "legacy page"
+        case .undecodable: "does not decode"
+        case .builderFailed: "builder failed"
+        case .unreadable: "unreadable"
+        }
+    }
+}

@@ -1,0 +1,563 @@
+@_spi(Host) import IMKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The plugin files in the plugin folder and the business lines they provide, and the one owner
+/// of each line's state. Every command, the plugin cache, a reload and the tests go through it.
+///
+/// ```
+/// discovered ─ facts ok ─▶ checked ─ enabled ─▶ loaded ─ register ok ─▶ registered ─ services ─▶ active
+///     │                      │                    │                                               │
+///     └─ refused             ├─ crashed / hung    └─ failed                                       ├─ killed (operator)
+///                            ├─ failed (scan)                                                     ├─ quarantined (host)
+///                            └─ disabled / not configured: never opened in the host              └─ disabled by reload
+/// ```
+///
+/// *checked*: the file passed the trust and ELF checks and its descriptor and manifest are known,
+/// from the plugin cache or from the scanner child that opened it. *loaded*: its line is enabled
+/// and nothing holds it back; the host may open its library when the line is first needed (its
+/// page opens, one of its messages shows, one of its routes is opened). *registered*: opened and
+/// registered in this process. *active*: its services run for the signed-in user.
+///
+/// Files of lines that are not configured or not enabled are never opened in the host.
+public final class LineTable {
+    /// Where a plugin file or line stands.
+    public enum State: String, Sendable, Codable, CaseIterable {
+        case discovered, checked, loaded, registered, active
+        case refused, failed, crashed, hung
+        case quarantined, killed, disabled
+        case notConfigured = "not-configured"
+        case missing
+    }
+
+    /// Every change of state a line can make; ``move(_:to:)`` allows nothing else.
+    static let transitions: [State: Set<State>] = [
+        .discovered: [.checked, .refused, .crashed, .hung, .failed],
+        .checked: [.loaded, .refused, .failed, .disabled, .notConfigured],
+        .loaded: [.registered, .failed, .refused, .killed, .quarantined, .disabled, .notConfigured],
+        .registered: [.active, .killed, .quarantined, .disabled, .notConfigured],
+        .active: [.registered, .killed, .quarantined, .disabled, .notConfigured],
+        .killed: [.loaded, .registered, .active, .quarantined, .disabled, .notConfigured],
+        .quarantined: [.loaded, .registered, .active, .killed, .disabled, .notConfigured],
+        .disabled: [.loaded, .registered, .active, .killed, .quarantined, .notConfigured, .refused],
+        .notConfigured: [.loaded, .registered, .active, .killed, .quarantined, .disabled, .refused],
+        .refused: [], .failed: [], .crashed: [], .hung: [], .missing: [],
+    ]
+
+    /// One row: a plugin file, or a configured line no file provides.
+    public struct Entry: Sendable {
+        /// The plugin file, absolute; `nil` for a missing line.
+        public var file: String?
+        /// The file's identity when it was examined.
+        public var identity: FileIdentity?
+        /// What its descriptor says, once known.
+        public var descriptor: PluginDescriptor?
+        /// The valid line id it claims (or, for a missing line, the line).
+        public var lineID: String?
+        /// What the line registers, once known.
+        public var manifest: LineManifest?
+        /// Where it stands.
+        public fileprivate(set) var state: State
+        /// Why it does not serve, and what to do; `nil` when it serves.
+        public var problem: PluginRefusal?
+        /// The crash or hang behind a crashed, hung or quarantined state.
+        public var crash: CrashRecord?
+        /// Message keys of the line the host quarantined.
+        public var quarantinedKeys: [String: Quarantine.Entry] = [:]
+        /// A note about the line in this process (a replaced file keeps its loaded version).
+        public var note: String?
+
+        /// Whether the line serves chats: loaded, registered or active.
+        public var isServing: Bool { state == .loaded || state == .registered || state == .active }
+
+        /// The file's name in the plugin folder.
+        public var fileName: String? { file.map(FileSystem.baseName) }
+    }
+
+    /// Why a line cannot serve, as the converter and route table say it.
+    public enum Availability: Equatable, Sendable {
+        case available
+        case unavailable(Converter.Reason, String)
+    }
+
+    /// The plugin folder.
+    public let folder: String
+    /// Why the folder itself could not be used; then no plugin loads.
+    public private(set) var folderProblem: String?
+    /// One entry per `.so` file, in name order, then one per missing line.
+    public private(set) var entries: [Entry] = []
+    /// Crashes and hangs recorded while examining the files (in the scanner).
+    public private(set) var recordedCrashes: [CrashRecord] = []
+    /// The files the last examination had a scanner open (none on a warm start).
+    public private(set) var scannedFiles: [String] = []
+
+    /// The entry of the file that provides each line, when one does.
+    private var providers: [String: Int] = [:]
+    /// What each line that is not available says about it.
+    private var unavailable: [String: Availability] = [:]
+
+    /// The lines opened and registered in this process, kept across reloads: a library is never
+    /// unloaded, so a line registered once stays registered (and is routed away from if need be).
+    private var registered: [String: Registered] = [:]
+
+    struct Registered {
+        var page: CarrierPage.Type?
+        var builders: [any MessageBuilder]
+        var services: [ServiceRegistration]
+        var routes: [RouteTable.Route]
+        var mark: LineMark
+        var identity: FileIdentity?
+        var servicesStarted = false
+    }
+
+    /// Built-in builders plus every registered line's, and the keys of loaded lines, which load
+    /// their line when first shown.
+    public private(set) var registry = MessageRegistry.builtIn
+    /// The host's routes and every registered line's.
+    private(set) var routes = RouteTable()
+    /// Keys turned off: by `killSwitch.messages`, or quarantined by the host.
+    private var blockedKeys: [String: Degrade] = [:]
+
+    private var config: HostConfig
+    private let quarantineFolder: String
+    private let cachePath: String?
+    private let scanner: String
+
+    /// Examines the plugin folder for `config`: reads the plugin cache at `cachePath`, has new
+    /// or changed files vetted by scanner children of `scanner`, records their crashes in
+    /// `dataFolder`, applies line pins, host.json and the quarantine, and rewrites the cache when
+    /// anything changed. Opens no library in this process.
+    init(config: HostConfig, dataFolder: String, cachePath: String?, scanner: String) {
+        folder = config.pluginsFolder
+        self.config = config
+        quarantineFolder = dataFolder
+        self.cachePath = cachePath
+        self.scanner = scanner
+        examine()
+    }
+
+    /// Applies a new configuration and the quarantine as it is now, re-examining the folder (new
+    /// files are vetted, changed ones again). Lines registered in this process stay registered.
+    /// Returns the lines that stopped serving and those that serve again, for their services.
+    func apply(_ config: HostConfig) -> (stopped: [String], resumed: [String]) {
+        let before = Set(entries.filter { $0.isServing && registered[$0.lineID ?? ""] != nil }.compactMap(\.lineID))
+        self.config = config
+        examine()
+        let after = Set(entries.filter { $0.isServing && registered[$0.lineID ?? ""] != nil }.compactMap(\.lineID))
+        return (before.subtracting(after).sorted(), after.subtracting(before).sorted())
+    }
+
+    // MARK: Examining the folder
+
+    private func examine() {
+        let quarantine = Quarantine(dataFolder: quarantineFolder)
+        let cache = cachePath.flatMap(PluginCache.read)
+        var facts: [String: PluginFacts] = [:]
+        entries = []
+        folderProblem = nil
+        recordedCrashes = []
+        scannedFiles = []
+
+        var names: [String] = []
+        var folderRefusal: PluginRefusal?
+        do {
+            names = try FileSystem.entries(of: folder).filter { $0.hasSuffix(".so") }
+            let info = try FileSystem.status(folder, followLinks: true)
+            if info.st_mode & (S_IWGRP | S_IWOTH) != 0 {
+                folderRefusal = PluginRefusal(.writableByOthers, "its folder \(folder) is writable by group or others (mode \(Self.octal(info.st_mode)))",
+                                              fix: "run chmod go-w \(folder)")
+            }
+        } catch {
+            folderProblem = "cannot use plugin folder \(folder): \(error.call): \(error); create it or fix \"plugins\" in \(config.file)"
+        }
+        let folderReal = (try? FileSystem.realPath(folder)) ?? folder
+
+        // 1. Files: trust, identity, then facts from the cache or the ELF header.
+        var needScan: [(path: String, identity: FileIdentity)] = []
+        for name in names {
+            let path = folder + "/" + name
+            var entry = Entry(file: path, state: .discovered)
+            do throws(PluginRefusal) {
+                let identity = try Self.trust(path, folder: folder, folderReal: folderReal)
+                entry.identity = identity
+                if let folderRefusal { throw folderRefusal }
+                if let crashed = quarantine.entries.first(where: { $0.file == name && $0.applies(to: identity) && Self.isLoadingCrash($0) }) {
+                    entry.crash = crashed.crash
+                    entry.lineID = crashed.line
+                    move(&entry, to: crashed.crash.isHang ? .hung : .crashed,
+                         problem: PluginRefusal(crashed.crash.isHang ? .hung : .crashed, crashed.reason,
+                                                fix: "install a fixed file, or run imhost quarantine lift \(crashed.line ?? name) to try it again"))
+                } else if let known = cache?.files[name], known.identity == identity {
+                    facts[name] = known
+                } else {
+                    let head: [UInt8]
+                    do {
+                        head = try FileSystem.readBytes(path, limit: 64)
+                    } catch {
+                        throw PluginRefusal(.unreadable, "cannot be read (\(error.call): \(error))", fix: "fix its permissions")
+                    }
+                    do throws(PluginRefusal) {
+                        let header = try ELFHeader(bytes: head)
+                        if let host = ELFHeader.host { try header.check(against: host) }
+                        needScan.append((path, identity))
+                    } catch {
+                        facts[name] = PluginFacts(identity: identity, descriptor: nil, verdict: .refused(error))
+                    }
+                }
+            } catch {
+                move(&entry, to: .refused, problem: error)
+            }
+            entries.append(entry)
+        }
+
+        // 2. New and changed files: opened by scanner children, never here.
+        if !needScan.isEmpty {
+            scannedFiles = needScan.map { FileSystem.baseName($0.path) }
+            for (path, outcome) in Scanner.scan(needScan, executable: scanner, limit: config.limits.scanSeconds) {
+                guard let index = entries.firstIndex(where: { $0.file == path }) else { continue }
+                switch outcome {
+                case .facts(let found):
+                    facts[FileSystem.baseName(path)] = found
+                case .failed(let descriptor, let refusal):
+                    entries[index].descriptor = descriptor
+                    if let id = descriptor?.lineID, LineID.isValid(id) { entries[index].lineID = id }
+                    if refusal.code == .registrationFailed, let id = entries[index].lineID, config.lines[id]?.enabled != true {
+                        // Not enabled: the operator's choice says more than a registration
+                        // that is not needed; it is tried again when the line is enabled.
+                        move(&entries[index], to: .checked)
+                        continue
+                    }
+                    move(&entries[index], to: refusal.code == .registrationFailed || refusal.code == .scannerFailed ? .failed : .refused,
+                         problem: refusal)
+                case .crashed(let record):
+                    let written = (try? Quarantine.record(record, dataFolder: quarantineFolder).get()) ?? record
+                    recordedCrashes.append(written)
+                    entries[index].crash = written
+                    entries[index].lineID = written.line
+                    let fix = written.quarantined == nil
+                        ? "fix the plugin; the next start tries it again"
+                        : "install a fixed file, or run imhost quarantine lift \(written.line ?? FileSystem.baseName(path)) to try it again"
+                    move(&entries[index], to: written.isHang ? .hung : .crashed,
+                         problem: PluginRefusal(written.isHang ? .hung : .crashed, written.summary, fix: fix))
+                }
+            }
+        }
+
+        // 3. What the facts say.
+        for index in entries.indices where entries[index].state == .discovered {
+            guard let name = entries[index].fileName, let found = facts[name] else { continue }
+            entries[index].descriptor = found.descriptor
+            if let id = found.descriptor?.lineID, LineID.isValid(id) { entries[index].lineID = id }
+            switch found.verdict {
+            case .refused(let refusal):
+                move(&entries[index], to: .refused, problem: refusal)
+            case .line(let manifest):
+                entries[index].manifest = manifest
+                move(&entries[index], to: .checked)
+            }
+        }
+
+        // 4. One file a line: two claiming a line are both refused, unless host.json pins one.
+        var claims: [String: [Int]] = [:]
+        for index in entries.indices where entries[index].state == .checked {
+            if let id = entries[index].lineID { claims[id, default: []].append(index) }
+        }
+        for (id, indices) in claims {
+            let pinned = config.lines[id]?.file
+            let files = indices.compactMap { entries[$0].fileName }
+            for index in indices {
+                let name = entries[index].fileName ?? ""
+                if let pinned, pinned != name {
+                    move(&entries[index], to: .refused, problem: PluginRefusal(
+                        .pinnedElsewhere, "claims line '\(id)', which host.json pins to \(pinned)",
+                        fix: "remove this file, or change lines.\(id).file in \(FileSystem.baseName(config.file))"))
+                } else if pinned == nil, indices.count > 1 {
+                    move(&entries[index], to: .refused, problem: PluginRefusal(
+                        .duplicateLineID, "line '\(id)' is claimed by \(files.count) files: \(files.joined(separator: ", "))",
+                        fix: "remove all but one, or pin the line's file in \(FileSystem.baseName(config.file)) (lines.\(id).file)"))
+                }
+            }
+        }
+
+        // 5. host.json, digests, the quarantine and the kill switch.
+        for index in entries.indices where entries[index].state == .checked {
+            guard let id = entries[index].lineID, let name = entries[index].fileName else { continue }
+            guard let settings = config.lines[id] else {
+                move(&entries[index], to: .notConfigured, problem: Self.notConfigured(id, config: config))
+                continue
+            }
+            guard settings.enabled else {
+                move(&entries[index], to: .disabled)
+                continue
+            }
+            if let pin = settings.sha256 {
+                var digest = facts[name]?.sha256
+                if digest == nil {
+                    digest = try? SHA256.hex(ofFile: entries[index].file ?? "")
+                    facts[name]?.sha256 = digest
+                }
+                guard digest == pin else {
+                    move(&entries[index], to: .refused, problem: PluginRefusal(
+                        .digestMismatch, "its SHA-256 is \(digest ?? "unreadable"), host.json pins \(pin)",
+                        fix: "install the file host.json pins, or update lines.\(id).sha256 to the new file's digest"))
+                    continue
+                }
+            }
+            move(&entries[index], to: .loaded)
+            let identity = entries[index].identity
+            for held in quarantine.entries where held.line == id && held.applies(to: identity) {
+                if let key = held.key {
+                    entries[index].quarantinedKeys[key] = held
+                } else if entries[index].state != .quarantined {
+                    entries[index].crash = held.crash
+                    move(&entries[index], to: .quarantined, problem: PluginRefusal(
+                        .quarantined, held.reason,
+                        fix: "install a fixed file, or run imhost quarantine lift \(id)"))
+                }
+            }
+            if entries[index].state == .loaded, config.killSwitch.lines.contains(id) {
+                move(&entries[index], to: .killed, problem: PluginRefusal(
+                    .killed, "line '\(id)' is in killSwitch.lines: its chats open on the legacy page",
+                    fix: "remove it from killSwitch.lines to roll it forward"))
+            }
+        }
+
+        // 6. Lines enabled in host.json that no file provides.
+        let anonymous = entries.count { $0.file != nil && $0.lineID == nil }
+        for id in config.lineOrder where config.lines[id]?.enabled == true && !entries.contains(where: { $0.lineID == id }) {
+            let reason: String
+            if let pinned = config.lines[id]?.file {
+                reason = "host.json pins line '\(id)' to \(pinned), which is not in \(folder)"
+            } else {
+                let unknown = anonymous == 0 ? "" : " (\(anonymous) refused file\(anonymous == 1 ? "" : "s") could not be read for \(anonymous == 1 ? "its" : "their") line id)"
+                reason = "no plugin in \(folder) provides line '\(id)'\(unknown)"
+            }
+            entries.append(Entry(file: nil, lineID: id, state: .missing,
+                                 problem: PluginRefusal(.missing, reason, fix: "install its .so there, or set \"enabled\": false")))
+        }
+
+        // A line registered in this process keeps the version it loaded.
+        for (id, line) in registered {
+            guard let index = entries.firstIndex(where: { $0.lineID == id && $0.file != nil }),
+                  entries[index].identity != line.identity else { continue }
+            entries[index].note = "its file changed on disk; this process keeps the version it loaded until it restarts"
+        }
+
+        if let cachePath {
+            let updated = PluginCache(files: facts)
+            if updated != cache { updated.write(cachePath) }
+        }
+        quarantine.prune { name in self.entries.first { $0.fileName == name }?.identity }
+        reindex()
+    }
+
+    /// A quarantine entry for a crash before the line was vetted: the file is not opened again.
+    private static func isLoadingCrash(_ entry: Quarantine.Entry) -> Bool {
+        [.load, .entry, .register].contains(entry.crash.site) || entry.scope == .file
+    }
+
+    /// Checks a plugin file before anything reads it: a regular file, or a link to one inside the
+    /// folder, not writable by group or others. Returns its identity.
+    private static func trust(_ path: String, folder: String, folderReal: String) throws(PluginRefusal) -> FileIdentity {
+        let real: String
+        let info: stat
+        do {
+            real = try FileSystem.realPath(path)
+            info = try FileSystem.status(real, followLinks: true)
+        } catch {
+            throw PluginRefusal(.unreadable, "cannot be read (\(error.call): \(error))", fix: "fix the file or link, or remove it")
+        }
+        guard real.hasPrefix(folderReal + "/") else {
+            throw PluginRefusal(.leavesFolder, "is a symbolic link to \(real), outside the plugin folder",
+                                fix: "copy the plugin into the folder instead of linking to it")
+        }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw PluginRefusal(.notRegularFile, "is not a regular file", fix: "remove it from the plugin folder")
+        }
+        guard info.st_mode & (S_IWGRP | S_IWOTH) == 0 else {
+            throw PluginRefusal(.writableByOthers, "is writable by group or others (mode \(octal(info.st_mode)))",
+                                fix: "run chmod go-w \(path)")
+        }
+        return FileIdentity(info)
+    }
+
+    static func notConfigured(_ id: String, config: HostConfig) -> PluginRefusal {
+        PluginRefusal(.notConfigured, "line '\(id)' is found but not in \(FileSystem.baseName(config.file))",
+                      fix: "add \"\(id)\": { \"enabled\": true } to \"lines\" to enable it")
+    }
+
+    static func octal(_ mode: mode_t) -> String { "0" + String(mode & 0o7777, radix: 8) }
+
+    // MARK: State
+
+    /// The one place an entry's state changes; refuses a change the state machine does not have.
+    private func move(_ entry: inout Entry, to state: State, problem: PluginRefusal? = nil) {
+        precondition(Self.transitions[entry.state]?.contains(state) == true,
+                     "line state cannot go from \(entry.state) to \(state)")
+        entry.state = state
+        entry.problem = problem
+    }
+
+    /// Rebuilds the lookups after the entries changed: who provides each line, what each
+    /// unavailable line says, the blocked keys, the registry and the routes.
+    private func reindex() {
+        providers = [:]
+        unavailable = [:]
+        for (index, entry) in entries.enumerated() {
+            guard let id = entry.lineID else { continue }
+            if entry.isServing || [.killed, .quarantined, .disabled, .notConfigured].contains(entry.state) {
+                providers[id] = providers[id] ?? index
+            }
+        }
+        for entry in entries {
+            guard let id = entry.lineID, unavailable[id] == nil else { continue }
+            // A line one file serves is available, whatever other files claiming it say.
+            if let provider = providers[id], entries[provider].isServing { continue }
+            unavailable[id] = Self.availability(of: providers[id].map { entries[$0] } ?? entry, config: config)
+        }
+        for id in config.lineOrder where unavailable[id] == nil && providers[id] == nil && config.lines[id]?.enabled == false {
+            unavailable[id] = .unavailable(.lineDisabled, "line '\(id)' is disabled in host.json")
+        }
+        for (index, entry) in entries.enumerated() where registered[entry.lineID ?? ""] != nil {
+            let id = entry.lineID!
+            if entry.isServing && providers[id] == index {
+                if entries[index].state == .loaded { move(&entries[index], to: .registered) }
+                let target: State = registered[id]!.servicesStarted ? .active : .registered
+                if entries[index].state != target { move(&entries[index], to: target) }
+            }
+        }
+
+        blockedKeys = [:]
+        for key in config.killSwitch.messages { blockedKeys[key] = .killedKey }
+        for entry in entries where entry.isServing {
+            for (key, held) in entry.quarantinedKeys where blockedKeys[key] == nil {
+                blockedKeys[key] = .quarantinedKey(held.reason)
+            }
+        }
+
+        var registry = MessageRegistry.builtIn
+        var routes = RouteTable()
+        routes.add(RouteTable.Route(pattern: ChatHost.chatPattern, allowExternal: true, line: nil, target: .converter))
+        routes.add(RouteTable.Route(pattern: ChatHost.linePagePattern, allowExternal: true, line: nil, target: .chatPage))
+        for (id, line) in registered.sorted(by: { $0.key < $1.key }) {
+            registry.add(line.builders, line: id, mark: line.mark)
+            for route in line.routes { routes.add(route) }
+        }
+        for entry in entries where entry.state == .loaded {
+            if let id = entry.lineID, registered[id] == nil { registry.addLazy(entry.manifest?.messageKeys ?? [], line: id) }
+        }
+        self.registry = registry
+        self.routes = routes
+    }
+
+    private static func availability(of entry: Entry, config: HostConfig) -> Availability {
+        let id = entry.lineID ?? "?"
+        let why = entry.problem?.reason ?? ""
+        switch entry.state {
+        case .loaded, .registered, .active: return .available
+        case .killed: return .unavailable(.killed, "line '\(id)' is in killSwitch.lines")
+        case .quarantined, .crashed, .hung: return .unavailable(.quarantined, "line '\(id)' is quarantined: \(why)")
+        case .disabled: return .unavailable(.lineDisabled, "line '\(id)' is disabled in host.json")
+        case .notConfigured: return .unavailable(.lineDisabled, "line '\(id)' is not in \(FileSystem.baseName(config.file))'s lines")
+        case .failed: return .unavailable(.lineFailed, "line '\(id)' failed to register: \(why)")
+        case .refused: return .unavailable(.lineRefused, "line '\(id)' was refused: \(why)")
+        case .missing, .discovered, .checked: return .unavailable(.lineMissing, "no plugin provides line '\(id)'")
+        }
+    }
+
+    // MARK: Questions
+
+    /// Whether a line can serve now, and if not, why.
+    public func availability(of line: String) -> Availability {
+        if let provider = providers[line], entries[provider].isServing { return .available }
+        return unavailable[line] ?? .unavailable(.lineMissing, "no plugin provides line '\(line)'")
+    }
+
+    /// The entry that says most about a line: the file that provides it, else the first naming it.
+    public func entry(forLine id: String) -> Entry? {
+        providers[id].map { entries[$0] } ?? entries.first { $0.lineID == id }
+    }
+
+    /// Why a message with `key` cannot show now, if it cannot: the key is turned off or
+    /// quarantined, or its line is unavailable.
+    func degrade(forKey key: String) -> Degrade? {
+        if let blocked = blockedKeys[key] { return blocked }
+        guard let owner = LineID.owner(ofMessageKey: key), case .unavailable(_, let why)? = unavailable[String(owner)] else { return nil }
+        return .lineUnavailable(line: String(owner), why: why)
+    }
+
+    /// The carrier page of a registered line.
+    func page(of line: String) -> CarrierPage.Type? { registered[line]?.page }
+
+    /// The breadcrumb mark of a registered line.
+    func mark(of line: String) -> LineMark? { registered[line]?.mark }
+
+    /// The services of a registered line.
+    func services(of line: String) -> [ServiceRegistration] { registered[line]?.services ?? [] }
+
+    /// The lines registered in this process.
+    var registeredLines: [String] { registered.keys.sorted() }
+
+    /// Records that a line's services started or stopped.
+    func setServicesStarted(_ line: String, _ started: Bool) {
+        guard registered[line] != nil else { return }
+        registered[line]!.servicesStarted = started
+        reindex()
+    }
+
+    /// Lines that are configured, enabled and not serving: refused, failed, crashed, hung,
+    /// quarantined or missing. (Killed and disabled lines are the operator's choice.)
+    public var notServing: [Entry] {
+        let ids = config.lineOrder.filter { config.lines[$0]?.enabled == true && !config.killSwitch.lines.contains($0) }
+        return ids.compactMap { id in
+            guard case .unavailable = availability(of: id) else { return nil }
+            return entry(forLine: id)
+        }
+    }
+
+    // MARK: Loading a line in this process
+
+    /// Opens and registers a loaded line, the first time something needs it, with every step
+    /// inside a breadcrumb frame. Returns whether the line is registered. A registration that
+    /// fails now fails the line for this process (the next start tries again).
+    func activate(_ line: String, guard lineGuard: LineGuard) -> Bool {
+        if registered[line] != nil { return availability(of: line) == .available }
+        guard let index = providers[line], entries[index].state == .loaded, let path = entries[index].file else { return false }
+        let entry = entries[index]
+        let mark = LineMark(line: line, file: path, identity: entry.identity)
+        do throws(PluginRefusal) {
+            guard FileIdentity.of(path) == entry.identity else {
+                throw PluginRefusal(.unreadable, "changed on disk after it was checked", fix: "run the command again to check the new file")
+            }
+            let handle = try lineGuard.run(.load, mark) { () throws(PluginRefusal) in try PluginImage.load(path) }
+            let pointer = try lineGuard.run(.entry, mark) { () throws(PluginRefusal) in try PluginImage.entry(handle) }
+            let descriptor = PluginImage.describe(pointer)
+            guard descriptor == entry.descriptor else {
+                throw PluginRefusal(.registrationFailed, "its descriptor differs from the one checked (\(descriptor.lineID ?? "?") \(descriptor.version ?? "?"))",
+                                    fix: "reinstall the plugin")
+            }
+            let staged = try lineGuard.run(.register, mark) { () throws(PluginRefusal) in try PluginImage.register(pointer, lineID: line) }
+            guard staged.manifest == entry.manifest else {
+                throw PluginRefusal(.registrationFailed, "it registered something else than when it was checked (\(Self.describe(staged.manifest)))",
+                                    fix: "make the line's register(with:) register the same things every time")
+            }
+            let routes = staged.routes.map {
+                RouteTable.Route(pattern: $0.pattern, allowExternal: $0.allowExternal, line: line, target: .handler($0.handler))
+            }
+            registered[line] = Registered(page: staged.page, builders: staged.builders, services: staged.services, routes: routes,
+                                          mark: mark, identity: entry.identity)
+            move(&entries[index], to: .registered)
+            reindex()
+            return true
+        } catch {
+            move(&entries[index], to: error.code == .registrationFailed ? .failed : .refused, problem: error)
+            reindex()
+            return false
+        }
+    }
+
+    private static func describe(_ manifest: LineManifest) -> String {
+        "page \(manifest.page ?? "none"), keys \(manifest.messageKeys.joined(separator: ", ")), routes \(manifest.routes.map(\.pattern).joined(separator: ", "))"
+    }
+}

@@ -1,0 +1,65 @@
+/// What a plugin's descriptor says about it, read before any of its Swift code runs.
+public struct PluginDescriptor: Equatable, Sendable, Codable {
+    /// The line id it claims, as written (it may be invalid).
+    public var lineID: String?
+    public var displayName: String?
+    public var version: String?
+    /// The Swift compiler it was built with.
+    public var swiftVersion: String?
+
+    public init(lineID: String?, displayName: String?, version: String?, swiftVersion: String?) {
+        self.lineID = lineID
+        self.displayName = displayName
+        self.version = version
+        self.swiftVersion = swiftVersion
+    }
+}
+
+/// What a line registers, as the scanner saw it: known before the line's library is opened in
+/// the host, so the host can route to it, show its keys and load it only when first needed.
+public struct LineManifest: Equatable, Sendable, Codable {
+    /// One route and whether URLs from outside the app may open it.
+    public struct Route: Equatable, Sendable, Codable {
+        public var pattern: String
+        public var allowExternal: Bool
+    }
+
+    /// The carrier page's type name, if the line registers one.
+    public var page: String?
+    /// Message keys, sorted.
+    public var messageKeys: [String]
+    /// Service ids, in registration order.
+    public var services: [String]
+    /// Routes, in registration order.
+    public var routes: [Route]
+
+    public init(page: String?, messageKeys: [String], services: [String], routes: [Route]) {
+        self.page = page
+        self.messageKeys = messageKeys
+        self.services = services
+        self.routes = routes
+    }
+}
+
+/// Facts about one version of one plugin file: what holds for these bytes whatever host.json
+/// says. They are what the plugin cache keeps, keyed by the file's identity.
+struct PluginFacts: Equatable, Sendable {
+    /// What the file turned out to be.
+    enum Verdict: Equatable, Sendable {
+        /// A line that registers this.
+        case line(LineManifest)
+        /// Refused for a property of the bytes themselves (not ELF, wrong ABI or compiler, no
+        /// entry, invalid id): it will be refused again, so it is not opened again.
+        case refused(PluginRefusal)
+    }
+
+    var identity: FileIdentity
+    var descriptor: PluginDescriptor?
+    var verdict: Verdict
+    /// The file's SHA-256 in hex, once a pin made the host compute it.
+    var sha256: String?
+
+    /// Refusals that depend on the bytes only, and so may be cached. A `dlopen` failure (a
+    /// missing dependency) or a failed registration may pass next time: those are retried.
+    static let cacheableRefusals: Set<PluginRefusal.Code> = [.notELF, .wrongMachine, .noEntry, .abiMismatch, .swiftMismatch, .invalidLineID]
+}

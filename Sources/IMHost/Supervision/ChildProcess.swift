@@ -1,0 +1,241 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A child process started with `posix_spawn`, with pipes to the streams the parent wants.
+///
+/// The host runs plugin code it has not vetted, and chats that may crash, in children: the
+/// plugin scanner and the chat worker are this executable started again. A child starts with
+/// default signal dispositions and an empty signal mask whatever the parent's, and without
+/// Swift's crash backtracer (which takes seconds), unless `SWIFT_BACKTRACE` says otherwise.
+final class ChildProcess {
+    /// What a child's standard stream is connected to.
+    enum Stream {
+        /// The parent's own.
+        case inherit
+        /// `/dev/null`.
+        case null
+        /// A pipe to the parent.
+        case pipe
+    }
+
+    /// How a child ended.
+    enum Termination: Equatable, CustomStringConvertible {
+        case exited(Int32)
+        case signaled(Int32)
+
+        init(status: Int32) {
+            let signal = status & 0x7F
+            self = signal == 0 ? .exited((status >> 8) & 0xFF) : .signaled(signal)
+        }
+
+        /// `SIGSEGV`, or `exit 3`.
+        var description: String {
+            switch self {
+            case .exited(let code): "exit \(code)"
+            case .signaled(let signal): CrashRecord.signalName(signal)
+            }
+        }
+    }
+
+    let pid: pid_t
+    /// The parent's ends of the pipes asked for, or -1.
+    private(set) var input: Int32 = -1
+    private(set) var output: Int32 = -1
+    private(set) var errors: Int32 = -1
+    /// The parent's end of a pipe the child writes as file descriptor 3, or -1.
+    private(set) var control: Int32 = -1
+    private(set) var termination: Termination?
+
+    /// Starts `executable` with `arguments` (without the program name).
+    init(executable: String, arguments: [String], stdin: Stream, stdout: Stream, stderr: Stream,
+         control wantsControl: Bool = false, environment extra: [String: String] = [:]) throws(FileSystem.Failure) {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        var childEnds: [Int32] = []
+        var parentEnds: [Int32] = []
+        defer { childEnds.forEach { close($0) } }
+
+        /// A pipe whose child end becomes `target` in the child; returns the parent's end.
+        func pipe(for target: Int32, childReads: Bool) throws(FileSystem.Failure) -> Int32 {
+            var fds: [Int32] = [-1, -1]
+            guard Glibc.pipe(&fds) == 0 else { throw FileSystem.Failure(call: "pipe", code: errno) }
+            // Close-on-exec, so only the child's copies (made by dup2 in the child) survive exec.
+            _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+            _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+            let (child, parent) = childReads ? (fds[0], fds[1]) : (fds[1], fds[0])
+            childEnds.append(child)
+            parentEnds.append(parent)
+            posix_spawn_file_actions_adddup2(&actions, child, target)
+            return parent
+        }
+        func connect(_ stream: Stream, _ target: Int32, childReads: Bool) throws(FileSystem.Failure) -> Int32 {
+            switch stream {
+            case .inherit: return -1
+            case .null:
+                posix_spawn_file_actions_addopen(&actions, target, "/dev/null", childReads ? O_RDONLY : O_WRONLY, 0)
+                return -1
+            case .pipe: return try pipe(for: target, childReads: childReads)
+            }
+        }
+        do {
+            input = try connect(stdin, STDIN_FILENO, childReads: true)
+            output = try connect(stdout, STDOUT_FILENO, childReads: false)
+            errors = try connect(stderr, STDERR_FILENO, childReads: false)
+            if wantsControl { control = try pipe(for: 3, childReads: false) }
+        } catch {
+            parentEnds.forEach { close($0) }
+            throw error
+        }
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD] { sigaddset(&defaults, signal) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+
+        var environment = ChildProcess.environment(adding: extra)
+        if environment["SWIFT_BACKTRACE"] == nil { environment["SWIFT_BACKTRACE"] = "enable=no" }
+        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+        guard result == 0 else {
+            parentEnds.forEach { close($0) }
+            throw FileSystem.Failure(call: "posix_spawn \(executable)", code: result)
+        }
+        self.pid = pid
+    }
+
+    deinit {
+        for fd in [input, output, errors, control] where fd >= 0 { close(fd) }
+        if termination == nil {
+            kill(pid, SIGKILL)
+            _ = wait()
+        }
+    }
+
+    /// This process's environment with `extra` set.
+    static func environment(adding extra: [String: String]) -> [String: String] {
+        var result: [String: String] = [:]
+        var pointer = environ
+        while let entry = pointer.pointee {
+            let text = String(cString: entry)
+            if let equals = text.firstIndex(of: "=") {
+                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            pointer += 1
+        }
+        for (key, value) in extra { result[key] = value }
+        return result
+    }
+
+    /// Waits for the child to end.
+    @discardableResult
+    func wait() -> Termination {
+        if let termination { return termination }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            guard errno == EINTR else {
+                termination = .exited(-1)
+                return .exited(-1)
+            }
+        }
+        let ended = Termination(status: status)
+        termination = ended
+        return ended
+    }
+
+    /// How the child ended, if it has; never blocks.
+    func poll() -> Termination? {
+        if let termination { return termination }
+        var status: Int32 = 0
+        guard waitpid(pid, &status, WNOHANG) == pid else { return nil }
+        termination = Termination(status: status)
+        return termination
+    }
+
+    /// Sends a signal, unless the child has been waited for already.
+    func signal(_ signal: Int32) {
+        if termination == nil { kill(pid, signal) }
+    }
+
+    /// Closes the child's standard input: it reads end of file.
+    func closeInput() {
+        if input >= 0 { close(input) }
+        input = -1
+    }
+
+    /// Writes a whole line to the child's standard input; false when the child is gone.
+    @discardableResult
+    func send(_ line: String) -> Bool {
+        guard input >= 0 else { return false }
+        do {
+            try FileSystem.writeAll(input, Array(line.utf8) + [UInt8(ascii: "\n")])
+            return true
+        } catch {
+            return false
+        }
+    }
+}
+
+/// Bytes read from a pipe, cut into lines as they arrive.
+struct LineBuffer {
+    private var bytes: [UInt8] = []
+    /// The pipe reached end of file.
+    private(set) var ended = false
+
+    /// Reads what is available from `fd` (one `read`); false at end of file or on an error.
+    mutating func fill(from fd: Int32) -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 {
+                ended = true
+                return false
+            }
+            bytes += chunk[0..<count]
+            return true
+        }
+    }
+
+    /// The next whole line, without its newline.
+    mutating func nextLine() -> String? {
+        guard let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) else { return nil }
+        let line = String(decoding: bytes[..<newline], as: UTF8.self)
+        bytes.removeSubrange(...newline)
+        return line
+    }
+
+    /// What is left after the last newline (at end of file, an unterminated last line).
+    mutating func rest() -> String? {
+        guard !bytes.isEmpty else { return nil }
+        defer { bytes.removeAll() }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// Waits until one of `fds` is readable or `milliseconds` pass; returns the readable ones
+/// (a closed pipe counts as readable: reading it says end of file).
+func waitReadable(_ fds: [Int32], milliseconds: Int32) -> [Int32] {
+    var polls = fds.filter { $0 >= 0 }.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+    guard !polls.isEmpty else {
+        if milliseconds > 0 { usleep(UInt32(milliseconds) * 1000) }
+        return []
+    }
+    let ready = Glibc.poll(&polls, nfds_t(polls.count), milliseconds)
+    guard ready > 0 else { return [] }
+    return polls.filter { $0.revents != 0 }.map(\.fd)
+}

@@ -1,0 +1,157 @@
+import IMHost
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `imhost chat URL`: opens the page a jump URL routes to, shows it, and reads commands. The
+/// chat runs in a worker under a supervisor that owns the terminal and input: a line that
+/// crashes or hangs is recorded and quarantined, and the chat reopens and goes on.
+enum ChatCommand {
+    static let command = CommandLineTool.Command(
+        name: "chat",
+        summary: "open a chat from a jump URL and type to it (or pipe commands in)",
+        usage: "URL [--width N] [--user ID]",
+        help: """
+            Opens the page the converter chooses for a jump URL, for example
+              imhost chat 'im://chat?rootCateID=1&cateID=12&peer=u42&infoID=L1001'
+            shows it, then reads lines from standard input, from a terminal or a pipe.
+            The conversation is kept in the data folder (host.json "data", default .imhost),
+            per user, and stays whole across runs and pages.
+
+            \(ChatSession.help.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
+
+            host.json and the quarantine are read again on /reload, SIGHUP, or when either
+            file changes; an invalid new configuration is refused and the last good one stays.
+
+            The chat runs in a worker process. If a line's code crashes or hangs (limits.callSeconds),
+            the crash is recorded in <data>/crashes.log, the line or its message key is
+            quarantined, and the chat reopens with its history; the command that crashed is not
+            run again. After three restarts within a minute, the next crash stops the chat (exit 1).
+
+              --width N   page width in terminal columns (default 72)
+              --user ID   the signed-in user (default: host.json "user", or "me")
+            """,
+        flags: [], options: ["--width", "--user"],
+        run: run)
+
+    static func run(_ arguments: Arguments, _ output: Output) -> Int32 {
+        guard arguments.positionals.count == 1 else {
+            output.err("imhost chat: expected one jump URL, got \(arguments.positionals.count); see imhost chat --help\n")
+            return CommandLineTool.ExitCode.usage
+        }
+        let configPath = CommandLineTool.configPath(arguments)
+        // Installs the SIGHUP handler before anything slow, so an early SIGHUP reloads, not kills.
+        let watcher = ConfigWatcher(paths: [configPath])
+        Interruption.install()
+        guard let width = CommandLineTool.widthOption(arguments, command: "chat", output: output),
+              let config = CommandLineTool.loadConfig(arguments, output: output) else {
+            return CommandLineTool.ExitCode.usage
+        }
+        let quarantineWatcher = ConfigWatcher(paths: [config.dataFolder + "/quarantine.json"])
+        let terminal = isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1
+        var workerArguments = ["chat", arguments.positionals[0], "--config", configPath, "--width", "\(width)"]
+        if let user = arguments.options["--user"] { workerArguments += ["--user", user] }
+        if terminal { workerArguments.append("--terminal") }
+        let supervised = SupervisedRun(command: "chat", config: config, dataFolder: config.dataFolder,
+                                       workerArguments: workerArguments, output: output)
+        if let code = supervised.start() { return code }
+
+        let reader = LineReader()
+        var prompted = false
+        while true {
+            if let signal = Interruption.signal {
+                supervised.supervisor.finish(signal: signal)
+                return Interruption.exitCode(signal)
+            }
+            if terminal && !prompted {
+                output.out("> ")
+                prompted = true
+            }
+            var command: String?
+            switch reader.next(timeout: 500) {
+            case .end:
+                if terminal { output.out("\n") }
+                return supervised.supervisor.finish()
+            case .timeout:
+                break
+            case .line(let line):
+                prompted = false
+                command = line
+            }
+            // A changed host.json or quarantine is applied before the next command, even while
+            // input keeps arriving.
+            let reloadDue = watcher.reloadDue() || quarantineWatcher.reloadDue()
+            if reloadDue || command?.trimmingSpaces == "/reload" {
+                if command == nil && terminal { output.out("\n") }
+                prompted = false
+                if let code = supervised.hand("/reload") { return code }
+                if command?.trimmingSpaces == "/reload" { continue }
+            }
+            if let command, let code = supervised.hand(command) { return code }
+        }
+    }
+}
+
+/// A command whose work runs in a supervised worker: starts it, hands it commands, and says
+/// what crashed. Shared by `chat`, `open`, `play` and `demo`.
+final class SupervisedRun {
+    let supervisor: Supervisor
+    private let command: String
+    private let output: Output
+    /// Crash notices go to standard error, or into the transcript (`play`).
+    var noticesToTranscript = false
+    /// Crashes seen so far.
+    private(set) var crashes: [Supervisor.Crash] = []
+
+    init(command: String, config: HostConfig, dataFolder: String, workerArguments: [String], output: Output,
+         restarts: Bool = true) {
+        self.command = command
+        self.output = output
+        var settings = Supervisor.Settings(executable: CommandLineTool.executable, arguments: ["__worker"] + workerArguments,
+                                           dataFolder: dataFolder, callLimit: config.limits.callSeconds)
+        if !restarts { settings.restartBurst = 0 }
+        supervisor = Supervisor(settings: settings) { line in output.err(line + "\n") }
+    }
+
+    /// Starts the worker; returns an exit code when the command is over already.
+    func start() -> Int32? {
+        handle(supervisor.start())
+    }
+
+    /// Hands one command over; returns an exit code when the command is over.
+    func hand(_ line: String) -> Int32? {
+        handle(supervisor.send(line))
+    }
+
+    /// The last outcome's ack, when it was done.
+    private(set) var lastAck: Supervisor.Ack?
+    /// Whether the last command crashed.
+    private(set) var lastCrashed = false
+
+    private func handle(_ outcome: Supervisor.Outcome) -> Int32? {
+        lastAck = nil
+        lastCrashed = false
+        switch outcome {
+        case .done(let ack):
+            lastAck = ack
+            return nil
+        case .crashed(let crash):
+            crashes.append(crash)
+            lastCrashed = true
+            say(crash.notice)
+            return nil
+        case .gaveUp(let crash, let why):
+            crashes.append(crash)
+            lastCrashed = true
+            say(crash.notice)
+            if !why.isEmpty { output.err(why + "\n") }
+            return CommandLineTool.ExitCode.failure
+        case .exited(let code):
+            return code
+        }
+    }
+
+    private func say(_ notice: String) {
+        if noticesToTranscript { output.out(notice + "\n") } else { output.err(notice + "\n") }
+    }
+}

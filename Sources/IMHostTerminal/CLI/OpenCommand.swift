@@ -1,0 +1,45 @@
+import IMHost
+
+/// `imhost open URL [--external]`: opens any URL through the route table, in a supervised
+/// worker: a line that crashes doing it is recorded and quarantined, and the command says so.
+enum OpenCommand {
+    static let command = CommandLineTool.Command(
+        name: "open",
+        summary: "open a URL through the route table (a chat, a line's page or route)",
+        usage: "URL [--external] [--width N] [--user ID]",
+        help: """
+            Opens a URL through the host's route table, as the app would:
+              imhost open house://listing/L1001
+              imhost open 'im://chat?rootCateID=1&cateID=12&peer=u42'   (prints the page)
+            Chat jump URLs go through the converter; a line's page URL (im://chat/<line>?...)
+            opens that page unless the line is unavailable, killed or quarantined. A URL no
+            route matches goes to the not-found handler, which says why (exit 1); so does a
+            route of a line that is killed or quarantined. If the line's code crashes or hangs,
+            the crash is recorded, the line is quarantined, and the command says so (exit 1);
+            it is not run again.
+
+              --external   open as if from outside the app (a push, the web): routes a line
+                           marked internal are refused (exit 1)
+              --width N    page width (default 72)
+              --user ID    the signed-in user
+            """,
+        flags: ["--external"], options: ["--width", "--user"],
+        run: { arguments, output in
+            guard arguments.positionals.count == 1 else {
+                output.err("imhost open: expected one URL, got \(arguments.positionals.count); see imhost open --help\n")
+                return CommandLineTool.ExitCode.usage
+            }
+            Interruption.install()
+            guard let width = CommandLineTool.widthOption(arguments, command: "open", output: output),
+                  let config = CommandLineTool.loadConfig(arguments, output: output) else {
+                return CommandLineTool.ExitCode.usage
+            }
+            var workerArguments = ["open", arguments.positionals[0], "--config", CommandLineTool.configPath(arguments),
+                                   "--width", "\(width)"]
+            if let user = arguments.options["--user"] { workerArguments += ["--user", user] }
+            if arguments.flags.contains("--external") { workerArguments.append("--external") }
+            let supervised = SupervisedRun(command: "open", config: config, dataFolder: config.dataFolder,
+                                           workerArguments: workerArguments, output: output, restarts: false)
+            return supervised.start() ?? supervised.supervisor.finish()
+        })
+}

@@ -1,0 +1,115 @@
+import IMHost
+
+/// `imhost plugins`: every plugin file and configured line, and where each stands.
+enum PluginsCommand {
+    static let command = CommandLineTool.Command(
+        name: "plugins",
+        summary: "list plugin files and lines: loaded, killed, quarantined, refused, failed...",
+        usage: "[--json]",
+        help: """
+            Examines the plugin folder named in host.json and reports each .so file and each
+            configured line:
+              loaded          vetted and enabled: it serves, and its library is opened in a chat
+                              when first needed
+              killed          loaded, but in killSwitch.lines (the operator's kill switch)
+              quarantined     the host took it out of service after its code crashed or hung
+              crashed, hung   its code crashed or hung while it was being loaded or registered
+              disabled        "enabled": false in host.json; never opened in the host
+              not-configured  found, but not in host.json's lines; never opened in the host
+              refused         failed a check: trust, ELF, ABI, compiler, line id, pins
+              failed          its registration failed
+              missing         enabled, but no file provides it
+            A line that does not serve says why and what to do. New or changed files are opened
+            first by a scanner process, never by this one; nothing is started to list.
+            Exits 1 when a configured, enabled line does not serve (refused, failed, crashed,
+            hung, quarantined or missing); killed and disabled lines are the operator's choice.
+
+              --json   the same as JSON
+            """,
+        flags: ["--json"], options: [],
+        run: run)
+
+    struct Row: Encodable {
+        var file: String?
+        var line: String?
+        var displayName: String?
+        var version: String?
+        var status: LineTable.State
+        var serving: Bool
+        var code: String?
+        var reason: String?
+        var fix: String?
+        var page: String?
+        var messageKeys: [String]
+        var services: [String]
+        var routes: [String]
+        var quarantinedKeys: [String]
+        var crash: CrashRecord?
+        var note: String?
+    }
+
+    struct Report: Encodable {
+        var folder: String
+        var folderProblem: String?
+        var plugins: [Row]
+        /// Configured, enabled lines that do not serve.
+        var notServing: [String]
+    }
+
+    static func report(_ host: ChatHost) -> Report {
+        let rows = host.lines.entries.map { entry in
+            let manifest = entry.manifest
+            return Row(file: entry.file, line: entry.lineID, displayName: entry.descriptor?.displayName,
+                       version: entry.descriptor?.version, status: entry.state, serving: entry.isServing,
+                       code: entry.problem?.code.rawValue, reason: entry.problem?.reason, fix: entry.problem?.fix,
+                       page: manifest?.page, messageKeys: manifest?.messageKeys ?? [], services: manifest?.services ?? [],
+                       routes: manifest?.routes.map(\.pattern) ?? [], quarantinedKeys: entry.quarantinedKeys.keys.sorted(),
+                       crash: entry.crash, note: entry.note)
+        }
+        return Report(folder: host.lines.folder, folderProblem: host.lines.folderProblem, plugins: rows,
+                      notServing: host.lines.notServing.compactMap(\.lineID))
+    }
+
+    static func run(_ arguments: Arguments, _ output: Output) -> Int32 {
+        guard arguments.positionals.isEmpty else {
+            output.err("imhost plugins: takes no arguments, got '\(TerminalText.safe(arguments.positionals[0]))'; see imhost plugins --help\n")
+            return CommandLineTool.ExitCode.usage
+        }
+        guard let config = CommandLineTool.loadConfig(arguments, output: output) else { return CommandLineTool.ExitCode.usage }
+        let host = CommandLineTool.makeHost(config)
+        for crash in host.recoveredCrashes + host.lines.recordedCrashes {
+            output.err("imhost: recorded a crash: \(TerminalText.safe(crash.summary))\n")
+        }
+        let report = report(host)
+        let code = report.notServing.isEmpty && report.folderProblem == nil ? CommandLineTool.ExitCode.ok : CommandLineTool.ExitCode.failure
+        if arguments.flags.contains("--json") {
+            output.out(JSONOutput.encode(report))
+            return code
+        }
+        var text = "Plugin folder: \(TerminalText.safe(report.folder))\n"
+        if let problem = report.folderProblem { text += "  \(TerminalText.safe(problem))\n" }
+        if report.plugins.isEmpty { text += "  no plugins found (drop a line's .so here)\n" }
+        for row in report.plugins {
+            let file = row.file.map { TerminalText.safe(FileSystem.baseName($0)) } ?? "(no file)"
+            text += "\n" + file.padding(20) + " " + (row.line ?? "-").padding(12) + " " + row.status.rawValue + "\n"
+            if let name = row.displayName, let version = row.version {
+                var about = "    \(name) \(version)"
+                if let page = row.page { about += ", page \(page)" }
+                if !row.messageKeys.isEmpty { about += ", messages: " + row.messageKeys.joined(separator: ", ") }
+                text += TerminalText.safe(about) + "\n"
+                if !row.services.isEmpty { text += TerminalText.safe("    services: " + row.services.joined(separator: ", ")) + "\n" }
+                if !row.routes.isEmpty { text += TerminalText.safe("    routes: " + row.routes.joined(separator: ", ")) + "\n" }
+            }
+            if !row.quarantinedKeys.isEmpty {
+                text += TerminalText.safe("    quarantined keys: " + row.quarantinedKeys.joined(separator: ", ") + "; lift with imhost quarantine lift \(row.line ?? "")") + "\n"
+            }
+            if let reason = row.reason, let fix = row.fix { text += "    \(TerminalText.safe(reason)); \(TerminalText.safe(fix))\n" }
+            if let note = row.note { text += "    \(TerminalText.safe(note))\n" }
+        }
+        if !report.notServing.isEmpty {
+            text += "\nNot serving: \(report.notServing.joined(separator: ", ")) (configured and enabled)\n"
+        }
+        output.out(text)
+        return code
+    }
+}

@@ -1,0 +1,116 @@
+import IMHost
+
+/// `imhost quarantine [--json]` and `imhost quarantine lift LINE|FILE|--all`: what the host took
+/// out of service after line code crashed or hung, and putting it back.
+enum QuarantineCommand {
+    static let command = CommandLineTool.Command(
+        name: "quarantine",
+        summary: "list what the host quarantined after a crash or hang, or lift it",
+        usage: "[--json] | lift LINE|FILE|--all",
+        help: """
+            The host quarantines on its own when a line's code crashes or hangs: a first crash
+            in a message builder costs that message key (its messages show as placeholders);
+            a second crash of the line within 10 minutes, or a crash while loading or
+            registering, in a page hook, a tap, a route handler or a service, costs the whole
+            line (its chats open on the legacy page, its routes answer not-found). A file that
+            crashes before it says which line it is is not opened again.
+
+            Each entry applies to the file that crashed: installing a new file lifts it by
+            itself. Entries are kept in <data>/quarantine.json, and every crash in
+            <data>/crashes.log (one JSON object a line).
+
+              imhost quarantine               list the entries, with the crash behind each
+              imhost quarantine --json        the same as JSON
+              imhost quarantine lift LINE     lift a line's entries (its keys too)
+              imhost quarantine lift FILE     lift a plugin file's entry (by its name)
+              imhost quarantine lift --all    lift everything
+
+            Chats that are open pick up a lift at once; exits 1 when nothing matched.
+            """,
+        flags: ["--json", "--all"], options: [],
+        run: run)
+
+    struct Row: Encodable {
+        var line: String?
+        var key: String?
+        var file: String?
+        var scope: Quarantine.Scope
+        var since: String
+        /// Whether it applies to the file installed now (a replaced file lifts it).
+        var active: Bool
+        var reason: String
+        var crash: CrashRecord
+    }
+
+    static func run(_ arguments: Arguments, _ output: Output) -> Int32 {
+        guard let config = CommandLineTool.loadConfig(arguments, output: output) else { return CommandLineTool.ExitCode.usage }
+        if arguments.positionals.first == "lift" {
+            return lift(arguments, config: config, output: output)
+        }
+        guard arguments.positionals.isEmpty, !arguments.flags.contains("--all") else {
+            output.err("imhost quarantine: expected nothing or 'lift LINE|FILE|--all', got '\(TerminalText.safe(arguments.positionals.joined(separator: " ")))'; see imhost quarantine --help\n")
+            return CommandLineTool.ExitCode.usage
+        }
+        let host = CommandLineTool.makeHost(config)
+        let quarantine = Quarantine(dataFolder: host.dataFolder)
+        if let problem = quarantine.problem { output.err("imhost: \(TerminalText.safe(problem))\n") }
+        let rows = quarantine.entries.map { entry in
+            let current = entry.file.flatMap { name in host.lines.entries.first { $0.fileName == name }?.identity }
+            return Row(line: entry.line, key: entry.key, file: entry.file, scope: entry.scope, since: entry.since,
+                       active: entry.applies(to: current), reason: entry.reason, crash: entry.crash)
+        }
+        if arguments.flags.contains("--json") {
+            output.out(JSONOutput.encode(rows))
+            return CommandLineTool.ExitCode.ok
+        }
+        guard !rows.isEmpty else {
+            output.out("Nothing is quarantined.\n")
+            return CommandLineTool.ExitCode.ok
+        }
+        var text = ""
+        for row in rows {
+            let what = switch row.scope {
+            case .key: "message key \(row.key ?? "")"
+            case .line: "line \(row.line ?? "")"
+            case .file: "file \(row.file ?? "")"
+            }
+            text += "\(what)\(row.active ? "" : " (no longer applies: the file was replaced)")\n"
+            text += "    since \(row.since): \(row.reason)\n"
+            if let detail = row.crash.detail { text += "    it said: \(detail)\n" }
+            text += "    lift with: imhost quarantine lift \(row.line ?? row.file ?? "--all")\n"
+        }
+        output.out(TerminalText.safe(text, newlines: true))
+        return CommandLineTool.ExitCode.ok
+    }
+
+    static func lift(_ arguments: Arguments, config: HostConfig, output: Output) -> Int32 {
+        let targets = Array(arguments.positionals.dropFirst())
+        let all = arguments.flags.contains("--all")
+        guard all ? targets.isEmpty : targets.count == 1 else {
+            output.err("imhost quarantine lift: expected one LINE or FILE, or --all; see imhost quarantine --help\n")
+            return CommandLineTool.ExitCode.usage
+        }
+        let target = targets.first
+        let lifted: [Quarantine.Entry]
+        do {
+            lifted = try Quarantine.lift(dataFolder: config.dataFolder, line: all ? nil : target.flatMap { $0.hasSuffix(".so") ? nil : $0 },
+                                         file: all ? nil : target.flatMap { $0.hasSuffix(".so") ? $0 : nil })
+        } catch {
+            output.err("imhost quarantine lift: cannot write \(config.dataFolder)/quarantine.json (\(error.call): \(error)); check the data folder's permissions\n")
+            return CommandLineTool.ExitCode.failure
+        }
+        guard !lifted.isEmpty else {
+            output.err("imhost quarantine lift: nothing is quarantined\(all ? "" : " for '\(TerminalText.safe(target ?? ""))'"); see imhost quarantine\n")
+            return CommandLineTool.ExitCode.failure
+        }
+        for entry in lifted {
+            let what = switch entry.scope {
+            case .key: "message key \(entry.key ?? "")"
+            case .line: "line \(entry.line ?? "")"
+            case .file: "file \(entry.file ?? "")"
+            }
+            output.out(TerminalText.safe("lifted \(what) (quarantined since \(entry.since))") + "\n")
+        }
+        return CommandLineTool.ExitCode.ok
+    }
+}

@@ -1,0 +1,201 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import IMHost
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `imhost __worker MODE TARGET`: the chat worker a supervisor starts (internal). It loads the
+/// host with the breadcrumb the supervisor reserved, opens the chat (or the one `--resume`
+/// names after a crash), then reads one command a line from standard input and answers each
+/// on file descriptor 3 with a ``Supervisor/Ack``.
+///
+/// Modes: `chat URL`, `open URL`, `play FILE`, `demo -`.
+enum WorkerCommand {
+    static let command = CommandLineTool.Command(
+        name: "__worker",
+        summary: "the chat worker a supervisor runs (internal)",
+        usage: "chat|open|play|demo TARGET --breadcrumb PATH [--resume STATE]",
+        help: "Runs a chat's work for a supervising imhost; not for people.",
+        flags: ["--terminal", "--fixed-clock", "--external"],
+        options: ["--width", "--user", "--data", "--breadcrumb", "--resume"],
+        hidden: true,
+        run: run)
+
+    /// Answers the supervisor on file descriptor 3.
+    struct Control {
+        static let fd: Int32 = 3
+
+        static func ack(_ ack: Supervisor.Ack) {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            guard let data = try? encoder.encode(ack) else { return }
+            try? FileSystem.writeAll(fd, Array(data) + [UInt8(ascii: "\n")])
+        }
+
+        static func exit(_ code: Int32) -> Int32 {
+            ack(Supervisor.Ack(exit: code))
+            return code
+        }
+    }
+
+    static func run(_ arguments: Arguments, _ output: Output) -> Int32 {
+        signal(SIGHUP, SIG_IGN)
+        signal(SIGPIPE, SIG_IGN)
+        Interruption.install()
+        guard arguments.positionals.count == 2, let breadcrumb = arguments.options["--breadcrumb"] else {
+            output.err("imhost __worker: expected MODE TARGET --breadcrumb PATH; this command is for imhost itself\n")
+            return Control.exit(CommandLineTool.ExitCode.usage)
+        }
+        let mode = arguments.positionals[0], target = arguments.positionals[1]
+        let resume = arguments.options["--resume"].flatMap { try? JSONDecoder().decode(Supervisor.Ack.self, from: Data($0.utf8)) }
+        guard let width = CommandLineTool.widthOption(arguments, command: mode, output: output),
+              let config = CommandLineTool.loadConfig(arguments, output: output) else {
+            return Control.exit(CommandLineTool.ExitCode.usage)
+        }
+        let dataFolder = arguments.options["--data"]
+        let host = CommandLineTool.makeHost(config, user: arguments.options["--user"], dataFolder: dataFolder,
+                                            breadcrumbs: .attach(breadcrumb))
+        if resume == nil { CommandLineTool.report(host, output: output) }
+        let code: Int32
+        switch mode {
+        case "chat": code = chat(host, url: target, resume: resume, width: width, arguments: arguments, output: output)
+        case "open": code = open(host, url: target, width: width, external: arguments.flags.contains("--external"), output: output)
+        case "play", "demo": code = play(host, file: target, demo: mode == "demo", resume: resume, width: width, arguments: arguments, output: output)
+        default:
+            output.err("imhost __worker: unknown mode '\(TerminalText.safe(mode))'\n")
+            code = CommandLineTool.ExitCode.usage
+        }
+        host.signOut()
+        return Control.exit(code)
+    }
+
+    /// Reads the supervisor's next command; `nil` at end of input or on SIGINT/SIGTERM.
+    private static func nextCommand(_ reader: LineReader) -> String? {
+        while Interruption.signal == nil {
+            switch reader.next(timeout: 200) {
+            case .end: return nil
+            case .timeout: continue
+            case .line(let line): return line
+            }
+        }
+        return nil
+    }
+
+    private static func exitCode() -> Int32 { Interruption.signal.map(Interruption.exitCode) ?? CommandLineTool.ExitCode.ok }
+
+    // MARK: chat
+
+    private static func chat(_ host: ChatHost, url: String, resume: Supervisor.Ack?, width: Int, arguments: Arguments,
+                             output: Output) -> Int32 {
+        let terminal = arguments.flags.contains("--terminal")
+        let session: ChatSession
+        do {
+            try host.signIn()
+            session = try ChatSession(host: host, url: resume?.url ?? url, window: resume?.window ?? 20,
+                                      configPath: CommandLineTool.configPath(arguments), output: output, width: width,
+                                      colors: Environment.colorsOnStandardOutput)
+            // Opens the conversation's files now: an id the store refuses is refused here.
+            _ = try session.page.messageCount()
+        } catch {
+            output.err("imhost chat: refused: \(TerminalText.safe("\(error)"))\n")
+            return CommandLineTool.ExitCode.failure
+        }
+        if resume == nil {
+            if let store = host.store as? FileConversationStore {
+                for repair in store.repairs { output.err("imhost: \(TerminalText.safe(repair))\n") }
+            }
+            let delivered = host.deliveredAtSignIn
+            if !delivered.isEmpty {
+                output.err("imhost: delivered \(delivered.count) message\(delivered.count == 1 ? "" : "s") sent while offline: \(TerminalText.safe(delivered.map { "\($0.conversation) \($0.id)" }.joined(separator: ", ")))\n")
+            }
+        }
+        session.show()
+        if terminal && resume == nil { output.out("Type /help for commands.\n") }
+        Control.ack(Supervisor.Ack(url: session.url, window: session.page.window))
+        let reader = LineReader()
+        while let line = nextCommand(reader) {
+            guard session.handle(line) else { return CommandLineTool.ExitCode.ok }
+            Control.ack(Supervisor.Ack(url: session.url, window: session.page.window))
+        }
+        return exitCode()
+    }
+
+    // MARK: open
+
+    private static func open(_ host: ChatHost, url: String, width: Int, external: Bool, output: Output) -> Int32 {
+        do {
+            switch try host.open(route: url, external: external) {
+            case .opened(let what):
+                output.out("opened \(TerminalText.safe(what))\n")
+            case .page(let page):
+                output.out(try PageRenderer(width: width, colors: Environment.colorsOnStandardOutput).render(page))
+            }
+            return CommandLineTool.ExitCode.ok
+        } catch {
+            output.err("imhost open: \(TerminalText.safe("\(error)"))\n")
+            return CommandLineTool.ExitCode.failure
+        }
+    }
+
+    // MARK: play
+
+    private static func play(_ host: ChatHost, file: String, demo: Bool, resume: Supervisor.Ack?, width: Int,
+                             arguments: Arguments, output: Output) -> Int32 {
+        let scenario: Scenario
+        do {
+            let text = demo ? DemoScenario.text : try FileSystem.readText(file)
+            scenario = try Scenario.parse(text, file: demo ? DemoScenario.name : file, lineOrder: host.config.lineOrder)
+        } catch {
+            output.err("imhost play: \(TerminalText.safe("\(error)"))\n")
+            return CommandLineTool.ExitCode.usage
+        }
+        let runner = ScenarioRunner(scenario: scenario, host: host, output: output, width: width,
+                                    colors: Environment.colorsOnStandardOutput,
+                                    fixedClock: demo || arguments.flags.contains("--fixed-clock"),
+                                    configPath: CommandLineTool.configPath(arguments))
+        if let resume {
+            let saved = resume.state.flatMap { try? JSONDecoder().decode(ScenarioRunner.State.self, from: Data($0.utf8)) }
+            do {
+                try runner.restore(saved ?? ScenarioRunner.State(), url: resume.url, window: resume.window)
+            } catch {
+                output.err("imhost play: cannot reopen the chat after a crash: \(TerminalText.safe("\(error)"))\n")
+                return CommandLineTool.ExitCode.failure
+            }
+        }
+        func ack(failure: String? = nil) {
+            let state = (try? JSONEncoder().encode(runner.state)).map { String(decoding: $0, as: UTF8.self) }
+            Control.ack(Supervisor.Ack(url: runner.url, window: runner.page?.window, state: state, failure: failure))
+        }
+        ack()
+        let reader = LineReader()
+        while let line = nextCommand(reader) {
+            guard line.hasPrefix("step "), let number = Int(line.dropFirst(5)) else {
+                ack(failure: "the worker was sent '\(TerminalText.safe(line))', not 'step N'")
+                continue
+            }
+            do {
+                try runner.perform(number)
+                ack()
+            } catch {
+                ack(failure: error.description)
+            }
+        }
+        return exitCode()
+    }
+}
+
+/// `imhost __scan FILE...`: the plugin scanner (internal); see ``Scanner``.
+enum ScanCommand {
+    static let command = CommandLineTool.Command(
+        name: "__scan",
+        summary: "the plugin scanner (internal)",
+        usage: "FILE...",
+        help: "Opens plugin files for a host and reports on standard output; not for people.",
+        flags: [], options: [],
+        hidden: true,
+        run: { arguments, _ in Scanner.childMain(arguments.positionals) })
+}

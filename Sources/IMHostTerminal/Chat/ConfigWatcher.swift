@@ -1,0 +1,72 @@
+import IMHost
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Tells when a chat should re-read host.json and the quarantine: on `SIGHUP`, or when either
+/// file changed on disk (its modification time, size or inode: editors often replace a file).
+final class ConfigWatcher {
+    /// Set by the `SIGHUP` handler; an atomic, the only thing a signal handler may touch.
+    private static let hangup = Atomic<Bool>(false)
+
+    private let paths: [String]
+    private var seen: [Signature?]
+
+    private struct Signature: Equatable {
+        var seconds: Int
+        var nanoseconds: Int
+        var size: Int
+        var inode: UInt
+    }
+
+    init(paths: [String]) {
+        self.paths = paths
+        seen = paths.map(Self.signature)
+        signal(SIGHUP) { _ in ConfigWatcher.hangup.store(true, ordering: .relaxed) }
+        // A parent may start us with SIGHUP blocked (the mask is inherited): unblock it.
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGHUP)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
+    }
+
+    /// Whether a reload is due now; a due reload is reported once.
+    func reloadDue() -> Bool {
+        let signalled = Self.hangup.exchange(false, ordering: .relaxed)
+        let current = paths.map(Self.signature)
+        let changed = current != seen
+        seen = current
+        return signalled || changed
+    }
+
+    /// Records the files as they are now, after a reload asked for another way.
+    func markSeen() { seen = paths.map(Self.signature) }
+
+    private static func signature(of path: String) -> Signature? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Signature(seconds: info.st_mtim.tv_sec, nanoseconds: info.st_mtim.tv_nsec,
+                         size: Int(info.st_size), inode: UInt(info.st_ino))
+    }
+}
+
+/// SIGINT and SIGTERM, noted for the loop that reads input to act on: finalize and leave.
+enum Interruption {
+    private static let received = Atomic<Int32>(0)
+
+    /// Notes SIGINT and SIGTERM from now on instead of dying of them.
+    static func install() {
+        Glibc.signal(SIGINT) { number in Interruption.received.store(number, ordering: .relaxed) }
+        Glibc.signal(SIGTERM) { number in Interruption.received.store(number, ordering: .relaxed) }
+    }
+
+    /// The signal received, if one was.
+    static var signal: Int32? {
+        let number = received.load(ordering: .relaxed)
+        return number == 0 ? nil : number
+    }
+
+    /// The conventional exit code after a signal: 128 + its number.
+    static func exitCode(_ signal: Int32) -> Int32 { 128 + signal }
+}

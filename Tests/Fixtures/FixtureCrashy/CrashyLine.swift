@@ -1,0 +1,125 @@
+import Foundation
+import IMKit
+
+/// A line that misbehaves where it is told to, for the containment tests. `IMHOST_CRASHY` holds
+/// `PLACE:HOW` pairs separated by commas, e.g. `builder:segv` or `register:loop,tap:abort`.
+///
+/// Places: `register`, `open` (the page's init), `page` (its title hook), `tap`, `menu`,
+/// `builder`, `route`, `service` (its prepare), `thread` (a background thread its service
+/// starts, a crash no breadcrumb can name). Hows: `abort`, `segv`, `trap` (a Swift runtime
+/// error), `loop` (never returns), `overrun` (returns, but after two seconds), `exit` (calls exit).
+enum Misbehaviour {
+    static func at(_ place: String) {
+        guard let plan = ProcessInfo.processInfo.environment["IMHOST_CRASHY"] else { return }
+        for pair in plan.split(separator: ",") {
+            let parts = pair.split(separator: ":")
+            guard parts.count == 2, parts[0] == place else { continue }
+            misbehave(String(parts[1]))
+        }
+    }
+
+    static func misbehave(_ how: String) {
+        switch how {
+        case "abort": abort()
+        case "segv":
+            let pointer = UnsafeMutablePointer<Int>(bitPattern: 8)!
+            pointer.pointee = 42
+        case "trap":
+            let values: [Int] = []
+            _ = values[values.count + 1]
+        case "loop":
+            while ProcessInfo.processInfo.environment["IMHOST_CRASHY"] != nil { usleep(1000) }
+        case "overrun": sleep(2)
+        case "exit": exit(3)
+        default: break
+        }
+    }
+}
+
+final class CrashyPage: CarrierPage {
+    required init(context: ChatContext) {
+        Misbehaviour.at("open")
+        super.init(context: context)
+    }
+
+    override var title: String {
+        Misbehaviour.at("page")
+        return "Crashy chat with \(context.peer)"
+    }
+
+    override func menuItems() -> [String] { ["Misbehave"] }
+
+    override func didSelectMenuItem(_ item: String) -> TapResult {
+        Misbehaviour.at("menu")
+        return .handled("chose \(item)")
+    }
+
+    override func didTap(_ message: ShownMessage) -> TapResult {
+        Misbehaviour.at("tap")
+        return .handled("tapped \(message.envelope.id)")
+    }
+}
+
+struct BombBuilder: MessageBuilder {
+    struct Content: Codable, Sendable { var text: String }
+    let key = "crashy.bomb"
+    func model(for content: Content, layout: MessageLayout) throws -> MessageModel {
+        Misbehaviour.at("builder")
+        return MessageModel(content: content, lines: layout.wrap("💣 " + content.text))
+    }
+}
+
+struct NoteBuilder: MessageBuilder {
+    struct Content: Codable, Sendable { var text: String }
+    let key = "crashy.note"
+    func model(for content: Content, layout: MessageLayout) throws -> MessageModel {
+        Misbehaviour.at("note")
+        return MessageModel(content: content, lines: layout.wrap("📝 " + content.text))
+    }
+}
+
+final class Engine: Service {
+    static let id = "crashy.engine"
+
+    required init() {}
+
+    func prepare(in user: UserContext) throws {
+        Misbehaviour.at("service")
+        if ProcessInfo.processInfo.environment["IMHOST_CRASHY"]?.contains("thread:") == true {
+            Thread.detachNewThread {
+                usleep(50_000)
+                Misbehaviour.at("thread")
+            }
+        }
+    }
+
+    func finalize() {
+        // Lets a test see that finalize ran, on a normal exit or a signal.
+        if let path = ProcessInfo.processInfo.environment["IMHOST_CRASHY_FINALIZED"] {
+            _ = FileManager.default.createFile(atPath: path, contents: Data("finalized\n".utf8))
+        }
+    }
+}
+
+enum CrashyLine: BusinessLine {
+    static let id = "crashy"
+    static let displayName = "Crashy"
+    static let version = "1.0.0"
+
+    static func register(with registrar: LineRegistrar) throws {
+        Misbehaviour.at("register")
+        try registrar.registerPage(CrashyPage.self)
+        try registrar.register(BombBuilder())
+        try registrar.register(NoteBuilder())
+        try registrar.registerService(Engine.self)
+        try registrar.registerRoute("crashy://boom", allowExternal: true) { _ in
+            Misbehaviour.at("route")
+            return "boom"
+        }
+    }
+}
+
+@_cdecl("imkit_plugin_entry")
+public func imkitPluginEntry() -> UnsafeRawPointer {
+    PluginEntry.descriptor(for: CrashyLine.self)
+}
