@@ -62,10 +62,13 @@ public struct CrashRecord: Codable, Sendable, Equatable {
         isHang ? "hung (did not return within its time limit)" : "crashed (\(signal))"
     }
 
+    /// What happened, without whose code: "crashed (SIGSEGV) building message m3 (house.listing)".
+    public var event: String { "\(ending) \(site.phrase(key: key, message: message))" }
+
     /// One sentence: whose code, doing what, how it ended.
     public var summary: String {
         let who = line.map { "line '\($0)'" } ?? file.map { "plugin file \($0)" } ?? "line code"
-        return "\(who) \(ending) \(site.phrase(key: key, message: message))"
+        return "\(who) \(event)"
     }
 
     /// The name of a signal, e.g. `SIGSEGV`.

@@ -58,7 +58,7 @@ public enum CrashSite: UInt32, Sendable, Codable, CaseIterable {
         case .entry: return "in imkit_plugin_entry"
         case .register: return "while registering"
         case .pageOpen: return "while opening its page"
-        case .pageHook: return "in its page's hook\(subject)"
+        case .pageHook: return "in its page's hooks" + (key.map { " (\($0))" } ?? "")
         case .tap: return "handling a tap" + (message.map { " on message \($0)" } ?? "") + (key.map { " (\($0))" } ?? "")
         case .action: return "handling\(subject.isEmpty ? " an action" : subject)"
         case .builder:

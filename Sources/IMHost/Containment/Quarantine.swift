@@ -48,15 +48,8 @@ public final class Quarantine {
         /// Whether this entry takes out a key, a line or a file.
         public var scope: Scope { key != nil ? .key : line != nil ? .line : .file }
 
-        /// One sentence: what crashed and what it cost.
-        public var reason: String {
-            let cost = switch scope {
-            case .key: "message key \(key ?? "") quarantined"
-            case .line: "line quarantined"
-            case .file: "file quarantined"
-            }
-            return "\(crash.summary) at \(crash.time); \(cost)"
-        }
+        /// What happened and when: "crashed (SIGSEGV) building message m3 (house.listing) at 2026-…".
+        public var reason: String { "\(crash.event) at \(crash.time)" }
 
         /// Whether the entry applies to the file as it is now.
         public func applies(to current: FileIdentity?) -> Bool {

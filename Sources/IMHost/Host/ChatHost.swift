@@ -232,10 +232,14 @@ public final class ChatHost {
         var said: [String] = lines.folderProblem.map { [$0] } ?? []
         var seen: Set<String> = []
         for entry in lines.entries {
-            guard [.refused, .failed, .missing, .crashed, .hung, .quarantined].contains(entry.state), let problem = entry.problem else { continue }
+            // A quarantined line is not a problem of every command, as a killed one is not:
+            // the converter and route table say so where it matters.
+            guard [.refused, .failed, .missing, .crashed, .hung].contains(entry.state), let problem = entry.problem else { continue }
             let subject: String
             if problem.code == .duplicateLineID, let id = entry.lineID {
                 subject = "line '\(id)': "
+            } else if problem.code == .pinnedElsewhere {
+                subject = (entry.fileName ?? "") + ": "
             } else {
                 subject = (entry.fileName.map { $0 + ": " } ?? "") + (entry.lineID.map { "line '\($0)': " } ?? "")
             }

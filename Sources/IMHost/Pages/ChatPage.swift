@@ -184,7 +184,7 @@ public final class ChatPage {
     /// What the page shows at `width` columns, asked of the line's hooks and builders now: the
     /// title, each component's lines, and the messages. The terminal draws it.
     public func view(width: Int) throws -> PageView {
-        let (title, componentLines) = environment.lineGuard.run(.pageHook, environment.mark, key: "render") {
+        let (title, componentLines) = environment.lineGuard.run(.pageHook, environment.mark, key: "title and components") {
             (carrier.title, components.map { $0.render(width: width - 1) })
         }
         return PageView(title: title, isLegacy: isLegacy, lineID: lineID, components: componentLines,
@@ -219,7 +219,7 @@ public final class ChatPage {
     /// The dropdown menu's items, the platform's then the line's; `nil` when the page has no menu.
     public func menuItems() -> [String]? {
         guard let menu = component(DropdownMenuComponent.self) else { return nil }
-        return environment.lineGuard.run(.pageHook, environment.mark, key: "menuItems") { menu.items }
+        return environment.lineGuard.run(.pageHook, environment.mark, key: "menu items") { menu.items }
     }
 
     /// Picks dropdown-menu item `number` (from 1): the platform handles its own items, the

@@ -239,7 +239,7 @@ public final class LineTable {
                         ? "fix the plugin; the next start tries it again"
                         : "install a fixed file, or run imhost quarantine lift \(written.line ?? FileSystem.baseName(path)) to try it again"
                     move(&entries[index], to: written.isHang ? .hung : .crashed,
-                         problem: PluginRefusal(written.isHang ? .hung : .crashed, written.summary, fix: fix))
+                         problem: PluginRefusal(written.isHang ? .hung : .crashed, "\(written.event) at \(written.time)", fix: fix))
                 }
             }
         }
@@ -325,9 +325,15 @@ public final class LineTable {
 
         // 6. Lines enabled in host.json that no file provides.
         let anonymous = entries.count { $0.file != nil && $0.lineID == nil }
-        for id in config.lineOrder where config.lines[id]?.enabled == true && !entries.contains(where: { $0.lineID == id }) {
+        for id in config.lineOrder where config.lines[id]?.enabled == true {
+            let pinned = config.lines[id]?.file
+            if let pinned {
+                guard !entries.contains(where: { $0.fileName == pinned }) else { continue }
+            } else {
+                guard !entries.contains(where: { $0.lineID == id }) else { continue }
+            }
             let reason: String
-            if let pinned = config.lines[id]?.file {
+            if let pinned {
                 reason = "host.json pins line '\(id)' to \(pinned), which is not in \(folder)"
             } else {
                 let unknown = anonymous == 0 ? "" : " (\(anonymous) refused file\(anonymous == 1 ? "" : "s") could not be read for \(anonymous == 1 ? "its" : "their") line id)"

@@ -88,7 +88,7 @@ package enum Scanner {
             }
             var reports = LineBuffer()
             var said = LineBuffer()
-            var lastWords: [String] = []
+            var lastWords = LastWords()
             var current: (file: String, stage: String, line: String?, since: UInt64)?
             var heard = false
             var ending: String?
@@ -108,7 +108,7 @@ package enum Scanner {
                 let ready = waitReadable([child.output, said.ended ? -1 : child.errors], milliseconds: remaining)
                 if ready.contains(child.errors) {
                     _ = said.fill(from: child.errors)
-                    while let line = said.nextLine() { if !line.isEmpty { lastWords = Array((lastWords + [line]).suffix(3)) } }
+                    while let line = said.nextLine() { lastWords.keep(line) }
                 }
                 guard ready.contains(child.output) else { continue }
                 let open = reports.fill(from: child.output)
@@ -131,17 +131,17 @@ package enum Scanner {
                     break reading
                 }
             }
-            if let rest = said.rest(), !rest.isEmpty { lastWords = Array((lastWords + [rest]).suffix(3)) }
+            if let rest = said.rest() { lastWords.keep(rest) }
             if let current, let ending, let index = pending.firstIndex(where: { $0.path == current.file }) {
                 let site = CrashSite(name: current.stage) ?? .unknown
                 let record = CrashRecord(time: Clock.iso8601(Clock.now()), line: current.line, file: FileSystem.baseName(current.file),
                                          identity: pending[index].identity, what: site.name, key: nil, message: nil,
-                                         signal: ending, detail: lastWords.last)
+                                         signal: ending, detail: lastWords.detail)
                 outcomes[current.file] = .crashed(record)
                 pending.remove(at: index)
             } else if !pending.isEmpty && !heard {
                 // The scanner died before it said anything: it cannot run here, and trying again would not help.
-                let why = lastWords.last.map { ": \($0)" } ?? ""
+                let why = lastWords.detail.map { ": \($0)" } ?? ""
                 let refusal = PluginRefusal(.scannerFailed, "the plugin scanner ended (\(ending ?? "no report")) before it opened a file\(why)",
                                             fix: "run \(executable) __scan FILE by hand to see why")
                 for file in pending { outcomes[file.path] = .failed(nil, refusal) }

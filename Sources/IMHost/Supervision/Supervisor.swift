@@ -94,7 +94,7 @@ public final class Supervisor {
     private var reservation: Breadcrumb.Reservation?
     private var control = LineBuffer()
     private var errors = LineBuffer()
-    private var lastWords: [String] = []
+    private var lastWords = LastWords()
     private var restarts: [Int64] = []
     /// The state to reopen after a crash: the last ack that named a chat.
     public private(set) var resume = Ack()
@@ -104,6 +104,29 @@ public final class Supervisor {
     public init(settings: Settings, diagnostics: @escaping (String) -> Void) {
         self.settings = settings
         self.diagnostics = diagnostics
+        // A worker that died leaves a closed pipe behind: writing to it must fail, not kill us.
+        signal(SIGPIPE, SIG_IGN)
+    }
+
+    /// What to wait on, beside input, while no command runs: the worker's pipes become readable
+    /// when it writes or ends. Then call ``idle()``.
+    public var watched: [Int32] {
+        guard let worker else { return [] }
+        return [control.ended ? -1 : worker.control, errors.ended ? -1 : worker.errors].filter { $0 >= 0 }
+    }
+
+    /// While no command runs: passes on what the worker wrote, and notices a worker that died
+    /// on its own (a line's background thread, say), recording it and starting a new one.
+    /// Returns what happened when the worker died, else `nil`.
+    public func idle() -> Outcome? {
+        guard let worker else { return nil }
+        let ready = waitReadable(watched, milliseconds: 0)
+        drainErrors(ready, from: worker.errors)
+        if ready.contains(worker.control) { _ = control.fill(from: worker.control) }
+        guard control.ended else { return nil }
+        let ending = worker.wait()
+        drainAll(from: worker.errors)
+        return died(ending: ending.description)
     }
 
     deinit {
@@ -232,7 +255,8 @@ public final class Supervisor {
         let began = Clock.monotonic()
         let snapshot = known ?? reservation?.read()
         let frame = (snapshot?.depth ?? 0) > 0 ? snapshot?.frame : nil
-        let detail = (lastWords.last(where: Self.isFatalError) ?? lastWords.last).map { TerminalText.safe($0) }
+        let detail = lastWords.detail.map { TerminalText.safe($0) }
+        lastWords = LastWords()
         let record = CrashRecord(frame, ending: ending, detail: detail)
         let written: CrashRecord
         var unrecorded = ""
@@ -280,27 +304,13 @@ public final class Supervisor {
     }
 
     /// Passes on one line the worker wrote on standard error. The Swift runtime's stack trace
-    /// after a crash is left out (its first line, the fatal error, is kept and goes into the
-    /// crash record).
+    /// after a crash is left out, and its fatal error goes into the crash notice and record.
     private func say(_ line: String) {
         guard !line.isEmpty else { return }
-        if line == "Current stack trace:" || Self.isStackFrame(line) { return }
-        lastWords = Array((lastWords + [line]).suffix(3))
+        guard lastWords.keep(line) else { return }
         // The runtime's last words go into the crash notice and record, not on their own.
-        if Self.isFatalError(line) { return }
+        if LastWords.isFatalError(line) { return }
         diagnostics(TerminalText.safe(line))
-    }
-
-    /// `File.swift:16: Fatal error: …`: what the Swift runtime says as a process dies of an error.
-    static func isFatalError(_ line: String) -> Bool {
-        line.contains("Fatal error:") || line.contains("Precondition failed") || line.contains("Assertion failed")
-    }
-
-    /// `12   libswiftCore.so   0x00007f…`: a frame of a stack trace.
-    static func isStackFrame(_ line: String) -> Bool {
-        let trimmed = line.drop { $0 == " " }
-        guard let first = trimmed.first, first.isNumber else { return false }
-        return trimmed.contains(" 0x")
     }
 
     /// One line: whose code crashed doing what, what it cost, and how to lift it.

@@ -68,12 +68,18 @@ enum ChatCommand {
                 prompted = true
             }
             var command: String?
-            switch reader.next(timeout: 500) {
+            let event = reader.next(timeout: 500, wake: supervised.supervisor.watched)
+            if let signal = Interruption.signal {
+                supervised.supervisor.finish(signal: signal)
+                return Interruption.exitCode(signal)
+            }
+            switch event {
             case .end:
                 if terminal { output.out("\n") }
                 return supervised.supervisor.finish()
             case .timeout:
-                break
+                // The worker may have said something, or died on its own, while we waited.
+                if let code = supervised.idle() { return code }
             case .line(let line):
                 prompted = false
                 command = line
@@ -121,6 +127,12 @@ final class SupervisedRun {
     /// Hands one command over; returns an exit code when the command is over.
     func hand(_ line: String) -> Int32? {
         handle(supervisor.send(line))
+    }
+
+    /// Between commands: notices a worker that died on its own; returns an exit code when the
+    /// command is over.
+    func idle() -> Int32? {
+        supervisor.idle().flatMap(handle)
     }
 
     /// The last outcome's ack, when it was done.

@@ -59,6 +59,12 @@ enum Interruption {
     static func install() {
         Glibc.signal(SIGINT) { number in Interruption.received.store(number, ordering: .relaxed) }
         Glibc.signal(SIGTERM) { number in Interruption.received.store(number, ordering: .relaxed) }
+        // A parent may start us with them blocked (the mask is inherited): unblock them.
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 
     /// The signal received, if one was.

@@ -17,9 +17,9 @@ final class LineReader {
 
     init(fd: Int32 = STDIN_FILENO) { self.fd = fd }
 
-    /// The next line (without its newline), `.timeout` after `milliseconds` with no full line,
-    /// or `.end` once the input is closed and drained.
-    func next(timeout milliseconds: Int32) -> Event {
+    /// The next line (without its newline), `.timeout` after `milliseconds` with no full line
+    /// or as soon as one of `wake` is readable, or `.end` once the input is closed and drained.
+    func next(timeout milliseconds: Int32, wake: [Int32] = []) -> Event {
         while true {
             if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
                 var line = Array(buffer[..<newline])
@@ -32,14 +32,14 @@ final class LineReader {
                 defer { buffer.removeAll() }
                 return .line(String(decoding: buffer, as: UTF8.self))
             }
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, milliseconds)
+            var pollers = ([fd] + wake).map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            let ready = poll(&pollers, nfds_t(pollers.count), milliseconds)
             if ready < 0 {
                 if errno == EINTR { return .timeout }
                 ended = true
                 continue
             }
-            if ready == 0 { return .timeout }
+            if ready == 0 || pollers[0].revents == 0 { return .timeout }
             var chunk = [UInt8](repeating: 0, count: 4096)
             let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, 4096) }
             if count < 0 && errno == EINTR { continue }
