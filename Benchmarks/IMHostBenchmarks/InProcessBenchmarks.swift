@@ -97,7 +97,7 @@ enum InProcessBenchmarks {
         }
     }
 
-    static func sampleMessages(_ count: Int, conversation: String = "u42") -> [MessageEnvelope] {
+    static func sampleMessages(_ count: Int, conversation: String = "u42", prefix: String = "") -> [MessageEnvelope] {
         let payloads: [(String, String)] = [
             ("text", #"{"text":"你好,这套房子还在吗? Is the flat still available this weekend?"}"#),
             ("image", #"{"height":600,"url":"https://img.example/flat/1.jpg","width":800}"#),
@@ -108,69 +108,84 @@ enum InProcessBenchmarks {
             let (key, json) = payloads[index % payloads.count]
             return MessageEnvelope(id: "m\(index + 1)", conversation: conversation, from: index % 3 == 0 ? "me" : "u42",
                                    to: index % 3 == 0 ? "u42" : "me", timestamp: 1_767_603_600_000 + Int64(index) * 1000,
-                                   key: key, payload: MessagePayload(json: json))
+                                   key: prefix + key, payload: MessagePayload(json: json))
         }
     }
 
+    /// A built-in builder registered by a line under its own key, so the host calls it as line
+    /// code: inside a breadcrumb frame.
+    struct LineCopy<Builder: MessageBuilder>: MessageBuilder {
+        let inner: Builder
+        let key: String
+        func content(from payload: MessagePayload) throws -> Builder.Content { try inner.content(from: payload) }
+        func payload(for content: Builder.Content) throws -> MessagePayload { try inner.payload(for: content) }
+        func model(for content: Builder.Content, layout: MessageLayout) throws -> MessageModel { try inner.model(for: content, layout: layout) }
+        func view(for model: MessageModel) -> MessageView { inner.view(for: model) }
+    }
+
+    static let line = "benchmsg"
+    static let text = LineCopy(inner: BuiltinBuilders.Text(), key: "benchmsg.text")
+    static let image = LineCopy(inner: BuiltinBuilders.Image(), key: "benchmsg.image")
+    static let voice = LineCopy(inner: BuiltinBuilders.Voice(), key: "benchmsg.voice")
+    static let location = LineCopy(inner: BuiltinBuilders.Location(), key: "benchmsg.location")
+
     /// The baseline: a hand-written switch over the same kinds, calling the same builders and the
-    /// same cell drawing directly: only the dispatch differs.
+    /// same cell drawing directly, without breadcrumbs: only the dispatch differs.
     static func switchRows(_ message: MessageEnvelope, number: Int, renderer: PageRenderer) throws -> [String] {
         let layout = MessageLayout(width: 48)
         let view: MessageView
         switch message.key {
-        case "text":
-            let builder = BuiltinBuilders.Text()
-            view = builder.view(for: try builder.model(for: try builder.content(from: message.payload), layout: layout))
-        case "image":
-            let builder = BuiltinBuilders.Image()
-            view = builder.view(for: try builder.model(for: try builder.content(from: message.payload), layout: layout))
-        case "voice":
-            let builder = BuiltinBuilders.Voice()
-            view = builder.view(for: try builder.model(for: try builder.content(from: message.payload), layout: layout))
-        case "location":
-            let builder = BuiltinBuilders.Location()
-            view = builder.view(for: try builder.model(for: try builder.content(from: message.payload), layout: layout))
+        case "benchmsg.text": view = text.view(for: try text.model(for: try text.content(from: message.payload), layout: layout))
+        case "benchmsg.image": view = image.view(for: try image.model(for: try image.content(from: message.payload), layout: layout))
+        case "benchmsg.voice": view = voice.view(for: try voice.model(for: try voice.content(from: message.payload), layout: layout))
+        case "benchmsg.location":
+            view = location.view(for: try location.model(for: try location.content(from: message.payload), layout: layout))
         default:
             return renderer.cell(number: number, envelope: message, view: nil, outgoing: message.from == "me")
         }
         return renderer.cell(number: number, envelope: message, view: view, outgoing: message.from == "me")
     }
 
-    static func messages() throws -> [Row] {
-        let messages = sampleMessages(10_000)
+    static func messages(folder: String) throws -> [Row] {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let breadcrumb = folder + "/bench.crumb"
+        _ = FileManager.default.createFile(atPath: breadcrumb, contents: nil)
+        let messages = sampleMessages(10_000, prefix: line + ".")
         func registry(keys: Int) -> MessageRegistry {
             var registry = MessageRegistry.builtIn
-            registry.add((0..<(keys - registry.allKeys.count)).map { Unused(key: "filler\($0).note") }, line: "filler")
+            registry.add([text, image, voice, location], line: line)
+            registry.add((0..<(keys - registry.allKeys.count)).map { Unused(key: "\(line).filler\($0)") }, line: line)
             return registry
         }
-        let small = MessageListRenderer(registry: registry(keys: 10), selfUser: "me")
-        let large = MessageListRenderer(registry: registry(keys: 1000), selfUser: "me")
+        let small = MessageListRenderer(registry: registry(keys: 10), selfUser: "me", breadcrumb: breadcrumb)
+        let large = MessageListRenderer(registry: registry(keys: 1000), selfUser: "me", breadcrumb: breadcrumb)
+        let bare = MessageListRenderer(registry: registry(keys: 10), selfUser: "me")
         let page = PageRenderer(width: 72, colors: false)
-        var smallTime = 0.0, largeTime = 0.0, switchTime = 0.0
-        var smallRuns: [Double] = [], largeRuns: [Double] = [], switchRuns: [Double] = []
-        // Interleaved rounds, so a burst of load on the shared machine hits all three alike.
+        var runs: [String: [Double]] = [:]
+        // Interleaved rounds, so a burst of load on the shared machine hits all of them alike.
         for _ in 0..<15 {
-            switchRuns.append(try median(runs: 1) {
+            runs["switch", default: []].append(try median(runs: 1) {
                 for (index, message) in messages.enumerated() { blackHole(try switchRows(message, number: index + 1, renderer: page)) }
             })
-            smallRuns.append(median(runs: 1) {
-                for (index, message) in messages.enumerated() { blackHole(small.rows(number: index + 1, message)) }
-            })
-            largeRuns.append(median(runs: 1) {
-                for (index, message) in messages.enumerated() { blackHole(large.rows(number: index + 1, message)) }
-            })
+            for (name, renderer) in [("small", small), ("large", large), ("bare", bare)] {
+                runs[name, default: []].append(median(runs: 1) {
+                    for (index, message) in messages.enumerated() { blackHole(renderer.rows(number: index + 1, message)) }
+                })
+            }
         }
-        switchTime = switchRuns.sorted()[7]
-        smallTime = smallRuns.sorted()[7]
-        largeTime = largeRuns.sorted()[7]
+        let time = runs.mapValues { $0.sorted()[$0.count / 2] }
+        let switchTime = time["switch"]!, smallTime = time["small"]!, largeTime = time["large"]!, bareTime = time["bare"]!
         let rate = Double(messages.count) / (smallTime / 1e9)
         return [
-            Row(what: "messages", measure: "stored messages to rendered rows/s, 10 keys", figure: "\(format(rate / 1000)) k/s",
+            Row(what: "messages", measure: "stored messages to rendered rows/s, 10 keys, breadcrumbs on", figure: "\(format(rate / 1000)) k/s",
                 baseline: "hand-written switch: \(format(Double(messages.count) / (switchTime / 1e9) / 1000)) k/s",
                 ratio: "\(format(smallTime / switchTime, 2))x time", target: ">= 100 k/s, <= 1.3x", met: rate >= 100_000 && smallTime / switchTime <= 1.3),
             Row(what: "messages", measure: "rendered rows/s, 1,000 keys", figure: "\(format(Double(messages.count) / (largeTime / 1e9) / 1000)) k/s",
                 baseline: "10 keys: \(format(rate / 1000)) k/s", ratio: "\(format(largeTime / smallTime, 2))x time",
                 target: "<= 1.1x", met: largeTime / smallTime <= 1.1),
+            Row(what: "messages", measure: "breadcrumbs: rows/s with a frame around each builder call", figure: "\(format(rate / 1000)) k/s",
+                baseline: "no breadcrumb: \(format(Double(messages.count) / (bareTime / 1e9) / 1000)) k/s",
+                ratio: "\(format(smallTime / bareTime, 2))x time", target: "report", met: nil),
         ]
     }
 

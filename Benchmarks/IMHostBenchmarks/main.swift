@@ -11,9 +11,10 @@ let sections: [(name: String, run: () throws -> [Row])] = [
     ("startup", { try StartupBenchmark.run() }),
     ("converter", { try InProcessBenchmarks.converter(folder: scratch + "/converter") }),
     ("bus", { InProcessBenchmarks.sessionBus() }),
-    ("messages", { try InProcessBenchmarks.messages() }),
+    ("messages", { try InProcessBenchmarks.messages(folder: scratch + "/messages") }),
     ("history", { try InProcessBenchmarks.history(folder: scratch + "/history") }),
     ("memory", { try InProcessBenchmarks.memory(folder: scratch + "/memory") }),
+    ("crash", { try ContainmentBenchmark.run(folder: scratch + "/crash") }),
 ]
 // `imhost-bench converter bus` runs only those sections; no arguments runs them all.
 let chosen = Set(CommandLine.arguments.dropFirst())

@@ -10,15 +10,15 @@ package struct DocumentReader {
     }
 
     /// The members of an object, refusing keys not in `allowed` with the closest allowed key.
-    package func members(_ node: JSONNode, _ path: String, allowed: [String]?) throws(ConfigError) -> [(key: String, keyPosition: SourcePosition, value: JSONNode)] {
+    package func members(_ node: JSONNode, _ path: @autoclosure () -> String, allowed: [String]?) throws(ConfigError) -> [(key: String, keyPosition: SourcePosition, value: JSONNode)] {
         guard case .object(let members) = node.value else {
-            throw fail(node, path, "expected an object, found \(node.kindName)")
+            throw fail(node, path(), "expected an object, found \(node.kindName)")
         }
         if let allowed {
             for member in members where !allowed.contains(member.key) {
                 let hint = closestMatch(to: member.key, among: allowed).map { "; did you mean \"\($0)\"?" }
                     ?? "; allowed keys: " + allowed.joined(separator: ", ")
-                throw ConfigError(file: file, position: member.keyPosition, path: join(path, member.key),
+                throw ConfigError(file: file, position: member.keyPosition, path: join(path(), member.key),
                                   message: "unknown key \"\(member.key)\"\(hint)")
             }
         }

@@ -87,6 +87,9 @@ public struct HostConfig: Sendable, Equatable {
     /// Time limits on line code.
     public var limits = Limits()
 
+    /// The settings a line may have.
+    static let lineKeys = ["enabled", "file", "sha256"]
+
     /// Reads and validates the host.json at `path`.
     public static func load(from path: String) throws(ConfigError) -> HostConfig {
         let text: String
@@ -139,13 +142,14 @@ extension DocumentReader {
         var lineOrder: [String] = []
         if let node = member("lines") {
             for entry in try members(node, "lines", allowed: nil) {
-                let path = "lines." + entry.key
+                // Made only when a setting is given or a mistake is said: most lines have neither.
+                var path: String { "lines." + entry.key }
                 guard LineID.isValid(entry.key) else {
                     throw ConfigError(file: file, position: entry.keyPosition, path: path,
                                       message: "\"\(entry.key)\" is not a line id; use [a-z][a-z0-9_-]{0,31}, e.g. \"house\"")
                 }
                 var line = HostConfig.Line(enabled: true)
-                for setting in try members(entry.value, path, allowed: ["enabled", "file", "sha256"]) {
+                for setting in try members(entry.value, path, allowed: HostConfig.lineKeys) {
                     let settingPath = path + "." + setting.key
                     switch setting.key {
                     case "enabled":

@@ -132,6 +132,9 @@ package struct JSONParser {
     private mutating func parseObject(depth: Int, start: SourcePosition) throws(JSONSyntaxError) -> JSONNode {
         index += 1
         var members: [(key: String, keyPosition: SourcePosition, value: JSONNode)] = []
+        // Keys seen, to refuse a duplicate: a look through the few keys of a small object, a set
+        // once it grows (a linear search alone made large objects quadratic).
+        var keys: Set<String> = []
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -144,7 +147,14 @@ package struct JSONParser {
             }
             let keyPosition = position
             let key = try parseString()
-            if members.contains(where: { $0.key == key }) {
+            let repeated: Bool
+            if members.count < 8 {
+                repeated = members.contains { $0.key == key }
+            } else {
+                if keys.isEmpty { keys = Set(members.map(\.key)) }
+                repeated = !keys.insert(key).inserted
+            }
+            guard !repeated else {
                 throw error("key \"\(key)\" appears twice in the same object", at: keyPosition)
             }
             skipWhitespace()

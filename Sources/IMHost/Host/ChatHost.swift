@@ -216,10 +216,12 @@ public final class ChatHost {
         return true
     }
 
-    /// The builder for a message key, opening its line first when it is not opened yet.
+    /// The builder for a message key, opening its line first when it is not opened yet (a
+    /// line's keys are `<line id>.<name>`, so the key names the line to open).
     func messageEntry(for key: String) -> MessageRegistry.Entry? {
         if let entry = lines.registry.entry(for: key) { return entry }
-        guard let line = lines.registry.lazyLine(for: key), activate(line) else { return nil }
+        guard let owner = LineID.owner(ofMessageKey: key), lines.page(of: String(owner)) == nil,
+              !lines.registeredLines.contains(String(owner)), activate(String(owner)) else { return nil }
         return lines.registry.entry(for: key)
     }
 

@@ -13,10 +13,6 @@ public struct MessageRegistry: Sendable {
     }
 
     private var entries: [String: Entry] = [:]
-    /// Keys of lines known from their manifest but not opened yet: key → line. The line is
-    /// opened, and its real builders replace these, when one of its messages first shows.
-    private var lazy: [String: String] = [:]
-
     /// A registry with the host's built-in builders (text, image, voice, location).
     public static var builtIn: MessageRegistry {
         var registry = MessageRegistry()
@@ -29,22 +25,13 @@ public struct MessageRegistry: Sendable {
     /// The builder registered under `key`.
     public func entry(for key: String) -> Entry? { entries[key] }
 
-    /// The line to load before `key` can be shown, when its builder is known from the cache only.
-    func lazyLine(for key: String) -> String? { lazy[key] }
-
     /// Who owns `key`, said the way an error names it: `line 'house'` or `the host`.
     public func owner(of key: String) -> String? {
-        if let line = lazy[key] { return "line '\(line)'" }
-        return entries[key].map { $0.line.map { "line '\($0)'" } ?? "the host" }
+        entries[key].map { $0.line.map { "line '\($0)'" } ?? "the host" }
     }
 
     /// Every registered key, sorted.
-    public var allKeys: [String] { (Array(entries.keys) + lazy.keys).sorted() }
-
-    /// Records keys a line owns without opening it.
-    mutating func addLazy(_ keys: [String], line: String) {
-        for key in keys { lazy[key] = line }
-    }
+    public var allKeys: [String] { entries.keys.sorted() }
 
     /// Adds a line's builders, replacing any under the same keys. The host adds them through a
     /// line's registrar, which refuses keys that are taken; tools use this to build a registry.
@@ -54,7 +41,6 @@ public struct MessageRegistry: Sendable {
 
     mutating func add(_ builders: [any MessageBuilder], line: String, mark: LineMark?) {
         for builder in builders {
-            lazy[builder.key] = nil
             entries[builder.key] = Entry(builder: builder, line: line, mark: mark)
         }
     }

@@ -32,31 +32,40 @@ public final class LineTable {
     }
 
     /// Every change of state a line can make; ``move(_:to:)`` allows nothing else.
-    static let transitions: [State: Set<State>] = [
-        .discovered: [.checked, .refused, .crashed, .hung, .failed],
-        .checked: [.loaded, .refused, .failed, .disabled, .notConfigured],
-        .loaded: [.registered, .failed, .refused, .killed, .quarantined, .disabled, .notConfigured],
-        .registered: [.active, .killed, .quarantined, .disabled, .notConfigured],
-        .active: [.registered, .killed, .quarantined, .disabled, .notConfigured],
-        .killed: [.loaded, .registered, .active, .quarantined, .disabled, .notConfigured],
-        .quarantined: [.loaded, .registered, .active, .killed, .disabled, .notConfigured],
-        .disabled: [.loaded, .registered, .active, .killed, .quarantined, .notConfigured, .refused],
-        .notConfigured: [.loaded, .registered, .active, .killed, .quarantined, .disabled, .refused],
-        .refused: [], .failed: [], .crashed: [], .hung: [], .missing: [],
-    ]
+    static func allows(_ from: State, _ to: State) -> Bool {
+        // A switch rather than a table of sets: it runs for every file on every start.
+        switch from {
+        case .discovered: [.checked, .refused, .crashed, .hung, .failed].contains(to)
+        case .checked: [.loaded, .refused, .failed, .disabled, .notConfigured].contains(to)
+        case .loaded: [.registered, .failed, .refused, .killed, .quarantined, .disabled, .notConfigured].contains(to)
+        case .registered: [.active, .killed, .quarantined, .disabled, .notConfigured].contains(to)
+        case .active: [.registered, .killed, .quarantined, .disabled, .notConfigured].contains(to)
+        case .killed: [.loaded, .registered, .active, .quarantined, .disabled, .notConfigured].contains(to)
+        case .quarantined: [.loaded, .registered, .active, .killed, .disabled, .notConfigured].contains(to)
+        case .disabled: [.loaded, .registered, .active, .killed, .quarantined, .notConfigured, .refused].contains(to)
+        case .notConfigured: [.loaded, .registered, .active, .killed, .quarantined, .disabled, .refused].contains(to)
+        case .refused, .failed, .crashed, .hung, .missing: false
+        }
+    }
 
     /// One row: a plugin file, or a configured line no file provides.
     public struct Entry: Sendable {
         /// The plugin file, absolute; `nil` for a missing line.
         public var file: String?
+        /// The file's name in the plugin folder.
+        public var fileName: String?
         /// The file's identity when it was examined.
         public var identity: FileIdentity?
+        /// What is known about the file's bytes: descriptor and manifest (decoded when asked for).
+        var facts: PluginFacts?
+        /// A descriptor read by a scan that came to no facts (it failed, and is tried again).
+        var scannedDescriptor: PluginDescriptor?
         /// What its descriptor says, once known.
-        public var descriptor: PluginDescriptor?
+        public var descriptor: PluginDescriptor? { facts?.descriptor ?? scannedDescriptor }
         /// The valid line id it claims (or, for a missing line, the line).
         public var lineID: String?
         /// What the line registers, once known.
-        public var manifest: LineManifest?
+        public var manifest: LineManifest? { facts?.manifest }
         /// Where it stands.
         public fileprivate(set) var state: State
         /// Why it does not serve, and what to do; `nil` when it serves.
@@ -71,8 +80,6 @@ public final class LineTable {
         /// Whether the line serves chats: loaded, registered or active.
         public var isServing: Bool { state == .loaded || state == .registered || state == .active }
 
-        /// The file's name in the plugin folder.
-        public var fileName: String? { file.map(FileSystem.baseName) }
     }
 
     /// Why a line cannot serve, as the converter and route table say it.
@@ -95,7 +102,9 @@ public final class LineTable {
     /// The entry of the file that provides each line, when one does.
     private var providers: [String: Int] = [:]
     /// What each line that is not available says about it.
-    private var unavailable: [String: Availability] = [:]
+    private(set) var unavailable: [String: Availability] = [:]
+    /// The lines that serve.
+    private(set) var serving: Set<String> = []
 
     /// The lines opened and registered in this process, kept across reloads: a library is never
     /// unloaded, so a line registered once stays registered (and is routed away from if need be).
@@ -153,8 +162,18 @@ public final class LineTable {
     private func examine() {
         let quarantine = Quarantine(dataFolder: quarantineFolder)
         let cache = cachePath.flatMap(PluginCache.read)
-        var facts: [String: PluginFacts] = [:]
-        entries = []
+        // Starts as the cache's own facts (shared, not copied); files that are gone are dropped below.
+        var facts: [String: PluginFacts] = cache?.files ?? [:]
+        // A local list: the loops below touch every entry, and a class's own array would pay an
+        // exclusivity check on each touch.
+        var entries: [Entry] = []
+        entries.reserveCapacity(64)
+        defer {
+            self.entries = entries
+            reindex()
+        }
+        // Set when a fact is learnt that the cache did not hold.
+        var cacheChanged = cache == nil
         folderProblem = nil
         recordedCrashes = []
         scannedFiles = []
@@ -177,7 +196,7 @@ public final class LineTable {
         var needScan: [(path: String, identity: FileIdentity)] = []
         for name in names {
             let path = folder + "/" + name
-            var entry = Entry(file: path, state: .discovered)
+            var entry = Entry(file: path, fileName: name, state: .discovered)
             do throws(PluginRefusal) {
                 let identity = try Self.trust(path, folder: folder, folderReal: folderReal)
                 entry.identity = identity
@@ -188,9 +207,11 @@ public final class LineTable {
                     move(&entry, to: crashed.crash.isHang ? .hung : .crashed,
                          problem: PluginRefusal(crashed.crash.isHang ? .hung : .crashed, crashed.reason,
                                                 fix: "install a fixed file, or run imhost quarantine lift \(crashed.line ?? name) to try it again"))
-                } else if let known = cache?.files[name], known.identity == identity {
-                    facts[name] = known
+                } else if let known = facts[name], known.identity == identity {
+                    // Known: the cache's fact stands.
+                    entry.facts = known
                 } else {
+                    facts[name] = nil
                     let head: [UInt8]
                     do {
                         head = try FileSystem.readBytes(path, limit: 64)
@@ -203,6 +224,7 @@ public final class LineTable {
                         needScan.append((path, identity))
                     } catch {
                         facts[name] = PluginFacts(identity: identity, descriptor: nil, verdict: .refused(error))
+                        cacheChanged = true
                     }
                 }
             } catch {
@@ -214,13 +236,15 @@ public final class LineTable {
         // 2. New and changed files: opened by scanner children, never here.
         if !needScan.isEmpty {
             scannedFiles = needScan.map { FileSystem.baseName($0.path) }
+            let byPath = Dictionary(entries.indices.map { (entries[$0].file ?? "", $0) }, uniquingKeysWith: { first, _ in first })
             for (path, outcome) in Scanner.scan(needScan, executable: scanner, limit: config.limits.scanSeconds) {
-                guard let index = entries.firstIndex(where: { $0.file == path }) else { continue }
+                guard let index = byPath[path] else { continue }
                 switch outcome {
                 case .facts(let found):
                     facts[FileSystem.baseName(path)] = found
+                    cacheChanged = true
                 case .failed(let descriptor, let refusal):
-                    entries[index].descriptor = descriptor
+                    entries[index].scannedDescriptor = descriptor
                     if let id = descriptor?.lineID, LineID.isValid(id) { entries[index].lineID = id }
                     if refusal.code == .registrationFailed, let id = entries[index].lineID, config.lines[id]?.enabled != true {
                         // Not enabled: the operator's choice says more than a registration
@@ -246,22 +270,30 @@ public final class LineTable {
 
         // 3. What the facts say.
         for index in entries.indices where entries[index].state == .discovered {
-            guard let name = entries[index].fileName, let found = facts[name] else { continue }
-            entries[index].descriptor = found.descriptor
-            if let id = found.descriptor?.lineID, LineID.isValid(id) { entries[index].lineID = id }
-            switch found.verdict {
-            case .refused(let refusal):
-                move(&entries[index], to: .refused, problem: refusal)
-            case .line(let manifest):
-                entries[index].manifest = manifest
+            if entries[index].facts == nil, let name = entries[index].fileName {
+                entries[index].facts = facts[name]
+            }
+            guard let found = entries[index].facts else { continue }
+            if let id = found.lineID, LineID.isValid(id) { entries[index].lineID = id }
+            if found.isLine {
                 move(&entries[index], to: .checked)
+            } else if case .refused(let refusal) = found.verdict {
+                move(&entries[index], to: .refused, problem: refusal)
             }
         }
 
         // 4. One file a line: two claiming a line are both refused, unless host.json pins one.
-        var claims: [String: [Int]] = [:]
+        var firstClaim: [String: Int] = [:], claims: [String: [Int]] = [:]
+        firstClaim.reserveCapacity(entries.count)
+        let pinned = Set(config.lines.compactMap { $0.value.file == nil ? nil : $0.key })
         for index in entries.indices where entries[index].state == .checked {
-            if let id = entries[index].lineID { claims[id, default: []].append(index) }
+            guard let id = entries[index].lineID else { continue }
+            if let first = firstClaim[id] {
+                claims[id, default: [first]].append(index)
+            } else {
+                firstClaim[id] = index
+                if !pinned.isEmpty, pinned.contains(id) { claims[id] = [index] }
+            }
         }
         for (id, indices) in claims {
             let pinned = config.lines[id]?.file
@@ -296,8 +328,10 @@ public final class LineTable {
                 if digest == nil {
                     digest = try? SHA256.hex(ofFile: entries[index].file ?? "")
                     facts[name]?.sha256 = digest
+                    cacheChanged = true
                 }
                 guard digest == pin else {
+                    entries[index].facts = facts[name]
                     move(&entries[index], to: .refused, problem: PluginRefusal(
                         .digestMismatch, "its SHA-256 is \(digest ?? "unreadable"), host.json pins \(pin)",
                         fix: "install the file host.json pins, or update lines.\(id).sha256 to the new file's digest"))
@@ -325,21 +359,32 @@ public final class LineTable {
 
         // 6. Lines enabled in host.json that no file provides.
         let anonymous = entries.count { $0.file != nil && $0.lineID == nil }
+        // Lines some file claims: those that got to checked are in `firstClaim`; the few others here.
+        var claimed: Set<String> = []
+        for index in entries.indices {
+            switch entries[index].state {
+            case .refused, .failed, .crashed, .hung:
+                if let id = entries[index].lineID { claimed.insert(id) }
+            default:
+                break
+            }
+        }
+        let present = pinned.isEmpty ? [] : Set(entries.compactMap(\.fileName))
         for id in config.lineOrder where config.lines[id]?.enabled == true {
-            let pinned = config.lines[id]?.file
-            if let pinned {
-                guard !entries.contains(where: { $0.fileName == pinned }) else { continue }
+            let pin = config.lines[id]?.file
+            if let pin {
+                guard !present.contains(pin) else { continue }
             } else {
-                guard !entries.contains(where: { $0.lineID == id }) else { continue }
+                guard firstClaim[id] == nil, !claimed.contains(id) else { continue }
             }
             let reason: String
-            if let pinned {
-                reason = "host.json pins line '\(id)' to \(pinned), which is not in \(folder)"
+            if let pin {
+                reason = "host.json pins line '\(id)' to \(pin), which is not in \(folder)"
             } else {
                 let unknown = anonymous == 0 ? "" : " (\(anonymous) refused file\(anonymous == 1 ? "" : "s") could not be read for \(anonymous == 1 ? "its" : "their") line id)"
                 reason = "no plugin in \(folder) provides line '\(id)'\(unknown)"
             }
-            entries.append(Entry(file: nil, lineID: id, state: .missing,
+            entries.append(Entry(file: nil, fileName: nil, lineID: id, state: .missing,
                                  problem: PluginRefusal(.missing, reason, fix: "install its .so there, or set \"enabled\": false")))
         }
 
@@ -350,12 +395,18 @@ public final class LineTable {
             entries[index].note = "its file changed on disk; this process keeps the version it loaded until it restarts"
         }
 
-        if let cachePath {
-            let updated = PluginCache(files: facts)
-            if updated != cache { updated.write(cachePath) }
+        if facts.count > names.count {
+            let present = Set(names)
+            facts = facts.filter { present.contains($0.key) }
         }
-        quarantine.prune { name in self.entries.first { $0.fileName == name }?.identity }
-        reindex()
+        if let cachePath, cacheChanged || facts.count != cache?.files.count {
+            PluginCache(files: facts).write(cachePath)
+        }
+        if !quarantine.entries.isEmpty {
+            let identities = Dictionary(entries.compactMap { entry in entry.fileName.map { ($0, entry.identity) } },
+                                        uniquingKeysWith: { first, _ in first })
+            quarantine.prune { name in identities[name] ?? nil }
+        }
     }
 
     /// A quarantine entry for a crash before the line was vetted: the file is not opened again.
@@ -366,17 +417,25 @@ public final class LineTable {
     /// Checks a plugin file before anything reads it: a regular file, or a link to one inside the
     /// folder, not writable by group or others. Returns its identity.
     private static func trust(_ path: String, folder: String, folderReal: String) throws(PluginRefusal) -> FileIdentity {
-        let real: String
-        let info: stat
+        var info: stat
         do {
-            real = try FileSystem.realPath(path)
-            info = try FileSystem.status(real, followLinks: true)
+            // One lstat a file on a warm start: only a link needs resolving (a name read from
+            // the folder has no slash, so a file that is not a link is in the folder).
+            info = try FileSystem.status(path, followLinks: false)
+            if info.st_mode & S_IFMT == S_IFLNK {
+                let real = try FileSystem.realPath(path)
+                guard real.hasPrefix(folderReal + "/") else {
+                    throw PluginRefusal(.leavesFolder, "is a symbolic link to \(real), outside the plugin folder",
+                                        fix: "copy the plugin into the folder instead of linking to it")
+                }
+                info = try FileSystem.status(real, followLinks: true)
+            }
+        } catch let refusal as PluginRefusal {
+            throw refusal
+        } catch let failure as FileSystem.Failure {
+            throw PluginRefusal(.unreadable, "cannot be read (\(failure.call): \(failure))", fix: "fix the file or link, or remove it")
         } catch {
-            throw PluginRefusal(.unreadable, "cannot be read (\(error.call): \(error))", fix: "fix the file or link, or remove it")
-        }
-        guard real.hasPrefix(folderReal + "/") else {
-            throw PluginRefusal(.leavesFolder, "is a symbolic link to \(real), outside the plugin folder",
-                                fix: "copy the plugin into the folder instead of linking to it")
+            throw PluginRefusal(.unreadable, "cannot be read (\(error))", fix: "fix the file or link, or remove it")
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw PluginRefusal(.notRegularFile, "is not a regular file", fix: "remove it from the plugin folder")
@@ -399,7 +458,7 @@ public final class LineTable {
 
     /// The one place an entry's state changes; refuses a change the state machine does not have.
     private func move(_ entry: inout Entry, to state: State, problem: PluginRefusal? = nil) {
-        precondition(Self.transitions[entry.state]?.contains(state) == true,
+        precondition(Self.allows(entry.state, state),
                      "line state cannot go from \(entry.state) to \(state)")
         entry.state = state
         entry.problem = problem
@@ -408,36 +467,50 @@ public final class LineTable {
     /// Rebuilds the lookups after the entries changed: who provides each line, what each
     /// unavailable line says, the blocked keys, the registry and the routes.
     private func reindex() {
+        // Indices, not `for entry in entries`: an entry is large, and these loops run at every
+        // start. A local copy of the array, so its reads pay no exclusivity check.
+        var entries: [Entry] = []
+        swap(&entries, &self.entries)
+        defer { self.entries = entries }
         providers = [:]
         unavailable = [:]
-        for (index, entry) in entries.enumerated() {
-            guard let id = entry.lineID else { continue }
-            if entry.isServing || [.killed, .quarantined, .disabled, .notConfigured].contains(entry.state) {
-                providers[id] = providers[id] ?? index
+        serving = []
+        providers.reserveCapacity(entries.count)
+        serving.reserveCapacity(entries.count)
+        var others = false
+        for index in entries.indices {
+            guard let id = entries[index].lineID else { continue }
+            switch entries[index].state {
+            case .loaded, .registered, .active:
+                // One file claims a line (two are refused): it provides it.
+                providers[id] = index
+                serving.insert(id)
+            case .killed, .quarantined, .disabled, .notConfigured:
+                if providers[id] == nil { providers[id] = index }
+                others = true
+            default:
+                others = true
             }
         }
-        for entry in entries {
-            guard let id = entry.lineID, unavailable[id] == nil else { continue }
-            // A line one file serves is available, whatever other files claiming it say.
-            if let provider = providers[id], entries[provider].isServing { continue }
-            unavailable[id] = Self.availability(of: providers[id].map { entries[$0] } ?? entry, config: config)
+        // What the lines that do not serve say (none, usually).
+        for index in entries.indices where others && !entries[index].isServing {
+            guard let id = entries[index].lineID, unavailable[id] == nil, !serving.contains(id) else { continue }
+            unavailable[id] = Self.availability(of: entries[providers[id] ?? index], config: config)
         }
         for id in config.lineOrder where unavailable[id] == nil && providers[id] == nil && config.lines[id]?.enabled == false {
             unavailable[id] = .unavailable(.lineDisabled, "line '\(id)' is disabled in host.json")
         }
-        for (index, entry) in entries.enumerated() where registered[entry.lineID ?? ""] != nil {
-            let id = entry.lineID!
-            if entry.isServing && providers[id] == index {
-                if entries[index].state == .loaded { move(&entries[index], to: .registered) }
-                let target: State = registered[id]!.servicesStarted ? .active : .registered
-                if entries[index].state != target { move(&entries[index], to: target) }
-            }
+        for (id, line) in registered {
+            guard let index = providers[id], entries[index].isServing else { continue }
+            if entries[index].state == .loaded { move(&entries[index], to: .registered) }
+            let target: State = line.servicesStarted ? .active : .registered
+            if entries[index].state != target { move(&entries[index], to: target) }
         }
 
         blockedKeys = [:]
         for key in config.killSwitch.messages { blockedKeys[key] = .killedKey }
-        for entry in entries where entry.isServing {
-            for (key, held) in entry.quarantinedKeys where blockedKeys[key] == nil {
+        for index in entries.indices where entries[index].isServing && !entries[index].quarantinedKeys.isEmpty {
+            for (key, held) in entries[index].quarantinedKeys where blockedKeys[key] == nil {
                 blockedKeys[key] = .quarantinedKey(held.reason)
             }
         }
@@ -449,9 +522,6 @@ public final class LineTable {
         for (id, line) in registered.sorted(by: { $0.key < $1.key }) {
             registry.add(line.builders, line: id, mark: line.mark)
             for route in line.routes { routes.add(route) }
-        }
-        for entry in entries where entry.state == .loaded {
-            if let id = entry.lineID, registered[id] == nil { registry.addLazy(entry.manifest?.messageKeys ?? [], line: id) }
         }
         self.registry = registry
         self.routes = routes

@@ -65,14 +65,17 @@ public struct Converter: Sendable {
         }
     }
 
-    private enum LineState: Sendable {
-        case available
-        case unavailable(Reason, String)
-    }
-
     private let exact: [Int64: HostConfig.Route]
     private let wildcard: [Int: HostConfig.Route]
-    private let lines: [String: LineState]
+    /// Lines that serve.
+    private let serving: Set<String>
+    /// Why each line that does not serve does not.
+    private let unavailable: [String: LineTable.Availability]
+
+    /// Whether a line serves, and if not, why.
+    private func state(of line: String) -> LineTable.Availability {
+        serving.contains(line) ? .available : unavailable[line] ?? .unavailable(.lineMissing, "no plugin provides line '\(line)'")
+    }
 
     /// A converter for a configuration and the lines as they stand.
     public init(config: HostConfig, lines table: LineTable) {
@@ -84,16 +87,11 @@ public struct Converter: Sendable {
             case .ids(let ids): for id in ids { exact[Self.key(route.rootCateID, id)] = route }
             }
         }
-        var lines: [String: LineState] = [:]
-        for id in Set(config.lineOrder + table.entries.compactMap(\.lineID)) {
-            switch table.availability(of: id) {
-            case .available: lines[id] = .available
-            case .unavailable(let reason, let why): lines[id] = .unavailable(reason, why)
-            }
-        }
         self.exact = exact
         self.wildcard = wildcard
-        self.lines = lines
+        // Copies of the table's own lookups (copy on write: no work per line).
+        serving = table.serving
+        unavailable = table.unavailable
     }
 
     private static func key(_ root: Int, _ cate: Int) -> Int64 { Int64(root) << 32 | Int64(cate) }
@@ -111,7 +109,7 @@ public struct Converter: Sendable {
         guard let rule else {
             return Decision(jump: jump, target: .legacy, reason: .noRule, rule: nil)
         }
-        switch lines[rule.line] ?? .unavailable(.lineMissing, "no plugin provides line '\(rule.line)'") {
+        switch state(of: rule.line) {
         case .available:
             return Decision(jump: jump, target: .line(rule.line), reason: .routed, rule: rule)
         case .unavailable(let reason, let why):
@@ -123,7 +121,7 @@ public struct Converter: Sendable {
     /// through the converter): the line's page if it is available, else the legacy page and why.
     /// The kill switch applies here too.
     public func decide(_ jump: JumpURL, line: String) -> Decision {
-        switch lines[line] ?? .unavailable(.lineMissing, "no plugin provides line '\(line)'") {
+        switch state(of: line) {
         case .available:
             return Decision(jump: jump, target: .line(line), reason: .routed, rule: nil, named: line)
         case .unavailable(let reason, let why):

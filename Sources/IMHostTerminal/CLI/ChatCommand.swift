@@ -18,7 +18,7 @@ enum ChatCommand {
             The conversation is kept in the data folder (host.json "data", default .imhost),
             per user, and stays whole across runs and pages.
 
-            \(ChatSession.help.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
+            \(ChatSession.help.utf8.split(separator: 0x0A).map { "  " + String(Substring($0)) }.joined(separator: "\n"))
 
             host.json and the quarantine are read again on /reload, SIGHUP, or when either
             file changes; an invalid new configuration is refused and the last good one stays.

@@ -5,14 +5,17 @@ public enum LineID {
 
     /// Whether `id` matches `[a-z][a-z0-9_-]{0,31}`.
     public static func isValid(_ id: String) -> Bool {
-        let bytes = Array(id.utf8)
-        guard let first = bytes.first, bytes.count <= maximumLength,
-              first >= UInt8(ascii: "a"), first <= UInt8(ascii: "z") else { return false }
-        return bytes.dropFirst().allSatisfy { byte in
-            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
-                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
-                || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+        // One pass over the bytes, no copy: the host checks every line id on every start.
+        var count = 0
+        for byte in id.utf8 {
+            let letter = byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")
+            guard count == 0 ? letter
+                : letter || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+                    || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-") else { return false }
+            count += 1
+            if count > maximumLength { return false }
         }
+        return count > 0
     }
 
     /// The line that owns a message key: the part before the first `.`, or `nil` for a host
