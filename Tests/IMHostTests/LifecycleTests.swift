@@ -79,9 +79,9 @@ struct LifecycleTests {
         setKillSwitch(host, lines: ["house"])
         let killed = try host.open(jobsURL)
         #expect(!killed.isLegacy)
-        #expect(try killed.presented(width: 72).first?.message.degrade == .lineUnavailable(line: "house", why: "line 'house' is in killSwitch.lines"))
+        #expect(try killed.presented(width: 72).first?.message.degrade == .lineUnavailable(line: "house", reason: .killed, why: "line 'house' is in killSwitch.lines"))
         #expect(try killed.tap(1) == .ignored, "a placeholder does nothing when tapped")
-        #expect(try killed.render().contains("(line house unavailable)"))
+        #expect(try killed.render().contains("(line house turned off)"))
         setKillSwitch(host)
         #expect(try host.open(jobsURL).presented(width: 72).first?.message.degrade == nil)
     }

@@ -148,7 +148,7 @@ struct PageTests {
         try page.receive(key: "jobs.interview", payload: MessagePayload(json: interviewJSON))
         try page.receive(key: "image", payload: MessagePayload(json: #"{"height":600,"url":"https://img.example/1.jpg","width":800}"#))
         #expect(try page.presented(width: 72).map(\.message.degrade) == [
-            .lineUnavailable(line: "house", why: "line 'house' is in killSwitch.lines"), .legacyPage, nil,
+            .lineUnavailable(line: "house", reason: .killed, why: "line 'house' is in killSwitch.lines"), .legacyPage, nil,
         ])
         #expect(try page.tap(1) == .ignored)
         #expect(try page.tap(3) == .handled("opened image viewer: https://img.example/1.jpg"))

@@ -8,7 +8,7 @@ public enum Degrade: Equatable, Sendable, CustomStringConvertible {
     /// The host quarantined the key after its builder crashed.
     case quarantinedKey(String)
     /// The key's line is unavailable: killed, quarantined, disabled, refused or failed.
-    case lineUnavailable(line: String, why: String)
+    case lineUnavailable(line: String, reason: Converter.Reason, why: String)
     /// The legacy page shows built-in messages only.
     case legacyPage
     /// The payload does not decode; the text says which field and what was expected.
@@ -24,7 +24,7 @@ public enum Degrade: Equatable, Sendable, CustomStringConvertible {
         case .unknownKey: "no builder is registered for this key"
         case .killedKey: "the key is turned off by killSwitch.messages in host.json"
         case .quarantinedKey(let why): "the key is quarantined: \(why)"
-        case .lineUnavailable(_, let why): why
+        case .lineUnavailable(_, _, let why): why
         case .legacyPage: "the legacy page shows built-in messages only"
         case .undecodable(let why): "the payload does not decode: \(why)"
         case .builderFailed(let why): "the builder failed: \(why)"
@@ -38,7 +38,13 @@ public enum Degrade: Equatable, Sendable, CustomStringConvertible {
         case .unknownKey: "unknown key"
         case .killedKey: "turned off"
         case .quarantinedKey: "quarantined"
-        case .lineUnavailable(let line, _): "line \(line) unavailable"
+        case .lineUnavailable(let line, let reason, _):
+            switch reason {
+            case .killed: "line \(line) turned off"
+            case .quarantined: "line \(line) quarantined"
+            case .lineDisabled: "line \(line) disabled"
+            default: "line \(line) unavailable"
+            }
         case .legacyPage: "legacy page"
         case .undecodable: "does not decode"
         case .builderFailed: "builder failed"

@@ -559,8 +559,8 @@ public final class LineTable {
     /// quarantined, or its line is unavailable.
     func degrade(forKey key: String) -> Degrade? {
         if let blocked = blockedKeys[key] { return blocked }
-        guard let owner = LineID.owner(ofMessageKey: key), case .unavailable(_, let why)? = unavailable[String(owner)] else { return nil }
-        return .lineUnavailable(line: String(owner), why: why)
+        guard let owner = LineID.owner(ofMessageKey: key), case .unavailable(let reason, let why)? = unavailable[String(owner)] else { return nil }
+        return .lineUnavailable(line: String(owner), reason: reason, why: why)
     }
 
     /// The carrier page of a registered line.
