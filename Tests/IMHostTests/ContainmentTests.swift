@@ -328,3 +328,47 @@ struct QuarantineTests {
         #expect(Clock.parse(Clock.iso8601(milliseconds)) == milliseconds)
     }
 }
+
+@Suite("Crashes found at the next start")
+struct OrphanTests {
+    @Test("a chat killed with its supervisor in the middle of line code is recorded and quarantined by the next start")
+    func killedWithItsSupervisor() throws {
+        let workspace = try crashyWorkspace()
+        try workspace.writeConfig(crashyConfig().replacingOccurrences(of: #""callSeconds": 0.5"#, with: #""callSeconds": 600"#))
+        let chat = try RunningProcess(BuildProducts.imhost, ["chat", crashyURL], in: workspace.root,
+                                      environment: ["IMHOST_CRASHY": "menu:loop"])
+        #expect(chat.waitFor("[crashy page]"))
+        chat.send("/menu 4")
+        // The worker is now looping in the line's menu handler: wait until its breadcrumb says so.
+        var stuck = false
+        for _ in 0..<600 where !stuck {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: workspace.data + "/run")) ?? []
+            stuck = names.contains { Breadcrumb.read(workspace.data + "/run/" + $0)?.frame?.site == .action }
+            if !stuck { _ = poll(nil, 0, 50) }
+        }
+        #expect(stuck)
+        // Everything dies at once: the worker, then the supervisor that would have recorded it.
+        for child in children(of: chat.pid) { kill(child, SIGKILL) }
+        chat.signal(SIGKILL)
+        _ = chat.finish()
+        #expect(workspace.crashes.isEmpty)
+
+        let next = try imhost(["route", crashyURL], in: workspace)
+        #expect(next.stderr.contains("imhost: recorded a crash found at start: line 'crashy' crashed (unknown) handling menu item 4"), "\(next.stderr)")
+        #expect(next.stdout.contains("reason: quarantined"))
+        #expect(workspace.crashes.first?.what == "action" && workspace.crashes.first?.signal == "unknown")
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: workspace.data + "/run"))?.isEmpty == true, "the breadcrumb was taken")
+    }
+}
+
+/// The processes whose parent is `pid`, from /proc.
+func children(of pid: Int32) -> [Int32] {
+    let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+    return entries.compactMap { name -> Int32? in
+        guard let child = Int32(name), let stat = try? String(contentsOfFile: "/proc/\(name)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        // After "pid (comm) ": the state, then the parent's pid.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        return fields.count > 1 && Int32(fields[1]) == pid ? child : nil
+    }
+}
