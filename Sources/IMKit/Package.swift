@@ -1,7 +1,8 @@
 // swift-tools-version: 6.1
 // IMKit is its own package so that the host and every plugin link one shared libIMKit.so:
 // a same-package dynamic product is linked statically into each client on Linux, which gives
-// every plugin its own copy of CarrierPage and breaks casts across dlopen (see DESIGN.md).
+// every plugin its own copy of CarrierPage and breaks casts across dlopen (see
+// docs/ARCHITECTURE.md, "Why IMKit is a package of its own").
 import PackageDescription
 
 let package = Package(

@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-/// DESIGN.md relies on library evolution: a plugin built against IMKit 1.0 keeps working with an
-/// IMKit 1.1 that adds API, built by the same compiler. This proves it with real builds: the
+/// The architecture (docs/ARCHITECTURE.md) relies on library evolution: a plugin built against
+/// IMKit 1.0 keeps working with an IMKit 1.1 that adds API, built by the same compiler. This proves it with real builds: the
 /// house and jobs plugins from this build are loaded by a host built against a copy of IMKit
 /// with new public API and new stored properties in `CarrierPage` (which house's page
 /// subclasses) and `ChatContext`.
