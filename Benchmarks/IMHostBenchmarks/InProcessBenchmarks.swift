@@ -49,9 +49,9 @@ enum InProcessBenchmarks {
 
     struct QuickReply: ChatEvent { var text: String }
 
-    final class Subscriber: BusSubscriber {
-        let subscriptions = SubscriptionBag()
+    final class Subscriber {
         var received = 0
+        var subscription: Subscription?
     }
 
     static func sessionBus() -> [Row] {
@@ -59,7 +59,10 @@ enum InProcessBenchmarks {
         let bus = SessionBus()
         let subscribers = (0..<10).map { _ in Subscriber() }
         for subscriber in subscribers {
-            bus.subscribe(QuickReply.self, by: subscriber) { me, event in me.received += event.text.utf8.count }
+            // As the SDK recommends: the subscriber keeps its subscription and is captured unowned.
+            subscriber.subscription = bus.subscribe(QuickReply.self) { [unowned subscriber] event in
+                subscriber.received += event.text.utf8.count
+            }
         }
         let busTime = median(runs: 5) {
             for _ in 0..<events { bus.publish(QuickReply(text: "Hello!")) }

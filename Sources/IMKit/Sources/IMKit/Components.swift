@@ -57,7 +57,9 @@ public final class QuickRepliesComponent: PageComponent {
     /// The platform's phrases, always first.
     public static let platformPhrases = ["Hello!", "Is this still available?", "Thanks!"]
     private weak var page: CarrierPage?
-    private let context: ChatContext
+    // Unowned: the context owns its components, so it outlives them (a strong reference here
+    // would keep every closed page alive).
+    private unowned let context: ChatContext
 
     init(page: CarrierPage) {
         self.page = page
@@ -89,7 +91,9 @@ public final class BottomBarComponent: PageComponent {
     /// The platform's items, always first and in this order.
     public static let platformItems = ["Photo", "Voice", "Video", "Location"]
     private weak var page: CarrierPage?
-    private let context: ChatContext
+    // Unowned: the context owns its components, so it outlives them (a strong reference here
+    // would keep every closed page alive).
+    private unowned let context: ChatContext
 
     init(page: CarrierPage) {
         self.page = page
@@ -122,7 +126,9 @@ public final class DropdownMenuComponent: PageComponent {
     /// The platform's items, always first.
     public static let platformItems = ["Report", "Block", "Clear"]
     private weak var page: CarrierPage?
-    private let context: ChatContext
+    // Unowned: the context owns its components, so it outlives them (a strong reference here
+    // would keep every closed page alive).
+    private unowned let context: ChatContext
 
     init(page: CarrierPage) {
         self.page = page
@@ -154,19 +160,21 @@ public final class DropdownMenuComponent: PageComponent {
 }
 
 /// Where the user types. It sends what is submitted, and the quick replies tapped, as text.
-public final class InputBarComponent: PageComponent, BusSubscriber {
+public final class InputBarComponent: PageComponent {
     public static let kind = ComponentSet.inputBar
-    /// Ends its subscription to quick replies when the input bar goes.
-    public let subscriptions = SubscriptionBag()
-    private let context: ChatContext
+    // Unowned: the context owns its components, so it outlives them (a strong reference here
+    // would keep every closed page alive).
+    private unowned let context: ChatContext
     /// The last error sending, if the last send failed.
     public private(set) var lastError: String?
+    /// Sends the quick replies tapped; ends with the input bar.
+    private var quickReplies: Subscription?
 
     init(page: CarrierPage) {
         context = page.context
         page.context.register(self)
-        context.bus.subscribe(QuickReplyChosen.self, by: self) { bar, event in
-            bar.submit(event.text)
+        quickReplies = context.bus.subscribe(QuickReplyChosen.self) { [unowned self] event in
+            submit(event.text)
         }
     }
 

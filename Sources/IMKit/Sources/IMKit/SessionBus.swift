@@ -3,136 +3,119 @@
 /// Declare a struct per event; its type is its name, so two events never collide by spelling.
 public protocol ChatEvent {}
 
-/// An object that subscribes to a ``SessionBus``. It keeps its subscriptions in a stored
-/// ``SubscriptionBag``; when the object is released, the bag goes with it and every subscription
-/// it made ends. Nobody unsubscribes by hand.
-///
-/// ```swift
-/// final class DraftSaver: BusSubscriber {
-///     let subscriptions = SubscriptionBag()
-///     init(context: ChatContext) {
-///         context.bus.subscribe(TextSent.self, by: self) { saver, event in saver.clear() }
-///     }
-/// }
-/// ```
-public protocol BusSubscriber: AnyObject {
-    /// Where this object's subscriptions live: a `let` stored property, created with the object.
-    var subscriptions: SubscriptionBag { get }
-}
-
-/// The subscriptions one subscriber made. When it is released (with its owner), they end.
-public final class SubscriptionBag {
-    fileprivate var tokens: [SessionBus.Token] = []
-
-    /// An empty bag; declare one as a stored property of each subscriber.
-    public init() {}
-
-    deinit {
-        for token in tokens { token.isActive = false }
-    }
-}
-
 /// Events scoped to one chat page's ``ChatContext``.
 ///
-/// Subscribers are called in the order they subscribed. A subscription ends by itself when its
-/// subscriber is released (its ``SubscriptionBag`` goes with it). Events published on one context
-/// never reach another context, even for the same peer and event type.
+/// A subscription lasts as long as the ``Subscription`` that ``subscribe(_:_:)`` returns: keep it
+/// in a stored property of the object that handles the events, and capture that object `unowned`
+/// in the handler. When the object is released, its subscription goes with it, before the
+/// object is gone, so the handler is never called on a released object:
 ///
-/// The bus belongs to its page and is used from the page's thread only. Do not publish from a
-/// subscriber's `deinit`.
+/// ```swift
+/// final class DraftSaver {
+///     private var textSent: Subscription?
+///     init(context: ChatContext) {
+///         textSent = context.bus.subscribe(TextSent.self) { [unowned self] event in clear() }
+///     }
+///     func clear() {}
+/// }
+/// ```
+///
+/// Subscribers are called in the order they subscribed. Events published on one context never
+/// reach another context, even for the same peer and event type.
+///
+/// The bus belongs to its page and is used from the chat's thread only (see ``CarrierPage``).
 public final class SessionBus {
-    // Delivery holds no weak references: the subscriber is alive exactly as long as its bag, so
-    // a token the bag deactivates on release is enough, and calling costs no atomic reference
-    // counting. Subscribing and publishing are inlinable so they are specialized for each event
-    // type in the module that uses them.
+    /// One subscription's place on the bus: how to deliver to it, and whether it still wants to.
+    final class Slot {
+        let deliver: (UnsafeRawPointer) -> Void
+        // The bus is used from the chat's thread only and its accesses never overlap, so these
+        // properties skip the dynamic exclusivity check, which cost as much as a delivery.
+        @exclusivity(unchecked) var isActive = true
 
-    /// Whether a subscription is live; the subscriber's bag turns it off.
-    @usableFromInline
-    final class Token {
-        @usableFromInline var isActive = true
-        @usableFromInline init() {}
+        init(_ deliver: @escaping (UnsafeRawPointer) -> Void) { self.deliver = deliver }
     }
 
-    /// One subscription: its token, its subscriber, and how to call it. The event is passed by
-    /// address, type-erased, so one non-generic list serves every event type without casts.
-    @frozen @usableFromInline
-    struct Entry {
-        @usableFromInline let token: Token
-        @usableFromInline unowned(unsafe) let subscriber: AnyObject
-        @usableFromInline let deliver: (AnyObject, UnsafeRawPointer) -> Void
-
-        @inlinable
-        init(token: Token, subscriber: AnyObject, deliver: @escaping (AnyObject, UnsafeRawPointer) -> Void) {
-            self.token = token
-            self.subscriber = subscriber
-            self.deliver = deliver
-        }
-    }
-
-    /// The subscriptions for one event type, in subscription order.
-    @usableFromInline
-    final class Subscriptions {
-        @usableFromInline var entries: [Entry] = []
-        @usableFromInline init() {}
-    }
-
-    /// Event type → its subscriptions.
-    @usableFromInline var subscriptions: [ObjectIdentifier: Subscriptions] = [:]
+    /// Event type → its subscriptions, in subscription order.
+    @exclusivity(unchecked) private var slots: [ObjectIdentifier: [Slot]] = [:]
 
     /// Creates an empty bus. Each ``ChatContext`` makes its own.
     public init() {}
 
-    @usableFromInline
-    func keep(_ token: Token, in bag: SubscriptionBag) {
-        bag.tokens.append(token)
-    }
-
-    /// Calls `handler` with `subscriber` for every `Event` published on this bus, for as long
-    /// as `subscriber` lives. The handler receives the subscriber so it need not capture it
-    /// (capturing it strongly would keep it alive for ever).
+    /// Calls `handler` for every `Event` published on this bus, for as long as the returned
+    /// subscription lives (or until it is cancelled). Keep it: a subscription nobody keeps ends
+    /// at once.
+    ///
+    /// Inlinable so the event's type is known where the handler is written: the bus then stores
+    /// an opaque delivery and never casts, and an event costs a few calls (the session-bus row of
+    /// `imhost-bench` needs it). Only ``add(_:_:)`` is part of the ABI, not the bus's storage.
     @inlinable
-    public func subscribe<Subscriber: BusSubscriber, Event: ChatEvent>(
-        _ event: Event.Type, by subscriber: Subscriber,
-        _ handler: @escaping (Subscriber, Event) -> Void
-    ) {
-        let list = subscriptions[ObjectIdentifier(event)] ?? {
-            let made = Subscriptions()
-            subscriptions[ObjectIdentifier(event)] = made
-            return made
-        }()
-        let token = Token()
-        keep(token, in: subscriber.subscriptions)
-        list.entries.append(Entry(token: token, subscriber: subscriber) { target, event in
-            handler(unsafeDowncast(target, to: Subscriber.self), event.assumingMemoryBound(to: Event.self).pointee)
-        })
+    public func subscribe<Event: ChatEvent>(_ event: Event.Type, _ handler: @escaping (Event) -> Void) -> Subscription {
+        add(ObjectIdentifier(event)) { pointer in
+            // Safe: `publish` delivers a pointer to an `Event` only to deliveries added for `Event`'s type.
+            handler(pointer.assumingMemoryBound(to: Event.self).pointee)
+        }
     }
 
-    /// Delivers `event` to this bus's live subscribers of its type, in subscription order.
-    /// Subscriptions of released subscribers are dropped.
+    /// Delivers `event` to this bus's subscriptions of its type, in subscription order. A
+    /// handler may subscribe, cancel or publish: new subscriptions get the next event, not this
+    /// one; a subscription cancelled during delivery gets nothing more.
+    ///
+    /// Inlinable for the same reason as ``subscribe(_:_:)``: only ``deliver(_:_:)`` is ABI.
     @inlinable
     public func publish<Event: ChatEvent>(_ event: Event) {
-        guard let list = subscriptions[ObjectIdentifier(Event.self)] else { return }
-        var released = false
-        // A handler may subscribe more: deliver to those subscribed when publishing began.
-        let entries = list.entries
-        withUnsafePointer(to: event) { event in
-            for entry in entries {
-                // Checked before each call: an earlier handler may have released this subscriber.
-                if entry.token.isActive {
-                    entry.deliver(entry.subscriber, UnsafeRawPointer(event))
-                } else {
-                    released = true
-                }
-            }
-        }
-        if released {
-            list.entries.removeAll { !$0.token.isActive }
-        }
+        withUnsafePointer(to: event) { deliver(ObjectIdentifier(Event.self), UnsafeRawPointer($0)) }
     }
 
-    /// The number of live subscribers for `event`.
-    @inlinable
+    /// The number of live subscriptions to `event`.
     public func subscriberCount<Event: ChatEvent>(for event: Event.Type) -> Int {
-        subscriptions[ObjectIdentifier(event)]?.entries.count { $0.token.isActive } ?? 0
+        slots[ObjectIdentifier(event)]?.count { $0.isActive } ?? 0
+    }
+
+    /// Adds a delivery for an event type. Called by ``subscribe(_:_:)`` only.
+    @usableFromInline
+    func add(_ event: ObjectIdentifier, _ deliver: @escaping (UnsafeRawPointer) -> Void) -> Subscription {
+        let slot = Slot(deliver)
+        slots[event, default: []].append(slot)
+        return Subscription(bus: self, event: event, slot: slot)
+    }
+
+    /// Calls the live deliveries of an event type with a pointer to the event. Called by
+    /// ``publish(_:)`` only.
+    @usableFromInline
+    func deliver(_ event: ObjectIdentifier, _ pointer: UnsafeRawPointer) {
+        // A copy: handlers may subscribe or cancel while it is delivered.
+        guard let list = slots[event] else { return }
+        for slot in list where slot.isActive { slot.deliver(pointer) }
+    }
+
+    /// Forgets a cancelled subscription.
+    fileprivate func remove(_ slot: Slot, of event: ObjectIdentifier) {
+        slots[event]?.removeAll { $0 === slot }
+    }
+}
+
+/// One subscription to a ``SessionBus``: events are delivered while it lives. It ends when it is
+/// released or cancelled.
+public final class Subscription {
+    private weak var bus: SessionBus?
+    private let event: ObjectIdentifier
+    private let slot: SessionBus.Slot
+
+    fileprivate init(bus: SessionBus, event: ObjectIdentifier, slot: SessionBus.Slot) {
+        self.bus = bus
+        self.event = event
+        self.slot = slot
+    }
+
+    deinit { cancel() }
+
+    /// Whether events are still delivered.
+    public var isActive: Bool { slot.isActive }
+
+    /// Ends the subscription: no more events are delivered to it, from now on.
+    public func cancel() {
+        guard slot.isActive else { return }
+        slot.isActive = false
+        bus?.remove(slot, of: event)
     }
 }
