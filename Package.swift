@@ -38,12 +38,14 @@ let package = Package(
         // containment and supervision. No terminal code.
         .target(
             name: "IMHost",
-            dependencies: [.product(name: "IMKit", package: "IMKit")]
+            dependencies: ["CIMHostSupport", .product(name: "IMKit", package: "IMKit")]
         ),
+        // prctl and the crash handler, which Swift cannot call or write safely.
+        .target(name: "CIMHostSupport"),
         // The terminal on top of the core: commands, the chat loop, rendering, scenarios.
         .target(
             name: "IMHostTerminal",
-            dependencies: ["IMHost", .product(name: "IMKit", package: "IMKit")]
+            dependencies: ["IMHost", "CIMHostSupport", .product(name: "IMKit", package: "IMKit")]
         ),
         .executableTarget(name: "imhost", dependencies: ["IMHostTerminal"]),
         .executableTarget(

@@ -45,15 +45,18 @@ public enum FileSystem {
     }
 
     /// Appends `bytes` and a newline to a file (made with mode 0600 if need be) and flushes it.
-    /// A failed append is cut back, so the file never keeps half a line.
+    /// A file whose last line was cut short gets a newline first, so the new line stands whole;
+    /// a failed append is cut back, so the file never keeps half a line.
     package static func appendLine(_ bytes: [UInt8], to path: String) throws(Failure) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        let fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw Failure(call: "open", code: errno) }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw Failure(call: "fstat", code: errno) }
+        var last: UInt8 = 0x0A
+        if info.st_size > 0 { _ = pread(fd, &last, 1, info.st_size - 1) }
         do throws(Failure) {
-            try writeAll(fd, bytes + [UInt8(ascii: "\n")])
+            try writeAll(fd, (last == 0x0A ? [] : [0x0A]) + bytes + [UInt8(ascii: "\n")])
             guard fsync(fd) == 0 else { throw Failure(call: "fsync", code: errno) }
         } catch {
             _ = ftruncate(fd, info.st_size)

@@ -123,7 +123,7 @@ struct ChatContainmentTests {
             /quit
             """)
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stderr.contains("imhost: line 'crashy' \(ending) building message m2 (crashy.bomb); message key crashy.bomb is quarantined: its messages show as placeholders. Lift with: imhost quarantine lift crashy."), "\(result.stderr)")
+        #expect(result.stderr.contains("imhost: line 'crashy' \(ending) building message m2 (crashy.bomb); message key crashy.bomb is quarantined: its messages show as placeholders. Lift with: imhost quarantine lift crashy.bomb."), "\(result.stderr)")
         #expect(result.stdout.contains("│ (quarantined)"))
         #expect(result.stdout.contains("│ after the crash │"), "the chat goes on with the next command")
         let records = workspace.crashes
@@ -191,18 +191,48 @@ struct ChatContainmentTests {
         #expect(result.stdout.contains("│ still here │") && result.stdout.contains("[legacy page]"))
     }
 
-    @Test("a crash outside line code restarts the worker, and a burst of them stops the chat")
-    func restartLimit() throws {
+    @Test("a crash in a thread a line started is the line's: named and quarantined, no restart loop")
+    func backgroundThread() throws {
         let workspace = try crashyWorkspace()
         let chat = try RunningProcess(BuildProducts.imhost, ["chat", crashyURL], in: workspace.root,
-                                      environment: ["IMHOST_CRASHY": "thread:abort"])
+                                      environment: ["IMHOST_CRASHY": "thread:segv"])
+        #expect(chat.waitFor("in a thread it started"))
+        chat.send("still here")
+        #expect(chat.waitFor("│ still here │"))
+        let result = chat.finish()
+        #expect(result.status == 0)
+        #expect(result.stderr.contains("imhost: line 'crashy' crashed (SIGSEGV) in a thread it started; line 'crashy' is quarantined"))
+        #expect(workspace.crashes.count == 1 && workspace.crashes.first?.what == "background")
+    }
+
+    @Test("a worker killed from outside is restarted, and a burst of such deaths stops the chat")
+    func restartLimit() throws {
+        let workspace = try crashyWorkspace()
+        let chat = try RunningProcess(BuildProducts.imhost, ["chat", houseChatURL], in: workspace.root)
+        #expect(chat.waitFor("[house page]"))
+        var killed: Set<Int32> = []
+        for round in 1...4 {
+            // Readiness: the worker of this round exists (a new one after each restart).
+            var workers: [Int32] = []
+            for _ in 0..<500 where workers.isEmpty {
+                workers = children(of: chat.pid).filter { pid in
+                    !killed.contains(pid) && Breadcrumb.isRunning(pid)
+                        && (try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8))?.contains("__worker") == true
+                }
+                if workers.isEmpty { _ = poll(nil, 0, 10) }
+            }
+            killed.formUnion(workers)
+            #expect(!workers.isEmpty, "round \(round)")
+            for worker in workers { kill(worker, SIGSEGV) }
+            if round < 4 { #expect(chat.waitFor("it was restarted", occurrences: round)) }
+        }
         #expect(chat.waitFor("stopping"))
         let result = chat.finish()
         #expect(result.status == 1)
-        #expect(result.stderr.contains("imhost: the chat worker crashed (SIGABRT) outside line code; it was restarted."))
+        #expect(result.stderr.contains("imhost: the chat worker crashed (SIGSEGV) outside any line's code; it was restarted."))
         #expect(result.stderr.contains("imhost: the chat worker crashed 4 times within 60 s; stopping. The crashes are in \(workspace.data)/crashes.log"))
         #expect(workspace.crashes.count == 4)
-        #expect(workspace.crashes.allSatisfy { $0.line == nil && $0.quarantined == nil }, "an unattributed crash quarantines nothing")
+        #expect(workspace.crashes.allSatisfy { $0.line == nil && $0.quarantined == nil }, "a death no line's code caused quarantines nothing")
     }
 
     @Test("imhost open of a crashing route says which line crashed and exits 1; the next open answers not-found")
@@ -347,10 +377,16 @@ struct OrphanTests {
             if !stuck { _ = poll(nil, 0, 50) }
         }
         #expect(stuck)
-        // Everything dies at once: the worker, then the supervisor that would have recorded it.
-        for child in children(of: chat.pid) { kill(child, SIGKILL) }
+        // The supervisor that would have recorded it dies first, then the worker.
+        let workers = children(of: chat.pid)
+        #expect(!workers.isEmpty)
         chat.signal(SIGKILL)
         _ = chat.finish()
+        for worker in workers { kill(worker, SIGKILL) }
+        // The worker's breadcrumb is free once it is gone (its lock went with its supervisor).
+        while workers.contains(where: { kill($0, 0) == 0 && !(try! String(contentsOfFile: "/proc/\($0)/stat", encoding: .utf8)).contains(") Z ") }) {
+            _ = poll(nil, 0, 10)
+        }
         #expect(workspace.crashes.isEmpty)
 
         let next = try imhost(["route", crashyURL], in: workspace)

@@ -1,3 +1,4 @@
+import CIMHostSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -32,7 +33,7 @@ final class Breadcrumb {
     private var depth = 0
     private var sequence: UInt32 = 0
 
-    /// Maps the breadcrumb file at `path` (made by ``Reservation`` or ``create(at:)``) for writing.
+    /// Maps the breadcrumb file at `path` (made by a ``Reservation``) for writing.
     init(path: String) throws(FileSystem.Failure) {
         let fd = open(path, O_RDWR | O_CLOEXEC)
         guard fd >= 0 else { throw FileSystem.Failure(call: "open", code: errno) }
@@ -50,6 +51,17 @@ final class Breadcrumb {
     }
 
     deinit { munmap(mapping, Self.fileSize) }
+
+    /// From now on, a fatal signal while the host is in its own code is blamed on the line whose
+    /// library is on the crashing thread's stack (a thread the line started), written here.
+    func watchCrashes() {
+        imhost_crash_watch(mapping)
+    }
+
+    /// Tells the crash handler which line a library (found by any address in it) belongs to.
+    static func register(image address: UnsafeRawPointer, of mark: LineMark) {
+        _ = mark.bytes.withUnsafeBufferPointer { imhost_crash_add_image(address, $0.baseAddress, $0.count) }
+    }
 
     /// Enters a frame: from now until ``leave(_:)``, a death of this process is blamed on it.
     /// Returns the level to pass to ``leave(_:)``.
@@ -157,6 +169,16 @@ final class Breadcrumb {
         }
     }
 
+    /// Whether a process exists and has not ended (a zombie nobody reaped has ended).
+    static func isRunning(_ pid: Int32) -> Bool {
+        guard kill(pid, 0) == 0 || errno == EPERM else { return false }
+        guard let stat = try? FileSystem.readText("/proc/\(pid)/stat"),
+              let close = stat.utf8.lastIndex(of: UInt8(ascii: ")")) else { return true }
+        // After "pid (name) ": the state letter; Z is a zombie, X dead.
+        let state = stat.utf8[stat.utf8.index(close, offsetBy: 2, limitedBy: stat.utf8.endIndex) ?? close]
+        return state != UInt8(ascii: "Z") && state != UInt8(ascii: "X")
+    }
+
     // MARK: Files
 
     /// The folder breadcrumbs live in: `<data>/run`.
@@ -168,28 +190,36 @@ final class Breadcrumb {
         let path: String
         private let fd: Int32
 
-        /// Makes `<data>/run/<pid>-<n>.crumb`, empty, and locks it.
+        /// Makes `<data>/run/<pid>-<n>.crumb`, empty, and locked: it is made under another name,
+        /// locked, then renamed, so nobody ever sees it unlocked. When the data folder cannot be
+        /// written, it goes to a folder of this user's in /tmp instead.
         init(dataFolder: String) throws(FileSystem.Failure) {
-            let folder = Breadcrumb.folder(in: dataFolder)
+            do {
+                (path, fd) = try Self.make(in: Breadcrumb.folder(in: dataFolder))
+            } catch {
+                (path, fd) = try Self.make(in: "/tmp/imhost-run-\(getuid())")
+            }
+        }
+
+        private static func make(in folder: String) throws(FileSystem.Failure) -> (String, Int32) {
             try FileSystem.makeFolders(folder)
-            var made: (String, Int32)?
             for attempt in 0..<1000 {
-                let candidate = folder + "/\(getpid())-\(attempt).crumb"
-                let fd = open(candidate, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-                if fd >= 0 {
-                    made = (candidate, fd)
-                    break
+                let name = folder + "/\(getpid())-\(attempt)"
+                let fd = open(name + ".new", O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+                guard fd >= 0 else {
+                    if errno == EEXIST { continue }
+                    throw FileSystem.Failure(call: "open", code: errno)
                 }
-                if errno != EEXIST { throw FileSystem.Failure(call: "open", code: errno) }
+                guard flock(fd, LOCK_EX | LOCK_NB) == 0, ftruncate(fd, off_t(Breadcrumb.fileSize)) == 0,
+                      rename(name + ".new", name + ".crumb") == 0 else {
+                    let failure = FileSystem.Failure(call: "flock", code: errno)
+                    close(fd)
+                    unlink(name + ".new")
+                    throw failure
+                }
+                return (name + ".crumb", fd)
             }
-            guard let made else { throw FileSystem.Failure(call: "open", code: EEXIST) }
-            (path, fd) = made
-            guard flock(fd, LOCK_EX | LOCK_NB) == 0, ftruncate(fd, off_t(Breadcrumb.fileSize)) == 0 else {
-                let failure = FileSystem.Failure(call: "flock", code: errno)
-                close(fd)
-                unlink(path)
-                throw failure
-            }
+            throw FileSystem.Failure(call: "open", code: EEXIST)
         }
 
         /// What the file says now.
@@ -210,11 +240,18 @@ final class Breadcrumb {
         guard let names = try? FileSystem.entries(of: folder) else { return }
         for name in names where name.hasSuffix(".crumb") {
             let path = folder + "/" + name
-            let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+            // Not blocking, not following a link, regular files only: a FIFO or a device named
+            // .crumb must not hang or feed a start.
+            let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
             guard fd >= 0 else { continue }
             defer { close(fd) }
+            var info = stat()
+            guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size == off_t(fileSize) else { continue }
             guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { continue }
-            if let snapshot = read(path), snapshot.depth > 0 { handle(snapshot) }
+            let snapshot = read(path)
+            // A writer still alive (its supervisor gone, its own end near) is not an orphan yet.
+            if let pid = snapshot?.pid, pid > 0, pid != getpid(), isRunning(pid) { continue }
+            if let snapshot, snapshot.depth > 0 { handle(snapshot) }
             unlink(path)
         }
     }

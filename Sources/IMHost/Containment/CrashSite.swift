@@ -25,6 +25,9 @@ public enum CrashSite: UInt32, Sendable, Codable, CaseIterable {
     case route = 9
     /// A service: built, prepared, initialized, taken online or offline, or finalized.
     case service = 10
+    /// A thread the line started, while the host was not calling into it: found on the crashed
+    /// thread's stack (see `imhost_crash_watch`).
+    case background = 11
 
     /// The site's name in crash records and `imhost quarantine`.
     public var name: String {
@@ -40,6 +43,7 @@ public enum CrashSite: UInt32, Sendable, Codable, CaseIterable {
         case .builder: "builder"
         case .route: "route"
         case .service: "service"
+        case .background: "background"
         }
     }
 
@@ -50,7 +54,7 @@ public enum CrashSite: UInt32, Sendable, Codable, CaseIterable {
     }
 
     /// Said for a person: "while loading", "in its page's hooks", "building message m3 (house.listing)".
-    func phrase(key: String?, message: String?) -> String {
+    package func phrase(key: String?, message: String?) -> String {
         let subject = key.map { " \($0)" } ?? ""
         switch self {
         case .unknown: return "in its code"
@@ -65,6 +69,7 @@ public enum CrashSite: UInt32, Sendable, Codable, CaseIterable {
             return (message.map { "building message \($0)" } ?? "building a message") + (key.map { " (\($0))" } ?? "")
         case .route: return "in its route handler" + (key.map { " for \($0)" } ?? "")
         case .service: return "in its service" + subject
+        case .background: return "in a thread it started"
         }
     }
 }

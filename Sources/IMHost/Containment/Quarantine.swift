@@ -60,6 +60,8 @@ public final class Quarantine {
     private struct Document: Codable {
         var version: Int
         var entries: [Entry]
+        /// When each line was last lifted by hand: crashes before it no longer count.
+        var lifts: [String: String]?
     }
 
     /// Two crashes of one line this close together (milliseconds) quarantine the whole line.
@@ -69,6 +71,8 @@ public final class Quarantine {
     public let path: String
     /// The entries, oldest first.
     public private(set) var entries: [Entry]
+    /// When each line was last lifted by hand.
+    private(set) var lifts: [String: String] = [:]
     /// Why the file could not be read, when it could not (it then counts as empty).
     public private(set) var problem: String?
 
@@ -78,22 +82,52 @@ public final class Quarantine {
         entries = []
         guard let bytes = try? FileSystem.readBytes(path, limit: 16 << 20) else { return }
         do {
-            entries = try JSONDecoder().decode(Document.self, from: Data(bytes)).entries
+            let document = try JSONDecoder().decode(Document.self, from: Data(bytes))
+            entries = document.entries
+            lifts = document.lifts ?? [:]
         } catch {
-            problem = "\(path) does not read (\(error)); it counts as empty until rewritten"
+            problem = "\(path) does not read (\(Self.brief(error))), so nothing counts as quarantined; it is kept as \(FileSystem.baseName(path)).corrupt when next written"
         }
     }
 
-    /// Lifts entries: those of `line`, of the file named `file`, or all. Returns what was lifted.
-    /// Takes effect for chats that reload or open from now on.
-    public static func lift(dataFolder: String, line: String? = nil, file: String? = nil) throws(FileSystem.Failure) -> [Entry] {
+    private static func brief(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.dataCorrupted(let context): context.debugDescription
+        case DecodingError.keyNotFound(let key, _): "missing \"\(key.stringValue)\""
+        case DecodingError.typeMismatch(_, let context): "wrong type at \(context.codingPath.map(\.stringValue).joined(separator: "."))"
+        default: "\(error)"
+        }
+    }
+
+    /// What to lift.
+    public enum Target: Sendable, Equatable {
+        /// Every entry of a line, its keys too.
+        case line(String)
+        /// One quarantined message key.
+        case key(String)
+        /// The entry of a plugin file, by its name.
+        case file(String)
+        /// Everything.
+        case all
+    }
+
+    /// Lifts entries and returns what was lifted. A lifted line's earlier crashes no longer count
+    /// towards quarantining it again. Chats that are open pick it up at once.
+    public static func lift(dataFolder: String, _ target: Target) throws(FileSystem.Failure) -> [Entry] {
         try locked(dataFolder) { () throws(FileSystem.Failure) in
             let quarantine = Quarantine(dataFolder: dataFolder)
             let lifted = quarantine.entries.filter { entry in
-                (line == nil && file == nil) || (line != nil && entry.line == line) || (file != nil && entry.file == file)
+                switch target {
+                case .all: true
+                case .line(let line): entry.line == line
+                case .key(let key): entry.key == key
+                case .file(let file): entry.file == file
+                }
             }
             guard !lifted.isEmpty else { return [] }
             quarantine.entries.removeAll { lifted.contains($0) }
+            let now = Clock.iso8601(Clock.now())
+            for line in Set(lifted.compactMap(\.line)) { quarantine.lifts[line] = now }
             try quarantine.write()
             return lifted
         }
@@ -125,11 +159,15 @@ public final class Quarantine {
             return .success(try locked(dataFolder) { () throws(FileSystem.Failure) in
                 let log = CrashLog(dataFolder: dataFolder)
                 var crash = crash
-                let scope = scope(of: crash, history: log.records())
+                let quarantine = Quarantine(dataFolder: dataFolder)
+                // What counts: the crash log, and the crashes behind entries (the log may be gone),
+                // since the line was last lifted by hand.
+                let since = crash.line.flatMap { quarantine.lifts[$0] }.flatMap(Clock.parse) ?? Int64.min
+                let history = (log.records() + quarantine.entries.map(\.crash)).filter { (Clock.parse($0.time) ?? 0) > since }
+                let scope = scope(of: crash, history: history)
                 crash.quarantined = scope?.rawValue
                 try log.append(crash)
                 if let scope {
-                    let quarantine = Quarantine(dataFolder: dataFolder)
                     quarantine.entries.append(Entry(line: crash.line, key: scope == .key ? crash.key : nil, file: crash.file,
                                                     identity: crash.identity, since: crash.time, crash: crash))
                     try quarantine.write()
@@ -154,11 +192,13 @@ public final class Quarantine {
         return recent ? .line : .key
     }
 
-    /// Writes the file atomically: a new file, flushed, renamed over the old one.
+    /// Writes the file atomically: a new file, flushed, renamed over the old one. A file that
+    /// did not read is kept beside it first, for whoever wants to see what it said.
     private func write() throws(FileSystem.Failure) {
+        if problem != nil { rename(path, path + ".corrupt") }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(Document(version: 1, entries: entries)) else { return }
+        guard let data = try? encoder.encode(Document(version: 1, entries: entries, lifts: lifts.isEmpty ? nil : lifts)) else { return }
         try FileSystem.writeAtomically(Array(data) + [UInt8(ascii: "\n")], to: path)
     }
 

@@ -31,14 +31,18 @@ public final class ChatHost {
         /// The executable to start again as the plugin scanner: this one, by default.
         public var scanner: String
         public var breadcrumbs: Breadcrumbs
+        /// Quarantine entries to apply besides `<data>/quarantine.json`: those a supervisor could
+        /// not write down.
+        public var quarantine: [Quarantine.Entry]
 
         public init(user: String? = nil, dataFolder: String? = nil, durable: Bool = true,
-                    scanner: String = "/proc/self/exe", breadcrumbs: Breadcrumbs = .own) {
+                    scanner: String = "/proc/self/exe", breadcrumbs: Breadcrumbs = .own, quarantine: [Quarantine.Entry] = []) {
             self.user = user
             self.dataFolder = dataFolder
             self.durable = durable
             self.scanner = scanner
             self.breadcrumbs = breadcrumbs
+            self.quarantine = quarantine
         }
     }
 
@@ -101,6 +105,7 @@ public final class ChatHost {
         case .attach(let path):
             breadcrumb = try? Breadcrumb(path: path)
         }
+        breadcrumb?.watchCrashes()
         lineGuard = LineGuard(breadcrumb: breadcrumb)
 
         var recovered: [CrashRecord] = []
@@ -109,7 +114,8 @@ public final class ChatHost {
             let record = CrashRecord(snapshot.frame, ending: "unknown", detail: "the process ended in line code with nobody watching; found at the next start")
             if case .success(let written) = Quarantine.record(record, dataFolder: folder) { recovered.append(written) }
         }
-        lines = LineTable(config: config, dataFolder: dataFolder, cachePath: config.pluginCachePath, scanner: options.scanner)
+        lines = LineTable(config: config, dataFolder: dataFolder, cachePath: config.pluginCachePath, scanner: options.scanner,
+                          quarantine: options.quarantine)
         converter = Converter(config: config, lines: lines)
         recoveredCrashes = recovered
     }
@@ -199,6 +205,15 @@ public final class ChatHost {
 
     // MARK: Lines
 
+    /// What happened since it was last asked that a person should know: a line that was vetted
+    /// but failed to open when it was needed. Each is said once.
+    public func takeNotices() -> [String] {
+        defer { notices = [] }
+        return notices
+    }
+
+    private var notices: [String] = []
+
     /// Opens and registers a loaded line the first time something needs it, and starts its
     /// services for the signed-in user. Returns whether the line serves.
     @discardableResult
@@ -207,6 +222,9 @@ public final class ChatHost {
         if lines.page(of: line) != nil || lines.registeredLines.contains(line) { return true }
         guard lines.activate(line, guard: lineGuard) else {
             converter = Converter(config: config, lines: lines)
+            if let entry = lines.entry(forLine: line), let problem = entry.problem {
+                notices.append("\(entry.state.rawValue) \(entry.fileName.map { $0 + ": " } ?? "")line '\(line)': \(problem); its chats open on the legacy page")
+            }
             return false
         }
         if let session {
@@ -232,6 +250,7 @@ public final class ChatHost {
     /// Two files refused for the same reason (both claiming one line) are said once.
     public var problems: [String] {
         var said: [String] = lines.folderProblem.map { [$0] } ?? []
+        if let problem = lines.quarantineProblem { said.append(problem) }
         var seen: Set<String> = []
         for entry in lines.entries {
             // A quarantined line is not a problem of every command, as a killed one is not:

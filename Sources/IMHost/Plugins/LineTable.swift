@@ -137,14 +137,20 @@ public final class LineTable {
     /// or changed files vetted by scanner children of `scanner`, records their crashes in
     /// `dataFolder`, applies line pins, host.json and the quarantine, and rewrites the cache when
     /// anything changed. Opens no library in this process.
-    init(config: HostConfig, dataFolder: String, cachePath: String?, scanner: String) {
+    init(config: HostConfig, dataFolder: String, cachePath: String?, scanner: String, quarantine extra: [Quarantine.Entry] = []) {
         folder = config.pluginsFolder
         self.config = config
         quarantineFolder = dataFolder
         self.cachePath = cachePath
         self.scanner = scanner
+        extraQuarantine = extra
         examine()
     }
+
+    /// Quarantine entries held in memory only (a supervisor could not write them down).
+    private let extraQuarantine: [Quarantine.Entry]
+    /// Why `<data>/quarantine.json` could not be read, when it could not.
+    public private(set) var quarantineProblem: String?
 
     /// Applies a new configuration and the quarantine as it is now, re-examining the folder (new
     /// files are vetted, changed ones again). Lines registered in this process stay registered.
@@ -160,7 +166,9 @@ public final class LineTable {
     // MARK: Examining the folder
 
     private func examine() {
-        let quarantine = Quarantine(dataFolder: quarantineFolder)
+        let stored = Quarantine(dataFolder: quarantineFolder)
+        quarantineProblem = stored.problem
+        let quarantine = (entries: stored.entries + extraQuarantine, stored: stored)
         let cache = cachePath.flatMap(PluginCache.read)
         // Starts as the cache's own facts (shared, not copied); files that are gone are dropped below.
         var facts: [String: PluginFacts] = cache?.files ?? [:]
@@ -192,6 +200,12 @@ public final class LineTable {
         }
         let folderReal = (try? FileSystem.realPath(folder)) ?? folder
 
+        // Files host.json pins by name and digest.
+        var pinnedDigests: [String: (line: String, digest: String)] = [:]
+        for (id, settings) in config.lines {
+            if let file = settings.file, let digest = settings.sha256 { pinnedDigests[file] = (id, digest) }
+        }
+
         // 1. Files: trust, identity, then facts from the cache or the ELF header.
         var needScan: [(path: String, identity: FileIdentity)] = []
         for name in names {
@@ -210,6 +224,12 @@ public final class LineTable {
                 } else if let known = facts[name], known.identity == identity {
                     // Known: the cache's fact stands.
                     entry.facts = known
+                } else if let pin = pinnedDigests[name], let digest = try? SHA256.hex(ofFile: path), digest != pin.digest {
+                    // host.json names this file and its digest: a file with another digest is not
+                    // even handed to the scanner.
+                    entry.lineID = pin.line
+                    throw PluginRefusal(.digestMismatch, "its SHA-256 is \(digest), host.json pins \(pin.digest)",
+                                        fix: "install the file host.json pins, or update lines.\(pin.line).sha256 to the new file's digest")
                 } else {
                     facts[name] = nil
                     let head: [UInt8]
@@ -301,8 +321,10 @@ public final class LineTable {
             for index in indices {
                 let name = entries[index].fileName ?? ""
                 if let pinned, pinned != name {
+                    let pinnedLine = entries.first { $0.fileName == pinned }?.lineID
+                    let elsewhere = pinnedLine.map { $0 == id ? "" : " (which provides line '\($0)')" } ?? " (which is not in the folder)"
                     move(&entries[index], to: .refused, problem: PluginRefusal(
-                        .pinnedElsewhere, "claims line '\(id)', which host.json pins to \(pinned)",
+                        .pinnedElsewhere, "claims line '\(id)', which host.json pins to \(pinned)\(elsewhere)",
                         fix: "remove this file, or change lines.\(id).file in \(FileSystem.baseName(config.file))"))
                 } else if pinned == nil, indices.count > 1 {
                     move(&entries[index], to: .refused, problem: PluginRefusal(
@@ -405,7 +427,7 @@ public final class LineTable {
         if !quarantine.entries.isEmpty {
             let identities = Dictionary(entries.compactMap { entry in entry.fileName.map { ($0, entry.identity) } },
                                         uniquingKeysWith: { first, _ in first })
-            quarantine.prune { name in identities[name] ?? nil }
+            quarantine.stored.prune { name in identities[name] ?? nil }
         }
     }
 
@@ -607,6 +629,8 @@ public final class LineTable {
                 throw PluginRefusal(.unreadable, "changed on disk after it was checked", fix: "run the command again to check the new file")
             }
             let handle = try lineGuard.run(.load, mark) { () throws(PluginRefusal) in try PluginImage.load(path) }
+            // A thread the line starts from now on is the line's: a crash there names it.
+            if let symbol = dlsym(handle, "imkit_plugin_entry") { Breadcrumb.register(image: UnsafeRawPointer(symbol), of: mark) }
             let pointer = try lineGuard.run(.entry, mark) { () throws(PluginRefusal) in try PluginImage.entry(handle) }
             let descriptor = PluginImage.describe(pointer)
             guard descriptor == entry.descriptor else {
@@ -628,6 +652,12 @@ public final class LineTable {
             return true
         } catch {
             move(&entries[index], to: error.code == .registrationFailed ? .failed : .refused, problem: error)
+            // What the cache said about this file did not hold: forget it, so the next start
+            // has the scanner look again.
+            if let cachePath, var cache = PluginCache.read(cachePath), let name = entries[index].fileName,
+               cache.files.removeValue(forKey: name) != nil {
+                cache.write(cachePath)
+            }
             reindex()
             return false
         }

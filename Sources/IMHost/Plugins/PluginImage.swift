@@ -22,7 +22,7 @@ enum PluginImage {
         guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL) else {
             let message = dlerror().map { String(cString: $0) } ?? "unknown error"
             throw PluginRefusal(.dlopenFailed, "dlopen failed: \(message)",
-                                fix: "install what it needs (a missing library is named above) or rebuild it")
+                                fix: "check that the file is whole and that the libraries it needs are installed (dlopen's message says which)")
         }
         return handle
     }

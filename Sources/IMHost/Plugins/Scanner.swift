@@ -40,13 +40,14 @@ package enum Scanner {
 
     // MARK: The child
 
-    /// `imhost __scan FILE...`: opens each file in turn and reports on standard output.
-    package static func childMain(_ paths: [String]) -> Int32 {
+    /// `imhost __scan FILE...`: opens each file in turn and reports on `reports`, a pipe of its
+    /// own (a plugin that prints on standard output cannot garble a report).
+    package static func childMain(_ paths: [String], reports: Int32) -> Int32 {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         func emit(_ report: Report) {
             guard let data = try? encoder.encode(report) else { return }
-            try? FileSystem.writeAll(STDOUT_FILENO, Array(data) + [UInt8(ascii: "\n")])
+            try? FileSystem.writeAll(reports, Array(data) + [UInt8(ascii: "\n")])
         }
         for path in paths {
             var descriptor: PluginDescriptor?
@@ -78,8 +79,8 @@ package enum Scanner {
         while !pending.isEmpty {
             let child: ChildProcess
             do {
-                child = try ChildProcess(executable: executable, arguments: ["__scan"] + pending.map(\.path),
-                                         stdin: .null, stdout: .pipe, stderr: .pipe)
+                child = try ChildProcess(executable: executable, arguments: ["__scan", "--parent", "\(getpid())"] + pending.map(\.path),
+                                         stdin: .null, stdout: .null, stderr: .pipe, control: true)
             } catch {
                 let refusal = PluginRefusal(.scannerFailed, "the plugin scanner could not start (\(error.call): \(error))",
                                             fix: "check that \(executable) exists and can run")
@@ -92,9 +93,38 @@ package enum Scanner {
             var current: (file: String, stage: String, line: String?, since: UInt64)?
             var heard = false
             var ending: String?
-            let budget = UInt64(limit * 1e9)
+            var interrupted = false
             var started = Clock.monotonic()
+            /// Takes the whole reports read so far.
+            func handle(_ reports: inout LineBuffer) {
+                while let line = reports.nextLine() {
+                    guard let report = try? decoder.decode(Report.self, from: Data(line.utf8)) else { continue }
+                    heard = true
+                    guard let index = pending.firstIndex(where: { $0.path == report.file }) else { continue }
+                    if report.done == true {
+                        // Only the file being opened can be done: a line that prints a report
+                        // for another file is not believed.
+                        guard current?.file == report.file else { continue }
+                        outcomes[report.file] = outcome(report, identity: pending[index].identity)
+                        pending.remove(at: index)
+                        current = nil
+                        started = Clock.monotonic()
+                    } else if let stage = report.stage {
+                        let since = current?.file == report.file ? current!.since : Clock.monotonic()
+                        current = (report.file, stage, report.line ?? current?.line, since)
+                    }
+                }
+            }
+            let budget = UInt64(limit * 1e9)
             reading: while true {
+                // Its exit, not only its pipe: a plugin may hand the pipe to a process of its own.
+                if let ended = child.poll() {
+                    while !waitReadable([child.control], milliseconds: 0).isEmpty, reports.fill(from: child.control) {}
+                    handle(&reports)
+                    ending = ended.description
+                    interrupted = ended.isInterruption
+                    break reading
+                }
                 let waited = Clock.monotonic() - (current?.since ?? started)
                 // Between files only the scanner's own code runs: allow it time to start on a busy machine.
                 let allowance = current == nil ? max(budget, 10_000_000_000) : budget
@@ -105,33 +135,26 @@ package enum Scanner {
                     break reading
                 }
                 let remaining = Int32(min(1000, max(1, (allowance - waited) / 1_000_000)))
-                let ready = waitReadable([child.output, said.ended ? -1 : child.errors], milliseconds: remaining)
+                let ready = waitReadable([reports.ended ? -1 : child.control, said.ended ? -1 : child.errors],
+                                         milliseconds: min(remaining, 50))
                 if ready.contains(child.errors) {
                     _ = said.fill(from: child.errors)
                     while let line = said.nextLine() { lastWords.keep(line) }
                 }
-                guard ready.contains(child.output) else { continue }
-                let open = reports.fill(from: child.output)
-                while let line = reports.nextLine() {
-                    guard let report = try? decoder.decode(Report.self, from: Data(line.utf8)) else { continue }
-                    heard = true
-                    guard let index = pending.firstIndex(where: { $0.path == report.file }) else { continue }
-                    if report.done == true {
-                        outcomes[report.file] = outcome(report, identity: pending[index].identity)
-                        pending.remove(at: index)
-                        current = nil
-                        started = Clock.monotonic()
-                    } else if let stage = report.stage {
-                        let since = current?.file == report.file ? current!.since : Clock.monotonic()
-                        current = (report.file, stage, report.line ?? current?.line, since)
-                    }
-                }
-                if !open {
-                    ending = child.wait().description
-                    break reading
+                if ready.contains(child.control) {
+                    _ = reports.fill(from: child.control)
+                    handle(&reports)
                 }
             }
             if let rest = said.rest() { lastWords.keep(rest) }
+            if interrupted {
+                // Stopped from outside (Ctrl-C, a kill): nothing of the plugin's doing. Not a crash;
+                // the files left are tried again next time.
+                let refusal = PluginRefusal(.scannerFailed, "the plugin scanner was interrupted (\(ending ?? "a signal"))",
+                                            fix: "run the command again")
+                for file in pending { outcomes[file.path] = .failed(nil, refusal) }
+                return outcomes
+            }
             if let current, let ending, let index = pending.firstIndex(where: { $0.path == current.file }) {
                 let site = CrashSite(name: current.stage) ?? .unknown
                 let record = CrashRecord(time: Clock.iso8601(Clock.now()), line: current.line, file: FileSystem.baseName(current.file),

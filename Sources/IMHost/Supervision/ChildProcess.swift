@@ -23,10 +23,19 @@ final class ChildProcess {
     enum Termination: Equatable, CustomStringConvertible {
         case exited(Int32)
         case signaled(Int32)
+        /// Killed by its parent after it closed the pipe it answers on (line code closed it).
+        case lostPipe
 
         init(status: Int32) {
             let signal = status & 0x7F
             self = signal == 0 ? .exited((status >> 8) & 0xFF) : .signaled(signal)
+        }
+
+        /// Whether it was stopped from outside (SIGINT, SIGTERM, SIGHUP) rather than dying of
+        /// something it did.
+        var isInterruption: Bool {
+            if case .signaled(let signal) = self { return [SIGINT, SIGTERM, SIGHUP].contains(signal) }
+            return false
         }
 
         /// `SIGSEGV`, or `exit 3`.
@@ -34,6 +43,7 @@ final class ChildProcess {
             switch self {
             case .exited(let code): "exit \(code)"
             case .signaled(let signal): CrashRecord.signalName(signal)
+            case .lostPipe: "closed the host's pipe"
             }
         }
     }
@@ -218,6 +228,9 @@ struct LineBuffer {
         bytes.removeSubrange(...newline)
         return line
     }
+
+    /// Whether a whole line is waiting.
+    var hasLine: Bool { bytes.contains(UInt8(ascii: "\n")) }
 
     /// What is left after the last newline (at end of file, an unterminated last line).
     mutating func rest() -> String? {

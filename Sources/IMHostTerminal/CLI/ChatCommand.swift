@@ -55,6 +55,7 @@ enum ChatCommand {
         let supervised = SupervisedRun(command: "chat", config: config, dataFolder: config.dataFolder,
                                        workerArguments: workerArguments, output: output)
         if let code = supervised.start() { return code }
+        quarantineWatcher.markSeen()
 
         let reader = LineReader()
         var prompted = false
@@ -80,6 +81,7 @@ enum ChatCommand {
             case .timeout:
                 // The worker may have said something, or died on its own, while we waited.
                 if let code = supervised.idle() { return code }
+                if supervised.lastCrashed { quarantineWatcher.markSeen() }
             case .line(let line):
                 prompted = false
                 command = line
@@ -94,6 +96,8 @@ enum ChatCommand {
                 if command?.trimmingSpaces == "/reload" { continue }
             }
             if let command, let code = supervised.hand(command) { return code }
+            // A crash rewrote the quarantine: it is applied already, not a change to reload for.
+            if supervised.lastCrashed { quarantineWatcher.markSeen() }
         }
     }
 }
@@ -113,9 +117,11 @@ final class SupervisedRun {
          restarts: Bool = true) {
         self.command = command
         self.output = output
+        supervisorCallLimit = config.limits.callSeconds
         var settings = Supervisor.Settings(executable: CommandLineTool.executable, arguments: ["__worker"] + workerArguments,
                                            dataFolder: dataFolder, callLimit: config.limits.callSeconds)
         if !restarts { settings.restartBurst = 0 }
+        settings.interrupted = { Interruption.signal }
         supervisor = Supervisor(settings: settings) { line in output.err(line + "\n") }
     }
 
@@ -147,15 +153,15 @@ final class SupervisedRun {
         case .done(let ack):
             lastAck = ack
             return nil
-        case .crashed(let crash):
-            crashes.append(crash)
+        case .crashed(let crashed):
+            crashes += crashed
             lastCrashed = true
-            say(crash.notice)
+            for crash in crashed { say(Self.notice(crash, callLimit: callLimit)) }
             return nil
-        case .gaveUp(let crash, let why):
-            crashes.append(crash)
+        case .gaveUp(let crashed, let why):
+            crashes += crashed
             lastCrashed = true
-            say(crash.notice)
+            for crash in crashed where crash.record.signal != "not started" { say(Self.notice(crash, callLimit: callLimit)) }
             if !why.isEmpty { output.err(why + "\n") }
             return CommandLineTool.ExitCode.failure
         case .exited(let code):
@@ -163,7 +169,38 @@ final class SupervisedRun {
         }
     }
 
+    private var callLimit: Double { supervisorCallLimit }
+    private var supervisorCallLimit: Double = 5
+
     private func say(_ notice: String) {
         if noticesToTranscript { output.out(notice + "\n") } else { output.err(notice + "\n") }
+    }
+
+    /// One line: whose code crashed doing what, what it cost, and how to lift it.
+    static func notice(_ crash: Supervisor.Crash, callLimit: Double) -> String {
+        let record = crash.record
+        let seconds = callLimit == callLimit.rounded() ? "\(Int(callLimit)) s" : "\(callLimit) s"
+        let ending = record.isHang ? "hung (no return within \(seconds))" : "crashed (\(record.signal))"
+        let what = record.site.phrase(key: record.key, message: record.message)
+        let said = record.detail.map { " It said: \($0)." } ?? ""
+        guard let line = record.line else {
+            let who = record.file.map { "plugin file \($0)" } ?? "the chat worker"
+            return TerminalText.safe("imhost: \(who) \(ending) outside any line's code; it was restarted.\(said)")
+        }
+        let cost: String
+        let lift: String
+        switch record.quarantined {
+        case "key":
+            cost = "message key \(record.key ?? "") is quarantined: its messages show as placeholders"
+            lift = " Lift with: imhost quarantine lift \(record.key ?? line)."
+        case "line":
+            cost = "line '\(line)' is quarantined: its chats open on the legacy page"
+            lift = " Lift with: imhost quarantine lift \(line)."
+        default:
+            cost = "nothing was quarantined"
+            lift = ""
+        }
+        let kept = crash.unrecorded.map { " It could not be recorded (\($0)): the quarantine holds for this chat only." } ?? ""
+        return TerminalText.safe("imhost: line '\(line)' \(ending) \(what); \(cost).\(lift)\(kept)\(said)")
     }
 }

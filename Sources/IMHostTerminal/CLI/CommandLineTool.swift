@@ -100,9 +100,9 @@ public enum CommandLineTool {
 
     /// The host for a configuration, built the one way every command builds it.
     static func makeHost(_ config: HostConfig, user: String? = nil, dataFolder: String? = nil,
-                         breadcrumbs: ChatHost.Options.Breadcrumbs = .none) -> ChatHost {
+                         breadcrumbs: ChatHost.Options.Breadcrumbs = .none, quarantine: [Quarantine.Entry] = []) -> ChatHost {
         ChatHost(config: config, options: ChatHost.Options(user: user, dataFolder: dataFolder, scanner: executable,
-                                                          breadcrumbs: breadcrumbs))
+                                                          breadcrumbs: breadcrumbs, quarantine: quarantine))
     }
 
     /// Says on standard error what the host could not use, and the crashes it recorded.

@@ -14,6 +14,12 @@ public struct Output: Sendable {
         out: { text in write(to: STDOUT_FILENO, text) },
         err: { text in write(to: STDERR_FILENO, text) })
 
+    /// Writes to two file descriptors.
+    public init(outFD: Int32, errFD: Int32) {
+        out = { text in Output.write(to: outFD, text) }
+        err = { text in Output.write(to: errFD, text) }
+    }
+
     /// Creates an output from two writers (tests capture into buffers).
     public init(out: @escaping @Sendable (String) -> Void, err: @escaping @Sendable (String) -> Void) {
         self.out = out

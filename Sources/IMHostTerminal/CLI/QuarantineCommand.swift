@@ -1,4 +1,5 @@
 import IMHost
+import IMKit
 
 /// `imhost quarantine [--json]` and `imhost quarantine lift LINE|FILE|--all`: what the host took
 /// out of service after line code crashed or hung, and putting it back.
@@ -6,7 +7,7 @@ enum QuarantineCommand {
     static let command = CommandLineTool.Command(
         name: "quarantine",
         summary: "list what the host quarantined after a crash or hang, or lift it",
-        usage: "[--json] | lift LINE|FILE|--all",
+        usage: "[--json] | lift LINE|KEY|FILE|--all",
         help: """
             The host quarantines on its own when a line's code crashes or hangs: a first crash
             in a message builder costs that message key (its messages show as placeholders);
@@ -22,6 +23,7 @@ enum QuarantineCommand {
               imhost quarantine               list the entries, with the crash behind each
               imhost quarantine --json        the same as JSON
               imhost quarantine lift LINE     lift a line's entries (its keys too)
+              imhost quarantine lift KEY      lift one message key (e.g. cars.offer)
               imhost quarantine lift FILE     lift a plugin file's entry (by its name)
               imhost quarantine lift --all    lift everything
 
@@ -87,14 +89,23 @@ enum QuarantineCommand {
         let targets = Array(arguments.positionals.dropFirst())
         let all = arguments.flags.contains("--all")
         guard all ? targets.isEmpty : targets.count == 1 else {
-            output.err("imhost quarantine lift: expected one LINE or FILE, or --all; see imhost quarantine --help\n")
+            output.err("imhost quarantine lift: expected one LINE, KEY or FILE, or --all; see imhost quarantine --help\n")
             return CommandLineTool.ExitCode.usage
         }
         let target = targets.first
+        let what: Quarantine.Target
+        if all {
+            what = .all
+        } else if let target, target.hasSuffix(".so") {
+            what = .file(target)
+        } else if let target, LineID.owner(ofMessageKey: target) != nil {
+            what = .key(target)
+        } else {
+            what = .line(target ?? "")
+        }
         let lifted: [Quarantine.Entry]
         do {
-            lifted = try Quarantine.lift(dataFolder: config.dataFolder, line: all ? nil : target.flatMap { $0.hasSuffix(".so") ? nil : $0 },
-                                         file: all ? nil : target.flatMap { $0.hasSuffix(".so") ? $0 : nil })
+            lifted = try Quarantine.lift(dataFolder: config.dataFolder, what)
         } catch {
             output.err("imhost quarantine lift: cannot write \(config.dataFolder)/quarantine.json (\(error.call): \(error)); check the data folder's permissions\n")
             return CommandLineTool.ExitCode.failure

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import CIMHostSupport
 import IMHost
 #if canImport(Glibc)
 import Glibc
@@ -21,15 +22,34 @@ enum WorkerCommand {
         usage: "chat|open|play|demo TARGET --breadcrumb PATH [--resume STATE]",
         help: "Runs a chat's work for a supervising imhost; not for people.",
         flags: ["--terminal", "--fixed-clock", "--external"],
-        options: ["--width", "--user", "--data", "--breadcrumb", "--resume"],
+        options: ["--width", "--user", "--data", "--breadcrumb", "--resume", "--parent"],
         hidden: true,
         run: run)
 
-    /// Answers the supervisor on file descriptor 3.
-    struct Control {
-        static let fd: Int32 = 3
+    /// Answers the supervisor on the pipe it gave as file descriptor 3, moved out of line code's
+    /// way at start.
+    enum Control {
+        /// The pipe, and what it was when the worker started: if line code closes it and the
+        /// number is reused for another file, answers must not go into that file.
+        nonisolated(unsafe) static var fd: Int32 = 3
+        nonisolated(unsafe) static var identity: (dev_t, ino_t)?
+
+        /// Moves the pipe to a high, close-on-exec descriptor and remembers what it is.
+        static func take() {
+            let moved = fcntl(3, F_DUPFD_CLOEXEC, 500)
+            guard moved >= 0 else { return }
+            close(3)
+            fd = moved
+            var info = stat()
+            if fstat(fd, &info) == 0 { identity = (info.st_dev, info.st_ino) }
+        }
 
         static func ack(_ ack: Supervisor.Ack) {
+            var info = stat()
+            guard fstat(fd, &info) == 0, let identity, info.st_dev == identity.0, info.st_ino == identity.1 else {
+                // Line code closed the pipe back to the supervisor: nothing can be said any more.
+                _exit(70)
+            }
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             guard let data = try? encoder.encode(ack) else { return }
@@ -46,6 +66,16 @@ enum WorkerCommand {
         signal(SIGHUP, SIG_IGN)
         signal(SIGPIPE, SIG_IGN)
         Interruption.install()
+        // Dies with its supervisor: a worker must never go on alone.
+        if let parent = arguments.options["--parent"].flatMap(Int32.init), imhost_die_with_parent(parent) != 0 {
+            return CommandLineTool.ExitCode.failure
+        }
+        Control.take()
+        // Line code that prints on standard output goes to the supervisor, which passes it on
+        // made safe; the worker's own pages go to the terminal through `terminal`.
+        let terminal = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 500)
+        if terminal >= 0 { dup2(STDERR_FILENO, STDOUT_FILENO) }
+        let output = terminal >= 0 ? Output(outFD: terminal, errFD: STDERR_FILENO) : output
         guard arguments.positionals.count == 2, let breadcrumb = arguments.options["--breadcrumb"] else {
             output.err("imhost __worker: expected MODE TARGET --breadcrumb PATH; this command is for imhost itself\n")
             return Control.exit(CommandLineTool.ExitCode.usage)
@@ -58,7 +88,7 @@ enum WorkerCommand {
         }
         let dataFolder = arguments.options["--data"]
         let host = CommandLineTool.makeHost(config, user: arguments.options["--user"], dataFolder: dataFolder,
-                                            breadcrumbs: .attach(breadcrumb))
+                                            breadcrumbs: .attach(breadcrumb), quarantine: resume?.quarantine ?? [])
         if resume == nil { CommandLineTool.report(host, output: output) }
         let code: Int32
         switch mode {
@@ -95,6 +125,8 @@ enum WorkerCommand {
         let session: ChatSession
         do {
             try host.signIn()
+            // After a crash the user stays as they were: offline, if they were.
+            if resume?.online == false { host.setOnline(false) }
             session = try ChatSession(host: host, url: resume?.url ?? url, window: resume?.window ?? 20,
                                       configPath: CommandLineTool.configPath(arguments), output: output, width: width,
                                       colors: Environment.colorsOnStandardOutput)
@@ -115,11 +147,15 @@ enum WorkerCommand {
         }
         session.show()
         if terminal && resume == nil { output.out("Type /help for commands.\n") }
-        Control.ack(Supervisor.Ack(url: session.url, window: session.page.window))
+        func ack() {
+            for notice in host.takeNotices() { output.err("imhost: \(TerminalText.safe(notice))\n") }
+            Control.ack(Supervisor.Ack(url: session.url, window: session.page.window, online: host.isOnline))
+        }
+        ack()
         let reader = LineReader()
         while let line = nextCommand(reader) {
             guard session.handle(line) else { return CommandLineTool.ExitCode.ok }
-            Control.ack(Supervisor.Ack(url: session.url, window: session.page.window))
+            ack()
         }
         return exitCode()
     }
@@ -128,7 +164,9 @@ enum WorkerCommand {
 
     private static func open(_ host: ChatHost, url: String, width: Int, external: Bool, output: Output) -> Int32 {
         do {
-            switch try host.open(route: url, external: external) {
+            let opened = try host.open(route: url, external: external)
+            for notice in host.takeNotices() { output.err("imhost: \(TerminalText.safe(notice))\n") }
+            switch opened {
             case .opened(let what):
                 output.out("opened \(TerminalText.safe(what))\n")
             case .page(let page):
@@ -194,8 +232,21 @@ enum ScanCommand {
         name: "__scan",
         summary: "the plugin scanner (internal)",
         usage: "FILE...",
-        help: "Opens plugin files for a host and reports on standard output; not for people.",
-        flags: [], options: [],
+        help: "Opens plugin files for a host and reports on file descriptor 3; not for people.",
+        flags: [], options: ["--parent"],
         hidden: true,
-        run: { arguments, _ in Scanner.childMain(arguments.positionals) })
+        run: { arguments, _ in
+            // Stopped from outside only through its parent, whose death kills it too: Ctrl-C in
+            // a terminal reaches the whole group, and must not look like a plugin's crash.
+            for number in [SIGINT, SIGHUP, SIGTERM] { signal(number, SIG_IGN) }
+            if let parent = arguments.options["--parent"].flatMap(Int32.init), imhost_die_with_parent(parent) != 0 {
+                return CommandLineTool.ExitCode.failure
+            }
+            // Reports on their own pipe, moved out of line code's way; what line code prints on
+            // standard output joins standard error, which only ever counts as last words.
+            let reports = fcntl(3, F_DUPFD_CLOEXEC, 500)
+            if reports >= 0 { close(3) }
+            dup2(STDERR_FILENO, STDOUT_FILENO)
+            return Scanner.childMain(arguments.positionals, reports: reports >= 0 ? reports : 3)
+        })
 }

@@ -142,7 +142,7 @@ final class ScenarioRunner {
             try reopen()
             note(step, "reload host.json")
         case .liftQuarantine(let line):
-            let lifted = try Quarantine.lift(dataFolder: host.dataFolder, line: line)
+            let lifted = try Quarantine.lift(dataFolder: host.dataFolder, line.map(Quarantine.Target.line) ?? .all)
             host.apply(host.config)
             try reopen()
             note(step, "lift quarantine of \(line.map { "line \($0)" } ?? "everything"): \(lifted.count) entr\(lifted.count == 1 ? "y" : "ies") lifted")

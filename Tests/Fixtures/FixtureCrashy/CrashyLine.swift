@@ -5,8 +5,8 @@ import IMKit
 /// `PLACE:HOW` pairs separated by commas, e.g. `builder:segv` or `register:loop,tap:abort`.
 ///
 /// Places: `register`, `open` (the page's init), `page` (its title hook), `tap`, `menu`,
-/// `builder`, `route`, `service` (its prepare), `thread` (a background thread its service
-/// starts, a crash no breadcrumb can name). Hows: `abort`, `segv`, `trap` (a Swift runtime
+/// `builder`, `note` (a second builder), `route`, `service` (its prepare), `finalize` (its
+/// finalize), `thread` (a background thread its service starts). Hows: `abort`, `segv`, `trap` (a Swift runtime
 /// error), `loop` (never returns), `overrun` (returns, but after two seconds), `exit` (calls exit).
 enum Misbehaviour {
     static func at(_ place: String) {
@@ -94,6 +94,7 @@ final class Engine: Service {
     }
 
     func finalize() {
+        Misbehaviour.at("finalize")
         // Lets a test see that finalize ran, on a normal exit or a signal.
         if let path = ProcessInfo.processInfo.environment["IMHOST_CRASHY_FINALIZED"] {
             _ = FileManager.default.createFile(atPath: path, contents: Data("finalized\n".utf8))

@@ -30,14 +30,18 @@ final class RunningProcess {
         input.fileHandleForWriting.write(Data((line + "\n").utf8))
     }
 
-    /// Reads what the program prints until `text` shows on its standard output or error, it
-    /// exits, or `timeout` seconds pass. Returns whether `text` showed.
+    /// Reads what the program prints until `text` shows on its standard output or error (as
+    /// many times as `occurrences` says), it exits, or `timeout` seconds pass. Returns whether
+    /// it showed.
     @discardableResult
-    func waitFor(_ text: String, timeout: Double = 60) -> Bool {
+    func waitFor(_ text: String, occurrences: Int = 1, timeout: Double = 60) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         let fds = [output.fileHandleForReading.fileDescriptor, errors.fileHandleForReading.fileDescriptor]
         var open = Set(fds)
-        while !(stdout.contains(text) || stderr.contains(text)), !open.isEmpty, Date() < deadline {
+        func seen() -> Bool {
+            stdout.components(separatedBy: text).count - 1 + stderr.components(separatedBy: text).count - 1 >= occurrences
+        }
+        while !seen(), !open.isEmpty, Date() < deadline {
             var polls = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
             guard poll(&polls, nfds_t(polls.count), 200) > 0 else { continue }
             for entry in polls where entry.revents != 0 {
@@ -51,7 +55,7 @@ final class RunningProcess {
                 if entry.fd == fds[0] { stdout += text } else { stderr += text }
             }
         }
-        return stdout.contains(text) || stderr.contains(text)
+        return seen()
     }
 
     /// Sends a signal.

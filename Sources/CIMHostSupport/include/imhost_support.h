@@ -1,0 +1,28 @@
+/*
+ * The few things the host needs from the C library that Swift cannot call directly: prctl is
+ * variadic, and a crash handler must be plain C to be safe to run in a dying process.
+ */
+#ifndef IMHOST_SUPPORT_H
+#define IMHOST_SUPPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Asks the kernel to kill this process (SIGKILL) when its parent dies, so a scanner or chat
+   worker never outlives the host that started it. Returns 0 when `parent` is still this
+   process's parent, -1 when it is already gone (the caller should exit). */
+int imhost_die_with_parent(pid_t parent);
+
+/* Blames crashes of threads a line started on the line. `breadcrumb` is this process's mapped
+   breadcrumb (see Breadcrumb.swift for its layout). When a fatal signal arrives while the
+   breadcrumb says the host is in its own code, the handler walks the crashing thread's stack; if
+   a frame lies in a registered line's library, it writes that line's mark into the breadcrumb's
+   first frame, then lets the signal kill the process as it would have. */
+void imhost_crash_watch(void *breadcrumb);
+
+/* Registers a line's library, found by any address inside it, with the breadcrumb mark (216
+   bytes) that names the line. Returns 0, or -1 when the address is in no library or the table is full. */
+int imhost_crash_add_image(const void *address, const uint8_t *mark, size_t length);
+
+#endif

@@ -1,0 +1,99 @@
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+#include "imhost_support.h"
+
+int imhost_die_with_parent(pid_t parent) {
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return -1;
+    return getppid() == parent ? 0 : -1;
+}
+
+/* Must agree with Breadcrumb.swift. */
+enum {
+    CRUMB_DEPTH = 12,
+    CRUMB_SEQUENCE = 16,
+    FRAME = 512,
+    FRAME_SITE = 0,
+    FRAME_MARK = 8,
+    FRAME_KEY_LENGTH = 224,
+    FRAME_KEY = 226,
+    FRAME_MESSAGE_LENGTH = 392,
+    MARK_LENGTH = 216,
+    SITE_BACKGROUND = 11,
+};
+
+#define MAX_IMAGES 1024
+
+struct image {
+    const void *base;
+    uint8_t mark[MARK_LENGTH];
+};
+
+static unsigned char *crumb;
+static struct image images[MAX_IMAGES];
+static volatile sig_atomic_t image_count;
+
+static const struct image *image_of(const void *address) {
+    Dl_info info;
+    if (!dladdr(address, &info) || !info.dli_fbase) return 0;
+    for (int i = 0; i < image_count; i++) {
+        if (images[i].base == info.dli_fbase) return &images[i];
+    }
+    return 0;
+}
+
+static void blame(int signal, siginfo_t *info, void *context) {
+    (void)info;
+    (void)context;
+    if (crumb && *(volatile uint32_t *)(crumb + CRUMB_DEPTH) == 0) {
+        void *frames[64];
+        int count = backtrace(frames, 64);
+        for (int i = 0; i < count; i++) {
+            const struct image *found = image_of(frames[i]);
+            if (!found) continue;
+            unsigned char *frame = crumb + FRAME;
+            uint32_t site = SITE_BACKGROUND;
+            memcpy(frame + FRAME_SITE, &site, sizeof site);
+            memcpy(frame + FRAME_MARK, found->mark, MARK_LENGTH);
+            static const char key[] = "a thread it started";
+            uint16_t length = sizeof key - 1;
+            memcpy(frame + FRAME_KEY_LENGTH, &length, sizeof length);
+            memcpy(frame + FRAME_KEY, key, length);
+            uint16_t none = 0;
+            memcpy(frame + FRAME_MESSAGE_LENGTH, &none, sizeof none);
+            uint32_t depth = 1;
+            memcpy(crumb + CRUMB_DEPTH, &depth, sizeof depth);
+            break;
+        }
+    }
+    /* SA_RESETHAND restored the default action. Raised again, the signal kills the process as
+       it would have: on return from here for a fault, at once for a signal sent by kill(). */
+    raise(signal);
+}
+
+void imhost_crash_watch(void *breadcrumb) {
+    crumb = breadcrumb;
+    void *warm[1];
+    backtrace(warm, 1); /* The first call loads the unwinder; do it now, not in a dying process. */
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_sigaction = blame;
+    action.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_ONSTACK;
+    sigemptyset(&action.sa_mask);
+    int fatal[] = { SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE, SIGSYS };
+    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) sigaction(fatal[i], &action, 0);
+}
+
+int imhost_crash_add_image(const void *address, const uint8_t *mark, size_t length) {
+    Dl_info info;
+    if (length != MARK_LENGTH || image_count >= MAX_IMAGES) return -1;
+    if (!dladdr(address, &info) || !info.dli_fbase) return -1;
+    images[image_count].base = info.dli_fbase;
+    memcpy(images[image_count].mark, mark, MARK_LENGTH);
+    image_count = image_count + 1;
+    return 0;
+}
