@@ -128,10 +128,10 @@ public final class ChatHost {
     // MARK: The user
 
     /// Signs the user in, if nobody is: opens their conversations and builds their services
-    /// (the host's now; a line's when the line is first used). Messages sent while offline in
-    /// an earlier run are delivered now.
+    /// (the host's now; a line's when the line is first used). Online (the default), messages
+    /// sent while offline in an earlier run are delivered now.
     /// - Throws: ``FileConversationStore/Failure`` when the data folder cannot be used.
-    public func signIn() throws {
+    public func signIn(online: Bool = true) throws {
         guard session == nil else { return }
         var store: any ConversationStore = MemoryConversationStore()
         var outbox = Outbox(memory: ())
@@ -147,7 +147,7 @@ public final class ChatHost {
             session.start(lines.services(of: line))
             lines.setServicesStarted(line, true)
         }
-        session.setOnline(true)
+        session.setOnline(online)
         storage = store
         self.session = session
     }

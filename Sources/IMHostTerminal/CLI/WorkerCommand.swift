@@ -124,9 +124,8 @@ enum WorkerCommand {
         let terminal = arguments.flags.contains("--terminal")
         let session: ChatSession
         do {
-            try host.signIn()
             // After a crash the user stays as they were: offline, if they were.
-            if resume?.online == false { host.setOnline(false) }
+            try host.signIn(online: resume?.online ?? true)
             session = try ChatSession(host: host, url: resume?.url ?? url, window: resume?.window ?? 20,
                                       configPath: CommandLineTool.configPath(arguments), output: output, width: width,
                                       colors: Environment.colorsOnStandardOutput)

@@ -4,8 +4,10 @@
  *   SWIFT_VERSION   the compiler version it claims (required)
  *   CRASH_IN        CONSTRUCTOR (an ELF constructor: runs when the library is opened),
  *                   ENTRY (imkit_plugin_entry) or REGISTER (register_line)
- *   CRASH_HOW       ABORT, SEGV, LOOP (never returns), OVERRUN (returns after 2 s), or
- *                   BUFFER (writes past the error buffer it was given)
+ *   CRASH_HOW       ABORT, SEGV, LOOP (never returns), OVERRUN (returns after 2 s),
+ *                   BUFFER (writes past the error buffer it was given), CLOSE_FDS (closes every
+ *                   descriptor from 3 to 63, then succeeds), or NOISE (prints a terminal escape
+ *                   on standard output without a newline, then succeeds)
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -25,6 +27,8 @@
 #define HOW_LOOP 3
 #define HOW_OVERRUN 4
 #define HOW_BUFFER 5
+#define HOW_CLOSE_FDS 6
+#define HOW_NOISE 7
 
 static void misbehave(char *buffer, size_t capacity) {
 #if CRASH_HOW == HOW_ABORT
@@ -40,6 +44,13 @@ static void misbehave(char *buffer, size_t capacity) {
 #elif CRASH_HOW == HOW_OVERRUN
     (void)buffer; (void)capacity;
     sleep(2);
+#elif CRASH_HOW == HOW_CLOSE_FDS
+    (void)buffer; (void)capacity;
+    for (int fd = 3; fd < 64; fd++) close(fd);
+#elif CRASH_HOW == HOW_NOISE
+    (void)buffer; (void)capacity;
+    static const char noise[] = "\033]0;PWNED\007\033[31mred";
+    write(1, noise, sizeof noise - 1);
 #elif CRASH_HOW == HOW_BUFFER
     if (buffer) {
         /* A register_line that ignores error_capacity. */
