@@ -105,18 +105,25 @@ public enum FileSystem {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw Failure(call: "open", code: errno) }
         defer { close(fd) }
-        var result: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while result.count < limit {
-            let wanted = min(chunk.count, limit - result.count)
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, wanted) }
+        // Sized by fstat and read in place: one buffer, no chunk to copy from. A file that grows
+        // while it is read, or reports no size (as /proc files do), makes the buffer grow.
+        var info = stat()
+        let expected = fstat(fd, &info) == 0 && info.st_size > 0 ? Int(info.st_size) : 0
+        var result = [UInt8](repeating: 0, count: min(limit, max(expected + 1, 4096)))
+        var filled = 0
+        while filled < limit {
+            if filled == result.count {
+                result.append(contentsOf: repeatElement(0, count: min(result.count, limit - result.count)))
+            }
+            let count = result.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, $0.count - filled) }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw Failure(call: "read", code: errno)
             }
             if count == 0 { break }
-            result.append(contentsOf: chunk[0..<count])
+            filled += count
         }
+        result.removeLast(result.count - filled)
         return result
     }
 
