@@ -9,7 +9,7 @@ enum BenchLine: BusinessLine {
     static let version = "1.0.0"
 
     final class Page: CarrierPage {
-        override var title: String { "Bench · \(context.peer)" }
+        override var title: String { "Bench · \(context.peerID)" }
         override var disabledComponents: ComponentSet { [.dropdownMenu] }
     }
 
@@ -23,14 +23,14 @@ enum BenchLine: BusinessLine {
 
     static func register(with registrar: LineRegistrar) throws {
         try registrar.registerPage(Page.self)
-        try registrar.register(NoteBuilder())
+        try registrar.registerBuilder(NoteBuilder())
         try registrar.registerRoute("benchline-000000000://note/:id", allowExternal: true) { request in
             "note \(request.parameters["id"] ?? "?")"
         }
     }
 }
 
-@_cdecl("imkit_plugin_entry")
+@c(imkit_plugin_entry)
 public func imkitPluginEntry() -> UnsafeRawPointer {
     PluginEntry.descriptor(for: BenchLine.self)
 }

@@ -160,9 +160,9 @@ enum InProcessBenchmarks {
             registry.add((0..<(keys - registry.allKeys.count)).map { Unused(key: "\(line).filler\($0)") }, line: line)
             return registry
         }
-        let small = MessageListRenderer(registry: registry(keys: 10), selfUser: "me", breadcrumb: breadcrumb)
-        let large = MessageListRenderer(registry: registry(keys: 1000), selfUser: "me", breadcrumb: breadcrumb)
-        let bare = MessageListRenderer(registry: registry(keys: 10), selfUser: "me")
+        let small = MessageListRenderer(registry: registry(keys: 10), userID: "me", breadcrumb: breadcrumb)
+        let large = MessageListRenderer(registry: registry(keys: 1000), userID: "me", breadcrumb: breadcrumb)
+        let bare = MessageListRenderer(registry: registry(keys: 10), userID: "me")
         let page = PageRenderer(width: 72, colors: false)
         var runs: [String: [Double]] = [:]
         // Interleaved rounds, so a burst of load on the shared machine hits all of them alike.
@@ -204,7 +204,7 @@ enum InProcessBenchmarks {
                 return copy
             })
         }
-        let renderer = MessageListRenderer(registry: MessageRegistry.builtIn, selfUser: "me")
+        let renderer = MessageListRenderer(registry: MessageRegistry.builtIn, userID: "me")
         func show(_ conversation: String) throws -> UInt64 {
             let start = now()
             // A fresh store: opening the conversation's files is part of showing it.

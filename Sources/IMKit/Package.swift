@@ -19,7 +19,12 @@ let package = Package(
                 // A resilient ABI: a plugin built against IMKit 1.0 keeps working with an
                 // IMKit 1.x that adds API, built by the same compiler.
                 .unsafeFlags(["-enable-library-evolution"]),
-            ]
+                // Nothing IMKit imports becomes part of its public surface by accident.
+                .enableUpcomingFeature("InternalImportsByDefault"),
+            ],
+            plugins: ["CompilerVersion"]
         ),
+        // Writes SwiftCompiler.version from `swiftc --version` at build time.
+        .plugin(name: "CompilerVersion", capability: .buildTool()),
     ]
 )

@@ -43,7 +43,7 @@ struct ChatCommandTests {
         #expect(out.contains("/tap: there is no message #9 on screen"))
         #expect(out.contains("unknown command /fly; type /help"))
         #expect(out.contains("/send: the JSON is not valid at column 9: unexpected end of file, expected a value"))
-        #expect(out.contains(#"/send: not sent: 'house.listing' payload does not decode: missing "id""#))
+        #expect(out.contains("/send: not sent: 'house.listing' payload does not decode: missing field 'price'"))
         #expect(out.contains("menu: reported listing L1 as fake; the housing team will review it"))
         #expect(out.contains("route: im://chat/house?rootCateID=1&cateID=12&peer=u42&infoID=L1\n  routed: routes[0]"))
         #expect(!out.contains("never read"))

@@ -89,20 +89,20 @@ struct PageTests {
         let house = try host.open(houseURL)
         try house.send(key: "house.listing", payload: MessagePayload(json: listingJSON))
         try house.send(key: "location", payload: MessagePayload(json: #"{"latitude":39.9,"longitude":116.4,"name":"望京 Wangjing"}"#))
-        #expect(throws: SendError("no builder is registered for message key 'house.lisitng'; check the key, or load the line that owns it")) {
+        #expect(throws: SendError(.unknownKey, "no builder is registered for message key 'house.lisitng'; check the key, or load the line that owns it")) {
             try house.send(key: "house.lisitng", payload: MessagePayload(json: "{}"))
         }
-        #expect(throws: SendError(#"'house.listing' payload does not decode: missing "id""#)) {
+        #expect(throws: SendError(.undecodable, "'house.listing' payload does not decode: missing field 'price'")) {
             try house.send(key: "house.listing", payload: MessagePayload(json: #"{"title":"x"}"#))
         }
         #expect(try host.store.count(of: "u42") == 2)
         setKillSwitch(host, messages: ["location"])
-        #expect(throws: SendError("message key 'location' cannot be sent now: the key is turned off by killSwitch.messages in host.json")) {
+        #expect(throws: SendError(.unavailable, "message key 'location' cannot be sent now: the key is turned off by killSwitch.messages in host.json")) {
             try house.send(key: "location", payload: MessagePayload(json: #"{"latitude":1,"longitude":2,"name":"x"}"#))
         }
         setKillSwitch(host, lines: ["house"])
         let legacy = try host.open(houseURL)
-        #expect(throws: SendError("the legacy page sends built-in messages only; 'house.listing' belongs to line 'house'")) {
+        #expect(throws: SendError(.unavailable, "the legacy page sends built-in messages only; 'house.listing' belongs to line 'house'")) {
             try legacy.send(key: "house.listing", payload: MessagePayload(json: listingJSON))
         }
     }
@@ -122,10 +122,10 @@ struct PageTests {
         let presented = try page.presented(width: 72).map(\.message)
         #expect(presented.map(\.degrade) == [
             .unknownKey,
-            .undecodable(#"missing "id""#),
-            .builderFailed("listing L9 has a negative price or rooms, or no area"),
+            .undecodable("missing field 'price'"),
+            .builderFailed("a listing needs a price of 0 or more, an area above 0 and 0 rooms or more"),
             nil,
-            .undecodable("The given data was not valid JSON."),
+            .undecodable("not valid JSON at column 1: unexpected 'n', expected a value"),
         ])
         setKillSwitch(host, messages: ["house.listing"])
         #expect(try page.presented(width: 72).map(\.message.degrade)[3] == .killedKey)
@@ -155,7 +155,7 @@ struct PageTests {
         #expect(try page.tap(9) == nil)
     }
 
-    @Test("taps go to the page's hook: house opens the listing, jobs answers, roamed cards render and are ignored")
+    @Test("taps go to the page's hook, then the message's builder: a card opens its listing on any line's page")
     func taps() throws {
         let (workspace, host) = try pageHost()
         defer { withExtendedLifetime(workspace) {} }
@@ -170,12 +170,20 @@ struct PageTests {
                 == #"{"text":"I accept the interview at 58 Tech on 2026-11-25 10:00."}"#)
         #expect(try jobs.tap(1) == .handled("declined interview at 58 Tech, 2026-11-25 10:00"))
 
-        // A listing card received in a jobs chat renders through house's builder; jobs ignores its tap.
+        // A listing card received in a jobs chat renders through house's builder; the jobs page
+        // ignores its tap, so house's builder opens the listing there too.
         try jobs.receive(key: "house.listing", payload: MessagePayload(json: listingJSON))
         let roamed = try #require(try jobs.presented(width: 72).last)
         #expect(roamed.message.degrade == nil)
         #expect(roamed.message.view?.lines.first == "🏠 阳光两居室 Sunny 2-room flat")
-        #expect(try jobs.tap(roamed.number) == .ignored)
+        #expect(try jobs.tap(roamed.number) == .handled("opened listing L1001 detail: 阳光两居室 Sunny 2-room flat, ¥4200, 2 rooms"))
+
+        // A card stored in the first shape of a listing (no id) renders, and its tap says why it
+        // cannot open.
+        try jobs.receive(key: "house.listing", payload: MessagePayload(json: #"{"area":56,"price":4200,"rooms":2,"title":"Old card"}"#))
+        let old = try #require(try jobs.presented(width: 72).last)
+        #expect(old.message.view?.lines.first == "🏠 Old card")
+        #expect(try jobs.tap(old.number) == .failed("this listing was sent before listings had ids, so its detail cannot be opened"))
     }
 
     @Test("house and jobs side by side; the kill switch rolls house back to the legacy page and forward again")

@@ -42,7 +42,7 @@ struct PluginLoadingTests {
 
         let anyType: Any.Type = pageType
         #expect(anyType is CarrierPage.Type)
-        let context = ChatContext(selfUser: "me", peer: "u42", rootCateID: 1, cateID: 12,
+        let context = ChatContext(userID: "me", peerID: "u42", rootCateID: 1, cateID: 12,
                                   parameters: [:], lineID: "house", user: host.user,
                                   sender: { _, _ in }, opener: { _ in .notFound("none") })
         let page: Any = pageType.init(context: context)
@@ -53,8 +53,8 @@ struct PluginLoadingTests {
         let builder: Any = entry.builder
         #expect(builder is any MessageBuilder)
         let payload = MessagePayload(json: #"{"id":"L1","title":"Sunny flat","price":4200,"area":56,"rooms":2}"#)
-        let (model, _) = try entry.builder.render(payload, layout: MessageLayout(width: 40))
-        #expect(model.lines.first == "🏠 Sunny flat")
+        let view = try entry.builder.render(payload, layout: MessageLayout(width: 40))
+        #expect(view.lines.first == "🏠 Sunny flat")
 
         let maps = try FileSystem.readText("/proc/self/maps")
         let imkitImages = Set(maps.split(separator: "\n").compactMap { line -> Substring? in
@@ -129,7 +129,7 @@ struct PluginLoadingTests {
         try expect("notes.so", .refused, .notELF,
                    "not an ELF shared object (the file starts with \"hello wo\"); build the plugin as a dynamic library (.library(type: .dynamic)) or remove the file")
         try expect("noentry.so", .refused, .noEntry,
-                   "does not export imkit_plugin_entry; export it: @_cdecl(\"imkit_plugin_entry\") returning PluginEntry.descriptor(for:)")
+                   "does not export imkit_plugin_entry; export it: @c(imkit_plugin_entry) returning PluginEntry.descriptor(for:)")
         try expect("abi2.so", .refused, .abiMismatch,
                    "plugin ABI version 2, this host speaks 1; rebuild the plugin against this host's IMKit")
         try expect("oldswift.so", .refused, .swiftMismatch,
@@ -224,8 +224,8 @@ struct MinimalLineTests {
         #expect(demo.manifest?.messageKeys == ["demo.greeting"])
         #expect(try host.converter.decide("im://chat?rootCateID=77&peer=u1").url == "im://chat/demo?rootCateID=77&peer=u1")
         let builder = try #require(host.messageEntry(for: "demo.greeting")).builder
-        let (model, view) = try builder.render(MessagePayload(json: #"{"text":"hi"}"#), layout: MessageLayout(width: 20))
+        let view = try builder.render(MessagePayload(json: #"{"text":"hi"}"#), layout: MessageLayout(width: 20))
         #expect(view.lines == ["👋 hi"])
-        #expect(model.size.columns == 5)
+        #expect(TextWidth.columns(view.lines[0]) == 5)
     }
 }

@@ -60,7 +60,7 @@ struct ServiceTests {
 
     /// A signed-in user's services, as the host starts them (without breadcrumbs).
     func session(_ registrations: [ServiceRegistration]) -> UserSession {
-        let session = UserSession(user: "alice", guard: LineGuard(breadcrumb: nil)) { _ in nil }
+        let session = UserSession(user: "alice", transport: .unconnected, guard: LineGuard(breadcrumb: nil)) { _ in nil }
         session.start(registrations)
         return session
     }
@@ -112,10 +112,10 @@ struct ServiceTests {
             override class var id: String { "test.lonely" }
             override class var dependencies: [String] { ["test.nowhere"] }
         }
-        #expect(throws: ServiceError("services depend on each other in a cycle: test.a → test.b → test.c → test.a; break the cycle")) {
+        #expect(throws: ServiceError(.cycle, "services depend on each other in a cycle: test.a → test.b → test.c → test.a; break the cycle")) {
             try ServiceRegistration.buildOrder(registrations([A.self, B.self, C.self])).get()
         }
-        #expect(throws: ServiceError("service 'test.lonely' depends on 'test.nowhere', which is not registered; register it, or remove it from dependencies")) {
+        #expect(throws: ServiceError(.missingDependency, "service 'test.lonely' depends on 'test.nowhere', which is not registered; register it, or remove it from dependencies")) {
             try ServiceRegistration.buildOrder(registrations([Lonely.self])).get()
         }
         #expect(PluginImage.checkDependencies(of: registrations([Lonely.self]), line: "test")
@@ -140,7 +140,7 @@ struct ServiceTests {
         defer { withExtendedLifetime(workspace) {} }
         #expect(host.user.service(id: "cars.inventory") == nil)
         #expect(host.user.service(Feed.self) == nil)
-        #expect(throws: ServiceError("service 'test.feed' is not available for user 'me'; declare it in dependencies, and check its line is loaded")) {
+        #expect(throws: ServiceError(.missing, "service 'test.feed' is not available for user 'me'; declare it in dependencies, and check its line is loaded")) {
             try host.user.require(Feed.self)
         }
         #expect(host.user.service(id: "house.listings") == nil, "a line's services start when the line is first used")
@@ -159,7 +159,7 @@ struct ServiceTests {
         let before = try #require(host.user.service(id: "house.listings"))
 
         try host.switchUser(to: "bob")
-        #expect(host.selfUser == "bob")
+        #expect(host.userID == "bob")
         let after = try #require(host.user.service(id: "house.listings"))
         #expect(before !== after)
         #expect(throws: ChatHost.OpenError(kind: .failed, description: "refused: house://listing/:id could not open house://listing/L555: no listing L555 is known; it may have been taken down")) {
@@ -192,6 +192,25 @@ struct ServiceTests {
         observers.remove(first)
         #expect(observers.count == 0)
     }
+
+    @Test("a multicast delegate over a class-bound protocol holds its conformers, and refuses other objects")
+    func multicastProtocol() {
+        final class Listener: Heard {
+            var heard = 0
+            func hear() { heard += 1 }
+        }
+        final class Stranger {}
+        let observers = MulticastDelegate<any Heard>()
+        let listener = Listener()
+        #expect(observers.add(listener))
+        let existential: any Heard = listener
+        let addedExistential = observers.add(existential)
+        #expect(addedExistential, "an existential opens to its class")
+        #expect(!observers.add(Stranger()), "an object that is not an observer is refused, not dropped silently")
+        observers.notify { $0.hear() }
+        #expect(listener.heard == 1)
+        #expect(observers.count == 1)
+    }
 }
 
 @Suite("Routes")
@@ -208,7 +227,7 @@ struct RouteTests {
         try add("shop://item/:id/reviews/:page", "reviews")
         func name(_ url: String) throws -> String? {
             guard let match = table.match(url), case .handler(let handler) = match.route.target else { return nil }
-            return try handler(RouteRequest(url: url, parameters: match.parameters, isExternal: false, user: UserContext(user: "me")))
+            return try handler(RouteRequest(url: url, parameters: match.parameters, isExternal: false, user: UserContext(userID: "me", transport: .unconnected)))
                 + " " + match.parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
         }
         #expect(try name("shop://item/42?ref=push") == "item id=42,ref=push")
@@ -321,4 +340,8 @@ struct OfflineTests {
         let lastRendering = try #require(live.stdout.components(separatedBy: "[jobs page]").last)
         #expect(!lastRendering.components(separatedBy: "online: delivered")[0].contains("pending"))
     }
+}
+
+protocol Heard: AnyObject {
+    func hear()
 }

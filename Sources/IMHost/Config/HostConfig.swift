@@ -270,7 +270,7 @@ extension DocumentReader {
                 default:
                     let name = try string(element, itemPath)
                     guard let component = ComponentSet(name: name) else {
-                        let names = ComponentSet.named.map(\.name)
+                        let names = ComponentSet.all.names
                         let hint = closestMatch(to: name, among: names).map { "did you mean \"\($0)\"? " } ?? ""
                         throw fail(element, itemPath, "unknown component \"\(name)\"; \(hint)components: \(names.joined(separator: ", "))")
                     }

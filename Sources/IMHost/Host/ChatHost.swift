@@ -55,7 +55,7 @@ public final class ChatHost {
     /// Routes jump URLs with the configuration in force.
     public private(set) var converter: Converter
     /// The signed-in user.
-    public private(set) var selfUser: String
+    public private(set) var userID: String
     /// Milliseconds since 1970 for new messages; tests fix it.
     public var clock: () -> Int64 = { Clock.now() }
     /// Crashes found at start in breadcrumbs of processes that died with nobody to record them.
@@ -91,7 +91,7 @@ public final class ChatHost {
         self.config = config
         dataFolder = options.dataFolder ?? config.dataFolder
         durable = options.durable
-        selfUser = options.user ?? config.user
+        userID = options.user ?? config.user
 
         var breadcrumb: Breadcrumb?
         switch options.breadcrumbs {
@@ -136,12 +136,16 @@ public final class ChatHost {
         var store: any ConversationStore = MemoryConversationStore()
         var outbox = Outbox(memory: ())
         if durable {
-            let files = try FileConversationStore(dataFolder: dataFolder, user: selfUser)
+            let files = try FileConversationStore(dataFolder: dataFolder, user: userID)
             outbox = try Outbox(path: files.folder + "/outbox.jsonl")
             store = files
         }
         let transport = ServiceRegistration(id: MessageTransport.id) { [outbox] in MessageTransport(outbox: outbox) }
-        let session = UserSession(user: selfUser, guard: lineGuard) { [weak self] line in self?.lines.mark(of: line) }
+        let lineTransport = Transport(isOnline: false) { [weak self] (key, payload, peer) throws(SendError) in
+            guard let self else { throw SendError(.notStored, "the host is gone") }
+            return try self.environment(mark: nil, legacy: false).send(key: key, payload: payload, to: peer, legacy: false)
+        }
+        let session = UserSession(user: userID, transport: lineTransport, guard: lineGuard) { [weak self] line in self?.lines.mark(of: line) }
         session.start(Self.hostServices.map { $0.id == MessageTransport.id ? transport : $0 })
         for line in lines.registeredLines where lines.availability(of: line) == .available {
             session.start(lines.services(of: line))
@@ -156,7 +160,7 @@ public final class ChatHost {
     /// `user` in: their own store and newly built services. No state crosses users.
     public func switchUser(to user: String) throws {
         signOut()
-        selfUser = user
+        userID = user
         try signIn()
     }
 
@@ -177,7 +181,9 @@ public final class ChatHost {
     /// The signed-in user's context, with their services.
     public var user: UserContext {
         if session == nil { try? signIn() }
-        return session?.context ?? UserContext(user: selfUser)
+        return session?.context ?? UserContext(userID: userID, transport: Transport(isOnline: false) { (_, _, _) throws(SendError) in
+            throw SendError(.notStored, "nobody is signed in: the data folder could not be opened")
+        })
     }
 
     /// Services that could not start, one line each.
@@ -390,7 +396,7 @@ public final class ChatHost {
     /// What a page needs from the host, passed in: it never reaches into the host itself.
     private func environment(mark: LineMark?, legacy: Bool) -> PageEnvironment {
         PageEnvironment(
-            selfUser: selfUser, user: user, store: store, clock: { [weak self] in self?.clock() ?? Clock.now() },
+            userID: userID, user: user, store: store, clock: { [weak self] in self?.clock() ?? Clock.now() },
             lineGuard: lineGuard, mark: mark, isLegacy: legacy,
             lookup: { [weak self] key in self?.messageEntry(for: key) },
             degrade: { [weak self] key in self?.degrade(forKey: key) },

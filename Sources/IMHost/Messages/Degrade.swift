@@ -46,7 +46,13 @@ public enum Degrade: Equatable, Sendable, CustomStringConvertible {
             default: "line \(line) unavailable"
             }
         case .legacyPage: "legacy page"
-        case .undecodable: "does not decode"
+        case .undecodable(let why):
+            // "missing field 'price'", "field 'year': expected a whole number": without what was found.
+            if let found = why.firstRange(of: ", found "), why.distance(from: why.startIndex, to: found.lowerBound) <= 40 {
+                String(why[..<found.lowerBound])
+            } else {
+                why.count <= 40 ? why : "does not decode"
+            }
         case .builderFailed: "builder failed"
         case .unreadable: "unreadable"
         }

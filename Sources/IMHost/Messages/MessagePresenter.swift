@@ -74,24 +74,13 @@ package struct MessagePresenter {
         do {
             content = try builder.content(from: payload)
         } catch {
-            throw Failure(degrade: .undecodable(Self.describe(error)))
+            throw Failure(degrade: .undecodable(PayloadDiagnosis.describe(error, payload: payload, as: Builder.Content.self)))
         }
         do {
             let model = try builder.model(for: content, layout: MessageLayout(width: width))
             return (model, builder.view(for: model))
         } catch {
             throw Failure(degrade: .builderFailed("\(error)"))
-        }
-    }
-
-    /// Decoding errors, said briefly.
-    static func describe(_ error: any Error) -> String {
-        switch error {
-        case DecodingError.keyNotFound(let key, _): "missing \"\(key.stringValue)\""
-        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
-            "wrong type at \"\(context.codingPath.map(\.stringValue).joined(separator: "."))\""
-        case DecodingError.dataCorrupted(let context): context.debugDescription
-        default: "\(error)"
         }
     }
 }

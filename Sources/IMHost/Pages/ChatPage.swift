@@ -4,7 +4,7 @@
 /// to find a message's builder and why a key cannot show, the connection, and the breadcrumb
 /// guard every call into line code goes through.
 struct PageEnvironment {
-    let selfUser: String
+    let userID: String
     let user: UserContext
     let store: any ConversationStore
     let clock: () -> Int64
@@ -19,6 +19,59 @@ struct PageEnvironment {
     let transport: MessageTransport?
     let killedComponents: ComponentSet
     let open: (String) -> RouteResult
+
+    /// Sends a message from the signed-in user to `peer`, in their conversation: the key's
+    /// builder must exist, be allowed (`legacy`: built-in keys only) and decode the payload;
+    /// then it is stored and handed to the connection. Pages and a line's ``Transport`` both
+    /// send through here.
+    func send(key: String, payload: MessagePayload, to peer: String, legacy: Bool) throws(SendError) -> MessageEnvelope {
+        if legacy, let line = LineID.owner(ofMessageKey: key) {
+            throw SendError(.unavailable, "the legacy page sends built-in messages only; '\(key)' belongs to line '\(line)'")
+        }
+        if let why = degrade(key) {
+            throw SendError(.unavailable, "message key '\(key)' cannot be sent now: \(why)")
+        }
+        guard let entry = lookup(key) else {
+            if let why = degrade(key) { throw SendError(.unavailable, "message key '\(key)' cannot be sent now: \(why)") }
+            throw SendError(.unknownKey, "no builder is registered for message key '\(key)'; check the key, or load the line that owns it")
+        }
+        if legacy, let line = entry.line {
+            throw SendError(.unavailable, "the legacy page sends built-in messages only; '\(key)' belongs to line '\(line)'")
+        }
+        if let why = lineGuard.run(.builder, entry.mark, key: key, { Self.validate(entry.builder, payload) }) {
+            throw SendError(.undecodable, "'\(key)' payload does not decode: \(why)")
+        }
+        let message = try store(key: key, payload: payload, from: userID, to: peer, conversation: peer)
+        do {
+            try transport?.submit(message)
+        } catch {
+            throw SendError(.notStored, "message \(message.id) is stored but not queued for delivery: \(error)")
+        }
+        return message
+    }
+
+    /// Why the builder cannot decode `payload`, or `nil` when it can.
+    private static func validate<Builder: MessageBuilder>(_ builder: Builder, _ payload: MessagePayload) -> String? {
+        do {
+            _ = try builder.content(from: payload)
+            return nil
+        } catch {
+            return PayloadDiagnosis.describe(error, payload: payload, as: Builder.Content.self)
+        }
+    }
+
+    /// Stores a message at the end of its conversation.
+    func store(key: String, payload: MessagePayload, from: String, to: String, conversation: String) throws(SendError) -> MessageEnvelope {
+        do {
+            let position = try store.count(of: conversation)
+            let message = MessageEnvelope(id: "m\(position + 1)", conversation: conversation,
+                                          from: from, to: to, timestamp: clock(), key: key, payload: payload)
+            try store.append(message)
+            return message
+        } catch {
+            throw SendError(.notStored, "the message could not be stored: \(error)")
+        }
+    }
 }
 
 /// One open chat: the page the converter chose (a line's carrier page or the legacy page), its
@@ -58,10 +111,10 @@ public final class ChatPage {
         let jump = decision.jump
         let parameters = Dictionary(jump.parameters.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
         let lineID: String? = if case .line(let id) = decision.target { id } else { nil }
-        let context = ChatContext(selfUser: environment.selfUser, peer: peer, rootCateID: jump.rootCateID, cateID: jump.cateID,
+        let context = ChatContext(userID: environment.userID, peerID: peer, rootCateID: jump.rootCateID, cateID: jump.cateID,
                                   parameters: parameters, lineID: lineID, user: environment.user,
-                                  sender: { key, payload in
-                                      guard let page = relay.page else { throw SendError("the chat page is closed") }
+                                  sender: { (key, payload) throws(SendError) in
+                                      guard let page = relay.page else { throw SendError(.notStored, "the chat page is closed") }
                                       try page.send(key: key, payload: payload)
                                   },
                                   opener: environment.open)
@@ -89,47 +142,15 @@ public final class ChatPage {
     ///
     /// - Throws: ``SendError`` saying what was refused and why.
     @discardableResult
-    public func send(key: String, payload: MessagePayload) throws -> MessageEnvelope {
-        if isLegacy, let line = LineID.owner(ofMessageKey: key) {
-            throw SendError("the legacy page sends built-in messages only; '\(key)' belongs to line '\(line)'")
-        }
-        if let why = environment.degrade(key) {
-            throw SendError("message key '\(key)' cannot be sent now: \(why)")
-        }
-        guard let entry = environment.lookup(key) else {
-            if let why = environment.degrade(key) { throw SendError("message key '\(key)' cannot be sent now: \(why)") }
-            throw SendError("no builder is registered for message key '\(key)'; check the key, or load the line that owns it")
-        }
-        if isLegacy, let line = entry.line {
-            throw SendError("the legacy page sends built-in messages only; '\(key)' belongs to line '\(line)'")
-        }
-        do {
-            try environment.lineGuard.run(.builder, entry.mark, key: key) { try validate(entry.builder, payload) }
-        } catch {
-            throw SendError("'\(key)' payload does not decode: \(MessagePresenter.describe(error))")
-        }
-        let message = try store(key: key, payload: payload, from: environment.selfUser, to: context.peer)
-        try environment.transport?.submit(message)
-        return message
+    public func send(key: String, payload: MessagePayload) throws(SendError) -> MessageEnvelope {
+        try environment.send(key: key, payload: payload, to: context.peerID, legacy: isLegacy)
     }
 
     /// Stores a message from the peer, as if it had arrived. It is kept whatever its key: a
     /// message this host cannot show is shown as a placeholder, never dropped.
     @discardableResult
-    public func receive(key: String, payload: MessagePayload) throws -> MessageEnvelope {
-        try store(key: key, payload: payload, from: context.peer, to: environment.selfUser)
-    }
-
-    private func validate<Builder: MessageBuilder>(_ builder: Builder, _ payload: MessagePayload) throws {
-        _ = try builder.content(from: payload)
-    }
-
-    private func store(key: String, payload: MessagePayload, from: String, to: String) throws -> MessageEnvelope {
-        let position = try environment.store.count(of: conversation)
-        let message = MessageEnvelope(id: "m\(position + 1)", conversation: conversation,
-                                      from: from, to: to, timestamp: environment.clock(), key: key, payload: payload)
-        try environment.store.append(message)
-        return message
+    public func receive(key: String, payload: MessagePayload) throws(SendError) -> MessageEnvelope {
+        try environment.store(key: key, payload: payload, from: context.peerID, to: environment.userID, conversation: conversation)
     }
 
     /// The messages the page shows now, oldest first, each with its number (its position in the
@@ -148,7 +169,7 @@ public final class ChatPage {
         let bodyWidth = Self.bodyWidth(forPage: width)
         let transport = environment.transport
         return entries.map { entry in
-            var presented = presenter.present(entry.message, outgoing: entry.message.from == environment.selfUser, width: bodyWidth)
+            var presented = presenter.present(entry.message, outgoing: entry.message.from == environment.userID, width: bodyWidth)
             presented.pending = transport?.isPending(entry.message) ?? false
             return (entry.position + 1, presented)
         }
@@ -191,29 +212,46 @@ public final class ChatPage {
                         messages: try presented(width: width), total: try messageCount())
     }
 
-    // MARK: User actions
-
-    /// Taps message number `number` (as shown, from 1). Placeholders do nothing; other messages
-    /// go to the page's tap hook.
-    /// - Returns: what the tap did, or `nil` when no message has that number.
-    public func tap(_ number: Int) throws -> TapResult? {
-        // Only the tapped message is read and built, not the whole screen.
+    /// Message number `number` (as shown, from 1) as the page shows it now, or `nil` when no
+    /// message on screen has that number. Only that message is read and built.
+    public func message(_ number: Int, width: Int = ChatPage.defaultWidth) throws -> PresentedMessage? {
         let total = try messageCount()
         guard number >= 1, number <= total, number > total - window else { return nil }
         let stored = try environment.store.messages(of: conversation, endingBefore: number, limit: 1)
-        guard let entry = present(stored, width: Self.defaultWidth).first else { return nil }
-        guard entry.message.shown.model != nil else { return .ignored }
-        let message = entry.message.shown
-        return environment.lineGuard.run(.tap, environment.mark, key: message.envelope.key, message: message.envelope.id) {
+        return present(stored, width: width).first?.message
+    }
+
+    // MARK: User actions
+
+    /// Taps message number `number` (as shown, from 1). Placeholders do nothing; other messages
+    /// go to the page's tap hook, then, when the page ignores them, to their builder's (each in
+    /// a breadcrumb frame of its own line: a card roaming on another line's page is still its
+    /// line's to handle, and its line's to blame).
+    /// - Returns: what the tap did, or `nil` when no message has that number.
+    public func tap(_ number: Int) throws -> TapResult? {
+        guard let presented = try message(number) else { return nil }
+        guard presented.shown.model != nil else { return .ignored }
+        let message = presented.shown
+        let byPage = environment.lineGuard.run(.tap, environment.mark, key: message.envelope.key, message: message.envelope.id) {
             carrier.didTap(message)
         }
+        guard byPage == .ignored, let builder = environment.lookup(message.envelope.key) else { return byPage }
+        let context = context
+        return environment.lineGuard.run(.tap, builder.mark, key: message.envelope.key, message: message.envelope.id) {
+            Self.builderTap(builder.builder, message, context)
+        }
+    }
+
+    private static func builderTap<Builder: MessageBuilder>(_ builder: Builder, _ message: ShownMessage, _ context: ChatContext) -> TapResult {
+        guard let content = message.model?.content as? Builder.Content else { return .ignored }
+        return builder.didTap(content, message: message, context: context)
     }
 
     /// Taps quick reply `number` (from 1), which the input bar sends as text.
     /// - Returns: the phrase, or `nil` when the page has no quick replies or no such phrase.
     public func quickReply(_ number: Int) -> String? {
         guard let replies = component(QuickRepliesComponent.self) else { return nil }
-        return environment.lineGuard.run(.action, environment.mark, key: "quick reply \(number)") { replies.tap(number - 1) }
+        return environment.lineGuard.run(.action, environment.mark, key: "quick reply \(number)") { replies.tap(at: number - 1) }
     }
 
     /// The dropdown menu's items, the platform's then the line's; `nil` when the page has no menu.
@@ -226,13 +264,13 @@ public final class ChatPage {
     /// line's page the rest. `nil` when there is no menu or no such item.
     public func chooseMenuItem(_ number: Int) -> TapResult? {
         guard let menu = component(DropdownMenuComponent.self) else { return nil }
-        return environment.lineGuard.run(.action, environment.mark, key: "menu item \(number)") { menu.choose(number - 1) }
+        return environment.lineGuard.run(.action, environment.mark, key: "menu item \(number)") { menu.choose(at: number - 1) }
     }
 
     /// Picks bottom-bar item `number` (from 1); `nil` when there is no bar or no such item.
     public func chooseBarItem(_ number: Int) -> String? {
         guard let bar = component(BottomBarComponent.self) else { return nil }
-        return environment.lineGuard.run(.action, environment.mark, key: "bar item \(number)") { bar.choose(number - 1) }
+        return environment.lineGuard.run(.action, environment.mark, key: "bar item \(number)") { bar.choose(at: number - 1) }
     }
 
     /// Types `text` into the input bar and sends it. Returns `nil` when it was sent, else why not.

@@ -4,5 +4,5 @@ import IMKit
 /// It shows built-in messages only, so a message that broke a line's page cannot break it, and
 /// taps on placeholders do nothing.
 final class LegacyPage: CarrierPage {
-    override var title: String { "Chat with \(context.peer)" }
+    override var title: String { "Chat with \(context.peerID)" }
 }

@@ -32,7 +32,7 @@ enum PluginImage {
     static func entry(_ handle: UnsafeMutableRawPointer) throws(PluginRefusal) -> UnsafePointer<imkit_plugin_descriptor> {
         guard let symbol = dlsym(handle, "imkit_plugin_entry") else {
             throw PluginRefusal(.noEntry, "does not export imkit_plugin_entry",
-                                fix: "export it: @_cdecl(\"imkit_plugin_entry\") returning PluginEntry.descriptor(for:)")
+                                fix: "export it: @c(imkit_plugin_entry) returning PluginEntry.descriptor(for:)")
         }
         // Safe: the symbol is the ABI's entry point, declared in imkit_plugin.h with this type.
         let entry = unsafeBitCast(symbol, to: imkit_plugin_entry_fn.self)
@@ -123,7 +123,7 @@ struct StagedLine {
     var page: CarrierPage.Type?
     var builders: [any MessageBuilder]
     var services: [ServiceRegistration]
-    var routes: [(pattern: RoutePattern, allowExternal: Bool, handler: RouteHandler)]
+    var routes: [RegisteredRoute]
 
     /// What it registered, as names: the facts the cache keeps.
     var manifest: LineManifest {

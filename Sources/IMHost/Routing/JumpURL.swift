@@ -44,6 +44,7 @@ public struct JumpURL: Sendable, Hashable {
     /// Why a jump URL was refused.
     public struct Malformed: Error, Sendable, Equatable, CustomStringConvertible {
         public var description: String
+        public init(description: String) { self.description = description }
     }
 
     /// Parses a jump URL in one pass over its bytes; only the peer is copied out.

@@ -32,7 +32,7 @@ struct ServiceRegistration {
         let byID = Dictionary(services.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         for service in services {
             for dependency in service.dependencies where byID[dependency] == nil && !running.contains(dependency) {
-                return .failure(ServiceError("service '\(service.id)' depends on '\(dependency)', which is not registered; register it, or remove it from dependencies"))
+                return .failure(ServiceError(.missingDependency, "service '\(service.id)' depends on '\(dependency)', which is not registered; register it, or remove it from dependencies"))
             }
         }
         var ordered: [ServiceRegistration] = []
@@ -42,7 +42,7 @@ struct ServiceRegistration {
             if state[service.id] == true { return nil }
             if state[service.id] == false {
                 let cycle = path[path.firstIndex(of: service.id)!...] + [service.id]
-                return ServiceError("services depend on each other in a cycle: \(cycle.joined(separator: " → ")); break the cycle")
+                return ServiceError(.cycle, "services depend on each other in a cycle: \(cycle.joined(separator: " → ")); break the cycle")
             }
             state[service.id] = false
             path.append(service.id)

@@ -12,8 +12,8 @@ final class UserSession {
     private let lineGuard: LineGuard
     private let mark: (String) -> LineMark?
 
-    init(user: String, guard lineGuard: LineGuard, mark: @escaping (String) -> LineMark?) {
-        context = UserContext(user: user)
+    init(user: String, transport: Transport, guard lineGuard: LineGuard, mark: @escaping (String) -> LineMark?) {
+        context = UserContext(userID: user, transport: transport)
         self.lineGuard = lineGuard
         self.mark = mark
     }
@@ -74,7 +74,8 @@ final class UserSession {
         }
     }
 
-    /// Calls `online()` on every service in dependency order, or `offline()` in reverse.
+    /// Calls `online()` on every service in dependency order, or `offline()` in reverse, then
+    /// tells the transport's observers.
     func setOnline(_ online: Bool) {
         guard online != isOnline else { return }
         isOnline = online
@@ -83,6 +84,9 @@ final class UserSession {
         } else {
             for (registration, service) in built.reversed() { call(registration, "offline") { service.offline() } }
         }
+        // Observers are lines' handlers, of lines unknown here: a crash in one is blamed by the
+        // crash handler on the line whose library is on the stack.
+        context.transport.setOnline(online)
     }
 
     /// Stops one line's services (the line was killed, quarantined or disabled): offline if the

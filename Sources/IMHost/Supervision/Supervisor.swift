@@ -1,3 +1,4 @@
+import IMKit
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

@@ -1,3 +1,4 @@
+import IMKit
 import IMHost
 #if canImport(Glibc)
 import Glibc

@@ -1,3 +1,5 @@
+import IMHost
+import IMKit
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -5,11 +7,66 @@ import Foundation
 #endif
 
 /// Encodes a command's `--json` result: pretty, with sorted keys, so output is stable.
+///
+/// Safe for a terminal as well as valid JSON: the encoder escapes C0 controls, and DEL, C1 and
+/// bidirectional controls (which JSON allows raw) are written as `\u` escapes too. Outside
+/// strings the output has none, so escaping them everywhere changes no value.
 enum JSONOutput {
     static func encode<Value: Encodable>(_ value: Value) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         guard let data = try? encoder.encode(value) else { return "{}\n" }
-        return String(decoding: data, as: UTF8.self) + "\n"
+        let text = String(decoding: data, as: UTF8.self)
+        guard text.unicodeScalars.contains(where: { TerminalText.needsEscape($0, newlines: true) }) else { return text + "\n" }
+        var out = ""
+        out.reserveCapacity(text.utf8.count + 16)
+        for scalar in text.unicodeScalars {
+            if TerminalText.needsEscape(scalar, newlines: true) {
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\n"
+    }
+}
+
+/// A chat page as `imhost open --json` prints it: what a script or a test would check.
+struct PageJSON: Encodable {
+    struct Message: Encodable {
+        var number: Int
+        var id: String
+        var from: String
+        var key: String
+        var outgoing: Bool
+        var pending: Bool
+        /// The builder's lines; absent for a placeholder.
+        var lines: [String]?
+        /// Why the message shows as a placeholder, in full; absent when it shows normally.
+        var why: String?
+        /// The short reason the placeholder shows.
+        var short: String?
+    }
+
+    var url: String
+    var line: String?
+    var legacy: Bool
+    var title: String
+    var total: Int
+    var messages: [Message]
+
+    init(_ page: ChatPage, view: PageView) {
+        url = page.decision.url
+        line = view.lineID
+        legacy = view.isLegacy
+        title = view.title
+        total = view.total
+        messages = view.messages.map { number, presented in
+            let envelope = presented.shown.envelope
+            return Message(number: number, id: envelope.id, from: envelope.from, key: envelope.key,
+                           outgoing: presented.shown.isOutgoing, pending: presented.pending,
+                           lines: presented.view?.lines, why: presented.degrade?.description, short: presented.degrade?.short)
+        }
     }
 }

@@ -6,7 +6,7 @@ enum OpenCommand {
     static let command = CommandLineTool.Command(
         name: "open",
         summary: "open a URL through the route table (a chat, a line's page or route)",
-        usage: "URL [--external] [--width N] [--user ID]",
+        usage: "URL [--external] [--json] [--width N] [--user ID]",
         help: """
             Opens a URL through the host's route table, as the app would:
               imhost open house://listing/L1001
@@ -20,10 +20,12 @@ enum OpenCommand {
 
               --external   open as if from outside the app (a push, the web): routes a line
                            marked internal are refused (exit 1)
+              --json       print the page (or what opened) as JSON; a message that shows
+                           as a placeholder has "why", the whole reason
               --width N    page width (default 72)
               --user ID    the signed-in user
             """,
-        flags: ["--external"], options: ["--width", "--user"],
+        flags: ["--external", "--json"], options: ["--width", "--user"],
         run: { arguments, output in
             guard arguments.positionals.count == 1 else {
                 output.err("imhost open: expected one URL, got \(arguments.positionals.count); see imhost open --help\n")
@@ -38,6 +40,7 @@ enum OpenCommand {
                                    "--width", "\(width)"]
             if let user = arguments.options["--user"] { workerArguments += ["--user", user] }
             if arguments.flags.contains("--external") { workerArguments.append("--external") }
+            if arguments.flags.contains("--json") { workerArguments.append("--json") }
             let supervised = SupervisedRun(command: "open", config: config, dataFolder: config.dataFolder,
                                            workerArguments: workerArguments, output: output, restarts: false)
             return supervised.start() ?? supervised.supervisor.finish()

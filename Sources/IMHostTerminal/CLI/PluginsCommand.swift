@@ -1,3 +1,4 @@
+import IMKit
 import IMHost
 
 /// `imhost plugins`: every plugin file and configured line, and where each stands.

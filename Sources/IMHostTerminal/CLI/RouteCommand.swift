@@ -1,3 +1,4 @@
+import IMKit
 import IMHost
 
 /// `imhost route URL`: which page a jump URL opens, and why.

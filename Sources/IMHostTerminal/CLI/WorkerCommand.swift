@@ -1,3 +1,4 @@
+import IMKit
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -21,7 +22,7 @@ enum WorkerCommand {
         summary: "the chat worker a supervisor runs (internal)",
         usage: "chat|open|play|demo TARGET --breadcrumb PATH [--resume STATE]",
         help: "Runs a chat's work for a supervising imhost; not for people.",
-        flags: ["--terminal", "--fixed-clock", "--external"],
+        flags: ["--terminal", "--fixed-clock", "--external", "--json"],
         options: ["--width", "--user", "--data", "--breadcrumb", "--resume", "--parent"],
         hidden: true,
         run: run)
@@ -93,7 +94,8 @@ enum WorkerCommand {
         let code: Int32
         switch mode {
         case "chat": code = chat(host, url: target, resume: resume, width: width, arguments: arguments, output: output)
-        case "open": code = open(host, url: target, width: width, external: arguments.flags.contains("--external"), output: output)
+        case "open": code = open(host, url: target, width: width, external: arguments.flags.contains("--external"),
+                                 json: arguments.flags.contains("--json"), output: output)
         case "play", "demo": code = play(host, file: target, demo: mode == "demo", resume: resume, width: width, arguments: arguments, output: output)
         default:
             output.err("imhost __worker: unknown mode '\(TerminalText.safe(mode))'\n")
@@ -161,13 +163,15 @@ enum WorkerCommand {
 
     // MARK: open
 
-    private static func open(_ host: ChatHost, url: String, width: Int, external: Bool, output: Output) -> Int32 {
-        do {
+    private static func open(_ host: ChatHost, url: String, width: Int, external: Bool, json: Bool, output: Output) -> Int32 {
+        do throws(any Error) {
             let opened = try host.open(route: url, external: external)
             for notice in host.takeNotices() { output.err("imhost: \(TerminalText.safe(notice))\n") }
             switch opened {
             case .opened(let what):
-                output.out("opened \(TerminalText.safe(what))\n")
+                output.out(json ? JSONOutput.encode(["opened": what]) : "opened \(TerminalText.safe(what))\n")
+            case .page(let page) where json:
+                output.out(JSONOutput.encode(PageJSON(page, view: try page.view(width: width))))
             case .page(let page):
                 output.out(try PageRenderer(width: width, colors: Environment.colorsOnStandardOutput).render(page))
             }

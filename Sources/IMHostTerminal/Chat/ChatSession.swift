@@ -10,6 +10,7 @@ final class ChatSession {
           /send KEY JSON   send a message of any kind, e.g. /send location {"name":"Home","latitude":1,"longitude":2}
           /recv KEY JSON   receive a message from the peer, e.g. /recv house.listing {"id":"L1",...}
           /tap N           tap message #N
+          /why N           why message #N shows as a placeholder, in full
           /quick N         tap quick reply N
           /menu [N]        show the dropdown menu, or pick item N
           /bar N           pick bottom-bar item N
@@ -44,7 +45,7 @@ final class ChatSession {
     private static func openPage(_ host: ChatHost, _ url: String, window: Int) throws -> ChatPage {
         switch try host.open(route: url, window: window) {
         case .page(let page): return page
-        case .opened(let what): throw SendError("\(url) is not a chat (it opened \(what)); give a chat jump URL")
+        case .opened(let what): throw JumpURL.Malformed(description: "\(url) is not a chat (it opened \(what)); give a chat jump URL")
         }
     }
 
@@ -95,6 +96,14 @@ final class ChatSession {
                 say("tap #\(number): \(result.outcome)")
             } catch {
                 say("/tap: \(error)")
+            }
+        case "/why":
+            guard let number = number(parts, command) else { return true }
+            do {
+                guard let message = try page.message(number) else { return say("/why: there is no message #\(number) on screen") }
+                say("why #\(number): " + (message.degrade.map { "\($0)" } ?? "it shows normally, through its builder"))
+            } catch {
+                say("/why: \(error)")
             }
         case "/quick":
             guard let number = number(parts, command) else { return true }
@@ -199,7 +208,7 @@ extension TapResult {
         switch self {
         case .handled(let what): what
         case .ignored: "nothing happens"
-        @unknown default: "nothing happens"
+        case .failed(let why): "failed: \(why)"
         }
     }
 }

@@ -7,20 +7,20 @@ import IMKit
 public struct MessageListRenderer {
     private let presenter: MessagePresenter
     private let page: PageRenderer
-    private let selfUser: String
+    private let userID: String
 
-    /// A renderer over `registry` for `selfUser`'s view, at `width` columns. With a breadcrumb
+    /// A renderer over `registry` for `userID`'s view, at `width` columns. With a breadcrumb
     /// at `breadcrumb`, each builder call is recorded as the host records it.
-    public init(registry: MessageRegistry, selfUser: String, width: Int = PageRenderer.defaultWidth,
+    public init(registry: MessageRegistry, userID: String, width: Int = PageRenderer.defaultWidth,
                 legacy: Bool = false, killedKeys: Set<String> = [], breadcrumb: String? = nil) {
         presenter = MessagePresenter(registry: registry, killedKeys: killedKeys, legacy: legacy, breadcrumb: breadcrumb)
         page = PageRenderer(width: width, colors: false)
-        self.selfUser = selfUser
+        self.userID = userID
     }
 
     /// The rows of one message, numbered `number`.
     public func rows(number: Int, _ message: MessageEnvelope) -> [String] {
-        let presented = presenter.present(message, outgoing: message.from == selfUser,
+        let presented = presenter.present(message, outgoing: message.from == userID,
                                           width: ChatPage.bodyWidth(forPage: page.width))
         return page.cell(number: number, envelope: message, view: presented.view, outgoing: presented.shown.isOutgoing,
                          degrade: presented.degrade)

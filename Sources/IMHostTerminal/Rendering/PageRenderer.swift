@@ -71,7 +71,7 @@ public struct PageRenderer {
     /// placeholder. The same view serves both directions: builders never draw bubbles.
     public func cell(number: Int, envelope: MessageEnvelope, view: MessageView?, outgoing: Bool, pending: Bool = false,
                      degrade: Degrade? = nil) -> [String] {
-        var body = view?.lines.map { TerminalText.safe($0) } ?? Self.placeholder(degrade)
+        var body = view?.lines.map { TerminalText.safe($0) } ?? Self.placeholder(degrade, number: number)
         let bodyWidth = ChatPage.bodyWidth(forPage: width)
         var widths = body.map(TextWidth.columns)
         for index in body.indices where widths[index] > bodyWidth {
@@ -94,9 +94,10 @@ public struct PageRenderer {
         return rows
     }
 
-    /// The placeholder's text: what shows instead of a message that cannot be shown here.
-    static func placeholder(_ degrade: Degrade?) -> [String] {
-        ["Unsupported message type"] + (degrade.map { ["(\($0.short))"] } ?? [])
+    /// The placeholder's text: what shows instead of a message that cannot be shown here, with
+    /// a short reason and the command that gives the whole one.
+    static func placeholder(_ degrade: Degrade?, number: Int) -> [String] {
+        ["Unsupported message type"] + (degrade.map { ["(\(TerminalText.safe($0.short)); /why \(number))"] } ?? [])
     }
 
     /// `HH:MM` in UTC for a timestamp in milliseconds.

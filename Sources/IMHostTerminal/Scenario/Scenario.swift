@@ -143,7 +143,7 @@ struct Scenario {
             case "components":
                 let names = try strings()
                 for name in names where ComponentSet(name: name) == nil {
-                    throw reader.fail(member.value, memberPath, "unknown component \"\(name)\"; components: \(ComponentSet.named.map(\.name).joined(separator: ", "))")
+                    throw reader.fail(member.value, memberPath, "unknown component \"\(name)\"; components: \(ComponentSet.all.names.joined(separator: ", "))")
                 }
                 expectation.components = names
             case "contains": expectation.contains = try strings()

@@ -11,14 +11,14 @@ enum CarsLine: BusinessLine {
 
     static func register(with registrar: LineRegistrar) throws {
         try registrar.registerPage(CarsPage.self)
-        try registrar.register(OfferBuilder())
+        try registrar.registerBuilder(OfferBuilder())
         try registrar.registerRoute("cars://offer/:id", allowExternal: true) { request in
             "offer \(request.parameters["id"] ?? "?")"
         }
     }
 }
 
-@_cdecl("imkit_plugin_entry")
+@c(imkit_plugin_entry)
 public func imkitPluginEntry() -> UnsafeRawPointer {
     PluginEntry.descriptor(for: CarsLine.self)
 }

@@ -2,7 +2,7 @@ import IMKit
 
 /// The used-cars carrier page: a "Test drive" bar item, and a tap on an offer calls its dealer.
 final class CarsPage: CarrierPage {
-    override var title: String { "二手车 Used cars · \(context.peer)" }
+    override var title: String { "二手车 Used cars · \(context.peerID)" }
 
     override var disabledComponents: ComponentSet { [.dropdownMenu] }
 

@@ -26,9 +26,9 @@ struct OfferBuilder: MessageBuilder {
         MessageModel(
             content: offer,
             lines: layout.card(title: "🚗 \(offer.model) (\(offer.year))", fields: [
-                ("Price", "¥\(offer.price)"),
-                ("Mileage", "\(offer.mileage) km"),
-                ("Seller", offer.dealer?.name ?? "private"),
+                CardField("Price", "¥\(offer.price)"),
+                CardField("Mileage", "\(offer.mileage) km"),
+                CardField("Seller", offer.dealer?.name ?? "private"),
             ]),
             summary: "[Car] \(offer.model)")
     }

@@ -9,19 +9,26 @@ enum HouseLine: BusinessLine {
 
     static func register(with registrar: LineRegistrar) throws {
         try registrar.registerPage(HousePage.self)
-        try registrar.register(ListingBuilder())
+        try registrar.registerBuilder(ListingBuilder())
         try registrar.registerService(ListingService.self)
         try registrar.registerRoute("house://listing/:id", allowExternal: true) { request in
             guard let id = request.parameters["id"], let service = request.user.service(ListingService.self) else {
                 throw ListingNotFound(id: request.parameters["id"] ?? "?")
             }
             let listing = try service.open(id)
-            return "listing \(listing.id) detail: \(listing.title), ¥\(listing.price), \(listing.rooms) rooms"
+            return "listing \(id) detail: \(listing.title), ¥\(number(listing.price)), \(listing.rooms) rooms"
         }
+    }
+
+    /// A number as people write it: whole numbers without a fraction, any size.
+    static func number(_ value: Double) -> String {
+        guard value.isFinite else { return "\(value)" }
+        if value.rounded() == value, abs(value) < 1e15 { return String(Int64(value)) }
+        return "\(value)"
     }
 }
 
-@_cdecl("imkit_plugin_entry")
+@c(imkit_plugin_entry)
 public func imkitPluginEntry() -> UnsafeRawPointer {
     PluginEntry.descriptor(for: HouseLine.self)
 }

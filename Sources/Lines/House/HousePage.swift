@@ -9,22 +9,19 @@ final class HousePage: CarrierPage {
 
     override var title: String {
         let category = context.cateID.flatMap { Self.subCategories[$0] } ?? "Housing"
-        return "\(category) · \(context.peer)"
+        return "\(category) · \(context.peerID)"
     }
 
     override func topPost() -> TopPost? {
         guard let listing = context.parameters["infoID"] else { return nil }
         if let known = context.user.service(ListingService.self)?.listing(listing) {
-            return TopPost(title: "📌 \(known.title)", detail: "¥\(known.price) · \(Self.area(known.area)) m² · \(known.rooms) rooms")
+            return TopPost(title: "📌 \(known.title)",
+                           detail: "¥\(HouseLine.number(known.price)) · \(HouseLine.number(known.area)) m² · \(known.rooms) rooms")
         }
         guard let title = context.parameters["title"] else {
             return TopPost(title: "📌 Listing \(listing)", detail: "tap a card for details")
         }
         return TopPost(title: "📌 \(title)", detail: "Listing \(listing) · tap a card for details")
-    }
-
-    static func area(_ area: Double) -> String {
-        area.rounded() == area ? String(Int(area)) : String(area)
     }
 
     override func quickReplies() -> [String] {
@@ -36,17 +33,5 @@ final class HousePage: CarrierPage {
     override func didSelectMenuItem(_ item: String) -> TapResult {
         guard item == "Report a fake listing", let listing = context.parameters["infoID"] else { return .ignored }
         return .handled("reported listing \(listing) as fake; the housing team will review it")
-    }
-
-    override func didTap(_ message: ShownMessage) -> TapResult {
-        if let listing = message.model?.content as? Listing {
-            context.user.service(ListingService.self)?.remember(listing)
-            switch context.open("house://listing/\(listing.id)") {
-            case .opened(let what): return .handled("opened \(what)")
-            case .notFound(let why), .refused(let why): return .handled("could not open listing \(listing.id): \(why)")
-            @unknown default: return .ignored
-            }
-        }
-        return super.didTap(message)
     }
 }

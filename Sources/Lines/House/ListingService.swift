@@ -13,12 +13,12 @@ final class ListingService: Service {
 
     private var listings: [String: Listing] = [:]
     /// Observers of opened listings, held weakly.
-    let observers = MulticastDelegate<ListingObserver>()
+    let observers = MulticastDelegate<any ListingObserver>()
 
     required init() {}
 
     func prepare(in user: UserContext) throws {
-        for listing in Self.featured { listings[listing.id] = listing }
+        for listing in Self.featured { remember(listing) }
     }
 
     func finalize() {
@@ -29,11 +29,16 @@ final class ListingService: Service {
     func listing(_ id: String) -> Listing? { listings[id] }
 
     /// Keeps a listing seen in a chat, so its detail opens later.
-    func remember(_ listing: Listing) { listings[listing.id] = listing }
+    func remember(_ listing: Listing) {
+        if let id = listing.id { listings[id] = listing }
+    }
 
     /// Opens a listing's detail and tells the observers.
     func open(_ id: String) throws -> Listing {
-        guard let listing = listings[id] else { throw ListingNotFound(id: id) }
+        guard let listing = listings[id] else {
+            HouseLine.log.info("listing \(id) was asked for but is not known")
+            throw ListingNotFound(id: id)
+        }
         observers.notify { $0.listingOpened(listing) }
         return listing
     }

@@ -17,9 +17,9 @@ struct InterviewBuilder: MessageBuilder {
         MessageModel(
             content: interview,
             lines: layout.card(title: "💼 Interview: \(interview.position)", fields: [
-                ("Company", interview.company),
-                ("Time", interview.time),
-                ("Place", interview.place),
+                CardField("Company", interview.company),
+                CardField("Time", interview.time),
+                CardField("Place", interview.place),
             ]) + ["[tap to accept or decline]"],
             summary: "[Interview] \(interview.company)")
     }

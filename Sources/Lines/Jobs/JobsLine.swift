@@ -9,7 +9,7 @@ enum JobsLine: BusinessLine {
 
     static func register(with registrar: LineRegistrar) throws {
         try registrar.registerPage(JobsPage.self)
-        try registrar.register(InterviewBuilder())
+        try registrar.registerBuilder(InterviewBuilder())
         // The answer form is reached from inside a chat only, never from a push or the web.
         try registrar.registerRoute("jobs://interview/:id/answer", allowExternal: false) { request in
             "answer form for interview \(request.parameters["id"] ?? "?")"
@@ -17,7 +17,7 @@ enum JobsLine: BusinessLine {
     }
 }
 
-@_cdecl("imkit_plugin_entry")
+@c(imkit_plugin_entry)
 public func imkitPluginEntry() -> UnsafeRawPointer {
     PluginEntry.descriptor(for: JobsLine.self)
 }

@@ -6,7 +6,7 @@ final class JobsPage: CarrierPage {
     /// Answers given to invitations on this page, by message id.
     private var answers: [String: Bool] = [:]
 
-    override var title: String { "Jobs · \(context.peer)" }
+    override var title: String { "Jobs · \(context.peerID)" }
 
     override var disabledComponents: ComponentSet { [.dropdownMenu, .quickReplies] }
 

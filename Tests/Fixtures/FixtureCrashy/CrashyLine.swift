@@ -44,7 +44,7 @@ final class CrashyPage: CarrierPage {
 
     override var title: String {
         Misbehaviour.at("page")
-        return "Crashy chat with \(context.peer)"
+        return "Crashy chat with \(context.peerID)"
     }
 
     override func menuItems() -> [String] { ["Misbehave"] }
@@ -110,8 +110,8 @@ enum CrashyLine: BusinessLine {
     static func register(with registrar: LineRegistrar) throws {
         Misbehaviour.at("register")
         try registrar.registerPage(CrashyPage.self)
-        try registrar.register(BombBuilder())
-        try registrar.register(NoteBuilder())
+        try registrar.registerBuilder(BombBuilder())
+        try registrar.registerBuilder(NoteBuilder())
         try registrar.registerService(Engine.self)
         try registrar.registerRoute("crashy://boom", allowExternal: true) { _ in
             Misbehaviour.at("route")
@@ -120,7 +120,7 @@ enum CrashyLine: BusinessLine {
     }
 }
 
-@_cdecl("imkit_plugin_entry")
+@c(imkit_plugin_entry)
 public func imkitPluginEntry() -> UnsafeRawPointer {
     PluginEntry.descriptor(for: CrashyLine.self)
 }

@@ -22,12 +22,12 @@ enum FailingLine: BusinessLine {
 
     static func register(with registrar: LineRegistrar) throws {
         try registrar.registerPage(FailingPage.self)
-        try registrar.register(NoteBuilder())
+        try registrar.registerBuilder(NoteBuilder())
         throw BackendDown()
     }
 }
 
-@_cdecl("imkit_plugin_entry")
+@c(imkit_plugin_entry)
 public func imkitPluginEntry() -> UnsafeRawPointer {
     PluginEntry.descriptor(for: FailingLine.self)
 }

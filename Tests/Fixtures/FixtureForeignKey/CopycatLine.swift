@@ -15,11 +15,11 @@ enum CopycatLine: BusinessLine {
     }
 
     static func register(with registrar: LineRegistrar) throws {
-        try registrar.register(ListingBuilder())
+        try registrar.registerBuilder(ListingBuilder())
     }
 }
 
-@_cdecl("imkit_plugin_entry")
+@c(imkit_plugin_entry)
 public func imkitPluginEntry() -> UnsafeRawPointer {
     PluginEntry.descriptor(for: CopycatLine.self)
 }

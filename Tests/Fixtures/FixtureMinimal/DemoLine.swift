@@ -2,7 +2,7 @@
 import IMKit
 
 final class DemoPage: CarrierPage {
-    override var title: String { "Demo chat with \(context.peer)" }
+    override var title: String { "Demo chat with \(context.peerID)" }
 }
 
 struct GreetingBuilder: MessageBuilder {
@@ -19,11 +19,11 @@ enum DemoLine: BusinessLine {
     static let version = "1.0.0"
     static func register(with registrar: LineRegistrar) throws {
         try registrar.registerPage(DemoPage.self)
-        try registrar.register(GreetingBuilder())
+        try registrar.registerBuilder(GreetingBuilder())
     }
 }
 
-@_cdecl("imkit_plugin_entry")
+@c(imkit_plugin_entry)
 public func imkitPluginEntry() -> UnsafeRawPointer {
     PluginEntry.descriptor(for: DemoLine.self)
 }

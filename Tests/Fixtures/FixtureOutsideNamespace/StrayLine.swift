@@ -19,12 +19,12 @@ enum StrayLine: BusinessLine {
 
     static func register(with registrar: LineRegistrar) throws {
         try registrar.registerPage(StrayPage.self)
-        try registrar.register(Builder(key: "stray.note"))
-        try? registrar.register(Builder(key: "cars.offer"))
+        try registrar.registerBuilder(Builder(key: "stray.note"))
+        try? registrar.registerBuilder(Builder(key: "cars.offer"))
     }
 }
 
-@_cdecl("imkit_plugin_entry")
+@c(imkit_plugin_entry)
 public func imkitPluginEntry() -> UnsafeRawPointer {
     PluginEntry.descriptor(for: StrayLine.self)
 }

@@ -11,7 +11,7 @@ enum ClashLine: BusinessLine {
     }
 }
 
-@_cdecl("imkit_plugin_entry")
+@c(imkit_plugin_entry)
 public func imkitPluginEntry() -> UnsafeRawPointer {
     PluginEntry.descriptor(for: ClashLine.self)
 }

@@ -24,7 +24,7 @@ enum LoopLine: BusinessLine {
     }
 }
 
-@_cdecl("imkit_plugin_entry")
+@c(imkit_plugin_entry)
 public func imkitPluginEntry() -> UnsafeRawPointer {
     PluginEntry.descriptor(for: LoopLine.self)
 }

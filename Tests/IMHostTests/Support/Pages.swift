@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import IMHost
 import IMHostTerminal
-import IMKit
+@_spi(Host) import IMKit
 
 extension ChatPage {
     /// The page as the terminal draws it.
@@ -50,4 +50,13 @@ func expectGolden(_ text: String, _ name: String, sourceLocation: SourceLocation
     }
     let golden = try String(contentsOfFile: path, encoding: .utf8)
     #expect(text == golden, "rendering differs from Golden/\(name)", sourceLocation: sourceLocation)
+}
+
+extension Transport {
+    /// A transport for contexts made outside a host: offline, and every send refused.
+    static var unconnected: Transport {
+        Transport(isOnline: false) { (_, _, _) throws(SendError) in
+            throw SendError(.notStored, "this context has no connection")
+        }
+    }
 }

@@ -86,6 +86,10 @@ public enum BuiltinBuilders {
                          lines: layout.wrap("[Image \(content.width)×\(content.height)] \(content.url)"),
                          summary: "[Image]")
         }
+        /// Opens the image viewer.
+        public func didTap(_ content: ImageContent, message: ShownMessage, context: ChatContext) -> TapResult {
+            .handled("opened image viewer: \(content.url)")
+        }
     }
 
     /// `voice`: the recording's length as a bar.
@@ -124,6 +128,10 @@ public enum BuiltinBuilders {
             MessageModel(content: content,
                          lines: layout.wrap("[Location] \(content.name)") + layout.wrap("(\(content.latitude), \(content.longitude))"),
                          summary: "[Location]")
+        }
+        /// Opens the map at the place.
+        public func didTap(_ content: LocationContent, message: ShownMessage, context: ChatContext) -> TapResult {
+            .handled("opened map at \(content.name) (\(content.latitude), \(content.longitude))")
         }
     }
 

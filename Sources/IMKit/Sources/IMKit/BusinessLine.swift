@@ -1,6 +1,7 @@
 /// A business line's plugin: who it is, and what it registers.
 ///
-/// The smallest working line is a type conforming to this protocol plus one exported function:
+/// The smallest working line is a type conforming to this protocol plus one exported function
+/// (`imhost new-line NAME` writes a package that starts here):
 ///
 /// ```swift
 /// import IMKit
@@ -11,15 +12,32 @@
 ///     static let version = "1.0.0"
 ///     static func register(with registrar: LineRegistrar) throws {
 ///         try registrar.registerPage(DemoPage.self)
-///         try registrar.register(GreetingBuilder())
+///         try registrar.registerBuilder(GreetingBuilder())
 ///     }
 /// }
 ///
-/// @_cdecl("imkit_plugin_entry")
+/// @c(imkit_plugin_entry)
 /// public func imkitPluginEntry() -> UnsafeRawPointer {
 ///     PluginEntry.descriptor(for: DemoLine.self)
 /// }
 /// ```
+///
+/// ## Threads
+///
+/// A chat runs on one thread, the chat's thread. The host calls everything a line registers
+/// there, one call at a time: ``register(with:)``, page hooks and taps (``CarrierPage``),
+/// builders (``MessageBuilder``), route handlers (``RouteHandler``), services (``Service``) and
+/// session-bus handlers (``SessionBus``). So a line needs no locks for state that only these
+/// calls touch.
+///
+/// Pages, contexts, services, the transport and the bus are not `Sendable`: the compiler keeps
+/// them on the chat's thread. A line may start background work (a `Task`, a dispatch queue);
+/// from there it may use only `Sendable` values: its own, payloads and envelopes, and
+/// ``LineLog`` to log. Results reach the chat when the host next asks the line (hooks are called
+/// on every render), never by calling into a page from another thread.
+///
+/// Builders are `Sendable` values with no per-message state, so the host may call them on other
+/// threads in a later version without breaking them.
 public protocol BusinessLine {
     /// The line id, `[a-z][a-z0-9_-]{0,31}`; the prefix of every message key the line owns.
     static var id: String { get }
@@ -34,4 +52,9 @@ public protocol BusinessLine {
     /// refused registration (even one you catch), fails the whole line: none of its
     /// registrations remain, and its chats open on the legacy page.
     static func register(with registrar: LineRegistrar) throws
+}
+
+extension BusinessLine {
+    /// The line's log: each entry one line, prefixed with the line id.
+    public static var log: LineLog { LineLog(lineID: id) }
 }

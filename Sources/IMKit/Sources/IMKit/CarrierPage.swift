@@ -4,8 +4,9 @@
 /// The host creates the page when a jump URL routes to the line, with a fresh ``ChatContext``.
 /// It then builds the platform's components in the platform's order, skipping those in
 /// ``disabledComponents`` and those the kill switch turns off, and asks the hooks below for the
-/// line's content. Hooks are called on the page's thread, may be called more than once (each
-/// render), and must not block. A subclass overrides only what it needs:
+/// line's content. Hooks are called on the chat's thread (see ``BusinessLine``, "Threads"), may
+/// be called more than once (each render), and must not block. A subclass overrides only what
+/// it needs:
 ///
 /// ```swift
 /// final class HousePage: CarrierPage {
@@ -23,7 +24,7 @@ open class CarrierPage {
     }
 
     /// The title shown at the top of the page. Default: `"Chat with <peer>"`.
-    open var title: String { "Chat with \(context.peer)" }
+    open var title: String { "Chat with \(context.peerID)" }
 
     /// Components this line does not want. The platform shows all others, in its own order.
     open var disabledComponents: ComponentSet { [] }
@@ -40,18 +41,11 @@ open class CarrierPage {
     /// The line's dropdown-menu items, shown after report, block and clear.
     open func menuItems() -> [String] { [] }
 
-    /// Called when the user taps a message, with the message and the model its builder made.
-    /// Messages of any line can appear in any page (they roam), so check the content's type
-    /// and return ``TapResult/ignored`` for what you do not handle. The base page opens images
-    /// and locations; call `super` for messages you do not handle yourself.
-    open func didTap(_ message: ShownMessage) -> TapResult {
-        guard let model = message.model else { return .ignored }
-        switch model.content {
-        case let image as ImageContent: return .handled("opened image viewer: \(image.url)")
-        case let place as LocationContent: return .handled("opened map at \(place.name) (\(place.latitude), \(place.longitude))")
-        default: return .ignored
-        }
-    }
+    /// Called first when the user taps a message, with the message and the model its builder
+    /// made. Return ``TapResult/ignored`` for what you do not handle: the message's own builder
+    /// is asked next (``MessageBuilder/didTap(_:message:context:)``), wherever the message is
+    /// shown. Override only to handle a message differently on this page. Default: ignored.
+    open func didTap(_ message: ShownMessage) -> TapResult { .ignored }
 
     /// Called when the user picks one of ``menuItems()`` (the platform handles its own items).
     open func didSelectMenuItem(_ item: String) -> TapResult { .ignored }
@@ -72,9 +66,15 @@ public struct TopPost: Sendable, Hashable {
 }
 
 /// What a tap did.
+///
+/// Frozen: a tap either acted, did not apply, or tried and failed, and a `switch` over these
+/// three needs no `@unknown default`. No case will be added.
+@frozen
 public enum TapResult: Sendable, Hashable {
-    /// The page acted; the text says what happened, e.g. "opened listing 42".
+    /// It acted; the text says what happened, e.g. "opened listing 42".
     case handled(String)
-    /// The page does not act on this message.
+    /// It does not act on this message or item.
     case ignored
+    /// It tried and failed; the text says why, for the user, e.g. "the listing was removed".
+    case failed(String)
 }

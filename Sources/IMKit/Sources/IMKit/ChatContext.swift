@@ -4,10 +4,10 @@
 /// Components find each other here by type (``component(_:)``), never through a property of the
 /// page, so a line can mask a component out without breaking the others.
 public final class ChatContext {
-    /// The signed-in user.
-    public let selfUser: String
-    /// The other party of the conversation (the jump URL's `peer`).
-    public let peer: String
+    /// The signed-in user's id (the same as ``UserContext/userID``).
+    public let userID: String
+    /// The other party's user id (the jump URL's `peer`).
+    public let peerID: String
     /// The line category from the jump URL.
     public let rootCateID: Int
     /// The sub-category from the jump URL, if it had one.
@@ -22,17 +22,17 @@ public final class ChatContext {
     public let user: UserContext
 
     private var components: [ObjectIdentifier: AnyObject] = [:]
-    private let sender: (String, MessagePayload) throws -> Void
+    private let sender: (String, MessagePayload) throws(SendError) -> Void
     private let opener: (String) -> RouteResult
 
     /// Creates a context. The host does this when it opens a page.
     @_spi(Host)
-    public init(selfUser: String, peer: String, rootCateID: Int, cateID: Int?,
+    public init(userID: String, peerID: String, rootCateID: Int, cateID: Int?,
                 parameters: [String: String], lineID: String?, user: UserContext,
-                sender: @escaping (String, MessagePayload) throws -> Void,
+                sender: @escaping (String, MessagePayload) throws(SendError) -> Void,
                 opener: @escaping (String) -> RouteResult) {
-        self.selfUser = selfUser
-        self.peer = peer
+        self.userID = userID
+        self.peerID = peerID
         self.rootCateID = rootCateID
         self.cateID = cateID
         self.parameters = parameters
@@ -53,30 +53,66 @@ public final class ChatContext {
     }
 
     /// Makes `component` findable by its type. A component calls this once, when it is created.
-    public func register<Component: AnyObject>(_ component: Component) {
+    public func registerComponent<Component: AnyObject>(_ component: Component) {
         components[ObjectIdentifier(Component.self)] = component
     }
 
     /// Sends a message from the signed-in user to the peer: finds the builder registered under
     /// `key`, checks the payload decodes, stores and delivers it.
     ///
-    /// - Throws: ``SendError`` when no builder handles `key`, the key is turned off by the kill
-    ///   switch, or the payload does not decode.
-    public func send(key: String, payload: MessagePayload) throws {
+    /// - Throws: ``SendError``; its ``SendError/code`` says why (no builder, turned off or
+    ///   quarantined, does not decode, too large, not stored).
+    public func send(key: String, payload: MessagePayload) throws(SendError) {
         try sender(key, payload)
     }
 
     /// Sends typed content through `builder`'s encoding.
-    public func send<Builder: MessageBuilder>(_ content: Builder.Content, with builder: Builder) throws {
-        try sender(builder.key, try builder.payload(for: content))
+    ///
+    /// - Throws: ``SendError`` as ``send(key:payload:)``, or with code
+    ///   ``SendError/Code/undecodable`` when `builder` cannot encode `content`.
+    public func send<Builder: MessageBuilder>(_ content: Builder.Content, with builder: Builder) throws(SendError) {
+        let payload: MessagePayload
+        do {
+            payload = try builder.payload(for: content)
+        } catch {
+            throw SendError(.undecodable, "'\(builder.key)' content does not encode: \(error)")
+        }
+        try sender(builder.key, payload)
     }
 }
 
-/// Why a message could not be sent.
+/// Why a message could not be sent. Catch it and match ``code``; show ``description`` to people.
 public struct SendError: Error, CustomStringConvertible, Sendable, Equatable {
+    /// A stable reason a line can match. New codes may be added in later versions of IMKit, so
+    /// compare with `==` rather than assuming the list is complete.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// The code's name, e.g. `"unknown-key"`.
+        public let name: String
+        /// Creates a code. Lines use the predefined codes.
+        public init(_ name: String) { self.name = name }
+        public var description: String { name }
+
+        /// No builder is registered for the key.
+        public static let unknownKey = Code("unknown-key")
+        /// The key cannot be sent now: turned off by the operator, quarantined by the host, its
+        /// line unavailable, or a line's key on the legacy page.
+        public static let unavailable = Code("unavailable")
+        /// The payload does not decode with the key's builder (or the content does not encode).
+        public static let undecodable = Code("undecodable")
+        /// The payload is larger than the host accepts.
+        public static let tooLarge = Code("too-large")
+        /// The message could not be stored (disk full, a read-only data folder, a closed page).
+        public static let notStored = Code("not-stored")
+    }
+
+    /// Why, as a code.
+    public let code: Code
     /// What went wrong, in one sentence a person can act on.
     public let description: String
 
-    /// Creates an error.
-    public init(_ description: String) { self.description = description }
+    /// Creates an error with a code and a sentence a person can act on.
+    public init(_ code: Code, _ description: String) {
+        self.code = code
+        self.description = description
+    }
 }

@@ -24,21 +24,27 @@ public struct ComponentSet: OptionSet, Sendable, Hashable, CustomStringConvertib
     /// Every component.
     public static let all: ComponentSet = [.topPost, .quickReplies, .bottomBar, .dropdownMenu, .inputBar]
 
-    /// Each component with its name in host.json, in the platform's fixed order.
-    public static let named: [(name: String, component: ComponentSet)] = [
-        ("topPost", .topPost), ("quickReplies", .quickReplies), ("bottomBar", .bottomBar),
-        ("dropdownMenu", .dropdownMenu), ("inputBar", .inputBar),
-    ]
+    /// Each component on its own, in the platform's fixed order.
+    public static let platformOrder: [ComponentSet] = [.topPost, .quickReplies, .bottomBar, .dropdownMenu, .inputBar]
+
+    /// The names in host.json, in the same order as ``platformOrder``.
+    private static let platformNames = ["topPost", "quickReplies", "bottomBar", "dropdownMenu", "inputBar"]
 
     /// The component named `name` in host.json, e.g. `"quickReplies"`.
     public init?(name: String) {
-        guard let match = Self.named.first(where: { $0.name == name }) else { return nil }
-        self = match.component
+        guard let index = Self.platformNames.firstIndex(of: name) else { return nil }
+        self = Self.platformOrder[index]
+    }
+
+    /// The name in host.json of a single component, e.g. `"quickReplies"`; `nil` for a set of
+    /// none or several.
+    public var name: String? {
+        Self.platformOrder.firstIndex(of: self).map { Self.platformNames[$0] }
     }
 
     /// The names of the components in the set, in the platform's order.
     public var names: [String] {
-        Self.named.filter { contains($0.component) }.map(\.name)
+        zip(Self.platformOrder, Self.platformNames).filter { contains($0.0) }.map(\.1)
     }
 
     public var description: String { "[" + names.joined(separator: ", ") + "]" }

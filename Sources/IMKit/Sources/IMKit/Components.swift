@@ -39,7 +39,7 @@ public final class TopPostComponent: PageComponent {
 
     init(page: CarrierPage) {
         self.page = page
-        page.context.register(self)
+        page.context.registerComponent(self)
     }
 
     /// The post shown, asked of the page each time.
@@ -64,16 +64,17 @@ public final class QuickRepliesComponent: PageComponent {
     init(page: CarrierPage) {
         self.page = page
         context = page.context
-        page.context.register(self)
+        page.context.registerComponent(self)
     }
 
     /// The phrases shown, in order.
     public var phrases: [String] { Self.platformPhrases + (page?.quickReplies() ?? []) }
 
-    /// Taps phrase `index` (from 0): publishes ``QuickReplyChosen``.
+    /// Taps the phrase at `index` (from 0, as in ``phrases``; the chat numbers them from 1):
+    /// publishes ``QuickReplyChosen``.
     /// - Returns: the phrase, or `nil` when there is no such phrase.
     @discardableResult
-    public func tap(_ index: Int) -> String? {
+    public func tap(at index: Int) -> String? {
         let phrases = self.phrases
         guard phrases.indices.contains(index) else { return nil }
         context.bus.publish(QuickReplyChosen(text: phrases[index]))
@@ -98,7 +99,7 @@ public final class BottomBarComponent: PageComponent {
     init(page: CarrierPage) {
         self.page = page
         context = page.context
-        page.context.register(self)
+        page.context.registerComponent(self)
     }
 
     /// The items shown: the platform's, then the line's (which cannot repeat a platform item).
@@ -106,9 +107,11 @@ public final class BottomBarComponent: PageComponent {
         Self.platformItems + (page?.bottomBarItems() ?? []).filter { !Self.platformItems.contains($0) }
     }
 
-    /// Picks item `index` (from 0): publishes ``BottomBarItemChosen``.
+    /// Picks the item at `index` (from 0, as in ``items``; the chat numbers them from 1):
+    /// publishes ``BottomBarItemChosen``.
+    /// - Returns: the item, or `nil` when there is no such item.
     @discardableResult
-    public func choose(_ index: Int) -> String? {
+    public func choose(at index: Int) -> String? {
         let items = self.items
         guard items.indices.contains(index) else { return nil }
         context.bus.publish(BottomBarItemChosen(item: items[index]))
@@ -133,7 +136,7 @@ public final class DropdownMenuComponent: PageComponent {
     init(page: CarrierPage) {
         self.page = page
         context = page.context
-        page.context.register(self)
+        page.context.registerComponent(self)
     }
 
     /// The items shown: the platform's, then the line's.
@@ -141,9 +144,11 @@ public final class DropdownMenuComponent: PageComponent {
         Self.platformItems + (page?.menuItems() ?? []).filter { !Self.platformItems.contains($0) }
     }
 
-    /// Picks item `index` (from 0). A platform item publishes ``MenuItemChosen``; a line's item
-    /// goes to the page's ``CarrierPage/didSelectMenuItem(_:)``.
-    public func choose(_ index: Int) -> TapResult? {
+    /// Picks the item at `index` (from 0, as in ``items``; the chat numbers them from 1). A
+    /// platform item publishes ``MenuItemChosen``; a line's item goes to the page's
+    /// ``CarrierPage/didSelectMenuItem(_:)``.
+    /// - Returns: what picking it did, or `nil` when there is no such item.
+    public func choose(at index: Int) -> TapResult? {
         let items = self.items
         guard items.indices.contains(index) else { return nil }
         let item = items[index]
@@ -172,7 +177,7 @@ public final class InputBarComponent: PageComponent {
 
     init(page: CarrierPage) {
         context = page.context
-        page.context.register(self)
+        page.context.registerComponent(self)
         quickReplies = context.bus.subscribe(QuickReplyChosen.self) { [unowned self] event in
             submit(event.text)
         }
@@ -211,7 +216,7 @@ extension CarrierPage {
     public func makeComponents(killed: ComponentSet) -> [any PageComponent] {
         let shown = shownComponents(killed: killed)
         var made: [any PageComponent] = []
-        for (_, kind) in ComponentSet.named where shown.contains(kind) {
+        for kind in ComponentSet.platformOrder where shown.contains(kind) {
             switch kind {
             case .topPost: made.append(TopPostComponent(page: self))
             case .quickReplies: made.append(QuickRepliesComponent(page: self))

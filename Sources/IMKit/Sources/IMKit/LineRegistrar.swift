@@ -16,13 +16,13 @@ public final class LineRegistrar {
     /// The services registered, in order.
     @_spi(Host) public private(set) var services: [any Service.Type] = []
     /// The routes registered, in order.
-    @_spi(Host) public private(set) var routes: [(pattern: RoutePattern, allowExternal: Bool, handler: RouteHandler)] = []
+    @_spi(Host) public private(set) var routes: [RegisteredRoute] = []
     /// The descriptor this registrar registers for (its address identifies the plugin).
     @_spi(Host) public let descriptor: UnsafeRawPointer?
 
     /// What a registration claims, for the host to say who holds it already.
     @_spi(Host)
-    @frozen public enum Claim {
+    public enum Claim {
         case messageKey(String)
         case service(String)
         case route(shape: String)
@@ -43,7 +43,7 @@ public final class LineRegistrar {
     /// a line without one opens on the platform's base page.
     ///
     /// - Throws: ``RegistrationError`` `.secondPage` when a page is already registered.
-    public func registerPage(_ page: CarrierPage.Type) throws {
+    public func registerPage(_ page: CarrierPage.Type) throws(RegistrationError) {
         if let existing = self.page {
             try refuse(.secondPage, "line '\(lineID)' registered a second page \(page) after \(existing); a line has one carrier page. Register only one.")
         }
@@ -55,7 +55,7 @@ public final class LineRegistrar {
     ///
     /// - Throws: ``RegistrationError`` `.invalidKey`, `.duplicateKey` (names both owners) or
     ///   `.keyOutsideNamespace`.
-    public func register(_ builder: some MessageBuilder) throws {
+    public func registerBuilder(_ builder: some MessageBuilder) throws(RegistrationError) {
         let key = builder.key
         guard LineID.isValidMessageKey(key) else {
             try refuse(.invalidKey, "line '\(lineID)' registered message key '\(key)', which is not '\(lineID).<name>' (name: letters, digits, '_', '-', '.'). Rename the key.")
@@ -79,7 +79,7 @@ public final class LineRegistrar {
     /// line's (checked when registration ends).
     ///
     /// - Throws: ``RegistrationError`` `.invalidKey`, `.duplicateKey` or `.keyOutsideNamespace`.
-    public func registerService(_ service: any Service.Type) throws {
+    public func registerService(_ service: any Service.Type) throws(RegistrationError) {
         let id = service.id
         guard LineID.isValidMessageKey(id), LineID.owner(ofMessageKey: id) == lineID[...] else {
             try refuse(.keyOutsideNamespace, "line '\(lineID)' registered service id '\(id)'; a line's service ids are '\(lineID).<name>'. Rename it.")
@@ -100,7 +100,7 @@ public final class LineRegistrar {
     /// - Throws: ``RegistrationError`` `.invalid` for a malformed pattern, the host's `im`
     ///   scheme or another line's scheme, `.duplicateKey` when this line claims the same
     ///   pattern twice.
-    public func registerRoute(_ pattern: String, allowExternal: Bool, handler: @escaping RouteHandler) throws {
+    public func registerRoute(_ pattern: String, allowExternal: Bool, handler: @escaping RouteHandler) throws(RegistrationError) {
         let parsed: RoutePattern
         switch RoutePattern.parse(pattern) {
         case .success(let value): parsed = value
@@ -118,12 +118,20 @@ public final class LineRegistrar {
         if let owner = owner(.route(shape: parsed.shape)) {
             try refuse(.duplicateKey, "route '\(pattern)' is already registered by \(owner); line '\(lineID)' cannot register it too. Use a scheme or path of your own.")
         }
-        routes.append((parsed, allowExternal, handler))
+        routes.append(RegisteredRoute(pattern: parsed, allowExternal: allowExternal, handler: handler))
     }
 
-    private func refuse(_ code: RegistrationError.Code, _ reason: String) throws -> Never {
+    private func refuse(_ code: RegistrationError.Code, _ reason: String) throws(RegistrationError) -> Never {
         let error = RegistrationError(code, reason)
         if firstRefusal == nil { firstRefusal = error }
         throw error
     }
+}
+
+/// A route as a line registered it.
+@_spi(Host)
+public struct RegisteredRoute {
+    public let pattern: RoutePattern
+    public let allowExternal: Bool
+    public let handler: RouteHandler
 }

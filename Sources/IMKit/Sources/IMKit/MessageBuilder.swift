@@ -1,12 +1,22 @@
 /// Turns one kind of message into something a chat page can show: payload → content → model →
-/// view. Register one builder per message key through ``LineRegistrar/register(_:)``.
+/// view. Register one builder per message key through ``LineRegistrar/registerBuilder(_:)``.
 ///
 /// The host calls a builder for every message with its key, in any page that shows the message,
 /// including other lines' pages (messages roam). The host never draws bubbles or senders around
-/// your view: it wraps the same view in a sent cell or a received cell.
+/// your view: it wraps the same view in a sent cell or a received cell. When the user taps the
+/// message, the page's ``CarrierPage/didTap(_:)`` is asked first; if it returns
+/// ``TapResult/ignored``, the builder's ``didTap(_:message:context:)`` is.
 ///
-/// Any step may throw. The host then shows the message as a placeholder ("Unsupported message
-/// type") and keeps the stored message unchanged, so it renders again once the cause is fixed.
+/// Any step may throw. The host then shows the message as a placeholder with a short reason
+/// ("does not decode", "builder failed") and keeps the stored message unchanged, so it renders
+/// again once the cause is fixed; the chat's `/why N` shows the whole reason.
+///
+/// A builder is a `Sendable` value and keeps no per-message state: the host may call it for
+/// many messages, on the chat's thread today and possibly on other threads later.
+///
+/// Stored messages outlive the builder version that wrote them. When you add a field to
+/// `Content`, make it optional or give it a default, so messages stored in the older shape keep
+/// decoding.
 ///
 /// ```swift
 /// struct GreetingBuilder: MessageBuilder {
@@ -36,6 +46,11 @@ public protocol MessageBuilder: Sendable {
 
     /// The view shown for a model. The default shows the model's lines as they are.
     func view(for model: MessageModel) -> MessageView
+
+    /// Called when the user taps a message of this key on any page whose own
+    /// ``CarrierPage/didTap(_:)`` ignored it. `message` is the message as shown; `context` is
+    /// the page's (which may be another line's page). Default: ``TapResult/ignored``.
+    func didTap(_ content: Content, message: ShownMessage, context: ChatContext) -> TapResult
 }
 
 extension MessageBuilder where Content: Decodable {
@@ -58,9 +73,14 @@ extension MessageBuilder {
         MessageView(lines: model.lines)
     }
 
-    /// Runs the three steps for one payload, as a page would: handy in a line's own tests.
-    public func render(_ payload: MessagePayload, layout: MessageLayout) throws -> (MessageModel, MessageView) {
-        let model = try model(for: try content(from: payload), layout: layout)
-        return (model, view(for: model))
+    /// Does nothing: the tap is ignored.
+    public func didTap(_ content: Content, message: ShownMessage, context: ChatContext) -> TapResult {
+        .ignored
+    }
+
+    /// Runs the three steps for one payload, as a page would, and returns the view: handy in a
+    /// line's own tests.
+    public func render(_ payload: MessagePayload, layout: MessageLayout) throws -> MessageView {
+        view(for: try model(for: try content(from: payload), layout: layout))
     }
 }

@@ -10,12 +10,26 @@ public struct MessageLayout: Sendable, Hashable {
     public func wrap(_ text: String) -> [String] { TextWidth.wrap(text, width: width) }
 
     /// A card: a title line, then one `label: value` line per field, each wrapped to the width.
-    public func card(title: String, fields: [(label: String, value: String)]) -> [String] {
+    public func card(title: String, fields: [CardField]) -> [String] {
         var lines = wrap(title)
         for field in fields {
             lines += wrap("\(field.label): \(field.value)")
         }
         return lines
+    }
+}
+
+/// One `label: value` line of a card (``MessageLayout/card(title:fields:)``).
+public struct CardField: Sendable, Hashable {
+    /// What the value is, e.g. `"Price"`.
+    public var label: String
+    /// The value, e.g. `"¥4200/month"`.
+    public var value: String
+
+    /// Creates a field.
+    public init(_ label: String, _ value: String) {
+        self.label = label
+        self.value = value
     }
 }
 
@@ -28,10 +42,11 @@ public struct MessageModel: Sendable {
     /// A short summary for lists and notifications, e.g. "[Listing] 2-room flat".
     public let summary: String
 
-    /// The size the lines take: columns of the widest line, and the number of lines.
-    public var size: (columns: Int, rows: Int) {
-        (lines.map(TextWidth.columns).max() ?? 0, lines.count)
-    }
+    /// The columns the widest line takes.
+    public var columns: Int { lines.map(TextWidth.columns).max() ?? 0 }
+
+    /// The number of lines.
+    public var rows: Int { lines.count }
 
     /// Creates a model. `summary` defaults to the first line.
     public init(content: any Sendable, lines: [String], summary: String? = nil) {

@@ -1,12 +1,17 @@
 /// Many observers of one service, held weakly: an observer that is released simply stops being
 /// called. Use it where one object would otherwise have a single `delegate`.
 ///
+/// `Observer` is usually a class-bound protocol (`protocol ListingObserver: AnyObject`). Only class
+/// instances can be added: a value type does not compile, so nothing is silently dropped.
+///
 /// ```swift
 /// protocol ListingObserver: AnyObject { func listingViewed(_ id: String) }
-/// let observers = MulticastDelegate<ListingObserver>()
+/// let observers = MulticastDelegate<any ListingObserver>()
 /// observers.add(page)
 /// observers.notify { $0.listingViewed("L1") }
 /// ```
+///
+/// Used on the chat's thread only, like the services that hold it.
 public final class MulticastDelegate<Observer> {
     private var entries: [Weak] = []
 
@@ -17,17 +22,19 @@ public final class MulticastDelegate<Observer> {
     /// Creates an empty set of observers.
     public init() {}
 
-    /// Adds an observer (a class instance); adding one twice has no effect.
-    public func add(_ observer: Observer) {
-        let object = observer as AnyObject
-        guard !entries.contains(where: { $0.object === object }) else { return }
-        entries.append(Weak(object: object))
+    /// Adds an observer; adding one twice has no effect.
+    ///
+    /// - Returns: `false` when `observer` is not an `Observer` (it is then not added).
+    @discardableResult
+    public func add<Object: AnyObject>(_ observer: Object) -> Bool {
+        guard observer is Observer else { return false }
+        if !entries.contains(where: { $0.object === observer }) { entries.append(Weak(object: observer)) }
+        return true
     }
 
     /// Removes an observer.
-    public func remove(_ observer: Observer) {
-        let object = observer as AnyObject
-        entries.removeAll { $0.object == nil || $0.object === object }
+    public func remove<Object: AnyObject>(_ observer: Object) {
+        entries.removeAll { $0.object == nil || $0.object === observer }
     }
 
     /// Calls `body` for every live observer, in the order they were added, and forgets released ones.

@@ -1,7 +1,7 @@
 internal import CIMKitABI
-import Synchronization
+internal import Synchronization
 #if canImport(Glibc)
-import Glibc
+internal import Glibc
 #endif
 
 /// Exports a ``BusinessLine`` through the plugin ABI, so no plugin author writes pointer code.
@@ -10,24 +10,34 @@ import Glibc
 /// ``descriptor(for:)``:
 ///
 /// ```swift
-/// @_cdecl("imkit_plugin_entry")
+/// @c(imkit_plugin_entry)
 /// public func imkitPluginEntry() -> UnsafeRawPointer {
 ///     PluginEntry.descriptor(for: HouseLine.self)
 /// }
 /// ```
+///
+/// The host calls `imkit_plugin_entry` first in a scanner process, reads the descriptor, and
+/// compares its ABI version and Swift compiler with its own before it calls anything else of
+/// the plugin; a mismatch is refused there, and the file never runs in the host.
 public enum PluginEntry {
     /// The ABI version this IMKit speaks (`IMKIT_PLUGIN_ABI_VERSION` in `imkit_plugin.h`).
     public static var abiVersion: UInt32 { UInt32(IMKIT_PLUGIN_ABI_VERSION) }
 
     /// The descriptor for `line`: made on the first call, the same pointer after. It records the
     /// compiler that built the calling plugin, which the host checks against its own.
+    ///
+    /// Emitted into the plugin (not called in libIMKit.so) so that ``SwiftCompiler/version`` is
+    /// the plugin's compiler, read where the plugin is built; this is the only reason. It calls
+    /// nothing but ``makeDescriptor(for:swiftVersion:)``, which may change freely inside.
     @_alwaysEmitIntoClient
     public static func descriptor<Line: BusinessLine>(for line: Line.Type) -> UnsafeRawPointer {
         makeDescriptor(for: line, swiftVersion: SwiftCompiler.version)
     }
 
-    /// Makes or finds the descriptor for `line`. Call ``descriptor(for:)`` instead.
-    public static func makeDescriptor(for line: any BusinessLine.Type, swiftVersion: String) -> UnsafeRawPointer {
+    /// Makes or finds the descriptor for `line`. Internal, but part of the ABI: plugins call it
+    /// from their copy of ``descriptor(for:)``, so its name and signature never change.
+    @usableFromInline
+    static func makeDescriptor(for line: any BusinessLine.Type, swiftVersion: String) -> UnsafeRawPointer {
         exports.withLock { table in
             if let known = table.descriptors[ObjectIdentifier(line)] {
                 return UnsafeRawPointer(bitPattern: known)!

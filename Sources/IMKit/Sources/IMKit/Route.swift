@@ -24,6 +24,9 @@ public struct RouteRequest {
 public typealias RouteHandler = (RouteRequest) throws -> String
 
 /// What opening a URL through the route table did, as a line's page sees it.
+///
+/// Not frozen: later versions of IMKit may add cases, so a `switch` over it needs an
+/// `@unknown default:` branch.
 public enum RouteResult: Sendable, Equatable {
     /// The handler opened something; the text says what.
     case opened(String)

@@ -2,6 +2,8 @@
 /// literal or a `:parameter`.
 @_spi(Host)
 public struct RoutePattern: Sendable, Hashable, CustomStringConvertible {
+    /// Frozen: a segment is a literal or a parameter and nothing else, and the host's matcher
+    /// switches over both without a default (host-only API; no benchmark depends on it).
     @frozen public enum Segment: Sendable, Hashable {
         case literal(String)
         case parameter(String)

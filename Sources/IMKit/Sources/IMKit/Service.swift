@@ -52,15 +52,23 @@ extension Service {
 
 /// The signed-in user and the services built for them. Every chat page's ``ChatContext`` points
 /// at the one of the user who opened it.
+///
+/// Used on the chat's thread only, like the pages and services that hold it.
 public final class UserContext {
     /// The signed-in user's id.
-    public let user: String
+    public let userID: String
+    /// The host's connection for this user: send messages, and learn when it goes offline and
+    /// comes back.
+    public let transport: Transport
     private var byID: [String: any Service] = [:]
     private var order: [any Service] = []
 
     /// Creates an empty context for a user. The host does this at sign-in.
     @_spi(Host)
-    public init(user: String) { self.user = user }
+    public init(userID: String, transport: Transport) {
+        self.userID = userID
+        self.transport = transport
+    }
 
     /// Adds a built service. The host does this while it builds the user's services.
     @_spi(Host)
@@ -94,25 +102,52 @@ public final class UserContext {
     }
 
     /// The service of type `type`.
-    /// - Throws: ``ServiceError`` naming the missing service, when there is none.
-    public func require<S: Service>(_ type: S.Type) throws -> S {
+    /// - Throws: ``ServiceError`` with code ``ServiceError/Code/missing`` when there is none.
+    public func require<S: Service>(_ type: S.Type) throws(ServiceError) -> S {
         guard let service = service(type) else {
-            throw ServiceError("service '\(type.id)' is not available for user '\(user)'; declare it in dependencies, and check its line is loaded")
+            throw ServiceError(.missing, "service '\(type.id)' is not available for user '\(userID)'; declare it in dependencies, and check its line is loaded")
         }
         return service
     }
 }
 
-/// A service that could not be found or built.
+/// A service that could not be found or built. Catch it and match ``code``; show
+/// ``description`` to people.
 public struct ServiceError: Error, CustomStringConvertible, Sendable, Equatable {
+    /// A stable reason a line can match. New codes may be added in later versions of IMKit.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// The code's name, e.g. `"missing"`.
+        public let name: String
+        /// Creates a code. Lines use the predefined codes.
+        public init(_ name: String) { self.name = name }
+        public var description: String { name }
+
+        /// The service asked for is not running for this user.
+        public static let missing = Code("missing")
+        /// A declared dependency is not registered, or belongs to another line.
+        public static let missingDependency = Code("missing-dependency")
+        /// Services depend on each other in a cycle.
+        public static let cycle = Code("cycle")
+        /// The service threw while it started.
+        public static let failed = Code("failed")
+    }
+
+    /// Why, as a code.
+    public let code: Code
     /// One sentence: which service, and why.
     public let description: String
-    /// Creates an error.
-    public init(_ description: String) { self.description = description }
+
+    /// Creates an error with a code and a sentence a person can act on.
+    public init(_ code: Code, _ description: String) {
+        self.code = code
+        self.description = description
+    }
 }
 
-/// The ids of the host's own services, which a line's services may depend on.
+/// The ids of the host's own services, which a line's services may declare in
+/// ``Service/dependencies``.
 public enum HostServices {
-    /// The connection: delivers sent messages when online, keeps them pending when offline.
+    /// The connection (``Transport``, reached through ``UserContext/transport``): a service that
+    /// uses it in ``Service/initialize(in:)`` declares this id.
     public static let transport = "host.transport"
 }

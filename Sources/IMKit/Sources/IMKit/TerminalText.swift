@@ -31,8 +31,9 @@ public enum TerminalText {
         return out
     }
 
-    /// Whether a scalar must not reach a terminal as it is.
-    static func needsEscape(_ scalar: Unicode.Scalar, newlines: Bool) -> Bool {
+    /// Whether a scalar must not reach a terminal as it is: C0 controls (a newline only when
+    /// `newlines` is false), DEL, C1 controls and bidirectional controls.
+    public static func needsEscape(_ scalar: Unicode.Scalar, newlines: Bool) -> Bool {
         switch scalar.value {
         case 0x0A: return !newlines
         case 0..<0x20, 0x7F...0x9F: return true
