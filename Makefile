@@ -5,7 +5,7 @@ export PATH := $(PATH):/opt/swift/usr/bin
 BUILD := .build/debug
 LINES := house:House jobs:Jobs cars:Cars
 
-.PHONY: demo test build plugins bench clean
+.PHONY: demo test build plugins bench clean api-check
 
 build:
 	swift build
@@ -21,9 +21,11 @@ demo: plugins
 	$(BUILD)/imhost plugins
 	$(BUILD)/imhost demo
 
-# The tests load the built plugin products, so build everything before running them.
+# The tests load the built plugin products, so build everything before running them. IMKit's
+# API is checked against its 1.0 baseline first: an incompatible change fails here.
 test:
 	swift build --build-tests
+	.ci/api-check
 	swift test --skip-build
 
 # Release build; prints one table of figures with ratios to baselines run alongside. A few
@@ -34,3 +36,7 @@ bench:
 
 clean:
 	rm -rf .build Plugins/*.so
+
+# IMKit's API and ABI against the 1.0 baseline (Sources/IMKit/API/IMKit-1.0.swiftinterface).
+api-check: build
+	.ci/api-check

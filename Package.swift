@@ -54,6 +54,12 @@ let package = Package(
             path: "Benchmarks/IMHostBenchmarks"
         ),
         .target(name: "CHeapStats", path: "Benchmarks/CHeapStats"),
+        // IMKit's own tests, kept in its package; run here too, so `swift test` runs them.
+        .testTarget(
+            name: "IMKitTests",
+            dependencies: [.product(name: "IMKit", package: "IMKit")],
+            path: "Sources/IMKit/Tests/IMKitTests"
+        ),
         .testTarget(
             name: "IMHostTests",
             dependencies: ["IMHost", "IMHostTerminal", .product(name: "IMKit", package: "IMKit")],

@@ -18,7 +18,7 @@ let package = Package(
             swiftSettings: [
                 // A resilient ABI: a plugin built against IMKit 1.0 keeps working with an
                 // IMKit 1.x that adds API, built by the same compiler.
-                .unsafeFlags(["-enable-library-evolution"]),
+                .unsafeFlags(["-enable-library-evolution", "-emit-module-interface"]),
                 // Nothing IMKit imports becomes part of its public surface by accident.
                 .enableUpcomingFeature("InternalImportsByDefault"),
             ],
@@ -26,5 +26,8 @@ let package = Package(
         ),
         // Writes SwiftCompiler.version from `swiftc --version` at build time.
         .plugin(name: "CompilerVersion", capability: .buildTool()),
+        // IMKit's own tests: `swift test --package-path Sources/IMKit`. The repository's
+        // package runs them too (as IMKitTests), against the libIMKit.so the host uses.
+        .testTarget(name: "IMKitTests", dependencies: ["IMKit"]),
     ]
 )

@@ -62,3 +62,92 @@ struct ResilienceTests {
         #expect(plugins.stdout.contains("house.so             house        loaded"))
     }
 }
+
+/// The 1.0 baseline: a line compiled against the committed interface of IMKit 1.0, not against
+/// the IMKit being built, loads and works in this host; and the API check fails when 1.0's API
+/// is not all there.
+@Suite("IMKit 1.0 baseline", .timeLimit(.minutes(5)))
+struct BaselineTests {
+    static let baseline = BuildProducts.repository + "/Sources/IMKit/API/IMKit-1.0.swiftinterface"
+
+    /// The toolchain's `swiftc`.
+    static var swiftc: String {
+        let path = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map { String($0) + "/swiftc" }
+        return (path + ["/opt/swift/usr/bin/swiftc"]).first { FileManager.default.isExecutableFile(atPath: $0) } ?? "swiftc"
+    }
+
+    @Test("a line built against IMKit 1.0's interface loads and works with the current IMKit")
+    func lineBuiltAgainstBaseline() throws {
+        let workspace = try Workspace()
+        let sdk = workspace.root + "/imkit-1.0"
+        try FileManager.default.createDirectory(atPath: sdk, withIntermediateDirectories: true)
+        // The interface as this compiler would have written it (see .ci/api-check), built into
+        // a module: all the line sees of IMKit.
+        let version = try #require(try imhost(["--version"]).stdout.split(separator: "\n")
+            .first { $0.hasPrefix("Swift ") }.map { String($0.dropFirst("Swift ".count)) })
+        let interface = try String(contentsOfFile: Self.baseline, encoding: .utf8)
+            .replacingOccurrences(of: "// swift-compiler-version: @SWIFT_COMPILER_VERSION@", with: "// swift-compiler-version: Swift version \(version)")
+            .replacingOccurrences(of: "-interface-compiler-version @SWIFT_COMPILER_VERSION@",
+                                  with: "-interface-compiler-version \(version.split(separator: " ")[0])")
+            .replacingOccurrences(of: "@SWIFT_COMPILER_VERSION@", with: version)
+        try interface.write(toFile: sdk + "/IMKit.swiftinterface", atomically: true, encoding: .utf8)
+        let module = try run(Self.swiftc, ["-frontend", "-compile-module-from-interface", sdk + "/IMKit.swiftinterface",
+                                            "-module-name", "IMKit", "-module-cache-path", sdk + "/cache", "-o", sdk + "/IMKit.swiftmodule"])
+        try #require(module.status == 0, "the 1.0 interface does not build: \(module.stderr)")
+        let library = workspace.plugins + "/baseline.so"
+        let built = try run(Self.swiftc, [
+            "-emit-library", "-module-name", "BaselineLine", "-swift-version", "6", "-I", sdk, "-module-cache-path", sdk + "/cache",
+            "-L", BuildProducts.folder, "-lIMKit", "-o", library,
+            BuildProducts.repository + "/Tests/Compatibility/BaselineLine/BaselineLine.swift",
+        ])
+        try #require(built.status == 0, "the baseline line does not build against IMKit 1.0: \(built.stderr)")
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: library)
+        try workspace.writeConfig("""
+            { "lines": { "baseline": { "enabled": true } }, "routes": [ { "rootCateID": 88, "cateID": "*", "line": "baseline" } ] }
+            """)
+
+        let result = try imhost(["chat", "im://chat?rootCateID=88&peer=u1"], input: """
+            /recv baseline.note {"id":"n7","text":"hello from 1.0"}
+            /recv baseline.note {"text":"no id"}
+            /tap 1
+            /tap 1
+            /tap 2
+            /offline
+            /menu 4
+            hi
+            /quit
+            """, in: workspace)
+        #expect(result.status == 0, "\(result.stderr)")
+        let out = result.stdout
+        #expect(out.contains("Baseline · u1"))
+        #expect(out.contains("Built against 1.0"))
+        #expect(out.contains("[4] From 1.0"))
+        #expect(out.contains("│ 📝 hello from 1.0 │"))
+        #expect(out.contains("tap #1: opened note n7 (opened 1 time)"))
+        #expect(out.contains("tap #1: opened note n7 (opened 2 times)"))
+        #expect(out.contains("tap #2: failed: this note has no id"))
+        #expect(out.contains("menu: counter says 2 opened, online false"), "the service saw the transport go offline")
+        #expect(!out.contains("[Photo]"), "the line's mask is kept")
+        #expect(result.stderr.contains("[baseline] info: sent 2 characters"))
+        let plugins = try imhost(["plugins"], in: workspace)
+        #expect(plugins.stdout.contains("baseline.so          baseline     loaded"), "\(plugins.stdout)")
+    }
+
+    @Test("the API check passes on this build and fails when the baseline has API the build lacks")
+    func apiCheck() throws {
+        let check = BuildProducts.repository + "/.ci/api-check"
+        let passed = try run(check, [])
+        #expect(passed.status == 0, "\(passed.stderr)")
+        #expect(passed.stdout.contains("IMKit keeps the 1.0 API and ABI"))
+
+        // A baseline with one more public declaration: to the check, the build removed it.
+        let workspace = try Workspace()
+        let baseline = workspace.root + "/IMKit-1.0.swiftinterface"
+        try (try String(contentsOfFile: Self.baseline, encoding: .utf8) + "public struct RemovedSince10 {\n  public init()\n}\n")
+            .write(toFile: baseline, atomically: true, encoding: .utf8)
+        let failed = try run(check, [], environment: ["IMKIT_API_BASELINE": baseline, "IMKIT_API_WORK": workspace.root + "/check"])
+        #expect(failed.status == 1)
+        #expect(failed.stderr.contains("IMKit no longer keeps the 1.0 API and ABI"))
+        #expect(failed.stderr.contains("RemovedSince10"), "\(failed.stderr)")
+    }
+}

@@ -167,50 +167,6 @@ struct ServiceTests {
         }
         #expect(try host.store.count(of: "u42") == 0, "bob does not see alice's conversation")
     }
-
-    @Test("a multicast delegate calls live observers in order and forgets released ones")
-    func multicast() {
-        final class Observer {
-            let name: String
-            var heard: [String] = []
-            init(_ name: String) { self.name = name }
-        }
-        let observers = MulticastDelegate<Observer>()
-        let first = Observer("first")
-        var second: Observer? = Observer("second")
-        var order: [String] = []
-        observers.add(first)
-        observers.add(second!)
-        observers.add(first)
-        observers.notify { order.append($0.name) }
-        #expect(order == ["first", "second"])
-        #expect(observers.count == 2)
-        second = nil
-        observers.notify { order.append($0.name) }
-        #expect(order == ["first", "second", "first"])
-        #expect(observers.count == 1)
-        observers.remove(first)
-        #expect(observers.count == 0)
-    }
-
-    @Test("a multicast delegate over a class-bound protocol holds its conformers, and refuses other objects")
-    func multicastProtocol() {
-        final class Listener: Heard {
-            var heard = 0
-            func hear() { heard += 1 }
-        }
-        final class Stranger {}
-        let observers = MulticastDelegate<any Heard>()
-        let listener = Listener()
-        #expect(observers.add(listener))
-        let existential: any Heard = listener
-        let addedExistential = observers.add(existential)
-        #expect(addedExistential, "an existential opens to its class")
-        #expect(!observers.add(Stranger()), "an object that is not an observer is refused, not dropped silently")
-        observers.notify { $0.hear() }
-        #expect(listener.heard == 1)
-        #expect(observers.count == 1)
-    }
 }
 
 @Suite("Routes")
@@ -340,8 +296,4 @@ struct OfflineTests {
         let lastRendering = try #require(live.stdout.components(separatedBy: "[jobs page]").last)
         #expect(!lastRendering.components(separatedBy: "online: delivered")[0].contains("pending"))
     }
-}
-
-protocol Heard: AnyObject {
-    func hear()
 }

@@ -107,6 +107,8 @@ public final class ChatHost {
         }
         breadcrumb?.watchCrashes()
         lineGuard = LineGuard(breadcrumb: breadcrumb)
+        // Lines' log entries go to standard error and <data>/lines.log.
+        LineLogFile(dataFolder: dataFolder).install()
 
         var recovered: [CrashRecord] = []
         let folder = dataFolder

@@ -55,4 +55,42 @@ struct ELFHeader: Equatable {
         let bits = elfClass == 2 ? "64-bit" : "32-bit"
         return "\(names[machine] ?? "machine \(machine)") \(bits) \(byteOrder == 2 ? "big-endian" : "little-endian")"
     }
+
+    /// Whether a 64-bit little-endian shared object defines (not just uses) a dynamic symbol
+    /// whose name starts with `prefix`: found in its `.dynsym` section without loading it.
+    /// `false` when the file does not read as such.
+    static func definesSymbol(withPrefix prefix: String, inFile path: String) -> Bool {
+        guard let file = try? FileSystem.readBytes(path, limit: 256 << 20), file.count >= 64,
+              file[4] == 2, file[5] == 1 else { return false }
+        func integer(_ offset: Int, _ size: Int) -> Int? {
+            guard offset >= 0, size <= 8, offset + size <= file.count else { return nil }
+            var value: UInt64 = 0
+            for index in (0..<size).reversed() { value = value << 8 | UInt64(file[offset + index]) }
+            return value > UInt64(Int.max) ? nil : Int(value)
+        }
+        // Section headers: 64 bytes each; SHT_DYNSYM is 11, its sh_link names its string table.
+        guard let shoff = integer(0x28, 8), let shentsize = integer(0x3A, 2), let shnum = integer(0x3C, 2),
+              shentsize >= 64 else { return false }
+        func section(_ index: Int) -> (type: Int, offset: Int, size: Int, link: Int, entsize: Int)? {
+            let base = shoff + index * shentsize
+            guard let type = integer(base + 4, 4), let offset = integer(base + 24, 8), let size = integer(base + 32, 8),
+                  let link = integer(base + 40, 4), let entsize = integer(base + 56, 8),
+                  offset <= file.count, size <= file.count - offset else { return nil }
+            return (type, offset, size, link, entsize)
+        }
+        let wanted = Array(prefix.utf8)
+        for index in 0..<shnum {
+            guard let symbols = section(index), symbols.type == 11, symbols.entsize >= 24,
+                  let strings = section(symbols.link) else { continue }
+            // Elf64_Sym: st_name (4), st_info, st_other, st_shndx (2), st_value, st_size.
+            for entry in stride(from: symbols.offset, to: symbols.offset + symbols.size - 23, by: symbols.entsize) {
+                guard let name = integer(entry, 4), let sectionIndex = integer(entry + 6, 2), sectionIndex != 0,
+                      name < strings.size else { continue }
+                let start = strings.offset + name
+                guard start + wanted.count <= file.count else { continue }
+                if file[start..<(start + wanted.count)].elementsEqual(wanted) { return true }
+            }
+        }
+        return false
+    }
 }

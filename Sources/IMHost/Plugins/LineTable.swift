@@ -241,6 +241,12 @@ public final class LineTable {
                     do throws(PluginRefusal) {
                         let header = try ELFHeader(bytes: head)
                         if let host = ELFHeader.host { try header.check(against: host) }
+                        if ELFHeader.definesSymbol(withPrefix: "$s5IMKit", inFile: path) {
+                            // It defines IMKit's own symbols (a line only uses them). Opened, a
+                            // second copy of the SDK would register IMKit's types twice.
+                            throw PluginRefusal(.sdkNotLine, "is the IMKit SDK (libIMKit.so), not a line; a line never ships it",
+                                                fix: "remove it from the plugin folder: the host brings its own libIMKit.so")
+                        }
                         needScan.append((path, identity))
                     } catch {
                         facts[name] = PluginFacts(identity: identity, descriptor: nil, verdict: .refused(error))

@@ -30,6 +30,8 @@ public struct PluginRefusal: Error, Sendable, Equatable, Codable, CustomStringCo
         case hung = "hung"
         /// The host quarantined the line after its code crashed or hung.
         case quarantined = "quarantined"
+        /// The file is the IMKit SDK itself (libIMKit.so), not a line.
+        case sdkNotLine = "sdk-not-a-line"
     }
 
     public var code: Code

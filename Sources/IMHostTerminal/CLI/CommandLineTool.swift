@@ -43,6 +43,9 @@ public enum CommandLineTool {
           --config PATH   the configuration (default: ./host.json, or $IMHOST_CONFIG)
           --help          what a command does and takes
 
+        imhost --version prints the versions of imhost, IMKit and the plugin ABI, and the
+        exact Swift compiler lines must be built with.
+
         Exit codes: 0 ok, 1 failure, 2 usage or configuration error.
         """
 
@@ -51,6 +54,10 @@ public enum CommandLineTool {
         guard let name = arguments.first else {
             output.err(overview + "\n")
             return ExitCode.usage
+        }
+        if name == "--version" || name == "version" {
+            output.out(versionText)
+            return ExitCode.ok
         }
         if name == "--help" || name == "-h" || name == "help" {
             if name == "help", arguments.count > 1, let command = commands.first(where: { $0.name == arguments[1] && !$0.hidden }) {
@@ -79,6 +86,21 @@ public enum CommandLineTool {
             return ExitCode.ok
         }
         return command.run(parsed, output)
+    }
+
+    /// imhost's own version.
+    public static let version = "1.0.0"
+
+    /// What `imhost --version` prints: what a line team needs to build a line this host loads.
+    static var versionText: String {
+        """
+        imhost \(version)
+        IMKit \(IMKitVersion.current)
+        plugin ABI \(PluginEntry.abiVersion)
+        Swift \(SwiftCompiler.version)
+        Build lines with exactly this Swift compiler: Swift has no stable ABI across compilers on Linux.
+
+        """
     }
 
     static func helpText(_ command: Command) -> String {

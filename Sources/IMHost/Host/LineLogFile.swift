@@ -1,0 +1,41 @@
+@_spi(Host) import IMKit
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where lines' log entries go (``LineLog``): one line each to standard error, `[house] warning:
+/// …`, and appended with the time to `lines.log` in the data folder. The entry arrives already
+/// made safe and one line by IMKit; the line id is made safe here too.
+///
+/// The file is kept to about ``limit`` bytes: when it grows past, it becomes `lines.log.1`
+/// (replacing the one before) and a new file starts, so a line logging in a loop cannot fill
+/// the disk.
+final class LineLogFile: Sendable {
+    let path: String
+    static let limit: Int64 = 1 << 20
+    /// Writes from any thread (a line may log from a background task) go one at a time.
+    private let lock = Mutex(())
+
+    init(dataFolder: String) {
+        path = dataFolder + "/lines.log"
+    }
+
+    /// Sends every line's log entries here from now on.
+    func install() {
+        LogSink.install { [self] line, level, entry in write(line: line, level: level, entry: entry) }
+    }
+
+    func write(line: String, level: LogLevel, entry: String) {
+        let text = "[\(TerminalText.safe(line))] \(level.rawValue): \(entry)"
+        lock.withLock { _ in
+            try? FileSystem.writeAll(2, Array((text + "\n").utf8))
+            var info = stat()
+            if stat(path, &info) == 0, Int64(info.st_size) > Self.limit {
+                rename(path, path + ".1")
+            }
+            try? FileSystem.makeFolders(FileSystem.directory(of: path))
+            try? FileSystem.appendLine(Array("\(Clock.iso8601(Clock.now())) \(text)".utf8), to: path)
+        }
+    }
+}
