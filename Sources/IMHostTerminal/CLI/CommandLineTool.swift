@@ -28,7 +28,7 @@ public enum CommandLineTool {
 
     static let commands: [Command] = [
         ChatCommand.command, PlayCommand.demo, OpenCommand.command, PlayCommand.command, PluginsCommand.command,
-        QuarantineCommand.command, RouteCommand.command, WorkerCommand.command, ScanCommand.command,
+        QuarantineCommand.command, RouteCommand.command, NewLineCommand.command, WorkerCommand.command, ScanCommand.command,
     ]
 
     static let overview = """
