@@ -228,4 +228,12 @@ struct MinimalLineTests {
         #expect(view.lines == ["👋 hi"])
         #expect(TextWidth.columns(view.lines[0]) == 5)
     }
+
+    @Test("the README shows exactly the code this test builds")
+    func readmeShowsIt() throws {
+        let source = try String(contentsOfFile: BuildProducts.repository + "/Tests/Fixtures/FixtureMinimal/DemoLine.swift", encoding: .utf8)
+        let code = source.split(separator: "\n", omittingEmptySubsequences: false).dropFirst().joined(separator: "\n")
+        let readme = try String(contentsOfFile: BuildProducts.repository + "/README.md", encoding: .utf8)
+        #expect(readme.contains("```swift\n" + code + "```"))
+    }
 }
