@@ -71,7 +71,9 @@ public final class SessionBus {
         slots[ObjectIdentifier(event)]?.count { $0.isActive } ?? 0
     }
 
-    /// Adds a delivery for an event type. Called by ``subscribe(_:_:)`` only.
+    /// Adds a delivery for an event type. Called by ``subscribe(_:_:)`` only. Usable from
+    /// inlinable code because plugins call it from their copy of `subscribe` (the session-bus
+    /// row of `imhost-bench`): its name and signature are ABI, its body is not.
     @usableFromInline
     func add(_ event: ObjectIdentifier, _ deliver: @escaping (UnsafeRawPointer) -> Void) -> Subscription {
         let slot = Slot(deliver)
@@ -80,7 +82,7 @@ public final class SessionBus {
     }
 
     /// Calls the live deliveries of an event type with a pointer to the event. Called by
-    /// ``publish(_:)`` only.
+    /// ``publish(_:)`` only; usable from inlinable code for the same reason as ``add(_:_:)``.
     @usableFromInline
     func deliver(_ event: ObjectIdentifier, _ pointer: UnsafeRawPointer) {
         // A copy: handlers may subscribe or cancel while it is delivered.
