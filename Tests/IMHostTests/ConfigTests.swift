@@ -69,7 +69,7 @@ struct ConfigTests {
          #"host.json:1:70: routes[0].cateID: expected "*", a cateID, or a non-empty array of cateIDs, found the string "all""#),
         (#"{ "lines": { "house": {} }, "routes": [ { "rootCateID": 1, "line": "house" } ] }"#,
          #"host.json:1:41: routes[0]: missing "cateID"; a route is { "rootCateID": 1, "cateID": "*", "line": "house" }"#),
-        (#"{ "lines": { "House": {} } }"#, #"host.json:1:14: lines.House: "House" is not a line id; use [a-z][a-z0-9_-]{0,31}, e.g. "house""#),
+        (#"{ "lines": { "House": {} } }"#, #"host.json:1:14: lines.House: "House" is not a line id; use [a-z][a-z0-9-]{0,31}, e.g. "house""#),
     ])
     func types(text: String, expected: String) {
         #expect(error(text) == expected)

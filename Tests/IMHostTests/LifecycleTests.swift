@@ -81,7 +81,8 @@ struct LifecycleTests {
         #expect(!killed.isLegacy)
         #expect(try killed.presented(width: 72).first?.message.degrade == .lineUnavailable(line: "house", reason: .killed, why: "line 'house' is in killSwitch.lines"))
         #expect(try killed.tap(1) == .ignored, "a placeholder does nothing when tapped")
-        #expect(try killed.render().contains("(line house turned off; /why 1)"))
+        #expect(try killed.render().contains("│ (line house turned off)"))
+        #expect(try killed.render().contains("│ /why 1 says why"))
         setKillSwitch(host)
         #expect(try host.open(jobsURL).presented(width: 72).first?.message.degrade == nil)
     }

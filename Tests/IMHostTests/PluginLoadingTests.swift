@@ -135,7 +135,7 @@ struct PluginLoadingTests {
         try expect("oldswift.so", .refused, .swiftMismatch,
                    "built with Swift 5.9, this host with Swift \(SwiftCompiler.version); rebuild the plugin with Swift \(SwiftCompiler.version): Swift has no stable ABI across compilers on Linux")
         try expect("badid.so", .refused, .invalidLineID,
-                   "line id 'Bad Line!' is not valid; use [a-z][a-z0-9_-]{0,31}, e.g. \"house\"")
+                   "line id 'Bad Line!' is not valid; use [a-z][a-z0-9-]{0,31}, e.g. \"house\"")
         for twin in ["twin-a.so", "twin-b.so"] {
             try expect(twin, .refused, .duplicateLineID,
                        "line 'twin' is claimed by 2 files: twin-a.so, twin-b.so; remove all but one, or pin the line's file in host.json (lines.twin.file)")
@@ -148,9 +148,9 @@ struct PluginLoadingTests {
         try expect("failing.so", .failed, .registrationFailed,
                    "registration failed: listing backend unreachable; fix the line's register(with:); none of its registrations were kept")
         try expect("copycat.so", .failed, .registrationFailed,
-                   "registration failed: line 'copycat' registered message key 'house.listing', which belongs to line 'house'. Name it 'copycat.<name>'.; fix the line's register(with:); none of its registrations were kept")
+                   "registration failed: line 'copycat' registered message key 'house.listing', which belongs to line 'house'. Name it 'copycat.<name>'; fix the line's register(with:); none of its registrations were kept")
         try expect("stray.so", .failed, .registrationFailed,
-                   "registration failed: line 'stray' registered message key 'cars.offer', which belongs to line 'cars'. Name it 'stray.<name>'.; fix the line's register(with:); none of its registrations were kept")
+                   "registration failed: line 'stray' registered message key 'cars.offer', which belongs to line 'cars'. Name it 'stray.<name>'; fix the line's register(with:); none of its registrations were kept")
         try expect("stranger.so", .notConfigured, .notConfigured,
                    "line 'stranger' is found but not in host.json; add \"stranger\": { \"enabled\": true } to \"lines\" to enable it")
         try expect("open.so", .refused, .writableByOthers,

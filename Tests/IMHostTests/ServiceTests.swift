@@ -232,7 +232,7 @@ struct RouteTests {
 
         let clash = try #require(host.lines.entry(forLine: "clash"))
         #expect(clash.state == .failed)
-        #expect(clash.problem?.reason == "registration failed: line 'clash' registered route 'house://listing/:other'; a line's routes use its own scheme. Write it as 'clash://listing...'.")
+        #expect(clash.problem?.reason == "registration failed: line 'clash' registered route 'house://listing/:other'; a line's routes use its own scheme. Write it as 'clash://listing/:other'")
         let loop = try #require(host.lines.entry(forLine: "loop"))
         #expect(loop.state == .failed)
         #expect(loop.problem?.reason == "registration failed: services depend on each other in a cycle: loop.first → loop.second → loop.first; break the cycle")

@@ -66,7 +66,77 @@ struct StoreTests {
         let store = try FileConversationStore(dataFolder: data, user: "me")
         #expect(try store.count(of: "u42") == 5)
         #expect(try store.messages(of: "u42", endingBefore: nil, limit: 2).map(\.message.id) == ["m4", "m5"])
-        #expect(store.repairs == ["re-indexed u42.jsonl from its log: 5 messages"])
+        #expect(store.repairs == ["rebuilt the index of u42.jsonl from its log (its index did not match the log): 5 messages"])
+    }
+
+    @Test("an index that is not increasing, points between lines, or ends in a partial entry is rebuilt on open",
+          arguments: ["swapped", "shifted", "partial", "short"])
+    func corruptIndex(damage: String) throws {
+        let workspace = try Workspace()
+        let data = workspace.root + "/data"
+        do {
+            let store = try FileConversationStore(dataFolder: data, user: "me")
+            try store.append(contentsOf: (1...6).map { message($0) })
+        }
+        let path = data + "/users/me/u42.jsonl.index"
+        var index = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        switch damage {
+        case "swapped": index.replaceSubrange(8..<24, with: Array(index[16..<24] + index[8..<16]))
+        case "shifted": index[16] &+= 3
+        case "partial": index += [1, 2, 3]
+        default: index.removeLast(16)
+        }
+        try Data(index).write(to: URL(fileURLWithPath: path))
+        let store = try FileConversationStore(dataFolder: data, user: "me")
+        #expect(try store.count(of: "u42") == 6)
+        #expect(try store.messages(of: "u42", endingBefore: nil, limit: 10).map(\.message) == (1...6).map { message($0) })
+        #expect(store.repairs.count == 1 && store.repairs[0].hasPrefix("rebuilt the index of u42.jsonl from its log"), "\(store.repairs)")
+    }
+
+    @Test("a large log is checked by samples on open, and an entry found wrong when read rebuilds the index")
+    func largeLogIndex() throws {
+        let workspace = try Workspace()
+        let data = workspace.root + "/data"
+        let padding = String(repeating: "x", count: 200)
+        let count = Int(ConversationLog.fullCheckLimit) / 300 + 1000
+        do {
+            let store = try FileConversationStore(dataFolder: data, user: "me")
+            try store.append(contentsOf: (1...count).map { n in
+                MessageEnvelope(id: "m\(n)", conversation: "u42", from: "u42", to: "me", timestamp: 0, key: "text",
+                                payload: MessagePayload(json: #"{"text":"\#(padding) \#(n)"}"#))
+            })
+        }
+        // One entry in the middle of the last page points a byte into its line.
+        let path = data + "/users/me/u42.jsonl.index"
+        var index = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        index[(count - 5) * 8] &+= 1
+        try Data(index).write(to: URL(fileURLWithPath: path))
+        let store = try FileConversationStore(dataFolder: data, user: "me")
+        #expect(store.repairs.isEmpty, "a sample-checked open does not read every entry")
+        let last = try store.messages(of: "u42", endingBefore: nil, limit: 10)
+        #expect(last.map(\.message.id) == (count - 9...count).map { "m\($0)" })
+        #expect(store.repairs.count == 1 && store.repairs[0].hasPrefix("rebuilt the index of u42.jsonl from its log"), "\(store.repairs)")
+    }
+
+    @Test("lines a writer stored but did not index (killed between its two writes) are indexed by the next writer")
+    func unindexedLines() throws {
+        let workspace = try Workspace()
+        let data = workspace.root + "/data"
+        let store = try FileConversationStore(dataFolder: data, user: "me")
+        try store.append(contentsOf: (1...2).map { message($0) })
+        // Another process appended m3 to the log and died before its index entry.
+        let handle = try #require(FileHandle(forWritingAtPath: data + "/users/me/u42.jsonl"))
+        handle.seekToEndOfFile()
+        handle.write(Data((String(decoding: try JSONEncoder().encode(message(3)), as: UTF8.self) + "\n").utf8))
+        try handle.close()
+        let sent = try store.append(to: "u42") { position in
+            MessageEnvelope(id: "m\(position + 1)", conversation: "u42", from: "me", to: "u42", timestamp: 9, key: "text",
+                            payload: MessagePayload(json: #"{"text":"next"}"#))
+        }
+        #expect(sent.id == "m4", "the position comes from the log, under its lock, not from this writer's count")
+        let reopened = try FileConversationStore(dataFolder: data, user: "me")
+        #expect(try reopened.messages(of: "u42", endingBefore: nil, limit: 10).map(\.message.id) == ["m1", "m2", "m3", "m4"])
+        #expect(reopened.repairs.isEmpty)
     }
 
     @Test("hostile ids stay inside the data folder, or are refused", arguments: ["../../etc/x", "/etc/passwd", "..", ".", "a/b", "张三"])
@@ -94,5 +164,129 @@ struct StoreTests {
         #expect(throws: FileConversationStore.Failure(description: "conversation id contains a control character")) {
             try store.append(message(1, in: "a\nb"))
         }
+    }
+}
+
+/// The store as `imhost chat` uses it: several writers, a writer killed, a full disk, a
+/// read-only data folder, the outbox after a crash.
+@Suite("The store under imhost chat", .serialized, .timeLimit(.minutes(5)))
+struct StoreProcessTests {
+    static let url = "im://chat?rootCateID=1&cateID=12&peer=u42"
+
+    func workspace() throws -> Workspace {
+        let workspace = try Workspace()
+        try workspace.installLines()
+        try workspace.writeConfig()
+        return workspace
+    }
+
+    /// Every line of the conversation's log, decoded; and what the store says of it.
+    func stored(_ workspace: Workspace) throws -> (lines: [MessageEnvelope], count: Int, endsWithNewline: Bool) {
+        let log = try Data(contentsOf: URL(fileURLWithPath: workspace.data + "/users/me/u42.jsonl"))
+        let lines = try log.split(separator: UInt8(ascii: "\n")).map { try JSONDecoder().decode(MessageEnvelope.self, from: Data($0)) }
+        let count = try FileConversationStore(dataFolder: workspace.data, user: "me").count(of: "u42")
+        return (lines, count, log.last == UInt8(ascii: "\n"))
+    }
+
+    @Test("two writers of one conversation: 300 messages, 300 distinct ids, every line indexed")
+    func twoWriters() throws {
+        let workspace = try workspace()
+        let first = try RunningProcess(BuildProducts.imhost, ["chat", Self.url], in: workspace.root)
+        let second = try RunningProcess(BuildProducts.imhost, ["chat", Self.url], in: workspace.root)
+        for n in 1...150 {
+            first.send("first \(n)")
+            second.send("second \(n)")
+        }
+        #expect(first.finish().status == 0)
+        #expect(second.finish().status == 0)
+        let (lines, count, whole) = try stored(workspace)
+        #expect(lines.count == 300)
+        #expect(count == 300)
+        #expect(whole)
+        #expect(Set(lines.map(\.id)) == Set((1...300).map { "m\($0)" }), "ids are allocated under the log's lock")
+        #expect(lines.map(\.id) == (1...300).map { "m\($0)" }, "in log order")
+    }
+
+    @Test("a writer killed while sending leaves every stored line whole, indexed and numbered once")
+    func killedWriter() throws {
+        let workspace = try workspace()
+        let doomed = try RunningProcess(BuildProducts.imhost, ["chat", Self.url], in: workspace.root)
+        let survivor = try RunningProcess(BuildProducts.imhost, ["chat", Self.url], in: workspace.root)
+        for n in 1...400 { doomed.send("doomed \(n)") }
+        try #require(doomed.waitFor("│ doomed 30 │"), "the first writer got going")
+        for n in 1...50 { survivor.send("survivor \(n)") }
+        // The worker and its supervisor, killed with no chance to tidy up.
+        for worker in children(of: doomed.pid) { kill(worker, SIGKILL) }
+        doomed.signal(SIGKILL)
+        _ = doomed.finish()
+        for n in 51...100 { survivor.send("survivor \(n)") }
+        #expect(survivor.finish().status == 0)
+        let (lines, count, whole) = try stored(workspace)
+        #expect(whole)
+        #expect(count == lines.count, "the index knows every line")
+        #expect(lines.map(\.id) == (1...lines.count).map { "m\($0)" })
+        #expect(lines.filter { $0.payload.json.contains("survivor") }.count == 100)
+    }
+
+    @Test("a write that fails (file size limit, as a full disk) stores nothing, says which file, and the chat goes on")
+    func failedWrite() throws {
+        let workspace = try workspace()
+        let text = String(repeating: "长", count: 300)
+        let input = (1...30).map { "\($0) \(text)" }.joined(separator: "\n") + "\n/recv text {\"text\":\"after\"}\n"
+        // prlimit sets RLIMIT_FSIZE: writes past 16 KiB fail with EFBIG, as they would with ENOSPC.
+        let result = try run("/usr/bin/prlimit", ["--fsize=16384", BuildProducts.imhost, "chat", Self.url],
+                             input: input, currentDirectory: workspace.root)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("the message could not be stored: cannot write \(workspace.data)/users/me/u42.jsonl: write: File too large; nothing was stored"), "\(result.stdout.suffix(2000))")
+        let (lines, count, whole) = try stored(workspace)
+        #expect(whole, "no half line is left behind")
+        #expect(count == lines.count)
+        #expect(lines.count >= 5 && lines.count < 30)
+        #expect(lines.map(\.id) == (1...lines.count).map { "m\($0)" })
+        let reopened = try imhost(["chat", Self.url], input: "/recv text {\"text\":\"later\"}\n", in: workspace)
+        #expect(reopened.stdout.contains("│ later │"), "earlier messages stay readable and the log takes more")
+    }
+
+    @Test("a read-only data folder shows the conversation and refuses to send with one clear line")
+    func readOnly() throws {
+        let workspace = try workspace()
+        let first = try imhost(["chat", Self.url], input: "hello\n/recv text {\"text\":\"hi back\"}\n", in: workspace)
+        #expect(first.status == 0)
+        let folder = workspace.data + "/users/me"
+        // Immutable files and folder: even root cannot write them (chattr needs CAP_LINUX_IMMUTABLE).
+        let locked = try run("/usr/bin/chattr", ["-R", "+i", folder])
+        try #require(locked.status == 0, "chattr +i failed: \(locked.stderr)")
+        defer { _ = try? run("/usr/bin/chattr", ["-R", "-i", folder]) }
+        let result = try imhost(["chat", Self.url], input: "one more\n/recv text {\"text\":\"x\"}\n", in: workspace)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("│ hello │") && result.stdout.contains("│ hi back │"))
+        #expect(result.stdout.contains("cannot send: the data folder is read-only, so messages can be read but not stored; make it writable"))
+        #expect(result.stdout.contains("/recv: not sent: the message could not be stored: cannot write \(folder)/u42.jsonl: the data folder is read-only"))
+    }
+
+    @Test("a message queued but never stored (a crash between the two writes) is dropped at sign-in, never delivered")
+    func outboxReconciled() throws {
+        let workspace = try workspace()
+        let offline = try imhost(["chat", Self.url], input: "/offline\nstored while offline\n", in: workspace)
+        #expect(offline.status == 0)
+        let outbox = workspace.data + "/users/me/outbox.jsonl"
+        let handle = try #require(FileHandle(forWritingAtPath: outbox))
+        handle.seekToEndOfFile()
+        handle.write(Data(#"{"conversation":"u42","id":"m2","state":"pending"}"#.utf8 + [0x0A]))
+        try handle.close()
+        let online = try imhost(["chat", Self.url], input: "", in: workspace)
+        #expect(online.stderr.contains("imhost: delivered 1 message sent while offline: u42 m1\n"), "\(online.stderr)")
+        let records = try String(contentsOfFile: outbox, encoding: .utf8)
+        #expect(records.contains(#"{"conversation":"u42","id":"m2","state":"dropped"}"#))
+        #expect(!records.contains(#""id":"m2","state":"delivered""#))
+    }
+
+    @Test("/more with nothing older says so and keeps every message in view")
+    func moreKeepsWindow() throws {
+        let workspace = try workspace()
+        let result = try imhost(["chat", Self.url], input: "one\ntwo\n/more\n/recv text {\"text\":\"three\"}\n", in: workspace)
+        #expect(result.stdout.contains("/more: no older messages; the whole conversation is shown"))
+        let last = try #require(result.stdout.components(separatedBy: "════").last)
+        #expect(last.contains("│ one │") && last.contains("│ three │"), "\(last)")
     }
 }

@@ -146,7 +146,7 @@ extension DocumentReader {
                 var path: String { "lines." + entry.key }
                 guard LineID.isValid(entry.key) else {
                     throw ConfigError(file: file, position: entry.keyPosition, path: path,
-                                      message: "\"\(entry.key)\" is not a line id; use [a-z][a-z0-9_-]{0,31}, e.g. \"house\"")
+                                      message: "\"\(entry.key)\" is not a line id; use [a-z][a-z0-9-]{0,31}, e.g. \"house\"")
                 }
                 var line = HostConfig.Line(enabled: true)
                 for setting in try members(entry.value, path, allowed: HostConfig.lineKeys) {

@@ -107,8 +107,6 @@ public final class ChatHost {
         }
         breadcrumb?.watchCrashes()
         lineGuard = LineGuard(breadcrumb: breadcrumb)
-        // Lines' log entries go to standard error and <data>/lines.log.
-        LineLogFile(dataFolder: dataFolder).install()
 
         var recovered: [CrashRecord] = []
         let folder = dataFolder
@@ -153,6 +151,13 @@ public final class ChatHost {
             session.start(lines.services(of: line))
             lines.setServicesStarted(line, true)
         }
+        // A message queued but never stored (the process died between the two writes) is dropped
+        // before anything is delivered.
+        session.context.service(MessageTransport.self)?.reconcile { [store] entry in
+            guard entry.id.hasPrefix("m"), let number = Int(entry.id.dropFirst()), number >= 1,
+                  let found = try? store.messages(of: entry.conversation, endingBefore: number, limit: 1).first else { return false }
+            return found.position == number - 1 && found.message.id == entry.id
+        }
         session.setOnline(online)
         storage = store
         self.session = session
@@ -168,6 +173,7 @@ public final class ChatHost {
 
     /// Signs the user out: services go offline and are finalized in reverse order.
     public func signOut() {
+        reportedServiceProblems = 0
         session?.finalize()
         for line in lines.registeredLines { lines.setServicesStarted(line, false) }
         session = nil
@@ -216,11 +222,17 @@ public final class ChatHost {
     /// What happened since it was last asked that a person should know: a line that was vetted
     /// but failed to open when it was needed. Each is said once.
     public func takeNotices() -> [String] {
+        // Services that could not start since the last look (a prepare or initialize threw).
+        if let problems = session?.problems, problems.count > reportedServiceProblems {
+            notices += problems[reportedServiceProblems...]
+            reportedServiceProblems = problems.count
+        }
         defer { notices = [] }
         return notices
     }
 
     private var notices: [String] = []
+    private var reportedServiceProblems = 0
 
     /// Opens and registers a loaded line the first time something needs it, and starts its
     /// services for the signed-in user. Returns whether the line serves.

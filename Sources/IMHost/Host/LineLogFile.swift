@@ -11,18 +11,19 @@ import Glibc
 /// The file is kept to about ``limit`` bytes: when it grows past, it becomes `lines.log.1`
 /// (replacing the one before) and a new file starts, so a line logging in a loop cannot fill
 /// the disk.
-final class LineLogFile: Sendable {
+public final class LineLogFile: Sendable {
     let path: String
     static let limit: Int64 = 1 << 20
     /// Writes from any thread (a line may log from a background task) go one at a time.
     private let lock = Mutex(())
 
-    init(dataFolder: String) {
+    public init(dataFolder: String) {
         path = dataFolder + "/lines.log"
     }
 
-    /// Sends every line's log entries here from now on.
-    func install() {
+    /// Sends every line's log entries in this process here from now on. The commands do this
+    /// for the host they run; a process has one such receiver.
+    public func install() {
         LogSink.install { [self] line, level, entry in write(line: line, level: level, entry: entry) }
     }
 

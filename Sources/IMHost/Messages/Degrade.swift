@@ -21,7 +21,7 @@ public enum Degrade: Equatable, Sendable, CustomStringConvertible {
     /// The whole reason, for `/why` and `--json`.
     public var description: String {
         switch self {
-        case .unknownKey: "no builder is registered for this key"
+        case .unknownKey: "no builder is registered for its key: no installed line registers it, or its line is not loaded"
         case .killedKey: "the key is turned off by killSwitch.messages in host.json"
         case .quarantinedKey(let why): "the key is quarantined: \(why)"
         case .lineUnavailable(_, _, let why): why

@@ -34,17 +34,22 @@ enum PayloadDiagnosis {
         case DecodingError.keyNotFound(let key, let context):
             return "missing field '\(path(context.codingPath + [key]))'"
         case DecodingError.valueNotFound(let type, let context):
-            return "field '\(path(context.codingPath))': expected \(kind(of: type)), found null"
+            return "\(subject(context.codingPath)): expected \(kind(of: type)), found null"
         case DecodingError.typeMismatch(let type, let context):
             let found = context.debugDescription.hasPrefix("found ") ? ", " + context.debugDescription
                 : Self.found(inFoundation: context.debugDescription).map { ", found \($0)" } ?? ""
-            return "field '\(path(context.codingPath))': expected \(kind(of: type))\(found)"
+            return "\(subject(context.codingPath)): expected \(kind(of: type))\(found)"
         case DecodingError.dataCorrupted(let context):
             guard !context.codingPath.isEmpty else { return context.debugDescription }
-            return "field '\(path(context.codingPath))': \(context.debugDescription)"
+            return "\(subject(context.codingPath)): \(context.debugDescription)"
         default:
             return "\(error)"
         }
+    }
+
+    /// "field 'dealer.phone'", or "the payload" for the payload itself.
+    static func subject(_ keys: [any CodingKey]) -> String {
+        keys.isEmpty ? "the payload" : "field '\(path(keys))'"
     }
 
     /// `dealer.phone`, `tags[1]`.
@@ -78,7 +83,15 @@ enum PayloadDiagnosis {
     private static func found(inFoundation text: String) -> String? {
         guard let start = text.firstRange(of: "but found "),
               let end = text[start.upperBound...].firstRange(of: " instead") else { return nil }
-        return String(text[start.upperBound..<end.lowerBound])
+        let found = String(text[start.upperBound..<end.lowerBound])
+        // Foundation says "found number" and "found a string"; say each with an article.
+        switch found {
+        case "number": return "a number"
+        case "array", "an array": return "a list"
+        case "dictionary", "a dictionary": return "an object"
+        case "bool": return "true or false"
+        default: return found
+        }
     }
 
     /// Stand-ins for "an object" and "a list" in errors about containers.

@@ -41,12 +41,16 @@ struct PageEnvironment {
         if let why = lineGuard.run(.builder, entry.mark, key: key, { Self.validate(entry.builder, payload) }) {
             throw SendError(.undecodable, "'\(key)' payload does not decode: \(why)")
         }
-        let message = try store(key: key, payload: payload, from: userID, to: peer, conversation: peer)
-        do {
-            try transport?.submit(message)
-        } catch {
-            throw SendError(.notStored, "message \(message.id) is stored but not queued for delivery: \(error)")
+        if store.isReadOnly {
+            throw SendError(.notStored, "cannot send: the data folder is read-only, so messages can be read but not stored; make it writable")
         }
+        // Queued for delivery before it is stored, under the store's lock: a message is never
+        // stored without being queued (a queued message that was never stored is dropped at
+        // the next sign-in).
+        let message = try store(key: key, payload: payload, from: userID, to: peer, conversation: peer) { message in
+            try transport?.queue(message)
+        }
+        transport?.deliverIfOnline(message)
         return message
     }
 
@@ -60,14 +64,17 @@ struct PageEnvironment {
         }
     }
 
-    /// Stores a message at the end of its conversation.
-    func store(key: String, payload: MessagePayload, from: String, to: String, conversation: String) throws(SendError) -> MessageEnvelope {
+    /// Stores a message at the end of its conversation, numbered by the store under its lock;
+    /// `beforeStoring` runs with the numbered message before it is written.
+    func store(key: String, payload: MessagePayload, from: String, to: String, conversation: String,
+               beforeStoring: (MessageEnvelope) throws -> Void = { _ in }) throws(SendError) -> MessageEnvelope {
         do {
-            let position = try store.count(of: conversation)
-            let message = MessageEnvelope(id: "m\(position + 1)", conversation: conversation,
-                                          from: from, to: to, timestamp: clock(), key: key, payload: payload)
-            try store.append(message)
-            return message
+            return try store.append(to: conversation) { position in
+                let message = MessageEnvelope(id: "m\(position + 1)", conversation: conversation,
+                                              from: from, to: to, timestamp: clock(), key: key, payload: payload)
+                try beforeStoring(message)
+                return message
+            }
         } catch {
             throw SendError(.notStored, "the message could not be stored: \(error)")
         }
@@ -180,13 +187,15 @@ public final class ChatPage {
         try presented(width: Self.defaultWidth).map(\.message.shown)
     }
 
-    /// Shows `count` more older messages; returns how many more are now shown.
+    /// Shows `count` more older messages; returns how many more are now shown. With nothing
+    /// older, the window stays as it is (so messages that arrive later still show).
     @discardableResult
     public func showOlder(_ count: Int) throws -> Int {
         let total = try environment.store.count(of: conversation)
-        let before = min(window, total)
-        window = min(total, window + count)
-        return window - before
+        let shown = min(window, total)
+        let more = min(count, total - shown)
+        if more > 0 { window = shown + more }
+        return more
     }
 
     /// How many messages the conversation holds.
@@ -273,10 +282,16 @@ public final class ChatPage {
         return environment.lineGuard.run(.action, environment.mark, key: "bar item \(number)") { bar.choose(at: number - 1) }
     }
 
+    /// Why the page does not show `component`: the operator's kill switch, or the line's mask.
+    public func whyHidden(_ component: ComponentSet) -> String {
+        environment.killedComponents.contains(component) ? "turned off by killSwitch.components in host.json"
+            : "the line's page hides it (disabledComponents)"
+    }
+
     /// Types `text` into the input bar and sends it. Returns `nil` when it was sent, else why not.
     public func submitText(_ text: String) -> String? {
         guard let bar = component(InputBarComponent.self) else {
-            return "this page has no input bar (turned off by the kill switch); use /send text {\"text\":\"...\"}"
+            return "this page has no input bar (\(whyHidden(.inputBar))); use /send text {\"text\":\"...\"}"
         }
         let sent = environment.lineGuard.run(.action, environment.mark, key: "input bar") { bar.submit(text) }
         return sent ? nil : (bar.lastError ?? "not sent")

@@ -70,7 +70,7 @@ enum PluginImage {
         }
         guard let id = descriptor.lineID, LineID.isValid(id) else {
             throw PluginRefusal(.invalidLineID, "line id \(descriptor.lineID.map { "'\($0)'" } ?? "(none)") is not valid",
-                                fix: "use [a-z][a-z0-9_-]{0,31}, e.g. \"house\"")
+                                fix: "use [a-z][a-z0-9-]{0,31}, e.g. \"house\"")
         }
         return id
     }

@@ -6,6 +6,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+@_spi(Host) import IMKit
 
 /// The plugin scanner: the host run again as a child (`imhost __scan FILE...`) that opens new or
 /// changed plugin files for it, as GStreamer's plugin scanner does. A file whose constructor,
@@ -26,6 +27,15 @@ package enum Scanner {
         var manifest: LineManifest?
         var refusal: PluginRefusal?
         var done: Bool?
+        /// A log entry a line wrote while it was scanned (in `register(with:)`): the host writes
+        /// it where its own lines' logs go.
+        var log: LogEntry?
+    }
+
+    struct LogEntry: Codable {
+        var line: String
+        var level: String
+        var entry: String
     }
 
     /// What scanning one file found.
@@ -46,6 +56,13 @@ package enum Scanner {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         func emit(_ report: Report) {
+            guard let data = try? encoder.encode(report) else { return }
+            try? FileSystem.writeAll(reports, Array(data) + [UInt8(ascii: "\n")])
+        }
+        // What a line logs while it registers goes to the host, not into the scanner's last words.
+        LogSink.install { line, level, entry in
+            let encoder = JSONEncoder()
+            let report = Report(file: "", log: LogEntry(line: line, level: level.rawValue, entry: entry))
             guard let data = try? encoder.encode(report) else { return }
             try? FileSystem.writeAll(reports, Array(data) + [UInt8(ascii: "\n")])
         }
@@ -100,6 +117,10 @@ package enum Scanner {
                 while let line = reports.nextLine() {
                     guard let report = try? decoder.decode(Report.self, from: Data(line.utf8)) else { continue }
                     heard = true
+                    if let log = report.log {
+                        LogSink.deliver(lineID: log.line, level: LogLevel(rawValue: log.level) ?? .info, entry: LogSink.entry(log.entry))
+                        continue
+                    }
                     guard let index = pending.firstIndex(where: { $0.path == report.file }) else { continue }
                     if report.done == true {
                         // Only the file being opened can be done: a line that prints a report

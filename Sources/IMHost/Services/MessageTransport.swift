@@ -3,15 +3,17 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-#if canImport(Glibc)
-import Glibc
-#endif
 import IMKit
 
-/// The host's connection (`host.transport`): delivers what the user sends while online; while
-/// offline, keeps sent messages pending in an outbox on disk and delivers them, in order, when
-/// the user is back online, even after a restart. Each message is delivered once: a delivery
-/// is recorded before the next one starts.
+/// The host's connection (`host.transport`): every message the user sends is queued in an outbox
+/// on disk before it is stored, delivered at once when online, and delivered in order when the
+/// user is back online otherwise, even after a restart. Each message is delivered once: a
+/// delivery is recorded before the next one starts.
+///
+/// The outbox and the conversation logs are kept in step: a message is queued before it is
+/// stored, so none is stored unqueued; one queued but never stored (the process died between
+/// the two writes, or storing failed) is found at sign-in, when the outbox is reconciled with
+/// the logs, and dropped.
 final class MessageTransport: Service {
     static let id = HostServices.transport
 
@@ -28,20 +30,39 @@ final class MessageTransport: Service {
         deliver = { _ in }
     }
 
-    /// A transport whose outbox is kept at `path` (nil: in memory), calling `deliver` for each
-    /// message it delivers.
+    /// A transport over `outbox`, calling `deliver` for each message it delivers.
     init(outbox: Outbox, deliver: @escaping (Outbox.Entry) -> Void = { _ in }) {
         self.outbox = outbox
         self.deliver = deliver
     }
 
-    /// Hands a sent message to the connection: delivered now when online, else kept pending.
-    func submit(_ message: MessageEnvelope) throws {
+    /// Queues a message about to be stored. Throws when the outbox cannot be written: then the
+    /// message is not stored either.
+    func queue(_ message: MessageEnvelope) throws {
+        try outbox.add(Outbox.Entry(conversation: message.conversation, id: message.id))
+    }
+
+    /// Delivers a stored, queued message now if the connection is up; else it waits in the outbox.
+    func deliverIfOnline(_ message: MessageEnvelope) {
+        guard isOnline else { return }
         let entry = Outbox.Entry(conversation: message.conversation, id: message.id)
-        if isOnline {
-            deliver(entry)
-        } else {
-            try outbox.add(entry)
+        deliver(entry)
+        do {
+            try outbox.markDelivered(entry)
+        } catch {
+            lastError = "\(error)"
+        }
+    }
+
+    /// Drops queued messages that were never stored: `isStored` says whether one is in its log.
+    /// Called at sign-in, before the connection comes up.
+    func reconcile(isStored: (Outbox.Entry) -> Bool) {
+        for entry in outbox.pending where !isStored(entry) {
+            do {
+                try outbox.drop(entry)
+            } catch {
+                lastError = "\(error)"
+            }
         }
     }
 
@@ -72,8 +93,8 @@ final class MessageTransport: Service {
     }
 }
 
-/// Sent messages waiting for the connection: an append-only log of `pending` and `delivered`
-/// records, flushed to disk with each record.
+/// Sent messages waiting for the connection: an append-only log of `pending`, `delivered` and
+/// `dropped` records, each written whole and flushed to disk (a failed write is cut back).
 final class Outbox {
     struct Entry: Hashable, Codable {
         var conversation: String
@@ -96,18 +117,11 @@ final class Outbox {
 
     init(memory: ()) { path = nil }
 
-    /// Opens the outbox at `path`, replaying its records; a torn last record is ignored.
+    /// Opens the outbox at `path`, replaying its records; a torn last record is ignored (the
+    /// next record starts on a line of its own).
     init(path: String) throws(Failure) {
         self.path = path
         guard let text = try? FileSystem.readText(path) else { return }
-        if let last = text.last, last != "\n" {
-            // A record cut short by a crash: end its line so the next record starts clean.
-            let fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
-            if fd >= 0 {
-                _ = Glibc.write(fd, "\n", 1)
-                close(fd)
-            }
-        }
         let decoder = JSONDecoder()
         for line in text.split(separator: "\n") {
             guard let record = try? decoder.decode(Record.self, from: Data(line.utf8)) else { continue }
@@ -129,6 +143,16 @@ final class Outbox {
 
     func markDelivered(_ entry: Entry) throws(Failure) {
         try write(Record(state: "delivered", conversation: entry.conversation, id: entry.id))
+        forget(entry)
+    }
+
+    /// Records that a queued message was never stored, so it is never delivered.
+    func drop(_ entry: Entry) throws(Failure) {
+        try write(Record(state: "dropped", conversation: entry.conversation, id: entry.id))
+        forget(entry)
+    }
+
+    private func forget(_ entry: Entry) {
         pendingSet.remove(entry)
         pending.removeAll { $0 == entry }
     }
@@ -137,14 +161,11 @@ final class Outbox {
         guard let path else { return }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        guard var bytes = try? Array(encoder.encode(record)) else { throw Failure(description: "cannot encode an outbox record") }
-        bytes.append(UInt8(ascii: "\n"))
-        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw Failure(description: "cannot open \(path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        guard written == bytes.count, fsync(fd) == 0 else {
-            throw Failure(description: "cannot write \(path): \(String(cString: strerror(errno)))")
+        guard let bytes = try? Array(encoder.encode(record)) else { throw Failure(description: "cannot encode an outbox record") }
+        do throws(FileSystem.Failure) {
+            try FileSystem.appendLine(bytes, to: path)
+        } catch {
+            throw Failure(description: "cannot write \(path): \(error.call): \(error)")
         }
     }
 }

@@ -15,15 +15,23 @@ public final class FileConversationStore: ConversationStore {
     /// This user's folder.
     public let folder: String
     private var logs: [String: ConversationLog] = [:]
-    /// Repairs made while opening conversations (a torn line recovered), for a person to read.
-    public private(set) var repairs: [String] = []
+    /// Conversations in the order they were first opened.
+    private var opened: [String] = []
+
+    /// Repairs made to conversations (a torn line recovered, an index rebuilt), for a person to
+    /// read, in the order the conversations were opened.
+    public var repairs: [String] { opened.flatMap { logs[$0]?.repairs ?? [] } }
 
     /// Why the store refused or failed.
     public struct Failure: Error, CustomStringConvertible, Equatable {
         public var description: String
     }
 
-    /// Opens (creating it, mode 0700) the folder of `user` under `dataFolder`.
+    /// Whether the data folder can only be read: conversations show, sends are refused.
+    public private(set) var isReadOnly = false
+
+    /// Opens (creating it, mode 0700) the folder of `user` under `dataFolder`. A folder that
+    /// exists but cannot be written opens read-only.
     public init(dataFolder: String, user: String) throws(Failure) {
         let userName: String
         do {
@@ -33,10 +41,16 @@ public final class FileConversationStore: ConversationStore {
         }
         folder = dataFolder + "/users/" + userName
         for path in [dataFolder, dataFolder + "/users", folder] {
-            if mkdir(path, 0o700) != 0 && errno != EEXIST {
+            if mkdir(path, 0o700) == 0 {
+                // The new folder's name must survive a power cut.
+                FileSystem.syncFolder(FileSystem.directory(of: path))
+            } else if errno == EROFS || errno == EACCES || errno == EPERM {
+                isReadOnly = true
+            } else if errno != EEXIST {
                 throw Failure(description: "cannot create data folder \(path): \(String(cString: strerror(errno)))")
             }
         }
+        if access(folder, W_OK) != 0 { isReadOnly = true }
     }
 
     private func log(_ conversation: String) throws -> ConversationLog {
@@ -48,34 +62,52 @@ public final class FileConversationStore: ConversationStore {
             throw Failure(description: "\(error)")
         }
         let log = try ConversationLog(path: folder + "/" + name + ".jsonl")
-        repairs += log.repairs
+        if log.isReadOnly { isReadOnly = true }
         logs[conversation] = log
+        opened.append(conversation)
         return log
+    }
+
+    private static func encode(_ message: MessageEnvelope) throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return Array(try encoder.encode(message))
+    }
+
+    @discardableResult
+    public func append(to conversation: String, _ make: (Int) throws -> MessageEnvelope) throws -> MessageEnvelope {
+        let log = try log(conversation)
+        var made: MessageEnvelope?
+        _ = try log.append { position in
+            let message = try make(position)
+            made = message
+            return try Self.encode(message)
+        }
+        return made!
     }
 
     public func append(_ message: MessageEnvelope) throws {
         try append(contentsOf: [message])
     }
 
-    /// Appends many messages with one flush to disk.
+    /// Appends many messages as they are, with one flush to disk.
     public func append(contentsOf messages: [MessageEnvelope]) throws {
         guard let conversation = messages.first?.conversation else { return }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let lines = try messages.map { message in
             precondition(message.conversation == conversation, "one conversation per batch")
-            return Array(try encoder.encode(message))
+            return try Self.encode(message)
         }
-        try log(conversation).append(lines)
+        try log(conversation).append(lines: lines)
     }
 
     public func count(of conversation: String) throws -> Int {
-        try log(conversation).count
+        try log(conversation).refreshCount()
     }
 
     public func messages(of conversation: String, endingBefore end: Int?, limit: Int) throws -> [(position: Int, message: MessageEnvelope)] {
         let log = try log(conversation)
-        let upper = min(end ?? log.count, log.count)
+        let total = try log.refreshCount()
+        let upper = min(end ?? total, total)
         let lower = max(0, upper - limit)
         let decoder = JSONDecoder()
         return try log.lines(lower..<upper).enumerated().map { offset, line in

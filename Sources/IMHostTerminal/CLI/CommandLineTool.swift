@@ -123,8 +123,11 @@ public enum CommandLineTool {
     /// The host for a configuration, built the one way every command builds it.
     static func makeHost(_ config: HostConfig, user: String? = nil, dataFolder: String? = nil,
                          breadcrumbs: ChatHost.Options.Breadcrumbs = .none, quarantine: [Quarantine.Entry] = []) -> ChatHost {
-        ChatHost(config: config, options: ChatHost.Options(user: user, dataFolder: dataFolder, scanner: executable,
-                                                          breadcrumbs: breadcrumbs, quarantine: quarantine))
+        // Lines' log entries go to standard error and <data>/lines.log, those written while the
+        // scanner registers a line included.
+        LineLogFile(dataFolder: dataFolder ?? config.dataFolder).install()
+        return ChatHost(config: config, options: ChatHost.Options(user: user, dataFolder: dataFolder, scanner: executable,
+                                                                 breadcrumbs: breadcrumbs, quarantine: quarantine))
     }
 
     /// Says on standard error what the host could not use, and the crashes it recorded.
@@ -151,6 +154,8 @@ public enum CommandLineTool {
 }
 
 extension String {
-    /// Pads with spaces to `width` terminal columns.
-    func padding(_ width: Int) -> String { TextWidth.pad(self, to: width) }
+    /// Pads with spaces to `width` terminal columns; a longer text is cut unless `cut` is false.
+    func padding(_ width: Int, cut: Bool = true) -> String {
+        !cut && TextWidth.columns(self) >= width ? self : TextWidth.pad(self, to: width)
+    }
 }

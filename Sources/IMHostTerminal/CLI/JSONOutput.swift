@@ -53,6 +53,8 @@ struct PageJSON: Encodable {
     var line: String?
     var legacy: Bool
     var title: String
+    /// Each component's lines, in the platform's order.
+    var components: [[String]]
     var total: Int
     var messages: [Message]
 
@@ -61,6 +63,7 @@ struct PageJSON: Encodable {
         line = view.lineID
         legacy = view.isLegacy
         title = view.title
+        components = view.components
         total = view.total
         messages = view.messages.map { number, presented in
             let envelope = presented.shown.envelope

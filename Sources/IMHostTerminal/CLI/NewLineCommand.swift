@@ -18,7 +18,8 @@ enum NewLineCommand {
             ./NAME), which must not exist or be empty:
 
               Package.swift                  a dynamic library depending on IMKit by path
-              Sources/<Name>/<Name>Line.swift  the line: id, registration, the entry point
+              Sources/<Name>/<Name>Line.swift  the line: id, registration, a route, a service
+                                             (NoteHistory) and the entry point
               Sources/<Name>/<Name>Page.swift  its carrier page
               Sources/<Name>/NoteBuilder.swift a message, '<id>.note', whose tap opens a route
               scenario.json                  a scenario for imhost play
@@ -52,8 +53,8 @@ enum NewLineCommand {
             return refuse("expected one NAME, got \(arguments.positionals.count); see imhost new-line --help")
         }
         let id = arguments.positionals[0]
-        guard LineID.isValid(id), !id.contains("_") else {
-            return refuse("'\(id)' is not a line id: use lowercase letters, digits and '-', starting with a letter, at most \(LineID.maximumLength) (it is also the scheme of the line's routes, which has no '_')")
+        guard LineID.isValid(id) else {
+            return refuse("'\(id)' is not a line id: use lowercase letters, digits and '-', starting with a letter, at most \(LineID.maximumLength), and not 'im' (it is also the scheme of the line's routes)")
         }
         var cate = 100
         if let text = arguments.options["--root-cate-id"] {

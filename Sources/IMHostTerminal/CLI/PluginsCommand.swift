@@ -92,7 +92,8 @@ enum PluginsCommand {
         if report.plugins.isEmpty { text += "  no plugins found (drop a line's .so here)\n" }
         for row in report.plugins {
             let file = row.file.map { TerminalText.safe(FileSystem.baseName($0)) } ?? "(no file)"
-            text += "\n" + file.padding(20) + " " + (row.line ?? "-").padding(12) + " " + row.status.rawValue + "\n"
+            // Padded to line up, never cut: a long name or id is shown whole.
+            text += "\n" + file.padding(20, cut: false) + " " + (row.line ?? "-").padding(12, cut: false) + " " + row.status.rawValue + "\n"
             if let name = row.displayName, let version = row.version {
                 var about = "    \(name) \(version)"
                 if let page = row.page { about += ", page \(page)" }

@@ -178,6 +178,8 @@ enum WorkerCommand {
             return CommandLineTool.ExitCode.ok
         } catch {
             output.err("imhost open: \(TerminalText.safe("\(error)"))\n")
+            // A script reading --json gets the refusal on standard output too.
+            if json { output.out(JSONOutput.encode(["refused": "\(error)"])) }
             return CommandLineTool.ExitCode.failure
         }
     }
@@ -208,6 +210,7 @@ enum WorkerCommand {
             }
         }
         func ack(failure: String? = nil) {
+            for notice in host.takeNotices() { output.err("imhost: \(TerminalText.safe(notice))\n") }
             let state = (try? JSONEncoder().encode(runner.state)).map { String(decoding: $0, as: UTF8.self) }
             Control.ack(Supervisor.Ack(url: runner.url, window: runner.page?.window, state: state, failure: failure))
         }

@@ -91,6 +91,9 @@ final class ChatSession {
             guard let number = number(parts, command) else { return true }
             do {
                 let before = try page.messageCount()
+                if let shown = try page.message(number), shown.degrade != nil {
+                    return say("tap #\(number): nothing happens: it shows as a placeholder (/why \(number) says why)")
+                }
                 guard let result = try page.tap(number) else { return say("/tap: there is no message #\(number) on screen") }
                 if try page.messageCount() != before { show() }
                 say("tap #\(number): \(result.outcome)")
@@ -101,32 +104,40 @@ final class ChatSession {
             guard let number = number(parts, command) else { return true }
             do {
                 guard let message = try page.message(number) else { return say("/why: there is no message #\(number) on screen") }
-                say("why #\(number): " + (message.degrade.map { "\($0)" } ?? "it shows normally, through its builder"))
+                say("why #\(number) (\(message.shown.envelope.key)): " + (message.degrade.map { "\($0)" } ?? "it shows normally, through its builder"))
             } catch {
                 say("/why: \(error)")
             }
         case "/quick":
             guard let number = number(parts, command) else { return true }
-            guard page.component(QuickRepliesComponent.self) != nil else { return say("/quick: this page has no quick replies") }
+            guard let replies = page.component(QuickRepliesComponent.self) else {
+                return say("/quick: this page has no quick replies (\(page.whyHidden(.quickReplies)))")
+            }
+            guard replies.isAvailable else {
+                return say("/quick: quick replies are unavailable: the page has no input bar to send them (\(page.whyHidden(.inputBar)))")
+            }
             if page.quickReply(number) == nil { return say("/quick: there is no quick reply \(number)") }
             show()
         case "/menu":
-            guard let items = page.menuItems() else { return say("/menu: this page has no dropdown menu") }
+            guard let items = page.menuItems() else { return say("/menu: this page has no dropdown menu (\(page.whyHidden(.dropdownMenu)))") }
             if parts.count == 1 {
                 say("menu: " + items.enumerated().map { "[\($0.offset + 1)] \($0.element)" }.joined(separator: "  "))
             } else if let number = number(parts, command) {
                 guard let result = page.chooseMenuItem(number) else { return say("/menu: there is no item \(number)") }
+                // What the item did may have changed the page (a message sent, a chat cleared).
+                show()
                 say("menu: \(result.outcome)")
             }
         case "/bar":
-            guard page.component(BottomBarComponent.self) != nil else { return say("/bar: this page has no bottom bar") }
+            guard page.component(BottomBarComponent.self) != nil else { return say("/bar: this page has no bottom bar (\(page.whyHidden(.bottomBar)))") }
             guard let number = number(parts, command) else { return true }
             guard let item = page.chooseBarItem(number) else { return say("/bar: there is no item \(number)") }
+            show()
             say("bar: chose \(item)")
         case "/more":
             do {
                 let more = try page.showOlder(20)
-                if more == 0 { say("/more: no older messages") } else { show() }
+                if more == 0 { say("/more: no older messages; the whole conversation is shown") } else { show() }
             } catch {
                 say("/more: \(error)")
             }
@@ -159,7 +170,7 @@ final class ChatSession {
                 say("/open: \(error)")
             }
         default:
-            let names = ["/send", "/recv", "/tap", "/quick", "/menu", "/bar", "/more", "/route", "/open", "/reload",
+            let names = ["/send", "/recv", "/tap", "/why", "/quick", "/menu", "/bar", "/more", "/route", "/open", "/reload",
                          "/offline", "/online", "/help", "/quit"]
             let hint = closestMatch(to: command, among: names).map { "; did you mean \($0)?" } ?? ""
             say("unknown command \(command)\(hint); type /help")
@@ -207,7 +218,7 @@ extension TapResult {
     var outcome: String {
         switch self {
         case .handled(let what): what
-        case .ignored: "nothing happens"
+        case .ignored: "nothing happens (neither the page nor the message's builder acts on it)"
         case .failed(let why): "failed: \(why)"
         }
     }

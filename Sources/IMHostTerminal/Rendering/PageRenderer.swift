@@ -71,7 +71,8 @@ public struct PageRenderer {
     /// placeholder. The same view serves both directions: builders never draw bubbles.
     public func cell(number: Int, envelope: MessageEnvelope, view: MessageView?, outgoing: Bool, pending: Bool = false,
                      degrade: Degrade? = nil) -> [String] {
-        var body = view?.lines.map { TerminalText.safe($0) } ?? Self.placeholder(degrade, number: number)
+        var body = view.map { $0.lines.isEmpty ? ["(empty message)"] : $0.lines.map { TerminalText.safe($0) } }
+            ?? Self.placeholder(degrade, number: number)
         let bodyWidth = ChatPage.bodyWidth(forPage: width)
         var widths = body.map(TextWidth.columns)
         for index in body.indices where widths[index] > bodyWidth {
@@ -95,9 +96,10 @@ public struct PageRenderer {
     }
 
     /// The placeholder's text: what shows instead of a message that cannot be shown here, with
-    /// a short reason and the command that gives the whole one.
+    /// a short reason and, on a line of its own so it is never cut, the command that gives the
+    /// whole one.
     static func placeholder(_ degrade: Degrade?, number: Int) -> [String] {
-        ["Unsupported message type"] + (degrade.map { ["(\(TerminalText.safe($0.short)); /why \(number))"] } ?? [])
+        ["Unsupported message type"] + (degrade.map { ["(\(TerminalText.safe($0.short)))", "/why \(number) says why"] } ?? [])
     }
 
     /// `HH:MM` in UTC for a timestamp in milliseconds.

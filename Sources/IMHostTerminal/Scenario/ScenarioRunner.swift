@@ -120,7 +120,11 @@ final class ScenarioRunner {
             state.lastTap = result.outcome
             output.out("   → \(TerminalText.safe(result.outcome))\n")
         case .quick(let number):
-            guard let phrase = try currentPage().quickReply(number) else {
+            let page = try currentPage()
+            guard let phrase = page.quickReply(number) else {
+                if let replies = page.component(QuickRepliesComponent.self), !replies.isAvailable {
+                    throw Failure(description: "quick replies are unavailable on this page: it has no input bar to send them (\(page.whyHidden(.inputBar)))")
+                }
                 throw Failure(description: "there is no quick reply \(number) on this page")
             }
             note(step, "quick reply \(number): \"\(phrase)\"")

@@ -39,7 +39,7 @@
 /// Builders are `Sendable` values with no per-message state, so the host may call them on other
 /// threads in a later version without breaking them.
 public protocol BusinessLine {
-    /// The line id, `[a-z][a-z0-9_-]{0,31}`; the prefix of every message key the line owns.
+    /// The line id, `[a-z][a-z0-9-]{0,31}`; the prefix of every message key the line owns.
     static var id: String { get }
     /// A name for people, e.g. `"Housing"`.
     static var displayName: String { get }

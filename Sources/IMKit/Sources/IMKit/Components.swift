@@ -70,19 +70,25 @@ public final class QuickRepliesComponent: PageComponent {
     /// The phrases shown, in order.
     public var phrases: [String] { Self.platformPhrases + (page?.quickReplies() ?? []) }
 
+    /// Whether a tapped phrase can be sent: the input bar sends it, so without one (masked by
+    /// the line or turned off by the operator) the phrases are shown as unavailable.
+    public var isAvailable: Bool { context.component(InputBarComponent.self) != nil }
+
     /// Taps the phrase at `index` (from 0, as in ``phrases``; the chat numbers them from 1):
     /// publishes ``QuickReplyChosen``.
-    /// - Returns: the phrase, or `nil` when there is no such phrase.
+    /// - Returns: the phrase, or `nil` when there is no such phrase or the page has no input bar
+    ///   to send it (``isAvailable``).
     @discardableResult
     public func tap(at index: Int) -> String? {
         let phrases = self.phrases
-        guard phrases.indices.contains(index) else { return nil }
+        guard isAvailable, phrases.indices.contains(index) else { return nil }
         context.bus.publish(QuickReplyChosen(text: phrases[index]))
         return phrases[index]
     }
 
     public func render(width: Int) -> [String] {
-        TextWidth.wrap("Quick replies: " + phrases.enumerated().map { "[\($0.offset + 1)] \($0.element)" }.joined(separator: "  "), width: width)
+        let label = isAvailable ? "Quick replies: " : "Quick replies (unavailable, no input bar): "
+        return TextWidth.wrap(label + phrases.enumerated().map { "[\($0.offset + 1)] \($0.element)" }.joined(separator: "  "), width: width)
     }
 }
 

@@ -3,19 +3,20 @@ public enum LineID {
     /// The longest valid line id.
     public static let maximumLength = 32
 
-    /// Whether `id` matches `[a-z][a-z0-9_-]{0,31}`.
+    /// Whether `id` is a line id: `[a-z][a-z0-9-]{0,31}`, and not `im` (the host's own URL
+    /// scheme). A line id is also the scheme of the line's routes (`house://...`), which is why
+    /// it has no `_` or capital letters.
     public static func isValid(_ id: String) -> Bool {
         // One pass over the bytes, no copy: the host checks every line id on every start.
         var count = 0
         for byte in id.utf8 {
             let letter = byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")
             guard count == 0 ? letter
-                : letter || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
-                    || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-") else { return false }
+                : letter || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "-") else { return false }
             count += 1
             if count > maximumLength { return false }
         }
-        return count > 0
+        return count > 0 && id != "im"
     }
 
     /// The line that owns a message key: the part before the first `.`, or `nil` for a host

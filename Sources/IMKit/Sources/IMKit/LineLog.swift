@@ -5,7 +5,7 @@ internal import Glibc
 
 /// A line's log. Each entry is one line, prefixed with the line id and the level, made safe for
 /// a terminal (control and bidi characters shown as escapes, newlines included), and cut at
-/// ``maximumLength`` bytes. The host writes it to standard error and appends it, with the time,
+/// ``maximumBytes`` bytes. The host writes it to standard error and appends it, with the time,
 /// to `lines.log` in its data folder.
 ///
 /// Get one with `YourLine.log` (``BusinessLine/log``). It is `Sendable`: use it from any
@@ -19,7 +19,7 @@ public struct LineLog: Sendable {
     public let lineID: String
 
     /// The longest entry kept, in bytes of UTF-8; a longer one is cut and ends with `…`.
-    public static let maximumLength = 4096
+    public static let maximumBytes = 4096
 
     /// A log for `lineID`. Prefer `YourLine.log`.
     public init(lineID: String) { self.lineID = lineID }
@@ -56,12 +56,12 @@ public enum LogSink {
     /// The entry as it is written: one line, safe for a terminal, cut to the maximum length.
     public static func entry(_ message: String) -> String {
         var safe = TerminalText.safe(message)
-        if safe.utf8.count > LineLog.maximumLength {
+        if safe.utf8.count > LineLog.maximumBytes {
             var cut = ""
             var bytes = 0
             for character in safe {
                 bytes += character.utf8.count
-                if bytes > LineLog.maximumLength - 3 { break }
+                if bytes > LineLog.maximumBytes - 3 { break }
                 cut.append(character)
             }
             safe = cut + "…"
@@ -70,7 +70,12 @@ public enum LogSink {
     }
 
     static func write(_ lineID: String, _ level: LogLevel, _ message: String) {
-        let entry = entry(message)
+        deliver(lineID: lineID, level: level, entry: entry(message))
+    }
+
+    /// Hands an entry, already made one safe line, to the receiver installed (or standard error):
+    /// for the host, passing on what a line logged in another process.
+    public static func deliver(lineID: String, level: LogLevel, entry: String) {
         if let receiver = receiver.withLock({ $0 }) {
             receiver(lineID, level, entry)
             return

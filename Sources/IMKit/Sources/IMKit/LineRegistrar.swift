@@ -45,7 +45,7 @@ public final class LineRegistrar {
     /// - Throws: ``RegistrationError`` `.secondPage` when a page is already registered.
     public func registerPage(_ page: CarrierPage.Type) throws(RegistrationError) {
         if let existing = self.page {
-            try refuse(.secondPage, "line '\(lineID)' registered a second page \(page) after \(existing); a line has one carrier page. Register only one.")
+            try refuse(.secondPage, "line '\(lineID)' registered a second page \(page) after \(existing); a line has one carrier page. Register only one")
         }
         self.page = page
     }
@@ -58,18 +58,18 @@ public final class LineRegistrar {
     public func registerBuilder(_ builder: some MessageBuilder) throws(RegistrationError) {
         let key = builder.key
         guard LineID.isValidMessageKey(key) else {
-            try refuse(.invalidKey, "line '\(lineID)' registered message key '\(key)', which is not '\(lineID).<name>' (name: letters, digits, '_', '-', '.'). Rename the key.")
+            try refuse(.invalidKey, "line '\(lineID)' registered message key '\(key)', which is not '\(lineID).<name>' (name: letters, digits, '_', '-', '.'). Rename the key")
         }
         if builders.contains(where: { $0.key == key }) {
-            try refuse(.duplicateKey, "line '\(lineID)' registered message key '\(key)' twice. Register each key once.")
+            try refuse(.duplicateKey, "line '\(lineID)' registered message key '\(key)' twice. Register each key once")
         }
         if let owner = owner(.messageKey(key)) {
-            try refuse(.duplicateKey, "message key '\(key)' is already registered by \(owner); line '\(lineID)' cannot register it too. Use a key under '\(lineID).'.")
+            try refuse(.duplicateKey, "message key '\(key)' is already registered by \(owner); line '\(lineID)' cannot register it too. Use a key under '\(lineID).'")
         }
         guard let owner = LineID.owner(ofMessageKey: key), owner == lineID[...] else {
             let belongs = LineID.owner(ofMessageKey: key).map { "which belongs to line '\($0)'" }
                 ?? "which has no line prefix (such keys belong to the host)"
-            try refuse(.keyOutsideNamespace, "line '\(lineID)' registered message key '\(key)', \(belongs). Name it '\(lineID).<name>'.")
+            try refuse(.keyOutsideNamespace, "line '\(lineID)' registered message key '\(key)', \(belongs). Name it '\(lineID).<name>'")
         }
         builders.append(builder)
     }
@@ -81,14 +81,17 @@ public final class LineRegistrar {
     /// - Throws: ``RegistrationError`` `.invalidKey`, `.duplicateKey` or `.keyOutsideNamespace`.
     public func registerService(_ service: any Service.Type) throws(RegistrationError) {
         let id = service.id
-        guard LineID.isValidMessageKey(id), LineID.owner(ofMessageKey: id) == lineID[...] else {
-            try refuse(.keyOutsideNamespace, "line '\(lineID)' registered service id '\(id)'; a line's service ids are '\(lineID).<name>'. Rename it.")
+        guard LineID.isValidMessageKey(id), LineID.owner(ofMessageKey: id) != nil else {
+            try refuse(.invalidKey, "line '\(lineID)' registered service id '\(id)', which is not '\(lineID).<name>' (name: letters, digits, '_', '-', '.'). Rename it")
+        }
+        guard LineID.owner(ofMessageKey: id) == lineID[...] else {
+            try refuse(.keyOutsideNamespace, "line '\(lineID)' registered service id '\(id)'; a line's service ids are '\(lineID).<name>'. Rename it")
         }
         if services.contains(where: { $0.id == id }) {
-            try refuse(.duplicateKey, "line '\(lineID)' registered service '\(id)' twice. Register each service once.")
+            try refuse(.duplicateKey, "line '\(lineID)' registered service '\(id)' twice. Register each service once")
         }
         if let owner = owner(.service(id)) {
-            try refuse(.duplicateKey, "service '\(id)' is already registered by \(owner); line '\(lineID)' cannot register it too.")
+            try refuse(.duplicateKey, "service '\(id)' is already registered by \(owner); line '\(lineID)' cannot register it too")
         }
         services.append(service)
     }
@@ -107,16 +110,17 @@ public final class LineRegistrar {
         case .failure(let error): try refuse(error.code, "line '\(lineID)': \(error.description)")
         }
         guard parsed.scheme != "im" else {
-            try refuse(.invalid, "line '\(lineID)' registered route '\(pattern)'; the im:// scheme is the host's. Use a scheme of your own, e.g. '\(lineID)://'.")
+            try refuse(.invalid, "line '\(lineID)' registered route '\(pattern)'; the im:// scheme is the host's. Use a scheme of your own, e.g. '\(lineID)://'")
         }
         guard parsed.scheme == lineID else {
-            try refuse(.invalid, "line '\(lineID)' registered route '\(pattern)'; a line's routes use its own scheme. Write it as '\(lineID)://\(parsed.host)...'.")
+            let rest = RoutePattern.schemeSeparator(in: pattern).map { String(pattern[$0.upperBound...]) } ?? ""
+            try refuse(.invalid, "line '\(lineID)' registered route '\(pattern)'; a line's routes use its own scheme. Write it as '\(lineID)://\(rest)'")
         }
         if let mine = routes.first(where: { $0.pattern.shape == parsed.shape }) {
-            try refuse(.duplicateKey, "line '\(lineID)' registered route '\(pattern)', which claims the same URLs as its '\(mine.pattern)'. Register it once.")
+            try refuse(.duplicateKey, "line '\(lineID)' registered route '\(pattern)', which claims the same URLs as its '\(mine.pattern)'. Register it once")
         }
         if let owner = owner(.route(shape: parsed.shape)) {
-            try refuse(.duplicateKey, "route '\(pattern)' is already registered by \(owner); line '\(lineID)' cannot register it too. Use a scheme or path of your own.")
+            try refuse(.duplicateKey, "route '\(pattern)' is already registered by \(owner); line '\(lineID)' cannot register it too. Use a scheme or path of your own")
         }
         routes.append(RegisteredRoute(pattern: parsed, allowExternal: allowExternal, handler: handler))
     }

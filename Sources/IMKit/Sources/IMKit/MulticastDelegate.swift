@@ -1,8 +1,10 @@
 /// Many observers of one service, held weakly: an observer that is released simply stops being
 /// called. Use it where one object would otherwise have a single `delegate`.
 ///
-/// `Observer` is usually a class-bound protocol (`protocol ListingObserver: AnyObject`). Only class
-/// instances can be added: a value type does not compile, so nothing is silently dropped.
+/// `Observer` is a class-bound protocol (`protocol ListingObserver: AnyObject`) or a class. Only
+/// objects can be added: passing a struct does not compile. An object is held weakly, so add
+/// the object that lives on (the page, the service), never a temporary: a value boxed with
+/// `as AnyObject` is released at once, and is never called.
 ///
 /// ```swift
 /// protocol ListingObserver: AnyObject { func listingViewed(_ id: String) }
@@ -24,7 +26,8 @@ public final class MulticastDelegate<Observer> {
 
     /// Adds an observer; adding one twice has no effect.
     ///
-    /// - Returns: `false` when `observer` is not an `Observer` (it is then not added).
+    /// - Returns: `false` when `observer` is not an `Observer` (it is then not added): check it
+    ///   where that can happen.
     @discardableResult
     public func add<Object: AnyObject>(_ observer: Object) -> Bool {
         guard observer is Observer else { return false }

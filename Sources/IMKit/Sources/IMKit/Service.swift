@@ -8,9 +8,15 @@
 /// 2. ``initialize(in:)`` in dependency order: every service you declared in
 ///    ``dependencies`` is initialized already; find it with ``UserContext/service(_:)``.
 /// 3. ``online()`` and ``offline()``, repeated as the connection comes and goes (online in
-///    dependency order, offline in reverse). A user starts online.
-/// 4. ``finalize()`` in reverse dependency order, when the user signs out or the host exits.
-///    After it, the instance is dropped: nothing crosses to the next user.
+///    dependency order, offline in reverse). A user is signed in online unless the chat starts
+///    offline, so `initialize` may see either; react to ``online()`` rather than assume.
+/// 4. At sign-out or exit: ``offline()`` (in reverse order, when the user was online), then
+///    ``finalize()`` in reverse dependency order. After it, the instance is dropped: nothing
+///    crosses to the next user.
+///
+/// A service that throws from ``prepare(in:)`` or ``initialize(in:)`` is not started (and
+/// neither are services that depend on it); the host says so on standard error, naming the
+/// service and the error, and the rest of the line goes on.
 ///
 /// A service may depend on the host's services and on its own line's, never another line's.
 /// A missing dependency or a cycle fails the line at registration, naming the missing service or

@@ -27,7 +27,7 @@ struct imkit_plugin_descriptor {
     /* IMKIT_PLUGIN_ABI_VERSION as the plugin was built. Read first; nothing else is trusted
        when it differs. */
     uint32_t abi_version;
-    /* The business line's id: [a-z][a-z0-9_-]{0,31}, unique among installed plugins. */
+    /* The business line's id: [a-z][a-z0-9-]{0,31}, unique among installed plugins. */
     const char *line_id;
     /* A name for people, e.g. "Housing". */
     const char *display_name;
