@@ -127,6 +127,63 @@ public enum FileSystem {
         return result
     }
 
+    /// Why a document (host.json, a scenario) was not read.
+    package enum DocumentFailure: Error, CustomStringConvertible {
+        /// It could not be opened or read.
+        case unreadable(Failure)
+        /// It is not a regular file (a device such as /dev/zero, a folder, a pipe).
+        case notRegular(String)
+        /// It is larger than the limit.
+        case tooLarge(size: Int64, limit: Int)
+        /// It is not valid UTF-8; where the first bad byte is.
+        case notUTF8(SourcePosition)
+
+        package var description: String {
+            switch self {
+            case .unreadable(let failure): "cannot read it (\(failure))"
+            case .notRegular(let kind): "it is \(kind), not a regular file"
+            case .tooLarge(let size, let limit): "it is \(size) bytes; the limit is \(limit) (\(limit >> 10) KiB)"
+            case .notUTF8: "it is not valid UTF-8"
+            }
+        }
+
+        package var position: SourcePosition? {
+            if case .notUTF8(let position) = self { position } else { nil }
+        }
+    }
+
+    /// A text document: a regular file of at most `limit` bytes of valid UTF-8, read whole.
+    package static func readDocument(_ path: String, limit: Int) throws(DocumentFailure) -> String {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw .unreadable(Failure(call: "stat", code: errno)) }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: break
+        case S_IFDIR: throw .notRegular("a folder")
+        case S_IFCHR, S_IFBLK: throw .notRegular("a device")
+        case S_IFIFO: throw .notRegular("a pipe")
+        default: throw .notRegular("not a file")
+        }
+        guard info.st_size <= limit else { throw .tooLarge(size: Int64(info.st_size), limit: limit) }
+        let bytes: [UInt8]
+        do {
+            bytes = try readBytes(path, limit: limit + 1)
+        } catch {
+            throw .unreadable(error)
+        }
+        guard bytes.count <= limit else { throw .tooLarge(size: Int64(bytes.count), limit: limit) }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            // Where the first bad byte is, as a line and column for the person fixing it.
+            var line = 1, column = 1
+            var iterator = bytes.makeIterator()
+            var decoder = UTF8()
+            while case .scalarValue(let scalar) = decoder.decode(&iterator) {
+                if scalar == "\n" { line += 1; column = 1 } else { column += 1 }
+            }
+            throw .notUTF8(SourcePosition(line: line, column: column))
+        }
+        return text
+    }
+
     /// `lstat` or `stat` of a path.
     package static func status(_ path: String, followLinks: Bool) throws(Failure) -> stat {
         var info = stat()

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import IMHost
+import IMKit
 
 @Suite("The imhost command")
 struct CommandLineTests {
@@ -69,6 +70,37 @@ struct CommandLineTests {
         let elsewhere = try imhost(["plugins", "--config", workspace.root + "/missing.json"])
         #expect(elsewhere.status == 2)
         #expect(elsewhere.stderr.contains("missing.json: cannot read the configuration (No such file or directory)"))
+    }
+
+    @Test("an option given an empty value is refused and never takes the next argument", arguments: [
+        ["route", "--config=", "im://chat?rootCateID=1&peer=u"],
+        ["chat", "im://chat?rootCateID=1&peer=u", "--width="],
+        ["chat", "im://chat?rootCateID=1&peer=u", "--width", ""],
+    ])
+    func emptyOption(arguments: [String]) throws {
+        let workspace = try Workspace()
+        try workspace.writeConfig()
+        let result = try imhost(arguments, in: workspace)
+        let option = arguments.contains("--config=") ? "--config" : "--width"
+        #expect(result.status == 2)
+        #expect(result.stderr == "imhost \(arguments[0]): \(option) needs a value, got an empty one\n")
+    }
+
+    @Test("a 2 MB input line is refused in one line and the chat goes on; a payload over the limit too")
+    func inputLimits() throws {
+        let workspace = try Workspace()
+        try workspace.installLines()
+        try workspace.writeConfig()
+        let huge = String(repeating: "x", count: 2_000_000)
+        let big = String(repeating: "y", count: 70_000)
+        let result = try imhost(["chat", "im://chat?rootCateID=1&cateID=12&peer=u42"],
+                                input: huge + "\nafter the long line\n/recv text {\"text\":\"\(big)\"}\n", in: workspace)
+        #expect(result.status == 0)
+        #expect(result.stderr.contains("imhost chat: refused an input line of 2000000 bytes: the limit is 1048576 (limits.inputLineBytes in host.json); nothing was sent\n"))
+        #expect(result.stdout.contains("│ after the long line │"))
+        #expect(result.stdout.contains("/recv: not sent: the message could not be stored: the payload is 70011 bytes; the limit is 65536 (limits.payloadBytes in host.json)")
+                || result.stdout.contains("/recv: not sent: the payload is 70011 bytes; the limit is 65536 (limits.payloadBytes in host.json)"))
+        #expect(try FileConversationStore(dataFolder: workspace.data, user: "me").count(of: "u42") == 1)
     }
 
     @Test("--help on every command and at the top", arguments: [["--help"], ["plugins", "--help"], ["route", "--help"], ["help", "route"]])

@@ -14,6 +14,16 @@ struct ConfigTests {
         }
     }
 
+    /// What loading the file at `path` says, or `nil` when it loads.
+    func loadError(_ path: String) -> String? {
+        do {
+            _ = try HostConfig.load(from: path)
+            return nil
+        } catch {
+            return error.description
+        }
+    }
+
     @Test("the committed host.json is valid and routes housing, jobs and used cars")
     func committedConfig() throws {
         let config = try HostConfig.load(from: BuildProducts.repository + "/host.json")
@@ -102,11 +112,50 @@ struct ConfigTests {
     func missingFile() throws {
         let workspace = try Workspace()
         #expect(throws: ConfigError.self) { try ChatHost(configPath: workspace.configPath) }
-        do {
-            _ = try HostConfig.load(from: workspace.configPath)
-        } catch {
-            #expect(error.description == "\(workspace.configPath): cannot read the configuration (No such file or directory); create it (see README.md) or pass --config PATH")
-        }
+        #expect(loadError(workspace.configPath) == "\(workspace.configPath): cannot read the configuration (No such file or directory); create it (see README.md) or pass --config PATH")
+    }
+
+    @Test("host.json must be a regular file of at most 1 MiB of UTF-8; each refusal is one line with the place")
+    func documents() throws {
+        let workspace = try Workspace()
+        #expect(loadError("/dev/zero") == "/dev/zero: it is a device, not a regular file; pass --config PATH to a host.json")
+        #expect(loadError(workspace.root) == "\(workspace.root): it is a folder, not a regular file; pass --config PATH to a host.json")
+        let big = workspace.root + "/big.json"
+        try Data(repeating: 0x20, count: (1 << 20) + 1).write(to: URL(fileURLWithPath: big))
+        #expect(loadError(big) == "\(big): it is 1048577 bytes; the limit is 1048576 (1024 KiB); pass --config PATH to a host.json")
+        let latin1 = workspace.root + "/latin1.json"
+        try Data("{\n  \"user\": \"caf".utf8 + [0xE9] + Data("\" }".utf8)).write(to: URL(fileURLWithPath: latin1))
+        #expect(loadError(latin1) == "\(latin1):2:15: it is not valid UTF-8; pass --config PATH to a host.json")
+    }
+
+    @Test("JSON escapes and line ends: \\u takes exactly four hex digits; a lone CR ends a line", arguments: [
+        (#"{ "user": "\u+041" }"#, #"host.json:1:14: JSON syntax: \u must be followed by four hex digits"#),
+        (#"{ "user": "\u41" }"#, #"host.json:1:14: JSON syntax: \u must be followed by four hex digits"#),
+        (#"{ "user": "\u-041" }"#, #"host.json:1:14: JSON syntax: \u must be followed by four hex digits"#),
+        ("{\r  \"x\": 1 }", #"host.json:2:3: x: unknown key "x"; allowed keys: plugins, data, user, lines, routes, killSwitch, limits"#),
+        ("{\r\n  \"x\": 1 }", #"host.json:2:3: x: unknown key "x"; allowed keys: plugins, data, user, lines, routes, killSwitch, limits"#),
+    ])
+    func escapes(text: String, expected: String) {
+        #expect(error(text) == expected)
+    }
+
+    @Test("a cateID listed twice in one rule is refused at its place (it crashed imhost route once)")
+    func duplicateCateInRule() throws {
+        #expect(error(#"{ "lines": { "house": {} }, "routes": [ { "rootCateID": 1, "cateID": [12, 12], "line": "house" } ] }"#)
+                == "host.json:1:70: routes[0].cateID: cateID 12 is listed twice in this rule; list it once")
+        let workspace = try Workspace()
+        try workspace.writeConfig(#"{ "lines": { "house": {} }, "routes": [ { "rootCateID": 1, "cateID": [12, 12], "line": "house" } ] }"#)
+        let result = try imhost(["route", "im://chat?rootCateID=1&cateID=12&peer=u"], in: workspace)
+        #expect(result.status == 2)
+        #expect(result.stderr == "imhost: host.json:1:70: routes[0].cateID: cateID 12 is listed twice in this rule; list it once\n")
+    }
+
+    @Test("limits: payload and input line sizes are whole numbers of bytes, in range")
+    func limits() throws {
+        let config = try HostConfig.parse(#"{ "limits": { "payloadBytes": 131072, "inputLineBytes": 4096, "callSeconds": 2 } }"#, file: "host.json")
+        #expect(config.limits == HostConfig.Limits(scanSeconds: 5, callSeconds: 2, payloadBytes: 131072, inputLineBytes: 4096))
+        #expect(error(#"{ "limits": { "payloadBytes": 12.5 } }"#) == "host.json:1:31: limits.payloadBytes: expected a whole number of bytes from 1024 to 67108864, found 12.5")
+        #expect(error(#"{ "limits": { "inputLineBytes": "1M" } }"#) == #"host.json:1:33: limits.inputLineBytes: expected a number, found the string "1M""#)
     }
 
     @Test("columns count characters, so a Chinese value points at the right place")

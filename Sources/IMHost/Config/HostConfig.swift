@@ -27,10 +27,21 @@ public struct HostConfig: Sendable, Equatable {
         public var scanSeconds: Double = 5
         /// Seconds one call into a line may take in a chat (default 5).
         public var callSeconds: Double = 5
+        /// The largest message payload stored or sent, in bytes of JSON (default 64 KiB).
+        public var payloadBytes = 64 * 1024
+        /// The longest line of chat input, in bytes (default 1 MiB); a longer one is dropped.
+        public var inputLineBytes = 1 << 20
 
-        public init(scanSeconds: Double = 5, callSeconds: Double = 5) {
+        /// How deeply a payload's JSON may nest (objects and arrays), and host.json's.
+        public static let nestingDepth = 64
+        /// The largest host.json (or scenario file) read, in bytes.
+        public static let documentBytes = 1 << 20
+
+        public init(scanSeconds: Double = 5, callSeconds: Double = 5, payloadBytes: Int = 64 * 1024, inputLineBytes: Int = 1 << 20) {
             self.scanSeconds = scanSeconds
             self.callSeconds = callSeconds
+            self.payloadBytes = payloadBytes
+            self.inputLineBytes = inputLineBytes
         }
     }
 
@@ -90,14 +101,17 @@ public struct HostConfig: Sendable, Equatable {
     /// The settings a line may have.
     static let lineKeys = ["enabled", "file", "sha256"]
 
-    /// Reads and validates the host.json at `path`.
+    /// Reads and validates the host.json at `path`: a regular file of at most
+    /// ``Limits/documentBytes`` bytes of UTF-8.
     public static func load(from path: String) throws(ConfigError) -> HostConfig {
         let text: String
         do {
-            text = try FileSystem.readText(path)
-        } catch {
+            text = try FileSystem.readDocument(path, limit: Limits.documentBytes)
+        } catch FileSystem.DocumentFailure.unreadable(let failure) {
             throw ConfigError(file: path, position: nil, path: "",
-                              message: "cannot read the configuration (\(error)); create it (see README.md) or pass --config PATH")
+                              message: "cannot read the configuration (\(failure)); create it (see README.md) or pass --config PATH")
+        } catch {
+            throw ConfigError(file: path, position: error.position, path: "", message: "\(error); pass --config PATH to a host.json")
         }
         return try parse(text, file: path)
     }
@@ -210,6 +224,9 @@ extension DocumentReader {
                 for key in keys {
                     if let earlier = claimed[key] {
                         let cateText = key.hasSuffix("/*") ? "\"*\"" : String(key.split(separator: "/")[1])
+                        guard earlier < index else {
+                            throw fail(cateNode, path + ".cateID", "cateID \(cateText) is listed twice in this rule; list it once")
+                        }
                         throw fail(element, path, "rootCateID \(root), cateID \(cateText) is already routed by routes[\(earlier)] (to \"\(routes[earlier].line)\"); remove one of the two rules")
                     }
                     claimed[key] = index
@@ -225,15 +242,23 @@ extension DocumentReader {
 
         var limits = HostConfig.Limits()
         if let node = member("limits") {
-            for entry in try members(node, "limits", allowed: ["scanSeconds", "callSeconds"]) {
+            for entry in try members(node, "limits", allowed: ["scanSeconds", "callSeconds", "payloadBytes", "inputLineBytes"]) {
                 let path = "limits." + entry.key
                 guard case .number(let value, let text) = entry.value.value else {
-                    throw fail(entry.value, path, "expected a number of seconds, found \(entry.value.kindName)")
+                    throw fail(entry.value, path, "expected a number, found \(entry.value.kindName)")
                 }
-                guard value >= 0.1, value <= 600 else {
-                    throw fail(entry.value, path, "expected seconds from 0.1 to 600, found \(text)")
+                switch entry.key {
+                case "payloadBytes", "inputLineBytes":
+                    guard value == value.rounded(), value >= 1024, value <= Double(64 << 20) else {
+                        throw fail(entry.value, path, "expected a whole number of bytes from 1024 to \(64 << 20), found \(text)")
+                    }
+                    if entry.key == "payloadBytes" { limits.payloadBytes = Int(value) } else { limits.inputLineBytes = Int(value) }
+                default:
+                    guard value >= 0.1, value <= 600 else {
+                        throw fail(entry.value, path, "expected seconds from 0.1 to 600, found \(text)")
+                    }
+                    if entry.key == "scanSeconds" { limits.scanSeconds = value } else { limits.callSeconds = value }
                 }
-                if entry.key == "scanSeconds" { limits.scanSeconds = value } else { limits.callSeconds = value }
             }
         }
 

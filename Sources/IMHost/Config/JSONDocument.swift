@@ -91,9 +91,13 @@ package struct JSONParser {
     private mutating func skipWhitespace() {
         while index < bytes.count {
             switch bytes[index] {
-            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"):
+            case UInt8(ascii: " "), UInt8(ascii: "\t"):
                 index += 1
-            case UInt8(ascii: "\n"):
+            case UInt8(ascii: "\r") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "\n"):
+                // CR LF: the LF ends the line.
+                index += 1
+            case UInt8(ascii: "\n"), UInt8(ascii: "\r"):
+                // A lone CR ends a line too, as old editors write it: positions stay right.
                 index += 1
                 line += 1
                 lineStart = index
@@ -279,10 +283,19 @@ package struct JSONParser {
         }
     }
 
+    /// Exactly four hex digits (no sign, no fewer): `\u+041` and `\u41` are refused.
     private mutating func parseHex4() throws(JSONSyntaxError) -> UInt32 {
-        guard index + 4 <= bytes.count,
-              let value = UInt32(String(decoding: bytes[index..<index + 4], as: UTF8.self), radix: 16) else {
-            throw error("\\u must be followed by four hex digits")
+        guard index + 4 <= bytes.count else { throw error("\\u must be followed by four hex digits") }
+        var value: UInt32 = 0
+        for byte in bytes[index..<index + 4] {
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw error("\\u must be followed by four hex digits")
+            }
+            value = value << 4 | UInt32(digit)
         }
         index += 4
         return value

@@ -337,6 +337,15 @@ public final class ChatHost {
             throw OpenError(kind: .malformed, description: "refused: \(url) is not a URL (scheme://host/path); check it")
         }
         let scheme = url[..<separator.lowerBound].lowercased()
+        // Chat URLs are decided as `imhost route` decides them, so the two agree on every URL.
+        if scheme == "im", url[separator.upperBound...].prefix(4).lowercased() == "chat",
+           url[separator.upperBound...].dropFirst(4).first.map({ "/?#".contains($0) }) ?? true {
+            do {
+                return .page(try page(for: converter.decide(chatURL: url), window: window))
+            } catch {
+                throw OpenError(kind: .malformed, description: "refused: \(error)")
+            }
+        }
         if scheme != "im", LineID.isValid(scheme), lines.entry(forLine: scheme) != nil || config.lines[scheme] != nil {
             if case .unavailable(_, let why) = lines.availability(of: scheme) {
                 throw OpenError(kind: .notFound, description: "not found: \(url) belongs to line '\(scheme)', but \(why)")
@@ -384,7 +393,7 @@ public final class ChatHost {
     ///
     /// - Throws: ``JumpURL/Malformed`` for a bad URL or one without a `peer`.
     public func open(_ url: String, window: Int = 50) throws -> ChatPage {
-        try page(for: try converter.decide(url), window: window)
+        try page(for: try converter.decide(chatURL: url), window: window)
     }
 
     private func page(for decision: Converter.Decision, window: Int) throws -> ChatPage {
@@ -416,6 +425,7 @@ public final class ChatHost {
             degrade: { [weak self] key in self?.degrade(forKey: key) },
             transport: transport,
             killedComponents: config.killSwitch.components,
+            limits: config.limits,
             open: { [weak self] url in
                 guard let self else { return .refused("the host is gone") }
                 do {

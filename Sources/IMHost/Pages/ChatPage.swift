@@ -18,6 +18,7 @@ struct PageEnvironment {
     let degrade: (String) -> Degrade?
     let transport: MessageTransport?
     let killedComponents: ComponentSet
+    let limits: HostConfig.Limits
     let open: (String) -> RouteResult
 
     /// Sends a message from the signed-in user to `peer`, in their conversation: the key's
@@ -41,6 +42,7 @@ struct PageEnvironment {
         if let why = lineGuard.run(.builder, entry.mark, key: key, { Self.validate(entry.builder, payload) }) {
             throw SendError(.undecodable, "'\(key)' payload does not decode: \(why)")
         }
+        try Self.check(payload, limits)
         if store.isReadOnly {
             throw SendError(.notStored, "cannot send: the data folder is read-only, so messages can be read but not stored; make it writable")
         }
@@ -52,6 +54,32 @@ struct PageEnvironment {
         }
         transport?.deliverIfOnline(message)
         return message
+    }
+
+    /// Refuses a payload larger than `limits.payloadBytes`, or nested deeper than
+    /// ``HostConfig/Limits/nestingDepth``: in one pass over its bytes, before anything decodes it.
+    static func check(_ payload: MessagePayload, _ limits: HostConfig.Limits) throws(SendError) {
+        let size = payload.json.utf8.count
+        guard size <= limits.payloadBytes else {
+            throw SendError(.tooLarge, "the payload is \(size) bytes; the limit is \(limits.payloadBytes) (limits.payloadBytes in host.json)")
+        }
+        var depth = 0, inString = false, escaped = false
+        for byte in payload.json.utf8 {
+            if inString {
+                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                depth += 1
+                guard depth <= HostConfig.Limits.nestingDepth else {
+                    throw SendError(.tooLarge, "the payload nests deeper than \(HostConfig.Limits.nestingDepth) levels")
+                }
+            case UInt8(ascii: "}"), UInt8(ascii: "]"): depth -= 1
+            default: break
+            }
+        }
     }
 
     /// Why the builder cannot decode `payload`, or `nil` when it can.
@@ -68,6 +96,7 @@ struct PageEnvironment {
     /// `beforeStoring` runs with the numbered message before it is written.
     func store(key: String, payload: MessagePayload, from: String, to: String, conversation: String,
                beforeStoring: (MessageEnvelope) throws -> Void = { _ in }) throws(SendError) -> MessageEnvelope {
+        try Self.check(payload, limits)
         do {
             return try store.append(to: conversation) { position in
                 let message = MessageEnvelope(id: "m\(position + 1)", conversation: conversation,

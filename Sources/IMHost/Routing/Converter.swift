@@ -103,6 +103,14 @@ public struct Converter: Sendable {
         decide(try JumpURL.parse(url))
     }
 
+    /// Decides where a chat URL goes: a jump by the rules, a line's page URL (`im://chat/<line>?…`)
+    /// to that line if it serves. `imhost route` and `imhost open` both decide here, so they
+    /// agree on every URL.
+    public func decide(chatURL url: String) throws(JumpURL.Malformed) -> Decision {
+        let (jump, line) = try JumpURL.parseChat(url)
+        return line.map { decide(jump, line: $0) } ?? decide(jump)
+    }
+
     /// Decides where a parsed jump goes.
     public func decide(_ jump: JumpURL) -> Decision {
         let rule = jump.cateID.flatMap { exact[Self.key(jump.rootCateID, $0)] } ?? wildcard[jump.rootCateID]

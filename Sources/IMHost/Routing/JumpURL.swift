@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import IMKit
 
 /// A chat jump URL as callers already send it: `im://chat?rootCateID=1&cateID=12&peer=u42`,
 /// plus any further parameters, which pass through to the page unchanged.
@@ -52,24 +53,55 @@ public struct JumpURL: Sendable, Hashable {
     /// - Throws: ``Malformed`` when the URL is not `im://chat?…`, `rootCateID` is missing, or an
     ///   id is not a whole number from 0 to 2147483647, or a parameter is given twice.
     public static func parse(_ text: String) throws(Malformed) -> JumpURL {
+        let (jump, line) = try parseChat(text)
+        guard line == nil else {
+            throw Malformed(description: "\"\(text)\" has a path after im://chat; callers send im://chat?rootCateID=<n>&…, and the converter picks the page")
+        }
+        return jump
+    }
+
+    /// Parses a chat URL: a jump (`im://chat?…`) or a line's page (`im://chat/<line>?…`, as the
+    /// converter rewrites a jump). The scheme and host match in any case (RFC 3986); one
+    /// trailing `/` is allowed; any other path is refused.
+    public static func parseChat(_ text: String) throws(Malformed) -> (jump: JumpURL, line: String?) {
         var contiguous = text
         let result = contiguous.withUTF8 { bytes in parse(bytes, text: text) }
         return try result.get()
     }
 
-    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>, text: String) -> Result<JumpURL, Malformed> {
-        func malformed(_ description: String) -> Result<JumpURL, Malformed> { .failure(Malformed(description: description)) }
+    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>, text: String) -> Result<(jump: JumpURL, line: String?), Malformed> {
+        func malformed(_ description: String) -> Result<(jump: JumpURL, line: String?), Malformed> { .failure(Malformed(description: description)) }
         func slice(_ range: Range<Int>) -> String { String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self) }
         func equals(_ range: Range<Int>, _ name: StaticString) -> Bool {
             range.count == name.utf8CodeUnitCount
                 && memcmp(bytes.baseAddress! + range.lowerBound, name.utf8Start, range.count) == 0
         }
         let prefix: StaticString = "im://chat"
-        guard bytes.count >= prefix.utf8CodeUnitCount, equals(0..<prefix.utf8CodeUnitCount, prefix) else {
+        let prefixLength = prefix.utf8CodeUnitCount
+        // Scheme and host are case-insensitive: compare ASCII letters folded to lower case.
+        let matchesPrefix = bytes.count >= prefixLength && (0..<prefixLength).allSatisfy { offset in
+            let byte = bytes[offset]
+            let folded = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
+            return folded == prefix.utf8Start[offset]
+        }
+        guard matchesPrefix else {
             return malformed("\"\(text)\" is not a chat jump URL; expected im://chat?rootCateID=<n>&cateID=<n>&peer=<id>")
         }
-        var index = prefix.utf8CodeUnitCount
-        if index < bytes.count, bytes[index] == UInt8(ascii: "/") { index += 1 }
+        var index = prefixLength
+        var line: String?
+        if index < bytes.count, bytes[index] == UInt8(ascii: "/") {
+            index += 1
+            var end = index
+            while end < bytes.count, bytes[end] != UInt8(ascii: "?"), bytes[end] != UInt8(ascii: "#") { end += 1 }
+            if end > index {
+                let segment = slice(index..<end)
+                guard LineID.isValid(segment) else {
+                    return malformed("\"\(text)\" has a path after im://chat that is not a line's page; callers send im://chat?rootCateID=<n>&…, and the converter picks the page")
+                }
+                line = segment
+                index = end
+            }
+        }
         guard index == bytes.count || bytes[index] == UInt8(ascii: "?") else {
             return malformed("\"\(text)\" has a path after im://chat; callers send im://chat?rootCateID=<n>&…, and the converter picks the page")
         }
@@ -114,7 +146,7 @@ public struct JumpURL: Sendable, Hashable {
         guard let rootCateID else {
             return malformed("\"\(text)\" has no rootCateID; add rootCateID=<n>")
         }
-        return .success(JumpURL(rootCateID: rootCateID, cateID: cateID, peer: peer, text: text, queryOffset: queryOffset))
+        return .success((JumpURL(rootCateID: rootCateID, cateID: cateID, peer: peer, text: text, queryOffset: queryOffset), line))
     }
 
     private static func id(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, name: String) -> Result<Int, Malformed> {

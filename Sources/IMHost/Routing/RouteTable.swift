@@ -79,8 +79,11 @@ public struct RouteTable {
             rest = rest[..<mark]
         }
         var parts = rest.split(separator: "/", omittingEmptySubsequences: false)
-        let host = String(parts.removeFirst())
+        // The host matches in any case (RFC 3986), as the scheme does; path segments as written.
+        let host = parts.removeFirst().lowercased()
         if parts.last == "" { parts.removeLast() }
+        // An empty segment (`a//b`) names no route.
+        guard !parts.contains(where: \.isEmpty) else { return nil }
         let whole = "\(scheme)://\(host)" + parts.map { "/" + $0 }.joined()
         if let route = exact[whole] {
             return Match(route: route, parameters: Self.queryParameters(query, into: [:]))

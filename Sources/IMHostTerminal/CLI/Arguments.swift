@@ -23,19 +23,24 @@ struct Arguments {
                 continue
             }
             if argument == "--" { onlyPositionals = true; continue }
-            let parts = argument.split(separator: "=", maxSplits: 1).map(String.init)
+            // Split once at '=', keeping an empty value: `--config=` is an empty value, not a
+            // request to take the next argument.
+            let parts = argument.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             let name = parts[0]
             if known.contains(name) {
                 guard parts.count == 1 else { throw UsageError(description: "\(name) takes no value") }
                 flags.insert(name)
             } else if knownOptions.contains(name) {
+                let value: String
                 if parts.count == 2 {
-                    options[name] = parts[1]
+                    value = parts[1]
                 } else {
                     guard index < arguments.count else { throw UsageError(description: "\(name) needs a value") }
-                    options[name] = arguments[index]
+                    value = arguments[index]
                     index += 1
                 }
+                guard !value.isEmpty else { throw UsageError(description: "\(name) needs a value, got an empty one") }
+                options[name] = value
             } else {
                 let all = known.union(knownOptions)
                 let hint = closestMatch(to: name, among: all).map { "; did you mean \($0)?" } ?? ""

@@ -58,7 +58,7 @@ enum ChatCommand {
         if let code = supervised.start() { return code }
         quarantineWatcher.markSeen()
 
-        let reader = LineReader()
+        let reader = LineReader(limit: config.limits.inputLineBytes)
         var prompted = false
         while true {
             if let signal = Interruption.signal {
@@ -86,6 +86,9 @@ enum ChatCommand {
             case .line(let line):
                 prompted = false
                 command = line
+            case .tooLong(let bytes):
+                prompted = false
+                output.err("imhost chat: refused an input line of \(bytes) bytes: the limit is \(config.limits.inputLineBytes) (limits.inputLineBytes in host.json); nothing was sent\n")
             }
             // A changed host.json or quarantine is applied before the next command, even while
             // input keeps arriving.

@@ -49,10 +49,11 @@ enum PlayCommand {
             }
             let path = arguments.positionals[0]
             let text: String
-            do {
-                text = try FileSystem.readText(path)
+            do throws(FileSystem.DocumentFailure) {
+                text = try FileSystem.readDocument(path, limit: HostConfig.Limits.documentBytes)
             } catch {
-                output.err("imhost play: cannot read \(TerminalText.safe(path)): \(error); check the path\n")
+                let place = error.position.map { ":\($0)" } ?? ""
+                output.err("imhost play: \(TerminalText.safe(path))\(place): \(error); give a scenario file (a JSON list of steps)\n")
                 return CommandLineTool.ExitCode.usage
             }
             return play(text, file: path, demo: false, arguments: arguments, output: output)

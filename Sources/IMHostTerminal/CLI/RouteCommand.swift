@@ -42,7 +42,7 @@ enum RouteCommand {
         CommandLineTool.report(host, output: output)
         let decision: Converter.Decision
         do {
-            decision = try host.converter.decide(arguments.positionals[0])
+            decision = try host.converter.decide(chatURL: arguments.positionals[0])
         } catch {
             output.err("imhost route: refused: \(TerminalText.safe(error.description))\n")
             return CommandLineTool.ExitCode.failure

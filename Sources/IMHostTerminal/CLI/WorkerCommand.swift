@@ -112,6 +112,8 @@ enum WorkerCommand {
             case .end: return nil
             case .timeout: continue
             case .line(let line): return line
+            // The supervisor hands over only lines within the limit; a longer one is not a command.
+            case .tooLong: continue
             }
         }
         return nil
@@ -153,7 +155,7 @@ enum WorkerCommand {
             Control.ack(Supervisor.Ack(url: session.url, window: session.page.window, online: host.isOnline))
         }
         ack()
-        let reader = LineReader()
+        let reader = LineReader(limit: .max)
         while let line = nextCommand(reader) {
             guard session.handle(line) else { return CommandLineTool.ExitCode.ok }
             ack()
@@ -190,7 +192,7 @@ enum WorkerCommand {
                              arguments: Arguments, output: Output) -> Int32 {
         let scenario: Scenario
         do {
-            let text = demo ? DemoScenario.text : try FileSystem.readText(file)
+            let text = demo ? DemoScenario.text : try FileSystem.readDocument(file, limit: HostConfig.Limits.documentBytes)
             scenario = try Scenario.parse(text, file: demo ? DemoScenario.name : file, lineOrder: host.config.lineOrder)
         } catch {
             output.err("imhost play: \(TerminalText.safe("\(error)"))\n")
@@ -215,7 +217,7 @@ enum WorkerCommand {
             Control.ack(Supervisor.Ack(url: runner.url, window: runner.page?.window, state: state, failure: failure))
         }
         ack()
-        let reader = LineReader()
+        let reader = LineReader(limit: .max)
         while let line = nextCommand(reader) {
             guard line.hasPrefix("step "), let number = Int(line.dropFirst(5)) else {
                 ack(failure: "the worker was sent '\(TerminalText.safe(line))', not 'step N'")

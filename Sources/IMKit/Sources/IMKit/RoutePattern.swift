@@ -86,6 +86,6 @@ public struct RoutePattern: Sendable, Hashable, CustomStringConvertible {
                 segments.append(.literal(part))
             }
         }
-        return .success(RoutePattern(scheme: scheme.lowercased(), host: host, segments: segments))
+        return .success(RoutePattern(scheme: scheme.lowercased(), host: host.lowercased(), segments: segments))
     }
 }
