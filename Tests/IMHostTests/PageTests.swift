@@ -249,3 +249,32 @@ struct PageTests {
         #expect(try page.render(colors: true).contains("\u{1B}[2mUnsupported message type"))
     }
 }
+
+@Suite("Widths on screen")
+struct ScreenWidthTests {
+    @Test("any width from 24 renders every line within it, a 32-character line id and emoji included; 23 is refused")
+    func anyWidth() throws {
+        let workspace = try Workspace()
+        let id = "abcdefghijklmnopqrstuvwxyz012345"
+        try workspace.compileC("descriptor_plugin.c", as: "long.so", defines: ["LINE_ID=\"\(id)\""])
+        try workspace.writeConfig(#"{ "lines": { "\#(id)": {} }, "routes": [ { "rootCateID": 5, "cateID": "*", "line": "\#(id)" } ] }"#)
+        let input = """
+            /recv text {"text":"🚗🚀✅⭐ ❤️ 👨‍👩‍👧 🇨🇳 家族 e\\u0301 supercalifragilisticexpialidocious"}
+            hello 你好 👍🏽
+            /quit
+            """
+        for width in [24, 25, 30, 33, 40, 72] {
+            let result = try imhost(["chat", "im://chat?rootCateID=5&peer=u1", "--width", "\(width)"], input: input, in: workspace)
+            #expect(result.status == 0, "width \(width): \(result.stderr)")
+            let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            #expect(lines.contains { $0.contains("[abcd") && $0.contains("page]") }, "width \(width)")
+            for line in lines {
+                #expect(TextWidth.columns(line) <= width, "width \(width): \(line)")
+            }
+            #expect(result.stdout.contains("👨‍👩‍👧"), "a ZWJ sequence is never split")
+        }
+        let narrow = try imhost(["chat", "im://chat?rootCateID=5&peer=u1", "--width", "23"], input: "", in: workspace)
+        #expect(narrow.status == 2)
+        #expect(narrow.stderr == "imhost chat: --width takes a number from 24 to 400, got '23'\n")
+    }
+}

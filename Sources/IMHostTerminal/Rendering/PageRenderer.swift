@@ -33,7 +33,9 @@ public struct PageRenderer {
     public func render(_ page: PageView) -> String {
         var lines: [String] = []
         let rule = String(repeating: "═", count: width)
-        let tag = page.isLegacy ? "[legacy page]" : "[\(page.lineID ?? "base") page]"
+        // The tag takes at most half the width: a long line id is cut, so the title still shows.
+        let name = page.isLegacy ? "legacy" : TextWidth.truncate(page.lineID ?? "base", to: max(1, width / 2 - 7))
+        let tag = "[\(name) page]"
         let title = TextWidth.truncate(TerminalText.safe(page.title), to: width - TextWidth.columns(tag) - 3)
         lines.append(rule)
         lines.append(style("1", " " + TextWidth.pad(title, to: width - TextWidth.columns(tag) - 2) + tag + " "))
