@@ -237,3 +237,82 @@ struct MinimalLineTests {
         #expect(readme.contains("```swift\n" + code + "```"))
     }
 }
+
+/// Plugin folder trust, as sshd's StrictModes: another local user must not be able to change
+/// what the host runs. (The tests run as root, which may hand files to any user id.)
+@Suite("Plugin folder trust")
+struct FolderTrustTests {
+    static let stranger: uid_t = 4242
+
+    func refusals(_ workspace: Workspace) throws -> [String: String] {
+        let result = try imhost(["plugins", "--json"], in: workspace)
+        let report = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        let plugins = report?["plugins"] as? [[String: Any]] ?? []
+        try #require(plugins.count >= 2, "imhost plugins --json lists the files: \(result.stdout)")
+        var found: [String: String] = [:]
+        for plugin in plugins {
+            guard let file = plugin["file"] as? String, let reason = plugin["reason"] as? String else { continue }
+            found[FileSystem.baseName(file)] = reason + "; " + (plugin["fix"] as? String ?? "")
+        }
+        return found
+    }
+
+    @Test("a plugin owned by another user is refused, naming the owner and the fix")
+    func strangerFile() throws {
+        let workspace = try Workspace()
+        try workspace.installLines()
+        try workspace.writeConfig()
+        try #require(chown(workspace.plugins + "/jobs.so", Self.stranger, 0) == 0)
+        let found = try refusals(workspace)
+        #expect(found["jobs.so"] == "is owned by uid 4242, not root or uid 0 (root) (the host's user); run chown 0 \(workspace.plugins)/jobs.so, or remove it: another user could change what the host runs")
+        #expect(found["house.so"] == nil, "the other plugin still loads")
+    }
+
+    @Test("the plugin folder and every folder above it must be owned by root or the host's user and not writable by others")
+    func folders() throws {
+        let workspace = try Workspace()
+        // root/shared/Plugins, with the usual plugins.
+        let shared = workspace.root + "/shared"
+        try FileManager.default.createDirectory(atPath: shared + "/Plugins", withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o755])
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: shared)
+        for line in ["House", "Jobs"] {
+            try FileManager.default.copyItem(atPath: BuildProducts.library(line), toPath: shared + "/Plugins/\(line.lowercased()).so")
+        }
+        try workspace.writeConfig(Workspace.standardConfig.replacingOccurrences(of: #""plugins": "Plugins""#, with: #""plugins": "shared/Plugins""#))
+        #expect(try refusals(workspace).isEmpty)
+
+        try #require(chmod(shared, 0o775) == 0)
+        #expect(try refusals(workspace)["house.so"] == "its folder \(shared) is writable by group or others (mode 0775); run chmod go-w \(shared)")
+
+        // Sticky and world-writable is fine for root's folders, like /tmp, not for another user's.
+        try #require(chmod(shared, 0o1777) == 0)
+        #expect(try refusals(workspace).isEmpty)
+        try #require(chown(shared, Self.stranger, 0) == 0)
+        #expect(try refusals(workspace)["jobs.so"] == "its folder \(shared) is owned by uid 4242, not root or uid 0 (root) (the host's user); run chown 0 \(shared), or keep plugins in a folder you own")
+    }
+
+    @Test("a link is checked where it points: inside the folder, owned and moded as a plugin must be")
+    func links() throws {
+        let workspace = try Workspace()
+        try workspace.installLines()
+        try workspace.writeConfig()
+        try FileManager.default.moveItem(atPath: workspace.plugins + "/jobs.so", toPath: workspace.plugins + "/jobs-1.0.so.real")
+        try FileManager.default.createSymbolicLink(atPath: workspace.plugins + "/jobs.so", withDestinationPath: "jobs-1.0.so.real")
+        #expect(try refusals(workspace).isEmpty, "a link within the folder to a trusted file is fine")
+        try #require(chown(workspace.plugins + "/jobs-1.0.so.real", Self.stranger, 0) == 0)
+        #expect(try refusals(workspace)["jobs.so"]?.hasPrefix("is owned by uid 4242") == true)
+    }
+
+    @Test("a file name with control or bidi characters is refused, shown escaped")
+    func unsafeNames() throws {
+        let workspace = try Workspace()
+        try workspace.installLines()
+        try workspace.writeConfig()
+        try FileManager.default.copyItem(atPath: BuildProducts.library("FixtureMinimal"), toPath: workspace.plugins + "/evil\u{1B}[2J\u{202E}os.so")
+        let result = try imhost(["plugins"], in: workspace)
+        #expect(!result.stdout.contains("\u{1B}") && !result.stdout.contains("\u{202E}"))
+        #expect(result.stdout.contains(#"evil\x1b[2J\u{202e}os.so"#))
+        #expect(result.stdout.contains(#"its name has control or bidirectional characters (evil\x1b[2J\u{202e}os.so); rename it to plain letters, digits, '-' and '.'"#), "\(result.stdout)")
+    }
+}

@@ -190,15 +190,11 @@ public final class LineTable {
         var folderRefusal: PluginRefusal?
         do {
             names = try FileSystem.entries(of: folder).filter { $0.hasSuffix(".so") }
-            let info = try FileSystem.status(folder, followLinks: true)
-            if info.st_mode & (S_IWGRP | S_IWOTH) != 0 {
-                folderRefusal = PluginRefusal(.writableByOthers, "its folder \(folder) is writable by group or others (mode \(Self.octal(info.st_mode)))",
-                                              fix: "run chmod go-w \(folder)")
-            }
         } catch {
             folderProblem = "cannot use plugin folder \(folder): \(error.call): \(error); create it or fix \"plugins\" in \(config.file)"
         }
         let folderReal = (try? FileSystem.realPath(folder)) ?? folder
+        if folderProblem == nil { folderRefusal = Self.trustFolders(folderReal) }
 
         // Files host.json pins by name and digest.
         var pinnedDigests: [String: (line: String, digest: String)] = [:]
@@ -212,6 +208,10 @@ public final class LineTable {
             let path = folder + "/" + name
             var entry = Entry(file: path, fileName: name, state: .discovered)
             do throws(PluginRefusal) {
+                if name.unicodeScalars.contains(where: { TerminalText.needsEscape($0, newlines: false) }) {
+                    throw PluginRefusal(.unsafeName, "its name has control or bidirectional characters (\(TerminalText.safe(name)))",
+                                        fix: "rename it to plain letters, digits, '-' and '.'")
+                }
                 let identity = try Self.trust(path, folder: folder, folderReal: folderReal)
                 entry.identity = identity
                 if let folderRefusal { throw folderRefusal }
@@ -472,7 +472,48 @@ public final class LineTable {
             throw PluginRefusal(.writableByOthers, "is writable by group or others (mode \(octal(info.st_mode)))",
                                 fix: "run chmod go-w \(path)")
         }
+        guard info.st_uid == 0 || info.st_uid == hostUser else {
+            throw PluginRefusal(.untrustedOwner, "is owned by \(describe(user: info.st_uid)), not root or \(describe(user: hostUser)) (the host's user)",
+                                fix: "run chown \(hostUser) \(path), or remove it: another user could change what the host runs")
+        }
         return FileIdentity(info)
+    }
+
+    /// The user the host runs as: the owner a plugin file or folder may have, besides root.
+    static let hostUser = geteuid()
+
+    /// "uid 1234 (alice)".
+    static func describe(user uid: uid_t) -> String {
+        guard let entry = getpwuid(uid), let name = entry.pointee.pw_name else { return "uid \(uid)" }
+        return "uid \(uid) (\(TerminalText.safe(String(cString: name))))"
+    }
+
+    /// The plugin folder and every folder above it, up to `/`, as sshd's StrictModes checks a
+    /// user's files: each owned by root or the host's user, and not writable by group or others
+    /// (a folder owned by root with the sticky bit, like /tmp, excepted: others may add files
+    /// there but not replace ours). Otherwise another local user could swap a plugin.
+    static func trustFolders(_ real: String) -> PluginRefusal? {
+        var path = real
+        while true {
+            var info = stat()
+            guard stat(path, &info) == 0 else {
+                return PluginRefusal(.unreadable, "its folder \(path) cannot be checked (stat: \(String(cString: strerror(errno))))",
+                                     fix: "check the folder exists and can be read")
+            }
+            let owner = info.st_uid
+            guard owner == 0 || owner == hostUser else {
+                return PluginRefusal(.untrustedOwner, "its folder \(path) is owned by \(describe(user: owner)), not root or \(describe(user: hostUser)) (the host's user)",
+                                     fix: "run chown \(hostUser) \(path), or keep plugins in a folder you own")
+            }
+            let sticky = info.st_mode & S_ISVTX != 0 && owner == 0
+            if info.st_mode & (S_IWGRP | S_IWOTH) != 0 && !sticky {
+                return PluginRefusal(.writableByOthers, "its folder \(path) is writable by group or others (mode \(octal(info.st_mode)))",
+                                     fix: "run chmod go-w \(path)")
+            }
+            if path == "/" { return nil }
+            path = FileSystem.directory(of: path)
+            if path.isEmpty { path = "/" }
+        }
     }
 
     static func notConfigured(_ id: String, config: HostConfig) -> PluginRefusal {

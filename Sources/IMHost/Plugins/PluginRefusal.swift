@@ -5,6 +5,10 @@ public struct PluginRefusal: Error, Sendable, Equatable, Codable, CustomStringCo
         case notRegularFile = "not-regular-file"
         case leavesFolder = "leaves-folder"
         case writableByOthers = "writable-by-others"
+        /// The file, its folder or a folder above is owned by a user other than root or the host's.
+        case untrustedOwner = "untrusted-owner"
+        /// The file's name has control or bidirectional characters.
+        case unsafeName = "unsafe-name"
         case notELF = "not-elf"
         case wrongMachine = "wrong-machine"
         case dlopenFailed = "dlopen-failed"
