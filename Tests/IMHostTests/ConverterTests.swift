@@ -97,11 +97,36 @@ struct ConverterTests {
         ("im://chat?rootCateID=1&rootCateID=2", "rootCateID is given twice; give it once"),
         ("im://chat/house?rootCateID=1", #""im://chat/house?rootCateID=1" has a path after im://chat; callers send im://chat?rootCateID=<n>&…, and the converter picks the page"#),
         ("im://chat?rootCateID=1&peer=%zz", #"peer "%zz" is empty or badly percent-encoded"#),
+        ("im://chat?rootCateID=1&peer=ev%E2%80%AEil", #"peer id has control or bidirectional characters (ev\u{202e}il); a peer id is plain text"#),
+        ("im://chat?rootCateID=1&peer=a%1B%5B2J", #"peer id has control or bidirectional characters (a\x1b[2J); a peer id is plain text"#),
+        ("im://chat//?rootCateID=1", #""im://chat//?rootCateID=1" has a path after im://chat that is not a line's page; callers send im://chat?rootCateID=<n>&…, and the converter picks the page"#),
     ])
     func malformed(url: String, reason: String) throws {
         let (workspace, host) = try Self.host()
         defer { withExtendedLifetime(workspace) {} }
         #expect(throws: JumpURL.Malformed(description: reason)) { try host.converter.decide(url) }
+    }
+
+    @Test("scheme and host match in any case; route and open decide every chat URL alike", arguments: [
+        "IM://CHAT?rootCateID=1&cateID=12&peer=u1", "Im://Chat/?rootCateID=9&cateID=13&peer=u1",
+        "im://chat/house?rootCateID=1&peer=u1", "im://chat/jobs?rootCateID=1&peer=u1", "im://chat/nosuch?rootCateID=1&peer=u1",
+        "im://chat//?rootCateID=1&peer=u1", "im://chat/house/x?rootCateID=1&peer=u1", "im://chatx?rootCateID=1&peer=u1",
+    ])
+    func routeAndOpenAgree(url: String) throws {
+        let (workspace, host) = try Self.host()
+        defer { withExtendedLifetime(workspace) {} }
+        let routed = Result { () throws(JumpURL.Malformed) in try host.converter.decide(chatURL: url) }
+        let opened = Result { () throws(ChatHost.OpenError) in try host.open(route: url) }
+        switch (routed, opened) {
+        case (.success(let decision), .success(.page(let page))):
+            #expect(page.decision.url == decision.url)
+            #expect(page.decision.target == decision.target)
+        case (.failure, .failure):
+            break
+        default:
+            Issue.record("route and open disagree on \(url): \(routed) vs \(opened)")
+        }
+        if url.hasPrefix("IM://") { #expect(try routed.get().target == .line("house")) }
     }
 
     @Test("parameters pass through, percent-decoded for the page")

@@ -138,7 +138,10 @@ public struct JumpURL: Sendable, Hashable {
                 guard peer == nil else { return malformed("peer is given twice; give it once") }
                 let raw = slice(value)
                 guard let decoded = percentDecoded(Substring(raw)), !decoded.isEmpty else {
-                    return malformed("peer \"\(raw)\" is empty or badly percent-encoded")
+                    return malformed("peer \"\(TerminalText.safe(raw))\" is empty or badly percent-encoded")
+                }
+                if let problem = StorePath.problem(withID: decoded) {
+                    return malformed("peer id \(problem); a peer id is plain text")
                 }
                 peer = decoded
             }

@@ -1,7 +1,24 @@
+import IMKit
+
 /// Turns user and conversation ids into file names that stay inside the data folder, whatever
 /// the id: every byte but `A-Z a-z 0-9 _ -` is written as `%XX`, so `/`, `.` and `..` never
 /// reach the file system, and two ids never share a name.
-enum StorePath {
+package enum StorePath {
+    /// Why a user or peer id is refused where it enters (a jump URL's `peer`, host.json's
+    /// `user`, `--user`), or `nil` when it is fine: not empty, at most ``maximumIDLength`` bytes,
+    /// and no control or bidirectional characters (they would reach a terminal, or make one id
+    /// read as another). An id is otherwise taken exactly as written: it is not normalized, so
+    /// "é" written as one code point and as "e" with a combining accent are two ids, as they are
+    /// to the server that issued them.
+    package static func problem(withID id: String) -> String? {
+        if id.isEmpty { return "is empty" }
+        if id.utf8.count > maximumIDLength { return "is \(id.utf8.count) bytes long; the limit is \(maximumIDLength)" }
+        if id.unicodeScalars.contains(where: { TerminalText.needsEscape($0, newlines: false) }) {
+            return "has control or bidirectional characters (\(TerminalText.safe(id)))"
+        }
+        return nil
+    }
+
     /// The longest id accepted, in UTF-8 bytes (an encoded name must fit in 255 bytes).
     static let maximumIDLength = 80
 

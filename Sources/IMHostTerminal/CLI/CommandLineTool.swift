@@ -110,8 +110,13 @@ public enum CommandLineTool {
     /// This executable, to start again as the plugin scanner and the chat worker.
     static let executable: String = (try? FileSystem.realPath("/proc/self/exe")) ?? CommandLine.arguments[0]
 
-    /// host.json as `--config` or `$IMHOST_CONFIG` names it, or `nil` after saying why.
+    /// host.json as `--config` or `$IMHOST_CONFIG` names it, or `nil` after saying why. A
+    /// `--user` id with control or bidi characters is refused here too.
     static func loadConfig(_ arguments: Arguments, output: Output) -> HostConfig? {
+        if let user = arguments.options["--user"], let problem = StorePath.problem(withID: user) {
+            output.err("imhost: --user: the user id \(problem); give a plain user id\n")
+            return nil
+        }
         do {
             return try HostConfig.load(from: configPath(arguments))
         } catch {
