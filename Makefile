@@ -5,7 +5,7 @@ export PATH := $(PATH):/opt/swift/usr/bin
 BUILD := .build/debug
 LINES := house:House jobs:Jobs cars:Cars
 
-.PHONY: demo test build plugins bench clean api-check
+.PHONY: demo test build plugins bench clean api-check fuzz
 
 build:
 	swift build
@@ -36,6 +36,11 @@ bench:
 
 clean:
 	rm -rf .build Plugins/*.so
+
+# The seeded fuzz tests at length (make test runs them briefly). IMHOST_FUZZ_SEED=N replays a run.
+fuzz:
+	swift build --build-tests
+	IMHOST_FUZZ_ITERATIONS=$${IMHOST_FUZZ_ITERATIONS:-50000} swift test --skip-build --filter FuzzTests
 
 # IMKit's API and ABI against the 1.0 baseline (Sources/IMKit/API/IMKit-1.0.swiftinterface).
 api-check: build

@@ -82,7 +82,7 @@ struct ChatCommandTests {
         #expect(FileManager.default.fileExists(atPath: workspace.root + "/.imhost/users/me/%2E%2E%2F%2E%2E%2Fescaped.jsonl"))
         let long = try imhost(["chat", "im://chat?rootCateID=1&peer=" + String(repeating: "p", count: 100)], input: "hi\n", in: workspace)
         #expect(long.status == 1)
-        #expect(long.stderr == "imhost chat: refused: conversation id is 100 bytes long; the limit is 80\n")
+        #expect(long.stderr == "imhost chat: refused: peer id is 100 bytes long; the limit is 80\n")
     }
 
     @Test("host.json edited under a running chat: a good change applies, a bad one is refused")

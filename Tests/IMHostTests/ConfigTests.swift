@@ -132,7 +132,7 @@ struct ConfigTests {
         (#"{ "user": "\u+041" }"#, #"host.json:1:14: JSON syntax: \u must be followed by four hex digits"#),
         (#"{ "user": "\u41" }"#, #"host.json:1:14: JSON syntax: \u must be followed by four hex digits"#),
         (#"{ "user": "\u-041" }"#, #"host.json:1:14: JSON syntax: \u must be followed by four hex digits"#),
-        (#"{ "user": "me\u202e" }"#, #"host.json:1:11: user: the user id has control or bidirectional characters (me\u{202e}); a user id is plain text"#),
+        (#"{ "user": "me\u202e" }"#, #"host.json:1:11: user: the user id has control or bidirectional characters (me\u{202e}); ids are plain text"#),
         ("{\r  \"x\": 1 }", #"host.json:2:3: x: unknown key "x"; allowed keys: plugins, data, user, lines, routes, killSwitch, limits"#),
         ("{\r\n  \"x\": 1 }", #"host.json:2:3: x: unknown key "x"; allowed keys: plugins, data, user, lines, routes, killSwitch, limits"#),
     ])

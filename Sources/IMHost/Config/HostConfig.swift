@@ -149,7 +149,7 @@ extension DocumentReader {
         var user = "me"
         if let node = member("user") {
             user = try string(node, "user")
-            if let problem = StorePath.problem(withID: user) { throw fail(node, "user", "the user id \(problem); a user id is plain text") }
+            if let problem = StorePath.problem(withID: user) { throw fail(node, "user", "the user id \(problem)") }
             guard !user.isEmpty else { throw fail(node, "user", "the user id cannot be empty") }
         }
 

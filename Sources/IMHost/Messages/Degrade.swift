@@ -1,3 +1,5 @@
+import IMKit
+
 /// Why a message shows as a placeholder instead of through its builder. The stored message is
 /// never changed: once the cause is gone, it renders again.
 public enum Degrade: Equatable, Sendable, CustomStringConvertible {
@@ -18,8 +20,11 @@ public enum Degrade: Equatable, Sendable, CustomStringConvertible {
     /// The stored line is not a message the host can read.
     case unreadable(String)
 
-    /// The whole reason, for `/why` and `--json`.
-    public var description: String {
+    /// The whole reason, for `/why` and `--json`: one line, with anything a line or a payload
+    /// said shown escaped.
+    public var description: String { TerminalText.safe(text) }
+
+    private var text: String {
         switch self {
         case .unknownKey: "no builder is registered for its key: no installed line registers it, or its line is not loaded"
         case .killedKey: "the key is turned off by killSwitch.messages in host.json"
@@ -32,8 +37,10 @@ public enum Degrade: Equatable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// A few words for the placeholder itself.
-    public var short: String {
+    /// A few words for the placeholder itself (escaped as ``description`` is).
+    public var short: String { TerminalText.safe(shortText) }
+
+    private var shortText: String {
         switch self {
         case .unknownKey: "unknown key"
         case .killedKey: "turned off"

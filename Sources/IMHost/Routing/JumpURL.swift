@@ -44,8 +44,9 @@ public struct JumpURL: Sendable, Hashable {
 
     /// Why a jump URL was refused.
     public struct Malformed: Error, Sendable, Equatable, CustomStringConvertible {
+        /// One line; any text from the URL in it is shown escaped.
         public var description: String
-        public init(description: String) { self.description = description }
+        public init(description: String) { self.description = TerminalText.safe(description) }
     }
 
     /// Parses a jump URL in one pass over its bytes; only the peer is copied out.
@@ -141,7 +142,7 @@ public struct JumpURL: Sendable, Hashable {
                     return malformed("peer \"\(TerminalText.safe(raw))\" is empty or badly percent-encoded")
                 }
                 if let problem = StorePath.problem(withID: decoded) {
-                    return malformed("peer id \(problem); a peer id is plain text")
+                    return malformed("peer id \(problem)")
                 }
                 peer = decoded
             }

@@ -14,7 +14,7 @@ package enum StorePath {
         if id.isEmpty { return "is empty" }
         if id.utf8.count > maximumIDLength { return "is \(id.utf8.count) bytes long; the limit is \(maximumIDLength)" }
         if id.unicodeScalars.contains(where: { TerminalText.needsEscape($0, newlines: false) }) {
-            return "has control or bidirectional characters (\(TerminalText.safe(id)))"
+            return "has control or bidirectional characters (\(TerminalText.safe(id))); ids are plain text"
         }
         return nil
     }

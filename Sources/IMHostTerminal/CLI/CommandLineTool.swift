@@ -114,7 +114,7 @@ public enum CommandLineTool {
     /// `--user` id with control or bidi characters is refused here too.
     static func loadConfig(_ arguments: Arguments, output: Output) -> HostConfig? {
         if let user = arguments.options["--user"], let problem = StorePath.problem(withID: user) {
-            output.err("imhost: --user: the user id \(problem); give a plain user id\n")
+            output.err("imhost: --user: the user id \(problem)\n")
             return nil
         }
         do {

@@ -136,7 +136,9 @@ enum WorkerCommand {
             // Opens the conversation's files now: an id the store refuses is refused here.
             _ = try session.page.messageCount()
         } catch {
-            output.err("imhost chat: refused: \(TerminalText.safe("\(error)"))\n")
+            // An open error says "refused:" or "not found:" already.
+            let said = "\(error)"
+            output.err("imhost chat: \(said.hasPrefix("refused: ") || said.hasPrefix("not found: ") ? "" : "refused: ")\(TerminalText.safe(said))\n")
             return CommandLineTool.ExitCode.failure
         }
         if resume == nil {

@@ -2,10 +2,16 @@
 /// strings (without escapes), numbers, booleans or null. Anything else makes it give up, and the
 /// builder falls back to `JSONDecoder`, which also words the errors. Showing a message is
 /// dominated by decoding its payload; for the common messages this takes a fraction of the time.
+///
+/// It reads a value only where `JSONDecoder` would read the same value, and gives up everywhere
+/// else (a differential test holds it to that): numbers follow JSON's grammar exactly (no `01`,
+/// `5.`, `+1`); a number with an exponent is left to `JSONDecoder` (which refuses what does not
+/// fit a `Double`); a whole number is one written as digits only.
 struct FlatJSON {
     enum Value {
         case string(String)
-        case number(Double)
+        /// A number without an exponent; `isWhole` when written as digits only.
+        case number(Double, isWhole: Bool)
         case bool(Bool)
         case null
     }
@@ -25,12 +31,12 @@ struct FlatJSON {
     }
 
     func number(_ key: String) -> Double? {
-        guard case .number(let value)? = members.first(where: { $0.key == key })?.value else { return nil }
+        guard case .number(let value, _)? = members.first(where: { $0.key == key })?.value else { return nil }
         return value
     }
 
     func integer(_ key: String) -> Int? {
-        guard let value = number(key), value == value.rounded(), abs(value) < 1e15 else { return nil }
+        guard case .number(let value, true)? = members.first(where: { $0.key == key })?.value, abs(value) < 1e15 else { return nil }
         return Int(value)
     }
 
@@ -68,10 +74,26 @@ struct FlatJSON {
             case UInt8(ascii: "f"): return literal("false") ? .bool(false) : nil
             case UInt8(ascii: "n"): return literal("null") ? .null : nil
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                // JSON's grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?, and no exponent here.
                 let start = index
-                while index < bytes.count, "+-.eE0123456789".utf8.contains(bytes[index]) { index += 1 }
+                func digits() -> Int {
+                    let from = index
+                    while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") { index += 1 }
+                    return index - from
+                }
+                if bytes[index] == UInt8(ascii: "-") { index += 1 }
+                let integerStart = index
+                let integerDigits = digits()
+                guard integerDigits > 0, integerDigits == 1 || bytes[integerStart] != UInt8(ascii: "0") else { return nil }
+                var isWhole = true
+                if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+                    index += 1
+                    isWhole = false
+                    guard digits() > 0 else { return nil }
+                }
+                if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") { return nil }
                 let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-                return Double(text).map(Value.number)
+                return Double(text).map { .number($0, isWhole: isWhole) }
             default: return nil
             }
         }
