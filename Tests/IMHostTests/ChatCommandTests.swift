@@ -88,33 +88,40 @@ struct ChatCommandTests {
     @Test("host.json edited under a running chat: a good change applies, a bad one is refused")
     func liveReload() throws {
         let workspace = try workspace()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: BuildProducts.imhost)
-        process.arguments = ["chat", Self.houseURL]
-        process.currentDirectoryURL = URL(fileURLWithPath: workspace.root)
-        let input = Pipe(), output = Pipe(), errors = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        func type(_ line: String) { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }
-        type("/recv house.listing \(Self.listing)")
-        Thread.sleep(forTimeInterval: 0.3)
+        let chat = try RunningProcess(BuildProducts.imhost, ["chat", Self.houseURL], in: workspace.root)
+        chat.send("/recv house.listing \(Self.listing)")
+        try #require(chat.waitFor("│ 🏠 Sunny flat │"), "the chat is up")
         try workspace.writeConfig(Workspace.standardConfig.replacingOccurrences(of: #""killSwitch": { "lines": []"#, with: #""killSwitch": { "lines": ["house"]"#))
-        Thread.sleep(forTimeInterval: 1.5)
+        #expect(chat.waitFor("reloaded host.json: killed: routes[0]"))
+        #expect(chat.waitFor("[legacy page]"))
         try workspace.writeConfig(#"{ "lines": { "house": { "enabled": maybe } } }"#)
-        Thread.sleep(forTimeInterval: 1.5)
-        type("/route")
-        type("/quit")
-        try input.fileHandleForWriting.close()
-        let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let err = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        #expect(out.contains("reloaded host.json: killed: routes[0]"))
-        #expect(out.contains("[legacy page]"))
-        #expect(err.contains("imhost: reload refused: host.json:1:36: JSON syntax: unexpected 'm', expected a value; keeping the last good configuration"))
-        #expect(out.hasSuffix("route: im://chat?rootCateID=1&cateID=12&peer=u42&infoID=L1\n  killed: routes[0] (rootCateID 1, cateID \"*\") names line 'house', but line 'house' is in killSwitch.lines: legacy page\n"))
+        #expect(chat.waitFor("imhost: reload refused: host.json:1:36: JSON syntax: unexpected 'm', expected a value; keeping the last good configuration"))
+        chat.send("/route")
+        chat.send("/quit")
+        let result = chat.finish()
+        #expect(result.status == 0)
+        #expect(result.stdout.hasSuffix("route: im://chat?rootCateID=1&cateID=12&peer=u42&infoID=L1\n  killed: routes[0] (rootCateID 1, cateID \"*\") names line 'house', but line 'house' is in killSwitch.lines: legacy page\n"))
+    }
+
+    @Test("a change to host.json is applied while input keeps arriving, not only when it pauses")
+    func reloadDuringInput() throws {
+        let workspace = try workspace()
+        let chat = try RunningProcess(BuildProducts.imhost, ["chat", Self.houseURL], in: workspace.root)
+        chat.send("/route")
+        try #require(chat.waitFor("route: im://chat/house"), "the chat is up")
+        try workspace.writeConfig(Workspace.standardConfig.replacingOccurrences(of: #""killSwitch": { "lines": []"#, with: #""killSwitch": { "lines": ["house"]"#))
+        // Commands keep coming, never a pause for the chat to wait in: the reload still happens
+        // between two of them.
+        var sent = 0
+        while !chat.stdout.contains("reloaded host.json: killed"), sent < 5000 {
+            for _ in 0..<20 { chat.send("/route") }
+            sent += 20
+            chat.waitFor("route: ", occurrences: sent + 1, timeout: 30)
+        }
+        chat.send("/quit")
+        let result = chat.finish()
+        #expect(result.stdout.contains("reloaded host.json: killed: routes[0]"), "after \(sent) commands")
+        #expect(sent < 5000)
     }
 
     @Test("SIGHUP and /reload re-read host.json")
@@ -123,23 +130,12 @@ struct ChatCommandTests {
         let result = try imhost(["chat", Self.houseURL], input: "/reload\n", in: workspace)
         #expect(result.stdout.contains("reloaded host.json: routed"))
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: BuildProducts.imhost)
-        process.arguments = ["chat", Self.houseURL]
-        process.currentDirectoryURL = URL(fileURLWithPath: workspace.root)
-        let input = Pipe(), output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        input.fileHandleForWriting.write(Data("/route\n".utf8))
-        Thread.sleep(forTimeInterval: 0.5)
-        kill(process.processIdentifier, SIGHUP)
-        Thread.sleep(forTimeInterval: 1.2)
-        try input.fileHandleForWriting.close()
-        let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        #expect(out.contains("reloaded host.json: routed"))
+        let chat = try RunningProcess(BuildProducts.imhost, ["chat", Self.houseURL], in: workspace.root)
+        chat.send("/route")
+        try #require(chat.waitFor("route: im://chat/house"), "the chat is up")
+        chat.signal(SIGHUP)
+        #expect(chat.waitFor("reloaded host.json: routed"))
+        #expect(chat.finish().status == 0)
     }
 
     @Test("scenarios pass with a transcript, and fail at the first wrong expectation naming the step")
@@ -190,5 +186,49 @@ struct ChatCommandTests {
         #expect(!FileManager.default.fileExists(atPath: workspace.data + "/quarantine.json"), "the demo's quarantine stays in its own scratch folder")
         try expectGolden(result.stdout, "demo.txt")
         #expect(try imhost(["demo"], in: workspace).stdout == result.stdout)
+    }
+}
+
+@Suite("imhost play's scratch folder")
+struct PlayScratchTests {
+    /// The scratch folders of the run with process id `pid`.
+    func scratch(of pid: Int32) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: "/tmp").filter { $0.hasPrefix("imhost-play-\(pid)-") }
+    }
+
+    @Test("play leaves no scratch folder: not when it ends, not on SIGTERM, and a killed run's is removed by the next")
+    func noFolderLeft() throws {
+        let workspace = try crashyWorkspace()
+        // A builder that never returns, and a limit long enough that the run is still going when killed.
+        try workspace.writeConfig(crashyConfig().replacingOccurrences(of: #""callSeconds": 0.5"#, with: #""callSeconds": 600"#))
+        let scenario = workspace.root + "/hang.json"
+        try """
+            [ { "open": "im://chat?rootCateID=66&peer=p" }, { "receive": "crashy.bomb", "payload": { "text": "x" } }, { "show": true } ]
+            """.write(toFile: scenario, atomically: true, encoding: .utf8)
+        let quick = workspace.root + "/quick.json"
+        try #"[ { "open": "im://chat?rootCateID=1&peer=p" } ]"#.write(toFile: quick, atomically: true, encoding: .utf8)
+
+        let ended = try RunningProcess(BuildProducts.imhost, ["play", quick], in: workspace.root)
+        let endedPID = ended.pid
+        #expect(ended.finish().status == 0)
+        #expect(try scratch(of: endedPID).isEmpty)
+
+        for signal in [SIGTERM, SIGKILL] {
+            let run = try RunningProcess(BuildProducts.imhost, ["play", scenario], in: workspace.root, environment: ["IMHOST_CRASHY": "builder:loop"])
+            try #require(run.waitFor("── 3. show"), "the run reached the step that hangs")
+            #expect(try scratch(of: run.pid).count == 1, "the run has its scratch folder")
+            if signal == SIGKILL {
+                for worker in children(of: run.pid) { kill(worker, SIGKILL) }
+            }
+            run.signal(signal)
+            _ = run.finish()
+            if signal == SIGTERM {
+                #expect(try scratch(of: run.pid).isEmpty, "SIGTERM ends the run, which removes its folder")
+            } else {
+                #expect(try scratch(of: run.pid).count == 1, "a run killed outright cannot tidy up")
+                #expect(try imhost(["play", quick], in: workspace).status == 0)
+                #expect(try scratch(of: run.pid).isEmpty, "the next run removed it")
+            }
+        }
     }
 }
