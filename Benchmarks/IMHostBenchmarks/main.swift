@@ -15,6 +15,7 @@ let sections: [(name: String, run: () throws -> [Row])] = [
     ("history", { try InProcessBenchmarks.history(folder: scratch + "/history") }),
     ("memory", { try InProcessBenchmarks.memory(folder: scratch + "/memory") }),
     ("crash", { try ContainmentBenchmark.run(folder: scratch + "/crash") }),
+    ("limits", { try LimitsBenchmark.run(folder: scratch + "/limits") }),
 ]
 // `imhost-bench converter bus` runs only those sections; no arguments runs them all.
 let chosen = Set(CommandLine.arguments.dropFirst())

@@ -188,8 +188,10 @@ extension DocumentReader {
             }
         }
 
+        // Looked up for every route: a set, so a long host.json loads in linear time.
+        let known = Set(lineOrder)
         func knownLine(_ node: JSONNode, _ path: String) throws(ConfigError) -> String {
-            try self.knownLine(node, path, lineOrder: lineOrder)
+            try self.knownLine(node, path, lineOrder: lineOrder, known: known)
         }
 
         var routes: [HostConfig.Route] = []
@@ -238,7 +240,7 @@ extension DocumentReader {
 
         var killSwitch = HostConfig.KillSwitch()
         if let node = member("killSwitch") {
-            killSwitch = try self.killSwitch(node, "killSwitch", lineOrder: lineOrder)
+            killSwitch = try self.killSwitch(node, "killSwitch", lineOrder: lineOrder, known: known)
         }
 
         var limits = HostConfig.Limits()
@@ -268,9 +270,9 @@ extension DocumentReader {
                           lines: lines, lineOrder: lineOrder, routes: routes, killSwitch: killSwitch, limits: limits)
     }
 
-    package func knownLine(_ node: JSONNode, _ path: String, lineOrder: [String]) throws(ConfigError) -> String {
+    package func knownLine(_ node: JSONNode, _ path: String, lineOrder: [String], known: Set<String>? = nil) throws(ConfigError) -> String {
         let name = try string(node, path)
-        guard lineOrder.contains(name) else {
+        guard known?.contains(name) ?? lineOrder.contains(name) else {
             let hint = closestMatch(to: name, among: lineOrder).map { "did you mean \"\($0)\", or " } ?? ""
             throw fail(node, path, "line \"\(name)\" is not in \"lines\"; \(hint)add \"\(name)\": { \"enabled\": true } to \"lines\"")
         }
@@ -278,7 +280,8 @@ extension DocumentReader {
     }
 
     /// A kill switch object; its lines must be among `lineOrder`.
-    package func killSwitch(_ node: JSONNode, _ base: String, lineOrder: [String]) throws(ConfigError) -> HostConfig.KillSwitch {
+    package func killSwitch(_ node: JSONNode, _ base: String, lineOrder: [String], known: Set<String>? = nil) throws(ConfigError) -> HostConfig.KillSwitch {
+        let known = known ?? Set(lineOrder)
         var killSwitch = HostConfig.KillSwitch()
         for entry in try members(node, base, allowed: ["lines", "messages", "components"]) {
             let path = base + "." + entry.key
@@ -286,7 +289,7 @@ extension DocumentReader {
                 let itemPath = path + "[\(i)]"
                 switch entry.key {
                 case "lines":
-                    killSwitch.lines.append(try knownLine(element, itemPath, lineOrder: lineOrder))
+                    killSwitch.lines.append(try knownLine(element, itemPath, lineOrder: lineOrder, known: known))
                 case "messages":
                     let key = try string(element, itemPath)
                     guard LineID.isValidMessageKey(key) else {

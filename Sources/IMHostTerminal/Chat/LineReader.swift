@@ -9,8 +9,8 @@ import Glibc
 /// consumed lines are dropped from the front in one move once they make up half the buffer. A
 /// line longer than `limit` bytes is not kept: it is read to its end and discarded, and reported
 /// as `.tooLong` with its length, so one huge line cannot exhaust memory.
-final class LineReader {
-    enum Event: Equatable {
+package final class LineReader {
+    package enum Event: Equatable {
         case line(String)
         /// A line longer than the limit, read and dropped; its length in bytes.
         case tooLong(Int)
@@ -19,7 +19,7 @@ final class LineReader {
     }
 
     /// The default limit on a line: 1 MiB.
-    static let defaultLimit = 1 << 20
+    package static let defaultLimit = 1 << 20
 
     private let fd: Int32
     private let limit: Int
@@ -32,14 +32,14 @@ final class LineReader {
     private var skipping: Int?
     private var ended = false
 
-    init(fd: Int32 = STDIN_FILENO, limit: Int = LineReader.defaultLimit) {
+    package init(fd: Int32 = STDIN_FILENO, limit: Int = LineReader.defaultLimit) {
         self.fd = fd
         self.limit = limit
     }
 
     /// The next line (without its newline), `.timeout` after `milliseconds` with no full line
     /// or as soon as one of `wake` is readable, or `.end` once the input is closed and drained.
-    func next(timeout milliseconds: Int32, wake: [Int32] = []) -> Event {
+    package func next(timeout milliseconds: Int32, wake: [Int32] = []) -> Event {
         while true {
             if let event = takeLine() { return event }
             if ended {
@@ -103,9 +103,10 @@ final class LineReader {
         return event
     }
 
-    /// Reads what is there (up to 64 KiB); false at the end of the input.
+    /// Reads what is there (64 KiB, or as much as is buffered already: a long line is read in
+    /// ever larger steps, so it takes few reads and copies); false at the end of the input.
     private func fill() -> Bool {
-        let chunkSize = 64 * 1024
+        let chunkSize = max(64 * 1024, buffer.count - start)
         let old = buffer.count
         buffer.append(contentsOf: repeatElement(0, count: chunkSize))
         var count = 0
