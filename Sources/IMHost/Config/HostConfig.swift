@@ -32,7 +32,8 @@ public struct HostConfig: Sendable, Equatable {
         /// The longest line of chat input, in bytes (default 1 MiB); a longer one is dropped.
         public var inputLineBytes = 1 << 20
 
-        /// How deeply a payload's JSON may nest (objects and arrays), and host.json's.
+        /// How deeply a payload's JSON may nest (objects and arrays). host.json and scenario
+        /// files may nest up to 512 levels.
         public static let nestingDepth = 64
         /// The largest host.json (or scenario file) read, in bytes.
         public static let documentBytes = 1 << 20
