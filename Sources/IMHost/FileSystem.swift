@@ -48,9 +48,16 @@ public enum FileSystem {
     /// A file whose last line was cut short gets a newline first, so the new line stands whole;
     /// a failed append is cut back, so the file never keeps half a line.
     package static func appendLine(_ bytes: [UInt8], to path: String) throws(Failure) {
-        let fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        var fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC)
+        var created = false
+        if fd < 0, errno == ENOENT {
+            fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+            created = fd >= 0
+        }
         guard fd >= 0 else { throw Failure(call: "open", code: errno) }
         defer { close(fd) }
+        // A new file's name must survive a power cut as its contents do.
+        if created { syncFolder(directory(of: path)) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw Failure(call: "fstat", code: errno) }
         var last: UInt8 = 0x0A

@@ -232,3 +232,25 @@ struct PlayScratchTests {
         }
     }
 }
+
+@Suite("What the chat's commands show")
+struct ChatCommandScreenTests {
+    @Test("quick replies with the input bar killed are shown as unavailable and say why; /menu N redraws the page")
+    func quickRepliesAndMenu() throws {
+        let workspace = try Workspace()
+        try workspace.installLines()
+        try workspace.writeConfig(Workspace.standardConfig.replacingOccurrences(of: #""components": []"#, with: #""components": ["inputBar"]"#))
+        let url = "im://chat?rootCateID=1&cateID=12&peer=u42&infoID=L1"
+        let result = try imhost(["chat", url], input: "/quick 1\nhello\n/menu 4\n", in: workspace)
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("Quick replies (unavailable, no input bar): [1] Hello!"))
+        #expect(result.stdout.contains("/quick: quick replies are unavailable: the page has no input bar to send them (turned off by killSwitch.components in host.json)"))
+        #expect(result.stdout.contains("this page has no input bar (turned off by killSwitch.components in host.json)"))
+        #expect(try FileConversationStore(dataFolder: workspace.data, user: "me").count(of: "u42") == 0, "nothing was sent")
+        // The menu item's result comes after a fresh page.
+        let afterMenu = try #require(result.stdout.components(separatedBy: "menu: reported listing L1 as fake").first)
+        #expect(afterMenu.hasSuffix("────\n") || afterMenu.contains("No messages yet.\n"), "the page is drawn again before the menu's result")
+        let pages = result.stdout.components(separatedBy: "二手房 Resale · u42").count - 1
+        #expect(pages == 2, "the first page, and the one /menu 4 drew")
+    }
+}
