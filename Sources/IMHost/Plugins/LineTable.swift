@@ -195,6 +195,10 @@ public final class LineTable {
         }
         let folderReal = (try? FileSystem.realPath(folder)) ?? folder
         if folderProblem == nil { folderRefusal = Self.trustFolders(folderReal) }
+        // Files are looked up by name in the open folder: the path to it is walked once, not
+        // once a file.
+        let folderFD = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        defer { if folderFD >= 0 { close(folderFD) } }
 
         // Files host.json pins by name and digest.
         var pinnedDigests: [String: (line: String, digest: String)] = [:]
@@ -212,7 +216,7 @@ public final class LineTable {
                     throw PluginRefusal(.unsafeName, "its name has control or bidirectional characters (\(TerminalText.safe(name)))",
                                         fix: "rename it to plain letters, digits, '-' and '.'")
                 }
-                let identity = try Self.trust(path, folder: folder, folderReal: folderReal)
+                let identity = try Self.trust(path, name: name, in: folderFD, folder: folder, folderReal: folderReal)
                 entry.identity = identity
                 if let folderRefusal { throw folderRefusal }
                 if let crashed = quarantine.entries.first(where: { $0.file == name && $0.applies(to: identity) && Self.isLoadingCrash($0) }) {
@@ -444,12 +448,19 @@ public final class LineTable {
 
     /// Checks a plugin file before anything reads it: a regular file, or a link to one inside the
     /// folder, not writable by group or others. Returns its identity.
-    private static func trust(_ path: String, folder: String, folderReal: String) throws(PluginRefusal) -> FileIdentity {
-        var info: stat
+    private static func trust(_ path: String, name: String, in folderFD: Int32, folder: String, folderReal: String) throws(PluginRefusal) -> FileIdentity {
+        var info = stat()
         do {
-            // One lstat a file on a warm start: only a link needs resolving (a name read from
-            // the folder has no slash, so a file that is not a link is in the folder).
-            info = try FileSystem.status(path, followLinks: false)
+            // One lstat a file on a warm start, by name in the open folder: only a link needs
+            // resolving (a name read from the folder has no slash, so a file that is not a link
+            // is in the folder).
+            if folderFD >= 0 {
+                guard fstatat(folderFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
+                    throw FileSystem.Failure(call: "lstat", code: errno)
+                }
+            } else {
+                info = try FileSystem.status(path, followLinks: false)
+            }
             if info.st_mode & S_IFMT == S_IFLNK {
                 let real = try FileSystem.realPath(path)
                 guard real.hasPrefix(folderReal + "/") else {
