@@ -59,10 +59,12 @@ public enum BuiltinBuilders {
         public let key = "text"
         /// The builder; the host registers it, and lines may use it to send typed content.
         public init() {}
+        /// Reads the payload: the fast reader for flat JSON, else `JSONDecoder`.
         public func content(from payload: MessagePayload) throws -> TextContent {
             if let object = FlatJSON(payload.json), let text = object.string("text") { return TextContent(text: text) }
             return try payload.decode()
         }
+        /// Lays the content out at the layout's width.
         public func model(for content: TextContent, layout: MessageLayout) throws -> MessageModel {
             MessageModel(content: content, lines: layout.wrap(content.text))
         }
@@ -74,6 +76,7 @@ public enum BuiltinBuilders {
         public let key = "image"
         /// The builder; the host registers it, and lines may use it to send typed content.
         public init() {}
+        /// Reads the payload: the fast reader for flat JSON, else `JSONDecoder`.
         public func content(from payload: MessagePayload) throws -> ImageContent {
             if let object = FlatJSON(payload.json), let url = object.string("url"),
                let width = object.integer("width"), let height = object.integer("height") {
@@ -81,6 +84,7 @@ public enum BuiltinBuilders {
             }
             return try payload.decode()
         }
+        /// Lays the content out at the layout's width.
         public func model(for content: ImageContent, layout: MessageLayout) throws -> MessageModel {
             MessageModel(content: content,
                          lines: layout.wrap("[Image \(content.width)×\(content.height)] \(content.url)"),
@@ -98,12 +102,14 @@ public enum BuiltinBuilders {
         public let key = "voice"
         /// The builder; the host registers it, and lines may use it to send typed content.
         public init() {}
+        /// Reads the payload: the fast reader for flat JSON, else `JSONDecoder`.
         public func content(from payload: MessagePayload) throws -> VoiceContent {
             if let object = FlatJSON(payload.json), let url = object.string("url"), let seconds = object.integer("seconds") {
                 return VoiceContent(url: url, seconds: seconds)
             }
             return try payload.decode()
         }
+        /// Lays the content out at the layout's width.
         public func model(for content: VoiceContent, layout: MessageLayout) throws -> MessageModel {
             let bar = String(repeating: "▮", count: min(max(1, content.seconds / 5), 12))
             return MessageModel(content: content, lines: layout.wrap("[Voice \(content.seconds)\"] \(bar)"),
@@ -117,6 +123,7 @@ public enum BuiltinBuilders {
         public let key = "location"
         /// The builder; the host registers it, and lines may use it to send typed content.
         public init() {}
+        /// Reads the payload: the fast reader for flat JSON, else `JSONDecoder`.
         public func content(from payload: MessagePayload) throws -> LocationContent {
             if let object = FlatJSON(payload.json), let name = object.string("name"),
                let latitude = object.number("latitude"), let longitude = object.number("longitude") {
@@ -124,6 +131,7 @@ public enum BuiltinBuilders {
             }
             return try payload.decode()
         }
+        /// Lays the content out at the layout's width.
         public func model(for content: LocationContent, layout: MessageLayout) throws -> MessageModel {
             MessageModel(content: content,
                          lines: layout.wrap("[Location] \(content.name)") + layout.wrap("(\(content.latitude), \(content.longitude))"),

@@ -90,6 +90,7 @@ public struct SendError: Error, CustomStringConvertible, Sendable, Equatable {
         public let name: String
         /// Creates a code. Lines use the predefined codes.
         public init(_ name: String) { self.name = name }
+        /// The code's name.
         public var description: String { name }
 
         /// No builder is registered for the key.

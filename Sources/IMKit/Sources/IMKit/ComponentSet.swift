@@ -47,5 +47,6 @@ public struct ComponentSet: OptionSet, Sendable, Hashable, CustomStringConvertib
         zip(Self.platformOrder, Self.platformNames).filter { contains($0.0) }.map(\.1)
     }
 
+    /// The names in brackets, e.g. `[topPost, inputBar]`.
     public var description: String { "[" + names.joined(separator: ", ") + "]" }
 }

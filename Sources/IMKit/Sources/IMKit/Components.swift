@@ -34,6 +34,7 @@ public struct TextSent: ChatEvent {
 
 /// The item the chat is about, from ``CarrierPage/topPost()``.
 public final class TopPostComponent: PageComponent {
+    /// Which component this is.
     public static let kind = ComponentSet.topPost
     private weak var page: CarrierPage?
 
@@ -45,6 +46,7 @@ public final class TopPostComponent: PageComponent {
     /// The post shown, asked of the page each time.
     public var post: TopPost? { page?.topPost() }
 
+    /// The component's lines at `width` columns.
     public func render(width: Int) -> [String] {
         guard let post else { return [] }
         return [post.title, post.detail].filter { !$0.isEmpty }.map { TextWidth.truncate($0, to: width) }
@@ -53,6 +55,7 @@ public final class TopPostComponent: PageComponent {
 
 /// Phrases the user can send with one tap: the platform's, then the line's.
 public final class QuickRepliesComponent: PageComponent {
+    /// Which component this is.
     public static let kind = ComponentSet.quickReplies
     /// The platform's phrases, always first.
     public static let platformPhrases = ["Hello!", "Is this still available?", "Thanks!"]
@@ -86,6 +89,7 @@ public final class QuickRepliesComponent: PageComponent {
         return phrases[index]
     }
 
+    /// The component's lines at `width` columns.
     public func render(width: Int) -> [String] {
         let label = isAvailable ? "Quick replies: " : "Quick replies (unavailable, no input bar): "
         return TextWidth.wrap(label + phrases.enumerated().map { "[\($0.offset + 1)] \($0.element)" }.joined(separator: "  "), width: width)
@@ -94,6 +98,7 @@ public final class QuickRepliesComponent: PageComponent {
 
 /// Photo, voice, video and location in the platform's order, then the line's items.
 public final class BottomBarComponent: PageComponent {
+    /// Which component this is.
     public static let kind = ComponentSet.bottomBar
     /// The platform's items, always first and in this order.
     public static let platformItems = ["Photo", "Voice", "Video", "Location"]
@@ -124,6 +129,7 @@ public final class BottomBarComponent: PageComponent {
         return items[index]
     }
 
+    /// The component's lines at `width` columns.
     public func render(width: Int) -> [String] {
         TextWidth.wrap(items.map { "[\($0)]" }.joined(separator: " "), width: width)
     }
@@ -131,6 +137,7 @@ public final class BottomBarComponent: PageComponent {
 
 /// Report, block and clear, then the line's items.
 public final class DropdownMenuComponent: PageComponent {
+    /// Which component this is.
     public static let kind = ComponentSet.dropdownMenu
     /// The platform's items, always first.
     public static let platformItems = ["Report", "Block", "Clear"]
@@ -165,6 +172,7 @@ public final class DropdownMenuComponent: PageComponent {
         return page?.didSelectMenuItem(item) ?? .ignored
     }
 
+    /// The component's lines at `width` columns.
     public func render(width: Int) -> [String] {
         TextWidth.wrap("Menu ☰ " + items.joined(separator: " · "), width: width)
     }
@@ -172,6 +180,7 @@ public final class DropdownMenuComponent: PageComponent {
 
 /// Where the user types. It sends what is submitted, and the quick replies tapped, as text.
 public final class InputBarComponent: PageComponent {
+    /// Which component this is.
     public static let kind = ComponentSet.inputBar
     // Unowned: the context owns its components, so it outlives them (a strong reference here
     // would keep every closed page alive).
@@ -204,6 +213,7 @@ public final class InputBarComponent: PageComponent {
         }
     }
 
+    /// The component's lines at `width` columns.
     public func render(width: Int) -> [String] {
         ["> " + TextWidth.pad("type a message", to: max(0, width - 2))]
     }

@@ -30,12 +30,15 @@ public struct MessagePayload: Sendable, Hashable, Codable, CustomStringConvertib
     /// One decoder for every payload: making one per message costs more than decoding.
     private static let decoder = JSONDecoder()
 
+    /// The JSON text.
     public var description: String { json }
 
+    /// Decodes the payload from a JSON string (how an envelope stores it).
     public init(from decoder: any Decoder) throws {
         json = try decoder.singleValueContainer().decode(String.self)
     }
 
+    /// Encodes the payload as a JSON string.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(json)

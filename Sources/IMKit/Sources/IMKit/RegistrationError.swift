@@ -9,6 +9,7 @@ public struct RegistrationError: Error, CustomStringConvertible, Sendable, Equat
         public let name: String
         /// Creates a code. Lines normally use the predefined codes.
         public init(_ name: String) { self.name = name }
+        /// The code's name.
         public var description: String { name }
 
         /// A message key that is not `<lineid>.<name>` with a valid name.

@@ -126,6 +126,7 @@ public struct ServiceError: Error, CustomStringConvertible, Sendable, Equatable 
         public let name: String
         /// Creates a code. Lines use the predefined codes.
         public init(_ name: String) { self.name = name }
+        /// The code's name.
         public var description: String { name }
 
         /// The service asked for is not running for this user.
