@@ -208,16 +208,52 @@ public enum FileSystem {
 
     /// Names in a folder, sorted, without `.` and `..`.
     package static func entries(of folder: String) throws(Failure) -> [String] {
+        var undecodable: [String] = []
+        return try entries(of: folder, undecodable: &undecodable)
+    }
+
+    /// The names in `folder`, sorted; a name that is not valid UTF-8 cannot be named back to
+    /// the kernel from a `String`, so it goes to `undecodable` instead, its bad bytes shown as
+    /// `\xFF`.
+    package static func entries(of folder: String, undecodable: inout [String]) throws(Failure) -> [String] {
         guard let dir = opendir(folder) else { throw Failure(call: "opendir", code: errno) }
         defer { closedir(dir) }
         var names: [String] = []
         while let entry = readdir(dir) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
+            let bytes: [UInt8] = withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(to: UInt8.self, capacity: Int(NAME_MAX) + 1) { Array(UnsafeBufferPointer(start: $0, count: strlen($0))) }
             }
-            if name != "." && name != ".." { names.append(name) }
+            if let name = String(validating: bytes, as: UTF8.self) {
+                if name != "." && name != ".." { names.append(name) }
+            } else {
+                undecodable.append(escapingInvalidUTF8(bytes))
+            }
         }
+        undecodable.sort()
         return names.sorted()
+    }
+
+    /// Bytes as text, each byte that is not part of valid UTF-8 shown as `\xFF`.
+    package static func escapingInvalidUTF8(_ bytes: [UInt8]) -> String {
+        var text = ""
+        var index = 0
+        while index < bytes.count {
+            // The longest valid sequence starting here (1 to 4 bytes), or one bad byte.
+            var taken = 0
+            for length in 1...min(4, bytes.count - index) {
+                if let piece = String(validating: bytes[index..<index + length], as: UTF8.self) {
+                    text += piece
+                    taken = length
+                    break
+                }
+            }
+            if taken == 0 {
+                text += "\\x" + String(bytes[index], radix: 16, uppercase: true)
+                taken = 1
+            }
+            index += taken
+        }
+        return text
     }
 
     /// The folder part of a path: `"a/b/host.json"` → `"a/b"`, `"host.json"` → `"."`.

@@ -304,6 +304,34 @@ struct FolderTrustTests {
         #expect(try refusals(workspace)["jobs.so"]?.hasPrefix("is owned by uid 4242") == true)
     }
 
+    @Test("a link into a subfolder is refused when that subfolder is not trusted as the plugin folder is")
+    func linkIntoSubfolder() throws {
+        let workspace = try Workspace()
+        try workspace.installLines()
+        try workspace.writeConfig()
+        let versions = workspace.plugins + "/versions"
+        try FileManager.default.createDirectory(atPath: versions, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o755])
+        try FileManager.default.moveItem(atPath: workspace.plugins + "/jobs.so", toPath: versions + "/jobs-1.0.so")
+        try FileManager.default.createSymbolicLink(atPath: workspace.plugins + "/jobs.so", withDestinationPath: "versions/jobs-1.0.so")
+        #expect(try refusals(workspace).isEmpty, "a link to a trusted subfolder is the usual way to keep versions")
+        try #require(chmod(versions, 0o777) == 0)
+        #expect(try refusals(workspace)["jobs.so"] == "its folder \(versions) is writable by group or others (mode 0777); run chmod go-w \(versions)")
+        try #require(chmod(versions, 0o755) == 0)
+        try #require(chown(versions, Self.stranger, 0) == 0)
+        #expect(try refusals(workspace)["jobs.so"]?.hasPrefix("its folder \(versions) is owned by uid 4242") == true)
+    }
+
+    @Test("a link beside the file it names is another name for one file: the link is refused, the line serves")
+    func linkToSibling() throws {
+        let workspace = try Workspace()
+        try workspace.installLines()
+        try workspace.writeConfig()
+        try FileManager.default.createSymbolicLink(atPath: workspace.plugins + "/alias.so", withDestinationPath: "house.so")
+        #expect(try refusals(workspace) == ["alias.so": "is another name for house.so (the same file), which provides line 'house'; remove this link; house.so serves the line"])
+        let route = try imhost(["route", "im://chat?rootCateID=1&cateID=12&peer=u42"], in: workspace)
+        #expect(route.stdout.hasPrefix("page:   house (HousePage)"), "\(route.stdout)")
+    }
+
     @Test("a file name with control or bidi characters is refused, shown escaped")
     func unsafeNames() throws {
         let workspace = try Workspace()
@@ -314,5 +342,14 @@ struct FolderTrustTests {
         #expect(!result.stdout.contains("\u{1B}") && !result.stdout.contains("\u{202E}"))
         #expect(result.stdout.contains(#"evil\x1b[2J\u{202e}os.so"#))
         #expect(result.stdout.contains(#"its name has control or bidirectional characters (evil\x1b[2J\u{202e}os.so); rename it to plain letters, digits, '-' and '.'"#), "\(result.stdout)")
+
+        // A name that is not UTF-8 at all is named by its bytes, not turned into another name.
+        let bad: [UInt8] = Array((workspace.plugins + "/bad").utf8) + [0xFF] + Array("utf.so".utf8) + [0]
+        let fd = bad.withUnsafeBufferPointer { open(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), O_CREAT | O_WRONLY, 0o644) }
+        try #require(fd >= 0)
+        close(fd)
+        let again = try imhost(["plugins"], in: workspace)
+        #expect(again.stdout.contains(#"its name is not valid UTF-8 (bad\xFFutf.so); rename it to plain letters, digits, '-' and '.'"#), "\(again.stdout)")
+        #expect(!again.stdout.contains("\u{FFFD}"))
     }
 }

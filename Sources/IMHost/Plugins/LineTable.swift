@@ -74,6 +74,8 @@ public final class LineTable {
         public var crash: CrashRecord?
         /// Message keys of the line the host quarantined.
         public var quarantinedKeys: [String: Quarantine.Entry] = [:]
+        /// Whether its name in the folder is a symbolic link (to a file in the folder).
+        public var isLink = false
         /// A note about the line in this process (a replaced file keeps its loaded version).
         public var note: String?
 
@@ -189,7 +191,15 @@ public final class LineTable {
         var names: [String] = []
         var folderRefusal: PluginRefusal?
         do {
-            names = try FileSystem.entries(of: folder).filter { $0.hasSuffix(".so") }
+            var undecodable: [String] = []
+            names = try FileSystem.entries(of: folder, undecodable: &undecodable).filter { $0.hasSuffix(".so") }
+            for shown in undecodable where shown.hasSuffix(".so") {
+                var entry = Entry(file: folder + "/" + shown, fileName: shown, state: .discovered)
+                move(&entry, to: .refused, problem: PluginRefusal(
+                    .unsafeName, "its name is not valid UTF-8 (\(TerminalText.safe(shown)))",
+                    fix: "rename it to plain letters, digits, '-' and '.'"))
+                entries.append(entry)
+            }
         } catch {
             folderProblem = "cannot use plugin folder \(folder): \(error.call): \(error); create it or fix \"plugins\" in \(config.file)"
         }
@@ -216,8 +226,9 @@ public final class LineTable {
                     throw PluginRefusal(.unsafeName, "its name has control or bidirectional characters (\(TerminalText.safe(name)))",
                                         fix: "rename it to plain letters, digits, '-' and '.'")
                 }
-                let identity = try Self.trust(path, name: name, in: folderFD, folder: folder, folderReal: folderReal)
+                let (identity, isLink) = try Self.trust(path, name: name, in: folderFD, folder: folder, folderReal: folderReal)
                 entry.identity = identity
+                entry.isLink = isLink
                 if let folderRefusal { throw folderRefusal }
                 if let crashed = quarantine.entries.first(where: { $0.file == name && $0.applies(to: identity) && Self.isLoadingCrash($0) }) {
                     entry.crash = crashed.crash
@@ -326,7 +337,21 @@ public final class LineTable {
             }
         }
         for (id, indices) in claims {
-            let pinned = config.lines[id]?.file
+            // Names for one file (a link beside its target) are one claim: the file keeps it,
+            // each other name is refused as what it is.
+            let pin = config.lines[id]?.file
+            if indices.count > 1, Set(indices.map { entries[$0].identity }).count == 1,
+               pin == nil || indices.contains(where: { entries[$0].fileName == pin }) {
+                let keep = indices.first { entries[$0].fileName == pin } ?? indices.first { !entries[$0].isLink } ?? indices[0]
+                let kept = entries[keep].fileName ?? ""
+                for index in indices where index != keep {
+                    move(&entries[index], to: .refused, problem: PluginRefusal(
+                        .duplicateLineID, "is another name for \(kept) (the same file), which provides line '\(id)'",
+                        fix: "remove this link; \(kept) serves the line"))
+                }
+                continue
+            }
+            let pinned = pin
             let files = indices.compactMap { entries[$0].fileName }
             for index in indices {
                 let name = entries[index].fileName ?? ""
@@ -448,8 +473,10 @@ public final class LineTable {
 
     /// Checks a plugin file before anything reads it: a regular file, or a link to one inside the
     /// folder, not writable by group or others. Returns its identity.
-    private static func trust(_ path: String, name: String, in folderFD: Int32, folder: String, folderReal: String) throws(PluginRefusal) -> FileIdentity {
+    private static func trust(_ path: String, name: String, in folderFD: Int32, folder: String, folderReal: String)
+        throws(PluginRefusal) -> (identity: FileIdentity, isLink: Bool) {
         var info = stat()
+        var isLink = false
         do {
             // One lstat a file on a warm start, by name in the open folder: only a link needs
             // resolving (a name read from the folder has no slash, so a file that is not a link
@@ -462,10 +489,17 @@ public final class LineTable {
                 info = try FileSystem.status(path, followLinks: false)
             }
             if info.st_mode & S_IFMT == S_IFLNK {
+                isLink = true
                 let real = try FileSystem.realPath(path)
                 guard real.hasPrefix(folderReal + "/") else {
                     throw PluginRefusal(.leavesFolder, "is a symbolic link to \(real), outside the plugin folder",
                                         fix: "copy the plugin into the folder instead of linking to it")
+                }
+                // A link into a subfolder: that subfolder, and any between it and the plugin
+                // folder, must be as trusted as the plugin folder, or its owner could swap the file.
+                let target = FileSystem.directory(of: real)
+                if target != folderReal, let refusal = trustFolders(target, stoppingAt: folderReal) {
+                    throw refusal
                 }
                 info = try FileSystem.status(real, followLinks: true)
             }
@@ -487,7 +521,7 @@ public final class LineTable {
             throw PluginRefusal(.untrustedOwner, "is owned by \(describe(user: info.st_uid)), not root or \(describe(user: hostUser)) (the host's user)",
                                 fix: "run chown \(hostUser) \(path), or remove it: another user could change what the host runs")
         }
-        return FileIdentity(info)
+        return (FileIdentity(info), isLink)
     }
 
     /// The user the host runs as: the owner a plugin file or folder may have, besides root.
@@ -503,9 +537,11 @@ public final class LineTable {
     /// user's files: each owned by root or the host's user, and not writable by group or others
     /// (a folder owned by root with the sticky bit, like /tmp, excepted: others may add files
     /// there but not replace ours). Otherwise another local user could swap a plugin.
-    static func trustFolders(_ real: String) -> PluginRefusal? {
+    /// With `stop`, only the folders from `real` up to and excluding `stop` (the plugin folder,
+    /// checked already): the folders between a link's target and the plugin folder.
+    static func trustFolders(_ real: String, stoppingAt stop: String? = nil) -> PluginRefusal? {
         var path = real
-        while true {
+        while path != stop {
             var info = stat()
             guard stat(path, &info) == 0 else {
                 return PluginRefusal(.unreadable, "its folder \(path) cannot be checked (stat: \(String(cString: strerror(errno))))",
@@ -525,6 +561,7 @@ public final class LineTable {
             path = FileSystem.directory(of: path)
             if path.isEmpty { path = "/" }
         }
+        return nil
     }
 
     static func notConfigured(_ id: String, config: HostConfig) -> PluginRefusal {
