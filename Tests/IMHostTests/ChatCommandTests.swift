@@ -85,6 +85,28 @@ struct ChatCommandTests {
         #expect(long.stderr == "imhost chat: refused: peer id is 100 bytes long; the limit is 80\n")
     }
 
+    @Test("a peer's newline or control characters never start a line of their own, and escapes wrap instead of being cut")
+    func hostileText() throws {
+        let workspace = try workspace()
+        let input = #"""
+            /open house://listing/L1%0Aimhost: FAKE
+            /recv text {"text":"\u0001\u0001\u0001\u0001\u0001\u0001\u0001\u0001\u0001\u0001\u0001\u0001\u0001\u0001\u0001\u0001 SECRET tail"}
+
+            """#
+        let result = try imhost(["chat", Self.houseURL, "--width", "40"], input: input, in: workspace)
+        #expect(result.status == 0)
+        let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(!lines.contains { $0.hasPrefix("imhost: FAKE") }, "\(result.stdout)")
+        #expect(result.stdout.contains(#"no listing L1\nimhost: FAKE is known"#), "\(result.stdout)")
+        #expect(!result.stdout.contains("\u{1}"))
+        #expect(result.stdout.contains("SECRET tail"), "an escape that outgrows the bubble wraps: \(result.stdout)")
+
+        let bad = try imhost(["route", "im://chat?rootCateID=x", "--json"], in: workspace)
+        #expect(bad.status == 1)
+        let refusal = try JSONSerialization.jsonObject(with: Data(bad.stdout.utf8)) as? [String: String]
+        #expect(refusal == ["refused": #"rootCateID "x" is not a whole number from 0 to 2147483647"#], "route --json says a refusal on standard output too")
+    }
+
     @Test("host.json edited under a running chat: a good change applies, a bad one is refused")
     func liveReload() throws {
         let workspace = try workspace()
@@ -168,6 +190,15 @@ struct ChatCommandTests {
         let failed = try imhost(["play", bad], in: workspace)
         #expect(failed.status == 1)
         #expect(failed.stderr == "imhost play: \(bad) step 3 (line 4): expected 3 stored messages in the conversation with u42, found 1\n")
+
+        // What a scenario expects is quoted in the one-line failure, escaped; the page it
+        // looked at goes to the transcript.
+        try #"[ { "open": "\#(Self.houseURL)" }, { "expect": { "contains": "\u001b]0;PWNED\u0007\u202e" } } ]"#
+            .write(toFile: bad, atomically: true, encoding: .utf8)
+        let hostile = try imhost(["play", bad], in: workspace)
+        #expect(hostile.status == 1)
+        #expect(hostile.stderr == #"imhost play: \#(bad) step 2 (line 1): expected the page to show "\x1b]0;PWNED\x07\u{202e}", but it does not (the page is shown above)"# + "\n")
+        #expect(hostile.stdout.contains("[house page]"))
 
         try #"[ { "opne": "x" } ]"#.write(toFile: bad, atomically: true, encoding: .utf8)
         let typo = try imhost(["play", bad], in: workspace)

@@ -129,11 +129,12 @@ enum PlayCommand {
                 }
             } else if let failure = supervised.lastAck?.failure {
                 supervised.supervisor.finish()
-                output.err("imhost play: \(failure)\n")
+                // It quotes the scenario (expected text, pages, names): one escaped line.
+                output.err("imhost play: \(TerminalText.safe(failure))\n")
                 return CommandLineTool.ExitCode.failure
             } else if step.expectCrash {
                 supervised.supervisor.finish()
-                output.err("imhost play: \(file) step \(step.number) (line \(step.position.line)): expected the step to crash a line, but it did not\n")
+                output.err("imhost play: \(TerminalText.safe(file)) step \(step.number) (line \(step.position.line)): expected the step to crash a line, but it did not\n")
                 return CommandLineTool.ExitCode.failure
             }
         }

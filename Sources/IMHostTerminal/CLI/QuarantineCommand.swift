@@ -69,19 +69,22 @@ enum QuarantineCommand {
             output.out("Nothing is quarantined.\n")
             return CommandLineTool.ExitCode.ok
         }
-        var text = ""
+        // Each row is a few lines of the host's own; what they quote (a line's error, a file
+        // name) is escaped line by line, so a newline in it cannot start a line of its own.
+        var lines: [String] = []
+        func add(_ line: String) { lines.append(TerminalText.safe(line, newlines: false)) }
         for row in rows {
             let what = switch row.scope {
             case .key: "message key \(row.key ?? "")"
             case .line: "line \(row.line ?? "")"
             case .file: "file \(row.file ?? "")"
             }
-            text += "\(what)\(row.active ? "" : " (no longer applies: the file was replaced)")\n"
-            text += "    since \(row.since): \(row.reason)\n"
-            if let detail = row.crash.detail { text += "    it said: \(detail)\n" }
-            text += "    lift with: imhost quarantine lift \(row.line ?? row.file ?? "--all")\n"
+            add("\(what)\(row.active ? "" : " (no longer applies: the file was replaced)")")
+            add("    since \(row.since): \(row.reason)")
+            if let detail = row.crash.detail { add("    it said: \(detail)") }
+            add("    lift with: imhost quarantine lift \(row.line ?? row.file ?? "--all")")
         }
-        output.out(TerminalText.safe(text, newlines: true))
+        output.out(lines.map { $0 + "\n" }.joined())
         return CommandLineTool.ExitCode.ok
     }
 

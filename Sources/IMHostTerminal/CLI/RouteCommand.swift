@@ -45,6 +45,8 @@ enum RouteCommand {
             decision = try host.converter.decide(chatURL: arguments.positionals[0])
         } catch {
             output.err("imhost route: refused: \(TerminalText.safe(error.description))\n")
+            // A script reading --json gets the refusal on standard output too, as from open.
+            if arguments.flags.contains("--json") { output.out(JSONOutput.encode(["refused": error.description])) }
             return CommandLineTool.ExitCode.failure
         }
         var line: String?
@@ -58,12 +60,10 @@ enum RouteCommand {
         if arguments.flags.contains("--json") {
             output.out(JSONOutput.encode(result))
         } else {
-            output.out(TerminalText.safe("""
-                page:   \(line.map { "\($0) (\(page))" } ?? page)
-                url:    \(result.url)
-                reason: \(result.reason.rawValue): \(result.explanation)
-
-                """, newlines: true))
+            // Three lines of the host's own; what they quote is escaped each on its line.
+            let lines = ["page:   \(line.map { "\($0) (\(page))" } ?? page)", "url:    \(result.url)",
+                         "reason: \(result.reason.rawValue): \(result.explanation)"]
+            output.out(lines.map { TerminalText.safe($0, newlines: false) + "\n" }.joined())
         }
         return CommandLineTool.ExitCode.ok
     }

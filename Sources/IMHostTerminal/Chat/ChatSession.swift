@@ -143,7 +143,8 @@ final class ChatSession {
             }
         case "/route":
             let decision = page.decision
-            say("route: \(decision.url)\n  \(decision.reason.rawValue): \(decision.explanation)")
+            say("route: \(decision.url)")
+            say("  \(decision.reason.rawValue): \(decision.explanation)")
         case "/reload":
             reload()
         case "/offline":
@@ -206,9 +207,11 @@ final class ChatSession {
         return number
     }
 
+    /// One status line: what it quotes (a peer's text in a tap's outcome, a URL) may hold a
+    /// newline, which must not start a line that looks like the host's own.
     @discardableResult
     private func say(_ text: String) -> Bool {
-        output.out(TerminalText.safe(text, newlines: true) + "\n")
+        output.out(TerminalText.safe(text, newlines: false) + "\n")
         return true
     }
 }

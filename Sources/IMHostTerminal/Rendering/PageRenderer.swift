@@ -73,9 +73,9 @@ public struct PageRenderer {
     /// placeholder. The same view serves both directions: builders never draw bubbles.
     public func cell(number: Int, envelope: MessageEnvelope, view: MessageView?, outgoing: Bool, pending: Bool = false,
                      degrade: Degrade? = nil) -> [String] {
-        var body = view.map { $0.lines.isEmpty ? ["(empty message)"] : $0.lines.map { TerminalText.safe($0) } }
-            ?? Self.placeholder(degrade, number: number)
         let bodyWidth = ChatPage.bodyWidth(forPage: width)
+        var body = view.map { $0.lines.isEmpty ? ["(empty message)"] : Self.escaped($0.lines, width: bodyWidth) }
+            ?? Self.placeholder(degrade, number: number)
         var widths = body.map(TextWidth.columns)
         for index in body.indices where widths[index] > bodyWidth {
             body[index] = TextWidth.truncate(body[index], to: bodyWidth)
@@ -95,6 +95,23 @@ public struct PageRenderer {
         }
         rows.append(indent + "╰" + rule + "╯")
         return rows
+    }
+
+    /// A view's lines made safe for the terminal. A builder wraps its text to the body's width,
+    /// but a control character it could not see grows into a visible escape (`\x01`,
+    /// `\u{202E}`): such a line is wrapped again, so nothing of the message is cut off.
+    static func escaped(_ lines: [String], width: Int) -> [String] {
+        var out: [String] = []
+        out.reserveCapacity(lines.count)
+        for line in lines {
+            let safe = TerminalText.safe(line)
+            if safe.utf8.count != line.utf8.count, TextWidth.columns(safe) > width {
+                out += TextWidth.wrap(safe, width: width)
+            } else {
+                out.append(safe)
+            }
+        }
+        return out
     }
 
     /// The placeholder's text: what shows instead of a message that cannot be shown here, with

@@ -189,7 +189,9 @@ final class ScenarioRunner {
         if !expectation.contains.isEmpty || !expectation.absent.isEmpty {
             let rendering = try PageRenderer(width: width, colors: false).render(page)
             for text in expectation.contains where !rendering.contains(text) {
-                throw Failure(description: "expected the page to show \"\(text)\", but it does not; the page shows:\n\(rendering)")
+                // The page goes to the transcript, so the failure itself stays one line.
+                output.out(rendering)
+                throw Failure(description: "expected the page to show \"\(text)\", but it does not (the page is shown above)")
             }
             for text in expectation.absent where rendering.contains(text) {
                 throw Failure(description: "expected the page not to show \"\(text)\", but it does")

@@ -6,8 +6,11 @@ public struct MessageLayout: Sendable, Hashable {
     /// Creates a layout for a body of `width` columns.
     public init(width: Int) { self.width = max(1, width) }
 
-    /// Wraps text to the layout's width, measured in terminal columns.
-    public func wrap(_ text: String) -> [String] { TextWidth.wrap(text, width: width) }
+    /// Wraps text to the layout's width, measured in terminal columns. Control and
+    /// bidirectional characters (from a peer's text) are first written as the visible escapes
+    /// the terminal will show (`\x1b`, `\u{202e}`, see ``TerminalText``), so the escapes are
+    /// measured and wrapped too; `\n` starts a new line.
+    public func wrap(_ text: String) -> [String] { TextWidth.wrap(TerminalText.safe(text, newlines: true), width: width) }
 
     /// A card: a title line, then one `label: value` line per field, each wrapped to the width.
     public func card(title: String, fields: [CardField]) -> [String] {
