@@ -6,9 +6,9 @@ import Glibc
 /// reload request while it waits for the user. Works the same on a terminal and a pipe.
 ///
 /// Linear in what it reads: a search for the newline resumes where the last one stopped, and
-/// consumed lines are dropped from the front in one move once they make up half the buffer. A
-/// line longer than `limit` bytes is not kept: it is read to its end and discarded, and reported
-/// as `.tooLong` with its length, so one huge line cannot exhaust memory.
+/// consumed lines are dropped from the front in one move when a read needs the room. A line
+/// longer than `limit` bytes is not kept: it is read to its end and discarded, and reported as
+/// `.tooLong` with its length, so one huge line cannot exhaust memory.
 package final class LineReader {
     package enum Event: Equatable {
         case line(String)
@@ -23,8 +23,15 @@ package final class LineReader {
 
     private let fd: Int32
     private let limit: Int
-    private var buffer: [UInt8] = []
-    /// Where the unread part of `buffer` starts.
+    // The bytes read and not yet taken are `storage[start..<count]`. Raw memory rather than an
+    // array: a read goes straight into its free space and the newline is found with memchr, so
+    // a debug build is linear too (an array's generic paths cost a hundred times more without
+    // optimization). Safe because only this class touches it, `start <= count <= capacity`
+    // always holds, and it is freed once, in deinit.
+    private var storage: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
+    private var count = 0
+    /// Where the unread part of the storage starts.
     private var start = 0
     /// How far past `start` the search for a newline has already looked.
     private var scanned = 0
@@ -32,10 +39,16 @@ package final class LineReader {
     private var skipping: Int?
     private var ended = false
 
+    private static let chunk = 64 * 1024
+
     package init(fd: Int32 = STDIN_FILENO, limit: Int = LineReader.defaultLimit) {
         self.fd = fd
         self.limit = limit
+        capacity = 2 * Self.chunk
+        storage = .allocate(capacity: capacity)
     }
+
+    deinit { storage.deallocate() }
 
     /// The next line (without its newline), `.timeout` after `milliseconds` with no full line
     /// or as soon as one of `wake` is readable, or `.end` once the input is closed and drained.
@@ -45,11 +58,11 @@ package final class LineReader {
             if ended {
                 if let skipped = skipping {
                     skipping = nil
-                    return .tooLong(skipped + buffer.count - start)
+                    return .tooLong(skipped + count - start)
                 }
-                guard start < buffer.count else { return .end }
+                guard start < count else { return .end }
                 defer { clear() }
-                return .line(String(decoding: buffer[start...], as: UTF8.self))
+                return .line(text(start..<count))
             }
             var pollers = ([fd] + wake).map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
             let ready = poll(&pollers, nfds_t(pollers.count), milliseconds)
@@ -63,27 +76,20 @@ package final class LineReader {
         }
     }
 
-    /// A whole line from the buffer, or an over-long one's end, if there is one.
+    /// A whole line from the storage, or an over-long one's end, if there is one.
     private func takeLine() -> Event? {
-        let end = buffer.count
-        var newline: Int?
-        buffer.withUnsafeBufferPointer { bytes in
-            var index = start + scanned
-            while index < end {
-                if bytes[index] == 0x0A { newline = index; return }
-                index += 1
-            }
-        }
-        guard let newline else {
-            scanned = end - start
-            if end - start > limit {
+        let from = start + scanned
+        guard let found = memchr(storage + from, 0x0A, count - from) else {
+            scanned = count - start
+            if count - start > limit {
                 // Too long to keep: count it and drop what is buffered.
-                skipping = (skipping ?? 0) + (end - start)
+                skipping = (skipping ?? 0) + (count - start)
                 clear()
             }
             return nil
         }
-        let lineEnd = newline > start && buffer[newline - 1] == UInt8(ascii: "\r") ? newline - 1 : newline
+        let newline = found.assumingMemoryBound(to: UInt8.self) - storage
+        let lineEnd = newline > start && storage[newline - 1] == UInt8(ascii: "\r") ? newline - 1 : newline
         let length = newline - start
         let event: Event
         if let skipped = skipping {
@@ -92,34 +98,54 @@ package final class LineReader {
         } else if length > limit {
             event = .tooLong(length)
         } else {
-            event = .line(String(decoding: buffer[start..<lineEnd], as: UTF8.self))
+            event = .line(text(start..<lineEnd))
         }
         start = newline + 1
         scanned = 0
-        if start * 2 >= buffer.count {
-            buffer.removeSubrange(..<start)
+        if start == count {
             start = 0
+            count = 0
         }
         return event
+    }
+
+    private func text(_ range: Range<Int>) -> String {
+        String(decoding: UnsafeBufferPointer(start: storage + range.lowerBound, count: range.count), as: UTF8.self)
     }
 
     /// Reads what is there (64 KiB, or as much as is buffered already: a long line is read in
     /// ever larger steps, so it takes few reads and copies); false at the end of the input.
     private func fill() -> Bool {
-        let chunkSize = max(64 * 1024, buffer.count - start)
-        let old = buffer.count
-        buffer.append(contentsOf: repeatElement(0, count: chunkSize))
-        var count = 0
+        let size = max(Self.chunk, count - start)
+        if count + size > capacity {
+            // Taken lines are dropped from the front first; the storage grows only for a line
+            // longer than what it holds, doubling, so a long line costs linear time.
+            if start > 0 {
+                memmove(storage, storage + start, count - start)
+                count -= start
+                start = 0
+            }
+            if count + size > capacity {
+                let grown = max(2 * capacity, count + size)
+                let larger = UnsafeMutablePointer<UInt8>.allocate(capacity: grown)
+                larger.update(from: storage, count: count)
+                storage.deallocate()
+                storage = larger
+                capacity = grown
+            }
+        }
+        var read = 0
         repeat {
-            count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + old, chunkSize) }
-        } while count < 0 && errno == EINTR
-        buffer.removeLast(chunkSize - max(0, count))
-        return count > 0
+            read = Glibc.read(fd, storage + count, size)
+        } while read < 0 && errno == EINTR
+        guard read > 0 else { return false }
+        count += read
+        return true
     }
 
     private func clear() {
-        buffer.removeAll(keepingCapacity: true)
         start = 0
+        count = 0
         scanned = 0
     }
 }

@@ -18,6 +18,9 @@ struct FlatJSON {
 
     private var members: [(key: String, value: Value)] = []
 
+    /// The most keys this reader takes; more, and it gives up.
+    static let maximumMembers = 32
+
     /// Reads `text`, or returns `nil` when it is not a flat object this reader handles.
     init?(_ text: String) {
         var text = text
@@ -113,7 +116,10 @@ struct FlatJSON {
                 index += 1
                 skipSpace()
                 guard let value = value() else { return nil }
-                guard !members.contains(where: { $0.key == key }) else { return nil }
+                // Built-in payloads have a handful of keys, found by a short search; a payload
+                // with many is left to JSONDecoder, so a hostile one costs linear time, not this
+                // search's square.
+                guard members.count < Self.maximumMembers, !members.contains(where: { $0.key == key }) else { return nil }
                 members.append((key, value))
                 skipSpace()
                 guard index < bytes.count else { return nil }
