@@ -137,6 +137,17 @@ struct PageTests {
         #expect(try host.store.messages(of: "u42", endingBefore: nil, limit: 10).map(\.message) == stored)
     }
 
+    @Test("a number too large for a Double is named with its field, not called invalid JSON")
+    func hugeNumberDiagnosed() throws {
+        let (workspace, host) = try pageHost()
+        defer { withExtendedLifetime(workspace) {} }
+        let page = try host.open(houseURL)
+        try page.receive(key: "house.listing", payload: MessagePayload(json: #"{"area":50,"id":"L9","price":1e400,"rooms":1,"title":"big"}"#))
+        #expect(try page.presented(width: 72).map(\.message.degrade) == [
+            .undecodable("field 'price': expected a number, found 1e400, too large for a number"),
+        ])
+    }
+
     @Test("the legacy page shows built-ins, every line's keys as placeholders, and ignores their taps")
     func legacyPage() throws {
         let (workspace, host) = try pageHost(killSwitch: #"{ "lines": ["house"] }"#)

@@ -289,4 +289,16 @@ struct StoreProcessTests {
         let last = try #require(result.stdout.components(separatedBy: "════").last)
         #expect(last.contains("│ one │") && last.contains("│ three │"), "\(last)")
     }
+
+    @Test("a log line that is not a message shows as a placeholder whose /why says so, and is kept")
+    func unreadableLine() throws {
+        let workspace = try workspace()
+        _ = try imhost(["chat", Self.url], input: "before\n", in: workspace)
+        let log = workspace.data + "/users/me/u42.jsonl"
+        try FileSystem.appendLine(Array(#"{"not":"a message"}"#.utf8), to: log)
+        let result = try imhost(["chat", Self.url], input: "/why 2\n", in: workspace)
+        #expect(result.stdout.contains("why #2 ((unreadable line)): the stored line does not read: the log line is not a message record"),
+                "\(result.stdout.suffix(1500))")
+        #expect(try String(contentsOfFile: log, encoding: .utf8).contains(#"{"not":"a message"}"#))
+    }
 }

@@ -46,6 +46,9 @@ package struct MessagePresenter {
         func degraded(_ why: Degrade) -> PresentedMessage {
             PresentedMessage(shown: ShownMessage(envelope: message, model: nil, isOutgoing: outgoing), view: nil, degrade: why)
         }
+        if message.key == MessageEnvelope.unreadableKey {
+            return degraded(.unreadable("the log line is not a message record (damaged, or written by something else); it is kept as it is"))
+        }
         if let why = degrade(message.key) { return degraded(why) }
         // The legacy page shows built-ins only: a line's key degrades before its line is touched.
         if legacy && LineID.owner(ofMessageKey: message.key) != nil { return degraded(.legacyPage) }

@@ -229,11 +229,22 @@ struct DiagnosingDecoder: Decoder {
         }
 
         func decode(_ type: Double.Type) throws -> Double {
-            guard case .number(let value, _) = node.value else { throw mismatch(type, node, codingPath) }
+            guard case .number(let value, let text) = node.value else { throw mismatch(type, node, codingPath) }
+            // JSONDecoder refuses a number too large for a Double (1e400) as "not valid JSON".
+            guard value.isFinite else {
+                throw DecodingError.typeMismatch(type, .init(codingPath: codingPath, debugDescription: "found \(text), too large for a number"))
+            }
             return value
         }
 
-        func decode(_ type: Float.Type) throws -> Float { Float(try decode(Double.self)) }
+        func decode(_ type: Float.Type) throws -> Float {
+            let value = try decode(Double.self)
+            guard Float(value).isFinite else {
+                guard case .number(_, let text) = node.value else { throw mismatch(type, node, codingPath) }
+                throw DecodingError.typeMismatch(type, .init(codingPath: codingPath, debugDescription: "found \(text), too large for a number"))
+            }
+            return Float(value)
+        }
 
         func decode(_ type: Int.Type) throws -> Int { try integer() }
         func decode(_ type: Int8.Type) throws -> Int8 { try integer() }

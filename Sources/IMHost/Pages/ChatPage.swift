@@ -323,7 +323,7 @@ public final class ChatPage {
             return "this page has no input bar (\(whyHidden(.inputBar))); use /send text {\"text\":\"...\"}"
         }
         let sent = environment.lineGuard.run(.action, environment.mark, key: "input bar") { bar.submit(text) }
-        return sent ? nil : (bar.lastError ?? "not sent")
+        return sent ? nil : "not sent: " + (bar.lastError ?? "the input bar refused it")
     }
 }
 

@@ -45,9 +45,17 @@ public final class FileConversationStore: ConversationStore {
                 // The new folder's name must survive a power cut.
                 FileSystem.syncFolder(FileSystem.directory(of: path))
             } else if errno == EROFS || errno == EACCES || errno == EPERM {
+                // A folder that exists but cannot be written is read; one that cannot be made
+                // is an error, said of the folder that is missing.
+                let code = errno
+                guard access(path, F_OK) == 0 else {
+                    throw Failure(description: "cannot create data folder \(path): \(String(cString: strerror(code))); "
+                                  + "make \(FileSystem.directory(of: path)) writable, or set \"data\" in host.json")
+                }
                 isReadOnly = true
             } else if errno != EEXIST {
-                throw Failure(description: "cannot create data folder \(path): \(String(cString: strerror(errno)))")
+                throw Failure(description: "cannot create data folder \(path): \(String(cString: strerror(errno))); "
+                              + "check the path, or set \"data\" in host.json")
             }
         }
         if access(folder, W_OK) != 0 { isReadOnly = true }
@@ -115,8 +123,14 @@ public final class FileConversationStore: ConversationStore {
             // A line that does not decode is still shown (as a placeholder) and kept as it is.
             let message = (try? decoder.decode(MessageEnvelope.self, from: Data(line)))
                 ?? MessageEnvelope(id: "m\(position + 1)", conversation: conversation, from: "?", to: "?", timestamp: 0,
-                                   key: "(unreadable line)", payload: MessagePayload(json: String(decoding: line, as: UTF8.self)))
+                                   key: MessageEnvelope.unreadableKey, payload: MessagePayload(json: String(decoding: line, as: UTF8.self)))
             return (position, message)
         }
     }
+}
+
+extension MessageEnvelope {
+    /// The key a stored line that does not read as a message is shown under: no line's key can
+    /// be this (keys have no spaces or parentheses), so it is never handed to a builder.
+    package static let unreadableKey = "(unreadable line)"
 }

@@ -6,8 +6,8 @@ import IMKit
 package enum StorePath {
     /// Why a user or peer id is refused where it enters (a jump URL's `peer`, host.json's
     /// `user`, `--user`), or `nil` when it is fine: not empty, at most ``maximumIDLength`` bytes,
-    /// and no control or bidirectional characters (they would reach a terminal, or make one id
-    /// read as another). An id is otherwise taken exactly as written: it is not normalized, so
+    /// no control or bidirectional characters (they would reach a terminal, or make one id
+    /// read as another), and no U+FFFD (what invalid UTF-8 decodes to). An id is otherwise taken exactly as written: it is not normalized, so
     /// "é" written as one code point and as "e" with a combining accent are two ids, as they are
     /// to the server that issued them.
     package static func problem(withID id: String) -> String? {
@@ -15,6 +15,10 @@ package enum StorePath {
         if id.utf8.count > maximumIDLength { return "is \(id.utf8.count) bytes long; the limit is \(maximumIDLength)" }
         if id.unicodeScalars.contains(where: { TerminalText.needsEscape($0, newlines: false) }) {
             return "has control or bidirectional characters (\(TerminalText.safe(id))); ids are plain text"
+        }
+        // U+FFFD is what bytes that are not UTF-8 decode to: two different ids would meet in it.
+        if id.unicodeScalars.contains("\u{FFFD}") {
+            return "is not valid UTF-8 (it holds U+FFFD, the replacement for bytes that are not); ids are UTF-8 text"
         }
         return nil
     }

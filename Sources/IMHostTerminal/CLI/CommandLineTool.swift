@@ -144,7 +144,8 @@ public enum CommandLineTool {
     }
 
     static func configPath(_ arguments: Arguments) -> String {
-        arguments.options["--config"] ?? Environment.value("IMHOST_CONFIG") ?? "host.json"
+        // An empty $IMHOST_CONFIG is as good as unset.
+        arguments.options["--config"] ?? Environment.value("IMHOST_CONFIG").flatMap { $0.isEmpty ? nil : $0 } ?? "host.json"
     }
 
     /// A page width option, or a usage error said on stderr.

@@ -5,7 +5,8 @@
 /// Japanese, Korean, 🚗 ✅ ⭐), none for combining marks, joiners and variation selectors (the
 /// table is generated from the C library, and a test compares every code point). A grapheme
 /// cluster that is an emoji sequence takes the width terminals draw it with: an emoji
-/// followed by VS16 (U+FE0F) takes two columns (❤️, 🅿️), by VS15 one; a flag (two regional
+/// followed by VS16 (U+FE0F) takes two columns (❤️, 🅿️), by VS15 one (VS16 after a letter or a
+/// space changes nothing); a flag (two regional
 /// indicators) two; a ZWJ sequence (👨‍👩‍👧) or an emoji with a skin tone (👍🏽) the width of its first
 /// emoji. Wrapping and cutting never split a grapheme cluster.
 public enum TextWidth {
@@ -31,9 +32,10 @@ public enum TextWidth {
         let first = columns(of: scalars.first!)
         if textPresentation { return min(first, 1) }
         if emojiSequence {
-            // VS16 shows the base as an emoji, two columns; a joined or modified sequence is
-            // drawn as its first emoji.
-            return scalars.contains("\u{FE0F}") ? 2 : first
+            // VS16 shows an emoji base as an emoji, two columns; after any other character
+            // (a letter, a space) it changes nothing. A joined or modified sequence is drawn as
+            // its first emoji.
+            return scalars.contains("\u{FE0F}") && scalars.first!.properties.isEmoji ? 2 : first
         }
         return width
     }

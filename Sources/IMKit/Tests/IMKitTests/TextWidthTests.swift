@@ -44,6 +44,8 @@ struct TextWidthTests {
     @Test("emoji sequences take the width terminals draw them with", arguments: [
         ("🚗", 2), ("🚀", 2), ("✅", 2), ("⭐", 2), ("❤️", 2), ("🅿️", 2), ("1️⃣", 2), ("❤︎", 1),
         ("👨‍👩‍👧", 2), ("👍🏽", 2), ("🇨🇳", 2), ("🏳️‍🌈", 2), ("e\u{301}", 1), ("가", 2), ("\u{1100}\u{1161}\u{11A8}", 2),
+        // VS16 widens an emoji base only: after a letter or a space the terminal draws one column.
+        ("\u{263A}\u{FE0F}", 2), ("a\u{FE0F}", 1), (" \u{FE0F}", 1),
     ])
     func sequences(text: String, width: Int) {
         #expect(TextWidth.columns(text) == width)
