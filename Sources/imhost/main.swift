@@ -7,4 +7,15 @@ import Glibc
 // the host with SIGXFSZ; a write to a closed pipe fails with EPIPE instead of SIGPIPE.
 signal(SIGXFSZ, SIG_IGN)
 signal(SIGPIPE, SIG_IGN)
-exit(CommandLineTool.run(Array(CommandLine.arguments.dropFirst())))
+// Arguments are decoded from their bytes here, so one that is not UTF-8 is refused by its bytes
+// instead of turning into another path, id or URL (U+FFFD where the bad bytes were).
+var arguments: [String] = []
+for index in 1..<Int(CommandLine.argc) {
+    guard let pointer = CommandLine.unsafeArgv[index] else { continue }
+    guard let argument = String(validatingCString: pointer) else {
+        let bytes = Array(UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: strlen(pointer)))
+        exit(CommandLineTool.refuseUndecodable(argument: index, bytes: bytes))
+    }
+    arguments.append(argument)
+}
+exit(CommandLineTool.run(arguments))

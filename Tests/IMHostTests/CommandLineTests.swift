@@ -105,6 +105,18 @@ struct CommandLineTests {
         #expect(try FileConversationStore(dataFolder: workspace.data, user: "me").count(of: "u42") == 1)
     }
 
+    @Test("an argument that is not UTF-8 is refused by its bytes, not turned into another URL, path or id")
+    func undecodableArgument() throws {
+        let workspace = try Workspace()
+        try workspace.installLines()
+        try workspace.writeConfig()
+        // Process takes Strings, so the shell's printf makes the byte 0xFF.
+        let result = try run("/bin/sh", ["-c", #""$0" open "$(printf 'house://listing/L\3771')""#, BuildProducts.imhost],
+                             currentDirectory: workspace.root)
+        #expect(result.status == 2)
+        #expect(result.stderr == #"imhost: argument 2 is not valid UTF-8 (house://listing/L\xFF1); give paths, ids and URLs as UTF-8 text, percent-encoding other bytes in URLs"# + "\n")
+    }
+
     @Test("--help on every command and at the top", arguments: [["--help"], ["plugins", "--help"], ["route", "--help"], ["help", "route"]])
     func help(arguments: [String]) throws {
         let result = try imhost(arguments)

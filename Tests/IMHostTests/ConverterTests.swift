@@ -99,7 +99,7 @@ struct ConverterTests {
         ("im://chat?rootCateID=1&peer=%zz", #"peer "%zz" is empty or badly percent-encoded"#),
         ("im://chat?rootCateID=1&peer=ev%E2%80%AEil", #"peer id has control or bidirectional characters (ev\u{202e}il); ids are plain text"#),
         ("im://chat?rootCateID=1&peer=a%1B%5B2J", #"peer id has control or bidirectional characters (a\x1b[2J); ids are plain text"#),
-        ("im://chat?rootCateID=1&peer=a\u{FFFD}b", "peer id is not valid UTF-8 (it holds U+FFFD, the replacement for bytes that are not); ids are UTF-8 text"),
+        ("im://chat?rootCateID=1&peer=a\u{FFFD}b", "peer id holds U+FFFD, the replacement character: bytes that are not UTF-8 turn into it, so two ids could become one; give the id as UTF-8"),
         ("im://chat//?rootCateID=1", #""im://chat//?rootCateID=1" has a path after im://chat that is not a line's page; callers send im://chat?rootCateID=<n>&…, and the converter picks the page"#),
     ])
     func malformed(url: String, reason: String) throws {

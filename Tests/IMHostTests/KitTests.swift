@@ -60,6 +60,10 @@ struct KitTests {
         let noSDK = try imhost(["new-line", "x", "--imkit", workspace.root + "/nowhere"], in: workspace)
         #expect(noSDK.status == 2)
         #expect(noSDK.stderr.contains("cannot find IMKit's package at \(workspace.root)/nowhere"))
+        let newline = try imhost(["new-line", "x", "--path", workspace.root + "/a\nimhost: FAKE"], in: workspace)
+        #expect(newline.status == 2)
+        #expect(newline.stderr == "imhost new-line: --path '\(workspace.root)/a\\nimhost: FAKE' has control characters or bytes that are not UTF-8; choose a plain path\n")
+        #expect(!FileManager.default.fileExists(atPath: workspace.root + "/a\nimhost: FAKE"))
     }
 
     @Test("libIMKit.so in the plugin folder is refused as the SDK, not a line")

@@ -137,14 +137,16 @@ struct PageTests {
         #expect(try host.store.messages(of: "u42", endingBefore: nil, limit: 10).map(\.message) == stored)
     }
 
-    @Test("a number too large for a Double is named with its field, not called invalid JSON")
+    @Test("a number too large or too small for a Double is named with its field, not called invalid JSON")
     func hugeNumberDiagnosed() throws {
         let (workspace, host) = try pageHost()
         defer { withExtendedLifetime(workspace) {} }
         let page = try host.open(houseURL)
         try page.receive(key: "house.listing", payload: MessagePayload(json: #"{"area":50,"id":"L9","price":1e400,"rooms":1,"title":"big"}"#))
+        try page.receive(key: "house.listing", payload: MessagePayload(json: #"{"area":1e-400,"id":"L9","price":1,"rooms":1,"title":"tiny"}"#))
         #expect(try page.presented(width: 72).map(\.message.degrade) == [
             .undecodable("field 'price': expected a number, found 1e400, too large for a number"),
+            .undecodable("field 'area': expected a number, found 1e-400, too small for a number"),
         ])
     }
 

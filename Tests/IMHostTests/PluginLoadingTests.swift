@@ -290,6 +290,17 @@ struct FolderTrustTests {
         #expect(try refusals(workspace).isEmpty)
         try #require(chown(shared, Self.stranger, 0) == 0)
         #expect(try refusals(workspace)["jobs.so"] == "its folder \(shared) is owned by uid 4242, not root or uid 0 (root) (the host's user); run chown 0 \(shared), or keep plugins in a folder you own")
+        try #require(chown(shared, 0, 0) == 0 && chmod(shared, 0o755) == 0)
+
+        // The plugin folder named through a link: the folder holding the link must be trusted
+        // too, or anyone who may write there can point the link elsewhere.
+        let open = workspace.root + "/open"
+        try FileManager.default.createDirectory(atPath: open, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o755])
+        try FileManager.default.createSymbolicLink(atPath: open + "/plugins", withDestinationPath: shared + "/Plugins")
+        try workspace.writeConfig(Workspace.standardConfig.replacingOccurrences(of: #""plugins": "Plugins""#, with: #""plugins": "open/plugins""#))
+        #expect(try refusals(workspace).isEmpty)
+        try #require(chmod(open, 0o777) == 0)
+        #expect(try refusals(workspace)["house.so"] == "its folder \(open) is writable by group or others (mode 0777); run chmod go-w \(open)")
     }
 
     @Test("a link is checked where it points: inside the folder, owned and moded as a plugin must be")

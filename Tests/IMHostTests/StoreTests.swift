@@ -260,7 +260,7 @@ struct StoreProcessTests {
         let result = try imhost(["chat", Self.url], input: "one more\n/recv text {\"text\":\"x\"}\n", in: workspace)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("│ hello │") && result.stdout.contains("│ hi back │"))
-        #expect(result.stdout.contains("cannot send: the data folder is read-only, so messages can be read but not stored; make it writable"))
+        #expect(result.stdout.contains("cannot send: the data folder (\(folder)) is read-only, so messages can be read but not stored; make it writable"))
         #expect(result.stdout.contains("/recv: not sent: the message could not be stored: cannot write \(folder)/u42.jsonl: the data folder is read-only"))
     }
 

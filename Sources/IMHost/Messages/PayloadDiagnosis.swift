@@ -234,6 +234,10 @@ struct DiagnosingDecoder: Decoder {
             guard value.isFinite else {
                 throw DecodingError.typeMismatch(type, .init(codingPath: codingPath, debugDescription: "found \(text), too large for a number"))
             }
+            // ...and one so small it rounds to zero (1e-400) the same way.
+            if value == 0, text.prefix(while: { $0 != "e" && $0 != "E" }).contains(where: { ("1"..."9").contains($0) }) {
+                throw DecodingError.typeMismatch(type, .init(codingPath: codingPath, debugDescription: "found \(text), too small for a number"))
+            }
             return value
         }
 

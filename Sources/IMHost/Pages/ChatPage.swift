@@ -44,7 +44,8 @@ struct PageEnvironment {
         }
         try Self.check(payload, limits)
         if store.isReadOnly {
-            throw SendError(.notStored, "cannot send: the data folder is read-only, so messages can be read but not stored; make it writable")
+            let folder = (store as? FileConversationStore).map { " (\($0.folder))" } ?? ""
+            throw SendError(.notStored, "cannot send: the data folder\(folder) is read-only, so messages can be read but not stored; make it writable")
         }
         // Queued for delivery before it is stored, under the store's lock: a message is never
         // stored without being queued (a queued message that was never stored is dropped at

@@ -204,7 +204,14 @@ public final class LineTable {
             folderProblem = "cannot use plugin folder \(folder): \(error.call): \(error); create it or fix \"plugins\" in \(config.file)"
         }
         let folderReal = (try? FileSystem.realPath(folder)) ?? folder
-        if folderProblem == nil { folderRefusal = Self.trustFolders(folderReal) }
+        if folderProblem == nil {
+            folderRefusal = Self.trustFolders(folderReal)
+            // Reached through a link: whoever may replace the link chooses the folder, so the
+            // folders the configured path names must be trusted too.
+            if folderRefusal == nil, folderReal != folder, folder.hasPrefix("/") {
+                folderRefusal = Self.trustFolders(FileSystem.directory(of: folder))
+            }
+        }
         // Files are looked up by name in the open folder: the path to it is walked once, not
         // once a file.
         let folderFD = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -346,7 +353,7 @@ public final class LineTable {
                 let kept = entries[keep].fileName ?? ""
                 for index in indices where index != keep {
                     move(&entries[index], to: .refused, problem: PluginRefusal(
-                        .duplicateLineID, "is another name for \(kept) (the same file), which provides line '\(id)'",
+                        .otherName, "is another name for \(kept) (the same file), which provides line '\(id)'",
                         fix: "remove this link; \(kept) serves the line"))
                 }
                 continue

@@ -36,6 +36,8 @@ public struct PluginRefusal: Error, Sendable, Equatable, Codable, CustomStringCo
         case quarantined = "quarantined"
         /// The file is the IMKit SDK itself (libIMKit.so), not a line.
         case sdkNotLine = "sdk-not-a-line"
+        /// The name is a link to another plugin file in the folder: one file, two names.
+        case otherName = "other-name"
     }
 
     public var code: Code

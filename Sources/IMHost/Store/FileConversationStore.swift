@@ -40,6 +40,10 @@ public final class FileConversationStore: ConversationStore {
             throw Failure(description: "\(error)")
         }
         folder = dataFolder + "/users/" + userName
+        // The data folder's own parents are made as `mkdir -p` would; a parent that cannot be
+        // made is named below, with the first folder that exists above it.
+        let parent = FileSystem.directory(of: dataFolder)
+        if access(parent, F_OK) != 0 { try? FileSystem.makeFolders(parent) }
         for path in [dataFolder, dataFolder + "/users", folder] {
             if mkdir(path, 0o700) == 0 {
                 // The new folder's name must survive a power cut.
@@ -50,15 +54,28 @@ public final class FileConversationStore: ConversationStore {
                 let code = errno
                 guard access(path, F_OK) == 0 else {
                     throw Failure(description: "cannot create data folder \(path): \(String(cString: strerror(code))); "
-                                  + "make \(FileSystem.directory(of: path)) writable, or set \"data\" in host.json")
+                                  + "make \(Self.existingAncestor(of: path)) writable, or set \"data\" in host.json")
                 }
                 isReadOnly = true
             } else if errno != EEXIST {
-                throw Failure(description: "cannot create data folder \(path): \(String(cString: strerror(errno))); "
-                              + "check the path, or set \"data\" in host.json")
+                let code = errno
+                // ENOENT: a parent could not be made; say why of the folder that stops it.
+                let stop = Self.existingAncestor(of: path)
+                let why = code == ENOENT && access(stop, W_OK) != 0 ? "\(stop) is not writable" : String(cString: strerror(code))
+                throw Failure(description: "cannot create data folder \(path): \(why); "
+                              + "make \(stop) writable, or set \"data\" in host.json")
             }
         }
         if access(folder, W_OK) != 0 { isReadOnly = true }
+    }
+
+    /// The nearest folder above `path` (or `path` itself) that exists.
+    static func existingAncestor(of path: String) -> String {
+        var folder = FileSystem.directory(of: path)
+        while access(folder, F_OK) != 0, folder != "/", folder != "." {
+            folder = FileSystem.directory(of: folder)
+        }
+        return folder
     }
 
     private func log(_ conversation: String) throws -> ConversationLog {

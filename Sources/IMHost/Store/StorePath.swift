@@ -6,10 +6,10 @@ import IMKit
 package enum StorePath {
     /// Why a user or peer id is refused where it enters (a jump URL's `peer`, host.json's
     /// `user`, `--user`), or `nil` when it is fine: not empty, at most ``maximumIDLength`` bytes,
-    /// no control or bidirectional characters (they would reach a terminal, or make one id
-    /// read as another), and no U+FFFD (what invalid UTF-8 decodes to). An id is otherwise taken exactly as written: it is not normalized, so
-    /// "é" written as one code point and as "e" with a combining accent are two ids, as they are
-    /// to the server that issued them.
+    /// no control or bidirectional characters (they would reach a terminal, or make one id read
+    /// as another), and no U+FFFD (what invalid UTF-8 decodes to). An id is otherwise taken
+    /// exactly as written: it is not normalized, so "é" written as one code point and as "e"
+    /// with a combining accent are two ids, as they are to the server that issued them.
     package static func problem(withID id: String) -> String? {
         if id.isEmpty { return "is empty" }
         if id.utf8.count > maximumIDLength { return "is \(id.utf8.count) bytes long; the limit is \(maximumIDLength)" }
@@ -18,7 +18,7 @@ package enum StorePath {
         }
         // U+FFFD is what bytes that are not UTF-8 decode to: two different ids would meet in it.
         if id.unicodeScalars.contains("\u{FFFD}") {
-            return "is not valid UTF-8 (it holds U+FFFD, the replacement for bytes that are not); ids are UTF-8 text"
+            return "holds U+FFFD, the replacement character: bytes that are not UTF-8 turn into it, so two ids could become one; give the id as UTF-8"
         }
         return nil
     }

@@ -49,6 +49,13 @@ public enum CommandLineTool {
         Exit codes: 0 ok, 1 failure, 2 usage or configuration error.
         """
 
+    /// Refuses an argument whose bytes are not UTF-8, showing them (`\xFF`); the usage exit code.
+    public static func refuseUndecodable(argument index: Int, bytes: [UInt8], output: Output = .standard) -> Int32 {
+        let shown = TerminalText.safe(FileSystem.escapingInvalidUTF8(bytes))
+        output.err("imhost: argument \(index) is not valid UTF-8 (\(shown)); give paths, ids and URLs as UTF-8 text, percent-encoding other bytes in URLs\n")
+        return ExitCode.usage
+    }
+
     /// Runs `imhost` with `arguments` (without the program name).
     public static func run(_ arguments: [String], output: Output = .standard) -> Int32 {
         guard let name = arguments.first else {

@@ -63,6 +63,14 @@ enum NewLineCommand {
             }
             cate = number
         }
+        // A folder whose name has controls, or bytes that are not UTF-8 (decoded to U+FFFD, so
+        // another folder than the one asked for), is refused rather than made.
+        for option in ["--path", "--imkit"] {
+            guard let given = arguments.options[option] else { continue }
+            if given.unicodeScalars.contains(where: { TerminalText.needsEscape($0, newlines: false) || $0 == "\u{FFFD}" }) {
+                return refuse("\(option) '\(given)' has control characters or bytes that are not UTF-8; choose a plain path")
+            }
+        }
         let folder = absolute(arguments.options["--path"] ?? id)
         let imkit = absolute(arguments.options["--imkit"] ?? checkoutIMKit)
         guard access(imkit + "/Package.swift", R_OK) == 0 else {
