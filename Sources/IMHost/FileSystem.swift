@@ -120,7 +120,9 @@ public enum FileSystem {
         var filled = 0
         while filled < limit {
             if filled == result.count {
-                result.append(contentsOf: repeatElement(0, count: min(result.count, limit - result.count)))
+                // Doubled in one step ([UInt8](repeating:) is a memset; appending repeated
+                // elements one by one is slow without optimization).
+                result += [UInt8](repeating: 0, count: min(result.count, limit - result.count))
             }
             let count = result.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, $0.count - filled) }
             if count < 0 {
@@ -220,6 +222,8 @@ public enum FileSystem {
         defer { closedir(dir) }
         var names: [String] = []
         while let entry = readdir(dir) {
+            // d_name is a NUL-terminated array of NAME_MAX + 1 bytes (the kernel ends every name
+            // with a NUL), so strlen stays inside it.
             let bytes: [UInt8] = withUnsafePointer(to: entry.pointee.d_name) {
                 $0.withMemoryRebound(to: UInt8.self, capacity: Int(NAME_MAX) + 1) { Array(UnsafeBufferPointer(start: $0, count: strlen($0))) }
             }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import IMHost
+import IMHostTerminal
 @_spi(Host) import IMKit
 
 @Suite("Chat pages")
@@ -290,4 +291,19 @@ struct ScreenWidthTests {
         #expect(narrow.status == 2)
         #expect(narrow.stderr == "imhost chat: --width takes a number from 24 to 400, got '23'\n")
     }
+
+    @Test("a line's view with raw control characters is shown escaped, and what escaping widens wraps instead of being cut")
+    func escapedViewWraps() throws {
+        // A builder that does not use MessageLayout.wrap hands the host raw text.
+        let view = MessageView(lines: [String(repeating: "\u{1}", count: 12) + " tail words", "ok"])
+        let envelope = MessageEnvelope(id: "m1", conversation: "u1", from: "u1", to: "me", timestamp: 0,
+                                       key: "demo.raw", payload: MessagePayload(json: "{}"))
+        let rows = PageRenderer(width: 40, colors: false).cell(number: 1, envelope: envelope, view: view, outgoing: false)
+        let text = rows.joined(separator: "\n")
+        #expect(!text.contains("\u{1}"))
+        #expect(text.contains("tail words"), "\(text)")
+        #expect(!text.contains("…"))
+        for row in rows { #expect(TextWidth.columns(row) <= 40, "\(row)") }
+    }
 }
+

@@ -341,6 +341,25 @@ struct FolderTrustTests {
         #expect(try refusals(workspace) == ["alias.so": "is another name for house.so (the same file), which provides line 'house'; remove this link; house.so serves the line"])
         let route = try imhost(["route", "im://chat?rootCateID=1&cateID=12&peer=u42"], in: workspace)
         #expect(route.stdout.hasPrefix("page:   house (HousePage)"), "\(route.stdout)")
+
+        // host.json pinning the link's name keeps the link, and says so of the file.
+        try workspace.writeConfig(Workspace.standardConfig.replacingOccurrences(of: #""house": { "enabled": true }"#, with: #""house": { "enabled": true, "file": "alias.so" }"#))
+        #expect(try refusals(workspace) == ["house.so": "is the file alias.so links to; host.json pins line 'house' to alias.so, which serves it; keep both, or pin lines.house.file to this name and remove the link"])
+    }
+
+    @Test("a link through another link is checked at every folder it passes through")
+    func linkThroughLink() throws {
+        let workspace = try Workspace()
+        try workspace.installLines()
+        try workspace.writeConfig()
+        let open = workspace.plugins + "/open"
+        try FileManager.default.createDirectory(atPath: open, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o755])
+        try FileManager.default.moveItem(atPath: workspace.plugins + "/jobs.so", toPath: workspace.plugins + "/jobs-real.so.bin")
+        try FileManager.default.createSymbolicLink(atPath: open + "/x.so", withDestinationPath: "../jobs-real.so.bin")
+        try FileManager.default.createSymbolicLink(atPath: workspace.plugins + "/jobs.so", withDestinationPath: "open/x.so")
+        #expect(try refusals(workspace).isEmpty, "every folder on the way is trusted")
+        try #require(chmod(open, 0o777) == 0)
+        #expect(try refusals(workspace)["jobs.so"] == "its folder \(open) is writable by group or others (mode 0777); run chmod go-w \(open)")
     }
 
     @Test("a file name with control or bidi characters is refused, shown escaped")

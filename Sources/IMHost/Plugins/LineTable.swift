@@ -209,7 +209,7 @@ public final class LineTable {
             // Reached through a link: whoever may replace the link chooses the folder, so the
             // folders the configured path names must be trusted too.
             if folderRefusal == nil, folderReal != folder, folder.hasPrefix("/") {
-                folderRefusal = Self.trustFolders(FileSystem.directory(of: folder))
+                folderRefusal = Self.trustFolders(FileSystem.directory(of: folder)) ?? Self.trustLinkHops(folder, stoppingAt: nil)
             }
         }
         // Files are looked up by name in the open folder: the path to it is walked once, not
@@ -284,7 +284,9 @@ public final class LineTable {
         // 2. New and changed files: opened by scanner children, never here.
         if !needScan.isEmpty {
             scannedFiles = needScan.map { FileSystem.baseName($0.path) }
-            let byPath = Dictionary(entries.indices.map { (entries[$0].file ?? "", $0) }, uniquingKeysWith: { first, _ in first })
+            // Only entries still being vetted: a refused one may share a shown name with a file.
+            let byPath = Dictionary(entries.indices.filter { entries[$0].state == .discovered }.map { (entries[$0].file ?? "", $0) },
+                                    uniquingKeysWith: { first, _ in first })
             for (path, outcome) in Scanner.scan(needScan, executable: scanner, limit: config.limits.scanSeconds) {
                 guard let index = byPath[path] else { continue }
                 switch outcome {
@@ -352,9 +354,12 @@ public final class LineTable {
                 let keep = indices.first { entries[$0].fileName == pin } ?? indices.first { !entries[$0].isLink } ?? indices[0]
                 let kept = entries[keep].fileName ?? ""
                 for index in indices where index != keep {
-                    move(&entries[index], to: .refused, problem: PluginRefusal(
-                        .otherName, "is another name for \(kept) (the same file), which provides line '\(id)'",
-                        fix: "remove this link; \(kept) serves the line"))
+                    let problem = entries[index].isLink
+                        ? PluginRefusal(.otherName, "is another name for \(kept) (the same file), which provides line '\(id)'",
+                                        fix: "remove this link; \(kept) serves the line")
+                        : PluginRefusal(.otherName, "is the file \(kept) links to; host.json pins line '\(id)' to \(kept), which serves it",
+                                        fix: "keep both, or pin lines.\(id).file to this name and remove the link")
+                    move(&entries[index], to: .refused, problem: problem)
                 }
                 continue
             }
@@ -502,12 +507,10 @@ public final class LineTable {
                     throw PluginRefusal(.leavesFolder, "is a symbolic link to \(real), outside the plugin folder",
                                         fix: "copy the plugin into the folder instead of linking to it")
                 }
-                // A link into a subfolder: that subfolder, and any between it and the plugin
-                // folder, must be as trusted as the plugin folder, or its owner could swap the file.
-                let target = FileSystem.directory(of: real)
-                if target != folderReal, let refusal = trustFolders(target, stoppingAt: folderReal) {
-                    throw refusal
-                }
+                // Every folder a hop of the link lands in (a subfolder, or a folder a link on the
+                // way sits in) must be as trusted as the plugin folder, or its owner could swap
+                // the file or repoint the link.
+                if let refusal = trustLinkHops(path, stoppingAt: folderReal) { throw refusal }
                 info = try FileSystem.status(real, followLinks: true)
             }
         } catch let refusal as PluginRefusal {
@@ -569,6 +572,28 @@ public final class LineTable {
             if path.isEmpty { path = "/" }
         }
         return nil
+    }
+
+    /// Follows the links at `path` one hop at a time and checks the folder each hop lands in,
+    /// as ``trustFolders(_:stoppingAt:)`` does (up to `stop`, or to `/` for a folder outside it):
+    /// whoever may write in a folder a link passes through decides what the link names.
+    static func trustLinkHops(_ path: String, stoppingAt stop: String?) -> PluginRefusal? {
+        var current = path
+        for _ in 0..<40 {
+            var info = stat()
+            guard lstat(current, &info) == 0, info.st_mode & S_IFMT == S_IFLNK else { return nil }
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let length = readlink(current, &buffer, buffer.count - 1)
+            guard length > 0 else { return nil }
+            let target = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let next = target.hasPrefix("/") ? target : FileSystem.directory(of: current) + "/" + target
+            let holder = (try? FileSystem.realPath(FileSystem.directory(of: next))) ?? FileSystem.directory(of: next)
+            if holder != stop, let refusal = trustFolders(holder, stoppingAt: stop.flatMap { holder.hasPrefix($0 + "/") ? $0 : nil }) {
+                return refusal
+            }
+            current = next
+        }
+        return PluginRefusal(.unreadable, "has more than 40 links in a row", fix: "link straight to the file")
     }
 
     static func notConfigured(_ id: String, config: HostConfig) -> PluginRefusal {

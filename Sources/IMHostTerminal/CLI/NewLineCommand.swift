@@ -65,18 +65,18 @@ enum NewLineCommand {
         }
         // A folder whose name has controls, or bytes that are not UTF-8 (decoded to U+FFFD, so
         // another folder than the one asked for), is refused rather than made.
-        for option in ["--path", "--imkit"] {
-            guard let given = arguments.options[option] else { continue }
-            if given.unicodeScalars.contains(where: { TerminalText.needsEscape($0, newlines: false) || $0 == "\u{FFFD}" }) {
-                return refuse("\(option) '\(given)' has control characters or bytes that are not UTF-8; choose a plain path")
-            }
-        }
+        // (Checked made absolute, so a working folder with such a name is refused too.)
         let folder = absolute(arguments.options["--path"] ?? id)
         let imkit = absolute(arguments.options["--imkit"] ?? checkoutIMKit)
+        for (option, path) in [(arguments.options["--path"] == nil ? "the folder" : "--path", folder), ("--imkit", imkit)]
+        where path.unicodeScalars.contains(where: { TerminalText.needsEscape($0, newlines: false) || $0 == "\u{FFFD}" }) {
+            return refuse("\(option) '\(path)' has control characters or bytes that are not UTF-8; choose a plain path")
+        }
         guard access(imkit + "/Package.swift", R_OK) == 0 else {
             return refuse("cannot find IMKit's package at \(imkit) (no Package.swift there); pass --imkit PATH to a checkout's Sources/IMKit")
         }
-        if let entries = try? FileSystem.entries(of: folder), !entries.isEmpty {
+        var undecodable: [String] = []
+        if let entries = try? FileSystem.entries(of: folder, undecodable: &undecodable), !entries.isEmpty || !undecodable.isEmpty {
             return refuse("\(folder) exists and is not empty; choose another --path, or remove it", CommandLineTool.ExitCode.failure)
         }
         let type = typeName(id)

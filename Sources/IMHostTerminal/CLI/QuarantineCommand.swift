@@ -110,7 +110,7 @@ enum QuarantineCommand {
         do {
             lifted = try Quarantine.lift(dataFolder: config.dataFolder, what)
         } catch {
-            output.err("imhost quarantine lift: cannot write \(config.dataFolder)/quarantine.json (\(error.call): \(error)); check the data folder's permissions\n")
+            output.err("imhost quarantine lift: cannot write \(TerminalText.safe(config.dataFolder))/quarantine.json (\(error.call): \(error)); check the data folder's permissions\n")
             return CommandLineTool.ExitCode.failure
         }
         guard !lifted.isEmpty else {

@@ -56,13 +56,16 @@ package final class LineReader {
         while true {
             if let event = takeLine() { return event }
             if ended {
+                // The last line, without a newline: dropped whole if it is too long.
+                defer { clear() }
                 if let skipped = skipping {
                     skipping = nil
                     return .tooLong(skipped + count - start)
                 }
                 guard start < count else { return .end }
-                defer { clear() }
-                return .line(text(start..<count))
+                if count - start > limit { return .tooLong(count - start) }
+                let end = storage[count - 1] == UInt8(ascii: "\r") ? count - 1 : count
+                return .line(text(start..<end))
             }
             var pollers = ([fd] + wake).map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
             let ready = poll(&pollers, nfds_t(pollers.count), milliseconds)
@@ -128,7 +131,7 @@ package final class LineReader {
             if count + size > capacity {
                 let grown = max(2 * capacity, count + size)
                 let larger = UnsafeMutablePointer<UInt8>.allocate(capacity: grown)
-                larger.update(from: storage, count: count)
+                larger.initialize(from: storage, count: count)
                 storage.deallocate()
                 storage = larger
                 capacity = grown
