@@ -229,7 +229,9 @@ public final class LineTable {
             let path = folder + "/" + name
             var entry = Entry(file: path, fileName: name, state: .discovered)
             do throws(PluginRefusal) {
-                if name.unicodeScalars.contains(where: { TerminalText.needsEscape($0, newlines: false) }) {
+                // Printable ASCII needs no escape: checked on the bytes first, as most names are.
+                if name.utf8.withContiguousStorageIfAvailable({ !$0.allSatisfy { $0 >= 0x20 && $0 < 0x7F } }) ?? true,
+                   name.unicodeScalars.contains(where: { TerminalText.needsEscape($0, newlines: false) }) {
                     throw PluginRefusal(.unsafeName, "its name has control or bidirectional characters (\(TerminalText.safe(name)))",
                                         fix: "rename it to plain letters, digits, '-' and '.'")
                 }

@@ -8,15 +8,23 @@ public enum LineID {
     /// it has no `_` or capital letters.
     public static func isValid(_ id: String) -> Bool {
         // One pass over the bytes, no copy: the host checks every line id on every start.
+        if let valid = id.utf8.withContiguousStorageIfAvailable({ isValid(bytes: $0) }) { return valid }
+        return isValid(bytes: id.utf8)
+    }
+
+    private static func isValid<Bytes: Sequence<UInt8>>(bytes: Bytes) -> Bool {
         var count = 0
-        for byte in id.utf8 {
+        var first: UInt8 = 0, second: UInt8 = 0
+        for byte in bytes {
             let letter = byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")
             guard count == 0 ? letter
                 : letter || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "-") else { return false }
+            if count == 0 { first = byte } else if count == 1 { second = byte }
             count += 1
             if count > maximumLength { return false }
         }
-        return count > 0 && id != "im"
+        // Not "im", checked on the bytes (a String comparison costs more than the loop).
+        return count > 0 && !(count == 2 && first == UInt8(ascii: "i") && second == UInt8(ascii: "m"))
     }
 
     /// The line that owns a message key: the part before the first `.`, or `nil` for a host
