@@ -15,7 +15,6 @@ int imhost_die_with_parent(pid_t parent) {
 /* Must agree with Breadcrumb.swift. */
 enum {
     CRUMB_DEPTH = 12,
-    CRUMB_SEQUENCE = 16,
     FRAME = 512,
     FRAME_SITE = 0,
     FRAME_MARK = 8,

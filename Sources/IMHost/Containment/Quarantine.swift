@@ -164,15 +164,16 @@ public final class Quarantine {
                 // since the line was last lifted by hand.
                 let since = crash.line.flatMap { quarantine.lifts[$0] }.flatMap(Clock.parse) ?? Int64.min
                 let history = (log.records() + quarantine.entries.map(\.crash)).filter { (Clock.parse($0.time) ?? 0) > since }
-                let scope = scope(of: crash, history: history)
-                crash.quarantined = scope?.rawValue
-                try log.append(crash)
-                if let scope {
-                    quarantine.entries.append(Entry(line: crash.line, key: scope == .key ? crash.key : nil, file: crash.file,
-                                                    identity: crash.identity, since: crash.time, crash: crash))
-                    try quarantine.write()
+                guard let scope = scope(of: crash, history: history) else {
+                    crash.quarantined = nil
+                    try log.append(crash)
+                    return crash
                 }
-                return crash
+                let entry = Entry(crash, scope: scope)
+                try log.append(entry.crash)
+                quarantine.entries.append(entry)
+                try quarantine.write()
+                return entry.crash
             })
         } catch {
             return .failure(error)
@@ -213,5 +214,16 @@ public final class Quarantine {
             guard errno == EINTR else { throw FileSystem.Failure(call: "flock", code: errno) }
         }
         return try body()
+    }
+}
+
+extension Quarantine.Entry {
+    /// The entry a crash earns at `scope`, the crash marked with it: a key's entry names the
+    /// key, a line's or a file's does not.
+    init(_ crash: CrashRecord, scope: Quarantine.Scope) {
+        var crash = crash
+        crash.quarantined = scope.rawValue
+        self.init(line: crash.line, key: scope == .key ? crash.key : nil, file: crash.file, identity: crash.identity,
+                  since: crash.time, crash: crash)
     }
 }

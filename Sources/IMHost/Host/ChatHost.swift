@@ -194,9 +194,6 @@ public final class ChatHost {
         })
     }
 
-    /// Services that could not start, one line each.
-    public var serviceProblems: [String] { session?.problems ?? [] }
-
     /// Whether the user is online.
     public var isOnline: Bool { session?.isOnline ?? false }
 
@@ -239,7 +236,7 @@ public final class ChatHost {
     @discardableResult
     func activate(_ line: String) -> Bool {
         guard lines.availability(of: line) == .available else { return false }
-        if lines.page(of: line) != nil || lines.registeredLines.contains(line) { return true }
+        if lines.isRegistered(line) { return true }
         guard lines.activate(line, guard: lineGuard) else {
             converter = Converter(config: config, lines: lines)
             if let entry = lines.entry(forLine: line), let problem = entry.problem {
@@ -258,8 +255,8 @@ public final class ChatHost {
     /// line's keys are `<line id>.<name>`, so the key names the line to open).
     func messageEntry(for key: String) -> MessageRegistry.Entry? {
         if let entry = lines.registry.entry(for: key) { return entry }
-        guard let owner = LineID.owner(ofMessageKey: key), lines.page(of: String(owner)) == nil,
-              !lines.registeredLines.contains(String(owner)), activate(String(owner)) else { return nil }
+        // A registered line's keys are in the registry already: activate answers at once.
+        guard let owner = LineID.owner(ofMessageKey: key), activate(String(owner)) else { return nil }
         return lines.registry.entry(for: key)
     }
 
@@ -440,6 +437,4 @@ public final class ChatHost {
                 }
             })
     }
-
-    static func now() -> Int64 { Clock.now() }
 }

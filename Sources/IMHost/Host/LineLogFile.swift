@@ -35,8 +35,14 @@ public final class LineLogFile: Sendable {
             if stat(path, &info) == 0, Int64(info.st_size) > Self.limit {
                 rename(path, path + ".1")
             }
-            try? FileSystem.makeFolders(FileSystem.directory(of: path))
-            try? FileSystem.appendLine(Array("\(Clock.iso8601(Clock.now())) \(text)".utf8), to: path)
+            let stamped = Array("\(Clock.iso8601(Clock.now())) \(text)".utf8)
+            do throws(FileSystem.Failure) {
+                try FileSystem.appendLine(stamped, to: path)
+            } catch where error.code == ENOENT {
+                // The data folder is made when it is first needed, not at every entry.
+                try? FileSystem.makeFolders(FileSystem.directory(of: path))
+                try? FileSystem.appendLine(stamped, to: path)
+            } catch {}
         }
     }
 }

@@ -222,6 +222,15 @@ public final class LineTable {
         for (id, settings) in config.lines {
             if let file = settings.file, let digest = settings.sha256 { pinnedDigests[file] = (id, digest) }
         }
+        // A file's digest is read once an examination, though it is checked before the scan
+        // (a pinned file) and after it (any line with a digest).
+        var digests: [String: String?] = [:]
+        func digest(of name: String, at path: String) -> String? {
+            if let known = digests[name] { return known }
+            let found = try? SHA256.hex(ofFile: path)
+            digests[name] = found
+            return found
+        }
 
         // 1. Files: trust, identity, then facts from the cache or the ELF header.
         var needScan: [(path: String, identity: FileIdentity)] = []
@@ -248,12 +257,11 @@ public final class LineTable {
                 } else if let known = facts[name], known.identity == identity {
                     // Known: the cache's fact stands.
                     entry.facts = known
-                } else if let pin = pinnedDigests[name], let digest = try? SHA256.hex(ofFile: path), digest != pin.digest {
+                } else if let pin = pinnedDigests[name], let digest = digest(of: name, at: path), digest != pin.digest {
                     // host.json names this file and its digest: a file with another digest is not
                     // even handed to the scanner.
                     entry.lineID = pin.line
-                    throw PluginRefusal(.digestMismatch, "its SHA-256 is \(digest), host.json pins \(pin.digest)",
-                                        fix: "install the file host.json pins, or update lines.\(pin.line).sha256 to the new file's digest")
+                    throw Self.digestMismatch(digest, pin: pin.digest, line: pin.line)
                 } else {
                     facts[name] = nil
                     let head: [UInt8]
@@ -395,17 +403,15 @@ public final class LineTable {
                 continue
             }
             if let pin = settings.sha256 {
-                var digest = facts[name]?.sha256
-                if digest == nil {
-                    digest = try? SHA256.hex(ofFile: entries[index].file ?? "")
-                    facts[name]?.sha256 = digest
+                var found = facts[name]?.sha256
+                if found == nil {
+                    found = digest(of: name, at: entries[index].file ?? "")
+                    facts[name]?.sha256 = found
                     cacheChanged = true
                 }
-                guard digest == pin else {
+                guard found == pin else {
                     entries[index].facts = facts[name]
-                    move(&entries[index], to: .refused, problem: PluginRefusal(
-                        .digestMismatch, "its SHA-256 is \(digest ?? "unreadable"), host.json pins \(pin)",
-                        fix: "install the file host.json pins, or update lines.\(id).sha256 to the new file's digest"))
+                    move(&entries[index], to: .refused, problem: Self.digestMismatch(found, pin: pin, line: id))
                     continue
                 }
             }
@@ -598,6 +604,11 @@ public final class LineTable {
         return PluginRefusal(.unreadable, "has more than 40 links in a row", fix: "link straight to the file")
     }
 
+    static func digestMismatch(_ digest: String?, pin: String, line: String) -> PluginRefusal {
+        PluginRefusal(.digestMismatch, "its SHA-256 is \(digest ?? "unreadable"), host.json pins \(pin)",
+                      fix: "install the file host.json pins, or update lines.\(line).sha256 to the new file's digest")
+    }
+
     static func notConfigured(_ id: String, config: HostConfig) -> PluginRefusal {
         PluginRefusal(.notConfigured, "line '\(id)' is found but not in \(FileSystem.baseName(config.file))",
                       fix: "add \"\(id)\": { \"enabled\": true } to \"lines\" to enable it")
@@ -727,11 +738,19 @@ public final class LineTable {
     var registeredLines: [String] { registered.keys.sorted() }
 
     /// Records that a line's services started or stopped.
+    /// Only the line's own state follows (registered or active): nothing ``reindex()`` derives
+    /// depends on it, so the lookups are not rebuilt.
     func setServicesStarted(_ line: String, _ started: Bool) {
         guard registered[line] != nil else { return }
         registered[line]!.servicesStarted = started
-        reindex()
+        guard let index = providers[line], entries[index].isServing else { return }
+        if entries[index].state == .loaded { move(&entries[index], to: .registered) }
+        let target: State = started ? .active : .registered
+        if entries[index].state != target { move(&entries[index], to: target) }
     }
+
+    /// Whether a line is registered in this process.
+    func isRegistered(_ line: String) -> Bool { registered[line] != nil }
 
     /// Lines that are configured, enabled and not serving: refused, failed, crashed, hung,
     /// quarantined or missing. (Killed and disabled lines are the operator's choice.)

@@ -103,11 +103,6 @@ struct PluginCache: Equatable {
         self.files = files
     }
 
-    /// Parses the text form; `nil` when it is not a cache of this format and host build.
-    init?(text: String) {
-        self.init(bytes: Array(text.utf8))
-    }
-
     /// Parses the text form from its bytes, in one pass: fields are byte ranges found by a
     /// single scan, and only the fields kept become strings (it runs on every start).
     init?(bytes: [UInt8]) {

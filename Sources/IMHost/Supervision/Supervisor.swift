@@ -308,14 +308,12 @@ public final class Supervisor {
         case .success(let written):
             return (written, nil)
         case .failure(let error):
-            var kept = crash
             let remembered = resume.quarantine ?? []
-            let history = remembered.map(\.crash)
-            if let scope = Quarantine.scope(of: crash, history: history) {
-                kept.quarantined = scope.rawValue
-                resume.quarantine = remembered + [Quarantine.Entry(
-                    line: crash.line, key: scope == .key ? crash.key : nil, file: crash.file, identity: crash.identity,
-                    since: crash.time, crash: kept)]
+            var kept = crash
+            if let scope = Quarantine.scope(of: crash, history: remembered.map(\.crash)) {
+                let entry = Quarantine.Entry(crash, scope: scope)
+                kept = entry.crash
+                resume.quarantine = remembered + [entry]
             }
             return (kept, "\(error.call) in \(settings.dataFolder): \(error)")
         }
