@@ -105,6 +105,23 @@ struct CommandLineTests {
         #expect(try FileConversationStore(dataFolder: workspace.data, user: "me").count(of: "u42") == 1)
     }
 
+    @Test("a page drawn on a terminal is coloured, also by the supervised worker; NO_COLOR turns it off")
+    func colourOnTerminal() throws {
+        let workspace = try Workspace()
+        try workspace.installLines()
+        try workspace.writeConfig()
+        // script(1) gives imhost a terminal; the test helpers set NO_COLOR, so it is unset here.
+        func onTerminal(_ environment: String) throws -> String {
+            try run("/usr/bin/script", ["-qec", "env \(environment) '\(BuildProducts.imhost)' open 'im://chat?rootCateID=1&cateID=12&peer=u42'",
+                                        "/dev/null"], currentDirectory: workspace.root).stdout
+        }
+        let coloured = try onTerminal("-u NO_COLOR")
+        #expect(coloured.contains("\u{1B}["), "\(coloured)")
+        #expect(coloured.contains("[house page]"))
+        let plain = try onTerminal("NO_COLOR=1")
+        #expect(!plain.contains("\u{1B}[") && plain.contains("[house page]"), "\(plain)")
+    }
+
     @Test("an argument that is not UTF-8 is refused by its bytes, not turned into another URL, path or id")
     func undecodableArgument() throws {
         let workspace = try Workspace()

@@ -9,7 +9,8 @@ enum Environment {
     }
 
     /// ANSI colour only on a terminal, and never when `NO_COLOR` is set.
-    static var colorsOnStandardOutput: Bool {
-        isatty(STDOUT_FILENO) == 1 && value("NO_COLOR") == nil
+    /// Whether output written to `fd` is coloured: a terminal, and no `NO_COLOR`.
+    static func colors(on fd: Int32) -> Bool {
+        isatty(fd) == 1 && value("NO_COLOR") == nil
     }
 }

@@ -77,6 +77,8 @@ enum WorkerCommand {
         let terminal = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 500)
         if terminal >= 0 { dup2(STDERR_FILENO, STDOUT_FILENO) }
         let output = terminal >= 0 ? Output(outFD: terminal, errFD: STDERR_FILENO) : output
+        // Standard output is a pipe to the supervisor now: colour follows where pages go.
+        let colors = Environment.colors(on: terminal >= 0 ? terminal : STDOUT_FILENO)
         guard arguments.positionals.count == 2, let breadcrumb = arguments.options["--breadcrumb"] else {
             output.err("imhost __worker: expected MODE TARGET --breadcrumb PATH; this command is for imhost itself\n")
             return Control.exit(CommandLineTool.ExitCode.usage)
@@ -93,10 +95,11 @@ enum WorkerCommand {
         if resume == nil { CommandLineTool.report(host, output: output) }
         let code: Int32
         switch mode {
-        case "chat": code = chat(host, url: target, resume: resume, width: width, arguments: arguments, output: output)
-        case "open": code = open(host, url: target, width: width, external: arguments.flags.contains("--external"),
+        case "chat": code = chat(host, url: target, resume: resume, width: width, colors: colors, arguments: arguments, output: output)
+        case "open": code = open(host, url: target, width: width, colors: colors, external: arguments.flags.contains("--external"),
                                  json: arguments.flags.contains("--json"), output: output)
-        case "play", "demo": code = play(host, file: target, demo: mode == "demo", resume: resume, width: width, arguments: arguments, output: output)
+        case "play", "demo": code = play(host, file: target, demo: mode == "demo", resume: resume, width: width, colors: colors, arguments: arguments,
+                                             output: output)
         default:
             output.err("imhost __worker: unknown mode '\(TerminalText.safe(mode))'\n")
             code = CommandLineTool.ExitCode.usage
@@ -123,7 +126,7 @@ enum WorkerCommand {
 
     // MARK: chat
 
-    private static func chat(_ host: ChatHost, url: String, resume: Supervisor.Ack?, width: Int, arguments: Arguments,
+    private static func chat(_ host: ChatHost, url: String, resume: Supervisor.Ack?, width: Int, colors: Bool, arguments: Arguments,
                              output: Output) -> Int32 {
         let terminal = arguments.flags.contains("--terminal")
         let session: ChatSession
@@ -132,7 +135,7 @@ enum WorkerCommand {
             try host.signIn(online: resume?.online ?? true)
             session = try ChatSession(host: host, url: resume?.url ?? url, window: resume?.window ?? 20,
                                       configPath: CommandLineTool.configPath(arguments), output: output, width: width,
-                                      colors: Environment.colorsOnStandardOutput)
+                                      colors: colors)
             // Opens the conversation's files now: an id the store refuses is refused here.
             _ = try session.page.messageCount()
         } catch {
@@ -167,7 +170,7 @@ enum WorkerCommand {
 
     // MARK: open
 
-    private static func open(_ host: ChatHost, url: String, width: Int, external: Bool, json: Bool, output: Output) -> Int32 {
+    private static func open(_ host: ChatHost, url: String, width: Int, colors: Bool, external: Bool, json: Bool, output: Output) -> Int32 {
         do throws(any Error) {
             let opened = try host.open(route: url, external: external)
             for notice in host.takeNotices() { output.err("imhost: \(TerminalText.safe(notice))\n") }
@@ -177,7 +180,7 @@ enum WorkerCommand {
             case .page(let page) where json:
                 output.out(JSONOutput.encode(PageJSON(page, view: try page.view(width: width))))
             case .page(let page):
-                output.out(try PageRenderer(width: width, colors: Environment.colorsOnStandardOutput).render(page))
+                output.out(try PageRenderer(width: width, colors: colors).render(page))
             }
             return CommandLineTool.ExitCode.ok
         } catch {
@@ -190,7 +193,7 @@ enum WorkerCommand {
 
     // MARK: play
 
-    private static func play(_ host: ChatHost, file: String, demo: Bool, resume: Supervisor.Ack?, width: Int,
+    private static func play(_ host: ChatHost, file: String, demo: Bool, resume: Supervisor.Ack?, width: Int, colors: Bool,
                              arguments: Arguments, output: Output) -> Int32 {
         let scenario: Scenario
         do {
@@ -201,7 +204,7 @@ enum WorkerCommand {
             return CommandLineTool.ExitCode.usage
         }
         let runner = ScenarioRunner(scenario: scenario, host: host, output: output, width: width,
-                                    colors: Environment.colorsOnStandardOutput,
+                                    colors: colors,
                                     fixedClock: demo || arguments.flags.contains("--fixed-clock"),
                                     configPath: CommandLineTool.configPath(arguments))
         if let resume {
