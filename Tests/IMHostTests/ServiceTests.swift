@@ -176,14 +176,14 @@ struct RouteTests {
         var table = RouteTable()
         func add(_ pattern: String, _ name: String) throws {
             let parsed = try RoutePattern.parse(pattern).get()
-            table.add(RouteTable.Route(pattern: parsed, allowExternal: true, line: "t", target: .handler { _ in name }))
+            table.add(RouteTable.Route(pattern: parsed, allowExternal: true, line: "t", handler: { _ in name }))
         }
         try add("shop://item/:id", "item")
         try add("shop://item/new", "new")
         try add("shop://item/:id/reviews/:page", "reviews")
         func name(_ url: String) throws -> String? {
-            guard let match = table.match(url), case .handler(let handler) = match.route.target else { return nil }
-            return try handler(RouteRequest(url: url, parameters: match.parameters, isExternal: false, user: UserContext(userID: "me", transport: .unconnected)))
+            guard let match = table.match(url) else { return nil }
+            return try match.route.handler(RouteRequest(url: url, parameters: match.parameters, isExternal: false, user: UserContext(userID: "me", transport: .unconnected)))
                 + " " + match.parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
         }
         #expect(try name("shop://item/42?ref=push") == "item id=42,ref=push")

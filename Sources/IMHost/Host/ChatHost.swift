@@ -72,12 +72,6 @@ public final class ChatHost {
         [ServiceRegistration(id: MessageTransport.id) { MessageTransport() }]
     }
 
-    /// `im://chat`: the URL callers send; the converter picks the page.
-    static let chatPattern = RoutePattern(scheme: "im", host: "chat", segments: [])
-
-    /// `im://chat/<line>`: a line's page, as the converter rewrites the URL.
-    static let linePagePattern = RoutePattern(scheme: "im", host: "chat", segments: [.parameter("line")])
-
     /// Loads host.json at `configPath` and builds the host from it.
     /// - Throws: ``ConfigError`` when host.json is missing or invalid; nothing is loaded then.
     public convenience init(configPath: String, options: Options = Options()) throws(ConfigError) {
@@ -356,33 +350,13 @@ public final class ChatHost {
             throw OpenError(kind: .notFound, description: "not found: no route matches \(url); check the URL, or load the line that handles it")
         }
         if external && !match.route.allowExternal {
-            let owner = match.route.line.map { "line '\($0)'" } ?? "the host"
-            throw OpenError(kind: .external, description: "refused: \(match.route.pattern) (\(owner)) is internal and cannot be opened from outside the app")
+            throw OpenError(kind: .external, description: "refused: \(match.route.pattern) (line '\(match.route.line)') is internal and cannot be opened from outside the app")
         }
-        switch match.route.target {
-        case .handler(let handler):
-            let request = RouteRequest(url: url, parameters: match.parameters, isExternal: external, user: user)
-            let mark = match.route.line.flatMap { lines.mark(of: $0) }
-            do {
-                return .opened(try lineGuard.run(.route, mark, key: url) { try handler(request) })
-            } catch {
-                throw OpenError(kind: .failed, description: "refused: \(match.route.pattern) could not open \(url): \(error)")
-            }
-        case .converter:
-            do {
-                return .page(try page(for: converter.decide(url), window: window))
-            } catch {
-                throw OpenError(kind: .malformed, description: "refused: \(error)")
-            }
-        case .chatPage:
-            let line = match.parameters["line"] ?? ""
-            let query = url.firstIndex(of: "?").map { String(url[url.index(after: $0)...]) } ?? ""
-            do {
-                let jump = try JumpURL.parse("im://chat?" + query)
-                return .page(try page(for: converter.decide(jump, line: line), window: window))
-            } catch {
-                throw OpenError(kind: .malformed, description: "refused: \(error)")
-            }
+        let request = RouteRequest(url: url, parameters: match.parameters, isExternal: external, user: user)
+        do {
+            return .opened(try lineGuard.run(.route, lines.mark(of: match.route.line), key: url) { try match.route.handler(request) })
+        } catch {
+            throw OpenError(kind: .failed, description: "refused: \(match.route.pattern) could not open \(url): \(error)")
         }
     }
 

@@ -16,7 +16,8 @@ public struct PresentedMessage {
 /// as a placeholder when the message cannot be shown there. Never throws and never changes the
 /// stored message, so a message that degrades today renders again once the cause is gone.
 package struct MessagePresenter {
-    static let placeholderText = "Unsupported message type"
+    /// What a placeholder says first, on every page.
+    package static let placeholderText = "Unsupported message type"
 
     /// The builder registered for a key (opening its line first, if need be).
     var lookup: (String) -> MessageRegistry.Entry?

@@ -25,11 +25,6 @@ public struct MessageRegistry: Sendable {
     /// The builder registered under `key`.
     public func entry(for key: String) -> Entry? { entries[key] }
 
-    /// Who owns `key`, said the way an error names it: `line 'house'` or `the host`.
-    public func owner(of key: String) -> String? {
-        entries[key].map { $0.line.map { "line '\($0)'" } ?? "the host" }
-    }
-
     /// Every registered key, sorted.
     public var allKeys: [String] { entries.keys.sorted() }
 

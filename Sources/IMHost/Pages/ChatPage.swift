@@ -94,10 +94,10 @@ struct PageEnvironment {
     }
 
     /// Stores a message at the end of its conversation, numbered by the store under its lock;
-    /// `beforeStoring` runs with the numbered message before it is written.
+    /// `beforeStoring` runs with the numbered message before it is written. The caller has
+    /// checked the payload against the limits (``check(_:_:)``).
     func store(key: String, payload: MessagePayload, from: String, to: String, conversation: String,
                beforeStoring: (MessageEnvelope) throws -> Void = { _ in }) throws(SendError) -> MessageEnvelope {
-        try Self.check(payload, limits)
         do {
             return try store.append(to: conversation) { position in
                 let message = MessageEnvelope(id: "m\(position + 1)", conversation: conversation,
@@ -187,7 +187,8 @@ public final class ChatPage {
     /// message this host cannot show is shown as a placeholder, never dropped.
     @discardableResult
     public func receive(key: String, payload: MessagePayload) throws(SendError) -> MessageEnvelope {
-        try environment.store(key: key, payload: payload, from: context.peerID, to: environment.userID, conversation: conversation)
+        try PageEnvironment.check(payload, environment.limits)
+        return try environment.store(key: key, payload: payload, from: context.peerID, to: environment.userID, conversation: conversation)
     }
 
     /// The messages the page shows now, oldest first, each with its number (its position in the

@@ -679,8 +679,6 @@ public final class LineTable {
 
         var registry = MessageRegistry.builtIn
         var routes = RouteTable()
-        routes.add(RouteTable.Route(pattern: ChatHost.chatPattern, allowExternal: true, line: nil, target: .converter))
-        routes.add(RouteTable.Route(pattern: ChatHost.linePagePattern, allowExternal: true, line: nil, target: .chatPage))
         for (id, line) in registered.sorted(by: { $0.key < $1.key }) {
             registry.add(line.builders, line: id, mark: line.mark)
             for route in line.routes { routes.add(route) }
@@ -791,7 +789,7 @@ public final class LineTable {
                                     fix: "make the line's register(with:) register the same things every time")
             }
             let routes = staged.routes.map {
-                RouteTable.Route(pattern: $0.pattern, allowExternal: $0.allowExternal, line: line, target: .handler($0.handler))
+                RouteTable.Route(pattern: $0.pattern, allowExternal: $0.allowExternal, line: line, handler: $0.handler)
             }
             registered[line] = Registered(page: staged.page, builders: staged.builders, services: staged.services, routes: routes,
                                           mark: mark, identity: entry.identity)

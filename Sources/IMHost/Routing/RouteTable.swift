@@ -1,37 +1,28 @@
 @_spi(Host) import IMKit
 
-/// URL → handler, for the host's own routes (chat pages) and the registered lines'. A URL is
+/// URL → handler, for the registered lines' routes (chat URLs, `im://chat…`, are the
+/// converter's: ``ChatHost/open(route:external:window:)`` sends them there first). A URL is
 /// looked up whole among the patterns without parameters (one hash lookup), then by its scheme,
 /// host and number of path segments among the few patterns with parameters, more literal ones
 /// first. A line's routes use its own scheme (`house://`), so a URL names the line to load
 /// before it can be matched.
 public struct RouteTable {
-    /// What a route leads to.
-    enum Target {
-        /// A line's handler.
-        case handler(RouteHandler)
-        /// `im://chat?…`: the converter picks the page.
-        case converter
-        /// `im://chat/<line>?…`: that line's page (the `line` parameter).
-        case chatPage
-    }
-
     struct Route {
         let pattern: RoutePattern
         let allowExternal: Bool
-        /// The line that registered it, or `nil` for the host.
-        let line: String?
-        let target: Target
+        /// The line that registered it.
+        let line: String
+        let handler: RouteHandler
         /// The pattern with parameter names erased, computed once.
         let shape: String
         /// How many segments are literal: more literal patterns are tried first.
         let literals: Int
 
-        init(pattern: RoutePattern, allowExternal: Bool, line: String?, target: Target) {
+        init(pattern: RoutePattern, allowExternal: Bool, line: String, handler: @escaping RouteHandler) {
             self.pattern = pattern
             self.allowExternal = allowExternal
             self.line = line
-            self.target = target
+            self.handler = handler
             shape = pattern.shape
             literals = pattern.segments.count { if case .literal = $0 { true } else { false } }
         }
@@ -47,22 +38,20 @@ public struct RouteTable {
     private var exact: [String: Route] = [:]
     /// Patterns with parameters, by scheme, host and segment count.
     private var buckets: [String: [Route]] = [:]
-    private var shapes: [String: Route] = [:]
 
     private static func bucket(_ scheme: String, _ host: String, _ count: Int) -> String {
         "\(scheme)://\(host)/\(count)"
     }
 
-    /// Adds a route, replacing one of the same shape (a cached route its line now registers).
+    /// Adds a route. No two have the same shape: a line's routes use its own scheme, and the
+    /// registrar refuses a line's second route of one shape.
     mutating func add(_ route: Route) {
-        let replaced = shapes.updateValue(route, forKey: route.shape) != nil
         if route.literals == route.pattern.segments.count {
             exact[route.shape] = route
             return
         }
         let key = Self.bucket(route.pattern.scheme, route.pattern.host, route.pattern.segments.count)
         var list = buckets[key] ?? []
-        if replaced { list.removeAll { $0.shape == route.shape } }
         let position = list.firstIndex { $0.literals < route.literals } ?? list.endIndex
         list.insert(route, at: position)
         buckets[key] = list

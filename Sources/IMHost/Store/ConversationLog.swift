@@ -76,9 +76,7 @@ final class ConversationLog {
     /// Appends one message: `make` is given its position (from 0), under the lock, and returns
     /// the line to write (it may throw to write nothing). Returns once the line is on disk.
     func append(_ make: (Int) throws -> [UInt8]) throws -> Int {
-        guard !isReadOnly else {
-            throw Failure(description: "cannot write \(path): the data folder is read-only; messages can be read but not sent")
-        }
+        try refuseIfReadOnly()
         return try locked { () throws -> Int in
             try catchUp()
             let position = count
@@ -90,12 +88,16 @@ final class ConversationLog {
 
     /// Appends messages as they are, with one flush to disk (imports and benchmarks).
     func append(lines: [[UInt8]]) throws(Failure) {
-        guard !isReadOnly else {
-            throw Failure(description: "cannot write \(path): the data folder is read-only; messages can be read but not sent")
-        }
+        try refuseIfReadOnly()
         try locked { () throws(Failure) in
             try catchUp()
             try write(lines)
+        }
+    }
+
+    private func refuseIfReadOnly() throws(Failure) {
+        guard !isReadOnly else {
+            throw Failure(description: "cannot write \(path): the data folder is read-only; messages can be read but not sent")
         }
     }
 
@@ -121,14 +123,13 @@ final class ConversationLog {
             _ = fsync(log)
             throw Failure(description: "cannot write \(path): \(error.call): \(error); nothing was stored")
         }
-        do throws(FileSystem.Failure) {
-            try FileSystem.writeAll(index, starts.flatMap(Self.littleEndian), at: UInt64(count) * 8)
+        do throws(Failure) {
+            try writeIndex(starts, at: count)
         } catch {
             // A message the index does not know would appear later as if sent: take it back.
-            _ = ftruncate(index, off_t(count * 8))
             _ = ftruncate(log, off_t(start))
             _ = fsync(log)
-            throw Failure(description: "cannot write \(path).index: \(error.call): \(error); nothing was stored")
+            throw Failure(description: "\(error.description); nothing was stored")
         }
         count += lines.count
     }

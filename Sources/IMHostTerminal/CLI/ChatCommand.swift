@@ -114,14 +114,14 @@ final class SupervisedRun {
     private let output: Output
     /// Crash notices go to standard error, or into the transcript (`play`).
     var noticesToTranscript = false
-    /// Crashes seen so far.
-    private(set) var crashes: [Supervisor.Crash] = []
+    /// How long one call into a line may take (limits.callSeconds), for the notices.
+    private let callLimit: Double
 
     init(command: String, config: HostConfig, dataFolder: String, workerArguments: [String], output: Output,
          restarts: Bool = true) {
         self.command = command
         self.output = output
-        supervisorCallLimit = config.limits.callSeconds
+        callLimit = config.limits.callSeconds
         var settings = Supervisor.Settings(executable: CommandLineTool.executable, arguments: ["__worker"] + workerArguments,
                                            dataFolder: dataFolder, callLimit: config.limits.callSeconds)
         if !restarts { settings.restartBurst = 0 }
@@ -158,12 +158,10 @@ final class SupervisedRun {
             lastAck = ack
             return nil
         case .crashed(let crashed):
-            crashes += crashed
             lastCrashed = true
             for crash in crashed { say(Self.notice(crash, callLimit: callLimit)) }
             return nil
         case .gaveUp(let crashed, let why):
-            crashes += crashed
             lastCrashed = true
             for crash in crashed where crash.record.signal != "not started" { say(Self.notice(crash, callLimit: callLimit)) }
             if !why.isEmpty { output.err(why + "\n") }
@@ -172,9 +170,6 @@ final class SupervisedRun {
             return code
         }
     }
-
-    private var callLimit: Double { supervisorCallLimit }
-    private var supervisorCallLimit: Double = 5
 
     private func say(_ notice: String) {
         if noticesToTranscript { output.out(notice + "\n") } else { output.err(notice + "\n") }

@@ -110,11 +110,9 @@ enum NewLineCommand {
         id.split(separator: "-").map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
     }
 
+    /// Joined to the working folder as given (`FileSystem.resolve` would also fold `..`).
     private static func absolute(_ path: String) -> String {
-        if path.hasPrefix("/") { return path }
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        guard getcwd(&buffer, buffer.count) != nil else { return path }
-        return String(cString: buffer) + "/" + path
+        path.hasPrefix("/") ? path : FileSystem.currentDirectory() + "/" + path
     }
 }
 

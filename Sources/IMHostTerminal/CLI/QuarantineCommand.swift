@@ -74,11 +74,7 @@ enum QuarantineCommand {
         var lines: [String] = []
         func add(_ line: String) { lines.append(TerminalText.safe(line, newlines: false)) }
         for row in rows {
-            let what = switch row.scope {
-            case .key: "message key \(row.key ?? "")"
-            case .line: "line \(row.line ?? "")"
-            case .file: "file \(row.file ?? "")"
-            }
+            let what = subject(row.scope, key: row.key, line: row.line, file: row.file)
             add("\(what)\(row.active ? "" : " (no longer applies: the file was replaced)")")
             add("    since \(row.since): \(row.reason)")
             if let detail = row.crash.detail { add("    it said: \(detail)") }
@@ -118,13 +114,18 @@ enum QuarantineCommand {
             return CommandLineTool.ExitCode.failure
         }
         for entry in lifted {
-            let what = switch entry.scope {
-            case .key: "message key \(entry.key ?? "")"
-            case .line: "line \(entry.line ?? "")"
-            case .file: "file \(entry.file ?? "")"
-            }
+            let what = subject(entry.scope, key: entry.key, line: entry.line, file: entry.file)
             output.out(TerminalText.safe("lifted \(what) (quarantined since \(entry.since))") + "\n")
         }
         return CommandLineTool.ExitCode.ok
+    }
+
+    /// What an entry takes out: "message key house.listing", "line cars", "file x.so".
+    static func subject(_ scope: Quarantine.Scope, key: String?, line: String?, file: String?) -> String {
+        switch scope {
+        case .key: "message key \(key ?? "")"
+        case .line: "line \(line ?? "")"
+        case .file: "file \(file ?? "")"
+        }
     }
 }

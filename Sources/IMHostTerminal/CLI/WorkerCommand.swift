@@ -65,7 +65,6 @@ enum WorkerCommand {
 
     static func run(_ arguments: Arguments, _ output: Output) -> Int32 {
         signal(SIGHUP, SIG_IGN)
-        signal(SIGPIPE, SIG_IGN)
         Interruption.install()
         // Dies with its supervisor: a worker must never go on alone.
         if let parent = arguments.options["--parent"].flatMap(Int32.init), imhost_die_with_parent(parent) != 0 {
@@ -257,9 +256,8 @@ enum ScanCommand {
             }
             // Reports on their own pipe, moved out of line code's way; what line code prints on
             // standard output joins standard error, which only ever counts as last words.
-            let reports = fcntl(3, F_DUPFD_CLOEXEC, 500)
-            if reports >= 0 { close(3) }
+            WorkerCommand.Control.take()
             dup2(STDERR_FILENO, STDOUT_FILENO)
-            return Scanner.childMain(arguments.positionals, reports: reports >= 0 ? reports : 3)
+            return Scanner.childMain(arguments.positionals, reports: WorkerCommand.Control.fd)
         })
 }
