@@ -104,8 +104,8 @@ package enum Scanner {
                 for file in pending { outcomes[file.path] = .failed(nil, refusal) }
                 return outcomes
             }
-            var reports = LineBuffer()
-            var said = LineBuffer()
+            let reports = LineBuffer()
+            let said = LineBuffer()
             var lastWords = LastWords()
             var current: (file: String, stage: String, line: String?, since: UInt64)?
             var heard = false
@@ -113,7 +113,7 @@ package enum Scanner {
             var interrupted = false
             var started = Clock.monotonic()
             /// Takes the whole reports read so far.
-            func handle(_ reports: inout LineBuffer) {
+            func handle(_ reports: LineBuffer) {
                 while let line = reports.nextLine() {
                     guard let report = try? decoder.decode(Report.self, from: Data(line.utf8)) else { continue }
                     heard = true
@@ -141,7 +141,7 @@ package enum Scanner {
                 // Its exit, not only its pipe: a plugin may hand the pipe to a process of its own.
                 if let ended = child.poll() {
                     while !waitReadable([child.control], milliseconds: 0).isEmpty, reports.fill(from: child.control) {}
-                    handle(&reports)
+                    handle(reports)
                     ending = ended.description
                     interrupted = ended.isInterruption
                     break reading
@@ -164,7 +164,7 @@ package enum Scanner {
                 }
                 if ready.contains(child.control) {
                     _ = reports.fill(from: child.control)
-                    handle(&reports)
+                    handle(reports)
                 }
             }
             if let rest = said.rest() { lastWords.keep(rest) }

@@ -200,46 +200,6 @@ final class ChildProcess {
     }
 }
 
-/// Bytes read from a pipe, cut into lines as they arrive.
-struct LineBuffer {
-    private var bytes: [UInt8] = []
-    /// The pipe reached end of file.
-    private(set) var ended = false
-
-    /// Reads what is available from `fd` (one `read`); false at end of file or on an error.
-    mutating func fill(from fd: Int32) -> Bool {
-        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 {
-                ended = true
-                return false
-            }
-            bytes += chunk[0..<count]
-            return true
-        }
-    }
-
-    /// The next whole line, without its newline.
-    mutating func nextLine() -> String? {
-        guard let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) else { return nil }
-        let line = String(decoding: bytes[..<newline], as: UTF8.self)
-        bytes.removeSubrange(...newline)
-        return line
-    }
-
-    /// Whether a whole line is waiting.
-    var hasLine: Bool { bytes.contains(UInt8(ascii: "\n")) }
-
-    /// What is left after the last newline (at end of file, an unterminated last line).
-    mutating func rest() -> String? {
-        guard !bytes.isEmpty else { return nil }
-        defer { bytes.removeAll() }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-}
-
 /// Waits until one of `fds` is readable or `milliseconds` pass; returns the readable ones
 /// (a closed pipe counts as readable: reading it says end of file).
 func waitReadable(_ fds: [Int32], milliseconds: Int32) -> [Int32] {
