@@ -138,7 +138,23 @@ final class Breadcrumb {
 
     /// Reads a breadcrumb file; `nil` when it is missing or not a breadcrumb.
     static func read(_ path: String) -> Snapshot? {
-        guard let bytes = try? FileSystem.readBytes(path, limit: fileSize), bytes.count == fileSize else { return nil }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        return read(fd: fd)
+    }
+
+    /// Reads a breadcrumb from a descriptor already open on it (a reservation's, polled while a
+    /// command runs, or an orphan's being collected): one `pread`, no open.
+    static func read(fd: Int32) -> Snapshot? {
+        var bytes = [UInt8](repeating: 0, count: fileSize)
+        var got = 0
+        while got < fileSize {
+            let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + got, fileSize - got, off_t(got)) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return nil }
+            got += count
+        }
         return bytes.withUnsafeBytes { raw -> Snapshot? in
             guard raw.loadUnaligned(fromByteOffset: Offset.magic, as: UInt64.self) == magic else { return nil }
             let depth = Int(raw.loadUnaligned(fromByteOffset: Offset.depth, as: UInt32.self))
@@ -223,7 +239,7 @@ final class Breadcrumb {
         }
 
         /// What the file says now.
-        func read() -> Snapshot? { Breadcrumb.read(path) }
+        func read() -> Snapshot? { Breadcrumb.read(fd: fd) }
 
         /// Removes the file; its lock goes with it.
         func remove() {
@@ -248,7 +264,7 @@ final class Breadcrumb {
             var info = stat()
             guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size == off_t(fileSize) else { continue }
             guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { continue }
-            let snapshot = read(path)
+            let snapshot = read(fd: fd)
             // A writer still alive (its supervisor gone, its own end near) is not an orphan yet.
             if let pid = snapshot?.pid, pid > 0, pid != getpid(), isRunning(pid) { continue }
             if let snapshot, snapshot.depth > 0 { handle(snapshot) }
