@@ -78,10 +78,10 @@ final class ConversationLog {
     func append(_ make: (Int) throws -> [UInt8]) throws -> Int {
         try refuseIfReadOnly()
         return try locked { () throws -> Int in
-            try catchUp()
+            let end = try catchUp()
             let position = count
             let line = try make(position)
-            try write([line])
+            try write([line], at: end)
             return position
         }
     }
@@ -90,8 +90,7 @@ final class ConversationLog {
     func append(lines: [[UInt8]]) throws(Failure) {
         try refuseIfReadOnly()
         try locked { () throws(Failure) in
-            try catchUp()
-            try write(lines)
+            try write(lines, at: try catchUp())
         }
     }
 
@@ -101,10 +100,10 @@ final class ConversationLog {
         }
     }
 
-    /// Writes whole lines after the last one, then their index entries; on any failure both
-    /// files are cut back to where they were. Called under the lock, after `catchUp`.
-    private func write(_ lines: [[UInt8]]) throws(Failure) {
-        let start = try Self.size(log)
+    /// Writes whole lines after the last one (the log ends at `start`, as `catchUp` found it),
+    /// then their index entries; on any failure both files are cut back to where they were.
+    /// Called under the lock, after `catchUp`.
+    private func write(_ lines: [[UInt8]], at start: UInt64) throws(Failure) {
         var bytes: [UInt8] = []
         var starts: [UInt64] = []
         var offset = start
@@ -217,7 +216,7 @@ final class ConversationLog {
             return
         }
         // Lines another writer left unindexed, or that the index lost.
-        try catchUp()
+        try catchUp(logSize: logSize)
     }
 
     /// Whether the index's first and last entries, and evenly spaced ones, are increasing line
@@ -241,10 +240,12 @@ final class ConversationLog {
     }
 
     /// Indexes the whole lines after the last indexed one (left by a writer killed between its
-    /// two writes), after cutting a torn last line. Called under the lock.
-    private func catchUp() throws(Failure) {
-        try cutTornLine()
-        let logSize = try Self.size(log)
+    /// two writes), after cutting a torn last line (unless the caller just did, and passes the
+    /// log's size). Called under the lock. Returns the log's size, where the next line goes.
+    @discardableResult
+    private func catchUp(logSize known: UInt64? = nil) throws(Failure) -> UInt64 {
+        let logSize: UInt64
+        if let known { logSize = known } else { logSize = try cutTornLine() }
         _ = try refreshCount()
         var indexedEnd: UInt64 = 0
         if count > 0 {
@@ -253,11 +254,11 @@ final class ConversationLog {
             if !atLineStart, last <= logSize { atLineStart = try read(log, from: last - 1, count: 1) == [UInt8(ascii: "\n")] }
             guard last < logSize, atLineStart else {
                 try rebuild(because: "its last index entry did not point at a line")
-                return
+                return logSize
             }
-            indexedEnd = try lineEnd(from: last)
+            indexedEnd = try lineEnd(from: last, before: logSize)
         }
-        guard indexedEnd < logSize else { return }
+        guard indexedEnd < logSize else { return logSize }
         let missing = try lineStarts(from: indexedEnd, to: logSize)
         if index >= 0 {
             try writeIndex(missing, at: count)
@@ -266,6 +267,7 @@ final class ConversationLog {
         }
         count += missing.count
         repairs.append("indexed \(missing.count) message\(missing.count == 1 ? "" : "s") of \(FileSystem.baseName(path)) that a writer stopped before indexing")
+        return logSize
     }
 
     /// Rebuilds the index from the log.
@@ -291,11 +293,13 @@ final class ConversationLog {
         }
     }
 
-    /// Moves a last line without its newline (a write cut short) to `<name>.torn`.
-    private func cutTornLine() throws(Failure) {
+    /// Moves a last line without its newline (a write cut short) to `<name>.torn`. Returns the
+    /// log's size after.
+    @discardableResult
+    private func cutTornLine() throws(Failure) -> UInt64 {
         let logSize = try Self.size(log)
-        guard logSize > 0, try read(log, from: logSize - 1, count: 1) != [UInt8(ascii: "\n")] else { return }
-        guard !isReadOnly else { return }
+        guard logSize > 0, try read(log, from: logSize - 1, count: 1) != [UInt8(ascii: "\n")] else { return logSize }
+        guard !isReadOnly else { return logSize }
         let keep = try lastLineEnd(before: logSize)
         let torn = try read(log, from: keep, count: Int(logSize - keep))
         let aside = path + ".torn"
@@ -306,6 +310,7 @@ final class ConversationLog {
         }
         guard ftruncate(log, off_t(keep)) == 0, fsync(log) == 0 else { throw Self.failure("truncate", path) }
         repairs.append("recovered \(FileSystem.baseName(path)): a torn last line of \(torn.count) bytes (a write cut short) was moved to \(FileSystem.baseName(aside)); every earlier message is intact")
+        return keep
     }
 
     /// The starts of the whole lines in `from..<to` (a last line without a newline is not one).
@@ -328,14 +333,15 @@ final class ConversationLog {
     }
 
     /// The offset just after the newline that ends the line starting at `start`.
-    private func lineEnd(from start: UInt64) throws(Failure) -> UInt64 {
+    private func lineEnd(from start: UInt64, before end: UInt64) throws(Failure) -> UInt64 {
         var offset = start
-        while true {
-            let chunk = try read(log, from: offset, count: 64 * 1024)
+        while offset < end {
+            let chunk = try read(log, from: offset, count: Int(min(end - offset, 64 * 1024)))
             if chunk.isEmpty { return offset }
             if let newline = chunk.firstIndex(of: UInt8(ascii: "\n")) { return offset + UInt64(newline) + 1 }
             offset += UInt64(chunk.count)
         }
+        return offset
     }
 
     /// The offset just after the last newline before `end`, or 0.
