@@ -91,18 +91,12 @@ public struct CrashLog: Sendable {
     /// Appends a record, whole, and flushes it to disk.
     public func append(_ record: CrashRecord) throws(FileSystem.Failure) {
         try FileSystem.makeFolders(FileSystem.directory(of: path))
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(record) else { return }
-        try FileSystem.appendLine(Array(data), to: path)
+        guard let line = try? JSONLines.encode(record) else { return }
+        try FileSystem.appendLine(line, to: path)
     }
 
     /// Every record, oldest first; lines that do not read are skipped.
-    public func records() -> [CrashRecord] {
-        guard let text = try? FileSystem.readText(path) else { return [] }
-        let decoder = JSONDecoder()
-        return text.split(separator: "\n").compactMap { try? decoder.decode(CrashRecord.self, from: Data($0.utf8)) }
-    }
+    public func records() -> [CrashRecord] { JSONLines.read(CrashRecord.self, from: path) }
 }
 
 /// Wall-clock time for records: milliseconds since 1970, and ISO 8601 in UTC.

@@ -53,18 +53,10 @@ package enum Scanner {
     /// `imhost __scan FILE...`: opens each file in turn and reports on `reports`, a pipe of its
     /// own (a plugin that prints on standard output cannot garble a report).
     package static func childMain(_ paths: [String], reports: Int32) -> Int32 {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        func emit(_ report: Report) {
-            guard let data = try? encoder.encode(report) else { return }
-            try? FileSystem.writeAll(reports, Array(data) + [UInt8(ascii: "\n")])
-        }
+        func emit(_ report: Report) { JSONLines.send(report, to: reports) }
         // What a line logs while it registers goes to the host, not into the scanner's last words.
         LogSink.install { line, level, entry in
-            let encoder = JSONEncoder()
-            let report = Report(file: "", log: LogEntry(line: line, level: level.rawValue, entry: entry))
-            guard let data = try? encoder.encode(report) else { return }
-            try? FileSystem.writeAll(reports, Array(data) + [UInt8(ascii: "\n")])
+            JSONLines.send(Report(file: "", log: LogEntry(line: line, level: level.rawValue, entry: entry)), to: reports)
         }
         for path in paths {
             var descriptor: PluginDescriptor?

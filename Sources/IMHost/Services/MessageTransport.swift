@@ -121,10 +121,7 @@ final class Outbox {
     /// next record starts on a line of its own).
     init(path: String) throws(Failure) {
         self.path = path
-        guard let text = try? FileSystem.readText(path) else { return }
-        let decoder = JSONDecoder()
-        for line in text.split(separator: "\n") {
-            guard let record = try? decoder.decode(Record.self, from: Data(line.utf8)) else { continue }
+        for record in JSONLines.read(Record.self, from: path) {
             let entry = Entry(conversation: record.conversation, id: record.id)
             if record.state == "pending" {
                 if pendingSet.insert(entry).inserted { pending.append(entry) }
@@ -159,9 +156,7 @@ final class Outbox {
 
     private func write(_ record: Record) throws(Failure) {
         guard let path else { return }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        guard let bytes = try? Array(encoder.encode(record)) else { throw Failure(description: "cannot encode an outbox record") }
+        guard let bytes = try? JSONLines.encode(record) else { throw Failure(description: "cannot encode an outbox record") }
         do throws(FileSystem.Failure) {
             try FileSystem.appendLine(bytes, to: path)
         } catch {

@@ -93,11 +93,7 @@ public final class FileConversationStore: ConversationStore {
         return log
     }
 
-    private static func encode(_ message: MessageEnvelope) throws -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return Array(try encoder.encode(message))
-    }
+    private static func encode(_ message: MessageEnvelope) throws -> [UInt8] { try JSONLines.encode(message) }
 
     @discardableResult
     public func append(to conversation: String, _ make: (Int) throws -> MessageEnvelope) throws -> MessageEnvelope {

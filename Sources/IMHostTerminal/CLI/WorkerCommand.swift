@@ -51,10 +51,7 @@ enum WorkerCommand {
                 // Line code closed the pipe back to the supervisor: nothing can be said any more.
                 _exit(70)
             }
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            guard let data = try? encoder.encode(ack) else { return }
-            try? FileSystem.writeAll(fd, Array(data) + [UInt8(ascii: "\n")])
+            JSONLines.send(ack, to: fd)
         }
 
         static func exit(_ code: Int32) -> Int32 {
