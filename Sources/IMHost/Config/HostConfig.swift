@@ -24,13 +24,13 @@ public struct HostConfig: Sendable, Equatable {
     /// How long line code may take before the host calls it hung.
     public struct Limits: Sendable, Equatable {
         /// Seconds the plugin scanner may spend on one file (default 5).
-        public var scanSeconds: Double = 5
+        public var scanSeconds: Double
         /// Seconds one call into a line may take in a chat (default 5).
-        public var callSeconds: Double = 5
+        public var callSeconds: Double
         /// The largest message payload stored or sent, in bytes of JSON (default 64 KiB).
-        public var payloadBytes = 64 * 1024
+        public var payloadBytes: Int
         /// The longest line of chat input, in bytes (default 1 MiB); a longer one is dropped.
-        public var inputLineBytes = 1 << 20
+        public var inputLineBytes: Int
 
         /// How deeply a payload's JSON may nest (objects and arrays). host.json and scenario
         /// files may nest up to 512 levels.
@@ -151,7 +151,6 @@ extension DocumentReader {
         if let node = member("user") {
             user = try string(node, "user")
             if let problem = StorePath.problem(withID: user) { throw fail(node, "user", "the user id \(problem)") }
-            guard !user.isEmpty else { throw fail(node, "user", "the user id cannot be empty") }
         }
 
         var lines: [String: HostConfig.Line] = [:]
@@ -271,9 +270,9 @@ extension DocumentReader {
                           lines: lines, lineOrder: lineOrder, routes: routes, killSwitch: killSwitch, limits: limits)
     }
 
-    package func knownLine(_ node: JSONNode, _ path: String, lineOrder: [String], known: Set<String>? = nil) throws(ConfigError) -> String {
+    package func knownLine(_ node: JSONNode, _ path: String, lineOrder: [String], known: Set<String>) throws(ConfigError) -> String {
         let name = try string(node, path)
-        guard known?.contains(name) ?? lineOrder.contains(name) else {
+        guard known.contains(name) else {
             let hint = closestMatch(to: name, among: lineOrder).map { "did you mean \"\($0)\", or " } ?? ""
             throw fail(node, path, "line \"\(name)\" is not in \"lines\"; \(hint)add \"\(name)\": { \"enabled\": true } to \"lines\"")
         }

@@ -137,7 +137,7 @@ public final class ChatHost {
         let transport = ServiceRegistration(id: MessageTransport.id) { [outbox] in MessageTransport(outbox: outbox) }
         let lineTransport = Transport(isOnline: false) { [weak self] (key, payload, peer) throws(SendError) in
             guard let self else { throw SendError(.notStored, "the host is gone") }
-            return try self.environment(mark: nil, legacy: false).send(key: key, payload: payload, to: peer, legacy: false)
+            return try self.environment(mark: nil, legacy: false).send(key: key, payload: payload, to: peer)
         }
         let session = UserSession(user: userID, transport: lineTransport, guard: lineGuard) { [weak self] line in self?.lines.mark(of: line) }
         session.start(Self.hostServices.map { $0.id == MessageTransport.id ? transport : $0 })
@@ -390,7 +390,7 @@ public final class ChatHost {
     /// What a page needs from the host, passed in: it never reaches into the host itself.
     private func environment(mark: LineMark?, legacy: Bool) -> PageEnvironment {
         PageEnvironment(
-            userID: userID, user: user, store: store, clock: { [weak self] in self?.clock() ?? Clock.now() },
+            user: user, store: store, clock: { [weak self] in self?.clock() ?? Clock.now() },
             lineGuard: lineGuard, mark: mark, isLegacy: legacy,
             lookup: { [weak self] key in self?.messageEntry(for: key) },
             degrade: { [weak self] key in self?.degrade(forKey: key) },

@@ -4,8 +4,8 @@
 /// to find a message's builder and why a key cannot show, the connection, and the breadcrumb
 /// guard every call into line code goes through.
 struct PageEnvironment {
-    let userID: String
     let user: UserContext
+    var userID: String { user.userID }
     let store: any ConversationStore
     let clock: () -> Int64
     let lineGuard: LineGuard
@@ -22,11 +22,11 @@ struct PageEnvironment {
     let open: (String) -> RouteResult
 
     /// Sends a message from the signed-in user to `peer`, in their conversation: the key's
-    /// builder must exist, be allowed (`legacy`: built-in keys only) and decode the payload;
-    /// then it is stored and handed to the connection. Pages and a line's ``Transport`` both
+    /// builder must exist, be allowed (on the legacy page: built-in keys only) and decode the
+    /// payload; then it is stored and handed to the connection. Pages and a line's ``Transport`` both
     /// send through here.
-    func send(key: String, payload: MessagePayload, to peer: String, legacy: Bool) throws(SendError) -> MessageEnvelope {
-        if legacy, let line = LineID.owner(ofMessageKey: key) {
+    func send(key: String, payload: MessagePayload, to peer: String) throws(SendError) -> MessageEnvelope {
+        if isLegacy, let line = LineID.owner(ofMessageKey: key) {
             throw SendError(.unavailable, "the legacy page sends built-in messages only; '\(key)' belongs to line '\(line)'")
         }
         if let why = degrade(key) {
@@ -36,7 +36,7 @@ struct PageEnvironment {
             if let why = degrade(key) { throw SendError(.unavailable, "message key '\(key)' cannot be sent now: \(why)") }
             throw SendError(.unknownKey, "no builder is registered for message key '\(key)'; check the key, or load the line that owns it")
         }
-        if legacy, let line = entry.line {
+        if isLegacy, let line = entry.line {
             throw SendError(.unavailable, "the legacy page sends built-in messages only; '\(key)' belongs to line '\(line)'")
         }
         if let why = lineGuard.run(.builder, entry.mark, key: key, { Self.validate(entry.builder, payload) }) {
@@ -180,7 +180,7 @@ public final class ChatPage {
     /// - Throws: ``SendError`` saying what was refused and why.
     @discardableResult
     public func send(key: String, payload: MessagePayload) throws(SendError) -> MessageEnvelope {
-        try environment.send(key: key, payload: payload, to: context.peerID, legacy: isLegacy)
+        try environment.send(key: key, payload: payload, to: context.peerID)
     }
 
     /// Stores a message from the peer, as if it had arrived. It is kept whatever its key: a

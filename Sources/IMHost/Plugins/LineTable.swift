@@ -706,8 +706,12 @@ public final class LineTable {
 
     /// Whether a line can serve now, and if not, why.
     public func availability(of line: String) -> Availability {
-        if let provider = providers[line], entries[provider].isServing { return .available }
-        return unavailable[line] ?? .unavailable(.lineMissing, "no plugin provides line '\(line)'")
+        Self.availability(of: line, serving: serving, unavailable: unavailable)
+    }
+
+    /// Whether a line serves, from the lookups ``reindex()`` keeps (the converter keeps copies).
+    static func availability(of line: String, serving: Set<String>, unavailable: [String: Availability]) -> Availability {
+        serving.contains(line) ? .available : unavailable[line] ?? .unavailable(.lineMissing, "no plugin provides line '\(line)'")
     }
 
     /// The entry that says most about a line: the file that provides it, else the first naming it.

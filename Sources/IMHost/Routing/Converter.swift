@@ -74,7 +74,7 @@ public struct Converter: Sendable {
 
     /// Whether a line serves, and if not, why.
     private func state(of line: String) -> LineTable.Availability {
-        serving.contains(line) ? .available : unavailable[line] ?? .unavailable(.lineMissing, "no plugin provides line '\(line)'")
+        LineTable.availability(of: line, serving: serving, unavailable: unavailable)
     }
 
     /// A converter for a configuration and the lines as they stand.
