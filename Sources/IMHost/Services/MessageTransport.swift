@@ -45,12 +45,18 @@ final class MessageTransport: Service {
     /// Delivers a stored, queued message now if the connection is up; else it waits in the outbox.
     func deliverIfOnline(_ message: MessageEnvelope) {
         guard isOnline else { return }
-        let entry = Outbox.Entry(conversation: message.conversation, id: message.id)
+        _ = deliverQueued(Outbox.Entry(conversation: message.conversation, id: message.id))
+    }
+
+    /// Delivers a queued message and records it delivered; false when that cannot be written.
+    private func deliverQueued(_ entry: Outbox.Entry) -> Bool {
         deliver(entry)
         do {
             try outbox.markDelivered(entry)
+            return true
         } catch {
             lastError = "\(error)"
+            return false
         }
     }
 
@@ -77,13 +83,7 @@ final class MessageTransport: Service {
         isOnline = true
         lastDelivered = []
         for entry in outbox.pending {
-            deliver(entry)
-            do {
-                try outbox.markDelivered(entry)
-            } catch {
-                lastError = "\(error)"
-                return
-            }
+            guard deliverQueued(entry) else { return }
             lastDelivered.append(entry)
         }
     }
@@ -123,11 +123,7 @@ final class Outbox {
         self.path = path
         for record in JSONLines.read(Record.self, from: path) {
             let entry = Entry(conversation: record.conversation, id: record.id)
-            if record.state == "pending" {
-                if pendingSet.insert(entry).inserted { pending.append(entry) }
-            } else if pendingSet.remove(entry) != nil {
-                pending.removeAll { $0 == entry }
-            }
+            if record.state == "pending" { remember(entry) } else { forget(entry) }
         }
     }
 
@@ -135,7 +131,7 @@ final class Outbox {
 
     func add(_ entry: Entry) throws(Failure) {
         try write(Record(state: "pending", conversation: entry.conversation, id: entry.id))
-        if pendingSet.insert(entry).inserted { pending.append(entry) }
+        remember(entry)
     }
 
     func markDelivered(_ entry: Entry) throws(Failure) {
@@ -149,8 +145,12 @@ final class Outbox {
         forget(entry)
     }
 
+    private func remember(_ entry: Entry) {
+        if pendingSet.insert(entry).inserted { pending.append(entry) }
+    }
+
     private func forget(_ entry: Entry) {
-        pendingSet.remove(entry)
+        guard pendingSet.remove(entry) != nil else { return }
         pending.removeAll { $0 == entry }
     }
 

@@ -150,6 +150,11 @@ public enum CommandLineTool {
         for problem in host.problems { output.err("imhost: \(TerminalText.safe(problem))\n") }
     }
 
+    /// What the host noticed since it was last asked (a line that failed to open), one line each.
+    static func reportNotices(_ host: ChatHost, output: Output) {
+        for notice in host.takeNotices() { output.err("imhost: \(TerminalText.safe(notice))\n") }
+    }
+
     static func configPath(_ arguments: Arguments) -> String {
         // An empty $IMHOST_CONFIG is as good as unset.
         arguments.options["--config"] ?? Environment.value("IMHOST_CONFIG").flatMap { $0.isEmpty ? nil : $0 } ?? "host.json"

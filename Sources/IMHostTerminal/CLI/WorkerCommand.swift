@@ -152,7 +152,7 @@ enum WorkerCommand {
         session.show()
         if terminal && resume == nil { output.out("Type /help for commands.\n") }
         func ack() {
-            for notice in host.takeNotices() { output.err("imhost: \(TerminalText.safe(notice))\n") }
+            CommandLineTool.reportNotices(host, output: output)
             Control.ack(Supervisor.Ack(url: session.url, window: session.page.window, online: host.isOnline))
         }
         ack()
@@ -169,7 +169,7 @@ enum WorkerCommand {
     private static func open(_ host: ChatHost, url: String, width: Int, colors: Bool, external: Bool, json: Bool, output: Output) -> Int32 {
         do throws(any Error) {
             let opened = try host.open(route: url, external: external)
-            for notice in host.takeNotices() { output.err("imhost: \(TerminalText.safe(notice))\n") }
+            CommandLineTool.reportNotices(host, output: output)
             switch opened {
             case .opened(let what):
                 output.out(json ? JSONOutput.encode(["opened": what]) : "opened \(TerminalText.safe(what))\n")
@@ -213,7 +213,7 @@ enum WorkerCommand {
             }
         }
         func ack(failure: String? = nil) {
-            for notice in host.takeNotices() { output.err("imhost: \(TerminalText.safe(notice))\n") }
+            CommandLineTool.reportNotices(host, output: output)
             let state = (try? JSONEncoder().encode(runner.state)).map { String(decoding: $0, as: UTF8.self) }
             Control.ack(Supervisor.Ack(url: runner.url, window: runner.page?.window, state: state, failure: failure))
         }
