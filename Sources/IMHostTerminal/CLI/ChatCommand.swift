@@ -91,15 +91,17 @@ enum ChatCommand {
                 output.err("imhost chat: refused an input line of \(bytes) bytes: the limit is \(config.limits.inputLineBytes) (limits.inputLineBytes in host.json); nothing was sent\n")
             }
             // A changed host.json or quarantine is applied before the next command, even while
-            // input keeps arriving.
-            let reloadDue = watcher.reloadDue() || quarantineWatcher.reloadDue()
-            if reloadDue || command?.trimmingSpaces == "/reload" {
+            // input keeps arriving. Both are asked (and so marked seen) every time: one reload
+            // covers both.
+            let configChanged = watcher.reloadDue()
+            let quarantineChanged = quarantineWatcher.reloadDue()
+            let reload = command?.trimmingSpaces == "/reload"
+            if configChanged || quarantineChanged || reload {
                 if command == nil && terminal { output.out("\n") }
                 prompted = false
                 if let code = supervised.hand("/reload") { return code }
-                if command?.trimmingSpaces == "/reload" { continue }
             }
-            if let command, let code = supervised.hand(command) { return code }
+            if !reload, let command, let code = supervised.hand(command) { return code }
             // A crash rewrote the quarantine: it is applied already, not a change to reload for.
             if supervised.lastCrashed { quarantineWatcher.markSeen() }
         }
