@@ -18,9 +18,9 @@ enum ContainmentBenchmark {
             try? FileManager.default.removeItem(atPath: folder + "/.imhost/quarantine.json")
             times.append(try crashOnce(folder: folder, peer: "p\(round)"))
         }
-        let median = times.sorted()[times.count / 2]
-        return [Row(what: "containment", measure: "crash to reopened chat (tap handler aborts)", figure: "\(format(median)) ms",
-                    baseline: "-", ratio: "-", target: "< 1000 ms", met: median < 1000)]
+        let middle = median(times)
+        return [Row(what: "containment", measure: "crash to reopened chat (tap handler aborts)", figure: "\(format(middle)) ms",
+                    baseline: "-", ratio: "-", target: "< 1000 ms", met: middle < 1000)]
     }
 
     /// One crash, in milliseconds from handing over the tap to the reopened page.

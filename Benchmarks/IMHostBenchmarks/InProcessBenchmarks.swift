@@ -176,7 +176,7 @@ enum InProcessBenchmarks {
                 })
             }
         }
-        let time = runs.mapValues { $0.sorted()[$0.count / 2] }
+        let time = runs.mapValues(median)
         let switchTime = time["switch"]!, smallTime = time["small"]!, largeTime = time["large"]!, bareTime = time["bare"]!
         let rate = Double(messages.count) / (smallTime / 1e9)
         return [

@@ -17,15 +17,17 @@ func blackHole<T>(_ value: T) {
 /// The median of a few timed runs of `body`, in nanoseconds: the machines are shared and noisy,
 /// so every figure is a median, and every target is a ratio to a baseline run alongside.
 func median(runs: Int, _ body: () throws -> Void) rethrows -> Double {
-    var times: [UInt64] = []
+    var times: [Double] = []
     for _ in 0..<runs {
         let start = now()
         try body()
-        times.append(now() - start)
+        times.append(Double(now() - start))
     }
-    times.sort()
-    return Double(times[times.count / 2])
+    return median(times)
 }
+
+/// The middle value (the upper of the two middle ones for an even count).
+func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 
 /// Resident memory of this process, in KiB.
 func residentKiB() -> Int {

@@ -88,7 +88,6 @@ enum StartupBenchmark {
                 chat[count, default: []].append(Double(try time(["chat", houseURL], in: folders[count]!)) / 1e6)
             }
         }
-        func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
         let route2 = median(route[2]!), route200 = median(route[200]!)
         let chat2 = median(chat[2]!), chat200 = median(chat[200]!)
         let first2 = median(first[2]!), first200 = median(first[200]!)

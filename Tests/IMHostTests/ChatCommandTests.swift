@@ -231,7 +231,7 @@ struct PlayScratchTests {
     func noFolderLeft() throws {
         let workspace = try crashyWorkspace()
         // A builder that never returns, and a limit long enough that the run is still going when killed.
-        try workspace.writeConfig(crashyConfig().replacingOccurrences(of: #""callSeconds": 0.5"#, with: #""callSeconds": 600"#))
+        try workspace.writeConfig(crashyConfig(callSeconds: 600))
         let scenario = workspace.root + "/hang.json"
         try """
             [ { "open": "im://chat?rootCateID=66&peer=p" }, { "receive": "crashy.bomb", "payload": { "text": "x" } }, { "show": true } ]

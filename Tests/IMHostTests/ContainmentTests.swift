@@ -12,7 +12,7 @@ func crashyWorkspace(crashy enabled: Bool = true) throws -> Workspace {
     return workspace
 }
 
-func crashyConfig(enabled: Bool = true, house: Bool = true, extra: String = "") -> String {
+func crashyConfig(enabled: Bool = true, house: Bool = true, extra: String = "", callSeconds: Double = 0.5) -> String {
     """
     {
       "lines": { "house": { "enabled": \(house) }, "jobs": {}, "crashy": { "enabled": \(enabled) }\(extra) },
@@ -21,7 +21,7 @@ func crashyConfig(enabled: Bool = true, house: Bool = true, extra: String = "") 
         { "rootCateID": 9, "cateID": [12, 13], "line": "jobs" },
         { "rootCateID": 66, "cateID": "*", "line": "crashy" }
       ],
-      "limits": { "scanSeconds": 0.5, "callSeconds": 0.5 }
+      "limits": { "scanSeconds": 0.5, "callSeconds": \(callSeconds) }
     }
     """
 }
@@ -364,14 +364,7 @@ struct QuarantineTests {
 struct OrphanTests {
     @Test("a chat killed with its supervisor in the middle of line code is recorded and quarantined by the next start")
     func killedWithItsSupervisor() throws {
-        let workspace = try crashyWorkspace()
-        try workspace.writeConfig(crashyConfig().replacingOccurrences(of: #""callSeconds": 0.5"#, with: #""callSeconds": 600"#))
-        let chat = try RunningProcess(BuildProducts.imhost, ["chat", crashyURL], in: workspace.root,
-                                      environment: ["IMHOST_CRASHY": "menu:loop"])
-        #expect(chat.waitFor("[crashy page]"))
-        chat.send("/menu 4")
-        // The worker is now looping in the line's menu handler: wait until its breadcrumb says so.
-        #expect(waitUntilInLineCode(workspace))
+        let (workspace, chat) = try chatHungInLineCode()
         // The supervisor that would have recorded it dies first, then the worker.
         let workers = children(of: chat.pid)
         #expect(!workers.isEmpty)
@@ -379,7 +372,7 @@ struct OrphanTests {
         _ = chat.finish()
         for worker in workers { kill(worker, SIGKILL) }
         // The worker's breadcrumb is free once it is gone (its lock went with its supervisor).
-        while workers.contains(where: { kill($0, 0) == 0 && !(try! String(contentsOfFile: "/proc/\($0)/stat", encoding: .utf8)).contains(") Z ") }) {
+        while workers.contains(where: Breadcrumb.isRunning) {
             _ = poll(nil, 0, 10)
         }
         #expect(workspace.crashes.isEmpty)
@@ -454,13 +447,7 @@ struct QuietMisbehaviourTests {
 
     @Test("SIGTERM stops a chat at once, even while a line's call hangs, and records no crash")
     func interruptedHang() throws {
-        let workspace = try crashyWorkspace()
-        try workspace.writeConfig(crashyConfig().replacingOccurrences(of: #""callSeconds": 0.5"#, with: #""callSeconds": 600"#))
-        let chat = try RunningProcess(BuildProducts.imhost, ["chat", crashyURL], in: workspace.root,
-                                      environment: ["IMHOST_CRASHY": "menu:loop"])
-        #expect(chat.waitFor("[crashy page]"))
-        chat.send("/menu 4")
-        #expect(waitUntilInLineCode(workspace))
+        let (workspace, chat) = try chatHungInLineCode()
         chat.signal(SIGTERM)
         let result = chat.finish()
         #expect(result.status == 128 + SIGTERM)
@@ -569,6 +556,19 @@ struct QuietMisbehaviourTests {
         #expect(FileManager.default.fileExists(atPath: workspace.data + "/quarantine.json.corrupt"))
         #expect(Quarantine(dataFolder: workspace.data).entries.count == 1)
     }
+}
+
+/// A chat of the crashy line whose worker is looping in the line's menu handler (with a call
+/// limit long enough that the watchdog never steps in), once its breadcrumb says so.
+func chatHungInLineCode() throws -> (Workspace, RunningProcess) {
+    let workspace = try crashyWorkspace()
+    try workspace.writeConfig(crashyConfig(callSeconds: 600))
+    let chat = try RunningProcess(BuildProducts.imhost, ["chat", crashyURL], in: workspace.root,
+                                  environment: ["IMHOST_CRASHY": "menu:loop"])
+    #expect(chat.waitFor("[crashy page]"))
+    chat.send("/menu 4")
+    #expect(waitUntilInLineCode(workspace))
+    return (workspace, chat)
 }
 
 /// Waits until a chat's worker is inside a line's code, as its breadcrumb says.

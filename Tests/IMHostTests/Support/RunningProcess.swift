@@ -4,19 +4,13 @@ import Foundation
 /// its life: type once the chat is shown, send a signal once it is ready. Waiting is for output
 /// to appear (readiness), never for time to pass.
 final class RunningProcess {
-    private let process = Process()
+    private let process: Process
     private let input = Pipe(), output = Pipe(), errors = Pipe()
     private(set) var stdout = ""
     private(set) var stderr = ""
 
     init(_ executable: String, _ arguments: [String], in folder: String?, environment: [String: String] = [:]) throws {
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        if let folder { process.currentDirectoryURL = URL(fileURLWithPath: folder) }
-        var env = ProcessInfo.processInfo.environment
-        env["NO_COLOR"] = "1"
-        for (key, value) in environment { env[key] = value }
-        process.environment = env
+        process = configuredProcess(executable, arguments, in: folder, environment: environment)
         process.standardInput = input
         process.standardOutput = output
         process.standardError = errors

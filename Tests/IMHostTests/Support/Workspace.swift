@@ -126,17 +126,25 @@ struct ProcessResult {
     var stderr: String
 }
 
-/// Runs a program to completion, feeding it `input`, and collects what it printed.
-func run(_ executable: String, _ arguments: [String], input: String? = nil,
-         currentDirectory: String? = nil, environment: [String: String] = [:]) throws -> ProcessResult {
+/// A process for `executable` as every test starts one: in `folder`, with this environment
+/// plus `environment`, and `NO_COLOR` so output compares as plain text.
+func configuredProcess(_ executable: String, _ arguments: [String], in folder: String?,
+                       environment: [String: String]) -> Process {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
-    if let currentDirectory { process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory) }
+    if let folder { process.currentDirectoryURL = URL(fileURLWithPath: folder) }
     var env = ProcessInfo.processInfo.environment
     env["NO_COLOR"] = "1"
     for (key, value) in environment { env[key] = value }
     process.environment = env
+    return process
+}
+
+/// Runs a program to completion, feeding it `input`, and collects what it printed.
+func run(_ executable: String, _ arguments: [String], input: String? = nil,
+         currentDirectory: String? = nil, environment: [String: String] = [:]) throws -> ProcessResult {
+    let process = configuredProcess(executable, arguments, in: currentDirectory, environment: environment)
     let out = Pipe(), err = Pipe(), inp = Pipe()
     process.standardOutput = out
     process.standardError = err
