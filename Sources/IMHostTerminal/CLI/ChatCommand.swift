@@ -37,7 +37,7 @@ enum ChatCommand {
 
     static func run(_ arguments: Arguments, _ output: Output) -> Int32 {
         guard arguments.positionals.count == 1 else {
-            output.err("imhost chat: expected one jump URL, got \(arguments.positionals.count); see imhost chat --help\n")
+            output.diagnostic("imhost chat: expected one jump URL, got \(arguments.positionals.count); see imhost chat --help")
             return CommandLineTool.ExitCode.usage
         }
         let configPath = CommandLineTool.configPath(arguments)
@@ -88,7 +88,7 @@ enum ChatCommand {
                 command = line
             case .tooLong(let bytes):
                 prompted = false
-                output.err("imhost chat: refused an input line of \(bytes) bytes: the limit is \(config.limits.inputLineBytes) (limits.inputLineBytes in host.json); nothing was sent\n")
+                output.diagnostic("imhost chat: refused an input line of \(bytes) bytes: the limit is \(config.limits.inputLineBytes) (limits.inputLineBytes in host.json); nothing was sent")
             }
             // A changed host.json or quarantine is applied before the next command, even while
             // input keeps arriving. Both are asked (and so marked seen) every time: one reload
@@ -166,7 +166,7 @@ final class SupervisedRun {
         case .gaveUp(let crashed, let why):
             lastCrashed = true
             for crash in crashed where crash.record.signal != "not started" { say(Self.notice(crash, callLimit: callLimit)) }
-            if !why.isEmpty { output.err(why + "\n") }
+            if !why.isEmpty { output.diagnostic(why) }
             return CommandLineTool.ExitCode.failure
         case .exited(let code):
             return code

@@ -51,8 +51,7 @@ public enum CommandLineTool {
 
     /// Refuses an argument whose bytes are not UTF-8, showing them (`\xFF`); the usage exit code.
     public static func refuseUndecodable(argument index: Int, bytes: [UInt8], output: Output = .standard) -> Int32 {
-        let shown = TerminalText.safe(FileSystem.escapingInvalidUTF8(bytes))
-        output.err("imhost: argument \(index) is not valid UTF-8 (\(shown)); give paths, ids and URLs as UTF-8 text, percent-encoding other bytes in URLs\n")
+        output.diagnostic("imhost: argument \(index) is not valid UTF-8 (\(FileSystem.escapingInvalidUTF8(bytes))); give paths, ids and URLs as UTF-8 text, percent-encoding other bytes in URLs")
         return ExitCode.usage
     }
 
@@ -76,7 +75,7 @@ public enum CommandLineTool {
         }
         guard let command = commands.first(where: { $0.name == name }) else {
             let hint = closestMatch(to: name, among: commands.filter { !$0.hidden }.map(\.name)).map { "; did you mean '\($0)'?" } ?? ""
-            output.err("imhost: unknown command '\(TerminalText.safe(name))'\(hint); see imhost --help\n")
+            output.diagnostic("imhost: unknown command '\(name)'\(hint); see imhost --help")
             return ExitCode.usage
         }
         let parsed: Arguments
@@ -85,7 +84,7 @@ public enum CommandLineTool {
                                    flags: command.flags.union(["--help", "-h"]),
                                    options: command.options.union(["--config"]))
         } catch {
-            output.err("imhost \(command.name): \(TerminalText.safe(error.description))\n")
+            output.diagnostic("imhost \(command.name): \(error.description)")
             return ExitCode.usage
         }
         if parsed.flags.contains("--help") || parsed.flags.contains("-h") {
@@ -121,13 +120,13 @@ public enum CommandLineTool {
     /// `--user` id with control or bidi characters is refused here too.
     static func loadConfig(_ arguments: Arguments, output: Output) -> HostConfig? {
         if let user = arguments.options["--user"], let problem = StorePath.problem(withID: user) {
-            output.err("imhost: --user: the user id \(problem)\n")
+            output.diagnostic("imhost: --user: the user id \(problem)")
             return nil
         }
         do {
             return try HostConfig.load(from: configPath(arguments))
         } catch {
-            output.err("imhost: \(TerminalText.safe(error.description))\n")
+            output.diagnostic("imhost: \(error.description)")
             return nil
         }
     }
@@ -145,14 +144,14 @@ public enum CommandLineTool {
     /// Says on standard error what the host could not use, and the crashes it recorded.
     static func report(_ host: ChatHost, output: Output) {
         for crash in host.recoveredCrashes {
-            output.err("imhost: recorded a crash found at start: \(TerminalText.safe(crash.summary))\n")
+            output.diagnostic("imhost: recorded a crash found at start: \(crash.summary)")
         }
-        for problem in host.problems { output.err("imhost: \(TerminalText.safe(problem))\n") }
+        for problem in host.problems { output.diagnostic("imhost: \(problem)") }
     }
 
     /// What the host noticed since it was last asked (a line that failed to open), one line each.
     static func reportNotices(_ host: ChatHost, output: Output) {
-        for notice in host.takeNotices() { output.err("imhost: \(TerminalText.safe(notice))\n") }
+        for notice in host.takeNotices() { output.diagnostic("imhost: \(notice)") }
     }
 
     static func configPath(_ arguments: Arguments) -> String {
@@ -164,7 +163,7 @@ public enum CommandLineTool {
     static func widthOption(_ arguments: Arguments, command: String, output: Output) -> Int? {
         guard let text = arguments.options["--width"] else { return PageRenderer.defaultWidth }
         guard let number = Int(text), number >= 24, number <= 400 else {
-            output.err("imhost \(command): --width takes a number from 24 to 400, got '\(TerminalText.safe(text))'\n")
+            output.diagnostic("imhost \(command): --width takes a number from 24 to 400, got '\(text)'")
             return nil
         }
         return number

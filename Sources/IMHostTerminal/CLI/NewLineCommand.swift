@@ -46,7 +46,7 @@ enum NewLineCommand {
 
     static func run(_ arguments: Arguments, _ output: Output) -> Int32 {
         func refuse(_ text: String, _ code: Int32 = CommandLineTool.ExitCode.usage) -> Int32 {
-            output.err("imhost new-line: \(TerminalText.safe(text))\n")
+            output.diagnostic("imhost new-line: \(text)")
             return code
         }
         guard arguments.positionals.count == 1 else {

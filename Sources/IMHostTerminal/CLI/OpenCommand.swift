@@ -28,7 +28,7 @@ enum OpenCommand {
         flags: ["--external", "--json"], options: ["--width", "--user"],
         run: { arguments, output in
             guard arguments.positionals.count == 1 else {
-                output.err("imhost open: expected one URL, got \(arguments.positionals.count); see imhost open --help\n")
+                output.diagnostic("imhost open: expected one URL, got \(arguments.positionals.count); see imhost open --help")
                 return CommandLineTool.ExitCode.usage
             }
             Interruption.install()

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import IMKit
 
 /// Where a command writes: results to standard output, diagnostics to standard error.
 public struct Output: Sendable {
@@ -24,6 +25,13 @@ public struct Output: Sendable {
     public init(out: @escaping @Sendable (String) -> Void, err: @escaping @Sendable (String) -> Void) {
         self.out = out
         self.err = err
+    }
+
+    /// Writes a one-line diagnostic: what was refused, why, what to do. It quotes text from
+    /// outside (URLs, ids, file names, a line's errors), so the whole line is made safe here,
+    /// once: controls, bidi controls and newlines are shown as visible escapes.
+    public func diagnostic(_ line: String) {
+        err(TerminalText.safe(line) + "\n")
     }
 
     /// Writes all of `text`, unbuffered, so output and diagnostics interleave as they happen.

@@ -44,7 +44,7 @@ enum PlayCommand {
         flags: ["--fixed-clock"], options: ["--width", "--data", "--user"],
         run: { arguments, output in
             guard arguments.positionals.count == 1 else {
-                output.err("imhost play: expected one scenario file, got \(arguments.positionals.count); see imhost play --help\n")
+                output.diagnostic("imhost play: expected one scenario file, got \(arguments.positionals.count); see imhost play --help")
                 return CommandLineTool.ExitCode.usage
             }
             let path = arguments.positionals[0]
@@ -53,7 +53,7 @@ enum PlayCommand {
                 text = try FileSystem.readDocument(path, limit: HostConfig.Limits.documentBytes)
             } catch {
                 let place = error.position.map { ":\($0)" } ?? ""
-                output.err("imhost play: \(TerminalText.safe(path))\(place): \(error); give a scenario file (a JSON list of steps)\n")
+                output.diagnostic("imhost play: \(path)\(place): \(error); give a scenario file (a JSON list of steps)")
                 return CommandLineTool.ExitCode.usage
             }
             return play(text, file: path, demo: false, arguments: arguments, output: output)
@@ -86,7 +86,7 @@ enum PlayCommand {
         do {
             scenario = try Scenario.parse(text, file: file, lineOrder: config.lineOrder)
         } catch {
-            output.err("imhost play: \(TerminalText.safe(error.description))\n")
+            output.diagnostic("imhost play: \(error.description)")
             return CommandLineTool.ExitCode.usage
         }
         let scratch: ScratchFolder
@@ -98,7 +98,7 @@ enum PlayCommand {
             do {
                 scratch = try ScratchFolder()
             } catch {
-                output.err("imhost play: cannot make a scratch data folder in /tmp: \(error)\n")
+                output.diagnostic("imhost play: cannot make a scratch data folder in /tmp: \(error)")
                 return CommandLineTool.ExitCode.failure
             }
             dataFolder = scratch.path!
@@ -130,11 +130,11 @@ enum PlayCommand {
             } else if let failure = supervised.lastAck?.failure {
                 supervised.supervisor.finish()
                 // It quotes the scenario (expected text, pages, names): one escaped line.
-                output.err("imhost play: \(TerminalText.safe(failure))\n")
+                output.diagnostic("imhost play: \(failure)")
                 return CommandLineTool.ExitCode.failure
             } else if step.expectCrash {
                 supervised.supervisor.finish()
-                output.err("imhost play: \(TerminalText.safe(file)) step \(step.number) (line \(step.position.line)): expected the step to crash a line, but it did not\n")
+                output.diagnostic("imhost play: \(file) step \(step.number) (line \(step.position.line)): expected the step to crash a line, but it did not")
                 return CommandLineTool.ExitCode.failure
             }
         }

@@ -73,13 +73,13 @@ enum PluginsCommand {
 
     static func run(_ arguments: Arguments, _ output: Output) -> Int32 {
         guard arguments.positionals.isEmpty else {
-            output.err("imhost plugins: takes no arguments, got '\(TerminalText.safe(arguments.positionals[0]))'; see imhost plugins --help\n")
+            output.diagnostic("imhost plugins: takes no arguments, got '\(arguments.positionals[0])'; see imhost plugins --help")
             return CommandLineTool.ExitCode.usage
         }
         guard let config = CommandLineTool.loadConfig(arguments, output: output) else { return CommandLineTool.ExitCode.usage }
         let host = CommandLineTool.makeHost(config)
         for crash in host.recoveredCrashes + host.lines.recordedCrashes {
-            output.err("imhost: recorded a crash: \(TerminalText.safe(crash.summary))\n")
+            output.diagnostic("imhost: recorded a crash: \(crash.summary)")
         }
         let report = report(host)
         let code = report.notServing.isEmpty && report.folderProblem == nil ? CommandLineTool.ExitCode.ok : CommandLineTool.ExitCode.failure

@@ -50,12 +50,12 @@ enum QuarantineCommand {
             return lift(arguments, config: config, output: output)
         }
         guard arguments.positionals.isEmpty, !arguments.flags.contains("--all") else {
-            output.err("imhost quarantine: expected nothing or 'lift LINE|FILE|--all', got '\(TerminalText.safe(arguments.positionals.joined(separator: " ")))'; see imhost quarantine --help\n")
+            output.diagnostic("imhost quarantine: expected nothing or 'lift LINE|FILE|--all', got '\(arguments.positionals.joined(separator: " "))'; see imhost quarantine --help")
             return CommandLineTool.ExitCode.usage
         }
         let host = CommandLineTool.makeHost(config)
         let quarantine = Quarantine(dataFolder: host.dataFolder)
-        if let problem = quarantine.problem { output.err("imhost: \(TerminalText.safe(problem))\n") }
+        if let problem = quarantine.problem { output.diagnostic("imhost: \(problem)") }
         let rows = quarantine.entries.map { entry in
             let current = entry.file.flatMap { name in host.lines.entries.first { $0.fileName == name }?.identity }
             return Row(line: entry.line, key: entry.key, file: entry.file, scope: entry.scope, since: entry.since,
@@ -88,7 +88,7 @@ enum QuarantineCommand {
         let targets = Array(arguments.positionals.dropFirst())
         let all = arguments.flags.contains("--all")
         guard all ? targets.isEmpty : targets.count == 1 else {
-            output.err("imhost quarantine lift: expected one LINE, KEY or FILE, or --all; see imhost quarantine --help\n")
+            output.diagnostic("imhost quarantine lift: expected one LINE, KEY or FILE, or --all; see imhost quarantine --help")
             return CommandLineTool.ExitCode.usage
         }
         let target = targets.first
@@ -106,11 +106,11 @@ enum QuarantineCommand {
         do {
             lifted = try Quarantine.lift(dataFolder: config.dataFolder, what)
         } catch {
-            output.err("imhost quarantine lift: cannot write \(TerminalText.safe(config.dataFolder))/quarantine.json (\(error.call): \(error)); check the data folder's permissions\n")
+            output.diagnostic("imhost quarantine lift: cannot write \(config.dataFolder)/quarantine.json (\(error.call): \(error)); check the data folder's permissions")
             return CommandLineTool.ExitCode.failure
         }
         guard !lifted.isEmpty else {
-            output.err("imhost quarantine lift: nothing is quarantined\(all ? "" : " for '\(TerminalText.safe(target ?? ""))'"); see imhost quarantine\n")
+            output.diagnostic("imhost quarantine lift: nothing is quarantined\(all ? "" : " for '\(target ?? "")'"); see imhost quarantine")
             return CommandLineTool.ExitCode.failure
         }
         for entry in lifted {

@@ -32,7 +32,7 @@ enum RouteCommand {
 
     static func run(_ arguments: Arguments, _ output: Output) -> Int32 {
         guard arguments.positionals.count == 1 else {
-            output.err("imhost route: expected one jump URL, got \(arguments.positionals.count); see imhost route --help\n")
+            output.diagnostic("imhost route: expected one jump URL, got \(arguments.positionals.count); see imhost route --help")
             return CommandLineTool.ExitCode.usage
         }
         guard let config = CommandLineTool.loadConfig(arguments, output: output) else {
@@ -44,7 +44,7 @@ enum RouteCommand {
         do {
             decision = try host.converter.decide(chatURL: arguments.positionals[0])
         } catch {
-            output.err("imhost route: refused: \(TerminalText.safe(error.description))\n")
+            output.diagnostic("imhost route: refused: \(error.description)")
             // A script reading --json gets the refusal on standard output too, as from open.
             if arguments.flags.contains("--json") { output.out(JSONOutput.encode(["refused": error.description])) }
             return CommandLineTool.ExitCode.failure

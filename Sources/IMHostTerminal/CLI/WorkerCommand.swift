@@ -76,7 +76,7 @@ enum WorkerCommand {
         // Standard output is a pipe to the supervisor now: colour follows where pages go.
         let colors = Environment.colors(on: terminal >= 0 ? terminal : STDOUT_FILENO)
         guard arguments.positionals.count == 2, let breadcrumb = arguments.options["--breadcrumb"] else {
-            output.err("imhost __worker: expected MODE TARGET --breadcrumb PATH; this command is for imhost itself\n")
+            output.diagnostic("imhost __worker: expected MODE TARGET --breadcrumb PATH; this command is for imhost itself")
             return Control.exit(CommandLineTool.ExitCode.usage)
         }
         let mode = arguments.positionals[0], target = arguments.positionals[1]
@@ -97,7 +97,7 @@ enum WorkerCommand {
         case "play", "demo": code = play(host, file: target, demo: mode == "demo", resume: resume, width: width, colors: colors, arguments: arguments,
                                              output: output)
         default:
-            output.err("imhost __worker: unknown mode '\(TerminalText.safe(mode))'\n")
+            output.diagnostic("imhost __worker: unknown mode '\(mode)'")
             code = CommandLineTool.ExitCode.usage
         }
         host.signOut()
@@ -137,16 +137,16 @@ enum WorkerCommand {
         } catch {
             // An open error says "refused:" or "not found:" already.
             let said = "\(error)"
-            output.err("imhost chat: \(said.hasPrefix("refused: ") || said.hasPrefix("not found: ") ? "" : "refused: ")\(TerminalText.safe(said))\n")
+            output.diagnostic("imhost chat: \(said.hasPrefix("refused: ") || said.hasPrefix("not found: ") ? "" : "refused: ")\(said)")
             return CommandLineTool.ExitCode.failure
         }
         if resume == nil {
             if let store = host.store as? FileConversationStore {
-                for repair in store.repairs { output.err("imhost: \(TerminalText.safe(repair))\n") }
+                for repair in store.repairs { output.diagnostic("imhost: \(repair)") }
             }
             let delivered = host.deliveredAtSignIn
             if !delivered.isEmpty {
-                output.err("imhost: delivered \(delivered.count) message\(delivered.count == 1 ? "" : "s") sent while offline: \(TerminalText.safe(delivered.map { "\($0.conversation) \($0.id)" }.joined(separator: ", ")))\n")
+                output.diagnostic("imhost: delivered \(delivered.count) message\(delivered.count == 1 ? "" : "s") sent while offline: \(delivered.map { "\($0.conversation) \($0.id)" }.joined(separator: ", "))")
             }
         }
         session.show()
@@ -180,7 +180,7 @@ enum WorkerCommand {
             }
             return CommandLineTool.ExitCode.ok
         } catch {
-            output.err("imhost open: \(TerminalText.safe("\(error)"))\n")
+            output.diagnostic("imhost open: \(error)")
             // A script reading --json gets the refusal on standard output too.
             if json { output.out(JSONOutput.encode(["refused": "\(error)"])) }
             return CommandLineTool.ExitCode.failure
@@ -196,7 +196,7 @@ enum WorkerCommand {
             let text = demo ? DemoScenario.text : try FileSystem.readDocument(file, limit: HostConfig.Limits.documentBytes)
             scenario = try Scenario.parse(text, file: demo ? DemoScenario.name : file, lineOrder: host.config.lineOrder)
         } catch {
-            output.err("imhost play: \(TerminalText.safe("\(error)"))\n")
+            output.diagnostic("imhost play: \(error)")
             return CommandLineTool.ExitCode.usage
         }
         let runner = ScenarioRunner(scenario: scenario, host: host, output: output, width: width,
@@ -208,7 +208,7 @@ enum WorkerCommand {
             do {
                 try runner.restore(saved ?? ScenarioRunner.State(), url: resume.url, window: resume.window)
             } catch {
-                output.err("imhost play: cannot reopen the chat after a crash: \(TerminalText.safe("\(error)"))\n")
+                output.diagnostic("imhost play: cannot reopen the chat after a crash: \(error)")
                 return CommandLineTool.ExitCode.failure
             }
         }

@@ -53,7 +53,7 @@ final class ChatSession {
         do {
             output.out(try renderer.render(page))
         } catch {
-            output.err("imhost chat: cannot read the conversation: \(TerminalText.safe("\(error)"))\n")
+            output.diagnostic("imhost chat: cannot read the conversation: \(error)")
         }
     }
 
@@ -186,7 +186,7 @@ final class ChatSession {
         do {
             config = try HostConfig.load(from: configPath)
         } catch {
-            output.err("imhost: reload refused: \(TerminalText.safe(error.description)); keeping the last good configuration\n")
+            output.diagnostic("imhost: reload refused: \(error.description); keeping the last good configuration")
             return
         }
         host.apply(config)
@@ -195,7 +195,7 @@ final class ChatSession {
             show()
             say("reloaded \(FileSystem.baseName(configPath)): \(page.decision.reason.rawValue): \(page.decision.explanation)")
         } catch {
-            output.err("imhost: reload: cannot reopen the chat: \(TerminalText.safe("\(error)"))\n")
+            output.diagnostic("imhost: reload: cannot reopen the chat: \(error)")
         }
     }
 
