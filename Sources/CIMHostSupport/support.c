@@ -12,24 +12,11 @@ int imhost_die_with_parent(pid_t parent) {
     return getppid() == parent ? 0 : -1;
 }
 
-/* Must agree with Breadcrumb.swift. */
-enum {
-    CRUMB_DEPTH = 12,
-    FRAME = 512,
-    FRAME_SITE = 0,
-    FRAME_MARK = 8,
-    FRAME_KEY_LENGTH = 224,
-    FRAME_KEY = 226,
-    FRAME_MESSAGE_LENGTH = 392,
-    MARK_LENGTH = 216,
-    SITE_BACKGROUND = 11,
-};
-
 #define MAX_IMAGES 1024
 
 struct image {
     const void *base;
-    uint8_t mark[MARK_LENGTH];
+    uint8_t mark[IMHOST_CRUMB_MARK_LENGTH];
 };
 
 static unsigned char *crumb;
@@ -48,24 +35,24 @@ static const struct image *image_of(const void *address) {
 static void blame(int signal, siginfo_t *info, void *context) {
     (void)info;
     (void)context;
-    if (crumb && *(volatile uint32_t *)(crumb + CRUMB_DEPTH) == 0) {
+    if (crumb && *(volatile uint32_t *)(crumb + IMHOST_CRUMB_DEPTH) == 0) {
         void *frames[64];
         int count = backtrace(frames, 64);
         for (int i = 0; i < count; i++) {
             const struct image *found = image_of(frames[i]);
             if (!found) continue;
-            unsigned char *frame = crumb + FRAME;
-            uint32_t site = SITE_BACKGROUND;
-            memcpy(frame + FRAME_SITE, &site, sizeof site);
-            memcpy(frame + FRAME_MARK, found->mark, MARK_LENGTH);
+            unsigned char *frame = crumb + IMHOST_CRUMB_FRAME;
+            uint32_t site = IMHOST_CRUMB_SITE_BACKGROUND;
+            memcpy(frame + IMHOST_CRUMB_SITE, &site, sizeof site);
+            memcpy(frame + IMHOST_CRUMB_MARK, found->mark, IMHOST_CRUMB_MARK_LENGTH);
             static const char key[] = "a thread it started";
             uint16_t length = sizeof key - 1;
-            memcpy(frame + FRAME_KEY_LENGTH, &length, sizeof length);
-            memcpy(frame + FRAME_KEY, key, length);
+            memcpy(frame + IMHOST_CRUMB_KEY_LENGTH, &length, sizeof length);
+            memcpy(frame + IMHOST_CRUMB_KEY, key, length);
             uint16_t none = 0;
-            memcpy(frame + FRAME_MESSAGE_LENGTH, &none, sizeof none);
+            memcpy(frame + IMHOST_CRUMB_MESSAGE_LENGTH, &none, sizeof none);
             uint32_t depth = 1;
-            memcpy(crumb + CRUMB_DEPTH, &depth, sizeof depth);
+            memcpy(crumb + IMHOST_CRUMB_DEPTH, &depth, sizeof depth);
             break;
         }
     }
@@ -89,10 +76,10 @@ void imhost_crash_watch(void *breadcrumb) {
 
 int imhost_crash_add_image(const void *address, const uint8_t *mark, size_t length) {
     Dl_info info;
-    if (length != MARK_LENGTH || image_count >= MAX_IMAGES) return -1;
+    if (length != IMHOST_CRUMB_MARK_LENGTH || image_count >= MAX_IMAGES) return -1;
     if (!dladdr(address, &info) || !info.dli_fbase) return -1;
     images[image_count].base = info.dli_fbase;
-    memcpy(images[image_count].mark, mark, MARK_LENGTH);
+    memcpy(images[image_count].mark, mark, IMHOST_CRUMB_MARK_LENGTH);
     image_count = image_count + 1;
     return 0;
 }

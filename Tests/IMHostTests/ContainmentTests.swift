@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import CIMHostSupport
 @testable import IMHost
 import IMKit
 
@@ -351,6 +352,11 @@ struct QuarantineTests {
         hostCrash.line = nil
         hostCrash.file = nil
         #expect(Quarantine.scope(of: hostCrash, history: []) == nil)
+    }
+
+    @Test("the C crash handler writes the site Swift reads as a background thread's")
+    func backgroundSite() {
+        #expect(Int(CrashSite.background.rawValue) == IMHOST_CRUMB_SITE_BACKGROUND)
     }
 
     @Test("ISO 8601 times round-trip, the way the escalation window reads them",

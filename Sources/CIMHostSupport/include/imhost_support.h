@@ -9,6 +9,23 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* The breadcrumb's layout, in bytes (Breadcrumb.swift reads these too, so the two agree): the
+   header's depth (a uint32), then frames of IMHOST_CRUMB_FRAME bytes; in a frame, the site (a
+   uint32), the line's mark, the key's length (a uint16) and text, the message id's length. */
+enum {
+    IMHOST_CRUMB_DEPTH = 12,
+    IMHOST_CRUMB_FRAME = 512,
+    IMHOST_CRUMB_SITE = 0,
+    IMHOST_CRUMB_MARK = 8,
+    IMHOST_CRUMB_KEY_LENGTH = 224,
+    IMHOST_CRUMB_KEY = 226,
+    IMHOST_CRUMB_MESSAGE_LENGTH = 392,
+    IMHOST_CRUMB_MESSAGE = 394,
+    IMHOST_CRUMB_MARK_LENGTH = 216,
+    /* CrashSite.background: a thread the line started. */
+    IMHOST_CRUMB_SITE_BACKGROUND = 11,
+};
+
 /* Asks the kernel to kill this process (SIGKILL) when its parent dies, so a scanner or chat
    worker never outlives the host that started it. Returns 0 when `parent` is still this
    process's parent, -1 when it is already gone (the caller should exit). */

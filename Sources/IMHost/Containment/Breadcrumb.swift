@@ -18,14 +18,18 @@ import Glibc
 /// calls count in `depth` and are attributed to the seventh frame.
 final class Breadcrumb {
     static let fileSize = 4096
-    static let frameSize = 512
+    static let frameSize = IMHOST_CRUMB_FRAME
     static let frameCount = 7
     /// "IMCRUMB1".
     static let magic: UInt64 = 0x3142_4D55_5243_4D49
 
+    /// Where things are; what the C crash handler writes too comes from its header, so the
+    /// two agree by construction.
     enum Offset {
-        static let magic = 0, pid = 8, depth = 12, sequence = 16
-        static let site = 0, mark = 8, keyLength = 224, key = 226, messageLength = 392, message = 394
+        static let magic = 0, pid = 8, depth = IMHOST_CRUMB_DEPTH, sequence = 16
+        static let site = IMHOST_CRUMB_SITE, mark = IMHOST_CRUMB_MARK
+        static let keyLength = IMHOST_CRUMB_KEY_LENGTH, key = IMHOST_CRUMB_KEY
+        static let messageLength = IMHOST_CRUMB_MESSAGE_LENGTH, message = IMHOST_CRUMB_MESSAGE
         static let keyCapacity = 160, messageCapacity = 96
     }
 
@@ -278,7 +282,7 @@ final class Breadcrumb {
 struct LineMark: Sendable {
     static let lineLength = 40, line = 41, lineCapacity = 32
     static let nameLength = 80, name = 82, nameCapacity = 128
-    static let size = 216
+    static let size = IMHOST_CRUMB_MARK_LENGTH
 
     let line: String
     /// The bytes of frame offsets 8..<224.
