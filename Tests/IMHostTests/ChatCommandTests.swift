@@ -7,16 +7,9 @@ struct ChatCommandTests {
     static let houseURL = "im://chat?rootCateID=1&cateID=12&peer=u42&infoID=L1"
     static let listing = #"{"id":"L1","title":"Sunny flat","price":4200,"area":56,"rooms":2}"#
 
-    func workspace() throws -> Workspace {
-        let workspace = try Workspace()
-        try workspace.installLines()
-        try workspace.writeConfig()
-        return workspace
-    }
-
     @Test("a chat driven through a pipe sends, receives, taps and keeps its history across runs")
     func chatThroughAPipe() throws {
-        let workspace = try workspace()
+        let workspace = try Workspace.standard()
         let first = try imhost(["chat", Self.houseURL], input: """
             hello there
             /recv house.listing \(Self.listing)
@@ -60,7 +53,7 @@ struct ChatCommandTests {
 
     @Test("a torn log from a crash is recovered on the next chat, with every earlier message")
     func tornLogRecovered() throws {
-        let workspace = try workspace()
+        let workspace = try Workspace.standard()
         _ = try imhost(["chat", Self.houseURL], input: "one\ntwo\n", in: workspace)
         let log = workspace.root + "/.imhost/users/me/u42.jsonl"
         let handle = try #require(FileHandle(forWritingAtPath: log))
@@ -75,7 +68,7 @@ struct ChatCommandTests {
 
     @Test("a hostile peer id is stored inside the data folder")
     func hostilePeer() throws {
-        let workspace = try workspace()
+        let workspace = try Workspace.standard()
         let result = try imhost(["chat", "im://chat?rootCateID=1&peer=..%2F..%2Fescaped"], input: "hi\n", in: workspace)
         #expect(result.status == 0)
         #expect(!FileManager.default.fileExists(atPath: workspace.root + "/escaped.jsonl"))
@@ -87,7 +80,7 @@ struct ChatCommandTests {
 
     @Test("a peer's newline or control characters never start a line of their own, and escapes wrap instead of being cut")
     func hostileText() throws {
-        let workspace = try workspace()
+        let workspace = try Workspace.standard()
         let input = #"""
             /open house://listing/L1%0Aimhost: FAKE
             /recv text {"text":"\u0001\u0001\u0001\u0001\u0001\u0001\u0001\u0001\u0001\u0001\u0001\u0001\u0001\u0001\u0001\u0001 SECRET tail"}
@@ -109,7 +102,7 @@ struct ChatCommandTests {
 
     @Test("host.json edited under a running chat: a good change applies, a bad one is refused")
     func liveReload() throws {
-        let workspace = try workspace()
+        let workspace = try Workspace.standard()
         let chat = try RunningProcess(BuildProducts.imhost, ["chat", Self.houseURL], in: workspace.root)
         chat.send("/recv house.listing \(Self.listing)")
         try #require(chat.waitFor("│ 🏠 Sunny flat │"), "the chat is up")
@@ -127,7 +120,7 @@ struct ChatCommandTests {
 
     @Test("a change to host.json is applied while input keeps arriving, not only when it pauses")
     func reloadDuringInput() throws {
-        let workspace = try workspace()
+        let workspace = try Workspace.standard()
         let chat = try RunningProcess(BuildProducts.imhost, ["chat", Self.houseURL], in: workspace.root)
         chat.send("/route")
         try #require(chat.waitFor("route: im://chat/house"), "the chat is up")
@@ -148,7 +141,7 @@ struct ChatCommandTests {
 
     @Test("SIGHUP and /reload re-read host.json")
     func hangupAndReloadCommand() throws {
-        let workspace = try workspace()
+        let workspace = try Workspace.standard()
         let result = try imhost(["chat", Self.houseURL], input: "/reload\n", in: workspace)
         #expect(result.stdout.contains("reloaded host.json: routed"))
 
@@ -162,7 +155,7 @@ struct ChatCommandTests {
 
     @Test("scenarios pass with a transcript, and fail at the first wrong expectation naming the step")
     func scenarios() throws {
-        let workspace = try workspace()
+        let workspace = try Workspace.standard()
         let good = workspace.root + "/good.json"
         try """
             [
@@ -208,7 +201,7 @@ struct ChatCommandTests {
 
     @Test("the demo plays the whole idea, a crash rolled back by the host included, and repeats exactly")
     func demo() throws {
-        let workspace = try workspace()
+        let workspace = try Workspace.standard()
         try workspace.install("Cars", as: "cars.so")
         try workspace.writeConfig(try String(contentsOfFile: BuildProducts.repository + "/host.json", encoding: .utf8))
         let result = try imhost(["demo"], in: workspace)

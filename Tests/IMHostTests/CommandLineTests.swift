@@ -46,9 +46,7 @@ struct CommandLineTests {
 
     @Test("exit codes: 0 ok, 1 refused URL, 2 usage or configuration error, diagnostics on stderr")
     func exitCodes() throws {
-        let workspace = try Workspace()
-        try workspace.installLines()
-        try workspace.writeConfig()
+        let workspace = try Workspace.standard()
         let bad = try imhost(["route", "im://chat?rootCateID=x"], in: workspace)
         #expect(bad.status == 1)
         #expect(bad.stdout.isEmpty)
@@ -88,9 +86,7 @@ struct CommandLineTests {
 
     @Test("a 2 MB input line is refused in one line and the chat goes on; a payload over the limit too")
     func inputLimits() throws {
-        let workspace = try Workspace()
-        try workspace.installLines()
-        try workspace.writeConfig()
+        let workspace = try Workspace.standard()
         let huge = String(repeating: "x", count: 2_000_000)
         let big = String(repeating: "y", count: 70_000)
         let result = try imhost(["chat", "im://chat?rootCateID=1&cateID=12&peer=u42"],
@@ -107,9 +103,7 @@ struct CommandLineTests {
 
     @Test("a page drawn on a terminal is coloured, also by the supervised worker; NO_COLOR turns it off")
     func colourOnTerminal() throws {
-        let workspace = try Workspace()
-        try workspace.installLines()
-        try workspace.writeConfig()
+        let workspace = try Workspace.standard()
         // script(1) gives imhost a terminal; the test helpers set NO_COLOR, so it is unset here.
         func onTerminal(_ environment: String) throws -> String {
             try run("/usr/bin/script", ["-qec", "env \(environment) '\(BuildProducts.imhost)' open 'im://chat?rootCateID=1&cateID=12&peer=u42'",
@@ -124,9 +118,7 @@ struct CommandLineTests {
 
     @Test("an argument that is not UTF-8 is refused by its bytes, not turned into another URL, path or id")
     func undecodableArgument() throws {
-        let workspace = try Workspace()
-        try workspace.installLines()
-        try workspace.writeConfig()
+        let workspace = try Workspace.standard()
         // Process takes Strings, so the shell's printf makes the byte 0xFF.
         let result = try run("/bin/sh", ["-c", #""$0" open "$(printf 'house://listing/L\3771')""#, BuildProducts.imhost],
                              currentDirectory: workspace.root)

@@ -109,9 +109,7 @@ struct PluginCacheTests {
 
     @Test("imhost commands use the cache in the data folder; imhost plugins tells the truth")
     func commandsUseTheCache() throws {
-        let workspace = try Workspace()
-        try workspace.installLines()
-        try workspace.writeConfig()
+        let workspace = try Workspace.standard()
         let first = try imhost(["route", "im://chat?rootCateID=1&peer=a"], in: workspace)
         #expect(first.status == 0)
         #expect(FileManager.default.fileExists(atPath: workspace.data + "/plugins.cache"))

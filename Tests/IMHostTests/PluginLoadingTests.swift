@@ -7,9 +7,7 @@ import Testing
 struct PluginLoadingTests {
     @Test("house and jobs are vetted from real .so files, and open in the host only when first needed")
     func linesLoad() throws {
-        let workspace = try Workspace()
-        try workspace.installLines()
-        try workspace.writeConfig()
+        let workspace = try Workspace.standard()
         let host = try workspace.host()
 
         let house = try #require(host.lines.entry(forLine: "house"))
@@ -33,9 +31,7 @@ struct PluginLoadingTests {
 
     @Test("a plugin's page is a CarrierPage and its builder a MessageBuilder in the host: one libIMKit.so")
     func typeIdentityAcrossTheBoundary() throws {
-        let workspace = try Workspace()
-        try workspace.installLines()
-        try workspace.writeConfig()
+        let workspace = try Workspace.standard()
         let host = try workspace.host()
         #expect(host.activate("house"))
         let pageType = try #require(host.lines.page(of: "house"))
@@ -184,9 +180,7 @@ struct PluginLoadingTests {
 
     @Test("a plugin folder writable by others refuses every plugin in it")
     func writableFolder() throws {
-        let workspace = try Workspace()
-        try workspace.installLines()
-        try workspace.writeConfig()
+        let workspace = try Workspace.standard()
         try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: workspace.plugins)
         let host = try workspace.host()
         let files = host.lines.entries.filter { $0.file != nil }
@@ -259,9 +253,7 @@ struct FolderTrustTests {
 
     @Test("a plugin owned by another user is refused, naming the owner and the fix")
     func strangerFile() throws {
-        let workspace = try Workspace()
-        try workspace.installLines()
-        try workspace.writeConfig()
+        let workspace = try Workspace.standard()
         try #require(chown(workspace.plugins + "/jobs.so", Self.stranger, 0) == 0)
         let found = try refusals(workspace)
         #expect(found["jobs.so"] == "is owned by uid 4242, not root or uid 0 (root) (the host's user); run chown 0 \(workspace.plugins)/jobs.so, or remove it: another user could change what the host runs")
@@ -305,9 +297,7 @@ struct FolderTrustTests {
 
     @Test("a link is checked where it points: inside the folder, owned and moded as a plugin must be")
     func links() throws {
-        let workspace = try Workspace()
-        try workspace.installLines()
-        try workspace.writeConfig()
+        let workspace = try Workspace.standard()
         try FileManager.default.moveItem(atPath: workspace.plugins + "/jobs.so", toPath: workspace.plugins + "/jobs-1.0.so.real")
         try FileManager.default.createSymbolicLink(atPath: workspace.plugins + "/jobs.so", withDestinationPath: "jobs-1.0.so.real")
         #expect(try refusals(workspace).isEmpty, "a link within the folder to a trusted file is fine")
@@ -317,9 +307,7 @@ struct FolderTrustTests {
 
     @Test("a link into a subfolder is refused when that subfolder is not trusted as the plugin folder is")
     func linkIntoSubfolder() throws {
-        let workspace = try Workspace()
-        try workspace.installLines()
-        try workspace.writeConfig()
+        let workspace = try Workspace.standard()
         let versions = workspace.plugins + "/versions"
         try FileManager.default.createDirectory(atPath: versions, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o755])
         try FileManager.default.moveItem(atPath: workspace.plugins + "/jobs.so", toPath: versions + "/jobs-1.0.so")
@@ -334,9 +322,7 @@ struct FolderTrustTests {
 
     @Test("a link beside the file it names is another name for one file: the link is refused, the line serves")
     func linkToSibling() throws {
-        let workspace = try Workspace()
-        try workspace.installLines()
-        try workspace.writeConfig()
+        let workspace = try Workspace.standard()
         try FileManager.default.createSymbolicLink(atPath: workspace.plugins + "/alias.so", withDestinationPath: "house.so")
         #expect(try refusals(workspace) == ["alias.so": "is another name for house.so (the same file), which provides line 'house'; remove this link; house.so serves the line"])
         let route = try imhost(["route", "im://chat?rootCateID=1&cateID=12&peer=u42"], in: workspace)
@@ -349,9 +335,7 @@ struct FolderTrustTests {
 
     @Test("a link through another link is checked at every folder it passes through")
     func linkThroughLink() throws {
-        let workspace = try Workspace()
-        try workspace.installLines()
-        try workspace.writeConfig()
+        let workspace = try Workspace.standard()
         let open = workspace.plugins + "/open"
         try FileManager.default.createDirectory(atPath: open, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o755])
         try FileManager.default.moveItem(atPath: workspace.plugins + "/jobs.so", toPath: workspace.plugins + "/jobs-real.so.bin")
@@ -364,9 +348,7 @@ struct FolderTrustTests {
 
     @Test("a file name with control or bidi characters is refused, shown escaped")
     func unsafeNames() throws {
-        let workspace = try Workspace()
-        try workspace.installLines()
-        try workspace.writeConfig()
+        let workspace = try Workspace.standard()
         try FileManager.default.copyItem(atPath: BuildProducts.library("FixtureMinimal"), toPath: workspace.plugins + "/evil\u{1B}[2J\u{202E}os.so")
         let result = try imhost(["plugins"], in: workspace)
         #expect(!result.stdout.contains("\u{1B}") && !result.stdout.contains("\u{202E}"))

@@ -257,9 +257,7 @@ struct RouteTests {
 
     @Test("imhost plugins lists each line's services and routes; imhost open exits 1 on refusal")
     func commands() throws {
-        let workspace = try Workspace()
-        try workspace.installLines()
-        try workspace.writeConfig()
+        let workspace = try Workspace.standard()
         let plugins = try imhost(["plugins"], in: workspace)
         #expect(plugins.stdout.contains("    services: house.listings\n    routes: house://listing/:id\n"))
         #expect(plugins.stdout.contains("    routes: jobs://interview/:id/answer\n"))
@@ -276,9 +274,7 @@ struct RouteTests {
 struct OfflineTests {
     @Test("messages sent offline are pending, delivered in order on reconnect, once, also across a restart")
     func pendingAcrossRestart() throws {
-        let workspace = try Workspace()
-        try workspace.installLines()
-        try workspace.writeConfig()
+        let workspace = try Workspace.standard()
         let url = "im://chat?rootCateID=9&cateID=12&peer=recruiter"
         let offline = try imhost(["chat", url], input: "/offline\nfirst\nsecond\n/quit\n", in: workspace)
         #expect(offline.stdout.contains("offline: messages you send now wait as pending until /online"))

@@ -173,13 +173,6 @@ struct StoreTests {
 struct StoreProcessTests {
     static let url = "im://chat?rootCateID=1&cateID=12&peer=u42"
 
-    func workspace() throws -> Workspace {
-        let workspace = try Workspace()
-        try workspace.installLines()
-        try workspace.writeConfig()
-        return workspace
-    }
-
     /// Every line of the conversation's log, decoded; and what the store says of it.
     func stored(_ workspace: Workspace) throws -> (lines: [MessageEnvelope], count: Int, endsWithNewline: Bool) {
         let log = try Data(contentsOf: URL(fileURLWithPath: workspace.data + "/users/me/u42.jsonl"))
@@ -190,7 +183,7 @@ struct StoreProcessTests {
 
     @Test("two writers of one conversation: 300 messages, 300 distinct ids, every line indexed")
     func twoWriters() throws {
-        let workspace = try workspace()
+        let workspace = try Workspace.standard()
         let first = try RunningProcess(BuildProducts.imhost, ["chat", Self.url], in: workspace.root)
         let second = try RunningProcess(BuildProducts.imhost, ["chat", Self.url], in: workspace.root)
         for n in 1...150 {
@@ -209,7 +202,7 @@ struct StoreProcessTests {
 
     @Test("a writer killed while sending leaves every stored line whole, indexed and numbered once")
     func killedWriter() throws {
-        let workspace = try workspace()
+        let workspace = try Workspace.standard()
         let doomed = try RunningProcess(BuildProducts.imhost, ["chat", Self.url], in: workspace.root)
         let survivor = try RunningProcess(BuildProducts.imhost, ["chat", Self.url], in: workspace.root)
         for n in 1...400 { doomed.send("doomed \(n)") }
@@ -230,7 +223,7 @@ struct StoreProcessTests {
 
     @Test("a write that fails (file size limit, as a full disk) stores nothing, says which file, and the chat goes on")
     func failedWrite() throws {
-        let workspace = try workspace()
+        let workspace = try Workspace.standard()
         let text = String(repeating: "长", count: 300)
         let input = (1...30).map { "\($0) \(text)" }.joined(separator: "\n") + "\n/recv text {\"text\":\"after\"}\n"
         // prlimit sets RLIMIT_FSIZE: writes past 16 KiB fail with EFBIG, as they would with ENOSPC.
@@ -249,7 +242,7 @@ struct StoreProcessTests {
 
     @Test("a read-only data folder shows the conversation and refuses to send with one clear line")
     func readOnly() throws {
-        let workspace = try workspace()
+        let workspace = try Workspace.standard()
         let first = try imhost(["chat", Self.url], input: "hello\n/recv text {\"text\":\"hi back\"}\n", in: workspace)
         #expect(first.status == 0)
         let folder = workspace.data + "/users/me"
@@ -266,7 +259,7 @@ struct StoreProcessTests {
 
     @Test("a message queued but never stored (a crash between the two writes) is dropped at sign-in, never delivered")
     func outboxReconciled() throws {
-        let workspace = try workspace()
+        let workspace = try Workspace.standard()
         let offline = try imhost(["chat", Self.url], input: "/offline\nstored while offline\n", in: workspace)
         #expect(offline.status == 0)
         let outbox = workspace.data + "/users/me/outbox.jsonl"
@@ -283,7 +276,7 @@ struct StoreProcessTests {
 
     @Test("/more with nothing older says so and keeps every message in view")
     func moreKeepsWindow() throws {
-        let workspace = try workspace()
+        let workspace = try Workspace.standard()
         let result = try imhost(["chat", Self.url], input: "one\ntwo\n/more\n/recv text {\"text\":\"three\"}\n", in: workspace)
         #expect(result.stdout.contains("/more: no older messages; the whole conversation is shown"))
         let last = try #require(result.stdout.components(separatedBy: "════").last)
@@ -292,7 +285,7 @@ struct StoreProcessTests {
 
     @Test("a log line that is not a message shows as a placeholder whose /why says so, and is kept")
     func unreadableLine() throws {
-        let workspace = try workspace()
+        let workspace = try Workspace.standard()
         _ = try imhost(["chat", Self.url], input: "before\n", in: workspace)
         let log = workspace.data + "/users/me/u42.jsonl"
         try FileSystem.appendLine(Array(#"{"not":"a message"}"#.utf8), to: log)

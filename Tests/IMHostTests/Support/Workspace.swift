@@ -48,6 +48,14 @@ final class Workspace {
     }
 
     /// The usual configuration: house and jobs enabled, the README's routes.
+    /// A workspace with house and jobs installed and the standard host.json.
+    static func standard() throws -> Workspace {
+        let workspace = try Workspace()
+        try workspace.installLines()
+        try workspace.writeConfig()
+        return workspace
+    }
+
     static let standardConfig = """
         {
           "plugins": "Plugins",
