@@ -143,7 +143,8 @@ public final class Supervisor {
 
     /// Hands one command to the worker and waits for it to be done.
     public func send(_ command: String) -> Outcome {
-        guard let worker, worker.send(command) else { return waitForWorker() }
+        // A worker that cannot take it has ended: waiting says so.
+        _ = worker?.send(command)
         return waitForWorker()
     }
 
@@ -170,7 +171,7 @@ public final class Supervisor {
         let deadline = Clock.monotonic() + 2_000_000_000
         var code: Int32?
         while worker.poll() == nil, Clock.monotonic() < deadline {
-            let ready = waitReadable([control.ended ? -1 : worker.control, errors.ended ? -1 : worker.errors], milliseconds: 50)
+            let ready = waitReadable(watched, milliseconds: 50)
             drainErrors(ready, from: worker.errors)
             if ready.contains(worker.control) { _ = control.fill(from: worker.control) }
             while let line = control.nextLine() {
@@ -254,7 +255,7 @@ public final class Supervisor {
                 drainAll(from: worker.errors)
                 return died(ending: ended.description)
             }
-            let ready = waitReadable([control.ended ? -1 : worker.control, errors.ended ? -1 : worker.errors], milliseconds: 50)
+            let ready = waitReadable(watched, milliseconds: 50)
             drainErrors(ready, from: worker.errors)
             if ready.contains(worker.control) {
                 _ = control.fill(from: worker.control)
