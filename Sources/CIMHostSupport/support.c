@@ -4,8 +4,18 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "imhost_support.h"
+
+int imhost_pidfd_open(pid_t pid) {
+#ifdef SYS_pidfd_open
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+    (void)pid;
+    return -1;
+#endif
+}
 
 int imhost_die_with_parent(pid_t parent) {
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return -1;

@@ -1,4 +1,9 @@
+// FoundationEssentials has the JSON coders; full Foundation would load ICU into every process.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// One JSON object a line: how the host keeps its records (messages, crashes, the outbox) and
 /// how its child processes answer over a pipe.

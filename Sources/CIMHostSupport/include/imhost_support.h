@@ -31,6 +31,10 @@ enum {
    process's parent, -1 when it is already gone (the caller should exit). */
 int imhost_die_with_parent(pid_t parent);
 
+/* A descriptor that becomes readable when process `pid` (a child) ends, so its end can be
+   waited for with poll alongside its pipes; -1 where the kernel has no pidfd_open (before 5.3). */
+int imhost_pidfd_open(pid_t pid);
+
 /* Blames crashes of threads a line started on the line. `breadcrumb` is this process's mapped
    breadcrumb (see Breadcrumb.swift for its layout). When a fatal signal arrives while the
    breadcrumb says the host is in its own code, the handler walks the crashing thread's stack; if

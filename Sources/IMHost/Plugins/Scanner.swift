@@ -148,7 +148,7 @@ package enum Scanner {
                     break reading
                 }
                 let remaining = Int32(min(1000, max(1, (allowance - waited) / 1_000_000)))
-                let ready = waitReadable([reports.ended ? -1 : child.control, said.ended ? -1 : child.errors],
+                let ready = waitReadable(child.waitable([reports.ended ? -1 : child.control, said.ended ? -1 : child.errors]),
                                          milliseconds: min(remaining, 50))
                 if ready.contains(child.errors) {
                     _ = said.fill(from: child.errors)

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CIMHostSupport
 
 /// A child process started with `posix_spawn`, with pipes to the streams the parent wants.
 ///
@@ -56,6 +57,9 @@ final class ChildProcess {
     /// The parent's end of a pipe the child writes as file descriptor 3, or -1.
     private(set) var control: Int32 = -1
     private(set) var termination: Termination?
+    /// Readable once the child has ended (a pidfd), or -1: waiting on it with the pipes means a
+    /// child that closed its pipes and is ending is noticed at once, not at the next timeout.
+    private(set) var ending: Int32 = -1
 
     /// Starts `executable` with `arguments` (without the program name).
     init(executable: String, arguments: [String], stdin: Stream, stdout: Stream, stderr: Stream,
@@ -126,10 +130,17 @@ final class ChildProcess {
             throw FileSystem.Failure(call: "posix_spawn \(executable)", code: result)
         }
         self.pid = pid
+        ending = imhost_pidfd_open(pid)
+    }
+
+    /// The descriptors to wait on for this child: `pipes` (those not at their end, or -1) and,
+    /// while it has not been waited for, its end.
+    func waitable(_ pipes: [Int32]) -> [Int32] {
+        (pipes + [termination == nil ? ending : -1]).filter { $0 >= 0 }
     }
 
     deinit {
-        for fd in [input, output, errors, control] where fd >= 0 { close(fd) }
+        for fd in [input, output, errors, control, ending] where fd >= 0 { close(fd) }
         if termination == nil {
             kill(pid, SIGKILL)
             _ = wait()

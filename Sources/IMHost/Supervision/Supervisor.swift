@@ -133,7 +133,7 @@ public final class Supervisor {
     /// when it writes or ends. Then call ``idle()``.
     public var watched: [Int32] {
         guard let worker else { return [] }
-        return [control.ended ? -1 : worker.control, errors.ended ? -1 : worker.errors].filter { $0 >= 0 }
+        return worker.waitable([control.ended ? -1 : worker.control, errors.ended ? -1 : worker.errors])
     }
 
     /// Starts the worker and waits until it is ready (its chat open and shown).
