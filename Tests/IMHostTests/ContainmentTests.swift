@@ -318,7 +318,7 @@ struct QuarantineTests {
         try workspace.install("FixtureCrashy", as: "crashy.so")
         let route = try imhost(["route", crashyURL], in: workspace)
         #expect(route.stdout.contains("reason: routed"), "\(route.stdout)")
-        #expect(Quarantine(dataFolder: workspace.data).entries.isEmpty, "the stale entry is dropped")
+        #expect(Quarantine(dataFolder: workspace.data).holds.isEmpty, "the stale entry is dropped")
     }
 
     @Test("a chat that is open picks up a lift from another terminal")
@@ -560,7 +560,7 @@ struct QuietMisbehaviourTests {
         #expect(route.stderr.contains("quarantine.json does not read"))
         _ = try crashyChat(workspace, "builder:abort", #"/recv crashy.bomb {"text":"x"}"# + "\n")
         #expect(FileManager.default.fileExists(atPath: workspace.data + "/quarantine.json.corrupt"))
-        #expect(Quarantine(dataFolder: workspace.data).entries.count == 1)
+        #expect(Quarantine(dataFolder: workspace.data).holds.count == 1)
     }
 }
 

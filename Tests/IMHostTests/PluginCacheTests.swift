@@ -24,25 +24,25 @@ struct PluginCacheTests {
 
         let host = try workspace.host()
         #expect(host.lines.scannedFiles == ["cfail.so"], "only the failure is tried again: the rest are facts")
-        let house = try #require(host.lines.entry(forLine: "house"))
+        let house = try #require(host.lines.status(ofLine: "house"))
         #expect(house.state == .loaded && house.manifest?.page == "HousePage")
         #expect(house.manifest?.messageKeys == ["house.listing"] && house.manifest?.services == ["house.listings"])
         #expect(host.user.service(id: "house.listings") == nil, "its services start when it opens")
-        #expect(host.lines.entries.first { $0.fileName == "junk.so" }?.problem?.code == .notELF, "refusals are facts too")
-        #expect(host.lines.entry(forLine: "cfail")?.state == .failed)
+        #expect(host.lines.rows.first { $0.fileName == "junk.so" }?.problem?.code == .notELF, "refusals are facts too")
+        #expect(host.lines.status(ofLine: "cfail")?.state == .failed)
         #expect(host.problems.count == 2)
         #expect(try host.converter.decide("im://chat?rootCateID=9&cateID=12&peer=p").target == .line("jobs"))
 
         let page = try host.open("im://chat?rootCateID=1&cateID=12&peer=u42")
         #expect(page.lineID == "house" && String(describing: type(of: page.carrier)) == "HousePage")
-        #expect(host.lines.entry(forLine: "house")?.state == .active)
-        #expect(host.lines.entry(forLine: "jobs")?.state == .loaded, "only the line the jump needed")
+        #expect(host.lines.status(ofLine: "house")?.state == .active)
+        #expect(host.lines.status(ofLine: "jobs")?.state == .loaded, "only the line the jump needed")
         #expect(host.user.service(id: "house.listings") != nil)
 
         // A jobs message roaming into the house chat opens jobs to render it.
         try page.receive(key: "jobs.interview", payload: MessagePayload(json: #"{"company":"A","place":"B","position":"C","time":"D"}"#))
         #expect(try page.presented(width: 72).last?.message.degrade == nil)
-        #expect(host.lines.entry(forLine: "jobs")?.state == .active)
+        #expect(host.lines.status(ofLine: "jobs")?.state == .active)
     }
 
     @Test("a route opens its line; the kill switch and quarantine still apply")
@@ -84,9 +84,9 @@ struct PluginCacheTests {
             of: #""jobs": { "enabled": true } }"#, with: #""jobs": { "enabled": true }, "demo": {} }"#))
         let host = try workspace.host()
         #expect(host.lines.scannedFiles == ["cfail.so", "demo.so"])
-        #expect(host.lines.entry(forLine: "demo")?.state == .loaded)
-        #expect(host.lines.entry(forLine: "house")?.state == .loaded)
-        #expect(host.lines.entry(forLine: "jobs")?.state == .missing)
+        #expect(host.lines.status(ofLine: "demo")?.state == .loaded)
+        #expect(host.lines.status(ofLine: "house")?.state == .loaded)
+        #expect(host.lines.status(ofLine: "jobs")?.state == .missing)
     }
 
     @Test("a failure is not cached: a plugin whose library was missing is opened again once it is there")
@@ -98,12 +98,12 @@ struct PluginCacheTests {
         try FileManager.default.moveItem(atPath: workspace.root + "/libvanished.so", toPath: workspace.root + "/aside.so")
         try workspace.writeConfig(#"{ "lines": { "needy": {} } }"#)
         let first = try workspace.host()
-        #expect(first.lines.entries.first { $0.fileName == "needy.so" }?.problem?.code == .dlopenFailed)
+        #expect(first.lines.rows.first { $0.fileName == "needy.so" }?.problem?.code == .dlopenFailed)
         try FileManager.default.moveItem(atPath: workspace.root + "/aside.so", toPath: workspace.root + "/libvanished.so")
         let second = try workspace.host()
         #expect(second.lines.scannedFiles == ["needy.so"])
         // It opens now; what it says next (it returns no descriptor) is a fact about the bytes.
-        #expect(second.lines.entries.first { $0.fileName == "needy.so" }?.problem?.code == .noEntry)
+        #expect(second.lines.rows.first { $0.fileName == "needy.so" }?.problem?.code == .noEntry)
         #expect(try workspace.host().lines.scannedFiles.isEmpty)
     }
 

@@ -10,12 +10,12 @@ struct PluginLoadingTests {
         let workspace = try Workspace.standard()
         let host = try workspace.host()
 
-        let house = try #require(host.lines.entry(forLine: "house"))
+        let house = try #require(host.lines.status(ofLine: "house"))
         #expect(house.state == .loaded)
         #expect(house.descriptor?.displayName == "Housing")
         #expect(house.manifest?.messageKeys == ["house.listing"])
         #expect(house.manifest?.page == "HousePage")
-        #expect(host.lines.entry(forLine: "jobs")?.manifest?.page == "JobsPage")
+        #expect(host.lines.status(ofLine: "jobs")?.manifest?.page == "JobsPage")
         #expect(host.problems.isEmpty)
         #expect(host.lines.registry.allKeys == ["image", "location", "text", "voice"], "only the host's builders until a line opens")
         #expect(host.lines.scannedFiles == ["house.so", "jobs.so"], "new files are opened by the scanner")
@@ -24,7 +24,7 @@ struct PluginLoadingTests {
         let page = try host.open("im://chat?rootCateID=1&cateID=12&peer=u42")
         #expect(page.lineID == "house")
         #expect(workspace.isMapped("house.so") && !workspace.isMapped("jobs.so"), "the line the jump needed, and only it")
-        #expect(host.lines.entry(forLine: "house")?.state == .active, "registered, and its services run")
+        #expect(host.lines.status(ofLine: "house")?.state == .active, "registered, and its services run")
         #expect(host.user.service(id: "house.listings") != nil)
         #expect(host.lines.registry.allKeys == ["house.listing", "image", "location", "text", "voice"])
     }
@@ -45,7 +45,7 @@ struct PluginLoadingTests {
         let asBase = try #require(page as? CarrierPage)
         #expect(asBase.title == "二手房 Resale · u42")
 
-        let entry = try #require(host.lines.registry.entry(for: "house.listing"))
+        let entry = try #require(host.lines.registry.builder(for: "house.listing"))
         let builder: Any = entry.builder
         #expect(builder is any MessageBuilder)
         let payload = MessagePayload(json: #"{"id":"L1","title":"Sunny flat","price":4200,"area":56,"rooms":2}"#)
@@ -102,8 +102,8 @@ struct PluginLoadingTests {
         return workspace
     }
 
-    func entry(_ host: ChatHost, file: String) throws -> LineTable.Entry {
-        try #require(host.lines.entries.first { $0.fileName == file }, "no entry for \(file)")
+    func entry(_ host: ChatHost, file: String) throws -> LineStatus {
+        try #require(host.lines.rows.first { $0.fileName == file }, "no entry for \(file)")
     }
 
     @Test("every bad plugin gets its own status and reason while the good lines still load")
@@ -111,7 +111,7 @@ struct PluginLoadingTests {
         let workspace = try Self.crowdedWorkspace()
         let host = try workspace.host()
 
-        #expect(host.lines.entry(forLine: "house")?.file == workspace.plugins + "/house.so")
+        #expect(host.lines.status(ofLine: "house")?.file == workspace.plugins + "/house.so")
         #expect(host.lines.availability(of: "house") == .available && host.lines.availability(of: "jobs") == .available)
 
         func expect(_ file: String, _ status: LineTable.State, _ code: PluginRefusal.Code, _ text: String,
@@ -163,13 +163,13 @@ struct PluginLoadingTests {
         #expect(disabled.state == .disabled, "its registration failing in the scanner does not matter while it is disabled")
         #expect(disabled.problem == nil)
 
-        let cars = try #require(host.lines.entries.first { $0.lineID == "cars" })
+        let cars = try #require(host.lines.rows.first { $0.lineID == "cars" })
         #expect(cars.state == .missing && cars.file == nil)
 
         // All or nothing: nothing of a failed line remains.
-        #expect(host.messageEntry(for: "failing.note") == nil)
-        #expect(host.messageEntry(for: "stray.note") == nil)
-        #expect(host.messageEntry(for: "house.listing")?.line == "house")
+        #expect(host.registeredBuilder(for: "failing.note") == nil)
+        #expect(host.registeredBuilder(for: "stray.note") == nil)
+        #expect(host.registeredBuilder(for: "house.listing")?.line == "house")
         #expect(host.lines.availability(of: "failing") != .available)
 
         // Nothing but the lines a chat needed was ever opened in this process.
@@ -183,14 +183,14 @@ struct PluginLoadingTests {
         let workspace = try Workspace.standard()
         try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: workspace.plugins)
         let host = try workspace.host()
-        let files = host.lines.entries.filter { $0.file != nil }
+        let files = host.lines.rows.filter { $0.file != nil }
         #expect(files.count == 2)
         for entry in files {
             #expect(entry.state == .refused)
             #expect(entry.problem?.code == .writableByOthers)
             #expect(entry.problem?.reason == "its folder \(workspace.plugins) is writable by group or others (mode 0777)")
         }
-        let missing = host.lines.entries.filter { $0.file == nil }
+        let missing = host.lines.rows.filter { $0.file == nil }
         #expect(missing.map(\.lineID) == ["house", "jobs"])
         #expect(missing.first?.problem?.reason == "no plugin in \(workspace.plugins) provides line 'house' (2 refused files could not be read for their line id)")
         #expect(try host.converter.decide("im://chat?rootCateID=1&peer=u1").target == .legacy)
@@ -214,10 +214,10 @@ struct MinimalLineTests {
         try workspace.install("FixtureMinimal", as: "demo.so")
         try workspace.writeConfig(#"{ "lines": { "demo": { "enabled": true } }, "routes": [ { "rootCateID": 77, "cateID": "*", "line": "demo" } ] }"#)
         let host = try workspace.host()
-        let demo = try #require(host.lines.entry(forLine: "demo"))
+        let demo = try #require(host.lines.status(ofLine: "demo"))
         #expect(demo.manifest?.messageKeys == ["demo.greeting"])
         #expect(try host.converter.decide("im://chat?rootCateID=77&peer=u1").url == "im://chat/demo?rootCateID=77&peer=u1")
-        let builder = try #require(host.messageEntry(for: "demo.greeting")).builder
+        let builder = try #require(host.registeredBuilder(for: "demo.greeting")).builder
         let view = try builder.render(MessagePayload(json: #"{"text":"hi"}"#), layout: MessageLayout(width: 20))
         #expect(view.lines == ["👋 hi"])
         #expect(TextWidth.columns(view.lines[0]) == 5)

@@ -230,10 +230,10 @@ struct RouteTests {
             try host.open(route: "boats://offer/1")
         }
 
-        let clash = try #require(host.lines.entry(forLine: "clash"))
+        let clash = try #require(host.lines.status(ofLine: "clash"))
         #expect(clash.state == .failed)
         #expect(clash.problem?.reason == "registration failed: line 'clash' registered route 'house://listing/:other'; a line's routes use its own scheme. Write it as 'clash://listing/:other'")
-        let loop = try #require(host.lines.entry(forLine: "loop"))
+        let loop = try #require(host.lines.status(ofLine: "loop"))
         #expect(loop.state == .failed)
         #expect(loop.problem?.reason == "registration failed: services depend on each other in a cycle: loop.first → loop.second → loop.first; break the cycle")
         #expect(host.user.service(id: "loop.first") == nil)

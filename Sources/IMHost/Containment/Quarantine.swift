@@ -31,7 +31,7 @@ public final class Quarantine {
     }
 
     /// One thing taken out of service.
-    public struct Entry: Codable, Sendable, Equatable {
+    public struct Hold: Codable, Sendable, Equatable {
         /// The line; `nil` for a file that crashed before it said which line it is.
         public var line: String?
         /// The message key, when only that key is quarantined.
@@ -51,15 +51,19 @@ public final class Quarantine {
         /// What happened and when: "crashed (SIGSEGV) building message m3 (house.listing) at 2026-…".
         public var reason: String { "\(crash.event) at \(crash.time)" }
 
-        /// Whether the entry applies to the file as it is now.
+        /// Whether the hold applies to the file as it is now.
         public func applies(to current: FileIdentity?) -> Bool {
             identity == nil || identity == current
         }
+
+        /// Whether it is for a crash before the line was vetted (loading, its entry point,
+        /// registering, or a constructor): the file is not opened again.
+        var isLoadingCrash: Bool { [.load, .entry, .register].contains(crash.site) || scope == .file }
     }
 
     private struct Document: Codable {
         var version: Int
-        var entries: [Entry]
+        var entries: [Hold]
         /// When each line was last lifted by hand: crashes before it no longer count.
         var lifts: [String: String]?
     }
@@ -69,8 +73,8 @@ public final class Quarantine {
 
     /// `<data>/quarantine.json`.
     public let path: String
-    /// The entries, oldest first.
-    public private(set) var entries: [Entry]
+    /// What is held out of service, oldest first.
+    public private(set) var holds: [Hold]
     /// When each line was last lifted by hand.
     private(set) var lifts: [String: String] = [:]
     /// Why the file could not be read, when it could not (it then counts as empty).
@@ -79,11 +83,11 @@ public final class Quarantine {
     /// Reads `<data>/quarantine.json`; a missing file is an empty quarantine.
     public init(dataFolder: String) {
         path = dataFolder + "/quarantine.json"
-        entries = []
+        holds = []
         guard let bytes = try? FileSystem.readBytes(path, limit: 16 << 20) else { return }
         do {
             let document = try JSONDecoder().decode(Document.self, from: Data(bytes))
-            entries = document.entries
+            holds = document.entries
             lifts = document.lifts ?? [:]
         } catch {
             problem = "\(path) does not read (\(Self.brief(error))), so nothing counts as quarantined; it is kept as \(FileSystem.baseName(path)).corrupt when next written"
@@ -113,10 +117,10 @@ public final class Quarantine {
 
     /// Lifts entries and returns what was lifted. A lifted line's earlier crashes no longer count
     /// towards quarantining it again. Chats that are open pick it up at once.
-    public static func lift(dataFolder: String, _ target: Target) throws(FileSystem.Failure) -> [Entry] {
+    public static func lift(dataFolder: String, _ target: Target) throws(FileSystem.Failure) -> [Hold] {
         try locked(dataFolder) { () throws(FileSystem.Failure) in
             let quarantine = Quarantine(dataFolder: dataFolder)
-            let lifted = quarantine.entries.filter { entry in
+            let lifted = quarantine.holds.filter { entry in
                 switch target {
                 case .all: true
                 case .line(let line): entry.line == line
@@ -125,7 +129,7 @@ public final class Quarantine {
                 }
             }
             guard !lifted.isEmpty else { return [] }
-            quarantine.entries.removeAll { lifted.contains($0) }
+            quarantine.holds.removeAll { lifted.contains($0) }
             let now = Clock.iso8601(Clock.now())
             for line in Set(lifted.compactMap(\.line)) { quarantine.lifts[line] = now }
             try quarantine.write()
@@ -133,23 +137,21 @@ public final class Quarantine {
         }
     }
 
-    /// Drops entries for files that have changed since they crashed, writing the file only when
-    /// something was dropped. `current` gives a file's identity by name, `nil` when it is gone.
-    func prune(current: (String) -> FileIdentity?) {
-        let stale = entries.filter { entry in
-            guard let file = entry.file, entry.identity != nil else { return false }
-            return !entry.applies(to: current(file))
+    /// Drops the `holds` of files that have changed since they crashed from the quarantine in
+    /// `dataFolder`, writing the file only when something was dropped. `current` gives a file's
+    /// identity by name, `nil` when it is gone.
+    static func prune(dataFolder: String, holds: [Hold], current: (String) -> FileIdentity?) {
+        let stale = holds.filter { hold in
+            guard let file = hold.file, hold.identity != nil else { return false }
+            return !hold.applies(to: current(file))
         }
         guard !stale.isEmpty else { return }
-        try? Self.locked(dataFolder) { () throws(FileSystem.Failure) in
+        try? locked(dataFolder) { () throws(FileSystem.Failure) in
             let fresh = Quarantine(dataFolder: dataFolder)
-            fresh.entries.removeAll { stale.contains($0) }
+            fresh.holds.removeAll { stale.contains($0) }
             try fresh.write()
         }
-        entries.removeAll { stale.contains($0) }
     }
-
-    private var dataFolder: String { FileSystem.directory(of: path) }
 
     /// Records a crash: decides what it costs from the line's recent crashes, appends it to
     /// `<data>/crashes.log` and adds the quarantine entry. Returns the record as written, with
@@ -163,15 +165,15 @@ public final class Quarantine {
                 // What counts: the crash log, and the crashes behind entries (the log may be gone),
                 // since the line was last lifted by hand.
                 let since = crash.line.flatMap { quarantine.lifts[$0] }.flatMap(Clock.parse) ?? Int64.min
-                let history = (log.records() + quarantine.entries.map(\.crash)).filter { (Clock.parse($0.time) ?? 0) > since }
+                let history = (log.records() + quarantine.holds.map(\.crash)).filter { (Clock.parse($0.time) ?? 0) > since }
                 guard let scope = scope(of: crash, history: history) else {
                     crash.quarantined = nil
                     try log.append(crash)
                     return crash
                 }
-                let entry = Entry(crash, scope: scope)
+                let entry = Hold(crash, scope: scope)
                 try log.append(entry.crash)
-                quarantine.entries.append(entry)
+                quarantine.holds.append(entry)
                 try quarantine.write()
                 return entry.crash
             })
@@ -199,7 +201,7 @@ public final class Quarantine {
         if problem != nil { rename(path, path + ".corrupt") }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(Document(version: 1, entries: entries, lifts: lifts.isEmpty ? nil : lifts)) else { return }
+        guard let data = try? encoder.encode(Document(version: 1, entries: holds, lifts: lifts.isEmpty ? nil : lifts)) else { return }
         try FileSystem.writeAtomically(Array(data) + [UInt8(ascii: "\n")], to: path)
     }
 
@@ -217,7 +219,7 @@ public final class Quarantine {
     }
 }
 
-extension Quarantine.Entry {
+extension Quarantine.Hold {
     /// The entry a crash earns at `scope`, the crash marked with it: a key's entry names the
     /// key, a line's or a file's does not.
     init(_ crash: CrashRecord, scope: Quarantine.Scope) {

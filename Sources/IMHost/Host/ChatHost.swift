@@ -33,10 +33,10 @@ public final class ChatHost {
         public var breadcrumbs: Breadcrumbs
         /// Quarantine entries to apply besides `<data>/quarantine.json`: those a supervisor could
         /// not write down.
-        public var quarantine: [Quarantine.Entry]
+        public var quarantine: [Quarantine.Hold]
 
         public init(user: String? = nil, dataFolder: String? = nil, durable: Bool = true,
-                    scanner: String = "/proc/self/exe", breadcrumbs: Breadcrumbs = .own, quarantine: [Quarantine.Entry] = []) {
+                    scanner: String = "/proc/self/exe", breadcrumbs: Breadcrumbs = .own, quarantine: [Quarantine.Hold] = []) {
             self.user = user
             self.dataFolder = dataFolder
             self.durable = durable
@@ -110,7 +110,7 @@ public final class ChatHost {
         }
         lines = LineTable(config: config, dataFolder: dataFolder, cachePath: config.pluginCachePath, scanner: options.scanner,
                           quarantine: options.quarantine)
-        converter = Converter(config: config, lines: lines)
+        converter = Converter(config: config, lines: lines.availability)
         recoveredCrashes = recovered
     }
 
@@ -232,8 +232,8 @@ public final class ChatHost {
         guard lines.availability(of: line) == .available else { return false }
         if lines.isRegistered(line) { return true }
         guard lines.activate(line, guard: lineGuard) else {
-            converter = Converter(config: config, lines: lines)
-            if let entry = lines.entry(forLine: line), let problem = entry.problem {
+            converter = Converter(config: config, lines: lines.availability)
+            if let entry = lines.status(ofLine: line), let problem = entry.problem {
                 notices.append("\(entry.state.rawValue) \(entry.fileName.map { $0 + ": " } ?? "")line '\(line)': \(problem); its chats open on the legacy page")
             }
             return false
@@ -247,11 +247,11 @@ public final class ChatHost {
 
     /// The builder for a message key, opening its line first when it is not opened yet (a
     /// line's keys are `<line id>.<name>`, so the key names the line to open).
-    func messageEntry(for key: String) -> MessageRegistry.Entry? {
-        if let entry = lines.registry.entry(for: key) { return entry }
+    func registeredBuilder(for key: String) -> RegisteredBuilder? {
+        if let entry = lines.registry.builder(for: key) { return entry }
         // A registered line's keys are in the registry already: activate answers at once.
         guard let owner = LineID.owner(ofMessageKey: key), activate(String(owner)) else { return nil }
-        return lines.registry.entry(for: key)
+        return lines.registry.builder(for: key)
     }
 
     /// Why messages with `key` cannot show now, if they cannot.
@@ -263,7 +263,7 @@ public final class ChatHost {
         var said: [String] = lines.folderProblem.map { [$0] } ?? []
         if let problem = lines.quarantineProblem { said.append(problem) }
         var seen: Set<String> = []
-        for entry in lines.entries {
+        for entry in lines.rows {
             // A quarantined line is not a problem of every command, as a killed one is not:
             // the converter and route table say so where it matters.
             guard [.refused, .failed, .missing, .crashed, .hung].contains(entry.state), let problem = entry.problem else { continue }
@@ -298,7 +298,7 @@ public final class ChatHost {
                 lines.setServicesStarted(line, true)
             }
         }
-        converter = Converter(config: config, lines: lines)
+        converter = Converter(config: config, lines: lines.availability)
     }
 
     // MARK: Opening URLs
@@ -337,12 +337,12 @@ public final class ChatHost {
                 throw OpenError(kind: .malformed, description: "refused: \(error)")
             }
         }
-        if scheme != "im", LineID.isValid(scheme), lines.entry(forLine: scheme) != nil || config.lines[scheme] != nil {
+        if scheme != "im", LineID.isValid(scheme), lines.status(ofLine: scheme) != nil || config.lines[scheme] != nil {
             if case .unavailable(_, let why) = lines.availability(of: scheme) {
                 throw OpenError(kind: .notFound, description: "not found: \(url) belongs to line '\(scheme)', but \(why)")
             }
             guard activate(scheme) else {
-                let why = lines.entry(forLine: scheme)?.problem?.description ?? "it failed to load"
+                let why = lines.status(ofLine: scheme)?.problem?.description ?? "it failed to load"
                 throw OpenError(kind: .notFound, description: "not found: \(url) belongs to line '\(scheme)', which failed to load: \(why)")
             }
         }
@@ -392,7 +392,7 @@ public final class ChatHost {
         PageEnvironment(
             user: user, store: store, clock: { [weak self] in self?.clock() ?? Clock.now() },
             lineGuard: lineGuard, mark: mark, isLegacy: legacy,
-            lookup: { [weak self] key in self?.messageEntry(for: key) },
+            lookup: { [weak self] key in self?.registeredBuilder(for: key) },
             degrade: { [weak self] key in self?.degrade(forKey: key) },
             transport: transport,
             killedComponents: config.killSwitch.components,

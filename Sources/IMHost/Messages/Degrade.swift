@@ -10,7 +10,7 @@ public enum Degrade: Equatable, Sendable, CustomStringConvertible {
     /// The host quarantined the key after its builder crashed.
     case quarantinedKey(String)
     /// The key's line is unavailable: killed, quarantined, disabled, refused or failed.
-    case lineUnavailable(line: String, reason: Converter.Reason, why: String)
+    case lineUnavailable(line: String, reason: UnavailableReason, why: String)
     /// The legacy page shows built-in messages only.
     case legacyPage
     /// The payload does not decode; the text says which field and what was expected.

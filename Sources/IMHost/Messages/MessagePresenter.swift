@@ -20,13 +20,13 @@ package struct MessagePresenter {
     package static let placeholderText = "Unsupported message type"
 
     /// The builder registered for a key (opening its line first, if need be).
-    var lookup: (String) -> MessageRegistry.Entry?
+    var lookup: (String) -> RegisteredBuilder?
     /// Why a key cannot show now, if it cannot.
     var degrade: (String) -> Degrade?
     var legacy: Bool
     var lineGuard: LineGuard
 
-    init(lookup: @escaping (String) -> MessageRegistry.Entry?, degrade: @escaping (String) -> Degrade?, legacy: Bool,
+    init(lookup: @escaping (String) -> RegisteredBuilder?, degrade: @escaping (String) -> Degrade?, legacy: Bool,
          lineGuard: LineGuard) {
         self.lookup = lookup
         self.degrade = degrade
@@ -37,7 +37,7 @@ package struct MessagePresenter {
     /// A presenter over a registry, for tools and benchmarks: `killedKeys` degrade, and with a
     /// `breadcrumb` file every builder call is recorded in it as a chat's would be.
     package init(registry: MessageRegistry, killedKeys: Set<String>, legacy: Bool, breadcrumb: String?) {
-        lookup = { registry.entry(for: $0) }
+        lookup = { registry.builder(for: $0) }
         degrade = { killedKeys.contains($0) ? .killedKey : nil }
         self.legacy = legacy
         lineGuard = LineGuard(breadcrumb: breadcrumb.flatMap { try? Breadcrumb(path: $0) })

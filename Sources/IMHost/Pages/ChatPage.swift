@@ -13,7 +13,7 @@ struct PageEnvironment {
     let mark: LineMark?
     let isLegacy: Bool
     /// The builder for a key, opening its line first if need be.
-    let lookup: (String) -> MessageRegistry.Entry?
+    let lookup: (String) -> RegisteredBuilder?
     /// Why messages of a key cannot show now (turned off, quarantined, line unavailable).
     let degrade: (String) -> Degrade?
     let transport: MessageTransport?

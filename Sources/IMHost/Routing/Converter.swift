@@ -1,7 +1,8 @@
 /// The converter: decides which page a chat jump URL opens, from the routing table, the kill
 /// switch and the state of each line, and says why.
 ///
-/// A decision is a parse and at most two hash lookups: it costs the same with 10 rules or 10,000.
+/// A decision is a parse and at most four hash lookups (the exact rule, the wildcard rule, and
+/// the line's availability, which may ask two tables): it costs the same with 10 rules or 10,000.
 public struct Converter: Sendable {
     /// Where a jump goes.
     public enum Target: Sendable, Hashable {
@@ -29,6 +30,18 @@ public struct Converter: Sendable {
         case killed
         /// The host quarantined the rule's line after its code crashed or hung.
         case quarantined
+
+        /// The reason a jump went to the legacy page because its line does not serve.
+        public init(_ unavailable: UnavailableReason) {
+            switch unavailable {
+            case .lineDisabled: self = .lineDisabled
+            case .lineMissing: self = .lineMissing
+            case .lineRefused: self = .lineRefused
+            case .lineFailed: self = .lineFailed
+            case .killed: self = .killed
+            case .quarantined: self = .quarantined
+            }
+        }
     }
 
     /// One decision. Its URL and explanation are put into words only when asked for, so a
@@ -67,18 +80,11 @@ public struct Converter: Sendable {
 
     private let exact: [Int64: HostConfig.Route]
     private let wildcard: [Int: HostConfig.Route]
-    /// Lines that serve.
-    private let serving: Set<String>
-    /// Why each line that does not serve does not.
-    private let unavailable: [String: LineTable.Availability]
-
-    /// Whether a line serves, and if not, why.
-    private func state(of line: String) -> LineTable.Availability {
-        LineTable.availability(of: line, serving: serving, unavailable: unavailable)
-    }
+    /// Which lines serve, as the line table found them when this converter was made.
+    private let lines: LineAvailability
 
     /// A converter for a configuration and the lines as they stand.
-    public init(config: HostConfig, lines table: LineTable) {
+    public init(config: HostConfig, lines: LineAvailability) {
         var exact: [Int64: HostConfig.Route] = [:]
         var wildcard: [Int: HostConfig.Route] = [:]
         for route in config.routes {
@@ -89,9 +95,8 @@ public struct Converter: Sendable {
         }
         self.exact = exact
         self.wildcard = wildcard
-        // Copies of the table's own lookups (copy on write: no work per line).
-        serving = table.serving
-        unavailable = table.unavailable
+        // A copy of the table's snapshot (copy on write: no work per line).
+        self.lines = lines
     }
 
     private static func key(_ root: Int, _ cate: Int) -> Int64 { Int64(root) << 32 | Int64(cate) }
@@ -117,11 +122,11 @@ public struct Converter: Sendable {
         guard let rule else {
             return Decision(jump: jump, target: .legacy, reason: .noRule, rule: nil)
         }
-        switch state(of: rule.line) {
+        switch lines.of(rule.line) {
         case .available:
             return Decision(jump: jump, target: .line(rule.line), reason: .routed, rule: rule)
         case .unavailable(let reason, let why):
-            return Decision(jump: jump, target: .legacy, reason: reason, rule: rule, unavailable: why)
+            return Decision(jump: jump, target: .legacy, reason: Reason(reason), rule: rule, unavailable: why)
         }
     }
 
@@ -129,11 +134,11 @@ public struct Converter: Sendable {
     /// through the converter): the line's page if it is available, else the legacy page and why.
     /// The kill switch applies here too.
     public func decide(_ jump: JumpURL, line: String) -> Decision {
-        switch state(of: line) {
+        switch lines.of(line) {
         case .available:
             return Decision(jump: jump, target: .line(line), reason: .routed, rule: nil, named: line)
         case .unavailable(let reason, let why):
-            return Decision(jump: jump, target: .legacy, reason: reason, rule: nil, unavailable: why, named: line)
+            return Decision(jump: jump, target: .legacy, reason: Reason(reason), rule: nil, unavailable: why, named: line)
         }
     }
 

@@ -67,7 +67,7 @@ public final class Supervisor {
         public var exit: Int32?
         /// Quarantine entries the supervisor could not write down: a new worker keeps them in
         /// memory, so a crash that cannot be recorded still does not crash again.
-        public var quarantine: [Quarantine.Entry]?
+        public var quarantine: [Quarantine.Hold]?
 
         public init(url: String? = nil, window: Int? = nil, online: Bool? = nil, state: String? = nil,
                     failure: String? = nil, exit: Int32? = nil) {
@@ -312,7 +312,7 @@ public final class Supervisor {
             let remembered = resume.quarantine ?? []
             var kept = crash
             if let scope = Quarantine.scope(of: crash, history: remembered.map(\.crash)) {
-                let entry = Quarantine.Entry(crash, scope: scope)
+                let entry = Quarantine.Hold(crash, scope: scope)
                 kept = entry.crash
                 resume.quarantine = remembered + [entry]
             }

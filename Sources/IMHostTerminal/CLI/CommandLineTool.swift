@@ -133,7 +133,7 @@ public enum CommandLineTool {
 
     /// The host for a configuration, built the one way every command builds it.
     static func makeHost(_ config: HostConfig, user: String? = nil, dataFolder: String? = nil,
-                         breadcrumbs: ChatHost.Options.Breadcrumbs = .none, quarantine: [Quarantine.Entry] = []) -> ChatHost {
+                         breadcrumbs: ChatHost.Options.Breadcrumbs = .none, quarantine: [Quarantine.Hold] = []) -> ChatHost {
         // Lines' log entries go to standard error and <data>/lines.log, those written while the
         // scanner registers a line included.
         LineLogFile(dataFolder: dataFolder ?? config.dataFolder).install()

@@ -58,7 +58,7 @@ enum PluginsCommand {
     }
 
     static func report(_ host: ChatHost) -> Report {
-        let rows = host.lines.entries.map { entry in
+        let rows = host.lines.rows.map { entry in
             let manifest = entry.manifest
             return Row(file: entry.file, line: entry.lineID, displayName: entry.descriptor?.displayName,
                        version: entry.descriptor?.version, status: entry.state, serving: entry.isServing,

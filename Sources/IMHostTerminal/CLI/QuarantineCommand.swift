@@ -56,8 +56,8 @@ enum QuarantineCommand {
         let host = CommandLineTool.makeHost(config)
         let quarantine = Quarantine(dataFolder: host.dataFolder)
         if let problem = quarantine.problem { output.diagnostic("imhost: \(problem)") }
-        let rows = quarantine.entries.map { entry in
-            let current = entry.file.flatMap { name in host.lines.entries.first { $0.fileName == name }?.identity }
+        let rows = quarantine.holds.map { entry in
+            let current = entry.file.flatMap { name in host.lines.rows.first { $0.fileName == name }?.identity }
             return Row(line: entry.line, key: entry.key, file: entry.file, scope: entry.scope, since: entry.since,
                        active: entry.applies(to: current), reason: entry.reason, crash: entry.crash)
         }
@@ -102,7 +102,7 @@ enum QuarantineCommand {
         } else {
             what = .line(target ?? "")
         }
-        let lifted: [Quarantine.Entry]
+        let lifted: [Quarantine.Hold]
         do {
             lifted = try Quarantine.lift(dataFolder: config.dataFolder, what)
         } catch {

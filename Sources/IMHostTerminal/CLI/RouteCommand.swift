@@ -53,7 +53,7 @@ enum RouteCommand {
         var page = "legacy page"
         if case .line(let id) = decision.target {
             line = id
-            page = host.lines.entry(forLine: id)?.manifest?.page ?? "CarrierPage"
+            page = host.lines.status(ofLine: id)?.manifest?.page ?? "CarrierPage"
         }
         let result = Result(url: decision.url, target: line == nil ? "legacy" : "line", line: line, page: page,
                             reason: decision.reason, rule: decision.rule?.index, explanation: decision.explanation)

@@ -214,7 +214,7 @@ final class ScenarioRunner {
         }
         for name in expectation.quarantined {
             let line = LineID.owner(ofMessageKey: name).map(String.init) ?? name
-            let entry = host.lines.entry(forLine: line)
+            let entry = host.lines.status(ofLine: line)
             let held = name == line
                 ? [.quarantined, .crashed, .hung].contains(entry?.state)
                 : entry?.quarantinedKeys[name] != nil
