@@ -267,7 +267,7 @@ struct ChatContainmentTests {
         try write(expect: false)
         let unexpected = try imhost(["play", scenario, "--data", workspace.root + "/run1"], in: workspace, environment: ["IMHOST_CRASHY": "tap:abort"])
         #expect(unexpected.status == 1)
-        #expect(unexpected.stdout.contains("── 3. tap #1\nimhost: line 'crashy' crashed (SIGABRT) handling a tap on message m1 (crashy.note)"))
+        #expect(unexpected.stdout.contains("── 3. /tap 1\nimhost: line 'crashy' crashed (SIGABRT) handling a tap on message m1 (crashy.note)"))
         #expect(unexpected.stdout.contains("   → step 3 crashed; the run goes on\n── 4. type \"after\""))
         #expect(unexpected.stdout.contains("5 steps run; step 3 crashed."))
         try write(expect: true)

@@ -79,8 +79,8 @@ struct PageTests {
 
         // The platform's own flow: a quick reply on one page sends text there only.
         #expect(first.quickReply(2) == "Is this still available?")
-        #expect(try host.store.messages(of: "u42", endingBefore: nil, limit: 10).map(\.message.payload.json) == [#"{"text":"Is this still available?"}"#])
-        #expect(try host.store.count(of: "u77") == 0)
+        #expect(try #require(host.store).messages(of: "u42", endingBefore: nil, limit: 10).map(\.message.payload.json) == [#"{"text":"Is this still available?"}"#])
+        #expect(try #require(host.store).count(of: "u77") == 0)
     }
 
     @Test("messages are sent by key through the registry, and refused clearly")
@@ -96,7 +96,7 @@ struct PageTests {
         #expect(throws: SendError(.undecodable, "'house.listing' payload does not decode: missing field 'price'")) {
             try house.send(key: "house.listing", payload: MessagePayload(json: #"{"title":"x"}"#))
         }
-        #expect(try host.store.count(of: "u42") == 2)
+        #expect(try #require(host.store).count(of: "u42") == 2)
         setKillSwitch(host, messages: ["location"])
         #expect(throws: SendError(.unavailable, "message key 'location' cannot be sent now: the key is turned off by killSwitch.messages in host.json")) {
             try house.send(key: "location", payload: MessagePayload(json: #"{"latitude":1,"longitude":2,"name":"x"}"#))
@@ -118,7 +118,7 @@ struct PageTests {
         try page.receive(key: "house.listing", payload: MessagePayload(json: #"{"area":50,"id":"L9","price":-1,"rooms":1,"title":"bad"}"#))
         try page.receive(key: "house.listing", payload: MessagePayload(json: listingJSON))
         try page.receive(key: "text", payload: MessagePayload(json: "not json at all"))
-        let stored = try host.store.messages(of: "u42", endingBefore: nil, limit: 10).map(\.message)
+        let stored = try #require(host.store).messages(of: "u42", endingBefore: nil, limit: 10).map(\.message)
 
         let presented = try page.presented(width: 72).map(\.message)
         #expect(presented.map(\.degrade) == [
@@ -135,7 +135,7 @@ struct PageTests {
 
         setKillSwitch(host)
         #expect(try page.presented(width: 72).map(\.message.degrade)[3] == nil, "renders again once the cause is gone")
-        #expect(try host.store.messages(of: "u42", endingBefore: nil, limit: 10).map(\.message) == stored)
+        #expect(try #require(host.store).messages(of: "u42", endingBefore: nil, limit: 10).map(\.message) == stored)
     }
 
     @Test("a number too large or too small for a Double is named with its field, not called invalid JSON")
@@ -180,7 +180,7 @@ struct PageTests {
         let jobs = try host.open(jobsURL)
         try jobs.receive(key: "jobs.interview", payload: MessagePayload(json: interviewJSON))
         #expect(try jobs.tap(1) == .handled("accepted interview at 58 Tech, 2026-11-25 10:00"))
-        #expect(try host.store.messages(of: "hr_li", endingBefore: nil, limit: 5).last?.message.payload.json
+        #expect(try #require(host.store).messages(of: "hr_li", endingBefore: nil, limit: 5).last?.message.payload.json
                 == #"{"text":"I accept the interview at 58 Tech on 2026-11-25 10:00."}"#)
         #expect(try jobs.tap(1) == .handled("declined interview at 58 Tech, 2026-11-25 10:00"))
 

@@ -138,15 +138,16 @@ struct ServiceTests {
     func absentLookup() throws {
         let (workspace, host) = try pageHost()
         defer { withExtendedLifetime(workspace) {} }
-        #expect(host.user.service(id: "cars.inventory") == nil)
-        #expect(host.user.service(Feed.self) == nil)
+        try host.signIn()
+        #expect(host.user?.service(id: "cars.inventory") == nil)
+        #expect(host.user?.service(Feed.self) == nil)
         #expect(throws: ServiceError(.missing, "service 'test.feed' is not available for user 'me'; declare it in dependencies, and check its line is loaded")) {
-            try host.user.require(Feed.self)
+            try host.user!.require(Feed.self)
         }
-        #expect(host.user.service(id: "house.listings") == nil, "a line's services start when the line is first used")
-        #expect(host.user.service(id: "host.transport") != nil)
+        #expect(host.user?.service(id: "house.listings") == nil, "a line's services start when the line is first used")
+        #expect(host.user?.service(id: "host.transport") != nil)
         _ = try host.open(houseURL)
-        #expect(host.user.service(id: "house.listings") != nil)
+        #expect(host.user?.service(id: "house.listings") != nil)
     }
 
     @Test("switching user finalizes the old user's services first; nothing crosses users")
@@ -156,16 +157,16 @@ struct ServiceTests {
         let page = try host.open("im://chat?rootCateID=1&peer=u42")
         try page.receive(key: "house.listing", payload: MessagePayload(json: #"{"area":30,"id":"L555","price":900,"rooms":1,"title":"Alice's find"}"#))
         #expect(try page.tap(1) == .handled("opened listing L555 detail: Alice's find, ¥900, 1 rooms"))
-        let before = try #require(host.user.service(id: "house.listings"))
+        let before = try #require(host.user?.service(id: "house.listings"))
 
         try host.switchUser(to: "bob")
         #expect(host.userID == "bob")
-        let after = try #require(host.user.service(id: "house.listings"))
+        let after = try #require(host.user?.service(id: "house.listings"))
         #expect(before !== after)
         #expect(throws: ChatHost.OpenError(kind: .failed, description: "refused: house://listing/:id could not open house://listing/L555: no listing L555 is known; it may have been taken down")) {
             try host.open(route: "house://listing/L555")
         }
-        #expect(try host.store.count(of: "u42") == 0, "bob does not see alice's conversation")
+        #expect(try #require(host.store).count(of: "u42") == 0, "bob does not see alice's conversation")
     }
 }
 
@@ -236,7 +237,8 @@ struct RouteTests {
         let loop = try #require(host.lines.status(ofLine: "loop"))
         #expect(loop.state == .failed)
         #expect(loop.problem?.reason == "registration failed: services depend on each other in a cycle: loop.first → loop.second → loop.first; break the cycle")
-        #expect(host.user.service(id: "loop.first") == nil)
+        try host.signIn()
+        #expect(host.user?.service(id: "loop.first") == nil)
 
         // Line pages are routes: the converter's rewritten URL, and the kill switch applies to it.
         guard case .page(let page) = try host.open(route: "im://chat/house?rootCateID=1&peer=u9") else {

@@ -63,13 +63,20 @@ public final class ChatHost {
 
     let lineGuard: LineGuard
     private var reservation: Breadcrumb.Reservation?
-    private var session: UserSession?
-    private var storage: (any ConversationStore)?
     private let durable: Bool
+    /// The signed-in user: their services, conversations and the sender for their messages.
+    private var signedIn: SignedIn?
+
+    private struct SignedIn {
+        let session: UserSession
+        let store: any ConversationStore
+        let sender: MessageSender
+        let delivery: DeliveryService
+    }
 
     /// The host's own services, which lines' services may depend on.
     static var hostServices: [ServiceRegistration] {
-        [ServiceRegistration(id: MessageTransport.id) { MessageTransport() }]
+        [ServiceRegistration(id: DeliveryService.id) { DeliveryService() }]
     }
 
     /// Loads host.json at `configPath` and builds the host from it.
@@ -115,7 +122,7 @@ public final class ChatHost {
     }
 
     deinit {
-        session?.finalize()
+        signedIn?.session.finalize()
         reservation?.remove()
     }
 
@@ -123,10 +130,11 @@ public final class ChatHost {
 
     /// Signs the user in, if nobody is: opens their conversations and builds their services
     /// (the host's now; a line's when the line is first used). Online (the default), messages
-    /// sent while offline in an earlier run are delivered now.
+    /// sent while offline in an earlier run are delivered now. Every command that opens a chat
+    /// or a route signs in first, explicitly: nothing signs in as a side effect.
     /// - Throws: ``FileConversationStore/Failure`` when the data folder cannot be used.
     public func signIn(online: Bool = true) throws {
-        guard session == nil else { return }
+        guard signedIn == nil else { return }
         var store: any ConversationStore = MemoryConversationStore()
         var outbox = Outbox(memory: ())
         if durable {
@@ -134,27 +142,31 @@ public final class ChatHost {
             outbox = try Outbox(path: files.folder + "/outbox.jsonl")
             store = files
         }
-        let transport = ServiceRegistration(id: MessageTransport.id) { [outbox] in MessageTransport(outbox: outbox) }
-        let lineTransport = Transport(isOnline: false) { [weak self] (key, payload, peer) throws(SendError) in
-            guard let self else { throw SendError(.notStored, "the host is gone") }
-            return try self.environment(mark: nil, legacy: false).send(key: key, payload: payload, to: peer)
+        let delivery = DeliveryService(outbox: outbox)
+        let sender = MessageSender(
+            userID: userID, store: store, delivery: delivery, limits: config.limits, lineGuard: lineGuard,
+            lookup: { [weak self] key in self?.registeredBuilder(for: key) },
+            degrade: { [weak self] key in self?.degrade(forKey: key) },
+            clock: { [weak self] in self?.clock() ?? Clock.now() })
+        let lineTransport = Transport(isOnline: false) { [weak sender] (key, payload, peer) throws(SendError) in
+            guard let sender else { throw SendError(.notStored, "the user signed out") }
+            return try sender.send(key: key, payload: payload, to: peer)
         }
         let session = UserSession(user: userID, transport: lineTransport, guard: lineGuard) { [weak self] line in self?.lines.mark(of: line) }
-        session.start(Self.hostServices.map { $0.id == MessageTransport.id ? transport : $0 })
+        session.start(Self.hostServices.map { $0.id == DeliveryService.id ? ServiceRegistration(id: DeliveryService.id) { delivery } : $0 })
         for line in lines.registeredLines where lines.availability(of: line) == .available {
             session.start(lines.services(of: line))
             lines.setServicesStarted(line, true)
         }
         // A message queued but never stored (the process died between the two writes) is dropped
         // before anything is delivered.
-        session.context.service(MessageTransport.self)?.reconcile { [store] entry in
-            guard entry.id.hasPrefix("m"), let number = Int(entry.id.dropFirst()), number >= 1,
-                  let found = try? store.messages(of: entry.conversation, endingBefore: number, limit: 1).first else { return false }
-            return found.position == number - 1 && found.message.id == entry.id
+        delivery.reconcile { [store] queued in
+            guard queued.id.hasPrefix("m"), let number = Int(queued.id.dropFirst()), number >= 1,
+                  let found = try? store.messages(of: queued.conversation, endingBefore: number, limit: 1).first else { return false }
+            return found.position == number - 1 && found.message.id == queued.id
         }
         session.setOnline(online)
-        storage = store
-        self.session = session
+        signedIn = SignedIn(session: session, store: store, sender: sender, delivery: delivery)
     }
 
     /// Signs the current user out (every service finalized, in reverse order) and then signs
@@ -168,44 +180,33 @@ public final class ChatHost {
     /// Signs the user out: services go offline and are finalized in reverse order.
     public func signOut() {
         reportedServiceProblems = 0
-        session?.finalize()
+        signedIn?.session.finalize()
         for line in lines.registeredLines { lines.setServicesStarted(line, false) }
-        session = nil
-        storage = nil
+        signedIn = nil
     }
 
-    /// The signed-in user's conversations.
-    public var store: any ConversationStore {
-        if storage == nil { try? signIn() }
-        return storage ?? MemoryConversationStore()
-    }
+    /// The signed-in user's conversations; `nil` until ``signIn(online:)``.
+    public var store: (any ConversationStore)? { signedIn?.store }
 
-    /// The signed-in user's context, with their services.
-    public var user: UserContext {
-        if session == nil { try? signIn() }
-        return session?.context ?? UserContext(userID: userID, transport: Transport(isOnline: false) { (_, _, _) throws(SendError) in
-            throw SendError(.notStored, "nobody is signed in: the data folder could not be opened")
-        })
-    }
+    /// The signed-in user's context, with their services; `nil` until ``signIn(online:)``.
+    public var user: UserContext? { signedIn?.session.context }
 
     /// Whether the user is online.
-    public var isOnline: Bool { session?.isOnline ?? false }
+    public var isOnline: Bool { signedIn?.session.isOnline ?? false }
 
     /// Takes the user online (services' `online()` in order; pending messages are delivered)
     /// or offline (`offline()` in reverse).
     /// - Returns: the messages delivered by going online, in order.
     @discardableResult
     public func setOnline(_ online: Bool) -> [(conversation: String, id: String)] {
-        session?.setOnline(online)
-        guard online, let transport else { return [] }
-        return transport.lastDelivered.map { ($0.conversation, $0.id) }
+        signedIn?.session.setOnline(online)
+        guard online, let delivery = signedIn?.delivery else { return [] }
+        return delivery.lastDelivered.map { ($0.conversation, $0.id) }
     }
-
-    var transport: MessageTransport? { session?.context.service(MessageTransport.self) }
 
     /// Messages sent while offline in an earlier run and delivered when this user signed in.
     public var deliveredAtSignIn: [(conversation: String, id: String)] {
-        transport?.lastDelivered.map { ($0.conversation, $0.id) } ?? []
+        signedIn?.delivery.lastDelivered.map { ($0.conversation, $0.id) } ?? []
     }
 
     // MARK: Lines
@@ -214,7 +215,7 @@ public final class ChatHost {
     /// but failed to open when it was needed. Each is said once.
     public func takeNotices() -> [String] {
         // Services that could not start since the last look (a prepare or initialize threw).
-        if let problems = session?.problems, problems.count > reportedServiceProblems {
+        if let problems = signedIn?.session.problems, problems.count > reportedServiceProblems {
             notices += problems[reportedServiceProblems...]
             reportedServiceProblems = problems.count
         }
@@ -238,7 +239,7 @@ public final class ChatHost {
             }
             return false
         }
-        if let session {
+        if let session = signedIn?.session {
             session.start(lines.services(of: line))
             lines.setServicesStarted(line, true)
         }
@@ -278,7 +279,7 @@ public final class ChatHost {
             let text = "\(entry.state.rawValue) \(subject)\(problem)"
             if seen.insert(text).inserted { said.append(text) }
         }
-        return said + (session?.problems ?? [])
+        return said + (signedIn?.session.problems ?? [])
     }
 
     /// Applies a new configuration (and the quarantine as it is now) to what opens from now on:
@@ -287,12 +288,13 @@ public final class ChatHost {
     /// library is never unloaded: a line turned off is routed away from.
     public func apply(_ config: HostConfig) {
         self.config = config
+        signedIn?.sender.limits = config.limits
         let (stopped, resumed) = lines.apply(config)
         for line in stopped {
-            session?.stop(line: line)
+            signedIn?.session.stop(line: line)
             lines.setServicesStarted(line, false)
         }
-        if let session {
+        if let session = signedIn?.session {
             for line in resumed {
                 session.start(lines.services(of: line))
                 lines.setServicesStarted(line, true)
@@ -352,6 +354,13 @@ public final class ChatHost {
         if external && !match.route.allowExternal {
             throw OpenError(kind: .external, description: "refused: \(match.route.pattern) (line '\(match.route.line)') is internal and cannot be opened from outside the app")
         }
+        let user: UserContext
+        do {
+            try signIn()
+            user = signedIn!.session.context
+        } catch {
+            throw OpenError(kind: .failed, description: "refused: \(url) needs the signed-in user, and \(error)")
+        }
         let request = RouteRequest(url: url, parameters: match.parameters, isExternal: external, user: user)
         do {
             return .opened(try lineGuard.run(.route, lines.mark(of: match.route.line), key: url) { try match.route.handler(request) })
@@ -387,27 +396,24 @@ public final class ChatHost {
                         environment: environment(mark: mark, legacy: pageType == LegacyPage.self))
     }
 
-    /// What a page needs from the host, passed in: it never reaches into the host itself.
+    /// What a page needs from the host, handed to it: it never reaches into the host itself.
     private func environment(mark: LineMark?, legacy: Bool) -> PageEnvironment {
-        PageEnvironment(
-            user: user, store: store, clock: { [weak self] in self?.clock() ?? Clock.now() },
+        let signedIn = signedIn!
+        return PageEnvironment(
+            user: signedIn.session.context, store: signedIn.store, sender: signedIn.sender, delivery: signedIn.delivery,
             lineGuard: lineGuard, mark: mark, isLegacy: legacy,
             lookup: { [weak self] key in self?.registeredBuilder(for: key) },
             degrade: { [weak self] key in self?.degrade(forKey: key) },
-            transport: transport,
             killedComponents: config.killSwitch.components,
-            limits: config.limits,
             open: { [weak self] url in
                 guard let self else { return .refused("the host is gone") }
-                do {
+                do throws(OpenError) {
                     switch try self.open(route: url) {
                     case .opened(let what): return .opened(what)
                     case .page(let page): return .opened("chat page \(page.decision.url)")
                     }
-                } catch let error as OpenError {
-                    return error.kind == .notFound ? .notFound(error.description) : .refused(error.description)
                 } catch {
-                    return .refused("\(error)")
+                    return error.kind == .notFound ? .notFound(error.description) : .refused(error.description)
                 }
             })
     }

@@ -1,13 +1,14 @@
 @_spi(Host) import IMKit
 
-/// What a chat page needs from the host, handed to it when it opens: the user, the store, how
-/// to find a message's builder and why a key cannot show, the connection, and the breadcrumb
-/// guard every call into line code goes through.
+/// What a chat page needs from the host, handed to it when it opens: the user, their
+/// conversations and the sender for their messages, how to find a message's builder and why a
+/// key cannot show, and the breadcrumb guard every call into line code goes through.
 struct PageEnvironment {
     let user: UserContext
-    var userID: String { user.userID }
     let store: any ConversationStore
-    let clock: () -> Int64
+    let sender: MessageSender
+    /// Says which sent messages still wait for the connection.
+    let delivery: DeliveryService
     let lineGuard: LineGuard
     /// The page's line, for breadcrumbs; `nil` on the legacy page (host code).
     let mark: LineMark?
@@ -16,99 +17,9 @@ struct PageEnvironment {
     let lookup: (String) -> RegisteredBuilder?
     /// Why messages of a key cannot show now (turned off, quarantined, line unavailable).
     let degrade: (String) -> Degrade?
-    let transport: MessageTransport?
     let killedComponents: ComponentSet
-    let limits: HostConfig.Limits
+    /// Opens a URL through the route table.
     let open: (String) -> RouteResult
-
-    /// Sends a message from the signed-in user to `peer`, in their conversation: the key's
-    /// builder must exist, be allowed (on the legacy page: built-in keys only) and decode the
-    /// payload; then it is stored and handed to the connection. Pages and a line's ``Transport`` both
-    /// send through here.
-    func send(key: String, payload: MessagePayload, to peer: String) throws(SendError) -> MessageEnvelope {
-        if isLegacy, let line = LineID.owner(ofMessageKey: key) {
-            throw SendError(.unavailable, "the legacy page sends built-in messages only; '\(key)' belongs to line '\(line)'")
-        }
-        if let why = degrade(key) {
-            throw SendError(.unavailable, "message key '\(key)' cannot be sent now: \(why)")
-        }
-        guard let entry = lookup(key) else {
-            if let why = degrade(key) { throw SendError(.unavailable, "message key '\(key)' cannot be sent now: \(why)") }
-            throw SendError(.unknownKey, "no builder is registered for message key '\(key)'; check the key, or load the line that owns it")
-        }
-        if isLegacy, let line = entry.line {
-            throw SendError(.unavailable, "the legacy page sends built-in messages only; '\(key)' belongs to line '\(line)'")
-        }
-        if let why = lineGuard.run(.builder, entry.mark, key: key, { Self.validate(entry.builder, payload) }) {
-            throw SendError(.undecodable, "'\(key)' payload does not decode: \(why)")
-        }
-        try Self.check(payload, limits)
-        if store.isReadOnly {
-            let folder = (store as? FileConversationStore).map { " (\($0.folder))" } ?? ""
-            throw SendError(.notStored, "cannot send: the data folder\(folder) is read-only, so messages can be read but not stored; make it writable")
-        }
-        // Queued for delivery before it is stored, under the store's lock: a message is never
-        // stored without being queued (a queued message that was never stored is dropped at
-        // the next sign-in).
-        let message = try store(key: key, payload: payload, from: userID, to: peer, conversation: peer) { message in
-            try transport?.queue(message)
-        }
-        transport?.deliverIfOnline(message)
-        return message
-    }
-
-    /// Refuses a payload larger than `limits.payloadBytes`, or nested deeper than
-    /// ``HostConfig/Limits/nestingDepth``: in one pass over its bytes, before anything decodes it.
-    static func check(_ payload: MessagePayload, _ limits: HostConfig.Limits) throws(SendError) {
-        let size = payload.json.utf8.count
-        guard size <= limits.payloadBytes else {
-            throw SendError(.tooLarge, "the payload is \(size) bytes; the limit is \(limits.payloadBytes) (limits.payloadBytes in host.json)")
-        }
-        var depth = 0, inString = false, escaped = false
-        for byte in payload.json.utf8 {
-            if inString {
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
-                continue
-            }
-            switch byte {
-            case UInt8(ascii: "\""): inString = true
-            case UInt8(ascii: "{"), UInt8(ascii: "["):
-                depth += 1
-                guard depth <= HostConfig.Limits.nestingDepth else {
-                    throw SendError(.tooLarge, "the payload nests deeper than \(HostConfig.Limits.nestingDepth) levels")
-                }
-            case UInt8(ascii: "}"), UInt8(ascii: "]"): depth -= 1
-            default: break
-            }
-        }
-    }
-
-    /// Why the builder cannot decode `payload`, or `nil` when it can.
-    private static func validate<Builder: MessageBuilder>(_ builder: Builder, _ payload: MessagePayload) -> String? {
-        do {
-            _ = try builder.content(from: payload)
-            return nil
-        } catch {
-            return PayloadDiagnosis.describe(error, payload: payload, as: Builder.Content.self)
-        }
-    }
-
-    /// Stores a message at the end of its conversation, numbered by the store under its lock;
-    /// `beforeStoring` runs with the numbered message before it is written. The caller has
-    /// checked the payload against the limits (``check(_:_:)``).
-    func store(key: String, payload: MessagePayload, from: String, to: String, conversation: String,
-               beforeStoring: (MessageEnvelope) throws -> Void = { _ in }) throws(SendError) -> MessageEnvelope {
-        do {
-            return try store.append(to: conversation) { position in
-                let message = MessageEnvelope(id: "m\(position + 1)", conversation: conversation,
-                                              from: from, to: to, timestamp: clock(), key: key, payload: payload)
-                try beforeStoring(message)
-                return message
-            }
-        } catch {
-            throw SendError(.notStored, "the message could not be stored: \(error)")
-        }
-    }
 }
 
 /// One open chat: the page the converter chose (a line's carrier page or the legacy page), its
@@ -148,7 +59,7 @@ public final class ChatPage {
         let jump = decision.jump
         let parameters = Dictionary(jump.parameters.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
         let lineID: String? = if case .line(let id) = decision.target { id } else { nil }
-        let context = ChatContext(userID: environment.userID, peerID: peer, rootCateID: jump.rootCateID, cateID: jump.cateID,
+        let context = ChatContext(userID: environment.user.userID, peerID: peer, rootCateID: jump.rootCateID, cateID: jump.cateID,
                                   parameters: parameters, lineID: lineID, user: environment.user,
                                   sender: { (key, payload) throws(SendError) in
                                       guard let page = relay.page else { throw SendError(.notStored, "the chat page is closed") }
@@ -180,15 +91,14 @@ public final class ChatPage {
     /// - Throws: ``SendError`` saying what was refused and why.
     @discardableResult
     public func send(key: String, payload: MessagePayload) throws(SendError) -> MessageEnvelope {
-        try environment.send(key: key, payload: payload, to: context.peerID)
+        try environment.sender.send(key: key, payload: payload, to: context.peerID, fromLegacyPage: isLegacy)
     }
 
     /// Stores a message from the peer, as if it had arrived. It is kept whatever its key: a
     /// message this host cannot show is shown as a placeholder, never dropped.
     @discardableResult
     public func receive(key: String, payload: MessagePayload) throws(SendError) -> MessageEnvelope {
-        try PageEnvironment.check(payload, environment.limits)
-        return try environment.store(key: key, payload: payload, from: context.peerID, to: environment.userID, conversation: conversation)
+        try environment.sender.receive(key: key, payload: payload, from: context.peerID)
     }
 
     /// The messages the page shows now, oldest first, each with its number (its position in the
@@ -205,10 +115,11 @@ public final class ChatPage {
         -> [(number: Int, message: PresentedMessage)] {
         let presenter = presenter
         let bodyWidth = Self.bodyWidth(forPage: width)
-        let transport = environment.transport
+        let delivery = environment.delivery
+        let userID = environment.user.userID
         return entries.map { entry in
-            var presented = presenter.present(entry.message, outgoing: entry.message.from == environment.userID, width: bodyWidth)
-            presented.pending = transport?.isPending(entry.message) ?? false
+            var presented = presenter.present(entry.message, outgoing: entry.message.from == userID, width: bodyWidth)
+            presented.pending = delivery.isPending(entry.message)
             return (entry.position + 1, presented)
         }
     }
@@ -307,10 +218,11 @@ public final class ChatPage {
         return environment.lineGuard.run(.action, environment.mark, key: "menu item \(number)") { menu.choose(at: number - 1) }
     }
 
-    /// Picks bottom-bar item `number` (from 1); `nil` when there is no bar or no such item.
-    public func chooseBarItem(_ number: Int) -> String? {
+    /// Picks bottom-bar item `number` (from 1): the platform handles its own items, the line's
+    /// page the rest. `nil` when there is no bar or no such item.
+    public func chooseBarItem(_ number: Int) -> TapResult? {
         guard let bar = component(BottomBarComponent.self) else { return nil }
-        return environment.lineGuard.run(.action, environment.mark, key: "bar item \(number)") { bar.choose(at: number - 1) }
+        return environment.lineGuard.run(.action, environment.mark, key: "bar item \(number)") { bar.select(at: number - 1) }
     }
 
     /// Why the page does not show `component`: the operator's kill switch, or the line's mask.

@@ -19,7 +19,7 @@ enum ChatCommand {
             The conversation is kept in the data folder (host.json "data", default .imhost),
             per user, and stays whole across runs and pages.
 
-            \(ChatSession.help.utf8.split(separator: 0x0A).map { "  " + String(Substring($0)) }.joined(separator: "\n"))
+            \(ChatVerb.help.utf8.split(separator: 0x0A).map { "  " + String(Substring($0)) }.joined(separator: "\n"))
 
             host.json and the quarantine are read again on /reload, SIGHUP, or when either
             file changes; an invalid new configuration is refused and the last good one stays.
@@ -53,7 +53,7 @@ enum ChatCommand {
         var workerArguments = ["chat", arguments.positionals[0], "--config", configPath, "--width", "\(width)"]
         if let user = arguments.options["--user"] { workerArguments += ["--user", user] }
         if terminal { workerArguments.append("--terminal") }
-        let supervised = SupervisedRun(command: "chat", config: config, dataFolder: config.dataFolder,
+        let supervised = SupervisedRun(config: config, dataFolder: config.dataFolder,
                                        workerArguments: workerArguments, output: output)
         if let code = supervised.start() { return code }
         quarantineWatcher.markSeen()
@@ -99,109 +99,11 @@ enum ChatCommand {
             if configChanged || quarantineChanged || reload {
                 if command == nil && terminal { output.out("\n") }
                 prompted = false
-                if let code = supervised.hand("/reload") { return code }
+                if let code = supervised.hand(.reload) { return code }
             }
-            if !reload, let command, let code = supervised.hand(command) { return code }
+            if !reload, let command, let code = supervised.hand(.command(text: command)) { return code }
             // A crash rewrote the quarantine: it is applied already, not a change to reload for.
             if supervised.lastCrashed { quarantineWatcher.markSeen() }
         }
-    }
-}
-
-/// A command whose work runs in a supervised worker: starts it, hands it commands, and says
-/// what crashed. Shared by `chat`, `open`, `play` and `demo`.
-final class SupervisedRun {
-    let supervisor: Supervisor
-    private let command: String
-    private let output: Output
-    /// Crash notices go to standard error, or into the transcript (`play`).
-    var noticesToTranscript = false
-    /// How long one call into a line may take (limits.callSeconds), for the notices.
-    private let callLimit: Double
-
-    init(command: String, config: HostConfig, dataFolder: String, workerArguments: [String], output: Output,
-         restarts: Bool = true) {
-        self.command = command
-        self.output = output
-        callLimit = config.limits.callSeconds
-        var settings = Supervisor.Settings(executable: CommandLineTool.executable, arguments: ["__worker"] + workerArguments,
-                                           dataFolder: dataFolder, callLimit: config.limits.callSeconds)
-        if !restarts { settings.restartBurst = 0 }
-        settings.interrupted = { Interruption.signal }
-        supervisor = Supervisor(settings: settings) { line in output.err(line + "\n") }
-    }
-
-    /// Starts the worker; returns an exit code when the command is over already.
-    func start() -> Int32? {
-        handle(supervisor.start())
-    }
-
-    /// Hands one command over; returns an exit code when the command is over.
-    func hand(_ line: String) -> Int32? {
-        handle(supervisor.send(line))
-    }
-
-    /// Between commands: notices a worker that died on its own; returns an exit code when the
-    /// command is over.
-    func idle() -> Int32? {
-        supervisor.idle().flatMap(handle)
-    }
-
-    /// The last outcome's ack, when it was done.
-    private(set) var lastAck: Supervisor.Ack?
-    /// Whether the last command crashed.
-    private(set) var lastCrashed = false
-
-    private func handle(_ outcome: Supervisor.Outcome) -> Int32? {
-        lastAck = nil
-        lastCrashed = false
-        switch outcome {
-        case .done(let ack):
-            lastAck = ack
-            return nil
-        case .crashed(let crashed):
-            lastCrashed = true
-            for crash in crashed { say(Self.notice(crash, callLimit: callLimit)) }
-            return nil
-        case .gaveUp(let crashed, let why):
-            lastCrashed = true
-            for crash in crashed where crash.record.signal != "not started" { say(Self.notice(crash, callLimit: callLimit)) }
-            if !why.isEmpty { output.diagnostic(why) }
-            return CommandLineTool.ExitCode.failure
-        case .exited(let code):
-            return code
-        }
-    }
-
-    private func say(_ notice: String) {
-        if noticesToTranscript { output.out(notice + "\n") } else { output.err(notice + "\n") }
-    }
-
-    /// One line: whose code crashed doing what, what it cost, and how to lift it.
-    static func notice(_ crash: Supervisor.Crash, callLimit: Double) -> String {
-        let record = crash.record
-        let seconds = callLimit == callLimit.rounded() ? "\(Int(callLimit)) s" : "\(callLimit) s"
-        let ending = record.isHang ? "hung (no return within \(seconds))" : "crashed (\(record.signal))"
-        let what = record.site.phrase(key: record.key, message: record.message)
-        let said = record.detail.map { " It said: \($0)." } ?? ""
-        guard let line = record.line else {
-            let who = record.file.map { "plugin file \($0)" } ?? "the chat worker"
-            return TerminalText.safe("imhost: \(who) \(ending) outside any line's code; it was restarted.\(said)")
-        }
-        let cost: String
-        let lift: String
-        switch record.quarantined {
-        case "key":
-            cost = "message key \(record.key ?? "") is quarantined: its messages show as placeholders"
-            lift = " Lift with: imhost quarantine lift \(record.key ?? line)."
-        case "line":
-            cost = "line '\(line)' is quarantined: its chats open on the legacy page"
-            lift = " Lift with: imhost quarantine lift \(line)."
-        default:
-            cost = "nothing was quarantined"
-            lift = ""
-        }
-        let kept = crash.unrecorded.map { " It could not be recorded (\($0)): the quarantine holds for this chat only." } ?? ""
-        return TerminalText.safe("imhost: line '\(line)' \(ending) \(what); \(cost).\(lift)\(kept)\(said)")
     }
 }

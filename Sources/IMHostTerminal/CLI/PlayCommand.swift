@@ -107,7 +107,7 @@ enum PlayCommand {
                                "--config", CommandLineTool.configPath(arguments), "--width", "\(width)", "--data", dataFolder]
         if let user = arguments.options["--user"] { workerArguments += ["--user", user] }
         if arguments.flags.contains("--fixed-clock") { workerArguments.append("--fixed-clock") }
-        let supervised = SupervisedRun(command: "play", config: config, dataFolder: dataFolder, workerArguments: workerArguments,
+        let supervised = SupervisedRun(config: config, dataFolder: dataFolder, workerArguments: workerArguments,
                                        output: output)
         supervised.noticesToTranscript = true
         if let code = supervised.start() { return code }
@@ -117,7 +117,7 @@ enum PlayCommand {
                 supervised.supervisor.finish(signal: signal)
                 return Interruption.exitCode(signal)
             }
-            if let code = supervised.hand("step \(step.number)") {
+            if let code = supervised.hand(.step(number: step.number)) {
                 return code == 0 ? CommandLineTool.ExitCode.failure : code
             }
             if supervised.lastCrashed {
@@ -127,7 +127,7 @@ enum PlayCommand {
                     unexpected.append(step.number)
                     output.out("   → step \(step.number) crashed; the run goes on\n")
                 }
-            } else if let failure = supervised.lastAck?.failure {
+            } else if let failure = supervised.lastFailure {
                 supervised.supervisor.finish()
                 // It quotes the scenario (expected text, pages, names): one escaped line.
                 output.diagnostic("imhost play: \(failure)")

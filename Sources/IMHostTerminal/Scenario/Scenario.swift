@@ -1,7 +1,8 @@
 import IMHost
 import IMKit
 
-/// A scripted chat for QA: a JSON list of steps, each an object with one action.
+/// A scripted chat for QA: a JSON list of steps, each an object with one action. Every chat verb
+/// (``ChatVerb``) is a step, keyed by its name, and does what typing it in `imhost chat` does:
 ///
 /// ```json
 /// [
@@ -9,8 +10,14 @@ import IMKit
 ///   { "receive": "house.listing", "payload": { "id": "L1", "title": "Flat", "price": 1, "area": 2, "rooms": 1 } },
 ///   { "send": "text", "payload": { "text": "hi" } },
 ///   { "text": "typed into the input bar" },
-///   { "tap": 1 }, { "quick": 2 }, { "more": 20 },
-///   { "killSwitch": { "lines": ["house"] } }, { "killSwitch": {} }, { "reload": true },
+///   { "tap": 1 }, { "why": 1 }, { "quick": 2 }, { "more": 20 }, { "menu": true }, { "menu": 2 }, { "bar": 5 },
+///   { "route": true }, { "open": "house://listing/L1" }, { "offline": true }, { "online": true }, { "reload": true },
+/// ```
+///
+/// and a scenario has steps of its own:
+///
+/// ```json
+///   { "killSwitch": { "lines": ["house"] } }, { "killSwitch": {} },
 ///   { "say": "a line for the reader" }, { "show": true },
 ///   { "tap": 2, "expectCrash": true }, { "liftQuarantine": "cars" },
 ///   { "expect": { "page": "legacy", "components": ["inputBar"], "contains": ["Unsupported"],
@@ -32,15 +39,9 @@ struct Scenario {
     }
 
     enum Action {
-        case open(String)
-        case send(key: String, payload: String)
-        case receive(key: String, payload: String)
-        case text(String)
-        case tap(Int)
-        case quick(Int)
-        case more(Int)
+        /// A chat verb, as `imhost chat` does it.
+        case verb(ChatAction)
         case killSwitch(HostConfig.KillSwitch)
-        case reload
         case show
         case say(String)
         case expect(Expectation)
@@ -66,8 +67,9 @@ struct Scenario {
     var file: String
     var steps: [Step]
 
-    static let actions = ["open", "send", "receive", "text", "tap", "quick", "more", "killSwitch", "reload", "show", "say", "expect",
-                          "liftQuarantine"]
+    /// The scenario's own steps; the rest are chat verbs.
+    static let ownSteps = ["text", "killSwitch", "show", "say", "expect", "liftQuarantine"]
+    static let actions = ChatVerb.all.compactMap(\.step) + ownSteps
 
     /// Parses a scenario; every problem names the file, line, column and step.
     static func parse(_ text: String, file: String, lineOrder: [String]) throws(ConfigError) -> Scenario {
@@ -89,28 +91,16 @@ struct Scenario {
             let value = action.value
             let payload = members.first { $0.key == "payload" }?.value
             let actionPath = path + "." + action.key
-            if payload != nil && action.key != "send" && action.key != "receive" {
+            let verb = ChatVerb.byStep[action.key]
+            if payload != nil && verb?.argument != .keyAndPayload {
                 throw reader.fail(node, path, "\"payload\" goes with \"send\" or \"receive\" only")
-            }
-            func count() throws(ConfigError) -> Int {
-                let number = try reader.id(value, actionPath)
-                guard number > 0 else { throw reader.fail(value, actionPath, "expected a number from 1") }
-                return number
             }
             let parsed: Action
             switch action.key {
-            case "open": parsed = .open(try reader.string(value, actionPath))
-            case "send", "receive":
-                guard let payload else { throw reader.fail(node, path, "\"\(action.key)\" needs a \"payload\": the message's JSON") }
-                let key = try reader.string(value, actionPath)
-                parsed = action.key == "send" ? .send(key: key, payload: payload.jsonText) : .receive(key: key, payload: payload.jsonText)
-            case "text": parsed = .text(try reader.string(value, actionPath))
-            case "tap": parsed = .tap(try count())
-            case "quick": parsed = .quick(try count())
-            case "more": parsed = .more(try count())
+            case _ where verb != nil: parsed = .verb(try parseVerb(verb!, value, payload: payload, node: node, path: path, reader))
+            case "text": parsed = .verb(.text(try reader.string(value, actionPath)))
             case "killSwitch": parsed = .killSwitch(try reader.killSwitch(value, actionPath, lineOrder: lineOrder))
-            case "reload": _ = try reader.bool(value, actionPath); parsed = .reload
-            case "show": _ = try reader.bool(value, actionPath); parsed = .show
+            case "show": try yes(value, actionPath, reader); parsed = .show
             case "say": parsed = .say(try reader.string(value, actionPath))
             case "liftQuarantine":
                 let target = try reader.string(value, actionPath)
@@ -124,6 +114,40 @@ struct Scenario {
             steps.append(step)
         }
         return Scenario(file: file, steps: steps)
+    }
+
+    /// A verb's step: its argument read from the step's value as the verb takes it.
+    private static func parseVerb(_ verb: ChatVerb, _ value: JSONNode, payload: JSONNode?, node: JSONNode, path: String,
+                                  _ reader: DocumentReader) throws(ConfigError) -> ChatAction {
+        let actionPath = path + "." + (verb.step ?? verb.name)
+        func count() throws(ConfigError) -> Int {
+            let number = try reader.id(value, actionPath)
+            guard number > 0 else { throw reader.fail(value, actionPath, "expected a number from 1") }
+            return number
+        }
+        switch verb.argument {
+        case .none:
+            try yes(value, actionPath, reader)
+            return verb.make(.none)
+        case .number:
+            return verb.make(.number(try count()))
+        case .optionalNumber:
+            if case .bool = value.value {
+                try yes(value, actionPath, reader)
+                return verb.make(.none)
+            }
+            return verb.make(.number(try count()))
+        case .rest:
+            return verb.make(.text(try reader.string(value, actionPath)))
+        case .keyAndPayload:
+            guard let payload else { throw reader.fail(node, path, "\"\(verb.step ?? verb.name)\" needs a \"payload\": the message's JSON") }
+            return verb.make(.message(key: try reader.string(value, actionPath), payload: payload.jsonText))
+        }
+    }
+
+    /// A step that takes no argument says `true`.
+    private static func yes(_ value: JSONNode, _ path: String, _ reader: DocumentReader) throws(ConfigError) {
+        guard try reader.bool(value, path) else { throw reader.fail(value, path, "expected true: the step takes no argument") }
     }
 
     private static func expectation(_ node: JSONNode, _ path: String, _ reader: DocumentReader) throws(ConfigError) -> Expectation {

@@ -8,47 +8,39 @@ import IMKit
 
 /// Runs the steps of a ``Scenario`` against a host, one at a time, printing a transcript. It
 /// runs in the chat worker; the supervisor hands it step numbers, and after a crash a new runner
-/// takes up from its ``State``.
+/// takes up from its ``ScenarioProgress``. Chat verbs run through the same ``ChatDriver`` as
+/// `imhost chat`.
 final class ScenarioRunner {
     /// A failed step: one line for a person.
     struct Failure: Error, CustomStringConvertible {
         var description: String
     }
 
-    /// What a new runner needs to take up where a crashed one was, besides the open chat.
-    struct State: Codable, Equatable {
-        /// The kill switch the scenario set, which host.json does not have.
-        var killSwitch: KillSwitchState?
-        var lastTap: String?
-        /// Minutes the fixed clock has advanced.
-        var minute: Int64 = 0
-    }
-
-    struct KillSwitchState: Codable, Equatable {
-        var lines: [String]
-        var messages: [String]
-        var components: [String]
-    }
-
     /// The first timestamp of a fixed clock, 2026-01-05 09:00 UTC; each message adds a minute.
     static let fixedClockStart: Int64 = 1_767_603_600_000
 
     private let host: ChatHost
+    private let driver: ChatDriver
     private let output: Output
     private let renderer: PageRenderer
     private let width: Int
-    private let configPath: String
     private let scenario: Scenario
-    private(set) var page: ChatPage?
-    private(set) var url: String?
-    private(set) var state = State()
+    var page: ChatPage? { driver.page }
+    var url: String? { driver.url }
+    /// How far the scenario has come, for a worker that takes over after a crash.
+    var progress: ScenarioProgress {
+        var progress = state
+        progress.lastTap = driver.lastTap ?? state.lastTap
+        return progress
+    }
+    private var state = ScenarioProgress()
 
     init(scenario: Scenario, host: ChatHost, output: Output, width: Int, colors: Bool, fixedClock: Bool, configPath: String) {
         self.scenario = scenario
         self.host = host
+        driver = ChatDriver(host: host, configPath: configPath)
         self.output = output
         self.width = width
-        self.configPath = configPath
         renderer = PageRenderer(width: width, colors: colors)
         if fixedClock {
             host.clock = { [unowned self] in
@@ -59,17 +51,14 @@ final class ScenarioRunner {
     }
 
     /// Takes up after a crash: the scenario's kill switch, the last tap, the clock, and the chat.
-    func restore(_ saved: State, url: String?, window: Int?) throws {
+    func restore(_ saved: ScenarioProgress, url: String?, window: Int?) throws {
         state = saved
         if let killSwitch = saved.killSwitch {
             var config = host.config
             config.killSwitch = Self.killSwitch(killSwitch)
             host.apply(config)
         }
-        if let url {
-            page = try host.open(url, window: window ?? 50)
-            self.url = url
-        }
+        if let url { try driver.openChat(url, window: window ?? 50) }
     }
 
     /// Runs step `number` (from 1).
@@ -100,56 +89,25 @@ final class ScenarioRunner {
         switch step.action {
         case .say(let text):
             output.out("\n▶ \(TerminalText.safe(text))\n")
-        case .open(let url):
-            note(step, "open \(url)")
-            let page = try host.open(url)
-            self.page = page
-            self.url = url
-            output.out("   → \(page.isLegacy ? "legacy page" : "\(page.lineID ?? "") page"): \(page.decision.reason.rawValue): \(TerminalText.safe(page.decision.explanation))\n")
-        case .send(let key, let payload):
-            note(step, "send \(key) \(payload)")
-            try currentPage().send(key: key, payload: MessagePayload(json: payload))
-        case .receive(let key, let payload):
-            note(step, "receive \(key) \(payload)")
-            try currentPage().receive(key: key, payload: MessagePayload(json: payload))
-        case .text(let text):
-            note(step, "type \"\(text)\"")
-            if let why = try currentPage().submitText(text) { throw Failure(description: "typing \"\(text)\" failed: \(why)") }
-        case .tap(let number):
-            note(step, "tap #\(number)")
-            guard let result = try currentPage().tap(number) else { throw Failure(description: "there is no message #\(number) on screen") }
-            state.lastTap = result.outcome
-            output.out("   → \(TerminalText.safe(result.outcome))\n")
-        case .quick(let number):
-            let page = try currentPage()
-            guard let phrase = page.quickReply(number) else {
-                if let replies = page.component(QuickRepliesComponent.self), !replies.isAvailable {
-                    throw Failure(description: "quick replies are unavailable on this page: it has no input bar to send them (\(page.whyHidden(.inputBar)))")
-                }
-                throw Failure(description: "there is no quick reply \(number) on this page")
-            }
-            note(step, "quick reply \(number): \"\(phrase)\"")
-        case .more(let count):
-            let shown = try currentPage().showOlder(count)
-            note(step, "show \(shown) older messages")
+        case .verb(let action):
+            note(step, action.typed)
+            let outcome = driver.perform(action)
+            for line in outcome.said { output.out("   → \(TerminalText.safe(line, newlines: false))\n") }
+            if let failure = outcome.failure { throw Failure(description: failure) }
+            if action == .reload { state.killSwitch = nil }
         case .killSwitch(let killSwitch):
             var config = host.config
             config.killSwitch = killSwitch
             host.apply(config)
-            state.killSwitch = KillSwitchState(lines: killSwitch.lines, messages: killSwitch.messages, components: killSwitch.components.names)
-            try reopen()
+            state.killSwitch = ScenarioProgress.KillSwitch(lines: killSwitch.lines, messages: killSwitch.messages, components: killSwitch.components.names)
+            try driver.reopen()
             let parts = [("lines", killSwitch.lines), ("messages", killSwitch.messages), ("components", killSwitch.components.names)]
                 .filter { !$0.1.isEmpty }.map { "\($0.0) \($0.1.joined(separator: ", "))" }
             note(step, "kill switch: " + (parts.isEmpty ? "cleared" : parts.joined(separator: "; ")))
-        case .reload:
-            host.apply(try HostConfig.load(from: configPath))
-            state.killSwitch = nil
-            try reopen()
-            note(step, "reload host.json")
         case .liftQuarantine(let line):
             let lifted = try Quarantine.lift(dataFolder: host.dataFolder, line.map(Quarantine.Target.line) ?? .all)
             host.apply(host.config)
-            try reopen()
+            try driver.reopen()
             note(step, "lift quarantine of \(line.map { "line \($0)" } ?? "everything"): \(lifted.count) entr\(lifted.count == 1 ? "y" : "ies") lifted")
         case .show:
             note(step, "show")
@@ -159,13 +117,7 @@ final class ScenarioRunner {
         }
     }
 
-    /// Reopens the open chat under the configuration now in force, as a live reload does.
-    private func reopen() throws {
-        guard let url, let page else { return }
-        self.page = try host.open(url, window: page.window)
-    }
-
-    static func killSwitch(_ state: KillSwitchState) -> HostConfig.KillSwitch {
+    static func killSwitch(_ state: ScenarioProgress.KillSwitch) -> HostConfig.KillSwitch {
         HostConfig.KillSwitch(lines: state.lines, messages: state.messages,
                               components: ComponentSet(state.components.compactMap(ComponentSet.init(name:))))
     }
@@ -207,8 +159,9 @@ final class ScenarioRunner {
             checked.append("\(found) stored")
         }
         if let expected = expectation.tap {
-            guard state.lastTap == expected else {
-                throw Failure(description: "expected the last tap to say \"\(expected)\", found \(state.lastTap.map { "\"\($0)\"" } ?? "no tap")")
+            let lastTap = progress.lastTap
+            guard lastTap == expected else {
+                throw Failure(description: "expected the last tap to say \"\(expected)\", found \(lastTap.map { "\"\($0)\"" } ?? "no tap")")
             }
             checked.append("tap \"\(expected)\"")
         }

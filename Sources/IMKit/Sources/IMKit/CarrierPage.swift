@@ -35,7 +35,8 @@ open class CarrierPage {
     /// The line's quick-reply phrases, shown after the platform's.
     open func quickReplies() -> [String] { [] }
 
-    /// The line's bottom-bar items, shown after photo, voice, video and location.
+    /// The line's bottom-bar items, shown after photo, voice, video and location. When the user
+    /// picks one, ``didSelectBottomBarItem(_:)`` is called.
     open func bottomBarItems() -> [String] { [] }
 
     /// The line's dropdown-menu items, shown after report, block and clear.
@@ -49,6 +50,14 @@ open class CarrierPage {
 
     /// Called when the user picks one of ``menuItems()`` (the platform handles its own items).
     open func didSelectMenuItem(_ item: String) -> TapResult { .ignored }
+
+    /// Called when the user picks one of ``bottomBarItems()`` (the platform handles its own
+    /// items: photo, voice, video, location). Return what picking it did, for example
+    /// `.handled("asked for a test drive")`, or `.failed(reason)`. Default: ignored.
+    ///
+    /// Every pick, the platform's and the line's, is also published as ``BottomBarItemChosen``
+    /// on the page's bus, as in IMKit 1.0. Since IMKit 1.1.
+    open func didSelectBottomBarItem(_ item: String) -> TapResult { .ignored }
 }
 
 /// The item a chat is about, shown at the top of the page.

@@ -129,6 +129,18 @@ public final class BottomBarComponent: PageComponent {
         return items[index]
     }
 
+    /// Picks the item at `index` (from 0) and says what it did: publishes
+    /// ``BottomBarItemChosen``, then a line's item goes to the page's
+    /// ``CarrierPage/didSelectBottomBarItem(_:)``. A platform item, or a line's item its page
+    /// ignores, was chosen and nothing more: `.handled("chose <item>")`.
+    /// - Returns: what picking it did, or `nil` when there is no such item. Since IMKit 1.1.
+    public func select(at index: Int) -> TapResult? {
+        guard let item = choose(at: index) else { return nil }
+        guard !Self.platformItems.contains(item), let page else { return .handled("chose \(item)") }
+        let result = page.didSelectBottomBarItem(item)
+        return result == .ignored ? .handled("chose \(item)") : result
+    }
+
     /// The component's lines at `width` columns.
     public func render(width: Int) -> [String] {
         TextWidth.wrap(items.map { "[\($0)]" }.joined(separator: " "), width: width)

@@ -1,0 +1,129 @@
+@_spi(Host) import IMKit
+
+/// The one way a message is sent, whoever sends it: a page (its input bar, a line's component,
+/// `/send`), a line's ``Transport`` from a service, or a scenario. It checks the key and the
+/// payload, stores the message and queues it for delivery in one step, and hands it to the
+/// connection. Made at sign-in for the signed-in user.
+///
+/// `/recv` and scenarios' `receive` store a message from a peer through ``receive(key:payload:from:)``:
+/// kept whatever its key, checked only against the limits.
+final class MessageSender {
+    let userID: String
+    private let store: any ConversationStore
+    private let delivery: DeliveryService?
+    /// The limits in force (host.json's, updated on reload).
+    var limits: HostConfig.Limits
+    private let lineGuard: LineGuard
+    /// The builder for a key, opening its line first if need be.
+    private let lookup: (String) -> RegisteredBuilder?
+    /// Why messages of a key cannot show now (turned off, quarantined, line unavailable).
+    private let degrade: (String) -> Degrade?
+    private let clock: () -> Int64
+
+    init(userID: String, store: any ConversationStore, delivery: DeliveryService?, limits: HostConfig.Limits, lineGuard: LineGuard,
+         lookup: @escaping (String) -> RegisteredBuilder?, degrade: @escaping (String) -> Degrade?, clock: @escaping () -> Int64) {
+        self.userID = userID
+        self.store = store
+        self.delivery = delivery
+        self.limits = limits
+        self.lineGuard = lineGuard
+        self.lookup = lookup
+        self.degrade = degrade
+        self.clock = clock
+    }
+
+    /// Sends a message from the signed-in user to `peer`, in their conversation: the key's
+    /// builder must exist, be allowed (from the legacy page: built-in keys only) and decode the
+    /// payload; then it is stored and handed to the connection.
+    func send(key: String, payload: MessagePayload, to peer: String, fromLegacyPage legacy: Bool = false) throws(SendError) -> MessageEnvelope {
+        if legacy, let line = LineID.owner(ofMessageKey: key) {
+            throw SendError(.unavailable, "the legacy page sends built-in messages only; '\(key)' belongs to line '\(line)'")
+        }
+        if let why = degrade(key) {
+            throw SendError(.unavailable, "message key '\(key)' cannot be sent now: \(why)")
+        }
+        guard let registered = lookup(key) else {
+            if let why = degrade(key) { throw SendError(.unavailable, "message key '\(key)' cannot be sent now: \(why)") }
+            throw SendError(.unknownKey, "no builder is registered for message key '\(key)'; check the key, or load the line that owns it")
+        }
+        if legacy, let line = registered.line {
+            throw SendError(.unavailable, "the legacy page sends built-in messages only; '\(key)' belongs to line '\(line)'")
+        }
+        if let why = lineGuard.run(.builder, registered.mark, key: key, { Self.validate(registered.builder, payload) }) {
+            throw SendError(.undecodable, "'\(key)' payload does not decode: \(why)")
+        }
+        try Self.check(payload, limits)
+        if store.isReadOnly {
+            let folder = (store as? FileConversationStore).map { " (\($0.folder))" } ?? ""
+            throw SendError(.notStored, "cannot send: the data folder\(folder) is read-only, so messages can be read but not stored; make it writable")
+        }
+        // Queued for delivery before it is stored, under the store's lock: a message is never
+        // stored without being queued (a queued message that was never stored is dropped at
+        // the next sign-in).
+        let message = try store(key: key, payload: payload, from: userID, to: peer) { message in
+            try delivery?.queue(message)
+        }
+        delivery?.deliverIfOnline(message)
+        return message
+    }
+
+    /// Stores a message from `peer`, as if it had arrived, and sends nothing. It is kept whatever
+    /// its key: a message this host cannot show is shown as a placeholder, never dropped.
+    func receive(key: String, payload: MessagePayload, from peer: String) throws(SendError) -> MessageEnvelope {
+        try Self.check(payload, limits)
+        return try store(key: key, payload: payload, from: peer, to: userID)
+    }
+
+    /// Refuses a payload larger than `limits.payloadBytes`, or nested deeper than
+    /// ``HostConfig/Limits/nestingDepth``: in one pass over its bytes, before anything decodes it.
+    static func check(_ payload: MessagePayload, _ limits: HostConfig.Limits) throws(SendError) {
+        let size = payload.json.utf8.count
+        guard size <= limits.payloadBytes else {
+            throw SendError(.tooLarge, "the payload is \(size) bytes; the limit is \(limits.payloadBytes) (limits.payloadBytes in host.json)")
+        }
+        var depth = 0, inString = false, escaped = false
+        for byte in payload.json.utf8 {
+            if inString {
+                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                depth += 1
+                guard depth <= HostConfig.Limits.nestingDepth else {
+                    throw SendError(.tooLarge, "the payload nests deeper than \(HostConfig.Limits.nestingDepth) levels")
+                }
+            case UInt8(ascii: "}"), UInt8(ascii: "]"): depth -= 1
+            default: break
+            }
+        }
+    }
+
+    /// Why the builder cannot decode `payload`, or `nil` when it can.
+    private static func validate<Builder: MessageBuilder>(_ builder: Builder, _ payload: MessagePayload) -> String? {
+        do {
+            _ = try builder.content(from: payload)
+            return nil
+        } catch {
+            return PayloadDiagnosis.describe(error, payload: payload, as: Builder.Content.self)
+        }
+    }
+
+    /// Stores a message at the end of the conversation with the peer, numbered by the store
+    /// under its lock; `beforeStoring` runs with the numbered message before it is written.
+    private func store(key: String, payload: MessagePayload, from: String, to: String,
+                       beforeStoring: (MessageEnvelope) throws -> Void = { _ in }) throws(SendError) -> MessageEnvelope {
+        let conversation = from == userID ? to : from
+        do {
+            return try store.append(to: conversation) { position in
+                let message = MessageEnvelope(id: "m\(position + 1)", conversation: conversation,
+                                              from: from, to: to, timestamp: clock(), key: key, payload: payload)
+                try beforeStoring(message)
+                return message
+            }
+        } catch {
+            throw SendError(.notStored, "the message could not be stored: \(error)")
+        }
+    }
+}

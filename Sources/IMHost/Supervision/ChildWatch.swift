@@ -1,0 +1,116 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Watches a child the host started (the plugin scanner, a chat worker): its control pipe, one
+/// message a line; its standard error, kept as last words and passed on; and its end, whichever
+/// comes first. The scanner and the supervisor both watch their children through it, and keep
+/// their own deadlines: each asks ``next(waiting:)`` for a little while at a time.
+///
+/// The child's end is watched itself, not only its pipes closing: line code may close the
+/// pipes, or hand them to a process of its own, and must not make the host wait.
+final class ChildWatch {
+    /// What the child did.
+    enum Event {
+        /// A whole line on the control pipe.
+        case message(String)
+        /// It ended (after every message it wrote before it ended was given).
+        case ended(ChildProcess.Termination)
+        /// Nothing within the time asked.
+        case quiet
+    }
+
+    let child: ChildProcess
+    private let control = LineBuffer()
+    private let errors = LineBuffer()
+    /// What it said last on standard error: its fatal error, if it had one.
+    private(set) var lastWords = LastWords()
+    /// Called with each line it writes on standard error that is not part of a stack trace or
+    /// a fatal error (those name the crash instead).
+    private let said: (String) -> Void
+
+    init(_ child: ChildProcess, said: @escaping (String) -> Void = { _ in }) {
+        self.child = child
+        self.said = said
+    }
+
+    /// The descriptors that become readable when the child writes or ends: to wait on beside
+    /// others (a chat's input), then ask ``next(waiting:)``.
+    var waitable: [Int32] {
+        child.waitable([control.ended ? -1 : child.control, errors.ended ? -1 : child.errors])
+    }
+
+    /// The next thing the child does, waiting at most `milliseconds`. A child whose control pipe
+    /// closed while it lives on (line code closed it) gets a second to end, then is killed.
+    func next(waiting milliseconds: Int32) -> Event {
+        if let line = control.nextLine() { return .message(line) }
+        if let ended = child.poll() {
+            // It may have said something just before it ended: that comes first.
+            while !control.ended, !waitReadable([child.control], milliseconds: 0).isEmpty, control.fill(from: child.control) {}
+            if let line = control.nextLine() { return .message(line) }
+            drainErrors()
+            return .ended(ended)
+        }
+        if control.ended {
+            // Its pipe closed: it is ending (its descriptors close before it can be waited for),
+            // or line code closed the pipe.
+            let ended = stopLost()
+            drainErrors()
+            return .ended(ended)
+        }
+        let ready = waitReadable(waitable, milliseconds: milliseconds)
+        if ready.contains(child.errors) { readErrors() }
+        if ready.contains(child.control) {
+            control.fill(from: child.control)
+            if let line = control.nextLine() { return .message(line) }
+        }
+        return .quiet
+    }
+
+    /// Kills the child and waits for it; what it wrote on standard error is read first.
+    @discardableResult
+    func kill() -> ChildProcess.Termination {
+        child.signal(SIGKILL)
+        let ended = child.wait()
+        drainErrors()
+        return ended
+    }
+
+    /// Passes on the rest of standard error once the child has ended, without waiting for a
+    /// process of the line's that may hold the pipe open.
+    func drainErrors() {
+        while child.errors >= 0, !errors.ended, !waitReadable([child.errors], milliseconds: 100).isEmpty {
+            readErrors()
+        }
+    }
+
+    /// The last words, and forgets them (a new call starts afresh).
+    func takeLastWords() -> String? {
+        defer { lastWords = LastWords() }
+        return lastWords.detail
+    }
+
+    private func readErrors() {
+        guard !errors.ended else { return }
+        errors.fill(from: child.errors)
+        while let line = errors.nextLine() { hear(line) }
+        if errors.ended, let rest = errors.rest() { hear(rest) }
+    }
+
+    private func hear(_ line: String) {
+        guard lastWords.keep(line), !LastWords.isFatalError(line) else { return }
+        said(line)
+    }
+
+    /// A child whose control pipe closed but that has not exited lost its way back to the host
+    /// (line code closed the pipe). It gets a second to end, then it is killed.
+    private func stopLost() -> ChildProcess.Termination {
+        let deadline = Clock.monotonic() + 1_000_000_000
+        while Clock.monotonic() < deadline {
+            if let ended = child.poll() { return ended }
+            _ = waitReadable([], milliseconds: 20)
+        }
+        kill()
+        return .lostPipe
+    }
+}

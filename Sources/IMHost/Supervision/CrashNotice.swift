@@ -1,0 +1,31 @@
+import IMKit
+
+extension Supervisor.Crash {
+    /// One line for a person: whose code crashed doing what, what it cost, and how to lift it.
+    /// `callLimit` (seconds) words a hang.
+    public func notice(callLimit: Double) -> String {
+        let seconds = callLimit == callLimit.rounded() ? "\(Int(callLimit)) s" : "\(callLimit) s"
+        let ending = record.isHang ? "hung (no return within \(seconds))" : "crashed (\(record.signal))"
+        let what = record.site.phrase(key: record.key, message: record.message)
+        let said = record.detail.map { " It said: \($0)." } ?? ""
+        guard let line = record.line else {
+            let who = record.file.map { "plugin file \($0)" } ?? "the chat worker"
+            return TerminalText.safe("imhost: \(who) \(ending) outside any line's code; it was restarted.\(said)")
+        }
+        let cost: String
+        let lift: String
+        switch record.quarantined {
+        case "key":
+            cost = "message key \(record.key ?? "") is quarantined: its messages show as placeholders"
+            lift = " Lift with: imhost quarantine lift \(record.key ?? line)."
+        case "line":
+            cost = "line '\(line)' is quarantined: its chats open on the legacy page"
+            lift = " Lift with: imhost quarantine lift \(line)."
+        default:
+            cost = "nothing was quarantined"
+            lift = ""
+        }
+        let kept = unrecorded.map { " It could not be recorded (\($0)): the quarantine holds for this chat only." } ?? ""
+        return TerminalText.safe("imhost: line '\(line)' \(ending) \(what); \(cost).\(lift)\(kept)\(said)")
+    }
+}

@@ -1,0 +1,94 @@
+/// What a supervisor and its chat worker say to each other, one JSON object a line: the
+/// supervisor writes ``ToWorker`` on the worker's standard input, the worker answers with
+/// ``FromWorker`` on its control pipe (file descriptor 3). Each side decodes only the other's
+/// enum, so a message is one of a few typed cases, never a string to interpret.
+///
+/// The supervisor's first message is ``ToWorker/start(version:resume:)``; the worker's first is
+/// ``FromWorker/hello(version:)``. Each side checks the other's version: the two are the same
+/// executable, so a mismatch means it was replaced while a chat ran, and the chat stops with a
+/// line that says so rather than misreading its worker.
+public enum WorkerProtocol {
+    /// Changes whenever a message changes.
+    public static let version = 2
+}
+
+/// The supervisor's messages to its worker.
+public enum ToWorker: Codable, Sendable, Equatable {
+    /// First, once: the protocol version, and what to reopen after a crash (`nil` on a first start).
+    case start(version: Int, resume: WorkerResume?)
+    /// A chat command as the person typed it: a `/verb`, or text to send.
+    case command(text: String)
+    /// Read host.json and the quarantine again (a file changed, SIGHUP, or `/reload`).
+    case reload
+    /// Run step `number` (from 1) of the scenario.
+    case step(number: Int)
+}
+
+/// The worker's messages to its supervisor.
+public enum FromWorker: Codable, Sendable, Equatable {
+    /// First, once: the protocol version the worker speaks.
+    case hello(version: Int)
+    /// The chat is open, or the last command is done; what to reopen after a crash.
+    case ready(WorkerResume)
+    /// The last command did not do what it had to (a scenario's expectation); why, in one line.
+    case failed(reason: String, resume: WorkerResume)
+    /// The worker is about to exit with this code.
+    case exiting(code: Int32)
+}
+
+/// What a new worker needs to take up where a crashed one was.
+public struct WorkerResume: Codable, Sendable, Equatable {
+    /// The chat open now.
+    public var url: String?
+    /// How many messages it shows.
+    public var window: Int?
+    /// Whether the user is online.
+    public var online: Bool?
+    /// Where a scenario was.
+    public var scenario: ScenarioProgress?
+    /// Quarantine holds the supervisor could not write down: a new worker keeps them in memory,
+    /// so a crash that cannot be recorded still does not crash again.
+    public var quarantine: [Quarantine.Hold]?
+
+    public init(url: String? = nil, window: Int? = nil, online: Bool? = nil, scenario: ScenarioProgress? = nil,
+                quarantine: [Quarantine.Hold]? = nil) {
+        self.url = url
+        self.window = window
+        self.online = online
+        self.scenario = scenario
+        self.quarantine = quarantine
+    }
+
+    /// Whether there is anything to take up.
+    public var isEmpty: Bool { url == nil && scenario == nil && quarantine == nil }
+}
+
+/// How far a scenario has come, besides the open chat: what a worker started after a crash needs
+/// to go on with the next step as if nothing had happened.
+public struct ScenarioProgress: Codable, Sendable, Equatable {
+    /// The kill switch the scenario set (host.json does not have it).
+    public var killSwitch: KillSwitch?
+    /// What the last tap did.
+    public var lastTap: String?
+    /// Minutes the fixed clock has advanced.
+    public var minute: Int64 = 0
+
+    /// A kill switch as scenario steps set it, by names.
+    public struct KillSwitch: Codable, Sendable, Equatable {
+        public var lines: [String]
+        public var messages: [String]
+        public var components: [String]
+
+        public init(lines: [String], messages: [String], components: [String]) {
+            self.lines = lines
+            self.messages = messages
+            self.components = components
+        }
+    }
+
+    public init(killSwitch: KillSwitch? = nil, lastTap: String? = nil, minute: Int64 = 0) {
+        self.killSwitch = killSwitch
+        self.lastTap = lastTap
+        self.minute = minute
+    }
+}

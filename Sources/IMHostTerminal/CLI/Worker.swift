@@ -1,0 +1,138 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import IMHost
+import IMKit
+
+/// A chat worker's long-running work: a chat typed into, or a scenario played, one message of
+/// its supervisor at a time. Every message is answered with ``FromWorker/ready(_:)`` (or
+/// ``FromWorker/failed(reason:resume:)``), carrying what a new worker reopens after a crash.
+final class Worker {
+    private let host: ChatHost
+    private let channel: WorkerChannel
+    private let output: Output
+    private let width: Int
+    private let colors: Bool
+    private let arguments: Arguments
+    /// What to take up, when this worker replaces one that crashed.
+    private let resume: WorkerResume?
+
+    init(host: ChatHost, channel: WorkerChannel, output: Output, width: Int, colors: Bool, arguments: Arguments, resume: WorkerResume?) {
+        self.host = host
+        self.channel = channel
+        self.output = output
+        self.width = width
+        self.colors = colors
+        self.arguments = arguments
+        self.resume = resume
+    }
+
+    private var configPath: String { CommandLineTool.configPath(arguments) }
+
+    /// The exit code at the end of input, or after SIGINT/SIGTERM.
+    private func exitCode() -> Int32 { Interruption.signal.map(Interruption.exitCode) ?? CommandLineTool.ExitCode.ok }
+
+    /// The supervisor's messages, until its input ends.
+    private func messages() -> AnyIterator<ToWorker> {
+        AnyIterator { [channel] in
+            guard case .message(let message) = WorkerCommand.nextMessage(channel) else { return nil }
+            return message
+        }
+    }
+
+    private func unexpected(_ message: ToWorker) -> String {
+        "the worker was sent \(message), which this mode does not take"
+    }
+
+    // MARK: chat
+
+    func chat(url: String) -> Int32 {
+        let session: ChatSession
+        do {
+            // After a crash the user stays as they were: offline, if they were.
+            try host.signIn(online: resume?.online ?? true)
+            session = try ChatSession(host: host, url: resume?.url ?? url, window: resume?.window ?? 20, configPath: configPath,
+                                      output: output, width: width, colors: colors)
+            // Opens the conversation's files now: an id the store refuses is refused here.
+            _ = try session.page.messageCount()
+        } catch {
+            // An open error says "refused:" or "not found:" already.
+            let said = "\(error)"
+            output.diagnostic("imhost chat: \(said.hasPrefix("refused: ") || said.hasPrefix("not found: ") ? "" : "refused: ")\(said)")
+            return CommandLineTool.ExitCode.failure
+        }
+        if resume == nil {
+            if let store = host.store as? FileConversationStore {
+                for repair in store.repairs { output.diagnostic("imhost: \(repair)") }
+            }
+            let delivered = host.deliveredAtSignIn
+            if !delivered.isEmpty {
+                output.diagnostic("imhost: delivered \(delivered.count) message\(delivered.count == 1 ? "" : "s") sent while offline: \(delivered.map { "\($0.conversation) \($0.id)" }.joined(separator: ", "))")
+            }
+        }
+        session.show()
+        if arguments.flags.contains("--terminal") && resume == nil { output.out("Type /help for commands.\n") }
+        func ready() {
+            CommandLineTool.reportNotices(host, output: output)
+            channel.say(.ready(WorkerResume(url: session.url, window: session.page.window, online: host.isOnline)))
+        }
+        ready()
+        for message in messages() {
+            switch message {
+            case .command(let text):
+                guard session.handle(text) else { return CommandLineTool.ExitCode.ok }
+            case .reload:
+                session.perform(.reload)
+            case .start, .step:
+                output.diagnostic("imhost: \(unexpected(message))")
+            }
+            ready()
+        }
+        return exitCode()
+    }
+
+    // MARK: play
+
+    func play(file: String, demo: Bool) -> Int32 {
+        let scenario: Scenario
+        do {
+            let text = demo ? DemoScenario.text : try FileSystem.readDocument(file, limit: HostConfig.Limits.documentBytes)
+            scenario = try Scenario.parse(text, file: demo ? DemoScenario.name : file, lineOrder: host.config.lineOrder)
+        } catch {
+            output.diagnostic("imhost play: \(error)")
+            return CommandLineTool.ExitCode.usage
+        }
+        let runner = ScenarioRunner(scenario: scenario, host: host, output: output, width: width, colors: colors,
+                                    fixedClock: demo || arguments.flags.contains("--fixed-clock"), configPath: configPath)
+        if let resume {
+            do {
+                try host.signIn()
+                try runner.restore(resume.scenario ?? ScenarioProgress(), url: resume.url, window: resume.window)
+            } catch {
+                output.diagnostic("imhost play: cannot reopen the chat after a crash: \(error)")
+                return CommandLineTool.ExitCode.failure
+            }
+        }
+        func answer(failure: String? = nil) {
+            CommandLineTool.reportNotices(host, output: output)
+            let state = WorkerResume(url: runner.url, window: runner.page?.window, scenario: runner.progress)
+            channel.say(failure.map { .failed(reason: $0, resume: state) } ?? .ready(state))
+        }
+        answer()
+        for message in messages() {
+            guard case .step(let number) = message else {
+                answer(failure: unexpected(message))
+                continue
+            }
+            do {
+                try runner.perform(number)
+                answer()
+            } catch {
+                answer(failure: error.description)
+            }
+        }
+        return exitCode()
+    }
+}

@@ -1,0 +1,234 @@
+import IMHost
+import IMKit
+
+/// Does what a ``ChatAction`` asks of an open chat: the one executor of chat verbs, for a chat
+/// typed into (`chat`) and a scenario played (`play`). The same verb does the same thing and
+/// says it in the same words in both.
+final class ChatDriver {
+    /// What doing an action came to.
+    struct Outcome {
+        /// Lines that say what happened, for a person.
+        var said: [String] = []
+        /// The page changed: draw it again.
+        var redraw = false
+        /// Why it could not be done, in one line (a step of a scenario fails with it).
+        var failure: String?
+        /// The failure is the host's diagnostic (`imhost: …`, on standard error), not a reply.
+        var isDiagnostic = false
+        /// The chat should end (`/quit`).
+        var quit = false
+
+        static func failed(_ why: String, diagnostic: Bool = false) -> Outcome {
+            Outcome(failure: why, isDiagnostic: diagnostic)
+        }
+    }
+
+    let host: ChatHost
+    let configPath: String
+    /// The chat open now.
+    private(set) var page: ChatPage?
+    /// Its URL, which a restarted worker reopens (`/open` may change it).
+    private(set) var url: String?
+    /// What the last tap did, for a scenario's expectations.
+    private(set) var lastTap: String?
+
+    init(host: ChatHost, configPath: String) {
+        self.host = host
+        self.configPath = configPath
+    }
+
+    /// Opens the chat `url` names (a jump URL, or a line's page URL), showing `window` messages.
+    func openChat(_ url: String, window: Int) throws {
+        switch try host.open(route: url, window: window) {
+        case .page(let page):
+            self.page = page
+            self.url = url
+        case .opened(let what):
+            throw JumpURL.Malformed(description: "\(url) is not a chat (it opened \(what)); give a chat jump URL")
+        }
+    }
+
+    /// Opens the chat again under the configuration now in force, as a live reload does.
+    func reopen() throws {
+        guard let url, let page else { return }
+        try openChat(url, window: page.window)
+    }
+
+    func perform(_ action: ChatAction) -> Outcome {
+        switch action {
+        case .help: return Outcome(said: [ChatVerb.help])
+        case .quit: return Outcome(quit: true)
+        case .reload: return reload()
+        case .open(let url): return open(url)
+        default: break
+        }
+        guard let page else { return .failed("no chat is open; open one first, e.g. /open im://chat?rootCateID=1&cateID=12&peer=u1") }
+        do {
+            return try perform(action, on: page)
+        } catch {
+            return .failed("\(action.verb): \(error)")
+        }
+    }
+
+    private func perform(_ action: ChatAction, on page: ChatPage) throws -> Outcome {
+        switch action {
+        case .text(let text):
+            if text.isEmpty { return Outcome() }
+            if let why = page.submitText(text) { return .failed(why) }
+            return Outcome(redraw: true)
+        case .send(let key, let payload), .receive(let key, let payload):
+            do throws(SendError) {
+                if case .send = action { try page.send(key: key, payload: MessagePayload(json: payload)) } else {
+                    try page.receive(key: key, payload: MessagePayload(json: payload))
+                }
+                return Outcome(redraw: true)
+            } catch {
+                return .failed("\(action.verb): not sent: \(error)")
+            }
+        case .tap(let number):
+            guard let shown = try page.message(number) else { return .failed("/tap: there is no message #\(number) on screen") }
+            if shown.degrade != nil {
+                lastTap = "nothing happens: it shows as a placeholder (/why \(number) says why)"
+                return Outcome(said: ["tap #\(number): \(lastTap!)"])
+            }
+            let before = try page.messageCount()
+            guard let result = try page.tap(number) else { return .failed("/tap: there is no message #\(number) on screen") }
+            lastTap = result.outcome
+            return Outcome(said: ["tap #\(number): \(result.outcome)"], redraw: try page.messageCount() != before)
+        case .why(let number):
+            guard let message = try page.message(number) else { return .failed("/why: there is no message #\(number) on screen") }
+            let why = message.degrade.map { "\($0)" } ?? "it shows normally, through its builder"
+            return Outcome(said: ["why #\(number) (\(message.shown.envelope.key)): \(why)"])
+        case .quick(let number):
+            guard let replies = page.component(QuickRepliesComponent.self) else {
+                return .failed("/quick: this page has no quick replies (\(page.whyHidden(.quickReplies)))")
+            }
+            guard replies.isAvailable else {
+                return .failed("/quick: quick replies are unavailable: the page has no input bar to send them (\(page.whyHidden(.inputBar)))")
+            }
+            guard let phrase = page.quickReply(number) else { return .failed("/quick: there is no quick reply \(number)") }
+            return Outcome(said: ["quick reply \(number): sent \"\(phrase)\""], redraw: true)
+        case .menu(let number):
+            guard let items = page.menuItems() else { return .failed("/menu: this page has no dropdown menu (\(page.whyHidden(.dropdownMenu)))") }
+            guard let number else {
+                return Outcome(said: ["menu: " + items.enumerated().map { "[\($0.offset + 1)] \($0.element)" }.joined(separator: "  ")])
+            }
+            guard let result = page.chooseMenuItem(number) else { return .failed("/menu: there is no item \(number)") }
+            // What the item did may have changed the page (a message sent, a chat cleared).
+            return Outcome(said: ["menu: \(result.outcome)"], redraw: true)
+        case .bar(let number):
+            guard page.component(BottomBarComponent.self) != nil else {
+                return .failed("/bar: this page has no bottom bar (\(page.whyHidden(.bottomBar)))")
+            }
+            guard let result = page.chooseBarItem(number) else { return .failed("/bar: there is no item \(number)") }
+            return Outcome(said: ["bar: \(result.outcome)"], redraw: true)
+        case .more(let count):
+            let more = try page.showOlder(count)
+            if more == 0 { return Outcome(said: ["/more: no older messages; the whole conversation is shown"]) }
+            return Outcome(said: ["more: \(more) older message\(more == 1 ? "" : "s") shown"], redraw: true)
+        case .route:
+            let decision = page.decision
+            return Outcome(said: ["route: \(decision.url)", "  \(decision.reason.rawValue): \(decision.explanation)"])
+        case .offline:
+            host.setOnline(false)
+            return Outcome(said: ["offline: messages you send now wait as pending until /online"], redraw: true)
+        case .online:
+            let delivered = host.setOnline(true)
+            return Outcome(said: ["online: delivered \(delivered.count) pending message\(delivered.count == 1 ? "" : "s")"
+                                  + (delivered.isEmpty ? "" : " (" + delivered.map { "\($0.conversation) \($0.id)" }.joined(separator: ", ") + ")")],
+                           redraw: true)
+        case .help, .quit, .reload, .open:
+            return Outcome()
+        }
+    }
+
+    /// Opens a URL through the route table: a chat becomes the open chat; a line's route says
+    /// what it opened.
+    private func open(_ target: String) -> Outcome {
+        do {
+            switch try host.open(route: target, window: page?.window ?? 20) {
+            case .opened(let what):
+                return Outcome(said: ["opened \(what)"])
+            case .page(let opened):
+                page = opened
+                url = target
+                return Outcome(said: ["opened the \(opened.isLegacy ? "legacy" : "\(opened.lineID ?? "base")") page: \(opened.decision.reason.rawValue): \(opened.decision.explanation)"],
+                               redraw: true)
+            }
+        } catch {
+            return .failed("/open: \(error)")
+        }
+    }
+
+    /// Reads host.json again; a valid one applies at once and the chat reopens under it (the
+    /// conversation is the same), an invalid one is refused and the last good one stays.
+    private func reload() -> Outcome {
+        let config: HostConfig
+        do {
+            config = try HostConfig.load(from: configPath)
+        } catch {
+            return .failed("imhost: reload refused: \(error.description); keeping the last good configuration", diagnostic: true)
+        }
+        host.apply(config)
+        guard page != nil else { return Outcome(said: ["reloaded \(FileSystem.baseName(configPath))"]) }
+        do {
+            try reopen()
+        } catch {
+            return .failed("imhost: reload: cannot reopen the chat: \(error)", diagnostic: true)
+        }
+        let decision = page!.decision
+        return Outcome(said: ["reloaded \(FileSystem.baseName(configPath)): \(decision.reason.rawValue): \(decision.explanation)"], redraw: true)
+    }
+}
+
+extension ChatAction {
+    /// The action as a person would type it in a chat, for a scenario's transcript.
+    var typed: String {
+        switch self {
+        case .text(let text): "type \"\(text)\""
+        case .send(let key, let payload): "/send \(key) \(payload)"
+        case .receive(let key, let payload): "/recv \(key) \(payload)"
+        case .tap(let number): "/tap \(number)"
+        case .why(let number): "/why \(number)"
+        case .quick(let number): "/quick \(number)"
+        case .menu(let number): "/menu" + (number.map { " \($0)" } ?? "")
+        case .bar(let number): "/bar \(number)"
+        case .more(let count): "/more \(count)"
+        case .open(let url): "/open \(url)"
+        default: verb
+        }
+    }
+
+    /// How the verb is typed, to name it in what it says.
+    var verb: String {
+        switch self {
+        case .text: "text"
+        case .send: "/send"
+        case .receive: "/recv"
+        case .tap: "/tap"
+        case .why: "/why"
+        case .quick: "/quick"
+        case .menu: "/menu"
+        case .bar: "/bar"
+        case .more: "/more"
+        case .route: "/route"
+        case .open: "/open"
+        case .offline: "/offline"
+        case .online: "/online"
+        case .reload: "/reload"
+        case .help: "/help"
+        case .quit: "/quit"
+        }
+    }
+}
+
+extension TapResult {
+    /// What a tap did, for a person.
+    var outcome: String {
+        switch self {
+        case .handled(let what): what
+        case .ignored: "nothing happens (neither the page nor the message's builder acts on it)"
+        case .failed(let why): "failed: \(why)"
+        }
+    }
+}

@@ -1,0 +1,171 @@
+import IMHost
+import IMKit
+
+/// What a chat is asked to do, its arguments parsed: a typed line in `chat` and a step of a
+/// scenario in `play` both become one of these, and ``ChatDriver`` does it.
+enum ChatAction: Equatable, Sendable {
+    /// Text typed into the input bar, sent as a text message.
+    case text(String)
+    case send(key: String, payload: String)
+    case receive(key: String, payload: String)
+    case tap(Int)
+    case why(Int)
+    case quick(Int)
+    /// Show the menu (`nil`), or pick item N.
+    case menu(Int?)
+    case bar(Int)
+    case more(Int)
+    case route
+    case open(String)
+    case offline
+    case online
+    case reload
+    case help
+    case quit
+}
+
+/// One chat verb, declared once: its name, what it takes, what it does. The chat's help, its
+/// "did you mean", the parser of typed lines and the scenario parser are all made from
+/// ``ChatVerb/all``, and ``ChatDriver`` runs what they parse, for `chat` and `play` alike.
+struct ChatVerb: Sendable {
+    /// What the verb takes.
+    enum Argument: Sendable {
+        /// Nothing (a scenario step says `true`).
+        case none
+        /// A number from 1.
+        case number
+        /// A number from 1, or nothing (a scenario step says `true`).
+        case optionalNumber
+        /// The rest of the line: a URL, or text.
+        case rest
+        /// A message key and its JSON payload (a scenario step has `"payload"`).
+        case keyAndPayload
+    }
+
+    /// Typed as `/name`.
+    let name: String
+    /// Its scenario step's key; `nil` for the chat's own verbs (`/help`, `/quit`).
+    let step: String?
+    let argument: Argument
+    /// How the argument is shown in the help: `N`, `URL`, `KEY JSON`.
+    let shape: String
+    let summary: String
+    /// The action, from the parsed argument.
+    let make: @Sendable (Parsed) -> ChatAction
+
+    /// A parsed argument.
+    enum Parsed: Sendable {
+        case none
+        case number(Int)
+        case text(String)
+        case message(key: String, payload: String)
+    }
+
+    static let all: [ChatVerb] = [
+        ChatVerb(name: "send", step: "send", argument: .keyAndPayload, shape: "KEY JSON",
+                 summary: "send a message of any kind, e.g. /send location {\"name\":\"Home\",\"latitude\":1,\"longitude\":2}",
+                 make: { if case .message(let key, let payload) = $0 { .send(key: key, payload: payload) } else { .help } }),
+        ChatVerb(name: "recv", step: "receive", argument: .keyAndPayload, shape: "KEY JSON",
+                 summary: "store a message from the peer, sending nothing, e.g. /recv house.listing {\"id\":\"L1\",...}",
+                 make: { if case .message(let key, let payload) = $0 { .receive(key: key, payload: payload) } else { .help } }),
+        ChatVerb(name: "tap", step: "tap", argument: .number, shape: "N", summary: "tap message #N",
+                 make: { .tap($0.number ?? 0) }),
+        ChatVerb(name: "why", step: "why", argument: .number, shape: "N", summary: "why message #N shows as a placeholder, in full",
+                 make: { .why($0.number ?? 0) }),
+        ChatVerb(name: "quick", step: "quick", argument: .number, shape: "N", summary: "tap quick reply N",
+                 make: { .quick($0.number ?? 0) }),
+        ChatVerb(name: "menu", step: "menu", argument: .optionalNumber, shape: "[N]", summary: "show the dropdown menu, or pick item N",
+                 make: { .menu($0.number) }),
+        ChatVerb(name: "bar", step: "bar", argument: .number, shape: "N", summary: "pick bottom-bar item N",
+                 make: { .bar($0.number ?? 0) }),
+        ChatVerb(name: "more", step: "more", argument: .optionalNumber, shape: "[N]", summary: "show N (default 20) older messages",
+                 make: { .more($0.number ?? 20) }),
+        ChatVerb(name: "route", step: "route", argument: .none, shape: "", summary: "why this page was chosen",
+                 make: { _ in .route }),
+        ChatVerb(name: "open", step: "open", argument: .rest, shape: "URL",
+                 summary: "open a URL through the route table: a chat, or a line's page, e.g. /open house://listing/L1001",
+                 make: { .open($0.text ?? "") }),
+        ChatVerb(name: "offline", step: "offline", argument: .none, shape: "", summary: "drop the connection: what you send waits as pending",
+                 make: { _ in .offline }),
+        ChatVerb(name: "online", step: "online", argument: .none, shape: "", summary: "reconnect: pending messages are delivered, in order",
+                 make: { _ in .online }),
+        ChatVerb(name: "reload", step: "reload", argument: .none, shape: "",
+                 summary: "read host.json again (also on SIGHUP or when the file changes)",
+                 make: { _ in .reload }),
+        ChatVerb(name: "help", step: nil, argument: .none, shape: "", summary: "this text", make: { _ in .help }),
+        ChatVerb(name: "quit", step: nil, argument: .none, shape: "", summary: "leave (end of input does too)", make: { _ in .quit }),
+    ]
+
+    /// Verbs by name, and by scenario step.
+    static let byName = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })
+    static let byStep = Dictionary(uniqueKeysWithValues: all.compactMap { verb in verb.step.map { ($0, verb) } })
+
+    /// The chat's help, made from the verbs.
+    static let help: String = {
+        var lines = ["Type a line to send it as text (start it with // to send a line beginning with /)."]
+        for verb in all {
+            let usage = "/" + verb.name + (verb.shape.isEmpty ? "" : " " + verb.shape)
+            lines.append("  " + usage.padding(17, cut: false) + (usage.count >= 17 ? " " : "") + verb.summary)
+        }
+        return lines.joined(separator: "\n")
+    }()
+
+    /// A typed line as an action, or why it is not one (one line, with a hint for a near miss).
+    static func parse(typed line: String) -> Result<ChatAction, UsageError> {
+        let trimmed = line.trimmingSpaces
+        if trimmed.hasPrefix("//") { return .success(.text(String(trimmed.dropFirst()))) }
+        guard trimmed.hasPrefix("/") else { return .success(.text(trimmed)) }
+        let parts = trimmed.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true).map(String.init)
+        let name = String(parts[0].dropFirst())
+        let rest = parts.count > 1 ? parts[1].trimmingSpaces : ""
+        guard let verb = byName[name] ?? (name == "exit" ? byName["quit"] : nil) else {
+            let hint = closestMatch(to: "/" + name, among: all.map { "/" + $0.name }).map { "; did you mean \($0)?" } ?? ""
+            return .failure(UsageError(description: "unknown command /\(name)\(hint); type /help"))
+        }
+        return verb.parse(typed: rest).map(verb.make)
+    }
+
+    /// Why a typed verb's argument is wrong, in one line.
+    struct UsageError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    private func parse(typed rest: String) -> Result<Parsed, UsageError> {
+        let usage = UsageError(description: "usage: /\(name)\(shape.isEmpty ? "" : " " + shape)" + (argument == .number || argument == .optionalNumber ? ", with N a number from 1" : ""))
+        switch argument {
+        case .none:
+            return rest.isEmpty ? .success(.none) : .failure(usage)
+        case .number, .optionalNumber:
+            if rest.isEmpty { return argument == .optionalNumber ? .success(.none) : .failure(usage) }
+            guard let number = Int(rest), number > 0 else { return .failure(usage) }
+            return .success(.number(number))
+        case .rest:
+            return rest.isEmpty ? .failure(usage) : .success(.text(rest))
+        case .keyAndPayload:
+            let pieces = rest.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true).map(String.init)
+            guard pieces.count == 2 else {
+                return .failure(UsageError(description: "usage: /\(name) KEY JSON, e.g. /\(name) text {\"text\":\"hi\"}"))
+            }
+            do {
+                _ = try JSONParser.parse(pieces[1])
+            } catch {
+                return .failure(UsageError(description: "/\(name): the JSON is not valid at column \(error.position.column): \(error.message)"))
+            }
+            return .success(.message(key: pieces[0], payload: pieces[1]))
+        }
+    }
+}
+
+extension ChatVerb.Parsed {
+    var number: Int? { if case .number(let number) = self { number } else { nil } }
+    var text: String? { if case .text(let text) = self { text } else { nil } }
+}
+
+extension String {
+    var trimmingSpaces: String {
+        var text = Substring(self)
+        while text.first == " " || text.first == "\t" { text.removeFirst() }
+        while text.last == " " || text.last == "\t" { text.removeLast() }
+        return String(text)
+    }
+}
