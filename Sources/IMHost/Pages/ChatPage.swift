@@ -1,27 +1,5 @@
 @_spi(Host) import IMKit
 
-/// What a chat page needs from the host, handed to it when it opens: the user, their
-/// conversations and the sender for their messages, how to find a message's builder and why a
-/// key cannot show, and the breadcrumb guard every call into line code goes through.
-struct PageEnvironment {
-    let user: UserContext
-    let store: any ConversationStore
-    let sender: MessageSender
-    /// Says which sent messages still wait for the connection.
-    let delivery: DeliveryService
-    let lineGuard: LineGuard
-    /// The page's line, for breadcrumbs; `nil` on the legacy page (host code).
-    let mark: LineMark?
-    let isLegacy: Bool
-    /// The builder for a key, opening its line first if need be.
-    let lookup: (String) -> RegisteredBuilder?
-    /// Why messages of a key cannot show now (turned off, quarantined, line unavailable).
-    let degrade: (String) -> Degrade?
-    let killedComponents: ComponentSet
-    /// Opens a URL through the route table.
-    let open: (String) -> RouteResult
-}
-
 /// One open chat: the page the converter chose (a line's carrier page or the legacy page), its
 /// context and components, and the conversation's messages as this page shows them.
 ///
@@ -239,17 +217,4 @@ public final class ChatPage {
         let sent = environment.lineGuard.run(.action, environment.mark, key: "input bar") { bar.submit(text) }
         return sent ? nil : "not sent: " + (bar.lastError ?? "the input bar refused it")
     }
-}
-
-/// What a page shows, as its hooks and builders made it: the terminal layer draws it.
-public struct PageView {
-    public var title: String
-    public var isLegacy: Bool
-    public var lineID: String?
-    /// Each component's lines, in the platform's order.
-    public var components: [[String]]
-    /// The messages shown, oldest first, with their numbers.
-    public var messages: [(number: Int, message: PresentedMessage)]
-    /// How many messages the conversation holds.
-    public var total: Int
 }

@@ -3,23 +3,12 @@
 import Glibc
 #endif
 
-/// One look at the plugin folder for a configuration, in named steps that run in this order:
-///
-/// 1. ``listFiles()``: the `.so` names in the folder, and whether the folder itself is trusted;
-/// 2. ``checkFiles()``: each file's name, trust and identity, then its facts from the plugin
-///    cache, or its ELF header for a new or changed file (which then needs a scan);
-/// 3. ``scanNewFiles()``: new and changed files opened by scanner children, never here;
-/// 4. ``applyFacts()``: what the facts say (a line, or a refusal of the bytes);
-/// 5. ``resolveClaims()``: one file a line; two claiming a line are both refused unless
-///    host.json pins one;
-/// 6. ``applyConfiguration()``: host.json (configured, enabled, digest), the quarantine and the
-///    kill switch;
-/// 7. ``addMissingLines()``: lines enabled in host.json that no file provides;
-/// 8. ``finish(registered:)``: notes for lines whose file changed under a registered line, the
-///    plugin cache written when it learnt something, and stale quarantine entries pruned.
-///
-/// Every state change goes through ``LineStatus/move(to:problem:)``. Opens no library in this
-/// process: only scanner children run plugin code.
+/// One look at the plugin folder for a configuration, in named steps that ``run`` takes in
+/// order: ``listFiles()``, ``checkFiles()``, ``scanNewFiles()``, ``applyFacts()``,
+/// ``resolveClaims()``, ``applyConfiguration()``, ``addMissingLines()``, ``finish(registered:)``.
+/// Each can be run and checked on its own. Every state change goes through
+/// ``LineStatus/move(to:problem:)``. Opens no library in this process: only scanner children
+/// run plugin code.
 struct FolderExamination {
     let config: HostConfig
     let folder: String

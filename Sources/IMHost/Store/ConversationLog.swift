@@ -13,8 +13,9 @@ import Glibc
 /// so the log never keeps half a line, and the error names the file. A torn last line left by a
 /// crash is moved aside to `<name>.torn`, and every earlier message stays.
 ///
-/// A log that cannot be written (a read-only data folder) still reads: its index, if it cannot
-/// be trusted or written, is kept in memory.
+/// A log that cannot be written (a read-only data folder) still reads, but not in two small
+/// reads: its index cannot be trusted or written, so the whole log is scanned once at open and
+/// the index kept in memory.
 final class ConversationLog {
     let path: String
     private let log: Int32

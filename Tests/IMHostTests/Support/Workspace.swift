@@ -47,7 +47,6 @@ final class Workspace {
         init(_ description: String) { self.description = description }
     }
 
-    /// The usual configuration: house and jobs enabled, the README's routes.
     /// A workspace with house and jobs installed and the standard host.json.
     static func standard() throws -> Workspace {
         let workspace = try Workspace()
@@ -56,6 +55,7 @@ final class Workspace {
         return workspace
     }
 
+    /// The usual configuration: house and jobs enabled, the README's routes.
     static let standardConfig = """
         {
           "plugins": "Plugins",

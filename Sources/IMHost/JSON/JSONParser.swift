@@ -1,41 +1,3 @@
-/// A JSON value that remembers where it was written, so configuration errors can point at the
-/// line and column. Objects keep their keys in the order written.
-///
-/// Foundation's JSONSerialization forgets positions and key order; this parser is small, strict
-/// (RFC 8259, no comments, no trailing commas) and only used for host.json and scenario files.
-package struct JSONNode: Sendable {
-    package enum Value: Sendable {
-        case object([(key: String, keyPosition: SourcePosition, value: JSONNode)])
-        case array([JSONNode])
-        case string(String)
-        case number(Double, text: String)
-        case bool(Bool)
-        case null
-    }
-
-    package let value: Value
-    package let position: SourcePosition
-
-    /// What a person calls this kind of value, for "expected X, found Y" messages.
-    package var kindName: String {
-        switch value {
-        case .object: "an object"
-        case .array: "an array"
-        case .string(let s): "the string \"\(s)\""
-        case .number(_, let text): "the number \(text)"
-        case .bool(let b): "\(b)"
-        case .null: "null"
-        }
-    }
-}
-
-/// A line and column in a text file, both counted from 1; columns count characters.
-package struct SourcePosition: Sendable, Hashable, CustomStringConvertible {
-    package var line: Int
-    package var column: Int
-    package var description: String { "\(line):\(column)" }
-}
-
 /// A JSON syntax error at a position.
 package struct JSONSyntaxError: Error, Sendable, Equatable {
     package var position: SourcePosition
@@ -299,39 +261,5 @@ package struct JSONParser {
         }
         index += 4
         return value
-    }
-}
-
-extension JSONNode {
-    /// The value as compact JSON text, keys in the order written.
-    package var jsonText: String {
-        switch value {
-        case .object(let members):
-            "{" + members.map { Self.quoted($0.key) + ":" + $0.value.jsonText }.joined(separator: ",") + "}"
-        case .array(let elements):
-            "[" + elements.map(\.jsonText).joined(separator: ",") + "]"
-        case .string(let text): Self.quoted(text)
-        case .number(_, let text): text
-        case .bool(let flag): flag ? "true" : "false"
-        case .null: "null"
-        }
-    }
-
-    static func quoted(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case let c where c.value < 0x20:
-                let hex = String(c.value, radix: 16)
-                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
     }
 }

@@ -1,0 +1,23 @@
+@_spi(Host) import IMKit
+
+/// What a chat page needs from the host, handed to it when it opens: the user, their
+/// conversations and the sender for their messages, how to find a message's builder and why a
+/// key cannot show, and the breadcrumb guard every call into line code goes through.
+struct PageEnvironment {
+    let user: UserContext
+    let store: any ConversationStore
+    let sender: MessageSender
+    /// Says which sent messages still wait for the connection.
+    let delivery: DeliveryService
+    let lineGuard: LineGuard
+    /// The page's line, for breadcrumbs; `nil` on the legacy page (host code).
+    let mark: LineMark?
+    let isLegacy: Bool
+    /// The builder for a key, opening its line first if need be.
+    let lookup: (String) -> RegisteredBuilder?
+    /// Why messages of a key cannot show now (turned off, quarantined, line unavailable).
+    let degrade: (String) -> Degrade?
+    let killedComponents: ComponentSet
+    /// Opens a URL through the route table.
+    let open: (String) -> RouteResult
+}

@@ -1,0 +1,210 @@
+import IMHost
+import IMKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The files of a new line's package.
+struct LineTemplate {
+    var id: String
+    var type: String
+    var imkit: String
+    var rootCateID: Int
+
+    var files: [(path: String, text: String)] {
+        [
+            ("Package.swift", package),
+            ("Sources/\(type)/\(type)Line.swift", line),
+            ("Sources/\(type)/\(type)Page.swift", page),
+            ("Sources/\(type)/NoteBuilder.swift", builder),
+            ("scenario.json", scenario),
+            ("README.md", readme),
+            (".gitignore", ".build/\n.swiftpm/\nPackage.resolved\n"),
+        ]
+    }
+
+    /// A Swift string literal of `text`.
+    private func literal(_ text: String) -> String {
+        var out = "\""
+        for character in text {
+            if character == "\\" || character == "\"" { out.append("\\") }
+            out.append(character)
+        }
+        return out + "\""
+    }
+
+    var package: String {
+        """
+        // swift-tools-version: 6.1
+        // The '\(id)' business line: a plugin the imhost host loads from its Plugins folder.
+        import PackageDescription
+
+        let package = Package(
+            name: \(literal(id)),
+            products: [
+                // A dynamic library: the host opens it and calls imkit_plugin_entry.
+                .library(name: "\(type)", type: .dynamic, targets: ["\(type)"]),
+            ],
+            dependencies: [
+                // The IMKit SDK the host was built with. The line links to it; it never ships
+                // its own copy (the host refuses libIMKit.so in its Plugins folder).
+                .package(path: \(literal(imkit))),
+            ],
+            targets: [
+                .target(name: "\(type)", dependencies: [.product(name: "IMKit", package: "IMKit")]),
+            ]
+        )
+
+        """
+    }
+
+    var line: String {
+        """
+        import IMKit
+
+        /// The '\(id)' line: what it is, and what it registers with the host.
+        enum \(type)Line: BusinessLine {
+            static let id = \(literal(id))
+            static let displayName = \(literal(type))
+            static let version = "0.1.0"
+
+            static func register(with registrar: LineRegistrar) throws {
+                try registrar.registerPage(\(type)Page.self)
+                try registrar.registerBuilder(NoteBuilder())
+                try registrar.registerService(NoteHistory.self)
+                // A line's routes use its id as their scheme.
+                try registrar.registerRoute("\(id)://note/:id", allowExternal: false) { request in
+                    let id = request.parameters["id"] ?? "?"
+                    request.user.service(NoteHistory.self)?.opened.append(id)
+                    return "note \\(id)"
+                }
+            }
+        }
+
+        /// What the host calls first: the line's descriptor, built by IMKit.
+        @c(imkit_plugin_entry)
+        public func imkitPluginEntry() -> UnsafeRawPointer {
+            PluginEntry.descriptor(for: \(type)Line.self)
+        }
+
+        /// Notes opened by the signed-in user: one instance a user, made and finalized by the host.
+        final class NoteHistory: Service {
+            static let id = "\(id).history"
+            var opened: [String] = []
+
+            init() {}
+
+            func finalize() {
+                \(type)Line.log.info("opened \\(opened.count) note\\(opened.count == 1 ? "" : "s")")
+            }
+        }
+
+        """
+    }
+
+    var page: String {
+        """
+        import IMKit
+
+        /// The '\(id)' line's chat page. Override only what the line needs; the platform draws
+        /// its components (top post, quick replies, bottom bar, menu, input bar) in its order.
+        final class \(type)Page: CarrierPage {
+            override var title: String { "\(type) · \\(context.peerID)" }
+
+            override func topPost() -> TopPost? {
+                guard let item = context.parameters["infoID"] else { return nil }
+                return TopPost(title: "📌 \\(item)", detail: "from the jump URL's infoID")
+            }
+
+            override func quickReplies() -> [String] { ["Tell me more"] }
+        }
+
+        """
+    }
+
+    var builder: String {
+        """
+        import IMKit
+
+        /// A note: what a `\(id).note` message carries. Stored messages keep the shape they were
+        /// sent in, so a field added later must be optional or have a default.
+        struct Note: Codable, Sendable {
+            var id: String
+            var text: String
+        }
+
+        /// `\(id).note`: a card; a tap opens the note's route, on whichever page it is shown.
+        struct NoteBuilder: MessageBuilder {
+            let key = "\(id).note"
+
+            func model(for note: Note, layout: MessageLayout) throws -> MessageModel {
+                MessageModel(content: note, lines: layout.card(title: "📝 \\(note.text)", fields: [CardField("Note", note.id)]),
+                             summary: "[Note] \\(note.text)")
+            }
+
+            func didTap(_ note: Note, message: ShownMessage, context: ChatContext) -> TapResult {
+                switch context.open("\(id)://note/\\(note.id)") {
+                case .opened(let what): return .handled("opened \\(what)")
+                case .notFound(let why), .refused(let why): return .failed(why)
+                @unknown default: return .failed("the note could not be opened")
+                }
+            }
+        }
+
+        """
+    }
+
+    var scenario: String {
+        """
+        [
+          { "open": "im://chat?rootCateID=\(rootCateID)&peer=u1&infoID=N1" },
+          { "receive": "\(id).note", "payload": { "id": "n1", "text": "Hello from \(type)" } },
+          { "tap": 1 },
+          { "expect": { "page": "\(id)", "contains": ["📝 Hello from \(type)", "📌 N1"], "tap": "opened note n1" } }
+        ]
+
+        """
+    }
+
+    var readme: String {
+        """
+        # \(type): the '\(id)' business line
+
+        A plugin for the imhost chat host, made by `imhost new-line \(id)`. It has a carrier page
+        (`\(type)Page`), one message (`\(id).note`, built by `NoteBuilder`; tapping it opens the
+        route `\(id)://note/:id`), and a service (`NoteHistory`).
+
+        ## Build, install, try
+
+        Build with the Swift compiler `imhost --version` names (a plugin built by another one is
+        refused):
+
+            swift build
+            install -m 0644 .build/debug/lib\(type).so <the host's Plugins folder>/\(id).so
+
+        Enable it in the host's `host.json`, and route a category to it:
+
+            "lines": { "\(id)": { "enabled": true } },
+            "routes": [ { "rootCateID": \(rootCateID), "cateID": "*", "line": "\(id)" } ]
+
+        Then, with that host.json:
+
+            imhost plugins                  # \(id).so ... loaded
+            imhost play scenario.json       # opens a chat, receives a note, taps it
+            imhost chat 'im://chat?rootCateID=\(rootCateID)&peer=u1'
+
+        Never put libIMKit.so in the Plugins folder: the host brings its own.
+
+        ## Rules a line lives by
+
+        - Message keys are `\(id).<name>`, routes use the scheme `\(id)://`, service ids are
+          `\(id).<name>`; anything else is refused at registration, and the line fails whole.
+        - Everything is called on the chat's thread; from a background task use only `Sendable`
+          values and `\(type)Line.log`.
+        - Stored messages outlive your builder: new fields are optional or have a default.
+        - A crash or hang in the line's code quarantines it (see `imhost quarantine`); the host
+          and the other lines go on.
+
+        """
+    }
+}

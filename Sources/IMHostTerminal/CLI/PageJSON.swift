@@ -1,0 +1,49 @@
+import IMHost
+import IMKit
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A chat page as `imhost open --json` prints it: what a script or a test would check.
+struct PageJSON: Encodable {
+    struct Message: Encodable {
+        var number: Int
+        var id: String
+        var from: String
+        var key: String
+        var outgoing: Bool
+        var pending: Bool
+        /// The builder's lines; absent for a placeholder.
+        var lines: [String]?
+        /// Why the message shows as a placeholder, in full; absent when it shows normally.
+        var why: String?
+        /// The short reason the placeholder shows.
+        var short: String?
+    }
+
+    var url: String
+    var line: String?
+    var legacy: Bool
+    var title: String
+    /// Each component's lines, in the platform's order.
+    var components: [[String]]
+    var total: Int
+    var messages: [Message]
+
+    init(_ page: ChatPage, view: PageView) {
+        url = page.decision.url
+        line = view.lineID
+        legacy = view.isLegacy
+        title = view.title
+        components = view.components
+        total = view.total
+        messages = view.messages.map { number, presented in
+            let envelope = presented.shown.envelope
+            return Message(number: number, id: envelope.id, from: envelope.from, key: envelope.key,
+                           outgoing: presented.shown.isOutgoing, pending: presented.pending,
+                           lines: presented.view?.lines, why: presented.degrade?.description, short: presented.degrade?.short)
+        }
+    }
+}

@@ -1,0 +1,25 @@
+import IMHost
+import IMKit
+
+/// What a chat is asked to do, its arguments parsed: a typed line in `chat` and a step of a
+/// scenario in `play` both become one of these, and ``ChatDriver`` does it.
+enum ChatAction: Equatable, Sendable {
+    /// Text typed into the input bar, sent as a text message.
+    case text(String)
+    case send(key: String, payload: String)
+    case receive(key: String, payload: String)
+    case tap(Int)
+    case why(Int)
+    case quick(Int)
+    /// Show the menu (`nil`), or pick item N.
+    case menu(Int?)
+    case bar(Int)
+    case more(Int)
+    case route
+    case open(String)
+    case offline
+    case online
+    case reload
+    case help
+    case quit
+}
