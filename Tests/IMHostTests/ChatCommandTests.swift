@@ -278,3 +278,77 @@ struct ChatCommandScreenTests {
         #expect(pages == 2, "the first page, and the one /menu 4 drew")
     }
 }
+
+@Suite("chat and play run the same verbs")
+struct VerbParityTests {
+    /// Every verb that has a scenario step, as a step and as a typed line, in the same order.
+    static let steps: [(step: String, typed: String)] = [
+        (#"{ "open": "im://chat?rootCateID=1&cateID=12&peer=u42&infoID=L1" }"#, ""),
+        (#"{ "receive": "house.listing", "payload": {"id":"L1","title":"Sunny","price":1,"area":2,"rooms":1} }"#,
+         #"/recv house.listing {"id":"L1","title":"Sunny","price":1,"area":2,"rooms":1}"#),
+        (#"{ "receive": "cars.offer", "payload": {"id":"C1"} }"#, #"/recv cars.offer {"id":"C1"}"#),
+        (#"{ "tap": 1 }"#, "/tap 1"),
+        (#"{ "tap": 2 }"#, "/tap 2"),
+        (#"{ "why": 2 }"#, "/why 2"),
+        (#"{ "tap": 9 }"#, "/tap 9"),
+        (#"{ "menu": true }"#, "/menu"),
+        (#"{ "menu": 4 }"#, "/menu 4"),
+        (#"{ "quick": 4 }"#, "/quick 4"),
+        (#"{ "send": "text", "payload": {"text":"sent by key"} }"#, #"/send text {"text":"sent by key"}"#),
+        (#"{ "text": "typed" }"#, "typed"),
+        (#"{ "more": 5 }"#, "/more 5"),
+        (#"{ "route": true }"#, "/route"),
+        (#"{ "offline": true }"#, "/offline"),
+        (#"{ "online": true }"#, "/online"),
+        (#"{ "reload": true }"#, "/reload"),
+        (#"{ "open": "house://listing/L1" }"#, "/open house://listing/L1"),
+        (#"{ "open": "im://chat?rootCateID=9&cateID=12&peer=hr" }"#, "/open im://chat?rootCateID=9&cateID=12&peer=hr"),
+        (#"{ "bar": 5 }"#, "/bar 5"),
+        (#"{ "bar": 1 }"#, "/bar 1"),
+    ]
+
+    @Test("each step a scenario plays says what the same typed command says in a chat")
+    func sameWords() throws {
+        let workspace = try Workspace.standard()
+        let scenario = workspace.root + "/verbs.json"
+        // The step that fails ends a play: tap 9 is played alone, after the rest.
+        let failing = #"{ "tap": 9 }"#
+        try ("[" + Self.steps.map(\.step).filter { $0 != failing }.joined(separator: ",\n") + "]")
+            .write(toFile: scenario, atomically: true, encoding: .utf8)
+        let play = try imhost(["play", scenario, "--data", workspace.root + "/played"], in: workspace)
+        #expect(play.status == 0, "\(play.stdout)\(play.stderr)")
+        let chat = try imhost(["chat", "im://chat?rootCateID=1&cateID=12&peer=u42&infoID=L1"],
+                              input: Self.steps.map(\.typed).filter { !$0.isEmpty }.joined(separator: "\n") + "\n", in: workspace)
+        #expect(chat.status == 0, "\(chat.stderr)")
+        let said = play.stdout.split(separator: "\n").filter { $0.hasPrefix("   → ") }.map { String($0.dropFirst(5)) }
+        #expect(said.count >= 15, "\(play.stdout)")
+        for line in said where !line.hasPrefix("opened the") {
+            #expect(chat.stdout.contains(line + "\n"), "chat did not say \"\(line)\"")
+        }
+        for expected in ["tap #2: nothing happens: it shows as a placeholder (/why 2 says why)",
+                         "why #2 (cars.offer): no builder is registered for its key: no installed line registers it, or its line is not loaded",
+                         "menu: reported listing L1 as fake; the housing team will review it",
+                         "opened listing L1 detail: Sunny, ¥1, 1 rooms",
+                         "bar: shared your résumé with hr", "bar: chose Photo"] {
+            #expect(said.contains { $0.hasSuffix(expected) }, "play did not say \"\(expected)\"")
+        }
+        #expect(chat.stdout.contains("/tap: there is no message #9 on screen"))
+        try ("[" + Self.steps[0].step + "," + failing + "]").write(toFile: scenario, atomically: true, encoding: .utf8)
+        let failed = try imhost(["play", scenario], in: workspace)
+        #expect(failed.status == 1)
+        #expect(failed.stderr.contains("step 2 (line 1): /tap: there is no message #9 on screen"))
+    }
+
+    @Test("the chat's help lists every verb, and play --help every step")
+    func helpFromOneTable() throws {
+        let chatHelp = try imhost(["chat", "--help"])
+        let playHelp = try imhost(["play", "--help"])
+        for verb in ["send", "recv", "tap", "why", "quick", "menu", "bar", "more", "route", "open", "offline", "online", "reload", "help", "quit"] {
+            #expect(chatHelp.stdout.contains("  /\(verb)"), "chat --help lacks /\(verb)")
+        }
+        for step in ["send", "receive", "tap", "why", "quick", "menu", "bar", "more", "route", "open", "offline", "online", "reload",
+                     "text", "killSwitch", "liftQuarantine", "say", "show", "expect"] {
+            #expect(playHelp.stdout.contains("\"\(step)\""), "play --help lacks \"\(step)\"")
+        }
+    }
+}

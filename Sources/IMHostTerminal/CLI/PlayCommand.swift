@@ -18,21 +18,23 @@ enum PlayCommand {
         summary: "run a scenario file: open, send, receive, tap, kill switch, expectations",
         usage: "FILE [--fixed-clock] [--width N] [--data DIR] [--user ID]",
         help: """
-            Runs a scenario: a JSON list of steps, each one action:
-              { "open": URL }   { "send": KEY, "payload": JSON }   { "receive": KEY, "payload": JSON }
-              { "text": "typed" }   { "tap": N }   { "quick": N }   { "more": N }
+            Runs a scenario: a JSON list of steps, each one action. Every chat verb is a step,
+            and does and says what typing it does in imhost chat:
+            \(ChatVerb.stepHelp)
+              { "text": "typed" }                  type into the input bar and send
+            A scenario's own steps:
               { "killSwitch": { "lines": [...], "messages": [...], "components": [...] } }
-              { "killSwitch": {} } clears it   { "reload": true } re-reads host.json
+              { "killSwitch": {} } clears it; host.json is never changed
               { "liftQuarantine": LINE } (or "--all"), as imhost quarantine lift does
               { "say": "narration" }   { "show": true } prints the page
               { "expect": { "page": "house" or "legacy", "components": [...], "contains": [...],
                             "absent": [...], "stored": N, "tap": "what the last tap did",
                             "quarantined": [LINE or KEY, ...] } }
             Any step may say "expectCrash": true: it must crash a line.
-            Prints the transcript; exits 1 at the first failed expectation, naming the step,
-            what was expected and what was found. A step that crashes a line is reported, the
-            line or key is quarantined and the run goes on; an unexpected crash fails the run
-            (exit 1) at the end. Kill-switch steps change the running host only, never host.json.
+            Prints the transcript; exits 1 at the first step that fails (an expectation not met,
+            a verb that is refused), naming the step, what was expected and what was found. A
+            step that crashes a line is reported, the line or key is quarantined and the run
+            goes on; an unexpected crash fails the run (exit 1) at the end.
 
               --fixed-clock   timestamps from 2026-01-05 09:00 UTC, a minute a message, so
                               transcripts repeat exactly (message ids are always repeatable)

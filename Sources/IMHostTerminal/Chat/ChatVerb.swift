@@ -27,6 +27,8 @@ struct ChatVerb: Sendable {
     /// How the argument is shown in the help: `N`, `URL`, `KEY JSON`.
     let shape: String
     let summary: String
+    /// How it is typed, for the chat's help.
+    var example: String? = nil
     /// The action, from the parsed argument.
     let make: @Sendable (Parsed) -> ChatAction
 
@@ -40,10 +42,10 @@ struct ChatVerb: Sendable {
 
     static let all: [ChatVerb] = [
         ChatVerb(name: "send", step: "send", argument: .keyAndPayload, shape: "KEY JSON",
-                 summary: "send a message of any kind, e.g. /send location {\"name\":\"Home\",\"latitude\":1,\"longitude\":2}",
+                 summary: "send a message of any kind", example: "/send location {\"name\":\"Home\",\"latitude\":1,\"longitude\":2}",
                  make: { if case .message(let key, let payload) = $0 { .send(key: key, payload: payload) } else { .help } }),
         ChatVerb(name: "recv", step: "receive", argument: .keyAndPayload, shape: "KEY JSON",
-                 summary: "store a message from the peer, sending nothing, e.g. /recv house.listing {\"id\":\"L1\",...}",
+                 summary: "store a message from the peer, sending nothing", example: "/recv house.listing {\"id\":\"L1\",...}",
                  make: { if case .message(let key, let payload) = $0 { .receive(key: key, payload: payload) } else { .help } }),
         ChatVerb(name: "tap", step: "tap", argument: .number, shape: "N", summary: "tap message #N",
                  make: { .tap($0.number ?? 0) }),
@@ -60,7 +62,7 @@ struct ChatVerb: Sendable {
         ChatVerb(name: "route", step: "route", argument: .none, shape: "", summary: "why this page was chosen",
                  make: { _ in .route }),
         ChatVerb(name: "open", step: "open", argument: .rest, shape: "URL",
-                 summary: "open a URL through the route table: a chat, or a line's page, e.g. /open house://listing/L1001",
+                 summary: "open a URL through the route table: a chat, or a line's page", example: "/open house://listing/L1001",
                  make: { .open($0.text ?? "") }),
         ChatVerb(name: "offline", step: "offline", argument: .none, shape: "", summary: "drop the connection: what you send waits as pending",
                  make: { _ in .offline }),
@@ -82,10 +84,25 @@ struct ChatVerb: Sendable {
         var lines = ["Type a line to send it as text (start it with // to send a line beginning with /)."]
         for verb in all {
             let usage = "/" + verb.name + (verb.shape.isEmpty ? "" : " " + verb.shape)
-            lines.append("  " + usage.padding(17, cut: false) + (usage.count >= 17 ? " " : "") + verb.summary)
+            lines.append("  " + usage.padding(17, cut: false) + (usage.count >= 17 ? " " : "") + verb.summary
+                         + (verb.example.map { ", e.g. " + $0 } ?? ""))
         }
         return lines.joined(separator: "\n")
     }()
+
+    /// The scenario steps of the verbs, for `play --help`, made from the verbs.
+    static let stepHelp: String = all.compactMap { verb -> String? in
+        guard let step = verb.step else { return nil }
+        let value: String = switch verb.argument {
+        case .none: "true"
+        case .number: "N"
+        case .optionalNumber: "N or true"
+        case .rest: "URL"
+        case .keyAndPayload: "KEY, \"payload\": JSON"
+        }
+        let shape = "{ \"\(step)\": \(value) }"
+        return "  " + shape.padding(37, cut: false) + (shape.count >= 37 ? " " : "") + verb.summary
+    }.joined(separator: "\n")
 
     /// A typed line as an action, or why it is not one (one line, with a hint for a near miss).
     static func parse(typed line: String) -> Result<ChatAction, UsageError> {

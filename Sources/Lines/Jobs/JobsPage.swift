@@ -12,6 +12,11 @@ final class JobsPage: CarrierPage {
 
     override func bottomBarItems() -> [String] { ["Résumé"] }
 
+    override func didSelectBottomBarItem(_ item: String) -> TapResult {
+        guard item == "Résumé" else { return .ignored }
+        return .handled("shared your résumé with \(context.peerID)")
+    }
+
     override func didTap(_ message: ShownMessage) -> TapResult {
         guard let interview = message.model?.content as? Interview else {
             return super.didTap(message)
