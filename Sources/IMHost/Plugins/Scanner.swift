@@ -72,14 +72,13 @@ package enum Scanner {
     static func scan(_ files: [(path: String, identity: FileIdentity)], executable: String, limit: Double) -> [String: Outcome] {
         var outcomes: [String: Outcome] = [:]
         var pending = files
-        let decoder = JSONDecoder()
         let budget = UInt64(limit * 1e9)
         func failAll(_ refusal: PluginRefusal) -> [String: Outcome] {
             for file in pending { outcomes[file.path] = .failed(nil, refusal) }
             return outcomes
         }
         while !pending.isEmpty {
-            let watch: ChildWatch
+            let watch: ChildWatch<ScannerReport>
             do {
                 watch = ChildWatch(try ChildProcess(executable: executable, arguments: ["__scan", "--parent", "\(getpid())"] + pending.map(\.path),
                                                     stdin: .null, stdout: .null, stderr: .pipe, control: true))
@@ -88,7 +87,6 @@ package enum Scanner {
                                              fix: "check that \(executable) exists and can run"))
             }
             var current: Current?
-            var heard = false
             var ending: ChildProcess.Termination?
             var started = Clock.monotonic()
             reading: while true {
@@ -105,16 +103,14 @@ package enum Scanner {
                 case .ended(let ended):
                     ending = ended
                     break reading
-                case .message(let line):
-                    guard let report = try? decoder.decode(ScannerReport.self, from: Data(line.utf8)) else { continue }
+                case .mismatch(let version):
+                    watch.kill()
+                    return failAll(PluginRefusal(.scannerFailed, "the plugin scanner speaks version \(version), this host \(ScannerReport.version): \(executable) changed while the host ran",
+                                                 fix: "run the command again"))
+                case .message(let report):
                     switch report {
-                    case .hello(let version):
-                        guard version == ScannerReport.version else {
-                            watch.kill()
-                            return failAll(PluginRefusal(.scannerFailed, "the plugin scanner speaks version \(version), this host \(ScannerReport.version): \(executable) changed while the host ran",
-                                                         fix: "run the command again"))
-                        }
-                        heard = true
+                    case .hello:
+                        continue
                     case .log(let line, let level, let entry):
                         LogSink.deliver(lineID: line, level: LogLevel(rawValue: level) ?? .info, entry: LogSink.entry(entry))
                     case .step(let file, let stage, let line, _):
@@ -145,7 +141,7 @@ package enum Scanner {
                                          signal: ending?.description ?? "hung", detail: said)
                 outcomes[current.file] = .crashed(record)
                 pending.remove(at: index)
-            } else if !pending.isEmpty && !heard {
+            } else if !pending.isEmpty && !watch.heard {
                 // The scanner died before it said anything: it cannot run here, and trying again would not help.
                 let why = said.map { ": \($0)" } ?? ""
                 return failAll(PluginRefusal(.scannerFailed, "the plugin scanner ended (\(ending?.description ?? "no report")) before it opened a file\(why)",

@@ -1,7 +1,7 @@
 /// What the plugin scanner child reports to the host, one JSON object a line on its control pipe
 /// (see ``Scanner``). It reports each step before it takes it, so a death is blamed on the right
 /// file and step.
-enum ScannerReport: Codable, Equatable {
+enum ScannerReport: Codable, Equatable, ChildMessage {
     /// First, once: the protocol version the scanner speaks.
     case hello(version: Int)
     /// About to take `stage` (`load`, `entry` or `register`) on `file`; the line and descriptor
@@ -15,4 +15,7 @@ enum ScannerReport: Codable, Equatable {
 
     /// Changes whenever a report changes.
     static let version = 2
+
+    static var protocolVersion: Int { version }
+    var helloVersion: Int? { if case .hello(let version) = self { version } else { nil } }
 }

@@ -12,35 +12,53 @@ public struct Converter: Sendable {
         case legacy
     }
 
-    /// Why a jump goes where it goes.
-    public enum Reason: String, Sendable, Codable {
+    /// Why a jump goes where it goes: a rule sends it to a line that serves, no rule matches, or
+    /// the rule's line does not serve (and why not). Written as its raw value (`routed`,
+    /// `no-rule`, `killed`, …) in `imhost route` and `--json`.
+    public enum Reason: Sendable, Hashable, Codable, RawRepresentable {
         /// A rule sends it to a loaded line.
         case routed
         /// No rule for its rootCateID and cateID.
-        case noRule = "no-rule"
-        /// The rule's line is `"enabled": false` in host.json.
-        case lineDisabled = "line-disabled"
-        /// The rule's line has no plugin installed.
-        case lineMissing = "line-missing"
-        /// The rule's line's plugin was refused at load.
-        case lineRefused = "line-refused"
-        /// The rule's line failed to register.
-        case lineFailed = "line-failed"
-        /// The rule's line is in `killSwitch.lines`.
-        case killed
-        /// The host quarantined the rule's line after its code crashed or hung.
-        case quarantined
+        case noRule
+        /// The rule's line does not serve.
+        case unavailable(UnavailableReason)
 
-        /// The reason a jump went to the legacy page because its line does not serve.
-        public init(_ unavailable: UnavailableReason) {
-            switch unavailable {
-            case .lineDisabled: self = .lineDisabled
-            case .lineMissing: self = .lineMissing
-            case .lineRefused: self = .lineRefused
-            case .lineFailed: self = .lineFailed
-            case .killed: self = .killed
-            case .quarantined: self = .quarantined
+        public static let lineDisabled = Reason.unavailable(.lineDisabled)
+        public static let lineMissing = Reason.unavailable(.lineMissing)
+        public static let lineRefused = Reason.unavailable(.lineRefused)
+        public static let lineFailed = Reason.unavailable(.lineFailed)
+        public static let killed = Reason.unavailable(.killed)
+        public static let quarantined = Reason.unavailable(.quarantined)
+
+        public init?(rawValue: String) {
+            switch rawValue {
+            case "routed": self = .routed
+            case "no-rule": self = .noRule
+            default:
+                guard let unavailable = UnavailableReason(rawValue: rawValue) else { return nil }
+                self = .unavailable(unavailable)
             }
+        }
+
+        public var rawValue: String {
+            switch self {
+            case .routed: "routed"
+            case .noRule: "no-rule"
+            case .unavailable(let reason): reason.rawValue
+            }
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let text = try decoder.singleValueContainer().decode(String.self)
+            guard let reason = Reason(rawValue: text) else {
+                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "unknown reason \(text)"))
+            }
+            self = reason
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(rawValue)
         }
     }
 
@@ -126,7 +144,7 @@ public struct Converter: Sendable {
         case .available:
             return Decision(jump: jump, target: .line(rule.line), reason: .routed, rule: rule)
         case .unavailable(let reason, let why):
-            return Decision(jump: jump, target: .legacy, reason: Reason(reason), rule: rule, unavailable: why)
+            return Decision(jump: jump, target: .legacy, reason: .unavailable(reason), rule: rule, unavailable: why)
         }
     }
 
@@ -138,7 +156,7 @@ public struct Converter: Sendable {
         case .available:
             return Decision(jump: jump, target: .line(line), reason: .routed, rule: nil, named: line)
         case .unavailable(let reason, let why):
-            return Decision(jump: jump, target: .legacy, reason: Reason(reason), rule: nil, unavailable: why, named: line)
+            return Decision(jump: jump, target: .legacy, reason: .unavailable(reason), rule: nil, unavailable: why, named: line)
         }
     }
 

@@ -72,10 +72,9 @@ public final class Supervisor {
     private let settings: Settings
     /// Called with each line the worker writes on standard error, made safe for a terminal.
     private let diagnostics: (String) -> Void
-    private var watch: ChildWatch?
+    private var watch: ChildWatch<FromWorker>?
     private var reservation: Breadcrumb.Reservation?
     private var restarts: RestartPolicy
-    private let decoder = JSONDecoder()
     /// What to reopen after a crash: what the worker said last.
     public private(set) var resume = WorkerResume()
     /// Milliseconds from the last crash to the reopened chat.
@@ -117,10 +116,9 @@ public final class Supervisor {
             switch watch.next(waiting: 0) {
             case .quiet: return nil
             case .ended(let ended): return died(ending: ended.description)
-            case .message(let line):
-                if case .exiting(let code)? = try? decoder.decode(FromWorker.self, from: Data(line.utf8)) {
-                    return .exited(reap(watch, code: code))
-                }
+            case .mismatch(let version): return mismatch(version)
+            case .message(.exiting(let code)): return .exited(reap(watch, code: code))
+            case .message: continue
             }
         }
     }
@@ -137,10 +135,9 @@ public final class Supervisor {
         var ended: ChildProcess.Termination?
         while ended == nil, Clock.monotonic() < deadline {
             switch watch.next(waiting: 50) {
-            case .quiet: continue
             case .ended(let how): ended = how
-            case .message(let line):
-                if case .exiting(let said)? = try? decoder.decode(FromWorker.self, from: Data(line.utf8)) { code = said }
+            case .message(.exiting(let said)): code = said
+            case .quiet, .message, .mismatch: continue
             }
         }
         let snapshot = reservation?.read()
@@ -187,15 +184,12 @@ public final class Supervisor {
                 return .exited(finish(signal: signal))
             }
             switch watch.next(waiting: 50) {
-            case .message(let line):
-                guard let message = try? decoder.decode(FromWorker.self, from: Data(line.utf8)) else { continue }
+            case .mismatch(let version):
+                return mismatch(version)
+            case .message(let message):
                 switch message {
-                case .hello(let version):
-                    guard version == WorkerProtocol.version else {
-                        watch.kill()
-                        self.watch = nil
-                        return .gaveUp([], "imhost: the chat worker speaks protocol \(version), this imhost \(WorkerProtocol.version): \(settings.executable) was replaced while the chat ran; start the chat again")
-                    }
+                case .hello:
+                    continue
                 case .ready(let state):
                     remember(state)
                     return .done(failure: nil)
@@ -218,6 +212,13 @@ public final class Supervisor {
         }
     }
 
+    /// A worker that speaks another protocol: the executable was replaced while the chat ran.
+    private func mismatch(_ version: Int) -> Outcome {
+        watch?.kill()
+        watch = nil
+        return .gaveUp([], "imhost: the chat worker speaks protocol \(version), this imhost \(WorkerProtocol.version): \(settings.executable) was replaced while the chat ran; start the chat again")
+    }
+
     /// Keeps what the worker said to reopen; quarantine held in memory stays the supervisor's.
     private func remember(_ state: WorkerResume) {
         let held = resume.quarantine
@@ -226,7 +227,7 @@ public final class Supervisor {
     }
 
     /// Waits for a worker that said it is exiting, killing it if it does not within two seconds.
-    private func reap(_ watch: ChildWatch, code: Int32) -> Int32 {
+    private func reap(_ watch: ChildWatch<FromWorker>, code: Int32) -> Int32 {
         let deadline = Clock.monotonic() + 2_000_000_000
         while watch.child.poll() == nil, Clock.monotonic() < deadline { _ = waitReadable([], milliseconds: 10) }
         if watch.child.poll() == nil { watch.kill() } else { watch.drainErrors() }

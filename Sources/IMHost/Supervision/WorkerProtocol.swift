@@ -25,7 +25,7 @@ public enum ToWorker: Codable, Sendable, Equatable {
 }
 
 /// The worker's messages to its supervisor.
-public enum FromWorker: Codable, Sendable, Equatable {
+public enum FromWorker: Codable, Sendable, Equatable, ChildMessage {
     /// First, once: the protocol version the worker speaks.
     case hello(version: Int)
     /// The chat is open, or the last command is done; what to reopen after a crash.
@@ -34,6 +34,9 @@ public enum FromWorker: Codable, Sendable, Equatable {
     case failed(reason: String, resume: WorkerResume)
     /// The worker is about to exit with this code.
     case exiting(code: Int32)
+
+    static var protocolVersion: Int { WorkerProtocol.version }
+    var helloVersion: Int? { if case .hello(let version) = self { version } else { nil } }
 }
 
 /// What a new worker needs to take up where a crashed one was.
