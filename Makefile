@@ -22,7 +22,7 @@ demo: plugins
 	$(BUILD)/imhost demo
 
 # The tests load the built plugin products, so build everything before running them. IMKit's
-# API is checked against its 1.0 baseline first: an incompatible change fails here.
+# API is checked against every committed baseline first: an incompatible change fails here.
 test:
 	swift build --build-tests
 	.ci/api-check
@@ -42,6 +42,6 @@ fuzz:
 	swift build --build-tests
 	IMHOST_FUZZ_ITERATIONS=$${IMHOST_FUZZ_ITERATIONS:-50000} swift test --skip-build --filter FuzzTests
 
-# IMKit's API and ABI against the 1.0 baseline (Sources/IMKit/API/IMKit-1.0.swiftinterface).
+# IMKit's API and ABI against every committed baseline (Sources/IMKit/API/IMKit-1.N.swiftinterface).
 api-check: build
 	.ci/api-check

@@ -17,14 +17,15 @@ public enum FileSystem {
         }
     }
 
-    /// Makes a folder and its missing parents, mode 0700; an existing folder is fine.
-    package static func makeFolders(_ path: String) throws(Failure) {
-        if mkdir(path, 0o700) == 0 || errno == EEXIST { return }
+    /// Makes a folder and its missing parents, mode 0700 (or `mode`, less the umask); an
+    /// existing folder is fine.
+    package static func makeFolders(_ path: String, mode: mode_t = 0o700) throws(Failure) {
+        if mkdir(path, mode) == 0 || errno == EEXIST { return }
         guard errno == ENOENT else { throw Failure(call: "mkdir", code: errno) }
         let parent = directory(of: path)
         guard parent != path, parent != "/", parent != "." else { throw Failure(call: "mkdir", code: ENOENT) }
-        try makeFolders(parent)
-        guard mkdir(path, 0o700) == 0 || errno == EEXIST else { throw Failure(call: "mkdir", code: errno) }
+        try makeFolders(parent, mode: mode)
+        guard mkdir(path, mode) == 0 || errno == EEXIST else { throw Failure(call: "mkdir", code: errno) }
     }
 
     /// Writes every byte to `fd` (at `offset`, or at the end for an `O_APPEND` descriptor),

@@ -6,31 +6,69 @@ import Testing
 /// loads as it is.
 @Suite("imhost new-line", .timeLimit(.minutes(5)))
 struct KitTests {
-    @Test("a new line builds with swift build, loads, and passes its own scenario")
+    /// Runs what `new-line` printed under "Next, try it there", as printed, from a shell.
+    func followHints(_ made: ProcessResult, folder: String) throws -> ProcessResult {
+        let lines = made.stdout.split(separator: "\n").map(String.init)
+        let start = try #require(lines.firstIndex { $0.hasPrefix("Next, try it there") })
+        let commands = lines[(start + 1)...].prefix { $0.hasPrefix("  ") }.map { $0.trimmingCharacters(in: .whitespaces) }
+        #expect(commands.count == 3, "\(made.stdout)")
+        let path = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin") + ":/opt/swift/usr/bin"
+        return try run("/bin/sh", ["-c", "set -e; " + commands.joined(separator: "; ")], environment: ["PATH": path, "NO_COLOR": "1"])
+    }
+
+    @Test("a new line builds, loads and passes its own scenario by the commands new-line prints")
     func newLine() throws {
         let workspace = try Workspace()
         let folder = workspace.root + "/used-cars"
-        let made = try imhost(["new-line", "used-cars", "--path", folder, "--root-cate-id", "77"], in: workspace)
+        let made = try run("/bin/sh", ["-c", "umask 022; exec \"$0\" \"$@\"", BuildProducts.imhost,
+                                        "new-line", "used-cars", "--path", folder, "--root-cate-id", "77"], currentDirectory: workspace.root)
         #expect(made.status == 0, "\(made.stderr)")
-        #expect(made.stdout.contains("install -m 0644 .build/debug/libUsedCars.so <your Plugins folder>/used-cars.so"))
+        #expect(made.stdout.contains("install -m 0644 .build/debug/libUsedCars.so Plugins/used-cars.so"))
         let package = try String(contentsOfFile: folder + "/Package.swift", encoding: .utf8)
         #expect(package.contains(#".package(path: "\#(BuildProducts.repository)/Sources/IMKit")"#), "depends on this checkout's IMKit")
+        for made in [folder, folder + "/Sources", folder + "/Sources/UsedCars"] {
+            #expect(try FileManager.default.attributesOfItem(atPath: made)[.posixPermissions] as? Int == 0o755, "\(made) follows the umask")
+        }
+        #expect(try FileManager.default.attributesOfItem(atPath: folder + "/README.md")[.posixPermissions] as? Int == 0o644)
 
-        let path = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin") + ":/opt/swift/usr/bin"
-        let built = try run("/usr/bin/env", ["swift", "build", "--package-path", folder], environment: ["PATH": path])
-        try #require(built.status == 0, "the new line does not build: \(built.stdout.suffix(3000)) \(built.stderr.suffix(2000))")
+        let tried = try followHints(made, folder: folder)
+        try #require(tried.status == 0, "the hints do not work as printed: \(tried.stdout.suffix(3000)) \(tried.stderr.suffix(2000))")
+        #expect(tried.stdout.hasSuffix("4 steps passed.\n"), "\(tried.stdout)")
+        #expect(!tried.stderr.contains("info: opened"), "informational log entries stay out of standard error")
+        let verbose = try run(BuildProducts.imhost, ["play", "scenario.json", "--verbose"], currentDirectory: folder)
+        #expect(verbose.status == 0)
+        #expect(verbose.stderr.contains("[used-cars] info: opened 1 note"), "--verbose shows them on standard error too")
 
-        let library = workspace.plugins + "/used-cars.so"
-        try FileManager.default.copyItem(atPath: folder + "/.build/debug/libUsedCars.so", toPath: library)
-        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: library)
-        try workspace.writeConfig(#"{ "lines": { "used-cars": { "enabled": true } }, "routes": [ { "rootCateID": 77, "cateID": "*", "line": "used-cars" } ] }"#)
-        let plugins = try imhost(["plugins"], in: workspace)
-        #expect(plugins.status == 0, "\(plugins.stdout) \(plugins.stderr)")
-        #expect(plugins.stdout.contains("used-cars.so         used-cars    loaded"))
-        let played = try imhost(["play", folder + "/scenario.json"], in: workspace)
-        #expect(played.status == 0, "\(played.stdout) \(played.stderr)")
-        #expect(played.stdout.hasSuffix("4 steps passed.\n"))
-        #expect(played.stderr.contains("[used-cars] info: opened 1 note"), "the line's log, from its service's finalize")
+        let bar = try run(BuildProducts.imhost, ["chat", "im://chat?rootCateID=77&peer=u1"], input: "/bar 5\n", currentDirectory: folder)
+        #expect(bar.stdout.contains("bar: shared this chat with u1"), "the page's own bar item, through didSelectBottomBarItem")
+        #expect(!bar.stderr.contains("info:"))
+        let log = try String(contentsOfFile: folder + "/.imhost/lines.log", encoding: .utf8)
+        #expect(log.contains("[used-cars] info: opened 0 notes"), "the line's log, from its service's finalize, is in lines.log")
+    }
+
+    @Test("an example line ships whole: it builds on its own and plays its scenario; others are written alike")
+    func exampleLine() throws {
+        let workspace = try Workspace()
+        let folder = workspace.root + "/my-jobs"
+        let made = try imhost(["new-line", "--example", "jobs", "--path", folder], in: workspace)
+        #expect(made.status == 0, "\(made.stderr)")
+        for file in ["Package.swift", "host.json", "scenario.json", "README.md", "Sources/Jobs/JobsLine.swift", "Sources/Jobs/JobsPage.swift",
+                     "Sources/Jobs/InterviewBuilder.swift"] {
+            #expect(FileManager.default.fileExists(atPath: folder + "/" + file), "\(file)")
+        }
+        let tried = try followHints(made, folder: folder)
+        try #require(tried.status == 0, "\(tried.stdout.suffix(3000)) \(tried.stderr.suffix(2000))")
+        #expect(tried.stdout.contains("bar: shared your résumé with hr"))
+        #expect(tried.stdout.hasSuffix("5 steps passed.\n"))
+        for name in ["house", "cars"] {
+            let other = try imhost(["new-line", "--example", name, "--path", workspace.root + "/" + name], in: workspace)
+            #expect(other.status == 0, "\(other.stderr)")
+            let readme = try String(contentsOfFile: workspace.root + "/\(name)/README.md", encoding: .utf8)
+            #expect(readme.contains("imhost new-line --example \(name)"))
+        }
+        let named = try imhost(["new-line", "mine", "--example", "jobs"], in: workspace)
+        #expect(named.status == 2)
+        #expect(named.stderr == "imhost new-line: an example keeps its own line id ('jobs'); drop NAME, and choose the folder with --path\n")
     }
 
     @Test("imhost --version names imhost, IMKit, the plugin ABI and the exact Swift compiler")
@@ -60,6 +98,21 @@ struct KitTests {
         let noSDK = try imhost(["new-line", "x", "--imkit", workspace.root + "/nowhere"], in: workspace)
         #expect(noSDK.status == 2)
         #expect(noSDK.stderr.contains("cannot find IMKit's package at \(workspace.root)/nowhere"))
+        for reserved in ["swift", "foundation", "imkit", "glibc", "testing"] {
+            let refused = try imhost(["new-line", reserved], in: workspace)
+            #expect(refused.status == 2)
+            #expect(refused.stderr.contains("'\(reserved)' would make a module named"), "\(refused.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: workspace.root + "/swift"))
+        // A line the host in this folder already has: made, with a note on the clash and the pin.
+        try workspace.compileC("crash_plugin.c", as: "ccrash.so", defines: ["LINE_ID=\"c-line\""])
+        try workspace.writeConfig(#"{ "lines": { "c-line": {} } }"#)
+        let fresh = try imhost(["new-line", "d-line"], in: workspace)
+        #expect(fresh.status == 0 && !fresh.stderr.contains("note:"))
+        let clash = try imhost(["new-line", "c-line"], in: workspace)
+        #expect(clash.status == 0)
+        #expect(clash.stderr.contains("already has line 'c-line' in ccrash.so"), "\(clash.stderr)")
+        #expect(clash.stderr.contains(#""lines": { "c-line": { "file": "ccrash.so" } }"#))
         let newline = try imhost(["new-line", "x", "--path", workspace.root + "/a\nimhost: FAKE"], in: workspace)
         #expect(newline.status == 2)
         #expect(newline.stderr == "imhost new-line: --path '\(workspace.root)/a\\nimhost: FAKE' has control characters or bytes that are not UTF-8; choose a plain path\n")

@@ -128,7 +128,8 @@ struct BaselineTests {
         #expect(out.contains("tap #2: failed: this note has no id"))
         #expect(out.contains("menu: counter says 2 opened, online false"), "the service saw the transport go offline")
         #expect(!out.contains("[Photo]"), "the line's mask is kept")
-        #expect(result.stderr.contains("[baseline] info: sent 2 characters"))
+        #expect(!result.stderr.contains("info: sent"), "informational entries go to lines.log only")
+        #expect(try String(contentsOfFile: workspace.data + "/lines.log", encoding: .utf8).contains("[baseline] info: sent 2 characters"))
         let plugins = try imhost(["plugins"], in: workspace)
         #expect(plugins.stdout.contains("baseline.so          baseline     loaded"), "\(plugins.stdout)")
     }

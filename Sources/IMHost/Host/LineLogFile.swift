@@ -4,21 +4,25 @@ import Synchronization
 import Glibc
 #endif
 
-/// Where lines' log entries go (``LineLog``): one line each to standard error, `[house] warning:
-/// …`, and appended with the time to `lines.log` in the data folder. The entry arrives already
-/// made safe and one line by IMKit; the line id is made safe here too.
+/// Where lines' log entries go (``LineLog``): appended with the time to `lines.log` in the data
+/// folder, and warnings and errors (every entry, when verbose) also to standard error as one
+/// line, `[house] warning: …`. The entry arrives already made safe and one line by IMKit; the
+/// line id is made safe here too.
 ///
 /// The file is kept to about ``limit`` bytes: when it grows past, it becomes `lines.log.1`
 /// (replacing the one before) and a new file starts, so a line logging in a loop cannot fill
 /// the disk.
 public final class LineLogFile: Sendable {
     let path: String
+    /// Whether entries below warnings go to standard error too (`--verbose`).
+    let verbose: Bool
     static let limit: Int64 = 1 << 20
     /// Writes from any thread (a line may log from a background task) go one at a time.
     private let lock = Mutex(())
 
-    public init(dataFolder: String) {
+    public init(dataFolder: String, verbose: Bool = false) {
         path = dataFolder + "/lines.log"
+        self.verbose = verbose
     }
 
     /// Sends every line's log entries in this process here from now on. The commands do this
@@ -30,7 +34,7 @@ public final class LineLogFile: Sendable {
     func write(line: String, level: LogLevel, entry: String) {
         let text = "[\(TerminalText.safe(line))] \(level.rawValue): \(entry)"
         lock.withLock { _ in
-            try? FileSystem.writeAll(2, Array((text + "\n").utf8))
+            if verbose || level != .info { try? FileSystem.writeAll(2, Array((text + "\n").utf8)) }
             var info = stat()
             if stat(path, &info) == 0, Int64(info.st_size) > Self.limit {
                 rename(path, path + ".1")

@@ -53,6 +53,7 @@ enum ChatCommand {
         var workerArguments = ["chat", arguments.positionals[0], "--config", configPath, "--width", "\(width)"]
         if let user = arguments.options["--user"] { workerArguments += ["--user", user] }
         if terminal { workerArguments.append("--terminal") }
+        if arguments.flags.contains("--verbose") { workerArguments.append("--verbose") }
         let supervised = SupervisedRun(config: config, dataFolder: config.dataFolder,
                                        workerArguments: workerArguments, output: output)
         if let code = supervised.start() { return code }

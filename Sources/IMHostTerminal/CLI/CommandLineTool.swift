@@ -41,6 +41,8 @@ public enum CommandLineTool {
 
         Options for every command:
           --config PATH   the configuration (default: ./host.json, or $IMHOST_CONFIG)
+          --verbose       lines' informational log entries on standard error too (they
+                          always go to <data>/lines.log; warnings and errors go to both)
           --help          what a command does and takes
 
         imhost --version prints the versions of imhost, IMKit and the plugin ABI, and the
@@ -81,7 +83,7 @@ public enum CommandLineTool {
         let parsed: Arguments
         do {
             parsed = try Arguments(Array(arguments.dropFirst()), command: command.name,
-                                   flags: command.flags.union(["--help", "-h"]),
+                                   flags: command.flags.union(["--help", "-h", "--verbose"]),
                                    options: command.options.union(["--config"]))
         } catch {
             output.diagnostic("imhost \(command.name): \(error.description)")
@@ -110,7 +112,7 @@ public enum CommandLineTool {
     }
 
     static func helpText(_ command: Command) -> String {
-        "Usage: imhost \(command.name) \(command.usage)\n\n\(command.help)\n\nOptions:\n  --config PATH   the configuration (default: ./host.json, or $IMHOST_CONFIG)\n  --help          this text\n"
+        "Usage: imhost \(command.name) \(command.usage)\n\n\(command.help)\n\nOptions:\n  --config PATH   the configuration (default: ./host.json, or $IMHOST_CONFIG)\n  --verbose       lines' informational log entries on standard error too\n  --help          this text\n"
     }
 
     /// This executable, to start again as the plugin scanner and the chat worker.
@@ -132,11 +134,11 @@ public enum CommandLineTool {
     }
 
     /// The host for a configuration, built the one way every command builds it.
-    static func makeHost(_ config: HostConfig, user: String? = nil, dataFolder: String? = nil,
+    static func makeHost(_ config: HostConfig, user: String? = nil, dataFolder: String? = nil, verbose: Bool = false,
                          breadcrumbs: ChatHost.Options.Breadcrumbs = .none, quarantine: [Quarantine.Hold] = []) -> ChatHost {
-        // Lines' log entries go to standard error and <data>/lines.log, those written while the
-        // scanner registers a line included.
-        LineLogFile(dataFolder: dataFolder ?? config.dataFolder).install()
+        // Lines' log entries go to <data>/lines.log, warnings (everything, verbose) to standard
+        // error too; those written while the scanner registers a line included.
+        LineLogFile(dataFolder: dataFolder ?? config.dataFolder, verbose: verbose).install()
         return ChatHost(config: config, options: ChatHost.Options(user: user, dataFolder: dataFolder, scanner: executable,
                                                                  breadcrumbs: breadcrumbs, quarantine: quarantine))
     }

@@ -4,7 +4,8 @@ import IMKit
 import Glibc
 #endif
 
-/// The files of a new line's package.
+/// The files of a new line's package: the line's sources, a scenario, and a host.json of its own
+/// (with a Plugins folder beside it) so the package can be tried where it is made.
 struct LineTemplate {
     var id: String
     var type: String
@@ -13,18 +14,39 @@ struct LineTemplate {
 
     var files: [(path: String, text: String)] {
         [
-            ("Package.swift", package),
             ("Sources/\(type)/\(type)Line.swift", line),
             ("Sources/\(type)/\(type)Page.swift", page),
             ("Sources/\(type)/NoteBuilder.swift", builder),
             ("scenario.json", scenario),
             ("README.md", readme),
-            (".gitignore", ".build/\n.swiftpm/\nPackage.resolved\n"),
+        ] + Self.common(id: id, type: type, imkit: imkit, routes: [(rootCateID, "\"*\"")])
+    }
+
+    /// What every line package has: its Package.swift, a host.json that enables it and routes
+    /// `routes` (rootCateID, cateID as JSON) to it, and a .gitignore.
+    static func common(id: String, type: String, imkit: String, routes: [(Int, String)]) -> [(path: String, text: String)] {
+        let routing = routes.map { #"{ "rootCateID": \#($0.0), "cateID": \#($0.1), "line": "\#(id)" }"# }.joined(separator: ",\n    ")
+        return [
+            ("Package.swift", package(id: id, type: type, imkit: imkit)),
+            ("host.json", """
+                {
+                  "plugins": "Plugins",
+                  "data": ".imhost",
+                  "lines": { "\(id)": { "enabled": true } },
+                  "routes": [
+                    \(routing)
+                  ]
+                }
+
+                """),
+            (".gitignore", ".build/\n.swiftpm/\nPackage.resolved\nPlugins/\n.imhost/\n"),
         ]
     }
 
     /// A Swift string literal of `text`.
-    private func literal(_ text: String) -> String {
+    private func literal(_ text: String) -> String { Self.literal(text) }
+
+    static func literal(_ text: String) -> String {
         var out = "\""
         for character in text {
             if character == "\\" || character == "\"" { out.append("\\") }
@@ -33,7 +55,7 @@ struct LineTemplate {
         return out + "\""
     }
 
-    var package: String {
+    static func package(id: String, type: String, imkit: String) -> String {
         """
         // swift-tools-version: 6.1
         // The '\(id)' business line: a plugin the imhost host loads from its Plugins folder.
@@ -117,6 +139,13 @@ struct LineTemplate {
             }
 
             override func quickReplies() -> [String] { ["Tell me more"] }
+
+            override func bottomBarItems() -> [String] { ["Share"] }
+
+            override func didSelectBottomBarItem(_ item: String) -> TapResult {
+                guard item == "Share" else { return .ignored }
+                return .handled("shared this chat with \\(context.peerID)")
+            }
         }
 
         """
@@ -166,6 +195,34 @@ struct LineTemplate {
         """
     }
 
+    /// The README's section on building and trying a line, the same for every package.
+    static func tryIt(id: String, type: String, routes: [(Int, String)], chat: String) -> String {
+        let routing = routes.map { #"{ "rootCateID": \#($0.0), "cateID": \#($0.1), "line": "\#(id)" }"# }.joined(separator: ", ")
+        return """
+        ## Build, install, try
+
+        Build with the Swift compiler `imhost --version` names (a plugin built by another one is
+        refused). This folder has a `host.json` of its own that enables the line and routes to
+        it, with its plugin folder `Plugins/`, so it can be tried right here:
+
+            swift build
+            mkdir -p Plugins && install -m 0644 .build/debug/lib\(type).so Plugins/\(id).so
+            imhost plugins                  # \(id).so ... loaded
+            imhost play scenario.json       # the scenario, against this folder's host.json
+            imhost chat '\(chat)'
+
+        To add it to a host, install the library into that host's Plugins folder as `\(id).so`
+        and add to its `host.json`:
+
+            "lines": { "\(id)": { "enabled": true } },
+            "routes": [ \(routing) ]
+
+        Never put libIMKit.so in a Plugins folder: the host brings its own. If the host already
+        has a file for line '\(id)', both are refused until host.json pins one
+        (`"lines": { "\(id)": { "file": "\(id).so" } }`).
+        """
+    }
+
     var readme: String {
         """
         # \(type): the '\(id)' business line
@@ -174,26 +231,7 @@ struct LineTemplate {
         (`\(type)Page`), one message (`\(id).note`, built by `NoteBuilder`; tapping it opens the
         route `\(id)://note/:id`), and a service (`NoteHistory`).
 
-        ## Build, install, try
-
-        Build with the Swift compiler `imhost --version` names (a plugin built by another one is
-        refused):
-
-            swift build
-            install -m 0644 .build/debug/lib\(type).so <the host's Plugins folder>/\(id).so
-
-        Enable it in the host's `host.json`, and route a category to it:
-
-            "lines": { "\(id)": { "enabled": true } },
-            "routes": [ { "rootCateID": \(rootCateID), "cateID": "*", "line": "\(id)" } ]
-
-        Then, with that host.json:
-
-            imhost plugins                  # \(id).so ... loaded
-            imhost play scenario.json       # opens a chat, receives a note, taps it
-            imhost chat 'im://chat?rootCateID=\(rootCateID)&peer=u1'
-
-        Never put libIMKit.so in the Plugins folder: the host brings its own.
+        \(Self.tryIt(id: id, type: type, routes: [(rootCateID, "\"*\"")], chat: "im://chat?rootCateID=\(rootCateID)&peer=u1"))
 
         ## Rules a line lives by
 

@@ -6,12 +6,13 @@ import Glibc
 
 /// `imhost new-line NAME [--path DIR] [--imkit PATH]`: writes a line package that builds with
 /// `swift build` and loads at once: a page, one message builder with a tap, one route, a
-/// service, a scenario and a README, against this checkout's IMKit.
+/// service, a scenario, a host.json to try it with, and a README, against this checkout's IMKit.
+/// `--example house|jobs|cars` writes one of the lines that ship with the host instead.
 enum NewLineCommand {
     static let command = CommandLineTool.Command(
         name: "new-line",
         summary: "write a new business line's package, ready to build and load",
-        usage: "NAME [--path DIR] [--imkit PATH] [--root-cate-id N]",
+        usage: "NAME [--path DIR] [--imkit PATH] [--root-cate-id N] | --example house|jobs|cars [--path DIR]",
         help: """
             Writes a Swift package for a business line called NAME (its line id: lowercase
             letters, digits and '-', starting with a letter, at most 32), in DIR (default
@@ -20,41 +21,75 @@ enum NewLineCommand {
               Package.swift                  a dynamic library depending on IMKit by path
               Sources/<Name>/<Name>Line.swift  the line: id, registration, a route, a service
                                              (NoteHistory) and the entry point
-              Sources/<Name>/<Name>Page.swift  its carrier page
+              Sources/<Name>/<Name>Page.swift  its carrier page, with a bottom-bar item of its own
               Sources/<Name>/NoteBuilder.swift a message, '<id>.note', whose tap opens a route
               scenario.json                  a scenario for imhost play
+              host.json                      a host of its own (plugins in ./Plugins) that
+                                             enables the line and routes to it, to try it here
               README.md                      how to build, install, enable and try it
 
             It builds with `swift build` and the host loads it as it is; imhost new-line prints
-            the commands. The line is built against this checkout's IMKit and by the Swift
-            compiler `imhost --version` names, as every line must be.
+            the commands, which work as printed. The line is built against this checkout's
+            IMKit and by the Swift compiler `imhost --version` names, as every line must be.
+
+            With --example, writes one of the lines that ship with the host, whole: house (a
+            listing card, a service, a route), jobs (a card the page answers, a bar item) or
+            cars (a card whose tap crashes on purpose, to see containment), in DIR (default
+            ./house, ./jobs, ./cars), with the same scenario, host.json and README.
 
               --path DIR          where to write the package (default ./NAME)
               --imkit PATH        IMKit's package folder (default: this checkout's Sources/IMKit)
-              --root-cate-id N    the category the README and scenario route to the line
-                                  (default 100)
+              --root-cate-id N    the category the host.json, README and scenario route to the
+                                  line (default 100)
+              --example NAME      house, jobs or cars
             """,
-        flags: [], options: ["--path", "--imkit", "--root-cate-id"],
+        flags: [], options: ["--path", "--imkit", "--root-cate-id", "--example"],
         run: run)
 
-    /// Where this checkout's IMKit package is, from where this file was compiled.
-    static let checkoutIMKit: String = {
+    /// The checkout this imhost was built from, from where this file was compiled.
+    static let checkout: String = {
         var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
         parts.removeLast(4)  // CLI/NewLineCommand.swift, IMHostTerminal, Sources
-        return parts.joined(separator: "/") + "/Sources/IMKit"
+        return parts.joined(separator: "/")
     }()
+
+    /// Where this checkout's IMKit package is.
+    static var checkoutIMKit: String { checkout + "/Sources/IMKit" }
+
+    /// Module names a line's cannot be: Swift's own, the platform's, and the SDK's.
+    static let reservedModules: Set<String> = [
+        "Swift", "Foundation", "FoundationEssentials", "FoundationInternationalization", "Glibc", "Musl", "Darwin", "Dispatch",
+        "XCTest", "Testing", "Observation", "Synchronization", "Distributed", "RegexBuilder", "Cxx", "CxxStdlib", "SwiftShims",
+        "IMKit", "CIMKitABI", "IMHost", "IMHostTerminal", "CIMHostSupport", "PackageDescription", "PackagePlugin",
+        "House", "Jobs", "Cars",
+    ]
 
     static func run(_ arguments: Arguments, _ output: Output) -> Int32 {
         func refuse(_ text: String, _ code: Int32 = CommandLineTool.ExitCode.usage) -> Int32 {
             output.diagnostic("imhost new-line: \(text)")
             return code
         }
-        guard arguments.positionals.count == 1 else {
+        let example = arguments.options["--example"]
+        if let example {
+            guard ExampleLine.named(example) != nil else {
+                return refuse("--example takes house, jobs or cars, got '\(example)'")
+            }
+            guard arguments.positionals.isEmpty else {
+                return refuse("an example keeps its own line id ('\(example)'); drop NAME, and choose the folder with --path")
+            }
+            guard arguments.options["--root-cate-id"] == nil else {
+                return refuse("an example keeps its own routes; drop --root-cate-id")
+            }
+        } else if arguments.positionals.count != 1 {
             return refuse("expected one NAME, got \(arguments.positionals.count); see imhost new-line --help")
         }
-        let id = arguments.positionals[0]
+        let id = example ?? arguments.positionals[0]
         guard LineID.isValid(id) else {
             return refuse("'\(id)' is not a line id: use lowercase letters, digits and '-', starting with a letter, at most \(LineID.maximumLength), and not 'im' (it is also the scheme of the line's routes)")
+        }
+        let type = typeName(id)
+        if example == nil, reservedModules.contains(type) || reservedModules.contains(where: { $0.lowercased() == type.lowercased() }) {
+            return refuse("'\(id)' would make a module named \(type), which Swift, the platform, the SDK or a line that ships with the host already uses; choose another name, e.g. '\(id)-line'")
         }
         var cate = 100
         if let text = arguments.options["--root-cate-id"] {
@@ -79,30 +114,52 @@ enum NewLineCommand {
         if let entries = try? FileSystem.entries(of: folder, undecodable: &undecodable), !entries.isEmpty || !undecodable.isEmpty {
             return refuse("\(folder) exists and is not empty; choose another --path, or remove it", CommandLineTool.ExitCode.failure)
         }
-        let type = typeName(id)
-        let files = LineTemplate(id: id, type: type, imkit: imkit, rootCateID: cate).files
+        let files: [(path: String, text: String)]
+        let routes: [(Int, String)]
         do throws(FileSystem.Failure) {
+            if let example = example.flatMap(ExampleLine.named) {
+                files = try example.files(sources: checkout + "/Sources/Lines/" + example.type, imkit: imkit)
+                routes = example.routes
+            } else {
+                files = LineTemplate(id: id, type: type, imkit: imkit, rootCateID: cate).files
+                routes = [(cate, "\"*\"")]
+            }
             for (path, text) in files {
                 let full = folder + "/" + path
-                try FileSystem.makeFolders(FileSystem.directory(of: full))
-                try FileSystem.writeAtomically(Array(text.utf8), to: full, mode: 0o644)
+                // As `mkdir -p` and an editor make them: the umask decides who may read.
+                try FileSystem.makeFolders(FileSystem.directory(of: full), mode: 0o777)
+                try FileSystem.writeAtomically(Array(text.utf8), to: full, mode: 0o666)
             }
         } catch {
             return refuse("cannot write \(folder): \(error.call): \(error)", CommandLineTool.ExitCode.failure)
         }
+        let routing = routes.map { #"{ "rootCateID": \#($0.0), "cateID": \#($0.1), "line": "\#(id)" }"# }.joined(separator: ", ")
         output.out(TerminalText.safe("""
             Created line '\(id)' in \(folder):
             \(files.map { "  " + $0.path }.joined(separator: "\n"))
 
-            Next:
+            Next, try it there (its host.json enables the line and routes to it):
               cd \(folder) && swift build
-              install -m 0644 .build/debug/lib\(type).so <your Plugins folder>/\(id).so
-              in host.json: "lines": { "\(id)": { "enabled": true } }
-                            "routes": [ { "rootCateID": \(cate), "cateID": "*", "line": "\(id)" } ]
-              imhost play scenario.json
+              mkdir -p Plugins && install -m 0644 .build/debug/lib\(type).so Plugins/\(id).so
+              \(CommandLineTool.executable) play scenario.json
+            Then, to add it to a host: install the library into that host's Plugins folder as
+            \(id).so, and add to its host.json:
+              "lines": { "\(id)": { "enabled": true } },
+              "routes": [ \(routing) ]
 
             """, newlines: true))
+        warnOfClash(id, arguments: arguments, output: output)
         return CommandLineTool.ExitCode.ok
+    }
+
+    /// Says, in one line, when the host in this folder (its host.json) already has a file for the
+    /// line: two files claiming one line are both refused until host.json pins one.
+    private static func warnOfClash(_ id: String, arguments: Arguments, output: Output) {
+        let path = CommandLineTool.configPath(arguments)
+        guard access(path, R_OK) == 0, let config = try? HostConfig.load(from: path) else { return }
+        let host = CommandLineTool.makeHost(config)
+        guard let taken = host.lines.rows.first(where: { $0.lineID == id && $0.file != nil }), let name = taken.fileName else { return }
+        output.diagnostic("imhost new-line: note: the host at \(path) already has line '\(id)' in \(name); a second file for it gets both refused until host.json pins one (\"lines\": { \"\(id)\": { \"file\": \"\(name)\" } }), so choose another NAME unless you mean to replace \(name)")
     }
 
     /// `used-cars` → `UsedCars`: the module and type names.

@@ -41,6 +41,7 @@ enum OpenCommand {
             if let user = arguments.options["--user"] { workerArguments += ["--user", user] }
             if arguments.flags.contains("--external") { workerArguments.append("--external") }
             if arguments.flags.contains("--json") { workerArguments.append("--json") }
+            if arguments.flags.contains("--verbose") { workerArguments.append("--verbose") }
             let supervised = SupervisedRun(config: config, dataFolder: config.dataFolder,
                                            workerArguments: workerArguments, output: output, restarts: false)
             return supervised.start() ?? supervised.supervisor.finish()

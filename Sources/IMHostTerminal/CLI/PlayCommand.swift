@@ -109,6 +109,7 @@ enum PlayCommand {
                                "--config", CommandLineTool.configPath(arguments), "--width", "\(width)", "--data", dataFolder]
         if let user = arguments.options["--user"] { workerArguments += ["--user", user] }
         if arguments.flags.contains("--fixed-clock") { workerArguments.append("--fixed-clock") }
+        if arguments.flags.contains("--verbose") { workerArguments.append("--verbose") }
         let supervised = SupervisedRun(config: config, dataFolder: dataFolder, workerArguments: workerArguments,
                                        output: output)
         supervised.noticesToTranscript = true

@@ -77,7 +77,7 @@ enum PluginsCommand {
             return CommandLineTool.ExitCode.usage
         }
         guard let config = CommandLineTool.loadConfig(arguments, output: output) else { return CommandLineTool.ExitCode.usage }
-        let host = CommandLineTool.makeHost(config)
+        let host = CommandLineTool.makeHost(config, verbose: arguments.flags.contains("--verbose"))
         for crash in host.recoveredCrashes + host.lines.recordedCrashes {
             output.diagnostic("imhost: recorded a crash: \(crash.summary)")
         }

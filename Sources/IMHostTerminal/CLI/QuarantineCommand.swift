@@ -53,7 +53,7 @@ enum QuarantineCommand {
             output.diagnostic("imhost quarantine: expected nothing or 'lift LINE|FILE|--all', got '\(arguments.positionals.joined(separator: " "))'; see imhost quarantine --help")
             return CommandLineTool.ExitCode.usage
         }
-        let host = CommandLineTool.makeHost(config)
+        let host = CommandLineTool.makeHost(config, verbose: arguments.flags.contains("--verbose"))
         let quarantine = Quarantine(dataFolder: host.dataFolder)
         if let problem = quarantine.problem { output.diagnostic("imhost: \(problem)") }
         let rows = quarantine.holds.map { entry in

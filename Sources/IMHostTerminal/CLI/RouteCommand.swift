@@ -38,7 +38,7 @@ enum RouteCommand {
         guard let config = CommandLineTool.loadConfig(arguments, output: output) else {
             return CommandLineTool.ExitCode.usage
         }
-        let host = CommandLineTool.makeHost(config)
+        let host = CommandLineTool.makeHost(config, verbose: arguments.flags.contains("--verbose"))
         CommandLineTool.report(host, output: output)
         let decision: Converter.Decision
         do {

@@ -64,6 +64,7 @@ enum WorkerCommand {
             return exit(CommandLineTool.ExitCode.usage)
         }
         let host = CommandLineTool.makeHost(config, user: arguments.options["--user"], dataFolder: arguments.options["--data"],
+                                            verbose: arguments.flags.contains("--verbose"),
                                             breadcrumbs: .attach(breadcrumb), quarantine: resume?.quarantine ?? [])
         if resume == nil { CommandLineTool.report(host, output: output) }
         let worker = Worker(host: host, channel: channel, output: output, width: width, colors: colors, arguments: arguments, resume: resume)
