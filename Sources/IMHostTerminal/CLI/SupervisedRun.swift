@@ -32,9 +32,13 @@ final class SupervisedRun {
     }
 
     /// Between commands: notices a worker that died on its own; returns an exit code when the
-    /// command is over.
+    /// command is over. ``lastCrashed`` then says whether it died just now.
     func idle() -> Int32? {
-        supervisor.idle().flatMap(handle)
+        guard let outcome = supervisor.idle() else {
+            lastCrashed = false
+            return nil
+        }
+        return handle(outcome)
     }
 
     /// Why the last message was not done as it had to be (a scenario's expectation), if so.
