@@ -29,7 +29,7 @@ final class JobsPage: CarrierPage {
         do {
             try context.send(TextContent(text: answer), with: BuiltinBuilders.Text())
         } catch {
-            return .handled("could not answer: \(error)")
+            return .failed("could not answer: \(error)")
         }
         return .handled("\(accepted ? "accepted" : "declined") interview at \(interview.company), \(interview.time)")
     }

@@ -5,8 +5,9 @@ internal import Glibc
 
 /// A line's log. Each entry is one line, prefixed with the line id and the level, made safe for
 /// a terminal (control and bidi characters shown as escapes, newlines included), and cut at
-/// ``maximumBytes`` bytes. The host writes it to standard error and appends it, with the time,
-/// to `lines.log` in its data folder.
+/// ``maximumBytes`` bytes. The host appends every entry, with the time, to `lines.log` in its
+/// data folder, and writes warnings and errors to standard error too (informational entries
+/// as well when it runs with `--verbose`).
 ///
 /// Get one with `YourLine.log` (``BusinessLine/log``). It is `Sendable`: use it from any
 /// thread, background tasks included.
