@@ -1,12 +1,42 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <execinfo.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "imhost_support.h"
+
+int imhost_standard_streams(void) {
+    int opened = 0;
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+        /* open returns the lowest free descriptor: this one, as the lower ones are open. */
+        int made = open("/dev/null", O_RDWR);
+        if (made < 0) return opened;
+        if (made != fd) {
+            dup2(made, fd);
+            close(made);
+        }
+        opened++;
+    }
+    return opened;
+}
+
+__attribute__((constructor)) static void standard_streams_first(void) { imhost_standard_streams(); }
+
+int imhost_spawn_close_from(posix_spawn_file_actions_t *actions, int from) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+    return posix_spawn_file_actions_addclosefrom_np(actions, from);
+#else
+    (void)actions; (void)from;
+    return ENOSYS;
+#endif
+}
 
 int imhost_pidfd_open(pid_t pid) {
 #ifdef SYS_pidfd_open
@@ -45,6 +75,7 @@ static const struct image *image_of(const void *address) {
 static void blame(int signal, siginfo_t *info, void *context) {
     (void)info;
     (void)context;
+    if (crumb) *(volatile uint32_t *)(crumb + IMHOST_CRUMB_SIGNAL) = (uint32_t)signal;
     if (crumb && *(volatile uint32_t *)(crumb + IMHOST_CRUMB_DEPTH) == 0) {
         void *frames[64];
         int count = backtrace(frames, 64);

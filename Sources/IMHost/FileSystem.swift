@@ -9,11 +9,34 @@ public enum FileSystem {
     public struct Failure: Error, CustomStringConvertible, Sendable {
         public var call: String
         public var code: Int32
-        public var description: String { String(cString: strerror(code)) }
+        /// What the path is when it is not a regular file (a FIFO, a folder, a device).
+        public var notRegular: String?
+        public var description: String {
+            notRegular.map { "it is \($0), not a regular file" } ?? String(cString: strerror(code))
+        }
 
         package init(call: String, code: Int32) {
             self.call = call
             self.code = code
+        }
+
+        /// A path that is not a regular file, found by `fstat` as `mode`.
+        package init(call: String, code: Int32, notRegular mode: mode_t) {
+            self.init(call: call, code: code)
+            notRegular = FileSystem.kind(mode)
+        }
+    }
+
+    /// What a file mode says a path is, for a person: "a FIFO", "a folder".
+    package static func kind(_ mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFREG: "a regular file"
+        case S_IFDIR: "a folder"
+        case S_IFIFO: "a FIFO"
+        case S_IFCHR, S_IFBLK: "a device"
+        case S_IFSOCK: "a socket"
+        case S_IFLNK: "a link"
+        default: "not a file"
         }
     }
 
@@ -47,20 +70,23 @@ public enum FileSystem {
 
     /// Appends `bytes` and a newline to a file (made with mode 0600 if need be) and flushes it.
     /// A file whose last line was cut short gets a newline first, so the new line stands whole;
-    /// a failed append is cut back, so the file never keeps half a line.
+    /// a failed append is cut back, so the file never keeps half a line. The file is never
+    /// reached through a link, and must be a regular file (a FIFO in its place is refused, not
+    /// waited on).
     package static func appendLine(_ bytes: [UInt8], to path: String) throws(Failure) {
-        var fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC)
+        var fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         var created = false
         if fd < 0, errno == ENOENT {
-            fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+            fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o600)
             created = fd >= 0
         }
         guard fd >= 0 else { throw Failure(call: "open", code: errno) }
         defer { close(fd) }
-        // A new file's name must survive a power cut as its contents do.
-        if created { syncFolder(directory(of: path)) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw Failure(call: "fstat", code: errno) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw Failure(call: "open", code: EINVAL, notRegular: info.st_mode) }
+        // A new file's name must survive a power cut as its contents do.
+        if created { syncFolder(directory(of: path)) }
         var last: UInt8 = 0x0A
         if info.st_size > 0 { _ = pread(fd, &last, 1, info.st_size - 1) }
         do throws(Failure) {
@@ -76,7 +102,9 @@ public enum FileSystem {
     /// and the folder flushed, so a reader sees the old contents or the new, never a mix.
     package static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600) throws(Failure) {
         let temporary = path + ".\(getpid()).tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        // A new file, never one someone left (or linked) under this name.
+        unlink(temporary)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
         guard fd >= 0 else { throw Failure(call: "open", code: errno) }
         do throws(Failure) {
             try writeAll(fd, bytes)
@@ -108,15 +136,21 @@ public enum FileSystem {
         String(decoding: try readBytes(path, limit: Int.max), as: UTF8.self)
     }
 
-    /// Reads at most `limit` bytes from the start of a file.
+    /// Reads at most `limit` bytes from the start of a regular file. It is opened without
+    /// blocking and checked before a byte is read: a FIFO, a device or a folder in its place is
+    /// refused (``Failure/notRegular``), never waited on or read forever.
     package static func readBytes(_ path: String, limit: Int) throws(Failure) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else { throw Failure(call: "open", code: errno) }
         defer { close(fd) }
         // Sized by fstat and read in place: one buffer, no chunk to copy from. A file that grows
         // while it is read, or reports no size (as /proc files do), makes the buffer grow.
         var info = stat()
-        let expected = fstat(fd, &info) == 0 && info.st_size > 0 ? Int(info.st_size) : 0
+        guard fstat(fd, &info) == 0 else { throw Failure(call: "fstat", code: errno) }
+        guard info.st_mode & S_IFMT == S_IFREG || path.hasPrefix("/proc/") else {
+            throw Failure(call: "open", code: EINVAL, notRegular: info.st_mode)
+        }
+        let expected = info.st_size > 0 ? Int(info.st_size) : 0
         var result = [UInt8](repeating: 0, count: min(limit, max(expected + 1, 4096)))
         var filled = 0
         while filled < limit {

@@ -368,15 +368,15 @@ struct QuarantineTests {
 
 @Suite("Crashes found at the next start")
 struct OrphanTests {
-    @Test("a chat killed with its supervisor in the middle of line code is recorded and quarantined by the next start")
+    @Test("a chat killed with its supervisor in the middle of line code is recorded at the next start, and not held against the line")
     func killedWithItsSupervisor() throws {
         let (workspace, chat) = try chatHungInLineCode()
-        // The supervisor that would have recorded it dies first, then the worker.
+        // The supervisor that would have recorded it dies first (as the OOM killer would kill
+        // it), and the worker with it.
         let workers = children(of: chat.pid)
         #expect(!workers.isEmpty)
         chat.signal(SIGKILL)
         _ = chat.finish()
-        for worker in workers { kill(worker, SIGKILL) }
         // The worker's breadcrumb is free once it is gone (its lock went with its supervisor).
         while workers.contains(where: Breadcrumb.isRunning) {
             _ = poll(nil, 0, 10)
@@ -384,10 +384,28 @@ struct OrphanTests {
         #expect(workspace.crashes.isEmpty)
 
         let next = try imhost(["route", crashyURL], in: workspace)
-        #expect(next.stderr.contains("imhost: recorded a crash found at start: line 'crashy' crashed (unknown) handling menu item 4"), "\(next.stderr)")
-        #expect(next.stdout.contains("reason: quarantined"))
+        #expect(next.stderr.contains("imhost: found at start: a chat was killed from outside while line 'crashy' was handling menu item 4; recorded in crashes.log, not held against the line"), "\(next.stderr)")
+        #expect(next.stdout.contains("reason: routed"), "an innocent line is not quarantined")
         #expect(workspace.crashes.first?.what == "action" && workspace.crashes.first?.signal == "unknown")
+        #expect(workspace.crashes.first?.quarantined == nil)
         #expect((try? FileManager.default.contentsOfDirectory(atPath: workspace.data + "/run"))?.isEmpty == true, "the breadcrumb was taken")
+    }
+
+    @Test("a worker whose own crash handler caught a fatal signal in line code, with nobody watching, costs the line at the next start")
+    func diedInLineCodeUnwatched() throws {
+        let (workspace, chat) = try chatHungInLineCode()
+        let workers = children(of: chat.pid)
+        // The supervisor is stopped, so it cannot record what happens; the worker dies of a
+        // fatal signal in line code, which its own handler stamps into the breadcrumb.
+        chat.signal(SIGSTOP)
+        for worker in workers { kill(worker, SIGSEGV) }
+        while workers.contains(where: Breadcrumb.isRunning) { _ = poll(nil, 0, 10) }
+        chat.signal(SIGKILL)
+        _ = chat.finish()
+        let next = try imhost(["route", crashyURL], in: workspace)
+        #expect(next.stderr.contains("imhost: recorded a crash found at start: line 'crashy' crashed (SIGSEGV) handling menu item 4"), "\(next.stderr)")
+        #expect(next.stdout.contains("reason: quarantined"))
+        #expect(workspace.crashes.first?.signal == "SIGSEGV" && workspace.crashes.first?.quarantined == "line")
     }
 }
 

@@ -86,8 +86,10 @@ struct SupervisionPolicyTests {
         let descriptor = PluginDescriptor(lineID: "house", displayName: "House", version: "1.0", swiftVersion: "6.3.1")
         let manifest = LineManifest(page: "HousePage", messageKeys: ["house.listing"], services: [], routes: [])
         let reports: [ScannerReport] = [
-            .hello(version: ScannerReport.version), .step(file: "/p/house.so", stage: "load", line: nil, descriptor: nil),
-            .step(file: "/p/house.so", stage: "register", line: "house", descriptor: descriptor),
+            .hello(version: ScannerReport.version),
+            .step(file: "/p/house.so", stage: "load", line: nil, descriptor: nil,
+                  identity: FileIdentity(device: 1, inode: 2, size: 3, modified: 4, changed: 5)),
+            .step(file: "/p/house.so", stage: "register", line: "house", descriptor: descriptor, identity: nil),
             .done(file: "/p/house.so", descriptor: descriptor, manifest: manifest, refusal: nil),
             .done(file: "/p/x.so", descriptor: nil, manifest: nil, refusal: PluginRefusal(.noEntry, "no entry", fix: "add one")),
             .log(line: "house", level: "info", entry: "registered"),

@@ -5,6 +5,7 @@
 #ifndef IMHOST_SUPPORT_H
 #define IMHOST_SUPPORT_H
 
+#include <spawn.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -14,6 +15,9 @@
    uint32), the line's mark, the key's length (a uint16) and text, the message id's length. */
 enum {
     IMHOST_CRUMB_DEPTH = 12,
+    /* The fatal signal this process's crash handler caught (a uint32), 0 if none: a breadcrumb
+       left in line code says whether the line's code died, or the process was killed with it. */
+    IMHOST_CRUMB_SIGNAL = 20,
     IMHOST_CRUMB_FRAME = 512,
     IMHOST_CRUMB_SITE = 0,
     IMHOST_CRUMB_MARK = 8,
@@ -25,6 +29,16 @@ enum {
     /* CrashSite.background: a thread the line started. */
     IMHOST_CRUMB_SITE_BACKGROUND = 11,
 };
+
+/* Makes sure descriptors 0, 1 and 2 are open, opening /dev/null on any that is closed, so no
+   file the process opens later can become its standard input, output or error. Runs before
+   main as a constructor; calling it again does nothing. Returns the number it opened. */
+int imhost_standard_streams(void);
+
+/* Adds a file action that closes every descriptor from `from` up in the child: it starts with
+   only what it was handed, whatever a library opened without close-on-exec. Returns 0, or an
+   error number where the C library cannot (before glibc 2.34). */
+int imhost_spawn_close_from(posix_spawn_file_actions_t *actions, int from);
 
 /* Asks the kernel to kill this process (SIGKILL) when its parent dies, so a scanner or chat
    worker never outlives the host that started it. Returns 0 when `parent` is still this

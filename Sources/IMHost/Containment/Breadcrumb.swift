@@ -26,7 +26,7 @@ final class Breadcrumb {
     /// Where things are; what the C crash handler writes too comes from its header, so the
     /// two agree by construction.
     enum Offset {
-        static let magic = 0, pid = 8, depth = IMHOST_CRUMB_DEPTH, sequence = 16
+        static let magic = 0, pid = 8, depth = IMHOST_CRUMB_DEPTH, sequence = 16, signal = IMHOST_CRUMB_SIGNAL
         static let site = IMHOST_CRUMB_SITE, mark = IMHOST_CRUMB_MARK
         static let keyLength = IMHOST_CRUMB_KEY_LENGTH, key = IMHOST_CRUMB_KEY
         static let messageLength = IMHOST_CRUMB_MESSAGE_LENGTH, message = IMHOST_CRUMB_MESSAGE
@@ -37,12 +37,24 @@ final class Breadcrumb {
     private var depth = 0
     private var sequence: UInt32 = 0
 
-    /// Maps the breadcrumb file at `path` (made by a ``Reservation``) for writing.
-    init(path: String) throws(FileSystem.Failure) {
-        let fd = open(path, O_RDWR | O_CLOEXEC)
+    /// Maps a breadcrumb file for tools and benchmarks: made at `path` if need be (never through
+    /// a link), its space reserved.
+    convenience init(path: String) throws(FileSystem.Failure) {
+        let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0o600)
         guard fd >= 0 else { throw FileSystem.Failure(call: "open", code: errno) }
         defer { close(fd) }
-        guard ftruncate(fd, off_t(Self.fileSize)) == 0 else { throw FileSystem.Failure(call: "ftruncate", code: errno) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { throw FileSystem.Failure(call: "fstat", code: EINVAL) }
+        let reserved = posix_fallocate(fd, 0, off_t(Self.fileSize))
+        guard reserved == 0 else { throw FileSystem.Failure(call: "posix_fallocate", code: reserved) }
+        try self.init(fd: fd)
+    }
+
+    /// Maps the breadcrumb file open on `fd`, whose space is reserved (a ``Reservation``'s, or
+    /// the one a supervisor handed its worker), for writing. The descriptor may be closed after.
+    init(fd: Int32) throws(FileSystem.Failure) {
+        // The file's blocks are allocated (posix_fallocate): touching the mapping cannot raise
+        // SIGBUS on a full disk.
         guard let mapped = mmap(nil, Self.fileSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), mapped != MAP_FAILED else {
             throw FileSystem.Failure(call: "mmap", code: errno)
         }
@@ -126,6 +138,9 @@ final class Breadcrumb {
         var depth: Int
         /// Changes with every enter and leave: the same value seen twice means no progress.
         var sequence: UInt32
+        /// The fatal signal the process's own crash handler caught, 0 if none: a process killed
+        /// from outside (SIGKILL, or with its parent) leaves none.
+        var fatalSignal: Int32 = 0
         /// The innermost frame, when `depth > 0`.
         var frame: Frame?
     }
@@ -142,7 +157,7 @@ final class Breadcrumb {
 
     /// Reads a breadcrumb file; `nil` when it is missing or not a breadcrumb.
     static func read(_ path: String) -> Snapshot? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         return read(fd: fd)
@@ -163,7 +178,8 @@ final class Breadcrumb {
             guard raw.loadUnaligned(fromByteOffset: Offset.magic, as: UInt64.self) == magic else { return nil }
             let depth = Int(raw.loadUnaligned(fromByteOffset: Offset.depth, as: UInt32.self))
             var snapshot = Snapshot(pid: raw.loadUnaligned(fromByteOffset: Offset.pid, as: Int32.self), depth: depth,
-                                    sequence: raw.loadUnaligned(fromByteOffset: Offset.sequence, as: UInt32.self))
+                                    sequence: raw.loadUnaligned(fromByteOffset: Offset.sequence, as: UInt32.self),
+                                    fatalSignal: Int32(bitPattern: raw.loadUnaligned(fromByteOffset: Offset.signal, as: UInt32.self)))
             guard depth > 0 else { return snapshot }
             let frame = frameSize * (1 + min(depth - 1, frameCount - 1))
             func text(_ lengthAt: Int, _ at: Int, _ capacity: Int, wide: Bool) -> String? {
@@ -208,38 +224,99 @@ final class Breadcrumb {
     /// worker, or a host for itself. While the lock is held, nobody takes the file for an orphan.
     final class Reservation {
         let path: String
-        private let fd: Int32
+        /// The file, open and locked: handed to a worker as a descriptor, never by its path.
+        let fd: Int32
 
-        /// Makes `<data>/run/<pid>-<n>.crumb`, empty, and locked: it is made under another name,
-        /// locked, then renamed, so nobody ever sees it unlocked. When the data folder cannot be
-        /// written, it goes to a folder of this user's in /tmp instead.
-        init(dataFolder: String) throws(FileSystem.Failure) {
-            do {
-                (path, fd) = try Self.make(in: Breadcrumb.folder(in: dataFolder))
-            } catch {
-                (path, fd) = try Self.make(in: "/tmp/imhost-run-\(getuid())")
+        /// Why no breadcrumb could be made: the folders tried, and what stopped each.
+        struct Unavailable: Error, CustomStringConvertible {
+            var description: String
+            /// No space anywhere: a chat can still be read, not written.
+            var isFull: Bool
+        }
+
+        /// Makes `<data>/run/<pid>-<n>.crumb`, its space reserved, and locked: it is made under
+        /// another name, locked, then renamed, so nobody ever sees it unlocked. When the data
+        /// folder cannot be used, it goes to a private folder of this user's instead:
+        /// `$XDG_RUNTIME_DIR/imhost`, or `/tmp/imhost-run-<uid>`, made mode 0700 and checked
+        /// before use (a folder, not a link, owned by this user, writable by nobody else).
+        init(dataFolder: String) throws(Unavailable) {
+            let own = Breadcrumb.folder(in: dataFolder)
+            let fallback = Self.privateFolder
+            do throws(Refusal) {
+                (path, fd) = try Self.make(in: own)
+                return
+            } catch let first {
+                do throws(Refusal) {
+                    try Self.checkPrivate(fallback)
+                    (path, fd) = try Self.make(in: fallback)
+                } catch let second {
+                    throw Unavailable(description: "cannot keep the chat's breadcrumb in \(own) (\(first)) nor in \(fallback) (\(second))",
+                                      isFull: first.isFull && second.isFull)
+                }
             }
         }
 
-        private static func make(in folder: String) throws(FileSystem.Failure) -> (String, Int32) {
-            try FileSystem.makeFolders(folder)
+        /// The folder breadcrumbs go to when the data folder cannot take them.
+        static var privateFolder: String {
+            if let runtime = getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }), runtime.hasPrefix("/") {
+                return runtime + "/imhost"
+            }
+            return "/tmp/imhost-run-\(geteuid())"
+        }
+
+        /// Why one folder would not do.
+        struct Refusal: Error, CustomStringConvertible {
+            var description: String
+            var isFull = false
+        }
+
+        /// Makes `folder` (mode 0700) if need be and checks it: a folder and not a link, owned by
+        /// this user, and writable by nobody else. Another local user who made it first, or
+        /// planted a link there, is refused, naming it.
+        static func checkPrivate(_ folder: String) throws(Refusal) {
+            if mkdir(folder, 0o700) != 0, errno != EEXIST {
+                throw Refusal(description: "mkdir: \(String(cString: strerror(errno)))")
+            }
+            var info = stat()
+            guard lstat(folder, &info) == 0 else { throw Refusal(description: "lstat: \(String(cString: strerror(errno)))") }
+            guard info.st_mode & S_IFMT == S_IFDIR else {
+                throw Refusal(description: "it is not a folder but a \(info.st_mode & S_IFMT == S_IFLNK ? "link" : "file"); remove it")
+            }
+            guard info.st_uid == geteuid() else {
+                throw Refusal(description: "it is owned by \(PluginFolderTrust.describe(user: info.st_uid)), not you; remove it, or make the data folder writable")
+            }
+            guard info.st_mode & (S_IWGRP | S_IWOTH) == 0 else {
+                throw Refusal(description: "others may write in it (mode \(PluginFolderTrust.octal(info.st_mode))); run chmod 700 \(folder)")
+            }
+        }
+
+        private static func make(in folder: String) throws(Refusal) -> (String, Int32) {
+            do throws(FileSystem.Failure) {
+                try FileSystem.makeFolders(folder)
+            } catch {
+                throw Refusal(description: "\(error.call): \(error)")
+            }
             for attempt in 0..<1000 {
                 let name = folder + "/\(getpid())-\(attempt)"
-                let fd = open(name + ".new", O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+                let fd = open(name + ".new", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
                 guard fd >= 0 else {
                     if errno == EEXIST { continue }
-                    throw FileSystem.Failure(call: "open", code: errno)
+                    throw Refusal(description: "open: \(String(cString: strerror(errno)))", isFull: errno == ENOSPC || errno == EDQUOT)
                 }
-                guard flock(fd, LOCK_EX | LOCK_NB) == 0, ftruncate(fd, off_t(Breadcrumb.fileSize)) == 0,
-                      rename(name + ".new", name + ".crumb") == 0 else {
-                    let failure = FileSystem.Failure(call: "flock", code: errno)
+                func fail(_ call: String, _ code: Int32) -> Refusal {
                     close(fd)
                     unlink(name + ".new")
-                    throw failure
+                    return Refusal(description: "\(call): \(String(cString: strerror(code)))", isFull: code == ENOSPC || code == EDQUOT)
                 }
+                guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { throw fail("flock", errno) }
+                // Its blocks allocated now, not when the mapping is first touched: on a full disk
+                // that would be SIGBUS in the middle of a chat.
+                let reserved = posix_fallocate(fd, 0, off_t(Breadcrumb.fileSize))
+                guard reserved == 0 else { throw fail("posix_fallocate", reserved) }
+                guard rename(name + ".new", name + ".crumb") == 0 else { throw fail("rename", errno) }
                 return (name + ".crumb", fd)
             }
-            throw FileSystem.Failure(call: "open", code: EEXIST)
+            throw Refusal(description: "open: 1000 names taken")
         }
 
         /// What the file says now.

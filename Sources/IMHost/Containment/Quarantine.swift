@@ -77,14 +77,27 @@ public final class Quarantine {
     public private(set) var holds: [Hold]
     /// When each line was last lifted by hand.
     private(set) var lifts: [String: String] = [:]
-    /// Why the file could not be read, when it could not (it then counts as empty).
+    /// Why the file could not be read or decoded, when it could not: a warning for a person.
     public private(set) var problem: String?
+    /// The file is there and cannot be read (another owner, a mode, a FIFO or a folder in its
+    /// place): nobody knows what it holds, so every line counts as quarantined until it can be
+    /// read, and it is never written over.
+    public private(set) var isUnreadable = false
 
     /// Reads `<data>/quarantine.json`; a missing file is an empty quarantine.
     public init(dataFolder: String) {
         path = dataFolder + "/quarantine.json"
         holds = []
-        guard let bytes = try? FileSystem.readBytes(path, limit: 16 << 20) else { return }
+        let bytes: [UInt8]
+        do throws(FileSystem.Failure) {
+            bytes = try FileSystem.readBytes(path, limit: 16 << 20)
+        } catch where error.code == ENOENT {
+            return
+        } catch {
+            isUnreadable = true
+            problem = "\(path) cannot be read (\(error.notRegular == nil ? "\(error.call): " : "")\(error)), so every line is held out of service until it can; give it back to this user (chown \(geteuid()) \(path); chmod 600 \(path)), or remove it"
+            return
+        }
         do {
             let document = try JSONDecoder().decode(Document.self, from: Data(bytes))
             holds = document.entries
@@ -156,16 +169,22 @@ public final class Quarantine {
     /// Records a crash: decides what it costs from the line's recent crashes, appends it to
     /// `<data>/crashes.log` and adds the quarantine entry. Returns the record as written, with
     /// ``CrashRecord/quarantined`` set, or the reason it could not be written.
-    public static func record(_ crash: CrashRecord, dataFolder: String) -> Result<CrashRecord, FileSystem.Failure> {
+    /// Without `holding`, the crash is recorded and costs nothing (it was not the line's doing).
+    public static func record(_ crash: CrashRecord, dataFolder: String, holding: Bool = true) -> Result<CrashRecord, FileSystem.Failure> {
         do {
             return .success(try locked(dataFolder) { () throws(FileSystem.Failure) in
                 let log = CrashLog(dataFolder: dataFolder)
                 var crash = crash
+                guard holding else {
+                    crash.quarantined = nil
+                    try log.append(crash)
+                    return crash
+                }
                 let quarantine = Quarantine(dataFolder: dataFolder)
                 // What counts: the crash log, and the crashes behind entries (the log may be gone),
                 // since the line was last lifted by hand.
                 let since = crash.line.flatMap { quarantine.lifts[$0] }.flatMap(Clock.parse) ?? Int64.min
-                let history = (log.records() + quarantine.holds.map(\.crash)).filter { (Clock.parse($0.time) ?? 0) > since }
+                let history = (log.recentRecords() + quarantine.holds.map(\.crash)).filter { (Clock.parse($0.time) ?? 0) > since }
                 guard let scope = scope(of: crash, history: history) else {
                     crash.quarantined = nil
                     try log.append(crash)
@@ -198,6 +217,8 @@ public final class Quarantine {
     /// Writes the file atomically: a new file, flushed, renamed over the old one. A file that
     /// did not read is kept beside it first, for whoever wants to see what it said.
     private func write() throws(FileSystem.Failure) {
+        // What cannot be read is never written over: it may hold another user's holds.
+        if isUnreadable { throw FileSystem.Failure(call: "read \(FileSystem.baseName(path))", code: EACCES) }
         if problem != nil { rename(path, path + ".corrupt") }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -209,9 +230,13 @@ public final class Quarantine {
     /// read-modify-write of the quarantine or the crash log.
     private static func locked<T>(_ dataFolder: String, _ body: () throws(FileSystem.Failure) -> T) throws(FileSystem.Failure) -> T {
         try FileSystem.makeFolders(dataFolder)
-        let fd = open(dataFolder + "/quarantine.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        let fd = open(dataFolder + "/quarantine.lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
         guard fd >= 0 else { throw FileSystem.Failure(call: "open", code: errno) }
         defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            throw FileSystem.Failure(call: "open quarantine.lock", code: EINVAL, notRegular: info.st_mode)
+        }
         while flock(fd, LOCK_EX) != 0 {
             guard errno == EINTR else { throw FileSystem.Failure(call: "flock", code: errno) }
         }

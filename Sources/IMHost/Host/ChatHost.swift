@@ -28,6 +28,8 @@ public final class ChatHost {
     let lineGuard: LineGuard
     private var reservation: Breadcrumb.Reservation?
     private let durable: Bool
+    /// Why nothing may be written in this run, when something stops it (a full disk).
+    public let readOnly: String?
     /// The signed-in user: their services, conversations and the sender for their messages.
     private var signedIn: SignedIn?
 
@@ -57,6 +59,7 @@ public final class ChatHost {
         dataFolder = options.dataFolder ?? config.dataFolder
         durable = options.durable
         userID = options.user ?? config.user
+        readOnly = options.readOnly
 
         var breadcrumb: Breadcrumb?
         switch options.breadcrumbs {
@@ -65,10 +68,11 @@ public final class ChatHost {
         case .own:
             if let made = try? Breadcrumb.Reservation(dataFolder: dataFolder) {
                 reservation = made
-                breadcrumb = try? Breadcrumb(path: made.path)
+                breadcrumb = try? Breadcrumb(fd: made.fd)
             }
-        case .attach(let path):
-            breadcrumb = try? Breadcrumb(path: path)
+        case .attach(let fd):
+            breadcrumb = try? Breadcrumb(fd: fd)
+            close(fd)
         }
         breadcrumb?.watchCrashes()
         lineGuard = LineGuard(breadcrumb: breadcrumb)
@@ -76,8 +80,20 @@ public final class ChatHost {
         var recovered: [CrashRecord] = []
         let folder = dataFolder
         Breadcrumb.collectOrphans(dataFolder: folder) { snapshot in
-            let record = CrashRecord(snapshot.frame, ending: "unknown", detail: "the process ended in line code with nobody watching; found at the next start")
-            if case .success(let written) = Quarantine.record(record, dataFolder: folder) { recovered.append(written) }
+            // Its own crash handler caught a fatal signal in line code: the line's crash. Killed
+            // from outside with a call in flight (its supervisor killed, the worker dying with
+            // it): nothing says the line was at fault, so it is recorded and not held against it.
+            let record: CrashRecord
+            if snapshot.fatalSignal != 0 {
+                record = CrashRecord(snapshot.frame, ending: CrashRecord.signalName(snapshot.fatalSignal),
+                                     detail: "the process died of it in line code with nobody watching; found at the next start")
+            } else {
+                record = CrashRecord(snapshot.frame, ending: "unknown",
+                                     detail: "the process was killed from outside (its supervisor ended too) during this call; not counted against the line")
+            }
+            if case .success(let written) = Quarantine.record(record, dataFolder: folder, holding: snapshot.fatalSignal != 0) {
+                recovered.append(written)
+            }
         }
         lines = LineTable(config: config, dataFolder: dataFolder, cachePath: config.pluginCachePath, scanner: options.scanner,
                           quarantine: options.quarantine)
@@ -112,6 +128,7 @@ public final class ChatHost {
             lookup: { [weak self] key in self?.registeredBuilder(for: key) },
             degrade: { [weak self] key in self?.degrade(forKey: key) },
             clock: { [weak self] in self?.clock() ?? Clock.now() })
+        sender.readOnly = readOnly
         let lineTransport = Transport(isOnline: false) { [weak sender] (key, payload, peer) throws(SendError) in
             guard let sender else { throw SendError(.notStored, "the user signed out") }
             return try sender.send(key: key, payload: payload, to: peer)
@@ -369,6 +386,7 @@ public final class ChatHost {
             lookup: { [weak self] key in self?.registeredBuilder(for: key) },
             degrade: { [weak self] key in self?.degrade(forKey: key) },
             killedComponents: config.killSwitch.components,
+            limits: config.limits,
             open: { [weak self] url in
                 guard let self else { return .refused("the host is gone") }
                 do throws(OpenError) {

@@ -7,8 +7,8 @@ extension ChatHost {
             case none
             /// A breadcrumb of this process's own in `<data>/run`: a death is found by the next start.
             case own
-            /// The breadcrumb file a supervisor reserved for this worker.
-            case attach(String)
+            /// The breadcrumb file a supervisor reserved for this worker, handed over open.
+            case attach(fd: Int32)
         }
 
         /// The signed-in user; default host.json's `user`.
@@ -23,15 +23,20 @@ extension ChatHost {
         /// Quarantine entries to apply besides `<data>/quarantine.json`: those a supervisor could
         /// not write down.
         public var quarantine: [Quarantine.Hold]
+        /// Why nothing may be written (the disk is full): chats show their history and refuse to
+        /// send, saying this; `nil` normally.
+        public var readOnly: String?
 
         public init(user: String? = nil, dataFolder: String? = nil, durable: Bool = true,
-                    scanner: String = "/proc/self/exe", breadcrumbs: Breadcrumbs = .own, quarantine: [Quarantine.Hold] = []) {
+                    scanner: String = "/proc/self/exe", breadcrumbs: Breadcrumbs = .own, quarantine: [Quarantine.Hold] = [],
+                    readOnly: String? = nil) {
             self.user = user
             self.dataFolder = dataFolder
             self.durable = durable
             self.scanner = scanner
             self.breadcrumbs = breadcrumbs
             self.quarantine = quarantine
+            self.readOnly = readOnly
         }
     }
 }

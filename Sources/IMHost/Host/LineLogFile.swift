@@ -16,13 +16,17 @@ public final class LineLogFile: Sendable {
     let path: String
     /// Whether entries below warnings go to standard error too (`--verbose`).
     let verbose: Bool
+    /// Where entries for standard error go: standard error itself, or (in a chat worker) the
+    /// supervisor, which passes them on without taking them for a crash's last words.
+    private let echo: @Sendable (String) -> Void
     static let limit: Int64 = 1 << 20
     /// Writes from any thread (a line may log from a background task) go one at a time.
     private let lock = Mutex(())
 
-    public init(dataFolder: String, verbose: Bool = false) {
+    public init(dataFolder: String, verbose: Bool = false, echo: (@Sendable (String) -> Void)? = nil) {
         path = dataFolder + "/lines.log"
         self.verbose = verbose
+        self.echo = echo ?? { text in try? FileSystem.writeAll(2, Array((text + "\n").utf8)) }
     }
 
     /// Sends every line's log entries in this process here from now on. The commands do this
@@ -34,7 +38,7 @@ public final class LineLogFile: Sendable {
     func write(line: String, level: LogLevel, entry: String) {
         let text = "[\(TerminalText.safe(line))] \(level.rawValue): \(entry)"
         lock.withLock { _ in
-            if verbose || level != .info { try? FileSystem.writeAll(2, Array((text + "\n").utf8)) }
+            if verbose || level != .info { echo(text) }
             var info = stat()
             if stat(path, &info) == 0, Int64(info.st_size) > Self.limit {
                 rename(path, path + ".1")

@@ -19,6 +19,9 @@ public enum Degrade: Equatable, Sendable, CustomStringConvertible {
     case builderFailed(String)
     /// The stored line is not a message the host can read.
     case unreadable(String)
+    /// The stored payload is larger than the payload limit (written by another tool, or under a
+    /// larger limit): it is not drawn. Its size and the limit, in bytes.
+    case tooLarge(size: Int, limit: Int)
 
     /// The whole reason, for `/why` and `--json`: one line, with anything a line or a payload
     /// said shown escaped.
@@ -34,6 +37,7 @@ public enum Degrade: Equatable, Sendable, CustomStringConvertible {
         case .undecodable(let why): "the payload does not decode: \(why)"
         case .builderFailed(let why): "the builder failed: \(why)"
         case .unreadable(let why): "the stored line does not read: \(why)"
+        case .tooLarge(let size, let limit): "its payload is \(size) bytes, over the limit of \(limit) (limits.payloadBytes in host.json): it is kept as stored, and not drawn"
         }
     }
 
@@ -62,6 +66,7 @@ public enum Degrade: Equatable, Sendable, CustomStringConvertible {
             }
         case .builderFailed: "builder failed"
         case .unreadable: "unreadable"
+        case .tooLarge: "too large"
         }
     }
 }

@@ -13,6 +13,8 @@ package struct MessagePresenter {
     var degrade: (String) -> Degrade?
     var legacy: Bool
     var lineGuard: LineGuard
+    /// The largest payload drawn, in bytes; a larger stored one is a placeholder that says so.
+    var payloadLimit: Int = HostConfig.Limits().payloadBytes
 
     init(lookup: @escaping (String) -> RegisteredBuilder?, degrade: @escaping (String) -> Degrade?, legacy: Bool,
          lineGuard: LineGuard) {
@@ -38,6 +40,8 @@ package struct MessagePresenter {
         if message.key == MessageEnvelope.unreadableKey {
             return degraded(.unreadable("the log line is not a message record (damaged, or written by something else); it is kept as it is"))
         }
+        let size = message.payload.json.utf8.count
+        if size > payloadLimit { return degraded(.tooLarge(size: size, limit: payloadLimit)) }
         if let why = degrade(message.key) { return degraded(why) }
         // The legacy page shows built-ins only: a line's key degrades before its line is touched.
         if legacy && LineID.owner(ofMessageKey: message.key) != nil { return degraded(.legacyPage) }

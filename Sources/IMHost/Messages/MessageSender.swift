@@ -19,6 +19,8 @@ final class MessageSender {
     /// Why messages of a key cannot show now (turned off, quarantined, line unavailable).
     private let degrade: (String) -> Degrade?
     private let clock: () -> Int64
+    /// Why nothing may be written in this run (a full disk), when something stops it.
+    var readOnly: String?
 
     init(userID: String, store: any ConversationStore, delivery: DeliveryService?, limits: HostConfig.Limits, lineGuard: LineGuard,
          lookup: @escaping (String) -> RegisteredBuilder?, degrade: @escaping (String) -> Degrade?, clock: @escaping () -> Int64) {
@@ -53,6 +55,7 @@ final class MessageSender {
             throw SendError(.undecodable, "'\(key)' payload does not decode: \(why)")
         }
         try Self.check(payload, limits)
+        if let readOnly { throw SendError(.notStored, "cannot send: \(readOnly)") }
         if store.isReadOnly {
             let folder = (store as? FileConversationStore).map { " (\($0.folder))" } ?? ""
             throw SendError(.notStored, "cannot send: the data folder\(folder) is read-only, so messages can be read but not stored; make it writable")
@@ -71,6 +74,7 @@ final class MessageSender {
     /// its key: a message this host cannot show is shown as a placeholder, never dropped.
     func receive(key: String, payload: MessagePayload, from peer: String) throws(SendError) -> MessageEnvelope {
         try Self.check(payload, limits)
+        if let readOnly { throw SendError(.notStored, "cannot store it: \(readOnly)") }
         return try store(key: key, payload: payload, from: peer, to: userID)
     }
 

@@ -86,7 +86,9 @@ public final class ChatPage {
     }
 
     private var presenter: MessagePresenter {
-        MessagePresenter(lookup: environment.lookup, degrade: environment.degrade, legacy: isLegacy, lineGuard: environment.lineGuard)
+        var presenter = MessagePresenter(lookup: environment.lookup, degrade: environment.degrade, legacy: isLegacy, lineGuard: environment.lineGuard)
+        presenter.payloadLimit = environment.limits.payloadBytes
+        return presenter
     }
 
     private func present(_ entries: [(position: Int, message: MessageEnvelope)], width: Int)

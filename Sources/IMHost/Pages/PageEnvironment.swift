@@ -18,6 +18,7 @@ struct PageEnvironment {
     /// Why messages of a key cannot show now (turned off, quarantined, line unavailable).
     let degrade: (String) -> Degrade?
     let killedComponents: ComponentSet
+    let limits: HostConfig.Limits
     /// Opens a URL through the route table.
     let open: (String) -> RouteResult
 }

@@ -19,6 +19,8 @@ struct FolderExamination {
     let scanner: String
     /// The quarantine as it is now: the file's holds, and those kept in memory only.
     let quarantine: [Quarantine.Hold]
+    /// Why every line is held: the quarantine file cannot be read, so nothing is known clean.
+    let holdingAll: String?
 
     /// One row a plugin file (in name order), then one a missing line.
     private(set) var rows: [LineStatus] = []
@@ -45,13 +47,15 @@ struct FolderExamination {
     /// Lines host.json pins to a file name.
     private let pinned: Set<String>
 
-    init(config: HostConfig, dataFolder: String, cachePath: String?, scanner: String, quarantine: [Quarantine.Hold]) {
+    init(config: HostConfig, dataFolder: String, cachePath: String?, scanner: String, quarantine: [Quarantine.Hold],
+         holdingAll: String? = nil) {
         self.config = config
         folder = config.pluginsFolder
         self.dataFolder = dataFolder
         self.cachePath = cachePath
         self.scanner = scanner
         self.quarantine = quarantine
+        self.holdingAll = holdingAll
         let cache = cachePath.flatMap(PluginCache.read)
         // Starts as the cache's own facts (shared, not copied); files that are gone are dropped at the end.
         facts = cache?.files ?? [:]
@@ -64,9 +68,9 @@ struct FolderExamination {
 
     /// Runs every step in order.
     static func run(config: HostConfig, dataFolder: String, cachePath: String?, scanner: String,
-                    quarantine: [Quarantine.Hold], registered: [String: FileIdentity?]) -> FolderExamination {
+                    quarantine: [Quarantine.Hold], holdingAll: String? = nil, registered: [String: FileIdentity?]) -> FolderExamination {
         var examination = FolderExamination(config: config, dataFolder: dataFolder, cachePath: cachePath, scanner: scanner,
-                                            quarantine: quarantine)
+                                            quarantine: quarantine, holdingAll: holdingAll)
         examination.listFiles()
         examination.checkFiles()
         examination.scanNewFiles()
@@ -330,6 +334,9 @@ struct FolderExamination {
                     rows[index].move(to: .quarantined, problem: PluginRefusal(
                         .quarantined, held.reason, fix: "install a fixed file, or run imhost quarantine lift \(id)"))
                 }
+            }
+            if let holdingAll, rows[index].state == .loaded {
+                rows[index].move(to: .quarantined, problem: PluginRefusal(.quarantined, holdingAll, fix: "make the quarantine file readable, or remove it"))
             }
             if rows[index].state == .loaded, config.killSwitch.lines.contains(id) {
                 rows[index].move(to: .killed, problem: PluginRefusal(

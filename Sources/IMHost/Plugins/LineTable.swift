@@ -120,6 +120,7 @@ public final class LineTable {
         quarantineProblem = stored.problem
         let examination = FolderExamination.run(config: config, dataFolder: dataFolder, cachePath: cachePath, scanner: scanner,
                                                 quarantine: stored.holds + extraQuarantine,
+                                                holdingAll: stored.isUnreadable ? stored.problem : nil,
                                                 registered: registered.mapValues(\.identity))
         folderProblem = examination.folderProblem
         recordedCrashes = examination.recordedCrashes

@@ -41,13 +41,15 @@ package enum Scanner {
         for path in paths {
             var descriptor: PluginDescriptor?
             do throws(PluginRefusal) {
-                reports.send(ScannerReport.step(file: path, stage: CrashSite.load.name, line: nil, descriptor: nil))
+                // The file as it is now, just before it is opened: what is scanned, and what a
+                // crash is recorded under, even when it was replaced after the host looked.
+                reports.send(ScannerReport.step(file: path, stage: CrashSite.load.name, line: nil, descriptor: nil, identity: FileIdentity.of(path)))
                 let handle = try PluginImage.load(path)
-                reports.send(ScannerReport.step(file: path, stage: CrashSite.entry.name, line: nil, descriptor: nil))
+                reports.send(ScannerReport.step(file: path, stage: CrashSite.entry.name, line: nil, descriptor: nil, identity: nil))
                 let pointer = try PluginImage.entry(handle)
                 descriptor = PluginImage.describe(pointer)
                 let line = try PluginImage.check(descriptor!)
-                reports.send(ScannerReport.step(file: path, stage: CrashSite.register.name, line: line, descriptor: descriptor))
+                reports.send(ScannerReport.step(file: path, stage: CrashSite.register.name, line: line, descriptor: descriptor, identity: nil))
                 let staged = try PluginImage.register(pointer, lineID: line)
                 reports.send(ScannerReport.done(file: path, descriptor: descriptor, manifest: staged.manifest, refusal: nil))
             } catch {
@@ -65,6 +67,8 @@ package enum Scanner {
         var stage: String
         var line: String?
         var since: UInt64
+        /// The identity of the file the scanner opened.
+        var identity: FileIdentity?
     }
 
     /// Scans `files` in scanner children of `executable`, allowing `limit` seconds a file.
@@ -113,15 +117,18 @@ package enum Scanner {
                         continue
                     case .log(let line, let level, let entry):
                         LogSink.deliver(lineID: line, level: LogLevel(rawValue: level) ?? .info, entry: LogSink.entry(entry))
-                    case .step(let file, let stage, let line, _):
-                        guard pending.contains(where: { $0.path == file }) else { continue }
-                        let since = current?.file == file ? current!.since : Clock.monotonic()
-                        current = Current(file: file, stage: stage, line: line ?? current?.line, since: since)
+                    case .step(let file, let stage, let line, _, let identity):
+                        guard let index = pending.firstIndex(where: { $0.path == file }) else { continue }
+                        let same = current?.file == file
+                        current = Current(file: file, stage: stage, line: line ?? (same ? current?.line : nil),
+                                          since: same ? current!.since : Clock.monotonic(),
+                                          identity: identity ?? (same ? current?.identity : nil) ?? pending[index].identity)
                     case .done(let file, let descriptor, let manifest, let refusal):
                         // Only the file being opened can be done: a line that prints a report
                         // for another file is not believed.
                         guard current?.file == file, let index = pending.firstIndex(where: { $0.path == file }) else { continue }
-                        outcomes[file] = outcome(descriptor: descriptor, manifest: manifest, refusal: refusal, identity: pending[index].identity)
+                        outcomes[file] = outcome(descriptor: descriptor, manifest: manifest, refusal: refusal,
+                                                 identity: current?.identity ?? pending[index].identity)
                         pending.remove(at: index)
                         current = nil
                         started = Clock.monotonic()
@@ -137,7 +144,7 @@ package enum Scanner {
             if let current, let index = pending.firstIndex(where: { $0.path == current.file }) {
                 let site = CrashSite(name: current.stage) ?? .unknown
                 let record = CrashRecord(time: Clock.iso8601(Clock.now()), line: current.line, file: FileSystem.baseName(current.file),
-                                         identity: pending[index].identity, what: site.name, key: nil, message: nil,
+                                         identity: current.identity ?? pending[index].identity, what: site.name, key: nil, message: nil,
                                          signal: ending?.description ?? "hung", detail: said)
                 outcomes[current.file] = .crashed(record)
                 pending.remove(at: index)

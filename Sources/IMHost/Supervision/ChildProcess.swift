@@ -7,8 +7,10 @@ import CIMHostSupport
 ///
 /// The host runs plugin code it has not vetted, and chats that may crash, in children: the
 /// plugin scanner and the chat worker are this executable started again. A child starts with
-/// default signal dispositions and an empty signal mask whatever the parent's, and without
-/// Swift's crash backtracer (which takes seconds), unless `SWIFT_BACKTRACE` says otherwise.
+/// default signal dispositions and an empty signal mask whatever the parent's, without Swift's
+/// crash backtracer (which takes seconds) unless `SWIFT_BACKTRACE` says otherwise, and with only
+/// the descriptors handed to it: 0 to 2, the control pipe as 3, and those it is `handing` from 4;
+/// every other descriptor is closed before it runs, whatever a library opened.
 final class ChildProcess {
     /// What a child's standard stream is connected to.
     enum Stream {
@@ -63,7 +65,7 @@ final class ChildProcess {
 
     /// Starts `executable` with `arguments` (without the program name).
     init(executable: String, arguments: [String], stdin: Stream, stdout: Stream, stderr: Stream,
-         control wantsControl: Bool = false, environment extra: [String: String] = [:]) throws(FileSystem.Failure) {
+         control wantsControl: Bool = false, handing: [Int32] = [], environment extra: [String: String] = [:]) throws(FileSystem.Failure) {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -102,6 +104,20 @@ final class ChildProcess {
             parentEnds.forEach { close($0) }
             throw error
         }
+        // Handed over as 4, 5, …: a descriptor the parent holds open (a breadcrumb, a lock).
+        // Held above 100 first, so a dup2 onto 4 never closes one still to be handed.
+        var held: [Int32] = []
+        defer { held.forEach { close($0) } }
+        for fd in handing {
+            let high = fcntl(fd, F_DUPFD_CLOEXEC, 100)
+            guard high >= 0 else {
+                parentEnds.forEach { close($0) }
+                throw FileSystem.Failure(call: "fcntl", code: errno)
+            }
+            held.append(high)
+        }
+        for (index, fd) in held.enumerated() { posix_spawn_file_actions_adddup2(&actions, fd, Int32(4 + index)) }
+        _ = imhost_spawn_close_from(&actions, !wantsControl && held.isEmpty ? 3 : Int32(4 + held.count))
 
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -185,6 +201,14 @@ final class ChildProcess {
         guard waitpid(pid, &status, WNOHANG) == pid else { return nil }
         termination = Termination(status: status)
         return termination
+    }
+
+    /// Whether the child is stopped (SIGSTOP, SIGTSTP, or traced), as `/proc` says.
+    var isStopped: Bool {
+        guard termination == nil, let stat = try? FileSystem.readText("/proc/\(pid)/stat"),
+              let close = stat.utf8.lastIndex(of: UInt8(ascii: ")")),
+              let state = stat.utf8.index(close, offsetBy: 2, limitedBy: stat.utf8.endIndex).map({ stat.utf8[$0] }) else { return false }
+        return state == UInt8(ascii: "T") || state == UInt8(ascii: "t")
     }
 
     /// Sends a signal, unless the child has been waited for already.

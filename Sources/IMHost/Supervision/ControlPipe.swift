@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,10 +14,12 @@ import Glibc
 ///
 /// Line code runs in the same process and could close the pipe; if the number were then reused
 /// for another file, answers would go into that file. So every write first checks that the
-/// descriptor is still the pipe it was.
+/// descriptor is still the pipe it was. Messages may be sent from any thread (a line logs from
+/// its own tasks): each is written whole, one at a time.
 package final class ControlPipe: Sendable {
     private let fd: Int32
     private let identity: (dev_t, ino_t)?
+    private let writing = Mutex(())
 
     /// Takes descriptor 3 over; `nil` when there is none (the process was not started by a host).
     package init?() {
@@ -35,11 +38,13 @@ package final class ControlPipe: Sendable {
         var info = stat()
         guard fstat(fd, &info) == 0, let identity, info.st_dev == identity.0, info.st_ino == identity.1 else { return false }
         guard let bytes = try? JSONLines.encode(message) else { return false }
-        do {
-            try FileSystem.writeAll(fd, bytes + [UInt8(ascii: "\n")])
-            return true
-        } catch {
-            return false
+        return writing.withLock { _ in
+            do {
+                try FileSystem.writeAll(fd, bytes + [UInt8(ascii: "\n")])
+                return true
+            } catch {
+                return false
+            }
         }
     }
 }

@@ -27,7 +27,9 @@ public final class Supervisor {
     public struct Settings: Sendable {
         /// The executable to start as the worker (this one).
         public var executable: String
-        /// The worker's arguments; the supervisor adds `--breadcrumb PATH --parent PID`.
+        /// The worker's arguments; the supervisor adds `--breadcrumb-fd 4 --parent PID` (its
+        /// breadcrumb is handed over open, as descriptor 4), or `--read-only REASON` when no
+        /// breadcrumb can be made for want of space.
         public var arguments: [String]
         /// Where crash records, the quarantine and breadcrumbs go.
         public var dataFolder: String
@@ -79,6 +81,8 @@ public final class Supervisor {
     public private(set) var resume = WorkerResume()
     /// Milliseconds from the last crash to the reopened chat.
     public private(set) var lastRecovery: Double?
+    /// Why the chat runs read-only (no space for its breadcrumb), said once when it starts.
+    public private(set) var readOnly: String?
 
     public init(settings: Settings, diagnostics: @escaping (String) -> Void) {
         self.settings = settings
@@ -100,10 +104,14 @@ public final class Supervisor {
     /// Starts the worker and waits until it is ready (its chat open and shown).
     public func start() -> Outcome { launch() }
 
-    /// Hands one message to the worker and waits for it to be done.
+    /// Hands one message to the worker and waits for it to be done. What the worker's line code
+    /// wrote before does not count as what it said if it crashes now.
     public func send(_ message: ToWorker) -> Outcome {
         // A worker that cannot take it has ended: waiting says so.
-        if let watch, let line = try? JSONLines.encode(message) { _ = watch.child.send(String(decoding: line, as: UTF8.self)) }
+        if let watch, let line = try? JSONLines.encode(message) {
+            _ = watch.takeLastWords()
+            _ = watch.child.send(String(decoding: line, as: UTF8.self))
+        }
         return waitForWorker()
     }
 
@@ -118,6 +126,7 @@ public final class Supervisor {
             case .ended(let ended): return died(ending: ended.description)
             case .mismatch(let version): return mismatch(version)
             case .message(.exiting(let code)): return .exited(reap(watch, code: code))
+            case .message(.say(let line)): diagnostics(TerminalText.safe(line))
             case .message: continue
             }
         }
@@ -137,6 +146,7 @@ public final class Supervisor {
             switch watch.next(waiting: 50) {
             case .ended(let how): ended = how
             case .message(.exiting(let said)): code = said
+            case .message(.say(let line)): diagnostics(TerminalText.safe(line))
             case .quiet, .message, .mismatch: continue
             }
         }
@@ -159,18 +169,32 @@ public final class Supervisor {
     // MARK: Running workers
 
     private func launch() -> Outcome {
-        do {
-            reservation?.remove()
+        reservation?.remove()
+        reservation = nil
+        var arguments = settings.arguments + ["--parent", "\(getpid())"]
+        var handing: [Int32] = []
+        do throws(Breadcrumb.Reservation.Unavailable) {
             let reserved = try Breadcrumb.Reservation(dataFolder: settings.dataFolder)
             reservation = reserved
-            let arguments = settings.arguments + ["--breadcrumb", reserved.path, "--parent", "\(getpid())"]
+            arguments += ["--breadcrumb-fd", "4"]
+            handing = [reserved.fd]
+        } catch where error.isFull {
+            // No space for a breadcrumb: the chat can still be read. Line code that crashes
+            // cannot be named, and nothing is written.
+            readOnly = "the disk is full (\(error)); free some space, and the chat can send again"
+            arguments += ["--read-only", readOnly!]
+        } catch {
+            let record = CrashRecord(nil, ending: "not started", detail: "\(error)")
+            return .gaveUp([Crash(record: record, unrecorded: nil)], "imhost: \(error)")
+        }
+        do {
             let child = try ChildProcess(executable: settings.executable, arguments: arguments, stdin: .pipe, stdout: .inherit,
-                                         stderr: .pipe, control: true)
+                                         stderr: .pipe, control: true, handing: handing)
             watch = ChildWatch(child) { [diagnostics] line in diagnostics(TerminalText.safe(line)) }
         } catch {
             let record = CrashRecord(nil, ending: "not started", detail: "\(error.call): \(error)")
             return .gaveUp([Crash(record: record, unrecorded: nil)],
-                           "imhost: cannot start the chat worker (\(error.call) in \(settings.dataFolder): \(error))")
+                           "imhost: cannot start the chat worker (\(error.call) \(settings.executable): \(error))")
         }
         return send(.start(version: WorkerProtocol.version, resume: resume.isEmpty ? nil : resume))
     }
@@ -190,6 +214,8 @@ public final class Supervisor {
                 switch message {
                 case .hello:
                     continue
+                case .say(let line):
+                    diagnostics(TerminalText.safe(line))
                 case .ready(let state):
                     remember(state)
                     return .done(failure: nil)
@@ -204,7 +230,8 @@ public final class Supervisor {
             case .quiet:
                 // The watchdog: the same frame of line code, unmoved, for longer than the limit.
                 if let snapshot = reservation?.read(),
-                   watchdog.isHung(depth: snapshot.depth, sequence: snapshot.sequence, now: Clock.monotonic()) {
+                   watchdog.isHung(depth: snapshot.depth, sequence: snapshot.sequence, now: Clock.monotonic(),
+                                   running: snapshot.depth == 0 || !watch.child.isStopped) {
                     watch.kill()
                     return died(ending: "hung", snapshot: snapshot)
                 }

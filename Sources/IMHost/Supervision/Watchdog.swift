@@ -18,11 +18,12 @@ struct Watchdog {
     }
 
     /// Looks at the breadcrumb at `now` (monotonic nanoseconds): `depth` calls deep in line code,
-    /// its frame at `sequence`. Returns true when one frame has been current longer than the limit.
-    mutating func isHung(depth: Int, sequence: UInt32, now: UInt64) -> Bool {
+    /// its frame at `sequence`; `running` is false while the worker itself is stopped (SIGSTOP).
+    /// Returns true when one frame has been current, running, longer than the limit.
+    mutating func isHung(depth: Int, sequence: UInt32, now: UInt64, running: Bool = true) -> Bool {
         defer { lastLook = now }
-        if let lastLook, now > lastLook, now - lastLook > pause, let seen = still {
-            // The watcher was stopped: the call was too, as far as anyone can tell.
+        if let lastLook, now > lastLook, !running || now - lastLook > pause, let seen = still {
+            // The watcher was stopped, or the worker is: the call was not running.
             still = (seen.sequence, seen.since + (now - lastLook))
         }
         guard depth > 0 else {

@@ -10,7 +10,8 @@ import Glibc
 /// The worker's side of the ``WorkerProtocol``: reads ``ToWorker`` messages from standard
 /// input, and answers with ``FromWorker`` on the control pipe its supervisor gave it.
 package final class WorkerChannel {
-    private let answers: ControlPipe
+    /// The pipe to the supervisor; `Sendable`, for what is said from other threads.
+    package let answers: ControlPipe
     private let input = LineBuffer()
     private let decoder = JSONDecoder()
 

@@ -9,7 +9,7 @@
 /// line that says so rather than misreading its worker.
 public enum WorkerProtocol {
     /// Changes whenever a message changes.
-    public static let version = 2
+    public static let version = 3
 }
 
 /// The supervisor's messages to its worker.
@@ -34,6 +34,10 @@ public enum FromWorker: Codable, Sendable, Equatable, ChildMessage {
     case failed(reason: String, resume: WorkerResume)
     /// The worker is about to exit with this code.
     case exiting(code: Int32)
+    /// A line for standard error from the host's own code or a line's log: passed on as it is,
+    /// and never taken for what a crashed line said last (only what line code writes on the
+    /// worker's standard error is).
+    case say(line: String)
 
     static var protocolVersion: Int { WorkerProtocol.version }
     var helloVersion: Int? { if case .hello(let version) = self { version } else { nil } }

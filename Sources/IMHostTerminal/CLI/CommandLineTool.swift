@@ -65,7 +65,7 @@ public enum CommandLineTool {
         }
         if name == "--version" || name == "version" {
             output.out(versionText)
-            return ExitCode.ok
+            return finished(ExitCode.ok, output: output)
         }
         if name == "--help" || name == "-h" || name == "help" {
             if name == "help", arguments.count > 1, let command = commands.first(where: { $0.name == arguments[1] && !$0.hidden }) {
@@ -73,7 +73,7 @@ public enum CommandLineTool {
             } else {
                 output.out(overview + "\n")
             }
-            return ExitCode.ok
+            return finished(ExitCode.ok, output: output)
         }
         guard let command = commands.first(where: { $0.name == name }) else {
             let hint = closestMatch(to: name, among: commands.filter { !$0.hidden }.map(\.name)).map { "; did you mean '\($0)'?" } ?? ""
@@ -91,9 +91,17 @@ public enum CommandLineTool {
         }
         if parsed.flags.contains("--help") || parsed.flags.contains("-h") {
             output.out(helpText(command))
-            return ExitCode.ok
+            return finished(ExitCode.ok, output: output)
         }
-        return command.run(parsed, output)
+        return finished(command.run(parsed, output), output: output)
+    }
+
+    /// A command's exit code, or 1 when what it printed did not all reach standard output (a
+    /// full disk, a reader that went away): a result that is not whole is a failure, said once.
+    static func finished(_ code: Int32, output: Output) -> Int32 {
+        guard let lost = Output.lostOutput else { return code }
+        output.diagnostic("imhost: cannot write to standard output (\(lost)); what was printed is incomplete")
+        return code == ExitCode.ok ? ExitCode.failure : code
     }
 
     /// imhost's own version.
@@ -135,18 +143,25 @@ public enum CommandLineTool {
 
     /// The host for a configuration, built the one way every command builds it.
     static func makeHost(_ config: HostConfig, user: String? = nil, dataFolder: String? = nil, verbose: Bool = false,
-                         breadcrumbs: ChatHost.Options.Breadcrumbs = .none, quarantine: [Quarantine.Hold] = []) -> ChatHost {
+                         logEcho: (@Sendable (String) -> Void)? = nil,
+                         breadcrumbs: ChatHost.Options.Breadcrumbs = .none, quarantine: [Quarantine.Hold] = [],
+                         readOnly: String? = nil) -> ChatHost {
         // Lines' log entries go to <data>/lines.log, warnings (everything, verbose) to standard
         // error too; those written while the scanner registers a line included.
-        LineLogFile(dataFolder: dataFolder ?? config.dataFolder, verbose: verbose).install()
+        LineLogFile(dataFolder: dataFolder ?? config.dataFolder, verbose: verbose, echo: logEcho).install()
         return ChatHost(config: config, options: ChatHost.Options(user: user, dataFolder: dataFolder, scanner: executable,
-                                                                 breadcrumbs: breadcrumbs, quarantine: quarantine))
+                                                                 breadcrumbs: breadcrumbs, quarantine: quarantine, readOnly: readOnly))
     }
 
     /// Says on standard error what the host could not use, and the crashes it recorded.
     static func report(_ host: ChatHost, output: Output) {
         for crash in host.recoveredCrashes {
-            output.diagnostic("imhost: recorded a crash found at start: \(crash.summary)")
+            if crash.signal == "unknown" && crash.quarantined == nil {
+                let who = crash.line.map { "line '\($0)'" } ?? "line code"
+                output.diagnostic("imhost: found at start: a chat was killed from outside while \(who) was \(crash.site.phrase(key: crash.key, message: crash.message)); recorded in crashes.log, not held against the line")
+            } else {
+                output.diagnostic("imhost: recorded a crash found at start: \(crash.summary)")
+            }
         }
         for problem in host.problems { output.diagnostic("imhost: \(problem)") }
     }

@@ -8,9 +8,9 @@ enum Environment {
         getenv(name).map { String(cString: $0) }
     }
 
-    /// ANSI colour only on a terminal, and never when `NO_COLOR` is set.
-    /// Whether output written to `fd` is coloured: a terminal, and no `NO_COLOR`.
+    /// Whether output written to `fd` is coloured: only on a terminal that can show colour,
+    /// never when `NO_COLOR` is set (to anything) or `TERM` is `dumb`.
     static func colors(on fd: Int32) -> Bool {
-        isatty(fd) == 1 && value("NO_COLOR") == nil
+        isatty(fd) == 1 && value("NO_COLOR") == nil && value("TERM") != "dumb"
     }
 }

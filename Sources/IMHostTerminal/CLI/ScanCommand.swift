@@ -16,7 +16,7 @@ enum ScanCommand {
         run: { arguments, _ in
             // Stopped from outside only through its parent, whose death kills it too: Ctrl-C in
             // a terminal reaches the whole group, and must not look like a plugin's crash.
-            for number in [SIGINT, SIGHUP, SIGTERM] { signal(number, SIG_IGN) }
+            for number in [SIGINT, SIGHUP, SIGTERM, SIGQUIT] { signal(number, SIG_IGN) }
             if let parent = arguments.options["--parent"].flatMap(Int32.init), imhost_die_with_parent(parent) != 0 {
                 return CommandLineTool.ExitCode.failure
             }

@@ -88,6 +88,11 @@ final class Worker {
             case .start, .step:
                 output.diagnostic("imhost: \(unexpected(message))")
             }
+            // Nobody reads the chat any more (a closed pipe, a full disk): stop taking input.
+            if let lost = Output.lostOutput {
+                output.diagnostic("imhost chat: cannot write to standard output (\(lost)); stopping")
+                return CommandLineTool.ExitCode.failure
+            }
             ready()
         }
         return exitCode()
@@ -122,6 +127,7 @@ final class Worker {
         }
         answer()
         for message in messages() {
+            if Output.lostOutput != nil { return CommandLineTool.ExitCode.failure }
             guard case .step(let number) = message else {
                 answer(failure: unexpected(message))
                 continue

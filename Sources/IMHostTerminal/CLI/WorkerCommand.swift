@@ -20,10 +20,10 @@ enum WorkerCommand {
     static let command = CommandLineTool.Command(
         name: "__worker",
         summary: "the chat worker a supervisor runs (internal)",
-        usage: "chat|open|play|demo TARGET --breadcrumb PATH --parent PID",
+        usage: "chat|open|play|demo TARGET [--breadcrumb-fd 4 | --read-only REASON] --parent PID",
         help: "Runs a chat's work for a supervising imhost; not for people.",
         flags: ["--terminal", "--fixed-clock", "--external", "--json"],
-        options: ["--width", "--user", "--data", "--breadcrumb", "--parent"],
+        options: ["--width", "--user", "--data", "--breadcrumb-fd", "--read-only", "--parent"],
         hidden: true,
         run: run)
 
@@ -42,15 +42,22 @@ enum WorkerCommand {
         // made safe; the worker's own pages go to the terminal through `terminal`.
         let terminal = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 500)
         if terminal >= 0 { dup2(STDERR_FILENO, STDOUT_FILENO) }
-        let output = terminal >= 0 ? Output(outFD: terminal, errFD: STDERR_FILENO) : output
+        // What the host says goes to the supervisor as messages, so only what line code writes
+        // on standard error can be taken for a crash's last words.
+        let pipe = channel.answers
+        let said: @Sendable (String) -> Void = { text in
+            for line in text.split(separator: "\n") { pipe.send(FromWorker.say(line: String(line))) }
+        }
+        let output = Output(out: terminal >= 0 ? Output(outFD: terminal, errFD: STDERR_FILENO).out : output.out, err: said)
         // Standard output is a pipe to the supervisor now: colour follows where pages go.
         let colors = Environment.colors(on: terminal >= 0 ? terminal : STDOUT_FILENO)
         func exit(_ code: Int32) -> Int32 {
             channel.say(.exiting(code: code))
             return code
         }
-        guard arguments.positionals.count == 2, let breadcrumb = arguments.options["--breadcrumb"] else {
-            output.diagnostic("imhost __worker: expected MODE TARGET --breadcrumb PATH; this command is for imhost itself")
+        let breadcrumb = arguments.options["--breadcrumb-fd"].flatMap(Int32.init)
+        guard arguments.positionals.count == 2, breadcrumb != nil || arguments.options["--read-only"] != nil else {
+            output.diagnostic("imhost __worker: expected MODE TARGET --breadcrumb-fd N; this command is for imhost itself")
             return exit(CommandLineTool.ExitCode.usage)
         }
         // The supervisor's first message: the version it speaks, and what to reopen.
@@ -64,8 +71,9 @@ enum WorkerCommand {
             return exit(CommandLineTool.ExitCode.usage)
         }
         let host = CommandLineTool.makeHost(config, user: arguments.options["--user"], dataFolder: arguments.options["--data"],
-                                            verbose: arguments.flags.contains("--verbose"),
-                                            breadcrumbs: .attach(breadcrumb), quarantine: resume?.quarantine ?? [])
+                                            verbose: arguments.flags.contains("--verbose"), logEcho: said,
+                                            breadcrumbs: breadcrumb.map { .attach(fd: $0) } ?? .none, quarantine: resume?.quarantine ?? [],
+                                            readOnly: arguments.options["--read-only"])
         if resume == nil { CommandLineTool.report(host, output: output) }
         let worker = Worker(host: host, channel: channel, output: output, width: width, colors: colors, arguments: arguments, resume: resume)
         let code: Int32

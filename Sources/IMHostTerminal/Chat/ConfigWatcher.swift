@@ -5,7 +5,9 @@ import Glibc
 #endif
 
 /// Tells when a chat should re-read host.json and the quarantine: on `SIGHUP`, or when either
-/// file changed on disk (its modification time, size or inode: editors often replace a file).
+/// file changed on disk (its modification or change time, size or inode: editors often replace
+/// a file, and a same-size edit whose modification time was put back still moves the change
+/// time, which nobody can set).
 final class ConfigWatcher {
     /// Set by the `SIGHUP` handler; an atomic, the only thing a signal handler may touch.
     private static let hangup = Atomic<Bool>(false)
@@ -16,6 +18,8 @@ final class ConfigWatcher {
     private struct Signature: Equatable {
         var seconds: Int
         var nanoseconds: Int
+        var changed: Int
+        var changedNanoseconds: Int
         var size: Int
         var inode: UInt
     }
@@ -47,6 +51,7 @@ final class ConfigWatcher {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         return Signature(seconds: info.st_mtim.tv_sec, nanoseconds: info.st_mtim.tv_nsec,
+                         changed: info.st_ctim.tv_sec, changedNanoseconds: info.st_ctim.tv_nsec,
                          size: Int(info.st_size), inode: UInt(info.st_ino))
     }
 }

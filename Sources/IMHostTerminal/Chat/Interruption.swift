@@ -4,19 +4,21 @@ import Synchronization
 import Glibc
 #endif
 
-/// SIGINT and SIGTERM, noted for the loop that reads input to act on: finalize and leave.
+/// SIGINT, SIGTERM and SIGQUIT, noted for the loop that reads input to act on: finalize and
+/// leave (exit 128 + the signal). SIGQUIT (Ctrl-\\) ends a chat as SIGTERM does, without a
+/// backtrace.
 enum Interruption {
     private static let received = Atomic<Int32>(0)
 
-    /// Notes SIGINT and SIGTERM from now on instead of dying of them.
+    /// Notes SIGINT, SIGTERM and SIGQUIT from now on instead of dying of them.
     static func install() {
-        Glibc.signal(SIGINT) { number in Interruption.received.store(number, ordering: .relaxed) }
-        Glibc.signal(SIGTERM) { number in Interruption.received.store(number, ordering: .relaxed) }
-        // A parent may start us with them blocked (the mask is inherited): unblock them.
         var set = sigset_t()
         sigemptyset(&set)
-        sigaddset(&set, SIGINT)
-        sigaddset(&set, SIGTERM)
+        for number in [SIGINT, SIGTERM, SIGQUIT] {
+            Glibc.signal(number) { number in Interruption.received.store(number, ordering: .relaxed) }
+            sigaddset(&set, number)
+        }
+        // A parent may start us with them blocked (the mask is inherited): unblock them.
         pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 

@@ -31,6 +31,8 @@ package final class LineReader {
 
     /// The next line (without its newline), `.timeout` after `milliseconds` with no full line
     /// or as soon as one of `wake` is readable, or `.end` once the input is closed and drained.
+    /// It reads at most one chunk a call: input that never ends a line (`< /dev/zero`) comes
+    /// back as `.timeout` after every chunk, so the caller still sees signals and its children.
     package func next(timeout milliseconds: Int32, wake: [Int32] = []) -> Event {
         while true {
             if let piece = buffer.next() { return Self.event(piece) }
@@ -47,6 +49,8 @@ package final class LineReader {
             }
             if ready == 0 || pollers[0].revents == 0 { return .timeout }
             buffer.fill(from: fd)
+            if let piece = buffer.next() { return Self.event(piece) }
+            if !buffer.ended { return .timeout }
         }
     }
 

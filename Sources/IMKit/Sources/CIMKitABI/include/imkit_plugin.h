@@ -33,8 +33,10 @@ struct imkit_plugin_descriptor {
     const char *display_name;
     /* The plugin's own version, e.g. "1.0.0". */
     const char *plugin_version;
-    /* The Swift compiler version the plugin was built with, e.g. "6.3.1". It must equal the
-       host's: Swift on Linux has no ABI stability across compiler versions. */
+    /* The Swift compiler the plugin was built with: the whole first line of `swiftc --version`
+       after "Swift version ", e.g. "6.3.1 (swift-6.3.1-RELEASE)", exactly as `imhost --version`
+       prints it on its "Swift" line. It must equal the host's, byte for byte: Swift on Linux
+       has no ABI stability across compilers. */
     const char *swift_version;
     /* Registers the line's page, message builders, routes and services through the opaque
        registrar. Returns 0 on success; otherwise writes a NUL-terminated reason of at most
