@@ -244,6 +244,7 @@ public final class ChatHost {
     public var problems: [String] {
         var said: [String] = lines.folderProblem.map { [$0] } ?? []
         if let problem = lines.quarantineProblem { said.append(problem) }
+        if let problem = lines.cacheProblem { said.append(problem) }
         var seen: Set<String> = []
         for entry in lines.rows {
             // A quarantined line is not a problem of every command, as a killed one is not:

@@ -30,6 +30,8 @@ struct FolderExamination {
     private(set) var recordedCrashes: [CrashRecord] = []
     /// The files a scanner opened (none on a warm start).
     private(set) var scannedFiles: [String] = []
+    /// Why the plugin cache is neither read nor written (something else is in its place).
+    private(set) var cacheProblem: String?
 
     /// Facts by file name: the cache's, then what was learnt.
     private(set) var facts: [String: PluginFacts]
@@ -56,7 +58,11 @@ struct FolderExamination {
         self.scanner = scanner
         self.quarantine = quarantine
         self.holdingAll = holdingAll
-        let cache = cachePath.flatMap(PluginCache.read)
+        var info = stat()
+        if let cachePath, lstat(cachePath, &info) == 0, info.st_mode & S_IFMT != S_IFREG {
+            cacheProblem = "the plugin cache \(cachePath) is \(FileSystem.kind(info.st_mode)), not a regular file: it is neither read nor written, so every start scans the plugins again; remove it"
+        }
+        let cache = cacheProblem == nil ? cachePath.flatMap(PluginCache.read) : nil
         // Starts as the cache's own facts (shared, not copied); files that are gone are dropped at the end.
         facts = cache?.files ?? [:]
         cachedCount = cache?.files.count
@@ -395,7 +401,7 @@ struct FolderExamination {
             let present = Set(names)
             facts = facts.filter { present.contains($0.key) }
         }
-        if let cachePath, cacheChanged || facts.count != cachedCount {
+        if let cachePath, cacheProblem == nil, cacheChanged || facts.count != cachedCount {
             PluginCache(files: facts).write(cachePath)
         }
         if !quarantine.isEmpty {

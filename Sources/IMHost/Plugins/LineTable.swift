@@ -63,6 +63,8 @@ public final class LineTable {
     public private(set) var scannedFiles: [String] = []
     /// Why `<data>/quarantine.json` could not be read, when it could not.
     public private(set) var quarantineProblem: String?
+    /// Why the plugin cache is not used, when it is not.
+    public private(set) var cacheProblem: String?
     /// Which lines serve now, and why the others do not.
     public private(set) var availability = LineAvailability.none
 
@@ -123,6 +125,7 @@ public final class LineTable {
                                                 holdingAll: stored.isUnreadable ? stored.problem : nil,
                                                 registered: registered.mapValues(\.identity))
         folderProblem = examination.folderProblem
+        cacheProblem = examination.cacheProblem
         recordedCrashes = examination.recordedCrashes
         scannedFiles = examination.scannedFiles
         rows = examination.rows

@@ -1,5 +1,6 @@
 import IMHost
 import IMKit
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -100,9 +101,14 @@ public enum CommandLineTool {
     /// full disk, a reader that went away): a result that is not whole is a failure, said once.
     static func finished(_ code: Int32, output: Output) -> Int32 {
         guard let lost = Output.lostOutput else { return code }
-        output.diagnostic("imhost: cannot write to standard output (\(lost)); what was printed is incomplete")
+        if lostOutputSaid.exchange(true, ordering: .relaxed) == false {
+            output.diagnostic("imhost: cannot write to standard output (\(lost)); what was printed is incomplete")
+        }
         return code == ExitCode.ok ? ExitCode.failure : code
     }
+
+    /// Whether the lost output was said already (a worker says it before its supervisor would).
+    private static let lostOutputSaid = Atomic<Bool>(false)
 
     /// imhost's own version.
     public static let version = "1.0.0"

@@ -81,6 +81,10 @@ enum PluginsCommand {
         for crash in host.recoveredCrashes + host.lines.recordedCrashes {
             output.diagnostic("imhost: recorded a crash: \(crash.summary)")
         }
+        // What is not about one file (those are in the table).
+        for problem in [host.lines.quarantineProblem, host.lines.cacheProblem].compactMap({ $0 }) {
+            output.diagnostic("imhost: \(problem)")
+        }
         let report = report(host)
         let code = report.notServing.isEmpty && report.folderProblem == nil ? CommandLineTool.ExitCode.ok : CommandLineTool.ExitCode.failure
         if arguments.flags.contains("--json") {

@@ -56,6 +56,7 @@ enum QuarantineCommand {
         let host = CommandLineTool.makeHost(config, verbose: arguments.flags.contains("--verbose"))
         let quarantine = Quarantine(dataFolder: host.dataFolder)
         if let problem = quarantine.problem { output.diagnostic("imhost: \(problem)") }
+        if let problem = host.lines.cacheProblem { output.diagnostic("imhost: \(problem)") }
         let rows = quarantine.holds.map { entry in
             let current = entry.file.flatMap { name in host.lines.rows.first { $0.fileName == name }?.identity }
             return Row(line: entry.line, key: entry.key, file: entry.file, scope: entry.scope, since: entry.since,
@@ -64,6 +65,10 @@ enum QuarantineCommand {
         if arguments.flags.contains("--json") {
             output.out(JSONOutput.encode(rows))
             return CommandLineTool.ExitCode.ok
+        }
+        guard !quarantine.isUnreadable else {
+            output.out("Every line is held: the quarantine cannot be read (see above).\n")
+            return CommandLineTool.ExitCode.failure
         }
         guard !rows.isEmpty else {
             output.out("Nothing is quarantined.\n")

@@ -52,6 +52,7 @@ enum WorkerCommand {
         // Standard output is a pipe to the supervisor now: colour follows where pages go.
         let colors = Environment.colors(on: terminal >= 0 ? terminal : STDOUT_FILENO)
         func exit(_ code: Int32) -> Int32 {
+            let code = CommandLineTool.finished(code, output: output)
             channel.say(.exiting(code: code))
             return code
         }

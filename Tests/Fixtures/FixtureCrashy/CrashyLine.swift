@@ -7,7 +7,9 @@ import IMKit
 /// Places: `register`, `open` (the page's init), `page` (its title hook), `tap`, `menu`,
 /// `builder`, `note` (a second builder), `route`, `service` (its prepare), `finalize` (its
 /// finalize), `thread` (a background thread its service starts). Hows: `abort`, `segv`, `trap` (a Swift runtime
-/// error), `loop` (never returns), `overrun` (returns, but after two seconds), `exit` (calls exit).
+/// error), `loop` (never returns), `overrun` (returns, but after two seconds), `exit` (calls exit),
+/// `warn` (logs a warning and returns), `print` (prints a line on standard error and returns),
+/// `fds` (prints the process's open descriptors on standard error, e.g. `fds: 0 1 2 3 4`).
 enum Misbehaviour {
     static func at(_ place: String) {
         guard let plan = ProcessInfo.processInfo.environment["IMHOST_CRASHY"] else { return }
@@ -31,6 +33,11 @@ enum Misbehaviour {
             while ProcessInfo.processInfo.environment["IMHOST_CRASHY"] != nil { usleep(1000) }
         case "overrun": sleep(2)
         case "exit": exit(3)
+        case "warn": CrashyLine.log.warning("a warning from crashy")
+        case "print": FileHandle.standardError.write(Data("crashy printed this\n".utf8))
+        case "fds":
+            let fds = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).compactMap(Int.init).sorted()
+            FileHandle.standardError.write(Data("fds: \(fds.map(String.init).joined(separator: " "))\n".utf8))
         default: break
         }
     }
