@@ -29,6 +29,8 @@ int imhost_standard_streams(void) {
 
 __attribute__((constructor)) static void standard_streams_first(void) { imhost_standard_streams(); }
 
+int imhost_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
+
 int imhost_spawn_close_from(posix_spawn_file_actions_t *actions, int from) {
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
     return posix_spawn_file_actions_addclosefrom_np(actions, from);

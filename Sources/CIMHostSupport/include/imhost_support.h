@@ -35,6 +35,10 @@ enum {
    main as a constructor; calling it again does nothing. Returns the number it opened. */
 int imhost_standard_streams(void);
 
+/* pipe2(fds, O_CLOEXEC): a pipe whose ends are close-on-exec from the start, so no child
+   started meanwhile by another thread inherits one. Returns 0, or -1 with errno set. */
+int imhost_pipe_cloexec(int fds[2]);
+
 /* Adds a file action that closes every descriptor from `from` up in the child: it starts with
    only what it was handed, whatever a library opened without close-on-exec. Returns 0, or an
    error number where the C library cannot (before glibc 2.34). */

@@ -40,7 +40,7 @@ final class ConversationLog {
     init(path: String) throws(Failure) {
         self.path = path
         var readOnly = false
-        var fd = Glibc.open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        var fd = Glibc.open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
         let created = fd >= 0 && (try? Self.size(fd)) == 0
         if fd < 0, errno == EROFS || errno == EACCES || errno == EPERM {
             readOnly = true
@@ -53,7 +53,7 @@ final class ConversationLog {
         isReadOnly = readOnly
         var indexFD: Int32 = -1
         if !readOnly {
-            indexFD = Glibc.open(path + ".index", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+            indexFD = Glibc.open(path + ".index", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
             if indexFD < 0 {
                 let failure = Self.failure("open", path + ".index")
                 Glibc.close(log)

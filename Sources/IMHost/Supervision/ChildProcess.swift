@@ -76,10 +76,9 @@ final class ChildProcess {
         /// A pipe whose child end becomes `target` in the child; returns the parent's end.
         func pipe(for target: Int32, childReads: Bool) throws(FileSystem.Failure) -> Int32 {
             var fds: [Int32] = [-1, -1]
-            guard Glibc.pipe(&fds) == 0 else { throw FileSystem.Failure(call: "pipe", code: errno) }
-            // Close-on-exec, so only the child's copies (made by dup2 in the child) survive exec.
-            _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
-            _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+            // Close-on-exec from the start, so only the child's copies (made by dup2 in the child)
+            // survive exec, and no other child started meanwhile gets one.
+            guard imhost_pipe_cloexec(&fds) == 0 else { throw FileSystem.Failure(call: "pipe2", code: errno) }
             let (child, parent) = childReads ? (fds[0], fds[1]) : (fds[1], fds[0])
             childEnds.append(child)
             parentEnds.append(parent)
