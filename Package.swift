@@ -38,8 +38,10 @@ let package = Package(
         // containment and supervision. No terminal code.
         .target(
             name: "IMHost",
-            dependencies: ["CIMHostSupport", .product(name: "IMKit", package: "IMKit")]
+            dependencies: ["CIMHostSupport", "CSQLite", .product(name: "IMKit", package: "IMKit")]
         ),
+        // SQLite, the platform's (Debian's libsqlite3-dev): each user's messages.
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // prctl and the crash handler, which Swift cannot call or write safely.
         .target(name: "CIMHostSupport"),
         // The terminal on top of the core: commands, the chat loop, rendering, scenarios.

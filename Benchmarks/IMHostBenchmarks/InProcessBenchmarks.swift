@@ -192,41 +192,6 @@ enum InProcessBenchmarks {
         ]
     }
 
-    static func history(folder: String) throws -> [Row] {
-        let store = try FileConversationStore(dataFolder: folder, user: "me")
-        let small = sampleMessages(1_000, conversation: "small")
-        try store.append(contentsOf: small)
-        let template = sampleMessages(10_000, conversation: "big")
-        for batch in 0..<100 {
-            try store.append(contentsOf: template.map { message in
-                var copy = message
-                copy.id = "m\(batch * 10_000 + Int(copy.id.dropFirst())!)"
-                return copy
-            })
-        }
-        let renderer = MessageListRenderer(registry: MessageRegistry.builtIn, userID: "me")
-        func show(_ conversation: String) throws -> UInt64 {
-            let start = now()
-            // A fresh store: opening the conversation's files is part of showing it.
-            let fresh = try FileConversationStore(dataFolder: folder, user: "me")
-            let count = try fresh.count(of: conversation)
-            for (position, message) in try fresh.messages(of: conversation, endingBefore: nil, limit: 20) {
-                blackHole(renderer.rows(number: position + 1, message))
-            }
-            blackHole(count)
-            return now() - start
-        }
-        var smallTimes: [UInt64] = [], bigTimes: [UInt64] = []
-        for _ in 0..<31 {
-            smallTimes.append(try show("small"))
-            bigTimes.append(try show("big"))
-        }
-        let smallMedian = Double(smallTimes.sorted()[15]) / 1e3, bigMedian = Double(bigTimes.sorted()[15]) / 1e3
-        return [Row(what: "history", measure: "show a conversation of 1,000,000 messages", figure: "\(format(bigMedian)) µs",
-                    baseline: "1,000 messages: \(format(smallMedian)) µs", ratio: "\(format(bigMedian / smallMedian, 2))x",
-                    target: "<= 2x", met: bigMedian / smallMedian <= 2)]
-    }
-
     static func memory(folder: String) throws -> [Row] {
         let host = try host(rules: 2, folder: folder)
         var pages: [ChatPage] = []

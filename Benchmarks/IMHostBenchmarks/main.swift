@@ -12,7 +12,7 @@ let sections: [(name: String, run: () throws -> [Row])] = [
     ("converter", { try InProcessBenchmarks.converter(folder: scratch + "/converter") }),
     ("bus", { InProcessBenchmarks.sessionBus() }),
     ("messages", { try InProcessBenchmarks.messages(folder: scratch + "/messages") }),
-    ("history", { try InProcessBenchmarks.history(folder: scratch + "/history") }),
+    ("store", { try StoreBenchmark.run(folder: scratch + "/store") }),
     ("memory", { try InProcessBenchmarks.memory(folder: scratch + "/memory") }),
     ("crash", { try ContainmentBenchmark.run(folder: scratch + "/crash") }),
     ("limits", { try LimitsBenchmark.run(folder: scratch + "/limits") }),

@@ -26,7 +26,7 @@ struct ChatCommandTests {
             this line is never read
             """, in: workspace)
         #expect(first.status == 0)
-        #expect(first.stderr.isEmpty)
+        #expect(first.stderr == noTransportNotice, "the only thing said, and said once")
         let out = first.stdout
         #expect(out.contains("│ hello there │"))
         #expect(out.contains("│ 🏠 Sunny flat │"))
@@ -51,28 +51,14 @@ struct ChatCommandTests {
         #expect(second.stdout.contains("│ hello there │"))
     }
 
-    @Test("a torn log from a crash is recovered on the next chat, with every earlier message")
-    func tornLogRecovered() throws {
-        let workspace = try Workspace.standard()
-        _ = try imhost(["chat", Self.houseURL], input: "one\ntwo\n", in: workspace)
-        let log = workspace.root + "/.imhost/users/me/u42.jsonl"
-        let handle = try #require(FileHandle(forWritingAtPath: log))
-        handle.seekToEndOfFile()
-        handle.write(Data(#"{"conversation":"u4"#.utf8))
-        try handle.close()
-        let result = try imhost(["chat", Self.houseURL], input: "three\n", in: workspace)
-        #expect(result.status == 0)
-        #expect(result.stderr == "imhost: recovered u42.jsonl: a torn last line of 19 bytes (a write cut short) was moved to u42.jsonl.torn; every earlier message is intact\n")
-        #expect(result.stdout.contains("│ one │") && result.stdout.contains("│ two │") && result.stdout.contains("#3 me"))
-    }
-
-    @Test("a hostile peer id is stored inside the data folder")
+    @Test("a hostile peer id never becomes a path: it is a value in the user's database")
     func hostilePeer() throws {
         let workspace = try Workspace.standard()
         let result = try imhost(["chat", "im://chat?rootCateID=1&peer=..%2F..%2Fescaped"], input: "hi\n", in: workspace)
         #expect(result.status == 0)
-        #expect(!FileManager.default.fileExists(atPath: workspace.root + "/escaped.jsonl"))
-        #expect(FileManager.default.fileExists(atPath: workspace.root + "/.imhost/users/me/%2E%2E%2F%2E%2E%2Fescaped.jsonl"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: workspace.root).sorted() == [".imhost", "Plugins", "host.json"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: workspace.root + "/.imhost/users") == ["me"])
+        #expect(try MessageStore(dataFolder: workspace.data, user: "me").count(of: "../../escaped") == 1)
         let long = try imhost(["chat", "im://chat?rootCateID=1&peer=" + String(repeating: "p", count: 100)], input: "hi\n", in: workspace)
         #expect(long.status == 1)
         #expect(long.stderr == "imhost chat: refused: peer id is 100 bytes long; the limit is 80\n")
@@ -270,7 +256,7 @@ struct ChatCommandScreenTests {
         #expect(result.stdout.contains("Quick replies (unavailable, no input bar): [1] Hello!"))
         #expect(result.stdout.contains("/quick: quick replies are unavailable: the page has no input bar to send them (turned off by killSwitch.components in host.json)"))
         #expect(result.stdout.contains("this page has no input bar (turned off by killSwitch.components in host.json)"))
-        #expect(try FileConversationStore(dataFolder: workspace.data, user: "me").count(of: "u42") == 0, "nothing was sent")
+        #expect(try MessageStore(dataFolder: workspace.data, user: "me").count(of: "u42") == 0, "nothing was sent")
         // The menu item's result comes after a fresh page.
         let afterMenu = try #require(result.stdout.components(separatedBy: "menu: reported listing L1 as fake").first)
         #expect(afterMenu.hasSuffix("────\n") || afterMenu.contains("No messages yet.\n"), "the page is drawn again before the menu's result")
@@ -322,7 +308,8 @@ struct VerbParityTests {
         #expect(chat.status == 0, "\(chat.stderr)")
         let said = play.stdout.split(separator: "\n").filter { $0.hasPrefix("   → ") }.map { String($0.dropFirst(5)) }
         #expect(said.count >= 15, "\(play.stdout)")
-        for line in said where !line.hasPrefix("opened the") {
+        // A chat marks what it shows as read, a scenario does not: a state may differ.
+        for line in said where !line.hasPrefix("opened the") && !line.hasPrefix("  state: ") {
             #expect(chat.stdout.contains(line + "\n"), "chat did not say \"\(line)\"")
         }
         for expected in ["tap #2: nothing happens: it shows as a placeholder (/why 2 says why)",

@@ -98,7 +98,7 @@ struct CommandLineTests {
                 || result.stdout.contains("/recv: not sent: the payload is 70011 bytes; the limit is 65536 (limits.payloadBytes in host.json)"))
         #expect(result.stdout.contains("\nnot sent: the payload is 70011 bytes; the limit is 65536 (limits.payloadBytes in host.json)"),
                 "typed text over the limit says it was not sent, as /send does")
-        #expect(try FileConversationStore(dataFolder: workspace.data, user: "me").count(of: "u42") == 1)
+        #expect(try MessageStore(dataFolder: workspace.data, user: "me").count(of: "u42") == 1)
     }
 
     @Test("a page drawn on a terminal is coloured, also by the supervised worker; NO_COLOR turns it off")

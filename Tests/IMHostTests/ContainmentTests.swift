@@ -530,20 +530,19 @@ struct QuietMisbehaviourTests {
         #expect(workspace.crashes.map(\.quarantined) == ["key", "key"], "\(again.stderr)")
     }
 
-    @Test("a chat that was offline is still offline after a crash: nothing is delivered behind its back")
-    func offlineSurvivesACrash() throws {
+    @Test("what was queued before a crash is still queued after it, once each")
+    func queuedSurvivesACrash() throws {
         let workspace = try crashyWorkspace()
         let result = try crashyChat(workspace, "route:abort", """
-            /offline
-            pending one
+            queued one
             /open crashy://boom
-            pending two
+            queued two
             """)
         #expect(result.status == 0)
-        #expect(result.stdout.contains("#2 me · ") && result.stdout.contains(" · pending"))
-        #expect(!result.stderr.contains("delivered"))
-        let outbox = try String(contentsOfFile: workspace.data + "/users/me/outbox.jsonl", encoding: .utf8)
-        #expect(!outbox.contains("delivered"), "\(outbox)")
+        #expect(result.stdout.contains("#2 me · ") && result.stdout.contains(" · queued"))
+        let store = try MessageStore(dataFolder: workspace.data, user: "me")
+        #expect(try store.queuedCount() == 2)
+        #expect(try store.stored(of: "tester", endingBefore: nil, limit: 10).map(\.state) == [.queued, .queued])
     }
 
     @Test("a crash in a service's finalize at the end of a chat is recorded")

@@ -272,26 +272,21 @@ struct RouteTests {
     }
 }
 
-@Suite("Offline")
+@Suite("Without a transport")
 struct OfflineTests {
-    @Test("messages sent offline are pending, delivered in order on reconnect, once, also across a restart")
-    func pendingAcrossRestart() throws {
+    @Test("without a transport what is sent stays queued, across restarts; /offline and /online say why, once a store")
+    func queuedWithoutTransport() throws {
         let workspace = try Workspace.standard()
         let url = "im://chat?rootCateID=9&cateID=12&peer=recruiter"
-        let offline = try imhost(["chat", url], input: "/offline\nfirst\nsecond\n/quit\n", in: workspace)
-        #expect(offline.stdout.contains("offline: messages you send now wait as pending until /online"))
-        #expect(offline.stdout.contains("#1 me · ") && offline.stdout.contains(" · pending"))
-        #expect(offline.stdout.components(separatedBy: " · pending").count - 1 >= 2)
+        let first = try imhost(["chat", url], input: "/offline\nfirst\nsecond\n/online\n/quit\n", in: workspace)
+        #expect(first.stderr == noTransportNotice)
+        #expect(first.stdout.contains("/offline: there is no transport in host.json: nothing is sent anywhere, and your messages stay queued; add \"transport\" to chat with others"))
+        #expect(first.stdout.contains("/online: there is no transport in host.json"))
+        #expect(first.stdout.contains("#1 me · ") && first.stdout.components(separatedBy: " · queued").count - 1 >= 2)
 
-        let restarted = try imhost(["chat", url], input: "", in: workspace)
-        #expect(restarted.stderr == "imhost: delivered 2 messages sent while offline: recruiter m1, recruiter m2\n")
-        #expect(!restarted.stdout.contains("pending"))
-        let again = try imhost(["chat", url], input: "", in: workspace)
-        #expect(again.stderr.isEmpty, "nothing is sent twice")
-
-        let live = try imhost(["chat", url], input: "/offline\nthird\n/online\n", in: workspace)
-        #expect(live.stdout.contains("online: delivered 1 pending message (recruiter m3)"))
-        let lastRendering = try #require(live.stdout.components(separatedBy: "[jobs page]").last)
-        #expect(!lastRendering.components(separatedBy: "online: delivered")[0].contains("pending"))
+        let restarted = try imhost(["chat", url], input: "/why 2\n", in: workspace)
+        #expect(restarted.stderr.isEmpty, "said once")
+        #expect(restarted.stdout.contains("#2 me · ") && restarted.stdout.contains("  state: queued"))
+        #expect(try MessageStore(dataFolder: workspace.data, user: "me").queuedCount() == 2, "both wait in the outbox")
     }
 }

@@ -3,295 +3,187 @@ import Testing
 @testable import IMHost
 import IMKit
 
-@Suite("The conversation store")
+/// The store in process, on a real database file.
+@Suite("The message store")
 struct StoreTests {
-    func message(_ n: Int, in conversation: String = "u42") -> MessageEnvelope {
-        MessageEnvelope(id: "m\(n)", conversation: conversation, from: "u42", to: "me", timestamp: Int64(n),
-                        key: "text", payload: MessagePayload(json: #"{"text":"message \#(n)"}"#))
+    func text(_ n: Int) -> MessagePayload { MessagePayload(json: #"{"text":"message \#(n)"}"#) }
+
+    func incoming(_ n: Int, from peer: String = "u42", seq: Int? = nil) -> IncomingMessage {
+        IncomingMessage(from: peer, globalID: "g\(n)", seq: seq, key: "text", payload: text(n), sentAt: Int64(n))
     }
 
-    @Test("messages persist across opens, page from the newest, and keep their exact payload text")
+    @Test("messages persist across opens, page from the newest, keep their exact payload text, and each has a global id")
     func persistAndPage() throws {
         let workspace = try Workspace()
         let data = workspace.root + "/data"
         do {
-            let store = try FileConversationStore(dataFolder: data, user: "me")
-            try store.append(contentsOf: (1...100).map { message($0) })
-            try store.append(MessageEnvelope(id: "odd", conversation: "u42", from: "u42", to: "me", timestamp: 0,
-                                             key: "text", payload: MessagePayload(json: "{ \"text\" :  \"spaced\\nout\" }")))
+            let store = try MessageStore(dataFolder: data, user: "me")
+            _ = try store.storeIncoming((1...100).map { incoming($0) })
+            try store.storeOutgoing(to: "u42", key: "text", payload: MessagePayload(json: "{ \"text\" :  \"spaced\\nout\" }"), at: 500)
         }
-        let store = try FileConversationStore(dataFolder: data, user: "me")
+        #expect(FileManager.default.fileExists(atPath: data + "/users/me/messages.sqlite3"))
+        let store = try MessageStore(dataFolder: data, user: "me")
         #expect(try store.count(of: "u42") == 101)
         let last = try store.messages(of: "u42", endingBefore: nil, limit: 20)
         #expect(last.map(\.position) == Array(81...100))
         #expect(last.last?.message.payload.json == "{ \"text\" :  \"spaced\\nout\" }")
+        #expect(last.last.flatMap { $0.message.globalID }.map { $0.count == 26 } == true, "a ULID the sender made")
         let older = try store.messages(of: "u42", endingBefore: 81, limit: 20)
         #expect(older.map(\.message.id) == (61...80).map { "m\($0 + 1)" })
         #expect(try store.messages(of: "u42", endingBefore: 3, limit: 20).map(\.message.id) == ["m1", "m2", "m3"])
         #expect(try store.count(of: "nobody") == 0)
+        let mode = try store.database.statement("PRAGMA journal_mode")
+        _ = try mode.step()
+        #expect(mode.text(0) == "wal")
     }
 
-    @Test("a torn last line is moved aside on open and every earlier message is intact")
-    func tornLine() throws {
-        let workspace = try Workspace()
-        let data = workspace.root + "/data"
-        do {
-            let store = try FileConversationStore(dataFolder: data, user: "me")
-            try store.append(contentsOf: (1...3).map { message($0) })
-        }
-        let log = data + "/users/me/u42.jsonl"
-        let handle = try #require(FileHandle(forWritingAtPath: log))
-        handle.seekToEndOfFile()
-        handle.write(Data(#"{"conversation":"u42","from":"u4"#.utf8))
-        try handle.close()
-
-        let store = try FileConversationStore(dataFolder: data, user: "me")
-        #expect(try store.count(of: "u42") == 3)
-        #expect(try store.messages(of: "u42", endingBefore: nil, limit: 10).map(\.message) == (1...3).map { message($0) })
-        #expect(store.repairs == ["recovered u42.jsonl: a torn last line of 32 bytes (a write cut short) was moved to u42.jsonl.torn; every earlier message is intact"])
-        #expect(try String(contentsOfFile: log + ".torn", encoding: .utf8) == #"{"conversation":"u42","from":"u4"# + "\n")
-        try store.append(message(4))
-        #expect(try FileConversationStore(dataFolder: data, user: "me").messages(of: "u42", endingBefore: nil, limit: 10).map(\.message.id) == ["m1", "m2", "m3", "m4"])
+    @Test("a message is stored once by (sender, global id): again changes nothing, and another sender's same id is its own")
+    func storedOnce() throws {
+        let store = try MessageStore(memoryFor: "me")
+        #expect(try store.storeIncoming([incoming(1)]).first.map { if case .stored = $0 { true } else { false } } == true)
+        #expect(try store.storeIncoming([incoming(1)]) == [.duplicate])
+        #expect(try store.count(of: "u42") == 1)
+        // Mallory sending Bob's id stores Mallory's own message, and suppresses nothing.
+        _ = try store.storeIncoming([incoming(1, from: "mallory")])
+        #expect(try store.count(of: "mallory") == 1 && store.count(of: "u42") == 1)
     }
 
-    @Test("a lost or stale index is rebuilt from the log")
-    func indexRebuilt() throws {
-        let workspace = try Workspace()
-        let data = workspace.root + "/data"
-        do {
-            let store = try FileConversationStore(dataFolder: data, user: "me")
-            try store.append(contentsOf: (1...5).map { message($0) })
-        }
-        try FileManager.default.removeItem(atPath: data + "/users/me/u42.jsonl.index")
-        let store = try FileConversationStore(dataFolder: data, user: "me")
-        #expect(try store.count(of: "u42") == 5)
-        #expect(try store.messages(of: "u42", endingBefore: nil, limit: 2).map(\.message.id) == ["m4", "m5"])
-        #expect(store.repairs == ["rebuilt the index of u42.jsonl from its log (its index did not match the log): 5 messages"])
+    @Test("a sender's message that arrives late goes before its later ones, by seq")
+    func seqOrder() throws {
+        let store = try MessageStore(memoryFor: "me")
+        _ = try store.storeIncoming([incoming(1, seq: 1), incoming(3, seq: 3)])
+        try store.storeOutgoing(to: "u42", key: "text", payload: text(9), at: 9)
+        _ = try store.storeIncoming([incoming(2, seq: 2)])
+        let shown = try store.stored(of: "u42", endingBefore: nil, limit: 10)
+        #expect(shown.map(\.envelope.payload.json) == [text(1), text(2), text(3), text(9)].map(\.json))
+        #expect(shown.map(\.position) == [0, 1, 2, 3])
     }
 
-    @Test("an index that is not increasing, points between lines, or ends in a partial entry is rebuilt on open",
-          arguments: ["swapped", "shifted", "partial", "short"])
-    func corruptIndex(damage: String) throws {
-        let workspace = try Workspace()
-        let data = workspace.root + "/data"
-        do {
-            let store = try FileConversationStore(dataFolder: data, user: "me")
-            try store.append(contentsOf: (1...6).map { message($0) })
-        }
-        let path = data + "/users/me/u42.jsonl.index"
-        var index = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
-        switch damage {
-        case "swapped": index.replaceSubrange(8..<24, with: Array(index[16..<24] + index[8..<16]))
-        case "shifted": index[16] &+= 3
-        case "partial": index += [1, 2, 3]
-        default: index.removeLast(16)
-        }
-        try Data(index).write(to: URL(fileURLWithPath: path))
-        let store = try FileConversationStore(dataFolder: data, user: "me")
-        #expect(try store.count(of: "u42") == 6)
-        #expect(try store.messages(of: "u42", endingBefore: nil, limit: 10).map(\.message) == (1...6).map { message($0) })
-        #expect(store.repairs.count == 1 && store.repairs[0].hasPrefix("rebuilt the index of u42.jsonl from its log"), "\(store.repairs)")
+    @Test("state: queued, then sent, delivered, read; a receipt for another sender's id changes nothing; failed and retried")
+    func states() throws {
+        let store = try MessageStore(memoryFor: "me")
+        let sent = try store.storeOutgoing(to: "bob", key: "text", payload: text(1), at: 1)
+        #expect(sent.state == .queued && sent.seq == 1)
+        #expect(try store.queuedCount() == 1)
+        let claimed = try store.claim(limit: 10, now: 10, leaseMilliseconds: 1000)
+        #expect(claimed.map(\.globalID) == [sent.envelope.globalID])
+        #expect(try store.claim(limit: 10, now: 20, leaseMilliseconds: 1000).isEmpty, "claimed once, while the lease runs")
+        #expect(try store.claim(limit: 10, now: 2000, leaseMilliseconds: 1000).count == 1, "a lease that ran out can be claimed again")
+        try store.markSent(claimed)
+        #expect(try store.stored(of: "bob", endingBefore: nil, limit: 1).first?.state == .sent)
+        #expect(try store.receipt(from: "mallory", ids: [sent.envelope.globalID!], state: .delivered, at: 3) == 0, "only bob can say bob has it")
+        #expect(try store.receipt(from: "bob", ids: [sent.envelope.globalID!], state: .delivered, at: 3) == 1)
+        #expect(try store.queuedCount() == 0, "delivered messages leave the outbox")
+        _ = try store.receipt(from: "bob", ids: [sent.envelope.globalID!], state: .read, at: 4)
+        _ = try store.receipt(from: "bob", ids: [sent.envelope.globalID!], state: .delivered, at: 5)
+        #expect(try store.stored(of: "bob", endingBefore: nil, limit: 1).first?.state == .read, "a late delivered does not undo read")
+
+        let second = try store.storeOutgoing(to: "bob", key: "text", payload: text(2), at: 6)
+        #expect(second.seq == 2)
+        #expect(try store.fail(to: "bob", ids: [second.envelope.globalID!], reason: "refused: unknown key") == 1)
+        let failed = try #require(try store.stored(of: "bob", endingBefore: nil, limit: 1).first)
+        #expect(failed.state == .failed && failed.reason == "refused: unknown key")
+        #expect(try store.retry("bob", number: 2, at: 7))
+        #expect(try store.stored(of: "bob", endingBefore: nil, limit: 1).first?.state == .queued)
+        #expect(try store.queuedCount() == 1)
     }
 
-    @Test("a large log is checked by samples on open, and an entry found wrong when read rebuilds the index")
-    func largeLogIndex() throws {
-        let workspace = try Workspace()
-        let data = workspace.root + "/data"
-        let padding = String(repeating: "x", count: 200)
-        let count = Int(ConversationLog.fullCheckLimit) / 300 + 1000
-        do {
-            let store = try FileConversationStore(dataFolder: data, user: "me")
-            try store.append(contentsOf: (1...count).map { n in
-                MessageEnvelope(id: "m\(n)", conversation: "u42", from: "u42", to: "me", timestamp: 0, key: "text",
-                                payload: MessagePayload(json: #"{"text":"\#(padding) \#(n)"}"#))
-            })
-        }
-        // One entry in the middle of the last page points a byte into its line.
-        let path = data + "/users/me/u42.jsonl.index"
-        var index = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
-        index[(count - 5) * 8] &+= 1
-        try Data(index).write(to: URL(fileURLWithPath: path))
-        let store = try FileConversationStore(dataFolder: data, user: "me")
-        #expect(store.repairs.isEmpty, "a sample-checked open does not read every entry")
-        let last = try store.messages(of: "u42", endingBefore: nil, limit: 10)
-        #expect(last.map(\.message.id) == (count - 9...count).map { "m\($0)" })
-        #expect(store.repairs.count == 1 && store.repairs[0].hasPrefix("rebuilt the index of u42.jsonl from its log"), "\(store.repairs)")
+    @Test("the list of conversations: newest first, unread counts, the last message, the page each opens on")
+    func conversations() throws {
+        let store = try MessageStore(memoryFor: "me")
+        _ = try store.storeIncoming([incoming(1, from: "alice"), incoming(2, from: "alice")])
+        try store.remember(JumpPage(rootCateID: 1, cateID: 12, infoID: "L1"), for: "alice")
+        try store.storeOutgoing(to: "bob", key: "text", payload: text(3), at: Clock.now() + 1000)
+        let list = try store.conversations()
+        #expect(list.map(\.peer) == ["bob", "alice"])
+        #expect(list[1].unread == 2 && list[1].lastText == "message 2" && list[1].lastFromPeer)
+        #expect(list[1].page == JumpPage(rootCateID: 1, cateID: 12, infoID: "L1"))
+        #expect(try store.markRead("alice", before: 2) == ["g1", "g2"])
+        #expect(try store.conversations().first { $0.peer == "alice" }?.unread == 0)
     }
 
-    @Test("lines a writer stored but did not index (killed between its two writes) are indexed by the next writer")
-    func unindexedLines() throws {
-        let workspace = try Workspace()
-        let data = workspace.root + "/data"
-        let store = try FileConversationStore(dataFolder: data, user: "me")
-        try store.append(contentsOf: (1...2).map { message($0) })
-        // Another process appended m3 to the log and died before its index entry.
-        let handle = try #require(FileHandle(forWritingAtPath: data + "/users/me/u42.jsonl"))
-        handle.seekToEndOfFile()
-        handle.write(Data((String(decoding: try JSONEncoder().encode(message(3)), as: UTF8.self) + "\n").utf8))
-        try handle.close()
-        let sent = try store.append(to: "u42") { position in
-            MessageEnvelope(id: "m\(position + 1)", conversation: "u42", from: "me", to: "u42", timestamp: 9, key: "text",
-                            payload: MessagePayload(json: #"{"text":"next"}"#))
-        }
-        #expect(sent.id == "m4", "the position comes from the log, under its lock, not from this writer's count")
-        let reopened = try FileConversationStore(dataFolder: data, user: "me")
-        #expect(try reopened.messages(of: "u42", endingBefore: nil, limit: 10).map(\.message.id) == ["m1", "m2", "m3", "m4"])
-        #expect(reopened.repairs.isEmpty)
+    @Test("search: every word required, newest first, Chinese words too, short words scanned, and nothing typed is syntax")
+    func search() throws {
+        let store = try MessageStore(memoryFor: "me")
+        let words = ["sunny flat near the park", "阳光两居室 Sunny 2-room flat", "the park is closed", #"quote " and NEAR(park) * OR"#, "a 好 b"]
+        _ = try store.storeIncoming(words.enumerated().map { IncomingMessage(from: "u42", globalID: "w\($0.offset)", seq: nil, key: "text",
+                                                                            payload: MessagePayload(json: #"{"text":"\#($0.element.replacing("\"", with: "\\\""))"}"#),
+                                                                            sentAt: Int64($0.offset)) })
+        _ = try store.storeIncoming([IncomingMessage(from: "bob", globalID: "card", seq: nil, key: "house.listing",
+                                                     payload: MessagePayload(json: #"{"id":"L9","title":"Park view flat","price":1}"#), sentAt: 9)])
+        #expect(try store.search(["flat", "sunny"], peer: nil, limit: 20).map(\.number) == [2, 1])
+        #expect(try store.search(["park"], peer: nil, limit: 20).map(\.peer) == ["bob", "u42", "u42", "u42"], "a card's strings are searched")
+        #expect(try store.search(["park"], peer: "u42", limit: 2).map(\.number) == [4, 3])
+        #expect(try store.search(["两居室"], peer: nil, limit: 20).map(\.number) == [2])
+        #expect(try store.search(["NEAR(park)"], peer: nil, limit: 20).map(\.number) == [4], "FTS syntax is only text")
+        #expect(try store.search(["\""], peer: nil, limit: 20).map(\.number) == [4])
+        #expect(try store.search(["好"], peer: nil, limit: 20).map(\.number) == [5], "a word under three characters is scanned for")
+        #expect(try store.search(["%"], peer: nil, limit: 20).isEmpty, "LIKE syntax is only text")
+        #expect(try store.search(["nothing-like-it"], peer: nil, limit: 20).isEmpty)
     }
 
-    @Test("hostile ids stay inside the data folder, or are refused", arguments: ["../../etc/x", "/etc/passwd", "..", ".", "a/b", "张三"])
+    @Test("hostile ids stay out of paths, or are refused", arguments: ["../../etc/x", "/etc/passwd", "..", ".", "a/b", "张三"])
     func hostileIDs(id: String) throws {
         let workspace = try Workspace()
         let data = workspace.root + "/data"
-        let store = try FileConversationStore(dataFolder: data, user: id)
-        try store.append(message(1, in: id))
+        let store = try MessageStore(dataFolder: data, user: id)
+        try store.storeOutgoing(to: id, key: "text", payload: text(1), at: 1)
         #expect(try store.count(of: id) == 1)
         let users = try FileManager.default.contentsOfDirectory(atPath: data + "/users")
-        #expect(users.count == 1)
-        let files = try FileManager.default.contentsOfDirectory(atPath: data + "/users/" + users[0])
-        #expect(files.sorted() == [users[0] + ".jsonl", users[0] + ".jsonl.index"])
-        #expect(!users[0].contains("/") && !users[0].contains("."))
+        #expect(users.count == 1 && !users[0].contains("/") && !users[0].contains("."))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: data + "/users/" + users[0]).contains("messages.sqlite3"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: workspace.root).sorted() == ["Plugins", "data"])
     }
 
-    @Test("ids too long or with control characters are refused with the reason")
+    @Test("peer ids too long or with control characters are refused with the reason")
     func refusedIDs() throws {
+        let store = try MessageStore(memoryFor: "me")
+        #expect(throws: StoreError(.refused, "the peer id is 81 bytes long; the limit is 80")) {
+            try store.storeOutgoing(to: String(repeating: "x", count: 81), key: "text", payload: text(1), at: 1)
+        }
+        #expect(throws: StoreError.self) { try store.storeOutgoing(to: "a\nb", key: "text", payload: text(1), at: 1) }
+    }
+
+    @Test("a database newer than this code is refused in one line, and left as it is")
+    func newerSchema() throws {
         let workspace = try Workspace()
-        let store = try FileConversationStore(dataFolder: workspace.root + "/data", user: "me")
-        #expect(throws: FileConversationStore.Failure(description: "conversation id is 81 bytes long; the limit is 80")) {
-            try store.append(message(1, in: String(repeating: "x", count: 81)))
+        let data = workspace.root + "/data"
+        _ = try MessageStore(dataFolder: data, user: "me")
+        let path = data + "/users/me/messages.sqlite3"
+        #expect(try run("/usr/bin/sqlite3", [path, "PRAGMA user_version = 99"]).status == 0)
+        #expect(throws: StoreError(.failed, "\(path): it was written by a newer imhost (schema 99; this one knows up to \(Migrations.latest)); run that imhost, or move the file aside (SQLite 0)")) {
+            _ = try MessageStore(dataFolder: data, user: "me")
         }
-        #expect(throws: FileConversationStore.Failure(description: "conversation id contains a control character")) {
-            try store.append(message(1, in: "a\nb"))
+    }
+
+    @Test("a damaged database is found at open, said, moved aside untouched, and a fresh one takes its place",
+          arguments: ["not a database", "truncated", "bad header", "bad schema"])
+    func damaged(_ how: String) throws {
+        let workspace = try Workspace()
+        let data = workspace.root + "/data"
+        do {
+            let store = try MessageStore(dataFolder: data, user: "me")
+            _ = try store.storeIncoming((1...200).map { incoming($0) })
         }
-    }
-}
-
-/// The store as `imhost chat` uses it: several writers, a writer killed, a full disk, a
-/// read-only data folder, the outbox after a crash.
-@Suite("The store under imhost chat", .serialized, .timeLimit(.minutes(5)))
-struct StoreProcessTests {
-    static let url = "im://chat?rootCateID=1&cateID=12&peer=u42"
-
-    /// Every line of the conversation's log, decoded; and what the store says of it.
-    func stored(_ workspace: Workspace) throws -> (lines: [MessageEnvelope], count: Int, endsWithNewline: Bool) {
-        let log = try Data(contentsOf: URL(fileURLWithPath: workspace.data + "/users/me/u42.jsonl"))
-        let lines = try log.split(separator: UInt8(ascii: "\n")).map { try JSONDecoder().decode(MessageEnvelope.self, from: Data($0)) }
-        let count = try FileConversationStore(dataFolder: workspace.data, user: "me").count(of: "u42")
-        return (lines, count, log.last == UInt8(ascii: "\n"))
-    }
-
-    @Test("two writers of one conversation: 300 messages, 300 distinct ids, every line indexed")
-    func twoWriters() throws {
-        let workspace = try Workspace.standard()
-        let first = try RunningProcess(BuildProducts.imhost, ["chat", Self.url], in: workspace.root)
-        let second = try RunningProcess(BuildProducts.imhost, ["chat", Self.url], in: workspace.root)
-        for n in 1...150 {
-            first.send("first \(n)")
-            second.send("second \(n)")
+        let path = data + "/users/me/messages.sqlite3"
+        switch how {
+        case "not a database": try String(repeating: "hello ", count: 2000).write(toFile: path, atomically: false, encoding: .utf8)
+        case "truncated": #expect(truncate(path, 4096 + 100) == 0)
+        case "bad header":
+            let handle = try #require(FileHandle(forWritingAtPath: path))
+            try handle.seek(toOffset: 0)
+            handle.write(Data("SQLite format 9\u{0}".utf8))
+            try handle.close()
+        default:
+            #expect(try run("/usr/bin/sqlite3", [path, "DROP TABLE blocked"]).status == 0)
         }
-        #expect(first.finish().status == 0)
-        #expect(second.finish().status == 0)
-        let (lines, count, whole) = try stored(workspace)
-        #expect(lines.count == 300)
-        #expect(count == 300)
-        #expect(whole)
-        #expect(Set(lines.map(\.id)) == Set((1...300).map { "m\($0)" }), "ids are allocated under the log's lock")
-        #expect(lines.map(\.id) == (1...300).map { "m\($0)" }, "in log order")
-    }
-
-    @Test("a writer killed while sending leaves every stored line whole, indexed and numbered once")
-    func killedWriter() throws {
-        let workspace = try Workspace.standard()
-        let doomed = try RunningProcess(BuildProducts.imhost, ["chat", Self.url], in: workspace.root)
-        let survivor = try RunningProcess(BuildProducts.imhost, ["chat", Self.url], in: workspace.root)
-        for n in 1...400 { doomed.send("doomed \(n)") }
-        try #require(doomed.waitFor("│ doomed 30 │"), "the first writer got going")
-        for n in 1...50 { survivor.send("survivor \(n)") }
-        // The worker and its supervisor, killed with no chance to tidy up.
-        for worker in children(of: doomed.pid) { kill(worker, SIGKILL) }
-        doomed.signal(SIGKILL)
-        _ = doomed.finish()
-        for n in 51...100 { survivor.send("survivor \(n)") }
-        #expect(survivor.finish().status == 0)
-        let (lines, count, whole) = try stored(workspace)
-        #expect(whole)
-        #expect(count == lines.count, "the index knows every line")
-        #expect(lines.map(\.id) == (1...lines.count).map { "m\($0)" })
-        #expect(lines.filter { $0.payload.json.contains("survivor") }.count == 100)
-    }
-
-    @Test("a write that fails (file size limit, as a full disk) stores nothing, says which file, and the chat goes on")
-    func failedWrite() throws {
-        let workspace = try Workspace.standard()
-        let text = String(repeating: "长", count: 300)
-        let input = (1...30).map { "\($0) \(text)" }.joined(separator: "\n") + "\n/recv text {\"text\":\"after\"}\n"
-        // prlimit sets RLIMIT_FSIZE: writes past 16 KiB fail with EFBIG, as they would with ENOSPC.
-        let result = try run("/usr/bin/prlimit", ["--fsize=16384", BuildProducts.imhost, "chat", Self.url],
-                             input: input, currentDirectory: workspace.root)
-        #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("the message could not be stored: cannot write \(workspace.data)/users/me/u42.jsonl: write: File too large; nothing was stored"), "\(result.stdout.suffix(2000))")
-        let (lines, count, whole) = try stored(workspace)
-        #expect(whole, "no half line is left behind")
-        #expect(count == lines.count)
-        #expect(lines.count >= 5 && lines.count < 30)
-        #expect(lines.map(\.id) == (1...lines.count).map { "m\($0)" })
-        let reopened = try imhost(["chat", Self.url], input: "/recv text {\"text\":\"later\"}\n", in: workspace)
-        #expect(reopened.stdout.contains("│ later │"), "earlier messages stay readable and the log takes more")
-    }
-
-    @Test("a read-only data folder shows the conversation and refuses to send with one clear line")
-    func readOnly() throws {
-        let workspace = try Workspace.standard()
-        let first = try imhost(["chat", Self.url], input: "hello\n/recv text {\"text\":\"hi back\"}\n", in: workspace)
-        #expect(first.status == 0)
-        let folder = workspace.data + "/users/me"
-        // Immutable files and folder: even root cannot write them (chattr needs CAP_LINUX_IMMUTABLE).
-        let locked = try run("/usr/bin/chattr", ["-R", "+i", folder])
-        try #require(locked.status == 0, "chattr +i failed: \(locked.stderr)")
-        defer { _ = try? run("/usr/bin/chattr", ["-R", "-i", folder]) }
-        let result = try imhost(["chat", Self.url], input: "one more\n/recv text {\"text\":\"x\"}\n", in: workspace)
-        #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("│ hello │") && result.stdout.contains("│ hi back │"))
-        #expect(result.stdout.contains("cannot send: the data folder (\(folder)) is read-only, so messages can be read but not stored; make it writable"))
-        #expect(result.stdout.contains("/recv: not sent: the message could not be stored: cannot write \(folder)/u42.jsonl: the data folder is read-only"))
-    }
-
-    @Test("a message queued but never stored (a crash between the two writes) is dropped at sign-in, never delivered")
-    func outboxReconciled() throws {
-        let workspace = try Workspace.standard()
-        let offline = try imhost(["chat", Self.url], input: "/offline\nstored while offline\n", in: workspace)
-        #expect(offline.status == 0)
-        let outbox = workspace.data + "/users/me/outbox.jsonl"
-        let handle = try #require(FileHandle(forWritingAtPath: outbox))
-        handle.seekToEndOfFile()
-        handle.write(Data(#"{"conversation":"u42","id":"m2","state":"pending"}"#.utf8 + [0x0A]))
-        try handle.close()
-        let online = try imhost(["chat", Self.url], input: "", in: workspace)
-        #expect(online.stderr.contains("imhost: delivered 1 message sent while offline: u42 m1\n"), "\(online.stderr)")
-        let records = try String(contentsOfFile: outbox, encoding: .utf8)
-        #expect(records.contains(#"{"conversation":"u42","id":"m2","state":"dropped"}"#))
-        #expect(!records.contains(#""id":"m2","state":"delivered""#))
-    }
-
-    @Test("/more with nothing older says so and keeps every message in view")
-    func moreKeepsWindow() throws {
-        let workspace = try Workspace.standard()
-        let result = try imhost(["chat", Self.url], input: "one\ntwo\n/more\n/recv text {\"text\":\"three\"}\n", in: workspace)
-        #expect(result.stdout.contains("/more: no older messages; the whole conversation is shown"))
-        let last = try #require(result.stdout.components(separatedBy: "════").last)
-        #expect(last.contains("│ one │") && last.contains("│ three │"), "\(last)")
-    }
-
-    @Test("a log line that is not a message shows as a placeholder whose /why says so, and is kept")
-    func unreadableLine() throws {
-        let workspace = try Workspace.standard()
-        _ = try imhost(["chat", Self.url], input: "before\n", in: workspace)
-        let log = workspace.data + "/users/me/u42.jsonl"
-        try FileSystem.appendLine(Array(#"{"not":"a message"}"#.utf8), to: log)
-        let result = try imhost(["chat", Self.url], input: "/why 2\n", in: workspace)
-        #expect(result.stdout.contains("why #2 ((unreadable line)): the stored line does not read: the log line is not a message record"),
-                "\(result.stdout.suffix(1500))")
-        #expect(try String(contentsOfFile: log, encoding: .utf8).contains(#"{"not":"a message"}"#))
+        let damagedBytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        let store = try MessageStore(dataFolder: data, user: "me")
+        let notes = store.takeNotes()
+        #expect(notes.count == 1 && notes[0].hasPrefix("\(path) is damaged"), "\(notes)")
+        let aside = try #require(try FileManager.default.contentsOfDirectory(atPath: data + "/users/me").first { $0.hasPrefix("messages.sqlite3.damaged-") && !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") })
+        #expect(try Data(contentsOf: URL(fileURLWithPath: data + "/users/me/" + aside)) == damagedBytes, "kept as it was")
+        try store.storeOutgoing(to: "u42", key: "text", payload: text(1), at: 1)
+        #expect(try store.count(of: "u42") == 1, "the fresh store works")
     }
 }

@@ -22,6 +22,9 @@ public final class ChatHost {
     public private(set) var userID: String
     /// Milliseconds since 1970 for new messages; tests fix it.
     public var clock: () -> Int64 = { Clock.now() }
+    /// Says something a person should know at once, while the host is still busy (it waits for
+    /// another process importing the same store, say). The terminal sets it; default: nothing.
+    public var announce: (String) -> Void = { _ in }
     /// Crashes found at start in breadcrumbs of processes that died with nobody to record them.
     public private(set) var recoveredCrashes: [CrashRecord] = []
 
@@ -35,14 +38,13 @@ public final class ChatHost {
 
     private struct SignedIn {
         let session: UserSession
-        let store: any ConversationStore
+        let store: MessageStore
         let sender: MessageSender
-        let delivery: DeliveryService
     }
 
     /// The host's own services, which lines' services may depend on.
     static var hostServices: [ServiceRegistration] {
-        [ServiceRegistration(id: DeliveryService.id) { DeliveryService() }]
+        [ServiceRegistration(id: ConnectionService.id) { ConnectionService() }]
     }
 
     /// Loads host.json at `configPath` and builds the host from it.
@@ -108,46 +110,33 @@ public final class ChatHost {
 
     // MARK: The user
 
-    /// Signs the user in, if nobody is: opens their conversations and builds their services
-    /// (the host's now; a line's when the line is first used). Online (the default), messages
-    /// sent while offline in an earlier run are delivered now. Every command that opens a chat
-    /// or a route signs in first, explicitly: nothing signs in as a side effect.
-    /// - Throws: ``FileConversationStore/Failure`` when the data folder cannot be used.
+    /// Signs the user in, if nobody is: opens their store (importing a 1.0 data folder the
+    /// first time) and builds their services (the host's now; a line's when the line is first
+    /// used). `online` says whether the user wants the connection; without a transport there is
+    /// none, and what they send stays queued. Every command that opens a chat or a route signs
+    /// in first, explicitly: nothing signs in as a side effect.
+    /// - Throws: ``StoreError`` when the user's store cannot be opened.
     public func signIn(online: Bool = true) throws {
         guard signedIn == nil else { return }
-        var store: any ConversationStore = MemoryConversationStore()
-        var outbox = Outbox(memory: ())
-        if durable {
-            let files = try FileConversationStore(dataFolder: dataFolder, user: userID)
-            outbox = try Outbox(path: files.folder + "/outbox.jsonl")
-            store = files
-        }
-        let delivery = DeliveryService(outbox: outbox)
+        let store = durable ? try MessageStore(dataFolder: dataFolder, user: userID, say: announce) : try MessageStore(memoryFor: userID)
         let sender = MessageSender(
-            userID: userID, store: store, delivery: delivery, limits: config.limits, lineGuard: lineGuard,
+            userID: userID, store: store, limits: config.limits, lineGuard: lineGuard,
             lookup: { [weak self] key in self?.registeredBuilder(for: key) },
             degrade: { [weak self] key in self?.degrade(forKey: key) },
             clock: { [weak self] in self?.clock() ?? Clock.now() })
         sender.readOnly = readOnly
         let lineTransport = Transport(isOnline: false) { [weak sender] (key, payload, peer) throws(SendError) in
             guard let sender else { throw SendError(.notStored, "the user signed out") }
-            return try sender.send(key: key, payload: payload, to: peer)
+            return try sender.send(key: key, payload: payload, to: peer).envelope
         }
         let session = UserSession(user: userID, transport: lineTransport, guard: lineGuard) { [weak self] line in self?.lines.mark(of: line) }
-        session.start(Self.hostServices.map { $0.id == DeliveryService.id ? ServiceRegistration(id: DeliveryService.id) { delivery } : $0 })
+        session.start(Self.hostServices)
         for line in lines.registeredLines where lines.availability(of: line) == .available {
             session.start(lines.services(of: line))
             lines.setServicesStarted(line, true)
         }
-        // A message queued but never stored (the process died between the two writes) is dropped
-        // before anything is delivered.
-        delivery.reconcile { [store] queued in
-            guard queued.id.hasPrefix("m"), let number = Int(queued.id.dropFirst()), number >= 1,
-                  let found = try? store.messages(of: queued.conversation, endingBefore: number, limit: 1).first else { return false }
-            return found.position == number - 1 && found.message.id == queued.id
-        }
-        session.setOnline(online)
-        signedIn = SignedIn(session: session, store: store, sender: sender, delivery: delivery)
+        wantsOnline = online
+        signedIn = SignedIn(session: session, store: store, sender: sender)
     }
 
     /// Signs the current user out (every service finalized, in reverse order) and then signs
@@ -166,28 +155,32 @@ public final class ChatHost {
         signedIn = nil
     }
 
-    /// The signed-in user's conversations; `nil` until ``signIn(online:)``.
-    public var store: (any ConversationStore)? { signedIn?.store }
+    /// The signed-in user's messages; `nil` until ``signIn(online:)``.
+    public var store: MessageStore? { signedIn?.store }
 
     /// The signed-in user's context, with their services; `nil` until ``signIn(online:)``.
     public var user: UserContext? { signedIn?.session.context }
 
-    /// Whether the user is online.
+    /// Whether the user is online: connected through a transport.
     public var isOnline: Bool { signedIn?.session.isOnline ?? false }
 
-    /// Takes the user online (services' `online()` in order; pending messages are delivered)
-    /// or offline (`offline()` in reverse).
-    /// - Returns: the messages delivered by going online, in order.
-    @discardableResult
-    public func setOnline(_ online: Bool) -> [(conversation: String, id: String)] {
-        signedIn?.session.setOnline(online)
-        guard online, let delivery = signedIn?.delivery else { return [] }
-        return delivery.lastDelivered.map { ($0.conversation, $0.id) }
-    }
+    /// Whether the user wants to be online (`/online`, `/offline`).
+    public private(set) var wantsOnline = true
 
-    /// Messages sent while offline in an earlier run and delivered when this user signed in.
-    public var deliveredAtSignIn: [(conversation: String, id: String)] {
-        signedIn?.delivery.lastDelivered.map { ($0.conversation, $0.id) } ?? []
+    /// Whether host.json names a transport; without one the host works alone and what is sent
+    /// stays queued.
+    public var hasTransport: Bool { false }
+
+    /// Takes the user online (services' `online()` in order) or offline (`offline()` in reverse),
+    /// when there is a transport. Returns what happened, for a person.
+    @discardableResult
+    public func setOnline(_ online: Bool) -> String {
+        wantsOnline = online
+        guard hasTransport else {
+            return "there is no transport in \(FileSystem.baseName(config.file)): nothing is sent anywhere, and your messages stay queued; add \"transport\" to chat with others"
+        }
+        signedIn?.session.setOnline(online)
+        return online ? "online" : "offline: what you send waits, queued, until /online"
     }
 
     // MARK: Lines
@@ -374,15 +367,18 @@ public final class ChatHost {
             mark = lines.mark(of: id)
         }
         try signIn()
-        return ChatPage(decision: decision, pageType: pageType, peer: peer, window: window,
-                        environment: environment(mark: mark, legacy: pageType == LegacyPage.self))
+        let page = ChatPage(decision: decision, pageType: pageType, peer: peer, window: window,
+                            environment: environment(mark: mark, legacy: pageType == LegacyPage.self))
+        // The conversation opens on this page from now on (`imhost chat --peer`, `imhost chats`).
+        try? signedIn?.store.remember(page.page, for: peer)
+        return page
     }
 
     /// What a page needs from the host, handed to it: it never reaches into the host itself.
     private func environment(mark: LineMark?, legacy: Bool) -> PageEnvironment {
         let signedIn = signedIn!
         return PageEnvironment(
-            user: signedIn.session.context, store: signedIn.store, sender: signedIn.sender, delivery: signedIn.delivery,
+            user: signedIn.session.context, store: signedIn.store, sender: signedIn.sender,
             lineGuard: lineGuard, mark: mark, isLegacy: legacy,
             lookup: { [weak self] key in self?.registeredBuilder(for: key) },
             degrade: { [weak self] key in self?.degrade(forKey: key) },

@@ -2,15 +2,16 @@
 
 /// The one way a message is sent, whoever sends it: a page (its input bar, a line's component,
 /// `/send`), a line's ``Transport`` from a service, or a scenario. It checks the key and the
-/// payload, stores the message and queues it for delivery in one step, and hands it to the
-/// connection. Made at sign-in for the signed-in user.
+/// payload, then stores the message and queues it for delivery in one durable transaction; the
+/// connection takes it from the queue. Made at sign-in for the signed-in user.
 ///
 /// `/recv` and scenarios' `receive` store a message from a peer through ``receive(key:payload:from:)``:
 /// kept whatever its key, checked only against the limits.
 final class MessageSender {
     let userID: String
-    private let store: any ConversationStore
-    private let delivery: DeliveryService?
+    private let store: MessageStore
+    /// Told of every message queued, so the connection can take it at once.
+    var onQueued: (StoredMessage) -> Void = { _ in }
     /// The limits in force (host.json's, updated on reload).
     var limits: HostConfig.Limits
     private let lineGuard: LineGuard
@@ -22,11 +23,10 @@ final class MessageSender {
     /// Why nothing may be written in this run (a full disk), when something stops it.
     var readOnly: String?
 
-    init(userID: String, store: any ConversationStore, delivery: DeliveryService?, limits: HostConfig.Limits, lineGuard: LineGuard,
+    init(userID: String, store: MessageStore, limits: HostConfig.Limits, lineGuard: LineGuard,
          lookup: @escaping (String) -> RegisteredBuilder?, degrade: @escaping (String) -> Degrade?, clock: @escaping () -> Int64) {
         self.userID = userID
         self.store = store
-        self.delivery = delivery
         self.limits = limits
         self.lineGuard = lineGuard
         self.lookup = lookup
@@ -37,7 +37,9 @@ final class MessageSender {
     /// Sends a message from the signed-in user to `peer`, in their conversation: the key's
     /// builder must exist, be allowed (from the legacy page: built-in keys only) and decode the
     /// payload; then it is stored and handed to the connection.
-    func send(key: String, payload: MessagePayload, to peer: String, fromLegacyPage legacy: Bool = false) throws(SendError) -> MessageEnvelope {
+    /// `jump` is the page it was sent from, when a page sent it.
+    func send(key: String, payload: MessagePayload, to peer: String, fromLegacyPage legacy: Bool = false,
+              jump: JumpPage? = nil) throws(SendError) -> StoredMessage {
         if legacy, let line = LineID.owner(ofMessageKey: key) {
             throw SendError(.unavailable, "the legacy page sends built-in messages only; '\(key)' belongs to line '\(line)'")
         }
@@ -57,25 +59,28 @@ final class MessageSender {
         try Self.check(payload, limits)
         if let readOnly { throw SendError(.notStored, "cannot send: \(readOnly)") }
         if store.isReadOnly {
-            let folder = (store as? FileConversationStore).map { " (\($0.folder))" } ?? ""
-            throw SendError(.notStored, "cannot send: the data folder\(folder) is read-only, so messages can be read but not stored; make it writable")
+            throw SendError(.notStored, "cannot send: " + (store.readOnlyReason ?? "the store is read-only"))
         }
-        // Queued for delivery before it is stored, under the store's lock: a message is never
-        // stored without being queued (a queued message that was never stored is dropped at
-        // the next sign-in).
-        let message = try store(key: key, payload: payload, from: userID, to: peer) { message in
-            try delivery?.queue(message)
+        let message: StoredMessage
+        do throws(StoreError) {
+            message = try store.storeOutgoing(to: peer, key: key, payload: payload, at: clock(), jump: jump)
+        } catch {
+            throw SendError(.notStored, "the message could not be stored: \(error)")
         }
-        delivery?.deliverIfOnline(message)
+        onQueued(message)
         return message
     }
 
     /// Stores a message from `peer`, as if it had arrived, and sends nothing. It is kept whatever
     /// its key: a message this host cannot show is shown as a placeholder, never dropped.
-    func receive(key: String, payload: MessagePayload, from peer: String) throws(SendError) -> MessageEnvelope {
+    func receive(key: String, payload: MessagePayload, from peer: String) throws(SendError) -> StoredMessage {
         try Self.check(payload, limits)
         if let readOnly { throw SendError(.notStored, "cannot store it: \(readOnly)") }
-        return try store(key: key, payload: payload, from: peer, to: userID)
+        do throws(StoreError) {
+            return try store.storeLocal(from: peer, key: key, payload: payload, at: clock())
+        } catch {
+            throw SendError(.notStored, "the message could not be stored: \(error)")
+        }
     }
 
     /// Refuses a payload larger than `limits.payloadBytes`, or nested deeper than
@@ -111,23 +116,6 @@ final class MessageSender {
             return nil
         } catch {
             return PayloadDiagnosis.describe(error, payload: payload, as: Builder.Content.self)
-        }
-    }
-
-    /// Stores a message at the end of the conversation with the peer, numbered by the store
-    /// under its lock; `beforeStoring` runs with the numbered message before it is written.
-    private func store(key: String, payload: MessagePayload, from: String, to: String,
-                       beforeStoring: (MessageEnvelope) throws -> Void = { _ in }) throws(SendError) -> MessageEnvelope {
-        let conversation = from == userID ? to : from
-        do {
-            return try store.append(to: conversation) { position in
-                let message = MessageEnvelope(id: "m\(position + 1)", conversation: conversation,
-                                              from: from, to: to, timestamp: clock(), key: key, payload: payload)
-                try beforeStoring(message)
-                return message
-            }
-        } catch {
-            throw SendError(.notStored, "the message could not be stored: \(error)")
         }
     }
 }

@@ -8,6 +8,9 @@ public struct PresentedMessage {
     public var view: MessageView?
     /// Why it is a placeholder, if it is.
     public var degrade: Degrade?
-    /// Sent while offline and not delivered yet.
-    public var pending = false
+    /// Where it stands: queued, sent, delivered, read or failed (the user's own), received or
+    /// read (the peer's).
+    public var state: MessageState = .received
+    /// Why it failed, for one that failed.
+    public var failure: String?
 }

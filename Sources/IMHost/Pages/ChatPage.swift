@@ -69,20 +69,25 @@ public final class ChatPage {
     /// - Throws: ``SendError`` saying what was refused and why.
     @discardableResult
     public func send(key: String, payload: MessagePayload) throws(SendError) -> MessageEnvelope {
-        try environment.sender.send(key: key, payload: payload, to: context.peerID, fromLegacyPage: isLegacy)
+        try environment.sender.send(key: key, payload: payload, to: context.peerID, fromLegacyPage: isLegacy, jump: page).envelope
+    }
+
+    /// The page this chat was opened on: its jump's rootCateID, cateID and infoID.
+    public var page: JumpPage {
+        JumpPage(rootCateID: decision.jump.rootCateID, cateID: decision.jump.cateID, infoID: context.parameters["infoID"])
     }
 
     /// Stores a message from the peer, as if it had arrived. It is kept whatever its key: a
     /// message this host cannot show is shown as a placeholder, never dropped.
     @discardableResult
     public func receive(key: String, payload: MessagePayload) throws(SendError) -> MessageEnvelope {
-        try environment.sender.receive(key: key, payload: payload, from: context.peerID)
+        try environment.sender.receive(key: key, payload: payload, from: context.peerID).envelope
     }
 
     /// The messages the page shows now, oldest first, each with its number (its position in the
     /// conversation, from 1), laid out for a page `width` columns wide.
     public func presented(width: Int) throws -> [(number: Int, message: PresentedMessage)] {
-        try present(environment.store.messages(of: conversation, endingBefore: nil, limit: window), width: width)
+        try present(environment.store.stored(of: conversation, endingBefore: nil, limit: window), width: width)
     }
 
     private var presenter: MessagePresenter {
@@ -91,16 +96,14 @@ public final class ChatPage {
         return presenter
     }
 
-    private func present(_ entries: [(position: Int, message: MessageEnvelope)], width: Int)
-        -> [(number: Int, message: PresentedMessage)] {
+    private func present(_ entries: [StoredMessage], width: Int) -> [(number: Int, message: PresentedMessage)] {
         let presenter = presenter
         let bodyWidth = Self.bodyWidth(forPage: width)
-        let delivery = environment.delivery
-        let userID = environment.user.userID
         return entries.map { entry in
-            var presented = presenter.present(entry.message, outgoing: entry.message.from == userID, width: bodyWidth)
-            presented.pending = delivery.isPending(entry.message)
-            return (entry.position + 1, presented)
+            var presented = presenter.present(entry.envelope, outgoing: entry.isOutgoing, width: bodyWidth)
+            presented.state = entry.state
+            presented.failure = entry.reason
+            return (entry.number, presented)
         }
     }
 
@@ -148,7 +151,7 @@ public final class ChatPage {
     public func message(_ number: Int, width: Int = ChatPage.defaultWidth) throws -> PresentedMessage? {
         let total = try messageCount()
         guard number >= 1, number <= total, number > total - window else { return nil }
-        let stored = try environment.store.messages(of: conversation, endingBefore: number, limit: 1)
+        let stored = try environment.store.stored(of: conversation, endingBefore: number, limit: 1)
         return present(stored, width: width).first?.message
     }
 

@@ -5,10 +5,8 @@
 /// key cannot show, and the breadcrumb guard every call into line code goes through.
 struct PageEnvironment {
     let user: UserContext
-    let store: any ConversationStore
+    let store: MessageStore
     let sender: MessageSender
-    /// Says which sent messages still wait for the connection.
-    let delivery: DeliveryService
     let lineGuard: LineGuard
     /// The page's line, for breadcrumbs; `nil` on the legacy page (host code).
     let mark: LineMark?

@@ -11,7 +11,7 @@ enum ChatCommand {
     static let command = CommandLineTool.Command(
         name: "chat",
         summary: "open a chat from a jump URL and type to it (or pipe commands in)",
-        usage: "URL [--width N] [--user ID]",
+        usage: "URL | --peer ID [--width N] [--user ID]",
         help: """
             Opens the page the converter chooses for a jump URL, for example
               imhost chat 'im://chat?rootCateID=1&cateID=12&peer=u42&infoID=L1001'
@@ -29,15 +29,19 @@ enum ChatCommand {
             quarantined, and the chat reopens with its history; the command that crashed is not
             run again. After three restarts within a minute, the next crash stops the chat (exit 1).
 
+              --peer ID   open the conversation with ID on the page it last opened on
+                          (imhost chats lists them), instead of a URL
               --width N   page width in terminal columns (default 72)
               --user ID   the signed-in user (default: host.json "user", or "me")
             """,
-        flags: [], options: ["--width", "--user"],
+        flags: [], options: ["--width", "--user", "--peer"],
         run: run)
 
     static func run(_ arguments: Arguments, _ output: Output) -> Int32 {
-        guard arguments.positionals.count == 1 else {
-            output.diagnostic("imhost chat: expected one jump URL, got \(arguments.positionals.count); see imhost chat --help")
+        let peer = arguments.options["--peer"]
+        guard arguments.positionals.count == (peer == nil ? 1 : 0) else {
+            output.diagnostic(peer == nil ? "imhost chat: expected one jump URL, got \(arguments.positionals.count); see imhost chat --help"
+                                          : "imhost chat: --peer opens a conversation instead of a URL; give one or the other")
             return CommandLineTool.ExitCode.usage
         }
         let configPath = CommandLineTool.configPath(arguments)
@@ -50,7 +54,17 @@ enum ChatCommand {
         }
         let quarantineWatcher = ConfigWatcher(paths: [config.dataFolder + "/quarantine.json"])
         let terminal = isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1
-        var workerArguments = ["chat", arguments.positionals[0], "--config", configPath, "--width", "\(width)"]
+        var url = arguments.positionals.first ?? ""
+        if let peer {
+            if let problem = StorePath.problem(withID: peer) {
+                output.diagnostic("imhost chat: --peer: the peer id \(problem)")
+                return CommandLineTool.ExitCode.usage
+            }
+            let page = try? MessageStore(dataFolder: config.dataFolder, user: arguments.options["--user"] ?? config.user).page(for: peer)
+            if page == nil { output.diagnostic("imhost chat: no page is known for the conversation with \(peer); it opens on the legacy page") }
+            url = StoreViews.url(peer, page: page ?? nil)
+        }
+        var workerArguments = ["chat", url, "--config", configPath, "--width", "\(width)"]
         if let user = arguments.options["--user"] { workerArguments += ["--user", user] }
         if terminal { workerArguments.append("--terminal") }
         if arguments.flags.contains("--verbose") { workerArguments.append("--verbose") }

@@ -28,8 +28,9 @@ public enum CommandLineTool {
     }
 
     static let commands: [Command] = [
-        ChatCommand.command, PlayCommand.demo, OpenCommand.command, PlayCommand.command, PluginsCommand.command,
-        QuarantineCommand.command, RouteCommand.command, NewLineCommand.command, WorkerCommand.command, ScanCommand.command,
+        ChatCommand.command, StoreCommands.chats, PlayCommand.demo, OpenCommand.command, PlayCommand.command, PluginsCommand.command,
+        QuarantineCommand.command, RouteCommand.command, StoreCommands.search, StoreCommands.store, NewLineCommand.command,
+        WorkerCommand.command, ScanCommand.command,
     ]
 
     static let overview = """
@@ -155,8 +156,10 @@ public enum CommandLineTool {
         // Lines' log entries go to <data>/lines.log, warnings (everything, verbose) to standard
         // error too; those written while the scanner registers a line included.
         LineLogFile(dataFolder: dataFolder ?? config.dataFolder, verbose: verbose, echo: logEcho).install()
-        return ChatHost(config: config, options: ChatHost.Options(user: user, dataFolder: dataFolder, scanner: executable,
-                                                                 breadcrumbs: breadcrumbs, quarantine: quarantine, readOnly: readOnly))
+        let host = ChatHost(config: config, options: ChatHost.Options(user: user, dataFolder: dataFolder, scanner: executable,
+                                                                     breadcrumbs: breadcrumbs, quarantine: quarantine, readOnly: readOnly))
+        host.announce = { Output.standard.diagnostic("imhost: " + $0) }
+        return host
     }
 
     /// Says on standard error what the host could not use, and the crashes it recorded.

@@ -14,7 +14,13 @@ struct PageJSON: Encodable {
         var from: String
         var key: String
         var outgoing: Bool
-        var pending: Bool
+        /// Where it stands: queued, sent, delivered, read, failed (the user's own); received or
+        /// read (the peer's).
+        var state: String
+        /// Why it failed, for one that failed.
+        var failure: String?
+        /// The id its sender gave it.
+        var globalID: String?
         /// The builder's lines; absent for a placeholder.
         var lines: [String]?
         /// Why the message shows as a placeholder, in full; absent when it shows normally.
@@ -42,7 +48,8 @@ struct PageJSON: Encodable {
         messages = view.messages.map { number, presented in
             let envelope = presented.shown.envelope
             return Message(number: number, id: envelope.id, from: envelope.from, key: envelope.key,
-                           outgoing: presented.shown.isOutgoing, pending: presented.pending,
+                           outgoing: presented.shown.isOutgoing, state: presented.state.rawValue, failure: presented.failure,
+                           globalID: envelope.globalID,
                            lines: presented.view?.lines, why: presented.degrade?.description, short: presented.degrade?.short)
         }
     }

@@ -48,11 +48,22 @@ final class Worker {
 
     // MARK: chat
 
+    /// What a chat without a transport says, once a store.
+    static func noTransport(_ configPath: String) -> String {
+        "no transport in \(FileSystem.baseName(configPath)): this host works alone, and what you send stays queued (said once)"
+    }
+
     func chat(url: String) -> Int32 {
         let session: ChatSession
         do {
             // After a crash the user stays as they were: offline, if they were.
             try host.signIn(online: resume?.online ?? true)
+            if resume == nil {
+                for note in host.store?.takeNotes() ?? [] { output.diagnostic("imhost: \(note)") }
+                if !host.hasTransport, host.store?.firstTime("told: no transport") == true {
+                    output.diagnostic("imhost: \(Self.noTransport(configPath))")
+                }
+            }
             session = try ChatSession(host: host, url: resume?.url ?? url, window: resume?.window ?? 20, configPath: configPath,
                                       output: output, width: width, colors: colors)
             // Opens the conversation's files now: an id the store refuses is refused here.
@@ -63,15 +74,7 @@ final class Worker {
             output.diagnostic("imhost chat: \(said.hasPrefix("refused: ") || said.hasPrefix("not found: ") ? "" : "refused: ")\(said)")
             return CommandLineTool.ExitCode.failure
         }
-        if resume == nil {
-            if let store = host.store as? FileConversationStore {
-                for repair in store.repairs { output.diagnostic("imhost: \(repair)") }
-            }
-            let delivered = host.deliveredAtSignIn
-            if !delivered.isEmpty {
-                output.diagnostic("imhost: delivered \(delivered.count) message\(delivered.count == 1 ? "" : "s") sent while offline: \(delivered.map { "\($0.conversation) \($0.id)" }.joined(separator: ", "))")
-            }
-        }
+        for note in host.store?.takeNotes() ?? [] { output.diagnostic("imhost: \(note)") }
         session.show()
         if arguments.flags.contains("--terminal") && resume == nil { output.out("Type /help for commands.\n") }
         func ready() {

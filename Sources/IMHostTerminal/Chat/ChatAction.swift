@@ -20,6 +20,12 @@ enum ChatAction: Equatable, Sendable {
     case offline
     case online
     case reload
+    /// The list of conversations.
+    case chats
+    /// Messages holding every word.
+    case search(String)
+    /// Mark what the page shows as read (an interactive chat does this by itself).
+    case read
     case help
     case quit
 }

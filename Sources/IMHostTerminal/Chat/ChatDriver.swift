@@ -58,6 +58,19 @@ final class ChatDriver {
         switch action {
         case .help: return Outcome(said: [ChatVerb.help])
         case .quit: return Outcome(quit: true)
+        case .chats:
+            do throws(StoreError) {
+                return Outcome(said: StoreViews.lines(try host.store?.conversations() ?? []))
+            } catch {
+                return .failed("/chats: \(error)")
+            }
+        case .search(let text):
+            let words = text.split(separator: " ").map(String.init)
+            do throws(StoreError) {
+                return Outcome(said: StoreViews.lines(try host.store?.search(words, peer: nil, limit: 20) ?? [], words: words))
+            } catch {
+                return .failed("/search: \(error)")
+            }
         case .reload: return reload()
         case .open(let url): return open(url)
         default: break
@@ -98,7 +111,9 @@ final class ChatDriver {
         case .why(let number):
             guard let message = try page.message(number) else { return .failed("/why: there is no message #\(number) on screen") }
             let why = message.degrade.map { "\($0)" } ?? "it shows normally, through its builder"
-            return Outcome(said: ["why #\(number) (\(message.shown.envelope.key)): \(why)"])
+            var state = message.state.rawValue
+            if let failure = message.failure { state += ": " + failure }
+            return Outcome(said: ["why #\(number) (\(message.shown.envelope.key)): \(why)", "  state: \(state)"])
         case .quick(let number):
             guard let replies = page.component(QuickRepliesComponent.self) else {
                 return .failed("/quick: this page has no quick replies (\(page.whyHidden(.quickReplies)))")
@@ -129,17 +144,23 @@ final class ChatDriver {
         case .route:
             let decision = page.decision
             return Outcome(said: ["route: \(decision.url)", "  \(decision.reason.rawValue): \(decision.explanation)"])
+        case .read:
+            let read = try markShownRead(page)
+            return Outcome(said: ["read: \(read) message\(read == 1 ? "" : "s") marked read"])
         case .offline:
-            host.setOnline(false)
-            return Outcome(said: ["offline: messages you send now wait as pending until /online"], redraw: true)
+            return Outcome(said: ["/offline: " + host.setOnline(false)])
         case .online:
-            let delivered = host.setOnline(true)
-            return Outcome(said: ["online: delivered \(delivered.count) pending message\(delivered.count == 1 ? "" : "s")"
-                                  + (delivered.isEmpty ? "" : " (" + delivered.map { "\($0.conversation) \($0.id)" }.joined(separator: ", ") + ")")],
-                           redraw: true)
-        case .help, .quit, .reload, .open:
+            return Outcome(said: ["/online: " + host.setOnline(true)])
+        case .help, .quit, .reload, .open, .chats, .search:
             return Outcome()
         }
+    }
+
+    /// Marks the peer's messages the page shows as read; returns how many were read now.
+    @discardableResult
+    func markShownRead(_ page: ChatPage) throws -> Int {
+        guard let store = host.store else { return 0 }
+        return try store.markRead(page.conversation, before: try page.messageCount()).count
     }
 
     /// Opens a URL through the route table: a chat becomes the open chat; a line's route says
@@ -195,6 +216,7 @@ extension ChatAction {
         case .bar(let number): "/bar \(number)"
         case .more(let count): "/more \(count)"
         case .open(let url): "/open \(url)"
+        case .search(let words): "/search \(words)"
         default: verb
         }
     }
@@ -216,6 +238,9 @@ extension ChatAction {
         case .offline: "/offline"
         case .online: "/online"
         case .reload: "/reload"
+        case .chats: "/chats"
+        case .search: "/search"
+        case .read: "/read"
         case .help: "/help"
         case .quit: "/quit"
         }

@@ -25,9 +25,12 @@ final class ChatSession {
         try driver.openChat(url, window: window)
     }
 
+    /// Draws the page. What it shows of the peer's messages counts as read: this is the chat
+    /// a person reads.
     func show() {
         do {
             output.out(try renderer.render(page))
+            try driver.markShownRead(page)
         } catch {
             output.diagnostic("imhost chat: cannot read the conversation: \(error)")
         }

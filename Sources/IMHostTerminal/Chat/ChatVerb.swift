@@ -71,6 +71,12 @@ struct ChatVerb: Sendable {
         ChatVerb(name: "reload", step: "reload", argument: .none, shape: "",
                  summary: "read host.json again (also on SIGHUP or when the file changes)",
                  make: { _ in .reload }),
+        ChatVerb(name: "chats", step: "chats", argument: .none, shape: "", summary: "the conversations: newest first, unread counts",
+                 make: { _ in .chats }),
+        ChatVerb(name: "search", step: "search", argument: .rest, shape: "WORDS", summary: "find messages holding every word, newest first",
+                 make: { .search($0.text ?? "") }),
+        ChatVerb(name: "read", step: "read", argument: .none, shape: "", summary: "mark what the page shows as read (a chat does it as it shows)",
+                 make: { _ in .read }),
         ChatVerb(name: "help", step: nil, argument: .none, shape: "", summary: "this text", make: { _ in .help }),
         ChatVerb(name: "quit", step: nil, argument: .none, shape: "", summary: "leave (end of input does too)", make: { _ in .quit }),
     ]
@@ -97,7 +103,7 @@ struct ChatVerb: Sendable {
         case .none: "true"
         case .number: "N"
         case .optionalNumber: "N or true"
-        case .rest: "URL"
+        case .rest: verb.shape == "URL" ? "URL" : "\"\(verb.shape)\""
         case .keyAndPayload: "KEY, \"payload\": JSON"
         }
         let shape = "{ \"\(step)\": \(value) }"

@@ -65,13 +65,14 @@ public struct PageRenderer {
     /// A message cell: a meta line and a bubble, on the left for received, the right for sent.
     private func cell(number: Int, _ presented: PresentedMessage) -> [String] {
         cell(number: number, envelope: presented.shown.envelope, view: presented.view,
-             outgoing: presented.shown.isOutgoing, pending: presented.pending, degrade: presented.degrade)
+             outgoing: presented.shown.isOutgoing, state: presented.shown.isOutgoing ? presented.state : nil, degrade: presented.degrade)
     }
 
-    /// A message cell: the meta line (number, sender, time) and the bubble around the view, on
-    /// the left for a received message and the right for a sent one; a `nil` view is the
-    /// placeholder. The same view serves both directions: builders never draw bubbles.
-    public func cell(number: Int, envelope: MessageEnvelope, view: MessageView?, outgoing: Bool, pending: Bool = false,
+    /// A message cell: the meta line (number, sender, time, and for the user's own messages
+    /// where they stand) and the bubble around the view, on the left for a received message and
+    /// the right for a sent one; a `nil` view is the placeholder. The same view serves both
+    /// directions: builders never draw bubbles.
+    public func cell(number: Int, envelope: MessageEnvelope, view: MessageView?, outgoing: Bool, state: MessageState? = nil,
                      degrade: Degrade? = nil) -> [String] {
         let bodyWidth = ChatPage.bodyWidth(forPage: width)
         var body = view.map { $0.lines.isEmpty ? ["(empty message)"] : Self.escaped($0.lines, width: bodyWidth) }
@@ -84,7 +85,7 @@ public struct PageRenderer {
         let inner = widths.max() ?? 0
         var meta = "#\(number) \(outgoing ? "me" : TerminalText.safe(envelope.from)) · \(Self.clockTime(envelope.timestamp))"
         if view == nil { meta += " · \(TerminalText.safe(envelope.key))" }
-        if pending { meta += " · pending" }
+        if let state { meta += " · " + Self.words(state) }
         let rule = rules[inner + 2]
         let indent = outgoing ? spaces[max(1, width - (inner + 4))] : " "
         let metaIndent = outgoing ? spaces[max(1, width - TextWidth.columns(meta))] : " "
@@ -95,6 +96,18 @@ public struct PageRenderer {
         }
         rows.append(indent + "╰" + rule + "╯")
         return rows
+    }
+
+    /// Where a sent message stands, as its meta line says it.
+    static func words(_ state: MessageState) -> String {
+        switch state {
+        case .queued: "queued"
+        case .sent: "sent"
+        case .delivered: "delivered ✓"
+        case .read: "read ✓✓"
+        case .failed: "failed (/why)"
+        case .received: "received"
+        }
     }
 
     /// A view's lines made safe for the terminal. A builder wraps its text to the body's width,

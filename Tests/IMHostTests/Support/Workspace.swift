@@ -179,3 +179,6 @@ func imhost(_ arguments: [String], input: String? = nil, in workspace: Workspace
     try run(BuildProducts.imhost, arguments, input: input, currentDirectory: workspace?.root, environment: environment)
 }
 
+
+/// What the first chat of a store without a transport says on standard error, once.
+let noTransportNotice = "imhost: no transport in host.json: this host works alone, and what you send stays queued (said once)\n"

@@ -50,7 +50,8 @@ public struct MessagePayload: Sendable, Hashable, Codable, CustomStringConvertib
 /// `key` selects the message builder, for example `"text"` (a host built-in) or
 /// `"house.listing"` (owned by the `house` line).
 public struct MessageEnvelope: Sendable, Hashable, Codable {
-    /// Unique within its conversation.
+    /// Its place in the conversation, `m1` for the first: unique within its conversation, and
+    /// what the chat numbers it by (`/tap 1`).
     public var id: String
     /// The conversation the message belongs to.
     public var conversation: String
@@ -64,6 +65,11 @@ public struct MessageEnvelope: Sendable, Hashable, Codable {
     public var key: String
     /// The message's content as JSON.
     public var payload: MessagePayload
+    /// The id its sender gave it: unique among that sender's messages, and the same in the
+    /// sender's store and every receiver's (a ULID, for messages the host makes: 26 letters and
+    /// digits that sort by time). ``id`` is the message's place in this conversation (`m3`);
+    /// this is the message itself. `nil` for an envelope made without one. Since IMKit 1.2.
+    public var globalID: String?
 
     /// Creates an envelope.
     public init(id: String, conversation: String, from: String, to: String,

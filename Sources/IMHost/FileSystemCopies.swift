@@ -1,0 +1,54 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension FileSystem {
+    /// A new folder only this user can use (mode 0700), under `$TMPDIR` or `/tmp`, named
+    /// `<prefix>XXXXXX`.
+    package static func makePrivateScratch(prefix: String) throws(Failure) -> String {
+        let base = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
+        var template = Array("\(base)/\(prefix)XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw Failure(call: "mkdtemp", code: errno) }
+        return String(cString: made)
+    }
+
+    /// Copies a regular file's bytes to a new file (mode 0600), flushing nothing: for scratch
+    /// copies. Neither end is followed through a link.
+    package static func copyFile(_ source: String, to target: String) throws(Failure) {
+        let input = open(source, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard input >= 0 else { throw Failure(call: "open", code: errno) }
+        defer { close(input) }
+        var info = stat()
+        guard fstat(input, &info) == 0 else { throw Failure(call: "fstat", code: errno) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw Failure(call: "open", code: EINVAL, notRegular: info.st_mode) }
+        let output = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard output >= 0 else { throw Failure(call: "open", code: errno) }
+        defer { close(output) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw Failure(call: "read", code: errno)
+            }
+            if count == 0 { return }
+            try writeAll(output, Array(buffer[0..<count]))
+        }
+    }
+
+    /// Removes a folder and everything in it, never following a link out of it.
+    package static func removeTree(_ path: String) throws(Failure) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            if errno == ENOENT { return }
+            throw Failure(call: "lstat", code: errno)
+        }
+        if info.st_mode & S_IFMT == S_IFDIR {
+            var undecodable: [String] = []
+            for name in try entries(of: path, undecodable: &undecodable) { try removeTree(path + "/" + name) }
+            guard rmdir(path) == 0 else { throw Failure(call: "rmdir", code: errno) }
+        } else {
+            guard unlink(path) == 0 else { throw Failure(call: "unlink", code: errno) }
+        }
+    }
+}

@@ -1,0 +1,29 @@
+/// A message's global id, made by its sender: a ULID (26 characters of Crockford's base 32, the
+/// first ten the time in milliseconds, the rest 80 random bits), so ids sort by when they were
+/// made and two senders, or two processes of one sender, never make the same one.
+package enum GlobalID {
+    private static let alphabet = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ".utf8)
+
+    /// A new id for a message made at `time` (milliseconds since 1970).
+    package static func make(at time: Int64) -> String {
+        var generator = SystemRandomNumberGenerator()
+        var bytes = [UInt8](repeating: 0, count: 26)
+        var value = UInt64(max(0, time)) & 0xFFFF_FFFF_FFFF
+        for index in stride(from: 9, through: 0, by: -1) {
+            bytes[index] = alphabet[Int(value & 31)]
+            value >>= 5
+        }
+        for index in 10..<26 { bytes[index] = alphabet[Int(generator.next() & 31)] }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Whether `text` is an id this store takes from a peer: 1 to 64 characters of
+    /// `A-Z a-z 0-9 _ -` (a ULID, a UUID, or another client's own scheme).
+    package static func isValid(_ text: String) -> Bool {
+        let bytes = text.utf8
+        guard (1...64).contains(bytes.count) else { return false }
+        return bytes.allSatisfy { byte in
+            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x5F || byte == 0x2D
+        }
+    }
+}

@@ -1,0 +1,186 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import IMKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A message the user sent that waits for delivery, as the connection takes it from the outbox.
+public struct QueuedSend: Sendable, Equatable {
+    var row: Int64
+    public var peer: String
+    public var globalID: String
+    public var seq: Int?
+    public var key: String
+    public var payload: MessagePayload
+    public var sentAt: Int64
+    public var jump: JumpPage?
+    /// How many times it has been handed over before.
+    public var attempts: Int
+}
+
+/// The outbox is a table: a message is queued in the transaction that stores it, and leaves the
+/// outbox only when the receiver says it has it (or it fails). Before a process hands a queued
+/// message to the connection it claims it, as a lease (its process id and an expiry): two
+/// processes of one user never hand one message over at once, and a claim left by a process
+/// that was killed expires by itself. Delivered messages are not in the outbox, so they cost a
+/// sign-in nothing.
+extension MessageStore {
+    /// Claims up to `limit` queued messages (oldest first; only `peer`'s when given) whose
+    /// lease is free or expired and whose next try is due at `now`, for `leaseMilliseconds`.
+    public func claim(limit: Int, peer: String? = nil, now: Int64, leaseMilliseconds: Int64) throws(StoreError) -> [QueuedSend] {
+        guard !isReadOnly else { return [] }
+        return try guarded {
+            try database.transaction {
+                let claim = try database.statement("""
+                    UPDATE outbox SET lease_pid = ?1, lease_until = ?2, attempts = attempts + 1
+                    WHERE message IN (SELECT message FROM outbox WHERE (lease_until IS NULL OR lease_until < ?3) AND next_at <= ?3
+                                      AND (?4 IS NULL OR peer = ?4) ORDER BY message LIMIT ?5)
+                    RETURNING message
+                    """)
+                try claim.bind(Int(getpid()), now + leaseMilliseconds, now, peer, limit)
+                var rows: [Int64] = []
+                while try claim.step() { rows.append(claim.int(0)) }
+                return try rows.sorted().map(queuedSend)
+            }
+        }
+    }
+
+    private func queuedSend(_ row: Int64) throws -> QueuedSend {
+        let find = try database.statement("""
+            SELECT o.peer, m.global_id, m.seq, m.key, m.payload, m.sent_at, m.jump, o.attempts
+            FROM outbox o JOIN messages m ON m.id = o.message WHERE o.message = ?
+            """)
+        try find.bind(row)
+        _ = try find.step()
+        return QueuedSend(row: row, peer: find.text(0), globalID: find.text(1), seq: find.optionalInt(2).map(Int.init), key: find.text(3),
+                          payload: MessagePayload(json: find.text(4)), sentAt: find.int(5),
+                          jump: find.optionalText(6).flatMap { try? JSONDecoder().decode(JumpPage.self, from: Data($0.utf8)) },
+                          attempts: Int(find.int(7)) - 1)
+    }
+
+    /// Gives claimed messages back: the lease ends, and each is tried again at `retryAt`.
+    public func release(_ sends: [QueuedSend], retryAt: Int64) throws(StoreError) {
+        guard !isReadOnly, !sends.isEmpty else { return }
+        try guarded {
+            try database.transaction {
+                for send in sends {
+                    try database.statement("UPDATE outbox SET lease_pid = NULL, lease_until = NULL, next_at = ? WHERE message = ?")
+                        .bind(retryAt, send.row).run()
+                }
+            }
+        }
+    }
+
+    /// The broker took these: `sent`, still in the outbox until the receiver says it has them.
+    public func markSent(_ sends: [QueuedSend]) throws(StoreError) {
+        guard !isReadOnly, !sends.isEmpty else { return }
+        try guarded {
+            try database.transaction {
+                for send in sends {
+                    try database.statement("UPDATE messages SET state = 'sent' WHERE id = ? AND state = 'queued'").bind(send.row).run()
+                }
+            }
+        }
+    }
+
+    /// What a receipt from `peer` for the user's messages `ids` changes: `delivered` (the peer
+    /// stored them: they leave the outbox), `read` (its chat showed them). Ids the user never
+    /// sent to that peer change nothing. Returns how many changed.
+    @discardableResult
+    public func receipt(from peer: String, ids: [String], state: MessageState, at time: Int64) throws(StoreError) -> Int {
+        guard !isReadOnly, !ids.isEmpty, state == .delivered || state == .read else { return 0 }
+        return try guarded {
+            try database.transaction {
+                var changed = 0
+                for id in ids {
+                    let find = try database.statement("SELECT id, state FROM messages WHERE sender = ? AND recipient = ? AND global_id = ? AND outgoing = 1")
+                    try find.bind(user, peer, id)
+                    guard try find.step() else { continue }
+                    let row = find.int(0), current = MessageState(rawValue: find.text(1)) ?? .queued
+                    // Read is the last word: a late delivered receipt does not undo it.
+                    let next: MessageState = current == .read ? .read : state
+                    try database.statement("UPDATE messages SET state = ?, reason = NULL WHERE id = ?").bind(next.rawValue, row).run()
+                    try database.statement("DELETE FROM outbox WHERE message = ?").bind(row).run()
+                    if next != current { changed += 1 }
+                }
+                return changed
+            }
+        }
+    }
+
+    /// The user's messages `ids` to `peer` failed (the peer refused them, or they were not
+    /// delivered in time): `failed`, with the reason, out of the outbox.
+    @discardableResult
+    public func fail(to peer: String, ids: [String], reason: String) throws(StoreError) -> Int {
+        guard !isReadOnly, !ids.isEmpty else { return 0 }
+        return try guarded {
+            try database.transaction {
+                var changed = 0
+                for id in ids {
+                    let find = try database.statement("""
+                        SELECT id FROM messages WHERE sender = ? AND recipient = ? AND global_id = ? AND outgoing = 1
+                        AND state IN ('queued', 'sent')
+                        """)
+                    try find.bind(user, peer, id)
+                    guard try find.step() else { continue }
+                    let row = find.int(0)
+                    try database.statement("UPDATE messages SET state = 'failed', reason = ? WHERE id = ?").bind(reason, row).run()
+                    try database.statement("DELETE FROM outbox WHERE message = ?").bind(row).run()
+                    changed += 1
+                }
+                return changed
+            }
+        }
+    }
+
+    /// Fails every queued message older than `cutoff` (milliseconds since 1970), with `reason`.
+    /// Returns them, for a person.
+    public func failOlder(than cutoff: Int64, reason: String) throws(StoreError) -> [(peer: String, globalID: String)] {
+        guard !isReadOnly else { return [] }
+        return try guarded {
+            try database.transaction {
+                let old = try database.statement("""
+                    UPDATE messages SET state = 'failed', reason = ?
+                    WHERE id IN (SELECT message FROM outbox WHERE queued_at < ?) RETURNING recipient, global_id
+                    """)
+                try old.bind(reason, cutoff)
+                var failed: [(String, String)] = []
+                while try old.step() { failed.append((old.text(0), old.text(1))) }
+                try database.statement("DELETE FROM outbox WHERE queued_at < ?").bind(cutoff).run()
+                return failed
+            }
+        }
+    }
+
+    /// Queues a failed message again (`/retry N`): `queued`, back in the outbox, due now.
+    public func retry(_ peer: String, number: Int, at time: Int64) throws(StoreError) -> Bool {
+        try refuseIfReadOnly()
+        return try guarded {
+            try database.transaction {
+                let find = try database.statement("""
+                    SELECT m.id FROM messages m JOIN conversations c ON c.id = m.conversation
+                    WHERE c.peer = ? AND m.position = ? AND m.outgoing = 1 AND m.state = 'failed'
+                    """)
+                try find.bind(peer, number - 1)
+                guard try find.step() else { return false }
+                let row = find.int(0)
+                try database.statement("UPDATE messages SET state = 'queued', reason = NULL WHERE id = ?").bind(row).run()
+                try database.statement("INSERT OR REPLACE INTO outbox (message, peer, queued_at) VALUES (?, ?, ?)").bind(row, peer, time).run()
+                return true
+            }
+        }
+    }
+
+    /// How many of the user's messages wait for delivery.
+    public func queuedCount() throws(StoreError) -> Int {
+        try guarded {
+            let count = try database.statement("SELECT count(*) FROM outbox")
+            _ = try count.step()
+            return Int(count.int(0))
+        }
+    }
+}

@@ -1,0 +1,234 @@
+import IMKit
+
+/// A message from a peer, as the transport (or `/recv`) hands it to the store.
+public struct IncomingMessage: Sendable {
+    public var from: String
+    public var globalID: String
+    public var seq: Int?
+    public var key: String
+    public var payload: MessagePayload
+    public var sentAt: Int64
+    public var jump: JumpPage?
+
+    public init(from: String, globalID: String, seq: Int?, key: String, payload: MessagePayload, sentAt: Int64, jump: JumpPage? = nil) {
+        self.from = from
+        self.globalID = globalID
+        self.seq = seq
+        self.key = key
+        self.payload = payload
+        self.sentAt = sentAt
+        self.jump = jump
+    }
+}
+
+extension MessageStore {
+    /// The conversation with `peer`, made if it is new; a peer id that is empty, too long, or has
+    /// control or bidirectional characters is refused.
+    func conversation(with peer: String) throws -> Int64 {
+        if let problem = StorePath.problem(withID: peer) { throw StoreError(.refused, "the peer id \(problem)") }
+        let find = try database.statement("SELECT id FROM conversations WHERE peer = ?")
+        try find.bind(peer)
+        if try find.step() { return find.int(0) }
+        try database.statement("INSERT INTO conversations (peer) VALUES (?)").bind(peer).run()
+        return database.lastInsertedRow
+    }
+
+    /// Stores a message the user sends to `peer` and queues it for delivery, in one durable
+    /// transaction: when this returns, both are on disk. It gets a new global id and the next
+    /// `seq` to that peer, at the end of the conversation.
+    @discardableResult
+    public func storeOutgoing(to peer: String, key: String, payload: MessagePayload, at time: Int64, jump: JumpPage? = nil) throws(StoreError) -> StoredMessage {
+        try refuseIfReadOnly()
+        return try guarded {
+            try database.transaction {
+                let conversation = try conversation(with: peer)
+                let counts = try database.statement("SELECT message_count, next_seq FROM conversations WHERE id = ?")
+                try counts.bind(conversation)
+                _ = try counts.step()
+                let position = Int(counts.int(0)), seq = Int(counts.int(1))
+                let globalID = GlobalID.make(at: time)
+                let text = MessageText.of(key: key, payload: payload.json)
+                try database.statement("""
+                    INSERT INTO messages (conversation, position, sender, recipient, global_id, seq, key, payload, sent_at, stored_at,
+                                          outgoing, state, jump, summary)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, 'queued', ?, ?)
+                    """).bind(conversation, position, user, peer, globalID, seq, key, payload.json, time, Clock.now(), jump.map(Self.encode), text).run()
+                let row = database.lastInsertedRow
+                try database.statement("INSERT INTO outbox (message, peer, queued_at) VALUES (?, ?, ?)").bind(row, peer, time).run()
+                try database.statement("""
+                    UPDATE conversations SET message_count = message_count + 1, next_seq = next_seq + 1, last_message = ?, updated_at = ?
+                    WHERE id = ?
+                    """).bind(row, time, conversation).run()
+                try index(row, text)
+                return StoredMessage(envelope: envelope(position: position, peer: peer, from: user, to: peer, time: time, key: key,
+                                                        payload: payload, globalID: globalID),
+                                     position: position, state: .queued, reason: nil, seq: seq, isOutgoing: true, jump: jump, row: row)
+            }
+        }
+    }
+
+    /// What storing one incoming message came to.
+    public enum Arrival: Sendable, Equatable {
+        /// Stored now, at this place.
+        case stored(StoredMessage)
+        /// It was stored before: storing it again changed nothing.
+        case duplicate
+        /// Its sender is blocked: not stored.
+        case blocked
+    }
+
+    /// Stores messages from peers, in one durable transaction, each once: a message already
+    /// stored under its (sender, global id) changes nothing. A sender's message with a `seq`
+    /// lower than one of its messages stored already goes before that one (it arrived late).
+    public func storeIncoming(_ messages: [IncomingMessage]) throws(StoreError) -> [Arrival] {
+        try refuseIfReadOnly()
+        return try guarded {
+            try database.transaction {
+                try messages.map { message in try storeIncoming(message) }
+            }
+        }
+    }
+
+    private func storeIncoming(_ message: IncomingMessage) throws -> Arrival {
+        if try isBlocked(message.from) { return .blocked }
+        let known = try database.statement("SELECT 1 FROM messages WHERE sender = ? AND global_id = ?")
+        try known.bind(message.from, message.globalID)
+        if try known.step() { return .duplicate }
+        let conversation = try conversation(with: message.from)
+        let count = try database.statement("SELECT message_count FROM conversations WHERE id = ?")
+        try count.bind(conversation)
+        _ = try count.step()
+        var position = Int(count.int(0))
+        if let seq = message.seq {
+            // A later message of this sender stored already: this one goes before it.
+            let later = try database.statement("SELECT min(position) FROM messages WHERE conversation = ? AND sender = ? AND seq > ?")
+            try later.bind(conversation, message.from, seq)
+            if try later.step(), let first = later.optionalInt(0) {
+                position = Int(first)
+                try shift(conversation, from: position)
+            }
+        }
+        let text = MessageText.of(key: message.key, payload: message.payload.json)
+        let now = Clock.now()
+        try database.statement("""
+            INSERT INTO messages (conversation, position, sender, recipient, global_id, seq, key, payload, sent_at, stored_at,
+                                  outgoing, state, jump, summary)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 'received', ?, ?)
+            """).bind(conversation, position, message.from, user, message.globalID, message.seq, message.key, message.payload.json,
+                      message.sentAt, now, message.jump.map(Self.encode), text).run()
+        let row = database.lastInsertedRow
+        try database.statement("""
+            UPDATE conversations SET message_count = message_count + 1, unread = unread + 1,
+                last_message = CASE WHEN ? >= message_count THEN ? ELSE last_message END,
+                updated_at = max(updated_at, ?)
+            WHERE id = ?
+            """).bind(position, row, now, conversation).run()
+        try index(row, text)
+        return .stored(StoredMessage(envelope: envelope(position: position, peer: message.from, from: message.from, to: user,
+                                                        time: message.sentAt, key: message.key, payload: message.payload,
+                                                        globalID: message.globalID),
+                                     position: position, state: .received, reason: nil, seq: message.seq, isOutgoing: false,
+                                     jump: message.jump, row: row))
+    }
+
+    /// Makes room at `position`: the messages from there on move one place later. (In two
+    /// steps, through negative places, so no two rows ever share one.)
+    private func shift(_ conversation: Int64, from position: Int) throws {
+        try database.statement("UPDATE messages SET position = -position - 2 WHERE conversation = ? AND position >= ?")
+            .bind(conversation, position).run()
+        try database.statement("UPDATE messages SET position = -position - 1 WHERE conversation = ? AND position < 0")
+            .bind(conversation).run()
+    }
+
+    /// Stores a message from `peer` as if it had arrived, with a fresh global id, sending
+    /// nothing (`/recv`, a scenario's `receive`).
+    @discardableResult
+    public func storeLocal(from peer: String, key: String, payload: MessagePayload, at time: Int64) throws(StoreError) -> StoredMessage {
+        let arrivals = try storeIncoming([IncomingMessage(from: peer, globalID: GlobalID.make(at: time), seq: nil, key: key,
+                                                          payload: payload, sentAt: time)])
+        guard case .stored(let stored)? = arrivals.first else {
+            throw StoreError(.refused, "'\(peer)' is blocked: nothing from them is stored; /unblock \(peer) first")
+        }
+        return stored
+    }
+
+    /// Remembers the page the conversation with `peer` opens on (the last jump that opened it).
+    public func remember(_ page: JumpPage, for peer: String) throws(StoreError) {
+        guard !isReadOnly else { return }
+        try guarded {
+            try database.transaction {
+                let conversation = try conversation(with: peer)
+                try database.statement("UPDATE conversations SET root_cate_id = ?, cate_id = ?, info_id = ? WHERE id = ?")
+                    .bind(page.rootCateID, page.cateID, page.infoID, conversation).run()
+            }
+        }
+    }
+
+    /// Marks the peer's messages shown up to (not including) position `end` as read; returns the
+    /// global ids of those read now, for read receipts.
+    public func markRead(_ peer: String, before end: Int) throws(StoreError) -> [String] {
+        guard !isReadOnly else { return [] }
+        return try guarded {
+            try database.transaction {
+                let find = try database.statement("SELECT id FROM conversations WHERE peer = ?")
+                try find.bind(peer)
+                guard try find.step() else { return [] }
+                let conversation = find.int(0)
+                let read = try database.statement("""
+                    UPDATE messages SET state = 'read' WHERE conversation = ? AND outgoing = 0 AND state = 'received' AND position < ?
+                    RETURNING global_id
+                    """)
+                try read.bind(conversation, end)
+                var ids: [String] = []
+                while try read.step() { ids.append(read.text(0)) }
+                try database.statement("""
+                    UPDATE conversations SET unread = (SELECT count(*) FROM messages WHERE conversation = ?1 AND outgoing = 0 AND state = 'received')
+                    WHERE id = ?1
+                    """).bind(conversation).run()
+                return ids
+            }
+        }
+    }
+
+    func refuseIfReadOnly() throws(StoreError) {
+        guard isReadOnly else { return }
+        throw StoreError(.readOnly, "cannot write \(path): " + (readOnlyReason ?? "it is read-only"))
+    }
+
+    /// Adds a message's words to the full-text index.
+    private func index(_ row: Int64, _ text: String) throws {
+        guard !text.isEmpty else { return }
+        try database.statement("INSERT INTO message_text (rowid, text) VALUES (?, ?)").bind(row, text).run()
+    }
+
+    func envelope(position: Int, peer: String, from: String, to: String, time: Int64, key: String, payload: MessagePayload,
+                  globalID: String) -> MessageEnvelope {
+        var envelope = MessageEnvelope(id: "m\(position + 1)", conversation: peer, from: from, to: to, timestamp: time, key: key, payload: payload)
+        envelope.globalID = globalID
+        return envelope
+    }
+
+    static func encode(_ page: JumpPage) -> String {
+        (try? JSONLines.encode(page)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+    }
+
+    // MARK: Blocked peers
+
+    func isBlocked(_ peer: String) throws -> Bool {
+        let find = try database.statement("SELECT 1 FROM blocked WHERE peer = ?")
+        try find.bind(peer)
+        return try find.step()
+    }
+
+    /// Blocks or unblocks `peer`: a blocked peer's messages are not stored.
+    public func setBlocked(_ peer: String, _ blocked: Bool) throws(StoreError) {
+        try refuseIfReadOnly()
+        try guarded {
+            if blocked {
+                try database.statement("INSERT OR IGNORE INTO blocked (peer, since) VALUES (?, ?)").bind(peer, Clock.now()).run()
+            } else {
+                try database.statement("DELETE FROM blocked WHERE peer = ?").bind(peer).run()
+            }
+        }
+    }
+}

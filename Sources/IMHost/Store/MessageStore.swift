@@ -1,0 +1,367 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import CSQLite
+import IMKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One user's messages, in one SQLite database: `<data>/users/<user>/messages.sqlite3`.
+///
+/// - Opened in WAL mode, `synchronous=FULL`: a send reported done is on disk. A busy timeout lets
+///   several `imhost` processes of one user share it; foreign keys are on. Never opened through
+///   a link, and only after `lstat` says it is a regular file.
+/// - Its schema is versioned in `PRAGMA user_version`, migrated in code (``Migrations``); a
+///   database newer than this code is refused in one line.
+/// - Storing a message and queueing it for delivery are one transaction; a message is
+///   identified by (sender, global id), so storing one that is there already changes nothing.
+/// - A damaged database (not a database, truncated, a bad header or schema) is found at open or
+///   when SQLite says `SQLITE_CORRUPT`: it is said in one line naming it, never written to, moved
+///   aside (`messages.sqlite3.damaged-<time>`), and a fresh one takes its place.
+/// - A folder that cannot be written is read: with no write-ahead log, the database is opened
+///   immutable; with one, a private copy of the two is read (SQLite cannot read a WAL without
+///   writing its index file beside it). Sends are refused in one line.
+/// - A data folder of the JSON-lines store (imhost 1.0) is imported once (``LegacyImport``).
+public final class MessageStore {
+    /// The signed-in user whose messages these are.
+    public let user: String
+    /// The database file; `:memory:` for a store kept in memory.
+    public let path: String
+    /// The user's folder; `nil` in memory.
+    let folder: String?
+    /// Whether messages can only be read.
+    public private(set) var isReadOnly: Bool
+    /// Why messages can only be read, for a person: the folder cannot be written, or the disk is
+    /// full.
+    public private(set) var readOnlyReason: String?
+    /// What opening did that a person should know (an import, a damaged file moved aside, a
+    /// read-only copy), one line each.
+    public private(set) var notes: [String] = []
+    var database: Database
+    /// The descriptors SQLite holds on the database and its log files, as they were when they
+    /// were opened: line code runs in this process and could close them (and the numbers be
+    /// reused for other files). Checked before every use; see ``guarded(_:)``.
+    private var descriptors: [Held] = []
+
+    /// A descriptor SQLite holds, and the file it was.
+    private struct Held {
+        var fd: Int32
+        var path: String
+        var device: UInt64
+        var inode: UInt64
+    }
+    /// Connections given up because their descriptors were closed under them: never closed (their
+    /// numbers may belong to other files now), kept so they are not.
+    private var abandoned: [Database] = []
+    /// A private copy read in place of a read-only folder's files, removed when closed.
+    private var scratch: String?
+
+    /// The file's name in the user's folder.
+    public static let fileName = "messages.sqlite3"
+
+    /// A store kept in memory, for tests and chats nobody needs to keep.
+    public init(memoryFor user: String) throws(StoreError) {
+        self.user = user
+        path = ":memory:"
+        folder = nil
+        isReadOnly = false
+        do {
+            database = try Database(path: path, mode: .memory)
+            try Self.prepare(database)
+        } catch {
+            throw Self.storeError(error)
+        }
+    }
+
+    /// Opens (making it, and the user's folder, if need be) the store of `user` under
+    /// `dataFolder`, importing a 1.0 folder's JSON-lines logs the first time. `say` is told
+    /// when opening has to wait for another process importing the same folder.
+    public init(dataFolder: String, user: String, say: (String) -> Void = { _ in }) throws(StoreError) {
+        self.user = user
+        let folder = try StoreFolder(dataFolder: dataFolder, user: user)
+        self.folder = folder.path
+        path = folder.path + "/" + Self.fileName
+        isReadOnly = folder.isReadOnly
+        if isReadOnly { readOnlyReason = "the data folder (\(folder.path)) is read-only, so messages can be read but not stored; make it writable" }
+        var info = stat()
+        let exists = lstat(path, &info) == 0
+        if exists, info.st_mode & S_IFMT != S_IFREG {
+            throw StoreError(.refused, "\(path) is \(FileSystem.kind(info.st_mode)), not a regular file: it is not opened; remove it")
+        }
+        if exists, !isReadOnly, access(path, W_OK) != 0 {
+            isReadOnly = true
+            readOnlyReason = "\(path) is read-only, so messages can be read but not stored; make it writable"
+        }
+        do {
+            if isReadOnly {
+                database = try Self.openReadOnly(path, exists: exists, scratch: &scratch, notes: &notes)
+            } else {
+                if exists, let damage = Self.headerDamage(path) {
+                    database = try Self.replaceDamaged(path, failure: Database.Failure(code: SQLITE_CORRUPT, message: damage, path: path), notes: &notes)
+                } else {
+                    if !exists {
+                        // Made here, mode 0600 and never through a link; SQLite gives its log
+                        // files the same mode.
+                        let made = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+                        if made >= 0 { close(made) }
+                    }
+                    database = try Database(path: path, mode: .readWrite)
+                    do {
+                        try Self.prepare(database)
+                    } catch let failure as Database.Failure where failure.isCorrupt || failure.code == Self.badSchema {
+                        database = try Self.replaceDamaged(path, failure: failure, notes: &notes)
+                    }
+                }
+            }
+        } catch let failure as Database.Failure where failure.isFull && !isReadOnly {
+            // No room to open it for writing (its log cannot be made): it can still be read.
+            isReadOnly = true
+            let why = failure.systemError != 0 ? String(cString: strerror(failure.systemError)) : failure.message
+            readOnlyReason = "the disk holding \(path) is full (\(why)); free some space"
+            notes.append("the disk holding \(path) is full (\(why)): messages are shown, and nothing can be sent until there is room")
+            do {
+                var said: [String] = []
+                database = try Self.openReadOnly(path, exists: exists, scratch: &scratch, notes: &said)
+            } catch {
+                throw Self.storeError(error)
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw Self.storeError(error)
+        }
+        descriptors = Self.descriptors(of: path)
+        // No statement of the checks above may keep a read transaction open: its snapshot would
+        // hide what another process commits meanwhile (an import, a message).
+        database.finishStatements()
+        try LegacyImport.importIfPresent(into: self, say: say)
+    }
+
+    /// The descriptors this process holds on `path` and its `-wal` and `-shm` files, from
+    /// `/proc/self/fd`, with the identity of each.
+    private static func descriptors(of path: String) -> [Held] {
+        guard path != ":memory:", let names = try? FileSystem.entries(of: "/proc/self/fd") else { return [] }
+        let wanted = Set([path, path + "-wal", path + "-shm"])
+        var found: [Held] = []
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        for name in names {
+            guard let fd = Int32(name) else { continue }
+            let length = readlink("/proc/self/fd/" + name, &buffer, buffer.count - 1)
+            guard length > 0 else { continue }
+            let target = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            var info = stat()
+            guard wanted.contains(target), fstat(fd, &info) == 0 else { continue }
+            found.append(Held(fd: fd, path: target, device: UInt64(info.st_dev), inode: UInt64(info.st_ino)))
+        }
+        return found
+    }
+
+    /// When line code closed the database's descriptors under SQLite, each number is given the
+    /// same file again (while nothing else has taken it), so the old connection can be closed
+    /// cleanly and a new one opened. A number some other file has taken meanwhile is not
+    /// touched: the connection is given up (never closed, so that file is not), and the store
+    /// says it cannot go on.
+    private func reopenIfClosedUnderUs() throws {
+        var intact = true, repairable = true
+        for held in descriptors {
+            var info = stat()
+            if fstat(held.fd, &info) == 0 {
+                if UInt64(info.st_dev) != held.device || UInt64(info.st_ino) != held.inode { intact = false; repairable = false }
+                continue
+            }
+            intact = false
+            guard errno == EBADF else { repairable = false; continue }
+            let again = open(held.path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+            if again < 0 || fstat(again, &info) != 0 || UInt64(info.st_dev) != held.device || UInt64(info.st_ino) != held.inode
+                || (again != held.fd && dup2(again, held.fd) < 0) {
+                repairable = false
+            }
+            if again >= 0, again != held.fd { close(again) }
+        }
+        guard !intact else { return }
+        guard repairable else {
+            database.abandon()
+            abandoned.append(database)
+            descriptors = []
+            throw StoreError(.failed, "the store's files were closed under it by line code in this process, and their numbers taken by other files; \(Self.fileName) cannot be used safely until the chat starts again")
+        }
+        let connection = isReadOnly ? try Database(path: path, mode: .readOnly(immutable: access(path + "-wal", F_OK) != 0))
+                                    : try Database(path: path, mode: .readWrite)
+        database = connection
+        if !isReadOnly {
+            try database.execute("PRAGMA synchronous = FULL")
+            try database.execute("PRAGMA foreign_keys = ON")
+        }
+        _ = try database.userVersion
+        descriptors = Self.descriptors(of: path)
+        notes.append("the store's files were closed under it (by line code in this process); \(Self.fileName) was opened again")
+    }
+
+    /// A result code of ours: the schema is not the one its version says.
+    static let badSchema: Int32 = 0x7A11
+
+    /// Pragmas and migrations, and a check that the schema is what its version says.
+    private static func prepare(_ database: Database) throws {
+        try database.execute("PRAGMA journal_mode = WAL")
+        try database.execute("PRAGMA synchronous = FULL")
+        try database.execute("PRAGMA foreign_keys = ON")
+        try Migrations.apply(to: database)
+        try checkSchema(database)
+    }
+
+    /// What is wrong with a database file's header, read before SQLite opens it: not an SQLite
+    /// database, or shorter than the header says (truncated); `nil` when it looks whole. (SQLite
+    /// itself takes a short file for a smaller database, and finds out only when it reads a page
+    /// that is gone.)
+    static func headerDamage(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_size > 0 else { return nil }
+        var header = [UInt8](repeating: 0, count: 100)
+        let got = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 100, 0) }
+        guard got == 100, header.starts(with: Array("SQLite format 3\u{0}".utf8)) else {
+            return "it does not start as an SQLite database does"
+        }
+        func number(_ offset: Int, _ count: Int) -> Int { header[offset..<offset + count].reduce(0) { $0 << 8 | Int($1) } }
+        let pageSize = number(16, 2) == 1 ? 65536 : number(16, 2)
+        let pages = number(28, 4)
+        // The header's page count holds when the change counter and the version it is valid for
+        // agree; and only with no write-ahead log, whose frames may hold the pages past the end
+        // (a checkpoint cut short by a full disk leaves it so, and SQLite reads them from there).
+        var log = stat()
+        guard pages > 0, number(24, 4) == number(92, 4), Int(info.st_size) < pages * pageSize,
+              lstat(path + "-wal", &log) != 0 || log.st_size == 0 else { return nil }
+        return "it is \(info.st_size) bytes, and its header says \(pages) pages of \(pageSize): it was cut short"
+    }
+
+    /// The tables the schema has, or the database is damaged.
+    private static func checkSchema(_ database: Database) throws(Database.Failure) {
+        let statement = try database.statement("SELECT count(*) FROM sqlite_schema WHERE type IN ('table') AND name IN ('conversations', 'messages', 'outbox', 'blocked', 'store_facts', 'message_text')")
+        _ = try statement.step()
+        guard statement.int(0) == 6 else {
+            throw Database.Failure(code: badSchema, message: "its schema is not the store's (tables are missing)", path: database.path)
+        }
+    }
+
+    /// Moves a damaged database and its log files aside (never deleting or writing them) and
+    /// opens a fresh one in its place.
+    private static func replaceDamaged(_ path: String, failure: Database.Failure, notes: inout [String]) throws -> Database {
+        let aside = path + ".damaged-" + Clock.iso8601(Clock.now()).replacing(":", with: "")
+        for suffix in ["", "-wal", "-shm"] where access(path + suffix, F_OK) == 0 {
+            guard rename(path + suffix, aside + suffix) == 0 else {
+                throw StoreError(.damaged, "\(path) is damaged (\(failure.message)) and cannot be moved aside (\(String(cString: strerror(errno)))); move it yourself")
+            }
+        }
+        FileSystem.syncFolder(FileSystem.directory(of: path))
+        notes.append("\(path) is damaged (\(failure.message)): it was moved aside to \(FileSystem.baseName(aside)), untouched, and a fresh store started")
+        let fresh = try Database(path: path, mode: .readWrite)
+        try prepare(fresh)
+        return fresh
+    }
+
+    /// A read-only folder: nothing there yet is an empty store in memory; a database with no
+    /// write-ahead log is opened immutable; one with a log is read from a private copy.
+    private static func openReadOnly(_ path: String, exists: Bool, scratch: inout String?, notes: inout [String]) throws -> Database {
+        guard exists else {
+            let empty = try Database(path: ":memory:", mode: .memory)
+            try prepare(empty)
+            return empty
+        }
+        guard access(path + "-wal", F_OK) == 0 else {
+            let database = try Database(path: path, mode: .readOnly(immutable: true))
+            try checkSchema(database)
+            return database
+        }
+        let copy = try FileSystem.makePrivateScratch(prefix: "imhost-store-")
+        scratch = copy
+        for suffix in ["", "-wal"] {
+            do {
+                try FileSystem.copyFile(path + suffix, to: copy + "/" + fileName + suffix)
+            } catch {
+                throw StoreError(.readOnly, "cannot read \(path)\(suffix) to show it from a read-only folder (\(error.call): \(error))")
+            }
+        }
+        notes.append("\(FileSystem.directory(of: path)) is read-only: its messages are shown from a copy taken now, and nothing can be sent")
+        let database = try Database(path: copy + "/" + fileName, mode: .readOnly(immutable: false))
+        try checkSchema(database)
+        return database
+    }
+
+    /// A database error as the store says it.
+    static func storeError(_ error: any Error) -> StoreError {
+        if let store = error as? StoreError { return store }
+        guard let failure = error as? Database.Failure else { return StoreError(.failed, "\(error)") }
+        if failure.isFull {
+            let why = failure.systemError != 0 ? String(cString: strerror(failure.systemError)) : "a write failed"
+            return StoreError(.full, "cannot write \(failure.path): \(why): the disk is full or a file-size limit was reached; nothing was stored")
+        }
+        if failure.isCorrupt { return StoreError(.damaged, "\(failure.path) is damaged (\(failure.message))") }
+        if failure.primary == SQLITE_READONLY {
+            return StoreError(.readOnly, "cannot write \(failure.path): it is read-only (\(failure.message))")
+        }
+        return StoreError(.failed, failure.description)
+    }
+
+    /// Runs `body` against the database; SQLite's errors become ``StoreError``s. A database
+    /// found damaged meanwhile is moved aside and replaced by a fresh one (said in ``notes``),
+    /// and `body` runs once more against it.
+    func guarded<T>(_ body: () throws -> T) throws(StoreError) -> T {
+        defer { database.finishStatements() }
+        do {
+            try reopenIfClosedUnderUs()
+            return try body()
+        } catch let failure as Database.Failure where failure.isCorrupt && !isReadOnly && folder != nil {
+            do {
+                database = try Self.replaceDamaged(path, failure: failure, notes: &notes)
+                descriptors = Self.descriptors(of: path)
+                return try body()
+            } catch {
+                throw Self.storeError(error)
+            }
+        } catch {
+            throw Self.storeError(error)
+        }
+    }
+
+    /// What opening or running said since it was last asked, and forgets it.
+    public func takeNotes() -> [String] {
+        defer { notes = [] }
+        return notes
+    }
+
+    /// Adds a note for a person.
+    func note(_ text: String) { notes.append(text) }
+
+    /// Whether `fact` is told for the first time: recorded now, so it is told once a store.
+    public func firstTime(_ fact: String) -> Bool {
+        guard !isReadOnly else { return false }
+        return (try? guarded {
+            try database.statement("INSERT OR IGNORE INTO store_facts (name, value) VALUES (?, ?)").bind(fact, Clock.iso8601(Clock.now())).run()
+            return database.changes == 1
+        }) ?? false
+    }
+
+    /// `PRAGMA quick_check`: every page and index looked at; `ok`, or what is wrong.
+    public func check() throws(StoreError) -> [String] {
+        try guarded {
+            let statement = try database.statement("PRAGMA quick_check")
+            var found: [String] = []
+            while try statement.step() { found.append(statement.text(0)) }
+            return found
+        }
+    }
+
+    /// Whether another process changed the database since the last look (`PRAGMA data_version`).
+    public func changedElsewhere() -> Bool {
+        guard let version = try? guarded({ try database.dataVersion() }) else { return false }
+        defer { lastDataVersion = version }
+        return lastDataVersion.map { $0 != version } ?? false
+    }
+
+    private var lastDataVersion: Int64?
+}

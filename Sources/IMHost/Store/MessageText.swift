@@ -1,0 +1,32 @@
+/// The words of a message that search finds and the list of conversations shows: a text
+/// message's text, and a card's string values in the order written. Made once, when the message
+/// is stored; the payload itself is never changed.
+enum MessageText {
+    /// The most kept of a message's words, in characters.
+    static let limit = 2000
+
+    static func of(key: String, payload: String) -> String {
+        guard let root = try? JSONParser.parse(payload) else { return "" }
+        var found: [String] = []
+        var length = 0
+        func walk(_ node: JSONNode) {
+            guard length < limit else { return }
+            switch node.value {
+            case .string(let text):
+                found.append(text)
+                length += text.count
+            case .object(let members): members.forEach { walk($0.value) }
+            case .array(let elements): elements.forEach(walk)
+            default: break
+            }
+        }
+        // A text message's words are its text; a card's, every string in it.
+        if key == "text", case .object(let members) = root.value, let text = members.first(where: { $0.key == "text" })?.value {
+            walk(text)
+        } else {
+            walk(root)
+        }
+        let joined = found.joined(separator: " · ")
+        return joined.count > limit ? String(joined.prefix(limit)) : joined
+    }
+}

@@ -1,0 +1,260 @@
+import CSQLite
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One connection to an SQLite database file, used from one thread: the chat's. A thin layer
+/// over SQLite's C API: statements are prepared once and reused, values are always bound (no SQL
+/// is ever built from outside text), and every error says which file, what SQLite said, and its
+/// code.
+final class Database {
+    /// An error from SQLite: its (extended) result code and message, and the file.
+    struct Failure: Error, CustomStringConvertible {
+        /// SQLite's extended result code.
+        var code: Int32
+        var message: String
+        var path: String
+        /// The system's error number behind an I/O error (`ENOSPC`, `EFBIG`, …), 0 if none.
+        var systemError: Int32 = 0
+
+        /// The primary result code (`SQLITE_FULL`, `SQLITE_CORRUPT`, …).
+        var primary: Int32 { code & 0xFF }
+        /// The database is damaged (or is not a database): it must not be written to.
+        var isCorrupt: Bool { primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB }
+        /// The disk is full, or a file-size limit was reached.
+        var isFull: Bool {
+            primary == SQLITE_FULL || [ENOSPC, EDQUOT, EFBIG].contains(systemError)
+                || (primary == SQLITE_IOERR && systemError == 0 && code == Database.ioErrWrite)
+        }
+        var isBusy: Bool { primary == SQLITE_BUSY || primary == SQLITE_LOCKED }
+
+        var description: String {
+            "\(path): \(message)" + (systemError != 0 ? ": \(String(cString: strerror(systemError)))" : "") + " (SQLite \(code))"
+        }
+    }
+
+    /// SQLITE_IOERR_WRITE: what a write past a file-size limit (EFBIG) comes back as.
+    static let ioErrWrite: Int32 = SQLITE_IOERR | (3 << 8)
+
+    let path: String
+    /// Safe to hold: the connection is made in init, closed once in deinit, and only this
+    /// object (on its one thread) uses it.
+    private let handle: OpaquePointer
+    private var statements: [String: Statement] = [:]
+
+    /// How to open.
+    enum Mode {
+        /// Read and write, making the file if need be.
+        case readWrite
+        /// Read only; `immutable` when nothing else can have it open (a read-only folder with
+        /// no write-ahead log): SQLite then needs no shared-memory file.
+        case readOnly(immutable: Bool)
+        /// A database in memory only, gone when closed.
+        case memory
+    }
+
+    /// Opens `path`, never through a link (the caller has checked it is a regular file).
+    init(path: String, mode: Mode, busyTimeout milliseconds: Int32 = 5000) throws(Failure) {
+        self.path = path
+        var flags = SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        var name = path
+        switch mode {
+        case .readWrite: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+        case .readOnly(let immutable):
+            flags |= SQLITE_OPEN_READONLY
+            if immutable {
+                flags |= SQLITE_OPEN_URI
+                name = "file:" + Self.uriEscaped(path) + "?immutable=1"
+            }
+        case .memory:
+            flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_MEMORY
+            name = ":memory:"
+        }
+        var opened: OpaquePointer?
+        let code = sqlite3_open_v2(name, &opened, flags, nil)
+        guard code == SQLITE_OK, let opened else {
+            let message = opened.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
+            let system = opened.map { sqlite3_system_errno($0) } ?? 0
+            sqlite3_close_v2(opened)
+            throw Failure(code: code, message: message, path: path, systemError: system)
+        }
+        handle = opened
+        sqlite3_busy_timeout(handle, milliseconds)
+        sqlite3_extended_result_codes(handle, 1)
+    }
+
+    /// Set when the connection is given up because its descriptors were closed under it.
+    private var isAbandoned = false
+
+    deinit {
+        statements.removeAll()
+        // An abandoned connection is leaked on purpose: closing it would close descriptor
+        // numbers that may now belong to other files.
+        if !isAbandoned { sqlite3_close_v2(handle) }
+    }
+
+    /// Gives the connection up: it is never closed (see deinit), and never used again.
+    func abandon() { isAbandoned = true }
+
+    /// A path as a URI's path: `%` `?` `#` escaped.
+    private static func uriEscaped(_ path: String) -> String {
+        var out = ""
+        for byte in path.utf8 {
+            switch byte {
+            case UInt8(ascii: "%"), UInt8(ascii: "?"), UInt8(ascii: "#"):
+                out += "%" + String(byte, radix: 16, uppercase: true)
+            default:
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            }
+        }
+        return out
+    }
+
+    func failure(_ code: Int32) -> Failure {
+        Failure(code: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)), path: path,
+                systemError: sqlite3_system_errno(handle))
+    }
+
+    /// Runs SQL that binds nothing and returns no rows: pragmas and schema.
+    func execute(_ sql: String) throws(Failure) {
+        let code = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard code == SQLITE_OK else { throw failure(code) }
+    }
+
+    /// The statement for `sql`, prepared the first time and reused after (reset, its bindings
+    /// cleared).
+    func statement(_ sql: String) throws(Failure) -> Statement {
+        if let prepared = statements[sql] {
+            prepared.reset()
+            return prepared
+        }
+        var raw: OpaquePointer?
+        let code = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &raw, nil)
+        guard code == SQLITE_OK, let raw else { throw failure(code) }
+        let prepared = Statement(raw, database: self)
+        statements[sql] = prepared
+        return prepared
+    }
+
+    /// Resets every statement, so none holds a read transaction open between uses: a stale
+    /// snapshot would make this connection's next write fail at once (`SQLITE_BUSY_SNAPSHOT`)
+    /// when another process wrote meanwhile.
+    func finishStatements() {
+        for statement in statements.values { statement.reset() }
+    }
+
+    /// Runs `body` in one transaction: `BEGIN IMMEDIATE` takes the write lock at once (another
+    /// process waits up to the busy timeout), so what `body` reads is what it writes over.
+    /// Committed when `body` returns, rolled back when it throws.
+    func transaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Rows changed by the last statement.
+    var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// The rowid of the last row inserted.
+    var lastInsertedRow: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// `PRAGMA data_version`: changes when another connection (another process) commits.
+    func dataVersion() throws(Failure) -> Int64 {
+        let statement = try statement("PRAGMA data_version")
+        _ = try statement.step()
+        return statement.int(0)
+    }
+
+    /// `PRAGMA user_version`.
+    var userVersion: Int {
+        get throws(Failure) {
+            let statement = try statement("PRAGMA user_version")
+            _ = try statement.step()
+            return Int(statement.int(0))
+        }
+    }
+
+    /// The version of the SQLite library in use.
+    static var libraryVersion: String { String(cString: sqlite3_libversion()) }
+}
+
+/// A prepared statement: bind by position (from 1), step, read columns (from 0).
+final class Statement {
+    private let raw: OpaquePointer
+    private unowned let database: Database
+
+    init(_ raw: OpaquePointer, database: Database) {
+        self.raw = raw
+        self.database = database
+    }
+
+    deinit { sqlite3_finalize(raw) }
+
+    func reset() {
+        sqlite3_reset(raw)
+        sqlite3_clear_bindings(raw)
+    }
+
+    /// Binds values in order, from parameter 1: `Int`, `Int64`, `Int32`, `Bool`, `String`, or `nil`.
+    @discardableResult
+    func bind(_ values: (any Sendable)?...) throws(Database.Failure) -> Statement {
+        for (offset, value) in values.enumerated() { try bind(at: Int32(offset + 1), value) }
+        return self
+    }
+
+    /// Binds one value at parameter `index` (from 1).
+    func bind(at index: Int32, _ value: (any Sendable)?) throws(Database.Failure) {
+        let code: Int32
+        switch value {
+        case nil: code = sqlite3_bind_null(raw, index)
+        case let number as Int: code = sqlite3_bind_int64(raw, index, Int64(number))
+        case let number as Int64: code = sqlite3_bind_int64(raw, index, number)
+        case let number as Int32: code = sqlite3_bind_int64(raw, index, Int64(number))
+        case let flag as Bool: code = sqlite3_bind_int64(raw, index, flag ? 1 : 0)
+        case var text as String:
+            code = text.withUTF8 { bytes in
+                guard let base = bytes.baseAddress else { return imhost_sqlite_bind_text(raw, index, "", 0) }
+                return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) { imhost_sqlite_bind_text(raw, index, $0, Int32(bytes.count)) }
+            }
+        default:
+            preconditionFailure("cannot bind \(type(of: value))")
+        }
+        guard code == SQLITE_OK else { throw database.failure(code) }
+    }
+
+    /// Steps once: true when a row is ready to read, false when done.
+    func step() throws(Database.Failure) -> Bool {
+        let code = sqlite3_step(raw)
+        switch code {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default: throw database.failure(code)
+        }
+    }
+
+    /// Steps to the end, for statements that return no rows.
+    func run() throws(Database.Failure) {
+        while try step() {}
+    }
+
+    func int(_ column: Int32) -> Int64 { sqlite3_column_int64(raw, column) }
+
+    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(raw, column) == SQLITE_NULL }
+
+    func optionalInt(_ column: Int32) -> Int64? { isNull(column) ? nil : int(column) }
+
+    /// A text column as a String (its bytes as they are stored; not-UTF-8 bytes repaired).
+    func text(_ column: Int32) -> String {
+        guard let bytes = sqlite3_column_text(raw, column) else { return "" }
+        let count = Int(sqlite3_column_bytes(raw, column))
+        return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
+    }
+
+    func optionalText(_ column: Int32) -> String? { isNull(column) ? nil : text(column) }
+}

@@ -1,0 +1,101 @@
+/// The store's schema, one migration a version, as GRDB's `DatabaseMigrator` keeps them: in
+/// order, each in its own transaction, the version recorded in `PRAGMA user_version` in the same
+/// transaction. A database newer than this code is refused rather than guessed at.
+enum Migrations {
+    /// Each migration's SQL; migration N (from 1) takes the database from version N-1 to N.
+    static let all: [String] = [
+        // 1: conversations, messages with their global ids and state, the outbox as a table,
+        // blocked peers, the full-text index, and what the store knows of itself.
+        """
+        CREATE TABLE conversations (
+            id INTEGER PRIMARY KEY,
+            peer TEXT NOT NULL UNIQUE,
+            -- The page the conversation opens on: the last jump's rootCateID, cateID and infoID.
+            root_cate_id INTEGER,
+            cate_id INTEGER,
+            info_id TEXT,
+            -- How many messages it holds: the next message's position.
+            message_count INTEGER NOT NULL DEFAULT 0,
+            -- The seq the user's next message to this peer gets.
+            next_seq INTEGER NOT NULL DEFAULT 1,
+            unread INTEGER NOT NULL DEFAULT 0,
+            last_message INTEGER,
+            updated_at INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX conversations_by_time ON conversations (updated_at DESC, id DESC);
+
+        CREATE TABLE messages (
+            id INTEGER PRIMARY KEY,
+            conversation INTEGER NOT NULL REFERENCES conversations (id),
+            -- Its place in the conversation, from 0: what /tap N and /why N number from 1.
+            position INTEGER NOT NULL,
+            sender TEXT NOT NULL,
+            recipient TEXT NOT NULL,
+            -- The id its sender gave it: unique among that sender's messages.
+            global_id TEXT NOT NULL,
+            -- The sender's count of its messages to this peer, from 1.
+            seq INTEGER,
+            key TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            sent_at INTEGER NOT NULL,
+            stored_at INTEGER NOT NULL,
+            outgoing INTEGER NOT NULL,
+            -- queued, sent, delivered, read or failed (outgoing); received or read (incoming).
+            state TEXT NOT NULL,
+            reason TEXT,
+            -- The page the sender was on, as JSON, when it says.
+            jump TEXT,
+            -- What search and the list of conversations show of it.
+            summary TEXT NOT NULL DEFAULT '',
+            UNIQUE (sender, global_id),
+            UNIQUE (conversation, position)
+        );
+
+        CREATE TABLE outbox (
+            message INTEGER PRIMARY KEY REFERENCES messages (id) ON DELETE CASCADE,
+            peer TEXT NOT NULL,
+            -- Who is handing it over now, and until when: a process that dies leaves a lease
+            -- that expires.
+            lease_pid INTEGER,
+            lease_until INTEGER,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            next_at INTEGER NOT NULL DEFAULT 0,
+            queued_at INTEGER NOT NULL
+        );
+        CREATE INDEX outbox_by_peer ON outbox (peer, message);
+
+        CREATE TABLE blocked (
+            peer TEXT PRIMARY KEY,
+            since INTEGER NOT NULL
+        );
+
+        CREATE TABLE store_facts (
+            name TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        );
+
+        -- Words of text messages and cards' string values, indexed by trigrams so Chinese words
+        -- are found; its rows are the messages' ids. It holds no text of its own.
+        CREATE VIRTUAL TABLE message_text USING fts5 (text, content = '', tokenize = 'trigram');
+        """,
+    ]
+
+    /// The version this code writes.
+    static var latest: Int { all.count }
+
+    /// Brings `database` to ``latest``, one migration a transaction. A database newer than this
+    /// code is refused in one line.
+    static func apply(to database: Database) throws {
+        let current = try database.userVersion
+        guard current <= latest else {
+            throw Database.Failure(code: 0, message: "it was written by a newer imhost (schema \(current); this one knows up to \(latest)); run that imhost, or move the file aside",
+                                   path: database.path)
+        }
+        for version in (current + 1)...max(current + 1, latest) where version <= latest {
+            try database.transaction {
+                try database.execute(all[version - 1])
+                try database.execute("PRAGMA user_version = \(version)")
+            }
+        }
+    }
+}
