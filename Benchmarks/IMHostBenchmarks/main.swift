@@ -13,6 +13,7 @@ let sections: [(name: String, run: () throws -> [Row])] = [
     ("bus", { InProcessBenchmarks.sessionBus() }),
     ("messages", { try InProcessBenchmarks.messages(folder: scratch + "/messages") }),
     ("store", { try StoreBenchmark.run(folder: scratch + "/store") }),
+    ("import", { try StoreBenchmark.importing(folder: scratch + "/import") }),
     ("memory", { try InProcessBenchmarks.memory(folder: scratch + "/memory") }),
     ("crash", { try ContainmentBenchmark.run(folder: scratch + "/crash") }),
     ("limits", { try LimitsBenchmark.run(folder: scratch + "/limits") }),

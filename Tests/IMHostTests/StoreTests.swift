@@ -120,6 +120,12 @@ struct StoreTests {
         #expect(try store.search(["好"], peer: nil, limit: 20).map(\.number) == [5], "a word under three characters is scanned for")
         #expect(try store.search(["%"], peer: nil, limit: 20).isEmpty, "LIKE syntax is only text")
         #expect(try store.search(["nothing-like-it"], peer: nil, limit: 20).isEmpty)
+        // A send leaves its words to the next write; a search catches the index up first.
+        try store.storeOutgoing(to: "u42", key: "text", payload: MessagePayload(json: #"{"text":"sent words zebracorn"}"#), at: 10)
+        #expect(try store.search(["zebracorn"], peer: nil, limit: 20).map(\.number) == [6])
+        let progress = try store.database.statement("SELECT indexed_through = (SELECT max(id) FROM messages) FROM search_progress")
+        _ = try progress.step()
+        #expect(progress.int(0) == 1, "the index caught up")
     }
 
     @Test("hostile ids stay out of paths, or are refused", arguments: ["../../etc/x", "/etc/passwd", "..", ".", "a/b", "张三"])

@@ -20,8 +20,6 @@ final class MessageSender {
     /// Why messages of a key cannot show now (turned off, quarantined, line unavailable).
     private let degrade: (String) -> Degrade?
     private let clock: () -> Int64
-    /// Why nothing may be written in this run (a full disk), when something stops it.
-    var readOnly: String?
 
     init(userID: String, store: MessageStore, limits: HostConfig.Limits, lineGuard: LineGuard,
          lookup: @escaping (String) -> RegisteredBuilder?, degrade: @escaping (String) -> Degrade?, clock: @escaping () -> Int64) {
@@ -57,7 +55,6 @@ final class MessageSender {
             throw SendError(.undecodable, "'\(key)' payload does not decode: \(why)")
         }
         try Self.check(payload, limits)
-        if let readOnly { throw SendError(.notStored, "cannot send: \(readOnly)") }
         if store.isReadOnly {
             throw SendError(.notStored, "cannot send: " + (store.readOnlyReason ?? "the store is read-only"))
         }
@@ -75,11 +72,10 @@ final class MessageSender {
     /// its key: a message this host cannot show is shown as a placeholder, never dropped.
     func receive(key: String, payload: MessagePayload, from peer: String) throws(SendError) -> StoredMessage {
         try Self.check(payload, limits)
-        if let readOnly { throw SendError(.notStored, "cannot store it: \(readOnly)") }
         do throws(StoreError) {
             return try store.storeLocal(from: peer, key: key, payload: payload, at: clock())
         } catch {
-            throw SendError(.notStored, "the message could not be stored: \(error)")
+            throw SendError(.notStored, "\(error)")
         }
     }
 

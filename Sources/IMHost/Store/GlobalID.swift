@@ -13,7 +13,17 @@ package enum GlobalID {
             bytes[index] = alphabet[Int(value & 31)]
             value >>= 5
         }
-        for index in 10..<26 { bytes[index] = alphabet[Int(generator.next() & 31)] }
+        // 80 random bits in two draws (each one call to the kernel): 60 from the first, 20 from
+        // the second.
+        var first: UInt64 = generator.next(), second: UInt64 = generator.next()
+        for index in 10..<22 {
+            bytes[index] = alphabet[Int(first & 31)]
+            first >>= 5
+        }
+        for index in 22..<26 {
+            bytes[index] = alphabet[Int(second & 31)]
+            second >>= 5
+        }
         return String(decoding: bytes, as: UTF8.self)
     }
 

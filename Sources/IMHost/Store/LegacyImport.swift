@@ -58,6 +58,7 @@ enum LegacyImport {
                 for name in logs {
                     try importLog(folder + "/" + name, into: store, pending: pending, report: &report)
                 }
+                try store.indexNewMessages()
                 try store.database.statement("INSERT INTO store_facts (name, value) VALUES (?, ?)")
                     .bind(fact, Clock.iso8601(Clock.now())).run()
             }
@@ -117,7 +118,8 @@ enum LegacyImport {
         let name = FileSystem.baseName(path)
         let peer = decodeName(String(name.dropLast(".jsonl".count)))
         let decoder = JSONDecoder()
-        let lines = LineBuffer()
+        // A line longer than the largest payload host.json can allow is never read whole.
+        let lines = LineBuffer(limit: Self.largestLine)
         var position = 0, outgoing = 0
         var conversation: Int64?
         var last: (row: Int64, time: Int64)?
@@ -132,7 +134,7 @@ enum LegacyImport {
                 INSERT INTO messages (conversation, position, sender, recipient, global_id, seq, key, payload, sent_at, stored_at,
                                       outgoing, state, summary)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """).bind(id, position, envelope.from, envelope.to, "v1.\(name).m\(position + 1)", mine ? outgoing + 1 : nil,
+                """).bind(id, position, envelope.from, envelope.to, GlobalID.make(at: envelope.timestamp), mine ? outgoing + 1 : nil,
                           envelope.key, envelope.payload.json, envelope.timestamp, Clock.now(), mine,
                           queued ? "queued" : mine ? "sent" : "read", text).run()
             let row = store.database.lastInsertedRow
@@ -140,15 +142,22 @@ enum LegacyImport {
                 try store.database.statement("INSERT INTO outbox (message, peer, queued_at) VALUES (?, ?, ?)").bind(row, peer, envelope.timestamp).run()
                 report.queued += 1
             }
-            if !text.isEmpty { try store.database.statement("INSERT INTO message_text (rowid, text) VALUES (?, ?)").bind(row, text).run() }
             if mine { outgoing += 1 }
             last = (row, envelope.timestamp)
             position += 1
         }
         var number = 0
         while lines.fill(from: fd) || lines.hasLine {
-            while let line = lines.nextLine() {
+            while let piece = lines.next() {
                 number += 1
+                guard case .line(let line) = piece else {
+                    let bytes = if case .tooLong(let count) = piece { count } else { 0 }
+                    report.problems.append("line \(number) of \(path) is \(bytes) bytes, more than a message can be: it is kept as a placeholder that says so (the line stays in the 1.0 file)")
+                    try add(MessageEnvelope(id: "m\(position + 1)", conversation: peer, from: "?", to: "?", timestamp: 0,
+                                            key: MessageEnvelope.unreadableKey,
+                                            payload: MessagePayload(json: "(a line of \(bytes) bytes, too large to import)")), raw: true)
+                    continue
+                }
                 if let envelope = try? decoder.decode(MessageEnvelope.self, from: Data(line.utf8)) {
                     try add(envelope, raw: false)
                 } else {
@@ -159,8 +168,13 @@ enum LegacyImport {
                 }
             }
         }
-        if let rest = lines.rest(), !rest.isEmpty {
-            report.problems.append("the last line of \(path) (line \(number + 1), \(rest.utf8.count) bytes) was cut short by a crash: it is not a message and was not imported")
+        let torn: Int? = switch lines.restPiece() {
+        case .line(let rest)?: rest.isEmpty ? nil : rest.utf8.count
+        case .tooLong(let bytes)?: bytes
+        case nil: nil
+        }
+        if let torn {
+            report.problems.append("the last line of \(path) (line \(number + 1), \(torn) bytes) was cut short by a crash: it is not a message and was not imported")
         }
         guard let conversation, let last else { return }
         try store.database.statement("""
@@ -176,6 +190,10 @@ enum LegacyImport {
         report.conversations += 1
         report.messages += position
     }
+
+    /// The longest 1.0 log line imported: the largest payload host.json allows, and room for its
+    /// envelope.
+    static let largestLine = (64 << 20) + 64 * 1024
 
     /// A 1.0 log's name back to its conversation id: `%XX` are bytes.
     static func decodeName(_ name: String) -> String {

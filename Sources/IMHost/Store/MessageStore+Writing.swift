@@ -35,7 +35,8 @@ extension MessageStore {
 
     /// Stores a message the user sends to `peer` and queues it for delivery, in one durable
     /// transaction: when this returns, both are on disk. It gets a new global id and the next
-    /// `seq` to that peer, at the end of the conversation.
+    /// `seq` to that peer, at the end of the conversation. Its words reach the search index with
+    /// the next write (``indexNewMessages()``), so this commit stays as small as a send can be.
     @discardableResult
     public func storeOutgoing(to peer: String, key: String, payload: MessagePayload, at time: Int64, jump: JumpPage? = nil) throws(StoreError) -> StoredMessage {
         try refuseIfReadOnly()
@@ -59,7 +60,6 @@ extension MessageStore {
                     UPDATE conversations SET message_count = message_count + 1, next_seq = next_seq + 1, last_message = ?, updated_at = ?
                     WHERE id = ?
                     """).bind(row, time, conversation).run()
-                try index(row, text)
                 return StoredMessage(envelope: envelope(position: position, peer: peer, from: user, to: peer, time: time, key: key,
                                                         payload: payload, globalID: globalID),
                                      position: position, state: .queued, reason: nil, seq: seq, isOutgoing: true, jump: jump, row: row)
@@ -84,7 +84,9 @@ extension MessageStore {
         try refuseIfReadOnly()
         return try guarded {
             try database.transaction {
-                try messages.map { message in try storeIncoming(message) }
+                let arrivals = try messages.map { message in try storeIncoming(message) }
+                try indexNewMessages()
+                return arrivals
             }
         }
     }
@@ -101,7 +103,7 @@ extension MessageStore {
         var position = Int(count.int(0))
         if let seq = message.seq {
             // A later message of this sender stored already: this one goes before it.
-            let later = try database.statement("SELECT min(position) FROM messages WHERE conversation = ? AND sender = ? AND seq > ?")
+            let later = try database.statement("SELECT min(position) FROM messages WHERE conversation = ? AND sender = ? AND seq > ? AND outgoing = 0")
             try later.bind(conversation, message.from, seq)
             if try later.step(), let first = later.optionalInt(0) {
                 position = Int(first)
@@ -123,7 +125,6 @@ extension MessageStore {
                 updated_at = max(updated_at, ?)
             WHERE id = ?
             """).bind(position, row, now, conversation).run()
-        try index(row, text)
         return .stored(StoredMessage(envelope: envelope(position: position, peer: message.from, from: message.from, to: user,
                                                         time: message.sentAt, key: message.key, payload: message.payload,
                                                         globalID: message.globalID),
@@ -195,10 +196,15 @@ extension MessageStore {
         throw StoreError(.readOnly, "cannot write \(path): " + (readOnlyReason ?? "it is read-only"))
     }
 
-    /// Adds a message's words to the full-text index.
-    private func index(_ row: Int64, _ text: String) throws {
-        guard !text.isEmpty else { return }
-        try database.statement("INSERT INTO message_text (rowid, text) VALUES (?, ?)").bind(row, text).run()
+    /// Adds the words of every message not yet in the full-text index to it, in the open
+    /// transaction. The index is derived from `messages.summary` and caught up by every write
+    /// but a send, and before a search: never behind for long, and never wrong.
+    func indexNewMessages() throws {
+        try database.statement("""
+            INSERT INTO message_text (rowid, text)
+            SELECT id, summary FROM messages WHERE id > (SELECT indexed_through FROM search_progress) AND summary != '' ORDER BY id
+            """).run()
+        try database.statement("UPDATE search_progress SET indexed_through = (SELECT coalesce(max(id), 0) FROM messages)").run()
     }
 
     func envelope(position: Int, peer: String, from: String, to: String, time: Int64, key: String, payload: MessagePayload,

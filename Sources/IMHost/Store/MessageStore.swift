@@ -102,6 +102,11 @@ public final class MessageStore {
                 if exists, let damage = Self.headerDamage(path) {
                     database = try Self.replaceDamaged(path, failure: Database.Failure(code: SQLITE_CORRUPT, message: damage, path: path), notes: &notes)
                 } else {
+                    // One process at a time makes, switches to WAL and migrates the database: two
+                    // at once on a new file can deadlock on its locks, and SQLite then answers
+                    // SQLITE_BUSY at once, without waiting.
+                    let opening = Self.openingLock(in: folder.path)
+                    defer { if opening >= 0 { close(opening) } }
                     if !exists {
                         // Made here, mode 0600 and never through a link; SQLite gives its log
                         // files the same mode.
@@ -191,10 +196,7 @@ public final class MessageStore {
         let connection = isReadOnly ? try Database(path: path, mode: .readOnly(immutable: access(path + "-wal", F_OK) != 0))
                                     : try Database(path: path, mode: .readWrite)
         database = connection
-        if !isReadOnly {
-            try database.execute("PRAGMA synchronous = FULL")
-            try database.execute("PRAGMA foreign_keys = ON")
-        }
+        if !isReadOnly { try Self.configure(database) }
         _ = try database.userVersion
         descriptors = Self.descriptors(of: path)
         notes.append("the store's files were closed under it (by line code in this process); \(Self.fileName) was opened again")
@@ -203,11 +205,33 @@ public final class MessageStore {
     /// A result code of ours: the schema is not the one its version says.
     static let badSchema: Int32 = 0x7A11
 
+    /// What every writing connection sets: a commit is on disk when it returns; references are
+    /// checked; and the write-ahead log, once checkpointed, is cut back to 4 MiB (its size at an
+    /// automatic checkpoint) rather than keeping whatever size a big import once gave it.
+    private static func configure(_ database: Database) throws {
+        try database.execute("PRAGMA synchronous = FULL")
+        try database.execute("PRAGMA foreign_keys = ON")
+        try database.execute("PRAGMA journal_size_limit = 4194304")
+    }
+
+    /// `<user folder>/store.lock`, held (`flock`) while this process opens the database; -1 when
+    /// it cannot be made (then opening goes on without it).
+    private static func openingLock(in folder: String) -> Int32 {
+        let fd = open(folder + "/store.lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
+        guard fd >= 0 else { return -1 }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            close(fd)
+            return -1
+        }
+        while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
+        return fd
+    }
+
     /// Pragmas and migrations, and a check that the schema is what its version says.
     private static func prepare(_ database: Database) throws {
         try database.execute("PRAGMA journal_mode = WAL")
-        try database.execute("PRAGMA synchronous = FULL")
-        try database.execute("PRAGMA foreign_keys = ON")
+        try configure(database)
         try Migrations.apply(to: database)
         try checkSchema(database)
     }
@@ -241,9 +265,9 @@ public final class MessageStore {
 
     /// The tables the schema has, or the database is damaged.
     private static func checkSchema(_ database: Database) throws(Database.Failure) {
-        let statement = try database.statement("SELECT count(*) FROM sqlite_schema WHERE type IN ('table') AND name IN ('conversations', 'messages', 'outbox', 'blocked', 'store_facts', 'message_text')")
+        let statement = try database.statement("SELECT count(*) FROM sqlite_schema WHERE type IN ('table') AND name IN ('conversations', 'messages', 'outbox', 'blocked', 'store_facts', 'message_text', 'search_progress')")
         _ = try statement.step()
-        guard statement.int(0) == 6 else {
+        guard statement.int(0) == 7 else {
             throw Database.Failure(code: badSchema, message: "its schema is not the store's (tables are missing)", path: database.path)
         }
     }
@@ -303,6 +327,9 @@ public final class MessageStore {
         if failure.isCorrupt { return StoreError(.damaged, "\(failure.path) is damaged (\(failure.message))") }
         if failure.primary == SQLITE_READONLY {
             return StoreError(.readOnly, "cannot write \(failure.path): it is read-only (\(failure.message))")
+        }
+        if failure.isBusy {
+            return StoreError(.failed, "\(failure.path) is busy: another process has held it for more than 5 s; nothing was stored, try again")
         }
         return StoreError(.failed, failure.description)
     }

@@ -96,7 +96,9 @@ final class ChatDriver {
                 }
                 return Outcome(redraw: true)
             } catch {
-                return .failed("\(action.verb): not sent: \(error)")
+                // /recv sends nothing: what it could not do is store.
+                if case .send = action { return .failed("\(action.verb): not sent: \(error)") }
+                return .failed("\(action.verb): not stored: \(error)")
             }
         case .tap(let number):
             guard let shown = try page.message(number) else { return .failed("/tap: there is no message #\(number) on screen") }

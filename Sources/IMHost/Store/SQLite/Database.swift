@@ -146,13 +146,26 @@ final class Database {
     /// Runs `body` in one transaction: `BEGIN IMMEDIATE` takes the write lock at once (another
     /// process waits up to the busy timeout), so what `body` reads is what it writes over.
     /// Committed when `body` returns, rolled back when it throws.
+    ///
+    /// Every statement is reset before the commit: one left mid-result would keep a read
+    /// transaction open through it, and SQLite skips the automatic checkpoint of a connection
+    /// with a transaction open; the write-ahead log would then grow without end, and every
+    /// commit, extending the file, would cost a metadata flush too (measured: 2.4x a bare fsync
+    /// instead of 1.4x).
+    ///
+    /// Statements are reset before it begins too: a read left open would pin an old snapshot,
+    /// and SQLite refuses at once (no busy wait) to write over one another process has moved on
+    /// from (`SQLITE_BUSY_SNAPSHOT`).
     func transaction<T>(_ body: () throws -> T) throws -> T {
+        finishStatements()
         try execute("BEGIN IMMEDIATE")
         do {
             let result = try body()
+            finishStatements()
             try execute("COMMIT")
             return result
         } catch {
+            finishStatements()
             try? execute("ROLLBACK")
             throw error
         }
@@ -167,6 +180,7 @@ final class Database {
     /// `PRAGMA data_version`: changes when another connection (another process) commits.
     func dataVersion() throws(Failure) -> Int64 {
         let statement = try statement("PRAGMA data_version")
+        defer { statement.reset() }
         _ = try statement.step()
         return statement.int(0)
     }
@@ -175,6 +189,7 @@ final class Database {
     var userVersion: Int {
         get throws(Failure) {
             let statement = try statement("PRAGMA user_version")
+            defer { statement.reset() }
             _ = try statement.step()
             return Int(statement.int(0))
         }

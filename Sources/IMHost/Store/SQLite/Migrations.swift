@@ -50,7 +50,11 @@ enum Migrations {
             UNIQUE (sender, global_id),
             UNIQUE (conversation, position)
         );
+        -- A peer's messages in a conversation by seq: where a late one goes, found at once. (Only
+        -- incoming ones: a send writes one index fewer.)
+        CREATE INDEX messages_by_seq ON messages (conversation, sender, seq) WHERE outgoing = 0;
 
+        -- Only what waits for delivery: small, and read whole, so it has no index to keep up.
         CREATE TABLE outbox (
             message INTEGER PRIMARY KEY REFERENCES messages (id) ON DELETE CASCADE,
             peer TEXT NOT NULL,
@@ -62,7 +66,6 @@ enum Migrations {
             next_at INTEGER NOT NULL DEFAULT 0,
             queued_at INTEGER NOT NULL
         );
-        CREATE INDEX outbox_by_peer ON outbox (peer, message);
 
         CREATE TABLE blocked (
             peer TEXT PRIMARY KEY,
@@ -77,25 +80,31 @@ enum Migrations {
         -- Words of text messages and cards' string values, indexed by trigrams so Chinese words
         -- are found; its rows are the messages' ids. It holds no text of its own.
         CREATE VIRTUAL TABLE message_text USING fts5 (text, content = '', tokenize = 'trigram');
+        -- How far message_text has caught up: messages with a larger id are not in it yet. (A
+        -- send leaves its words to the next write, so its commit stays small.)
+        CREATE TABLE search_progress (indexed_through INTEGER NOT NULL);
+        INSERT INTO search_progress VALUES (0);
         """,
     ]
 
     /// The version this code writes.
     static var latest: Int { all.count }
 
-    /// Brings `database` to ``latest``, one migration a transaction. A database newer than this
-    /// code is refused in one line.
+    /// Brings `database` to ``latest``, one migration a transaction. The version is read inside
+    /// each transaction, under the write lock: two processes opening a new database at once
+    /// never both run one migration. A database newer than this code is refused in one line.
     static func apply(to database: Database) throws {
-        let current = try database.userVersion
-        guard current <= latest else {
-            throw Database.Failure(code: 0, message: "it was written by a newer imhost (schema \(current); this one knows up to \(latest)); run that imhost, or move the file aside",
-                                   path: database.path)
-        }
-        for version in (current + 1)...max(current + 1, latest) where version <= latest {
-            try database.transaction {
-                try database.execute(all[version - 1])
-                try database.execute("PRAGMA user_version = \(version)")
+        if try database.userVersion == latest { return }
+        while try database.transaction({ () throws -> Bool in
+            let current = try database.userVersion
+            guard current <= latest else {
+                throw Database.Failure(code: 0, message: "it was written by a newer imhost (schema \(current); this one knows up to \(latest)); run that imhost, or move the file aside",
+                                       path: database.path)
             }
-        }
+            guard current < latest else { return false }
+            try database.execute(all[current])
+            try database.execute("PRAGMA user_version = \(current + 1)")
+            return true
+        }) {}
     }
 }
