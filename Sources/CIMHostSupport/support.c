@@ -2,11 +2,14 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <execinfo.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "imhost_support.h"
@@ -47,6 +50,29 @@ int imhost_pidfd_open(pid_t pid) {
     (void)pid;
     return -1;
 #endif
+}
+
+int imhost_memory_file(const char *name, long size) {
+    int fd = memfd_create(name, MFD_CLOEXEC);
+    if (fd < 0) return -1;
+    int reserved = posix_fallocate(fd, 0, size);
+    if (reserved != 0) {
+        close(fd);
+        errno = reserved;
+        return -1;
+    }
+    return fd;
+}
+
+int imhost_move_high(int fd, int preferred) {
+    struct rlimit limit;
+    int floor = preferred;
+    if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && (rlim_t)floor >= limit.rlim_cur / 2) {
+        floor = (int)(limit.rlim_cur / 2);
+    }
+    int moved = fcntl(fd, F_DUPFD_CLOEXEC, floor);
+    if (moved < 0 && (errno == EINVAL || errno == EMFILE)) moved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    return moved;
 }
 
 int imhost_die_with_parent(pid_t parent) {

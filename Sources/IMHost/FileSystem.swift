@@ -80,21 +80,26 @@ public enum FileSystem {
             fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o600)
             created = fd >= 0
         }
-        guard fd >= 0 else { throw Failure(call: "open", code: errno) }
+        guard fd >= 0 else {
+            // A link in its place (O_NOFOLLOW) is named as such, not as a loop of links.
+            if errno == ELOOP { throw Failure(call: "open \(path)", code: ELOOP, notRegular: S_IFLNK) }
+            if errno == EISDIR { throw Failure(call: "open \(path)", code: EISDIR, notRegular: S_IFDIR) }
+            throw Failure(call: "open \(path)", code: errno)
+        }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0 else { throw Failure(call: "fstat", code: errno) }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw Failure(call: "open", code: EINVAL, notRegular: info.st_mode) }
+        guard fstat(fd, &info) == 0 else { throw Failure(call: "fstat \(path)", code: errno) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw Failure(call: "open \(path)", code: EINVAL, notRegular: info.st_mode) }
         // A new file's name must survive a power cut as its contents do.
         if created { syncFolder(directory(of: path)) }
         var last: UInt8 = 0x0A
         if info.st_size > 0 { _ = pread(fd, &last, 1, info.st_size - 1) }
         do throws(Failure) {
             try writeAll(fd, (last == 0x0A ? [] : [0x0A]) + bytes + [UInt8(ascii: "\n")])
-            guard fsync(fd) == 0 else { throw Failure(call: "fsync", code: errno) }
+            guard fsync(fd) == 0 else { throw Failure(call: "fsync \(path)", code: errno) }
         } catch {
             _ = ftruncate(fd, info.st_size)
-            throw error
+            throw error.call.hasSuffix(path) ? error : Failure(call: "\(error.call) \(path)", code: error.code)
         }
     }
 
@@ -138,10 +143,15 @@ public enum FileSystem {
 
     /// Reads at most `limit` bytes from the start of a regular file. It is opened without
     /// blocking and checked before a byte is read: a FIFO, a device or a folder in its place is
-    /// refused (``Failure/notRegular``), never waited on or read forever.
-    package static func readBytes(_ path: String, limit: Int) throws(Failure) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
-        guard fd >= 0 else { throw Failure(call: "open", code: errno) }
+    /// refused (``Failure/notRegular``), never waited on or read forever. Without
+    /// `followingLinks` (imhost's own files in the data folder), a link in its place is refused
+    /// too, as "a link".
+    package static func readBytes(_ path: String, limit: Int, followingLinks: Bool = true) throws(Failure) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (followingLinks ? 0 : O_NOFOLLOW))
+        guard fd >= 0 else {
+            if errno == ELOOP, !followingLinks { throw Failure(call: "open", code: ELOOP, notRegular: S_IFLNK) }
+            throw Failure(call: "open", code: errno)
+        }
         defer { close(fd) }
         // Sized by fstat and read in place: one buffer, no chunk to copy from. A file that grows
         // while it is read, or reports no size (as /proc files do), makes the buffer grow.

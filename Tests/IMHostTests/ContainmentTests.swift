@@ -340,8 +340,11 @@ struct QuarantineTests {
         func crash(_ key: String?, _ site: CrashSite, at time: String, line: String = "cars") -> CrashRecord {
             CrashRecord(time: time, line: line, file: "cars.so", identity: nil, what: site.name, key: key, message: "m1", signal: "SIGSEGV")
         }
-        let first = crash("cars.offer", .builder, at: "2026-11-23T10:00:00Z")
+        var first = crash("cars.offer", .builder, at: "2026-11-23T10:00:00Z")
         #expect(Quarantine.scope(of: first, history: []) == .key)
+        // Only what was held against the line counts: a kill from outside is recorded, costs nothing.
+        #expect(Quarantine.scope(of: crash("cars.offer", .builder, at: "2026-11-23T10:09:59Z"), history: [first]) == .key)
+        first.quarantined = "key"
         #expect(Quarantine.scope(of: crash("cars.offer", .builder, at: "2026-11-23T10:09:59Z"), history: [first]) == .line)
         #expect(Quarantine.scope(of: crash("cars.offer", .builder, at: "2026-11-23T10:10:01Z"), history: [first]) == .key)
         #expect(Quarantine.scope(of: crash("jobs.card", .builder, at: "2026-11-23T10:01:00Z", line: "jobs"), history: [first]) == .key)
@@ -495,7 +498,7 @@ struct QuietMisbehaviourTests {
         #expect(alive.isEmpty)
     }
 
-    @Test("a crash that cannot be recorded is quarantined for the chat anyway: no crash loop")
+    @Test("a crash that cannot be written to the crash log is quarantined anyway, and says so: no crash loop")
     func unrecordable() throws {
         let workspace = try crashyWorkspace()
         try FileManager.default.createDirectory(atPath: workspace.data + "/crashes.log", withIntermediateDirectories: true)
@@ -505,7 +508,7 @@ struct QuietMisbehaviourTests {
             """)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.components(separatedBy: "crashed (SIGSEGV)").count == 2, "one crash, not a loop")
-        #expect(result.stderr.contains("It could not be recorded"))
+        #expect(result.stderr.contains("It is not in crashes.log (open \(workspace.data)/crashes.log: it is a folder, not a regular file)"), "\(result.stderr)")
         #expect(result.stdout.contains("│ after │"))
     }
 

@@ -44,6 +44,17 @@ int imhost_pipe_cloexec(int fds[2]);
    error number where the C library cannot (before glibc 2.34). */
 int imhost_spawn_close_from(posix_spawn_file_actions_t *actions, int from);
 
+/* A file in memory only (memfd_create, close-on-exec), `size` bytes with its pages reserved:
+   touching a mapping of it cannot fail for want of disk space. Returns its descriptor, or -1
+   with errno set. */
+int imhost_memory_file(const char *name, long size);
+
+/* Duplicates `fd` to a close-on-exec descriptor numbered `preferred` or higher, out of the way of
+   code that closes or reuses low numbers; where the open-file limit leaves no room up there, to
+   the highest range it allows (half the limit and up), else to any free number. Returns the new
+   descriptor, or -1 with errno set. */
+int imhost_move_high(int fd, int preferred);
+
 /* Asks the kernel to kill this process (SIGKILL) when its parent dies, so a scanner or chat
    worker never outlives the host that started it. Returns 0 when `parent` is still this
    process's parent, -1 when it is already gone (the caller should exit). */

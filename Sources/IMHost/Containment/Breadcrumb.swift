@@ -220,84 +220,106 @@ final class Breadcrumb {
     /// The folder breadcrumbs live in: `<data>/run`.
     static func folder(in dataFolder: String) -> String { dataFolder + "/run" }
 
-    /// A breadcrumb file made and locked by the process that answers for it: a supervisor for its
+    /// The folder breadcrumbs go to when the data folder cannot take them: `$XDG_RUNTIME_DIR/imhost`,
+    /// or `/tmp/imhost-run-<uid>`. Several data folders may share it, so a breadcrumb there is
+    /// named after its data folder (``Reservation/prefix(for:)``).
+    static var privateFolder: String {
+        if let runtime = getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }), runtime.hasPrefix("/") {
+            return runtime + "/imhost"
+        }
+        return "/tmp/imhost-run-\(geteuid())"
+    }
+
+    /// Why a folder would not do for breadcrumbs.
+    struct Refusal: Error, CustomStringConvertible {
+        var description: String
+        var isFull = false
+    }
+
+    /// Checks that `folder` is fit to hold breadcrumbs, making it (mode 0700) when `making` and it
+    /// is missing: a folder and not a link, owned by this user, and writable by nobody else. A
+    /// folder another local user made first, or a link planted in its place, is refused, naming it;
+    /// nothing is ever written through it.
+    static func checkPrivate(_ folder: String, making: Bool) throws(Refusal) {
+        if making, mkdir(folder, 0o700) != 0, errno != EEXIST {
+            throw Refusal(description: "mkdir: \(String(cString: strerror(errno)))", isFull: errno == ENOSPC || errno == EDQUOT)
+        }
+        var info = stat()
+        guard lstat(folder, &info) == 0 else { throw Refusal(description: "lstat: \(String(cString: strerror(errno)))") }
+        guard info.st_mode & S_IFMT == S_IFDIR else {
+            throw Refusal(description: "it is \(FileSystem.kind(info.st_mode)), not a folder; remove it")
+        }
+        guard info.st_uid == geteuid() else {
+            throw Refusal(description: "it is owned by \(PluginFolderTrust.describe(user: info.st_uid)), not you; remove it, or set XDG_RUNTIME_DIR to a folder of your own")
+        }
+        guard info.st_mode & (S_IWGRP | S_IWOTH) == 0 else {
+            throw Refusal(description: "others may write in it (mode \(PluginFolderTrust.octal(info.st_mode))); run chmod 700 \(folder)")
+        }
+    }
+
+    /// A breadcrumb made and locked by the process that answers for it: a supervisor for its
     /// worker, or a host for itself. While the lock is held, nobody takes the file for an orphan.
     final class Reservation {
-        let path: String
-        /// The file, open and locked: handed to a worker as a descriptor, never by its path.
+        /// The file; `nil` when the breadcrumb is kept in memory only.
+        let path: String?
+        /// The breadcrumb, open (and locked when it is a file): handed to a worker as a
+        /// descriptor, never by its path.
         let fd: Int32
+        /// Why the breadcrumb is in memory only, when it is: a crash is still named, but one
+        /// while imhost itself is killed cannot be found at the next start. Said once.
+        let inMemoryBecause: String?
 
-        /// Why no breadcrumb could be made: the folders tried, and what stopped each.
+        /// Why no breadcrumb could be made at all (not even in memory).
         struct Unavailable: Error, CustomStringConvertible {
             var description: String
-            /// No space anywhere: a chat can still be read, not written.
-            var isFull: Bool
         }
 
-        /// Makes `<data>/run/<pid>-<n>.crumb`, its space reserved, and locked: it is made under
-        /// another name, locked, then renamed, so nobody ever sees it unlocked. When the data
-        /// folder cannot be used, it goes to a private folder of this user's instead:
-        /// `$XDG_RUNTIME_DIR/imhost`, or `/tmp/imhost-run-<uid>`, made mode 0700 and checked
-        /// before use (a folder, not a link, owned by this user, writable by nobody else).
+        /// Makes the breadcrumb where it can be kept best:
+        ///
+        /// 1. `<data>/run/<pid>-<n>.crumb`;
+        /// 2. when the data folder cannot take it (read-only, full, or `run` is not this user's
+        ///    private folder), ``Breadcrumb/privateFolder``, named after the data folder;
+        /// 3. when neither can, in memory (`memfd_create`): a full disk, a read-only data folder
+        ///    and a planted private folder still leave a chat that reads, sends where it can, and
+        ///    names a line that crashes.
+        ///
+        /// A file is made under another name, locked, its space reserved, then renamed, so
+        /// nobody ever sees it unlocked, and touching its mapping cannot fail for want of space.
         init(dataFolder: String) throws(Unavailable) {
             let own = Breadcrumb.folder(in: dataFolder)
-            let fallback = Self.privateFolder
-            do throws(Refusal) {
-                (path, fd) = try Self.make(in: own)
+            let fallback = Breadcrumb.privateFolder
+            var refusals: [String] = []
+            do {
+                try FileSystem.makeFolders(dataFolder)
+                try Breadcrumb.checkPrivate(own, making: true)
+                (path, fd) = try Self.make(in: own, prefix: "")
+                inMemoryBecause = nil
                 return
-            } catch let first {
-                do throws(Refusal) {
-                    try Self.checkPrivate(fallback)
-                    (path, fd) = try Self.make(in: fallback)
-                } catch let second {
-                    throw Unavailable(description: "cannot keep the chat's breadcrumb in \(own) (\(first)) nor in \(fallback) (\(second))",
-                                      isFull: first.isFull && second.isFull)
-                }
-            }
-        }
-
-        /// The folder breadcrumbs go to when the data folder cannot take them.
-        static var privateFolder: String {
-            if let runtime = getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }), runtime.hasPrefix("/") {
-                return runtime + "/imhost"
-            }
-            return "/tmp/imhost-run-\(geteuid())"
-        }
-
-        /// Why one folder would not do.
-        struct Refusal: Error, CustomStringConvertible {
-            var description: String
-            var isFull = false
-        }
-
-        /// Makes `folder` (mode 0700) if need be and checks it: a folder and not a link, owned by
-        /// this user, and writable by nobody else. Another local user who made it first, or
-        /// planted a link there, is refused, naming it.
-        static func checkPrivate(_ folder: String) throws(Refusal) {
-            if mkdir(folder, 0o700) != 0, errno != EEXIST {
-                throw Refusal(description: "mkdir: \(String(cString: strerror(errno)))")
-            }
-            var info = stat()
-            guard lstat(folder, &info) == 0 else { throw Refusal(description: "lstat: \(String(cString: strerror(errno)))") }
-            guard info.st_mode & S_IFMT == S_IFDIR else {
-                throw Refusal(description: "it is not a folder but a \(info.st_mode & S_IFMT == S_IFLNK ? "link" : "file"); remove it")
-            }
-            guard info.st_uid == geteuid() else {
-                throw Refusal(description: "it is owned by \(PluginFolderTrust.describe(user: info.st_uid)), not you; remove it, or make the data folder writable")
-            }
-            guard info.st_mode & (S_IWGRP | S_IWOTH) == 0 else {
-                throw Refusal(description: "others may write in it (mode \(PluginFolderTrust.octal(info.st_mode))); run chmod 700 \(folder)")
-            }
-        }
-
-        private static func make(in folder: String) throws(Refusal) -> (String, Int32) {
-            do throws(FileSystem.Failure) {
-                try FileSystem.makeFolders(folder)
+            } catch let failure as FileSystem.Failure {
+                refusals.append("in \(own) (\(failure.call): \(failure))")
             } catch {
-                throw Refusal(description: "\(error.call): \(error)")
+                refusals.append("in \(own) (\(error))")
             }
+            do throws(Refusal) {
+                try Breadcrumb.checkPrivate(fallback, making: true)
+                (path, fd) = try Self.make(in: fallback, prefix: Self.prefix(for: dataFolder))
+                inMemoryBecause = nil
+                return
+            } catch {
+                refusals.append("in \(fallback) (\(error))")
+            }
+            let memory = imhost_memory_file("imhost-breadcrumb", Breadcrumb.fileSize)
+            guard memory >= 0 else {
+                throw Unavailable(description: "cannot keep the chat's breadcrumb \(refusals.joined(separator: " nor ")), nor in memory (\(String(cString: strerror(errno))))")
+            }
+            path = nil
+            fd = memory
+            inMemoryBecause = "cannot keep it " + refusals.joined(separator: " nor ")
+        }
+
+        private static func make(in folder: String, prefix: String) throws(Refusal) -> (String, Int32) {
             for attempt in 0..<1000 {
-                let name = folder + "/\(getpid())-\(attempt)"
+                let name = folder + "/\(prefix)\(getpid())-\(attempt)"
                 let fd = open(name + ".new", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
                 guard fd >= 0 else {
                     if errno == EEXIST { continue }
@@ -319,37 +341,54 @@ final class Breadcrumb {
             throw Refusal(description: "open: 1000 names taken")
         }
 
-        /// What the file says now.
+        /// What a breadcrumb in the shared private folder is named after: its data folder's
+        /// identity (device and inode), so a start collects only its own orphans there.
+        static func prefix(for dataFolder: String) -> String {
+            var info = stat()
+            guard stat(dataFolder, &info) == 0 else { return "unknown-" }
+            return "\(info.st_dev)-\(info.st_ino)-"
+        }
+
+        /// What the breadcrumb says now.
         func read() -> Snapshot? { Breadcrumb.read(fd: fd) }
 
-        /// Removes the file; its lock goes with it.
+        /// Removes the file (its lock goes with it), or lets the memory go.
         func remove() {
-            unlink(path)
+            if let path { unlink(path) }
             close(fd)
         }
     }
 
-    /// Breadcrumbs left by processes that died with no one to answer for them: calls `handle`
-    /// with each that was in line code, then removes them all. A file still locked belongs to
-    /// a live process and is left alone.
+    /// Breadcrumbs left by processes that died with no one to answer for them, in `<data>/run`
+    /// and in the private folder (those named after this data folder): calls `handle` with each
+    /// that was in line code, then removes them all. Only this user's files in folders fit to
+    /// hold breadcrumbs count: a file another user planted is never read. A file still locked
+    /// belongs to a live process and is left alone.
     static func collectOrphans(dataFolder: String, _ handle: (Snapshot) -> Void) {
-        let folder = folder(in: dataFolder)
-        guard let names = try? FileSystem.entries(of: folder) else { return }
-        for name in names where name.hasSuffix(".crumb") {
-            let path = folder + "/" + name
-            // Not blocking, not following a link, regular files only: a FIFO or a device named
-            // .crumb must not hang or feed a start.
-            let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-            guard fd >= 0 else { continue }
-            defer { close(fd) }
-            var info = stat()
-            guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size == off_t(fileSize) else { continue }
-            guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { continue }
-            let snapshot = read(fd: fd)
-            // A writer still alive (its supervisor gone, its own end near) is not an orphan yet.
-            if let pid = snapshot?.pid, pid > 0, pid != getpid(), isRunning(pid) { continue }
-            if let snapshot, snapshot.depth > 0 { handle(snapshot) }
-            unlink(path)
+        let places = [(folder(in: dataFolder), ""), (privateFolder, Reservation.prefix(for: dataFolder))]
+        for (folder, prefix) in places {
+            guard (try? checkPrivate(folder, making: false)) != nil, let names = try? FileSystem.entries(of: folder) else { continue }
+            for name in names where name.hasSuffix(".crumb") && name.hasPrefix(prefix) {
+                // In <data>/run every crumb is this folder's; there, names carry no prefix.
+                if prefix.isEmpty, name.first.map({ !$0.isNumber }) ?? true { continue }
+                collect(folder + "/" + name, handle)
+            }
         }
+    }
+
+    private static func collect(_ path: String, _ handle: (Snapshot) -> Void) {
+        // Not blocking, not following a link, regular files of this user's only: a FIFO or a
+        // device named .crumb must not hang or feed a start, nor another user's forgery count.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size == off_t(fileSize), info.st_uid == geteuid() else { return }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { return }
+        let snapshot = read(fd: fd)
+        // A writer still alive (its supervisor gone, its own end near) is not an orphan yet.
+        if let pid = snapshot?.pid, pid > 0, pid != getpid(), isRunning(pid) { return }
+        if let snapshot, snapshot.depth > 0 { handle(snapshot) }
+        unlink(path)
     }
 }

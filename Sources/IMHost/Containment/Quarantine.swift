@@ -90,12 +90,18 @@ public final class Quarantine {
         holds = []
         let bytes: [UInt8]
         do throws(FileSystem.Failure) {
-            bytes = try FileSystem.readBytes(path, limit: 16 << 20)
+            bytes = try FileSystem.readBytes(path, limit: 16 << 20, followingLinks: false)
         } catch where error.code == ENOENT {
             return
         } catch {
             isUnreadable = true
-            problem = "\(path) cannot be read (\(error.notRegular == nil ? "\(error.call): " : "")\(error)), so every line is held out of service until it can; give it back to this user (chown \(geteuid()) \(path); chmod 600 \(path)), or remove it"
+            if let kind = error.notRegular {
+                // Not a file imhost wrote: nothing is held in it, and changing its owner or mode
+                // would not help (for a link, it would change whatever it points at).
+                problem = "\(path) is \(kind), not a file imhost wrote, so every line is held out of service until it is gone; remove it (rm\(kind == "a folder" ? " -r" : "") \(path)), and imhost writes a new one at the next crash"
+            } else {
+                problem = "\(path) cannot be read (\(error.call): \(error)), so every line is held out of service until it can; give it back to this user (chown \(geteuid()) \(path); chmod 600 \(path)), or remove it"
+            }
             return
         }
         do {
@@ -166,35 +172,44 @@ public final class Quarantine {
         }
     }
 
-    /// Records a crash: decides what it costs from the line's recent crashes, appends it to
-    /// `<data>/crashes.log` and adds the quarantine entry. Returns the record as written, with
-    /// ``CrashRecord/quarantined`` set, or the reason it could not be written.
-    /// Without `holding`, the crash is recorded and costs nothing (it was not the line's doing).
-    public static func record(_ crash: CrashRecord, dataFolder: String, holding: Bool = true) -> Result<CrashRecord, FileSystem.Failure> {
+    /// A crash as recorded.
+    public struct Recorded: Sendable {
+        /// The record, with ``CrashRecord/quarantined`` set to what it cost.
+        public var crash: CrashRecord
+        /// Why it is not in `crashes.log`, when it is not (the hold, if any, is written all
+        /// the same: it matters more).
+        public var notLogged: String?
+    }
+
+    /// Records a crash: decides what it costs from the line's recent crashes, adds the quarantine
+    /// entry, then appends the crash to `<data>/crashes.log`. Returns the record as kept, or why
+    /// the quarantine entry could not be written. Without `holding`, the crash is recorded and
+    /// costs nothing (it was not the line's doing).
+    public static func record(_ crash: CrashRecord, dataFolder: String, holding: Bool = true) -> Result<Recorded, FileSystem.Failure> {
         do {
             return .success(try locked(dataFolder) { () throws(FileSystem.Failure) in
                 let log = CrashLog(dataFolder: dataFolder)
                 var crash = crash
-                guard holding else {
-                    crash.quarantined = nil
-                    try log.append(crash)
-                    return crash
+                crash.quarantined = nil
+                if holding {
+                    let quarantine = Quarantine(dataFolder: dataFolder)
+                    // What counts: the crash log, and the crashes behind entries (the log may be
+                    // gone), since the line was last lifted by hand.
+                    let since = crash.line.flatMap { quarantine.lifts[$0] }.flatMap(Clock.parse) ?? Int64.min
+                    let history = (log.recentRecords() + quarantine.holds.map(\.crash)).filter { (Clock.parse($0.time) ?? 0) > since }
+                    if let scope = scope(of: crash, history: history) {
+                        let entry = Hold(crash, scope: scope)
+                        quarantine.holds.append(entry)
+                        try quarantine.write()
+                        crash = entry.crash
+                    }
                 }
-                let quarantine = Quarantine(dataFolder: dataFolder)
-                // What counts: the crash log, and the crashes behind entries (the log may be gone),
-                // since the line was last lifted by hand.
-                let since = crash.line.flatMap { quarantine.lifts[$0] }.flatMap(Clock.parse) ?? Int64.min
-                let history = (log.recentRecords() + quarantine.holds.map(\.crash)).filter { (Clock.parse($0.time) ?? 0) > since }
-                guard let scope = scope(of: crash, history: history) else {
-                    crash.quarantined = nil
+                do throws(FileSystem.Failure) {
                     try log.append(crash)
-                    return crash
+                    return Recorded(crash: crash, notLogged: nil)
+                } catch {
+                    return Recorded(crash: crash, notLogged: "\(error.call): \(error)")
                 }
-                let entry = Hold(crash, scope: scope)
-                try log.append(entry.crash)
-                quarantine.holds.append(entry)
-                try quarantine.write()
-                return entry.crash
             })
         } catch {
             return .failure(error)
@@ -202,13 +217,16 @@ public final class Quarantine {
     }
 
     /// What a crash costs, given the crashes recorded before it; `nil` when no line code was
-    /// named (a crash of the host itself quarantines nothing).
+    /// named (a crash of the host itself quarantines nothing). Only crashes that were held
+    /// against the line count: a chat killed from outside during a line's call is recorded, but
+    /// it was not the line's doing, and it never makes a later crash cost more.
     public static func scope(of crash: CrashRecord, history: [CrashRecord]) -> Scope? {
         guard let line = crash.line else { return crash.file == nil ? nil : .file }
         guard crash.site == .builder, crash.key != nil else { return .line }
         let now = Clock.parse(crash.time) ?? Clock.now()
         let recent = history.contains { earlier in
-            guard earlier.line == line, earlier.identity == crash.identity, let then = Clock.parse(earlier.time) else { return false }
+            guard earlier.quarantined != nil, earlier.line == line, earlier.identity == crash.identity,
+                  let then = Clock.parse(earlier.time) else { return false }
             return now - then <= escalationWindow && then <= now
         }
         return recent ? .line : .key

@@ -31,8 +31,6 @@ public final class ChatHost {
     let lineGuard: LineGuard
     private var reservation: Breadcrumb.Reservation?
     private let durable: Bool
-    /// Why nothing may be written in this run, when something stops it (a full disk).
-    public let readOnly: String?
     /// The signed-in user: their services, conversations and the sender for their messages.
     private var signedIn: SignedIn?
 
@@ -61,7 +59,6 @@ public final class ChatHost {
         dataFolder = options.dataFolder ?? config.dataFolder
         durable = options.durable
         userID = options.user ?? config.user
-        readOnly = options.readOnly
 
         var breadcrumb: Breadcrumb?
         switch options.breadcrumbs {
@@ -94,7 +91,7 @@ public final class ChatHost {
                                      detail: "the process was killed from outside (its supervisor ended too) during this call; not counted against the line")
             }
             if case .success(let written) = Quarantine.record(record, dataFolder: folder, holding: snapshot.fatalSignal != 0) {
-                recovered.append(written)
+                recovered.append(written.crash)
             }
         }
         lines = LineTable(config: config, dataFolder: dataFolder, cachePath: config.pluginCachePath, scanner: options.scanner,
@@ -124,7 +121,6 @@ public final class ChatHost {
             lookup: { [weak self] key in self?.registeredBuilder(for: key) },
             degrade: { [weak self] key in self?.degrade(forKey: key) },
             clock: { [weak self] in self?.clock() ?? Clock.now() })
-        sender.readOnly = readOnly
         let lineTransport = Transport(isOnline: false) { [weak sender] (key, payload, peer) throws(SendError) in
             guard let sender else { throw SendError(.notStored, "the user signed out") }
             return try sender.send(key: key, payload: payload, to: peer).envelope

@@ -23,20 +23,15 @@ extension ChatHost {
         /// Quarantine entries to apply besides `<data>/quarantine.json`: those a supervisor could
         /// not write down.
         public var quarantine: [Quarantine.Hold]
-        /// Why nothing may be written (the disk is full): chats show their history and refuse to
-        /// send, saying this; `nil` normally.
-        public var readOnly: String?
 
         public init(user: String? = nil, dataFolder: String? = nil, durable: Bool = true,
-                    scanner: String = "/proc/self/exe", breadcrumbs: Breadcrumbs = .own, quarantine: [Quarantine.Hold] = [],
-                    readOnly: String? = nil) {
+                    scanner: String = "/proc/self/exe", breadcrumbs: Breadcrumbs = .own, quarantine: [Quarantine.Hold] = []) {
             self.user = user
             self.dataFolder = dataFolder
             self.durable = durable
             self.scanner = scanner
             self.breadcrumbs = breadcrumbs
             self.quarantine = quarantine
-            self.readOnly = readOnly
         }
     }
 }

@@ -22,6 +22,8 @@ public final class LineLogFile: Sendable {
     static let limit: Int64 = 1 << 20
     /// Writes from any thread (a line may log from a background task) go one at a time.
     private let lock = Mutex(())
+    /// Whether it was said that the file cannot be written.
+    private let unwritableSaid = Atomic<Bool>(false)
 
     public init(dataFolder: String, verbose: Bool = false, echo: (@Sendable (String) -> Void)? = nil) {
         path = dataFolder + "/lines.log"
@@ -45,12 +47,19 @@ public final class LineLogFile: Sendable {
             }
             let stamped = Array("\(Clock.iso8601(Clock.now())) \(text)".utf8)
             do throws(FileSystem.Failure) {
-                try FileSystem.appendLine(stamped, to: path)
-            } catch where error.code == ENOENT {
-                // The data folder is made when it is first needed, not at every entry.
-                try? FileSystem.makeFolders(FileSystem.directory(of: path))
-                try? FileSystem.appendLine(stamped, to: path)
-            } catch {}
+                do throws(FileSystem.Failure) {
+                    try FileSystem.appendLine(stamped, to: path)
+                } catch where error.code == ENOENT {
+                    // The data folder is made when it is first needed, not at every entry.
+                    try? FileSystem.makeFolders(FileSystem.directory(of: path))
+                    try FileSystem.appendLine(stamped, to: path)
+                }
+            } catch {
+                // Said once a process: the entries still reach standard error when they would.
+                if !unwritableSaid.exchange(true, ordering: .relaxed) {
+                    echo("imhost: cannot write lines' log entries to \(TerminalText.safe(path)) (\(error)); they are not kept")
+                }
+            }
         }
     }
 }

@@ -215,7 +215,7 @@ struct FolderExamination {
                 rows[index].move(to: refusal.code == .registrationFailed || refusal.code == .scannerFailed ? .failed : .refused,
                                  problem: refusal)
             case .crashed(let record):
-                let written = (try? Quarantine.record(record, dataFolder: dataFolder).get()) ?? record
+                let written = (try? Quarantine.record(record, dataFolder: dataFolder).get())?.crash ?? record
                 recordedCrashes.append(written)
                 rows[index].crash = written
                 rows[index].lineID = written.line

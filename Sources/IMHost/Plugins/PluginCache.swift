@@ -49,7 +49,7 @@ struct PluginCache: Equatable {
 
     /// The cache at `path`, if it exists, parses, and was written by this host build.
     static func read(_ path: String) -> PluginCache? {
-        guard let bytes = try? FileSystem.readBytes(path, limit: 64 << 20) else { return nil }
+        guard let bytes = try? FileSystem.readBytes(path, limit: 64 << 20, followingLinks: false) else { return nil }
         return PluginCache(bytes: bytes)
     }
 

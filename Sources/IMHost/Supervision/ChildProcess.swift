@@ -108,7 +108,7 @@ final class ChildProcess {
         var held: [Int32] = []
         defer { held.forEach { close($0) } }
         for fd in handing {
-            let high = fcntl(fd, F_DUPFD_CLOEXEC, 100)
+            let high = imhost_move_high(fd, 100)
             guard high >= 0 else {
                 parentEnds.forEach { close($0) }
                 throw FileSystem.Failure(call: "fcntl", code: errno)
@@ -191,6 +191,20 @@ final class ChildProcess {
         let ended = Termination(status: status)
         termination = ended
         return ended
+    }
+
+    /// How the child ended, waiting up to `milliseconds` for it on its pidfd (so an end is seen
+    /// at once, not at the next turn of a polling loop); `nil` if it has not ended by then.
+    func wait(milliseconds: Int64) -> Termination? {
+        let deadline = Clock.monotonic() + UInt64(max(0, milliseconds)) * 1_000_000
+        while poll() == nil {
+            let now = Clock.monotonic()
+            guard now < deadline else { return nil }
+            let left = Int32(min(Int64(Int32.max), Int64((deadline - now) / 1_000_000) + 1))
+            // Without a pidfd (an old kernel), a short sleep between looks.
+            _ = waitReadable(ending >= 0 ? [ending] : [], milliseconds: ending >= 0 ? left : min(left, 10))
+        }
+        return termination
     }
 
     /// How the child ended, if it has; never blocks.

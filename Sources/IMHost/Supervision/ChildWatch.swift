@@ -44,6 +44,9 @@ final class ChildWatch<Message: ChildMessage> {
     private(set) var lastWords = LastWords()
     /// Whether it said hello.
     private(set) var heard = false
+    /// When the watch began (`Clock.monotonic()`): how long it has been silent, if it has not
+    /// said hello.
+    let started = Clock.monotonic()
     private let decoder = JSONDecoder()
     /// Called with each line it writes on standard error that is not part of a stack trace or
     /// a fatal error (those name the crash instead).
@@ -145,11 +148,7 @@ final class ChildWatch<Message: ChildMessage> {
     /// A child whose control pipe closed but that has not exited lost its way back to the host
     /// (line code closed the pipe). It gets a second to end, then it is killed.
     private func stopLost() -> ChildProcess.Termination {
-        let deadline = Clock.monotonic() + 1_000_000_000
-        while Clock.monotonic() < deadline {
-            if let ended = child.poll() { return ended }
-            _ = waitReadable([], milliseconds: 20)
-        }
+        if let ended = child.wait(milliseconds: 1000) { return ended }
         kill()
         return .lostPipe
     }

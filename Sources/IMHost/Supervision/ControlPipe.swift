@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import CIMHostSupport
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -23,7 +24,7 @@ package final class ControlPipe: Sendable {
 
     /// Takes descriptor 3 over; `nil` when there is none (the process was not started by a host).
     package init?() {
-        let moved = fcntl(3, F_DUPFD_CLOEXEC, 500)
+        let moved = imhost_move_high(3, 500)
         guard moved >= 0 else { return nil }
         close(3)
         fd = moved

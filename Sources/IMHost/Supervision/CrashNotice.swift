@@ -25,7 +25,8 @@ extension Supervisor.Crash {
             cost = "nothing was quarantined"
             lift = ""
         }
-        let kept = unrecorded.map { " It could not be recorded (\($0)): the quarantine holds for this chat only." } ?? ""
+        let kept = unrecorded.map { " It could not be recorded (\($0)): the quarantine holds for this chat only." }
+            ?? notLogged.map { " It is not in crashes.log (\($0))." } ?? ""
         return TerminalText.safe("imhost: line '\(line)' \(ending) \(what); \(cost).\(lift)\(kept)\(said)")
     }
 }

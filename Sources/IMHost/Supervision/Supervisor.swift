@@ -28,8 +28,7 @@ public final class Supervisor {
         /// The executable to start as the worker (this one).
         public var executable: String
         /// The worker's arguments; the supervisor adds `--breadcrumb-fd 4 --parent PID` (its
-        /// breadcrumb is handed over open, as descriptor 4), or `--read-only REASON` when no
-        /// breadcrumb can be made for want of space.
+        /// breadcrumb is handed over open, as descriptor 4).
         public var arguments: [String]
         /// Where crash records, the quarantine and breadcrumbs go.
         public var dataFolder: String
@@ -56,6 +55,8 @@ public final class Supervisor {
         /// Why the record could not be written, when it could not: the quarantine then holds
         /// for this chat only.
         public var unrecorded: String?
+        /// Why it is not in `crashes.log` though its quarantine was written, when it is not.
+        public var notLogged: String? = nil
     }
 
     /// What handing over a command (or starting) came to.
@@ -81,8 +82,8 @@ public final class Supervisor {
     public private(set) var resume = WorkerResume()
     /// Milliseconds from the last crash to the reopened chat.
     public private(set) var lastRecovery: Double?
-    /// Why the chat runs read-only (no space for its breadcrumb), said once when it starts.
-    public private(set) var readOnly: String?
+    /// Whether it was said that the breadcrumb is kept in memory only.
+    private var saidInMemory = false
 
     public init(settings: Settings, diagnostics: @escaping (String) -> Void) {
         self.settings = settings
@@ -154,6 +155,12 @@ public final class Supervisor {
         // Not ended within the grace: killed, not recorded (it was asked to stop, and may only
         // have been slow).
         let termination = ended ?? watch.kill()
+        if ended == nil {
+            let busy = snapshot.flatMap { $0.depth > 0 ? $0.frame : nil }.map { frame in
+                " (line '\(frame.line ?? "?")' was \(frame.site.phrase(key: frame.key, message: frame.message)))"
+            } ?? ""
+            diagnostics(TerminalText.safe("imhost: the chat worker did not end within 2 s\(busy); it was killed, so its lines' services were not finalized"))
+        }
         if ended != nil, case .signaled(let number) = termination, number != SIGKILL, signal == nil || number != signal,
            let frame = snapshot?.frame, (snapshot?.depth ?? 0) > 0 {
             _ = record(CrashRecord(frame, ending: termination.description, detail: watch.takeLastWords().map { TerminalText.safe($0) }))
@@ -178,11 +185,10 @@ public final class Supervisor {
             reservation = reserved
             arguments += ["--breadcrumb-fd", "4"]
             handing = [reserved.fd]
-        } catch where error.isFull {
-            // No space for a breadcrumb: the chat can still be read. Line code that crashes
-            // cannot be named, and nothing is written.
-            readOnly = "the disk is full (\(error)); free some space, and the chat can send again"
-            arguments += ["--read-only", readOnly!]
+            if let why = reserved.inMemoryBecause, !saidInMemory {
+                saidInMemory = true
+                diagnostics(TerminalText.safe("imhost: the chat's breadcrumb is kept in memory: \(why). A line that crashes is still named; if imhost itself is killed meanwhile, the next start cannot tell"))
+            }
         } catch {
             let record = CrashRecord(nil, ending: "not started", detail: "\(error)")
             return .gaveUp([Crash(record: record, unrecorded: nil)], "imhost: \(error)")
@@ -199,17 +205,35 @@ public final class Supervisor {
         return send(.start(version: WorkerProtocol.version, resume: resume.isEmpty ? nil : resume))
     }
 
+    /// Seconds a new worker has to say hello: one that has not by then (stuck before it could
+    /// run any code of ours) is killed, and counts as a crash.
+    static let helloSeconds: UInt64 = 15
+
     /// Waits for the worker's next answer, its death, a hang in line code, or an interruption.
     private func waitForWorker() -> Outcome {
-        guard let watch else { return .exited(1) }
+        // A death is handled once the wait holds the dead worker no more: handling it starts a
+        // new one and waits for that, and the old one's pipes must be closed by then.
+        switch waitForAnswer() {
+        case .outcome(let outcome): return outcome
+        case .died(let ending, let snapshot): return died(ending: ending, snapshot: snapshot)
+        }
+    }
+
+    private enum Waited {
+        case outcome(Outcome)
+        case died(String, Breadcrumb.Snapshot?)
+    }
+
+    private func waitForAnswer() -> Waited {
+        guard let watch else { return .outcome(.exited(1)) }
         var watchdog = Watchdog(seconds: settings.callLimit)
         while true {
             if let signal = settings.interrupted() {
-                return .exited(finish(signal: signal))
+                return .outcome(.exited(finish(signal: signal)))
             }
             switch watch.next(waiting: 50) {
             case .mismatch(let version):
-                return mismatch(version)
+                return .outcome(mismatch(version))
             case .message(let message):
                 switch message {
                 case .hello:
@@ -218,22 +242,26 @@ public final class Supervisor {
                     diagnostics(TerminalText.safe(line))
                 case .ready(let state):
                     remember(state)
-                    return .done(failure: nil)
+                    return .outcome(.done(failure: nil))
                 case .failed(let reason, let state):
                     remember(state)
-                    return .done(failure: reason)
+                    return .outcome(.done(failure: reason))
                 case .exiting(let code):
-                    return .exited(reap(watch, code: code))
+                    return .outcome(.exited(reap(watch, code: code)))
                 }
             case .ended(let ended):
-                return died(ending: ended.description)
+                return .died(ended.description, nil)
             case .quiet:
+                if !watch.heard, Clock.monotonic() - watch.started > Self.helloSeconds * 1_000_000_000 {
+                    watch.kill()
+                    return .died("did not start: no hello within \(Self.helloSeconds) s", nil)
+                }
                 // The watchdog: the same frame of line code, unmoved, for longer than the limit.
                 if let snapshot = reservation?.read(),
                    watchdog.isHung(depth: snapshot.depth, sequence: snapshot.sequence, now: Clock.monotonic(),
                                    running: snapshot.depth == 0 || !watch.child.isStopped) {
                     watch.kill()
-                    return died(ending: "hung", snapshot: snapshot)
+                    return .died("hung", snapshot)
                 }
             }
         }
@@ -243,7 +271,7 @@ public final class Supervisor {
     private func mismatch(_ version: Int) -> Outcome {
         watch?.kill()
         watch = nil
-        return .gaveUp([], "imhost: the chat worker speaks protocol \(version), this imhost \(WorkerProtocol.version): \(settings.executable) was replaced while the chat ran; start the chat again")
+        return .gaveUp([], "imhost: the chat worker speaks protocol \(version), this imhost \(WorkerProtocol.version); start the chat again")
     }
 
     /// Keeps what the worker said to reopen; quarantine held in memory stays the supervisor's.
@@ -255,20 +283,17 @@ public final class Supervisor {
 
     /// Waits for a worker that said it is exiting, killing it if it does not within two seconds.
     private func reap(_ watch: ChildWatch<FromWorker>, code: Int32) -> Int32 {
-        let deadline = Clock.monotonic() + 2_000_000_000
-        while watch.child.poll() == nil, Clock.monotonic() < deadline { _ = waitReadable([], milliseconds: 10) }
-        if watch.child.poll() == nil { watch.kill() } else { watch.drainErrors() }
+        if watch.child.wait(milliseconds: 2000) == nil { watch.kill() } else { watch.drainErrors() }
         self.watch = nil
         return code
     }
 
-    /// Writes a crash down and applies its quarantine; when it cannot be written, keeps the
-    /// quarantine in memory for the workers this supervisor starts. Returns the record as kept,
-    /// and why it could not be written.
-    private func record(_ crash: CrashRecord) -> (CrashRecord, String?) {
+    /// Writes a crash down and applies its quarantine; when the quarantine cannot be written,
+    /// keeps it in memory for the workers this supervisor starts. Returns the crash as kept.
+    private func record(_ crash: CrashRecord) -> Crash {
         switch Quarantine.record(crash, dataFolder: settings.dataFolder) {
         case .success(let written):
-            return (written, nil)
+            return Crash(record: written.crash, unrecorded: nil, notLogged: written.notLogged)
         case .failure(let error):
             let remembered = resume.quarantine ?? []
             var kept = crash
@@ -277,7 +302,7 @@ public final class Supervisor {
                 kept = hold.crash
                 resume.quarantine = remembered + [hold]
             }
-            return (kept, "\(error.call) in \(settings.dataFolder): \(error)")
+            return Crash(record: kept, unrecorded: "\(error.call): \(error)")
         }
     }
 
@@ -288,12 +313,13 @@ public final class Supervisor {
         let snapshot = known ?? reservation?.read()
         let frame = (snapshot?.depth ?? 0) > 0 ? snapshot?.frame : nil
         let detail = watch?.takeLastWords().map { TerminalText.safe($0) }
-        let (written, unrecorded) = record(CrashRecord(frame, ending: ending, detail: detail))
+        let crash = record(CrashRecord(frame, ending: ending, detail: detail))
         watch = nil
-        let crash = Crash(record: written, unrecorded: unrecorded)
         if settings.restartBurst == 0 { return .gaveUp([crash], "") }
         guard restarts.allowsRestart(at: Clock.now()) else {
-            return .gaveUp([crash], "imhost: the chat worker crashed \(restarts.recent + 1) times within \(settings.restartWindow / 1000) s; stopping. The crashes are in \(settings.dataFolder)/crashes.log")
+            let log = "\(settings.dataFolder)/crashes.log"
+            let kept = crash.unrecorded == nil && crash.notLogged == nil ? "The crashes are in \(log)" : "The last could not be written to \(log)"
+            return .gaveUp([crash], "imhost: the chat worker crashed \(restarts.recent + 1) times within \(settings.restartWindow / 1000) s; stopping. \(kept)")
         }
         switch launch() {
         case .done:

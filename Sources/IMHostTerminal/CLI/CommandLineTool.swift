@@ -111,6 +111,16 @@ public enum CommandLineTool {
     /// Whether the lost output was said already (a worker says it before its supervisor would).
     private static let lostOutputSaid = Atomic<Bool>(false)
 
+    /// Whether standard output is gone (a closed pipe, a full disk), said once as `command`
+    /// stopping: a chat nobody can read takes no more input, so nothing more is sent.
+    static func outputLost(_ output: Output, command: String) -> Bool {
+        guard let lost = Output.lostOutput else { return false }
+        if lostOutputSaid.exchange(true, ordering: .relaxed) == false {
+            output.diagnostic("imhost \(command): cannot write to standard output (\(lost)); stopping, and no more input is read")
+        }
+        return true
+    }
+
     /// imhost's own version.
     public static let version = "1.0.0"
 
@@ -130,8 +140,13 @@ public enum CommandLineTool {
         "Usage: imhost \(command.name) \(command.usage)\n\n\(command.help)\n\nOptions:\n  --config PATH   the configuration (default: ./host.json, or $IMHOST_CONFIG)\n  --verbose       lines' informational log entries on standard error too\n  --help          this text\n"
     }
 
-    /// This executable, to start again as the plugin scanner and the chat worker.
-    static let executable: String = (try? FileSystem.realPath("/proc/self/exe")) ?? CommandLine.arguments[0]
+    /// This executable, to start again as the plugin scanner and the chat worker: through
+    /// `/proc/self/exe`, so a child runs this very file even when the one at its path was
+    /// replaced meanwhile (an upgrade mid-chat, or worse), never whatever is there now.
+    static let executable: String = access("/proc/self/exe", X_OK) == 0 ? "/proc/self/exe"
+        : executablePath
+    /// This executable's path, for a person to run.
+    static let executablePath: String = (try? FileSystem.realPath("/proc/self/exe")) ?? CommandLine.arguments[0]
 
     /// host.json as `--config` or `$IMHOST_CONFIG` names it, or `nil` after saying why. A
     /// `--user` id with control or bidi characters is refused here too.
@@ -151,28 +166,29 @@ public enum CommandLineTool {
     /// The host for a configuration, built the one way every command builds it.
     static func makeHost(_ config: HostConfig, user: String? = nil, dataFolder: String? = nil, verbose: Bool = false,
                          logEcho: (@Sendable (String) -> Void)? = nil,
-                         breadcrumbs: ChatHost.Options.Breadcrumbs = .none, quarantine: [Quarantine.Hold] = [],
-                         readOnly: String? = nil) -> ChatHost {
+                         breadcrumbs: ChatHost.Options.Breadcrumbs = .none, quarantine: [Quarantine.Hold] = []) -> ChatHost {
         // Lines' log entries go to <data>/lines.log, warnings (everything, verbose) to standard
         // error too; those written while the scanner registers a line included.
         LineLogFile(dataFolder: dataFolder ?? config.dataFolder, verbose: verbose, echo: logEcho).install()
         let host = ChatHost(config: config, options: ChatHost.Options(user: user, dataFolder: dataFolder, scanner: executable,
-                                                                     breadcrumbs: breadcrumbs, quarantine: quarantine, readOnly: readOnly))
+                                                                     breadcrumbs: breadcrumbs, quarantine: quarantine))
         host.announce = { Output.standard.diagnostic("imhost: " + $0) }
         return host
     }
 
     /// Says on standard error what the host could not use, and the crashes it recorded.
     static func report(_ host: ChatHost, output: Output) {
-        for crash in host.recoveredCrashes {
-            if crash.signal == "unknown" && crash.quarantined == nil {
-                let who = crash.line.map { "line '\($0)'" } ?? "line code"
-                output.diagnostic("imhost: found at start: a chat was killed from outside while \(who) was \(crash.site.phrase(key: crash.key, message: crash.message)); recorded in crashes.log, not held against the line")
-            } else {
-                output.diagnostic("imhost: recorded a crash found at start: \(crash.summary)")
-            }
-        }
+        for crash in host.recoveredCrashes { output.diagnostic(foundAtStart(crash)) }
         for problem in host.problems { output.diagnostic("imhost: \(problem)") }
+    }
+
+    /// One line for a crash a start found (a breadcrumb left behind), the same from every command.
+    static func foundAtStart(_ crash: CrashRecord) -> String {
+        if crash.signal == "unknown" && crash.quarantined == nil {
+            let who = crash.line.map { "line '\($0)'" } ?? "line code"
+            return "imhost: found at start: a chat was killed from outside while \(who) was \(crash.site.phrase(key: crash.key, message: crash.message)); recorded in crashes.log, not held against the line"
+        }
+        return "imhost: recorded a crash found at start: \(crash.summary)"
     }
 
     /// What the host noticed since it was last asked (a line that failed to open), one line each.

@@ -141,7 +141,7 @@ enum NewLineCommand {
             Next, try it there (its host.json enables the line and routes to it):
               cd \(folder) && swift build
               mkdir -p Plugins && install -m 0644 .build/debug/lib\(type).so Plugins/\(id).so
-              \(CommandLineTool.executable) play scenario.json
+              \(CommandLineTool.executablePath) play scenario.json
             Then, to add it to a host: install the library into that host's Plugins folder as
             \(id).so, and add to its host.json:
               "lines": { "\(id)": { "enabled": true } },

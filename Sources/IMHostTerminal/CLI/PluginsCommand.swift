@@ -78,9 +78,8 @@ enum PluginsCommand {
         }
         guard let config = CommandLineTool.loadConfig(arguments, output: output) else { return CommandLineTool.ExitCode.usage }
         let host = CommandLineTool.makeHost(config, verbose: arguments.flags.contains("--verbose"))
-        for crash in host.recoveredCrashes + host.lines.recordedCrashes {
-            output.diagnostic("imhost: recorded a crash: \(crash.summary)")
-        }
+        for crash in host.recoveredCrashes { output.diagnostic(CommandLineTool.foundAtStart(crash)) }
+        for crash in host.lines.recordedCrashes { output.diagnostic("imhost: recorded a crash: \(crash.summary)") }
         // What is not about one file (those are in the table).
         for problem in [host.lines.quarantineProblem, host.lines.cacheProblem].compactMap({ $0 }) {
             output.diagnostic("imhost: \(problem)")

@@ -23,11 +23,7 @@ final class SupervisedRun {
 
     /// Starts the worker; returns an exit code when the command is over already.
     func start() -> Int32? {
-        let code = handle(supervisor.start())
-        if let readOnly = supervisor.readOnly {
-            output.diagnostic("imhost: no breadcrumb can be made, so the chat goes on read-only: its history shows, nothing is sent or stored, and a line that crashes cannot be named; \(readOnly)")
-        }
-        return code
+        handle(supervisor.start())
     }
 
     /// Hands one message over; returns an exit code when the command is over.

@@ -77,6 +77,7 @@ final class Worker {
         for note in host.store?.takeNotes() ?? [] { output.diagnostic("imhost: \(note)") }
         session.show()
         if arguments.flags.contains("--terminal") && resume == nil { output.out("Type /help for commands.\n") }
+        if CommandLineTool.outputLost(output, command: "chat") { return CommandLineTool.ExitCode.failure }
         func ready() {
             CommandLineTool.reportNotices(host, output: output)
             channel.say(.ready(WorkerResume(url: session.url, window: session.page.window, online: host.isOnline)))
@@ -92,10 +93,7 @@ final class Worker {
                 output.diagnostic("imhost: \(unexpected(message))")
             }
             // Nobody reads the chat any more (a closed pipe, a full disk): stop taking input.
-            if let lost = Output.lostOutput {
-                output.diagnostic("imhost chat: cannot write to standard output (\(lost)); stopping")
-                return CommandLineTool.ExitCode.failure
-            }
+            if CommandLineTool.outputLost(output, command: "chat") { return CommandLineTool.ExitCode.failure }
             ready()
         }
         return exitCode()
@@ -130,7 +128,7 @@ final class Worker {
         }
         answer()
         for message in messages() {
-            if Output.lostOutput != nil { return CommandLineTool.ExitCode.failure }
+            if CommandLineTool.outputLost(output, command: "play") { return CommandLineTool.ExitCode.failure }
             guard case .step(let number) = message else {
                 answer(failure: unexpected(message))
                 continue

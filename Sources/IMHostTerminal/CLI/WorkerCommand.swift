@@ -20,10 +20,10 @@ enum WorkerCommand {
     static let command = CommandLineTool.Command(
         name: "__worker",
         summary: "the chat worker a supervisor runs (internal)",
-        usage: "chat|open|play|demo TARGET [--breadcrumb-fd 4 | --read-only REASON] --parent PID",
+        usage: "chat|open|play|demo TARGET --breadcrumb-fd 4 --parent PID",
         help: "Runs a chat's work for a supervising imhost; not for people.",
         flags: ["--terminal", "--fixed-clock", "--external", "--json"],
-        options: ["--width", "--user", "--data", "--breadcrumb-fd", "--read-only", "--parent"],
+        options: ["--width", "--user", "--data", "--breadcrumb-fd", "--parent"],
         hidden: true,
         run: run)
 
@@ -40,7 +40,7 @@ enum WorkerCommand {
         }
         // Line code that prints on standard output goes to the supervisor, which passes it on
         // made safe; the worker's own pages go to the terminal through `terminal`.
-        let terminal = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 500)
+        let terminal = imhost_move_high(STDOUT_FILENO, 500)
         if terminal >= 0 { dup2(STDERR_FILENO, STDOUT_FILENO) }
         // What the host says goes to the supervisor as messages, so only what line code writes
         // on standard error can be taken for a crash's last words.
@@ -57,7 +57,7 @@ enum WorkerCommand {
             return code
         }
         let breadcrumb = arguments.options["--breadcrumb-fd"].flatMap(Int32.init)
-        guard arguments.positionals.count == 2, breadcrumb != nil || arguments.options["--read-only"] != nil else {
+        guard arguments.positionals.count == 2, breadcrumb != nil else {
             output.diagnostic("imhost __worker: expected MODE TARGET --breadcrumb-fd N; this command is for imhost itself")
             return exit(CommandLineTool.ExitCode.usage)
         }
@@ -73,8 +73,7 @@ enum WorkerCommand {
         }
         let host = CommandLineTool.makeHost(config, user: arguments.options["--user"], dataFolder: arguments.options["--data"],
                                             verbose: arguments.flags.contains("--verbose"), logEcho: said,
-                                            breadcrumbs: breadcrumb.map { .attach(fd: $0) } ?? .none, quarantine: resume?.quarantine ?? [],
-                                            readOnly: arguments.options["--read-only"])
+                                            breadcrumbs: breadcrumb.map { .attach(fd: $0) } ?? .none, quarantine: resume?.quarantine ?? [])
         if resume == nil { CommandLineTool.report(host, output: output) }
         let worker = Worker(host: host, channel: channel, output: output, width: width, colors: colors, arguments: arguments, resume: resume)
         let code: Int32

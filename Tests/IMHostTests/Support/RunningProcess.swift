@@ -10,6 +10,8 @@ final class RunningProcess {
     private(set) var stderr = ""
 
     init(_ executable: String, _ arguments: [String], in folder: String?, environment: [String: String] = [:]) throws {
+        // A write to a program that has ended must fail, not end the tests.
+        Glibc.signal(SIGPIPE, SIG_IGN)
         process = configuredProcess(executable, arguments, in: folder, environment: environment)
         process.standardInput = input
         process.standardOutput = output
@@ -19,9 +21,10 @@ final class RunningProcess {
 
     var pid: Int32 { process.processIdentifier }
 
-    /// Types a line.
+    /// Types a line. A program that has ended takes nothing: the line is lost, as a person's
+    /// typing would be, and the test goes on to check what it said.
     func send(_ line: String) {
-        input.fileHandleForWriting.write(Data((line + "\n").utf8))
+        try? input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
     }
 
     /// Reads what the program prints until `text` shows on its standard output or error (as
