@@ -5,9 +5,14 @@ export PATH := $(PATH):/opt/swift/usr/bin
 BUILD := .build/debug
 LINES := house:House jobs:Jobs cars:Cars
 
-.PHONY: demo test build plugins bench clean api-check fuzz
+.PHONY: demo test build plugins bench clean api-check fuzz deps
 
-build:
+# The system packages imhost builds and runs against (Mosquitto, libmosquitto, SQLite's headers):
+# installed with apt-get where missing (as root), or named in one line elsewhere.
+deps:
+	@.ci/deps
+
+build: deps
 	swift build
 
 # Plugins must not be writable by group or others, or the host refuses them.
@@ -23,14 +28,14 @@ demo: plugins
 
 # The tests load the built plugin products, so build everything before running them. IMKit's
 # API is checked against every committed baseline first: an incompatible change fails here.
-test:
+test: deps
 	swift build --build-tests
 	.ci/api-check
 	swift test --skip-build
 
 # Release build; prints one table of figures with ratios to baselines run alongside. A few
 # minutes on two cores; not part of the tests.
-bench:
+bench: deps
 	swift build -c release
 	.build/release/imhost-bench
 

@@ -38,10 +38,14 @@ let package = Package(
         // containment and supervision. No terminal code.
         .target(
             name: "IMHost",
-            dependencies: ["CIMHostSupport", "CSQLite", .product(name: "IMKit", package: "IMKit")]
+            dependencies: ["CIMHostSupport", "CSQLite", "CMosquitto", .product(name: "IMKit", package: "IMKit")]
         ),
         // SQLite, the platform's (Debian's libsqlite3-dev): each user's messages.
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // libmosquitto, Eclipse Mosquitto's MQTT client (Debian's libmosquitto-dev): the
+        // connection to the broker. `make` installs it where it is missing.
+        .systemLibrary(name: "CMosquitto", path: "Sources/CMosquitto", pkgConfig: "libmosquitto",
+                       providers: [.apt(["libmosquitto-dev"])]),
         // prctl and the crash handler, which Swift cannot call or write safely.
         .target(name: "CIMHostSupport"),
         // The terminal on top of the core: commands, the chat loop, rendering, scenarios.

@@ -17,7 +17,7 @@ public enum Clock {
     }
 
     /// Nanoseconds on the monotonic clock, for intervals.
-    static func monotonic() -> UInt64 {
+    package static func monotonic() -> UInt64 {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)

@@ -61,7 +61,7 @@ struct ConfigTests {
         (#"{ "lines": { "house": {} }, "routes": [ { "rootCateId": 1, "cateID": "*", "line": "house" } ] }"#,
          #"host.json:1:43: routes[0].rootCateId: unknown key "rootCateId"; did you mean "rootCateID"?"#),
         (#"{ "killswitch": {} }"#, #"host.json:1:3: killswitch: unknown key "killswitch"; did you mean "killSwitch"?"#),
-        (#"{ "colour": 1 }"#, #"host.json:1:3: colour: unknown key "colour"; allowed keys: plugins, data, user, lines, routes, killSwitch, limits"#),
+        (#"{ "colour": 1 }"#, #"host.json:1:3: colour: unknown key "colour"; allowed keys: plugins, data, user, lines, routes, killSwitch, limits, transport"#),
     ])
     func unknownKeys(text: String, expected: String) {
         #expect(error(text) == expected)
@@ -133,8 +133,8 @@ struct ConfigTests {
         (#"{ "user": "\u41" }"#, #"host.json:1:14: JSON syntax: \u must be followed by four hex digits"#),
         (#"{ "user": "\u-041" }"#, #"host.json:1:14: JSON syntax: \u must be followed by four hex digits"#),
         (#"{ "user": "me\u202e" }"#, #"host.json:1:11: user: the user id has control or bidirectional characters (me\u{202e}); ids are plain text"#),
-        ("{\r  \"x\": 1 }", #"host.json:2:3: x: unknown key "x"; allowed keys: plugins, data, user, lines, routes, killSwitch, limits"#),
-        ("{\r\n  \"x\": 1 }", #"host.json:2:3: x: unknown key "x"; allowed keys: plugins, data, user, lines, routes, killSwitch, limits"#),
+        ("{\r  \"x\": 1 }", #"host.json:2:3: x: unknown key "x"; allowed keys: plugins, data, user, lines, routes, killSwitch, limits, transport"#),
+        ("{\r\n  \"x\": 1 }", #"host.json:2:3: x: unknown key "x"; allowed keys: plugins, data, user, lines, routes, killSwitch, limits, transport"#),
     ])
     func escapes(text: String, expected: String) {
         #expect(error(text) == expected)
@@ -161,6 +161,6 @@ struct ConfigTests {
 
     @Test("columns count characters, so a Chinese value points at the right place")
     func unicodeColumns() {
-        #expect(error("{ \"plugins\": \"插件\", \"x\": 1 }") == #"host.json:1:20: x: unknown key "x"; allowed keys: plugins, data, user, lines, routes, killSwitch, limits"#)
+        #expect(error("{ \"plugins\": \"插件\", \"x\": 1 }") == #"host.json:1:20: x: unknown key "x"; allowed keys: plugins, data, user, lines, routes, killSwitch, limits, transport"#)
     }
 }

@@ -12,7 +12,9 @@
 
 /* The breadcrumb's layout, in bytes (Breadcrumb.swift reads these too, so the two agree): the
    header's depth (a uint32), then frames of IMHOST_CRUMB_FRAME bytes; in a frame, the site (a
-   uint32), the line's mark, the key's length (a uint16) and text, the message id's length. */
+   uint32), the line's mark, the key's length (a uint16) and text (128 bytes), the message's
+   length and text (156 bytes: its id, and for a message from another host its sender and
+   global id). */
 enum {
     IMHOST_CRUMB_DEPTH = 12,
     /* The fatal signal this process's crash handler caught (a uint32), 0 if none: a breadcrumb
@@ -23,8 +25,8 @@ enum {
     IMHOST_CRUMB_MARK = 8,
     IMHOST_CRUMB_KEY_LENGTH = 224,
     IMHOST_CRUMB_KEY = 226,
-    IMHOST_CRUMB_MESSAGE_LENGTH = 392,
-    IMHOST_CRUMB_MESSAGE = 394,
+    IMHOST_CRUMB_MESSAGE_LENGTH = 354,
+    IMHOST_CRUMB_MESSAGE = 356,
     IMHOST_CRUMB_MARK_LENGTH = 216,
     /* CrashSite.background: a thread the line started. */
     IMHOST_CRUMB_SITE_BACKGROUND = 11,

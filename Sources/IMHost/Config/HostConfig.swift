@@ -98,6 +98,9 @@ public struct HostConfig: Sendable, Equatable {
     public var killSwitch: KillSwitch
     /// Time limits on line code.
     public var limits = Limits()
+    /// The broker this host chats through; `nil`: the host works alone, and what is sent stays
+    /// queued.
+    public var transport: Transport?
 
     /// The settings a line may have.
     static let lineKeys = ["enabled", "file", "sha256"]
@@ -132,7 +135,7 @@ public struct HostConfig: Sendable, Equatable {
 /// Reads host.json's schema.
 extension DocumentReader {
     func read(_ root: JSONNode) throws(ConfigError) -> HostConfig {
-        let top = try members(root, "", allowed: ["plugins", "data", "user", "lines", "routes", "killSwitch", "limits"])
+        let top = try members(root, "", allowed: ["plugins", "data", "user", "lines", "routes", "killSwitch", "limits", "transport"])
         func member(_ key: String) -> JSONNode? { top.first { $0.key == key }?.value }
 
         let folder = FileSystem.directory(of: file)
@@ -265,9 +268,20 @@ extension DocumentReader {
             }
         }
 
+        var transport: HostConfig.Transport?
+        if let node = member("transport") {
+            transport = try self.transport(node, folder: folder)
+            // The user's id becomes a topic level and a broker user name.
+            if let problem = TransportID.problem(user) {
+                throw fail(member("user") ?? node, member("user") == nil ? "transport" : "user",
+                           "the user id \"\(user)\" \(problem)\(member("user") == nil ? "; set \"user\"" : "")")
+            }
+        }
+
         return HostConfig(file: file, pluginsFolder: FileSystem.resolve(pluginsFolder, against: folder),
                           dataFolder: FileSystem.resolve(dataFolder, against: folder), user: user,
-                          lines: lines, lineOrder: lineOrder, routes: routes, killSwitch: killSwitch, limits: limits)
+                          lines: lines, lineOrder: lineOrder, routes: routes, killSwitch: killSwitch, limits: limits,
+                          transport: transport)
     }
 
     package func knownLine(_ node: JSONNode, _ path: String, lineOrder: [String], known: Set<String>) throws(ConfigError) -> String {

@@ -16,12 +16,12 @@ import Glibc
 /// Layout (4096 bytes, little-endian): a header (magic, pid, depth, sequence) and seven frames of
 /// 512 bytes, one per nesting level (a page hook that opens a route calls a second line); deeper
 /// calls count in `depth` and are attributed to the seventh frame.
-final class Breadcrumb {
+package final class Breadcrumb {
     static let fileSize = 4096
     static let frameSize = IMHOST_CRUMB_FRAME
     static let frameCount = 7
-    /// "IMCRUMB1".
-    static let magic: UInt64 = 0x3142_4D55_5243_4D49
+    /// "IMCRUMB2" (version 2: a message's sender and global id fit in a frame).
+    static let magic: UInt64 = 0x3242_4D55_5243_4D49
 
     /// Where things are; what the C crash handler writes too comes from its header, so the
     /// two agree by construction.
@@ -30,7 +30,7 @@ final class Breadcrumb {
         static let site = IMHOST_CRUMB_SITE, mark = IMHOST_CRUMB_MARK
         static let keyLength = IMHOST_CRUMB_KEY_LENGTH, key = IMHOST_CRUMB_KEY
         static let messageLength = IMHOST_CRUMB_MESSAGE_LENGTH, message = IMHOST_CRUMB_MESSAGE
-        static let keyCapacity = 160, messageCapacity = 96
+        static let keyCapacity = 128, messageCapacity = 156
     }
 
     private let mapping: UnsafeMutableRawPointer
@@ -127,6 +127,31 @@ final class Breadcrumb {
             return count
         }()
         frame.storeBytes(of: UInt16(copied), toByteOffset: lengthAt, as: UInt16.self)
+    }
+
+    /// What a frame says of the message being handled: its id (`m5`) and, for a message from
+    /// another host, its sender and global id, kept as `m5 US sender US id` (US: the unit
+    /// separator, which no id holds).
+    package struct MessageOrigin: Equatable {
+        var id: String
+        var sender: String?
+        var globalID: String?
+
+        init(id: String, sender: String? = nil, globalID: String? = nil) {
+            self.id = id
+            self.sender = sender
+            self.globalID = globalID
+        }
+
+        init(crumb text: String) {
+            let parts = text.split(separator: "\u{1F}", omittingEmptySubsequences: false).map(String.init)
+            self.init(id: parts[0], sender: parts.count == 3 ? parts[1] : nil, globalID: parts.count == 3 ? parts[2] : nil)
+        }
+
+        var crumb: String {
+            guard let sender, let globalID else { return id }
+            return id + "\u{1F}" + sender + "\u{1F}" + globalID
+        }
     }
 
     // MARK: Reading

@@ -23,6 +23,11 @@ public struct CrashRecord: Codable, Sendable, Equatable {
     public var key: String?
     /// The id of the message being handled, when there was one.
     public var message: String?
+    /// For a message that came from another host: who sent it, and its global id. A crash
+    /// drawing such a message costs only that message (``Quarantine``), so one peer cannot
+    /// switch a line off.
+    public var sender: String?
+    public var globalID: String?
     /// How it ended: a signal name such as `SIGSEGV`, `hung`, `exit 3`, or `unknown`.
     public var signal: String
     /// The last thing the process said on standard error (a Swift fatal error, say), one line.
@@ -52,9 +57,12 @@ public struct CrashRecord: Codable, Sendable, Equatable {
 
     /// A record of what a breadcrumb says, for a process that ended as `ending` says.
     init(_ frame: Breadcrumb.Frame?, ending: String, detail: String?, at time: Int64 = Clock.now()) {
+        let message = frame?.message.map(Breadcrumb.MessageOrigin.init(crumb:))
         self.init(time: Clock.iso8601(time), line: frame?.line, file: frame?.file, identity: frame?.identity,
-                  what: (frame?.site ?? .unknown).name, key: frame?.key, message: frame?.message, signal: ending,
+                  what: (frame?.site ?? .unknown).name, key: frame?.key, message: message?.id, signal: ending,
                   detail: detail)
+        sender = message?.sender
+        globalID = message?.globalID
     }
 
     /// "crashed (SIGSEGV)" or "hung (did not return within its time limit)".
@@ -62,8 +70,9 @@ public struct CrashRecord: Codable, Sendable, Equatable {
         isHang ? "hung (did not return within its time limit)" : "crashed (\(signal))"
     }
 
-    /// What happened, without whose code: "crashed (SIGSEGV) building message m3 (house.listing)".
-    public var event: String { "\(ending) \(site.phrase(key: key, message: message))" }
+    /// What happened, without whose code: "crashed (SIGSEGV) building message m3 (house.listing)",
+    /// and "from bob" for a message from another host.
+    public var event: String { "\(ending) \(site.phrase(key: key, message: message))" + (sender.map { " from \($0)" } ?? "") }
 
     /// One sentence: whose code, doing what, how it ended.
     public var summary: String {

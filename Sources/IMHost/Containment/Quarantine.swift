@@ -14,8 +14,13 @@ import Glibc
 /// host.json, the host turns one off here, and both have the same effect. It escalates, and each
 /// step is the smallest that stops the crash:
 ///
-/// - a first crash in a message builder quarantines that message key: its messages show as
-///   placeholders, with the reason, on every page;
+/// - a crash in a message builder drawing a message that came from another host quarantines
+///   that message only (by its sender and global id), so one peer cannot switch a receiver's line
+///   off; only when messages from a second sender crash the line within ten minutes does it cost
+///   more: the key when they share it, else the line;
+/// - a first crash in a message builder drawing the user's own message (or one `/recv` stored)
+///   quarantines that message key: its messages show as placeholders, with the reason, on every
+///   page;
 /// - a second crash of the same line within ten minutes, or any crash while loading or
 ///   registering, in a page hook, a tap, a route handler or a service, quarantines the line: its
 ///   chats open on the legacy page, its routes answer not-found, its builders and services stop;
@@ -27,15 +32,18 @@ import Glibc
 public final class Quarantine {
     /// How much a crash costs.
     public enum Scope: String, Sendable, Codable {
-        case key, line, file
+        case message, key, line, file
     }
 
     /// One thing taken out of service.
     public struct Hold: Codable, Sendable, Equatable {
         /// The line; `nil` for a file that crashed before it said which line it is.
         public var line: String?
-        /// The message key, when only that key is quarantined.
+        /// The message key, when only that key (or one message of it) is quarantined.
         public var key: String?
+        /// The sender and global id of the one message quarantined, when only that message is.
+        public var sender: String?
+        public var globalID: String?
         /// The plugin file's name in the plugin folder.
         public var file: String?
         /// The identity of the file that crashed; `nil` when it was not known.
@@ -45,8 +53,8 @@ public final class Quarantine {
         /// The crash or hang that put it here.
         public var crash: CrashRecord
 
-        /// Whether this entry takes out a key, a line or a file.
-        public var scope: Scope { key != nil ? .key : line != nil ? .line : .file }
+        /// Whether this entry takes out a message, a key, a line or a file.
+        public var scope: Scope { globalID != nil ? .message : key != nil ? .key : line != nil ? .line : .file }
 
         /// What happened and when: "crashed (SIGSEGV) building message m3 (house.listing) at 2026-…".
         public var reason: String { "\(crash.event) at \(crash.time)" }
@@ -224,12 +232,18 @@ public final class Quarantine {
         guard let line = crash.line else { return crash.file == nil ? nil : .file }
         guard crash.site == .builder, crash.key != nil else { return .line }
         let now = Clock.parse(crash.time) ?? Clock.now()
-        let recent = history.contains { earlier in
+        let recent = history.filter { earlier in
             guard earlier.quarantined != nil, earlier.line == line, earlier.identity == crash.identity,
                   let then = Clock.parse(earlier.time) else { return false }
             return now - then <= escalationWindow && then <= now
         }
-        return recent ? .line : .key
+        guard let sender = crash.sender, crash.globalID != nil else {
+            return recent.isEmpty ? .key : .line
+        }
+        // A message from another host: only another sender's crash of this line costs more.
+        let others = recent.filter { $0.sender != nil && $0.sender != sender }
+        if others.isEmpty { return .message }
+        return others.contains { $0.key == crash.key } ? .key : .line
     }
 
     /// Writes the file atomically: a new file, flushed, renamed over the old one. A file that
@@ -268,7 +282,8 @@ extension Quarantine.Hold {
     init(_ crash: CrashRecord, scope: Quarantine.Scope) {
         var crash = crash
         crash.quarantined = scope.rawValue
-        self.init(line: crash.line, key: scope == .key ? crash.key : nil, file: crash.file, identity: crash.identity,
-                  since: crash.time, crash: crash)
+        self.init(line: crash.line, key: scope == .key || scope == .message ? crash.key : nil,
+                  sender: scope == .message ? crash.sender : nil, globalID: scope == .message ? crash.globalID : nil,
+                  file: crash.file, identity: crash.identity, since: crash.time, crash: crash)
     }
 }

@@ -33,6 +33,12 @@ public final class ChatHost {
     private let durable: Bool
     /// The signed-in user: their services, conversations and the sender for their messages.
     private var signedIn: SignedIn?
+    /// The command to hold the user's connection for, if this process talks to the broker.
+    let connectionCommand: String?
+    /// The user's connection, in the process that holds it (``signIn(online:)`` takes it).
+    public internal(set) var courier: Courier?
+    /// Who holds the user's connection, when another process does.
+    public internal(set) var connectionHolder: ConnectionLock.Holder?
 
     private struct SignedIn {
         let session: UserSession
@@ -58,6 +64,7 @@ public final class ChatHost {
         self.config = config
         dataFolder = options.dataFolder ?? config.dataFolder
         durable = options.durable
+        connectionCommand = options.connection
         userID = options.user ?? config.user
 
         var breadcrumb: Breadcrumb?
@@ -133,6 +140,7 @@ public final class ChatHost {
         }
         wantsOnline = online
         signedIn = SignedIn(session: session, store: store, sender: sender)
+        takeConnection(store: store, online: online)
     }
 
     /// Signs the current user out (every service finalized, in reverse order) and then signs
@@ -143,8 +151,11 @@ public final class ChatHost {
         try signIn()
     }
 
-    /// Signs the user out: services go offline and are finalized in reverse order.
+    /// Signs the user out: services go offline and are finalized in reverse order; the
+    /// connection, if this process held it, is let go.
     public func signOut() {
+        courier = nil
+        connectionHolder = nil
         reportedServiceProblems = 0
         signedIn?.session.finalize()
         for line in lines.registeredLines { lines.setServicesStarted(line, false) }
@@ -161,23 +172,10 @@ public final class ChatHost {
     public var isOnline: Bool { signedIn?.session.isOnline ?? false }
 
     /// Whether the user wants to be online (`/online`, `/offline`).
-    public private(set) var wantsOnline = true
+    public internal(set) var wantsOnline = true
 
-    /// Whether host.json names a transport; without one the host works alone and what is sent
-    /// stays queued.
-    public var hasTransport: Bool { false }
-
-    /// Takes the user online (services' `online()` in order) or offline (`offline()` in reverse),
-    /// when there is a transport. Returns what happened, for a person.
-    @discardableResult
-    public func setOnline(_ online: Bool) -> String {
-        wantsOnline = online
-        guard hasTransport else {
-            return "there is no transport in \(FileSystem.baseName(config.file)): nothing is sent anywhere, and your messages stay queued; add \"transport\" to chat with others"
-        }
-        signedIn?.session.setOnline(online)
-        return online ? "online" : "offline: what you send waits, queued, until /online"
-    }
+    /// The signed-in user's services (their online state follows the connection's).
+    var session: UserSession? { signedIn?.session }
 
     // MARK: Lines
 
@@ -356,6 +354,7 @@ public final class ChatHost {
         guard let peer = decision.jump.peer else {
             throw JumpURL.Malformed(description: "\"\(decision.jump.legacyURL)\" has no peer; add peer=<user id> to open a chat")
         }
+        if let problem = transportProblem(peer: peer) { throw JumpURL.Malformed(description: problem) }
         var pageType: CarrierPage.Type = LegacyPage.self
         var mark: LineMark?
         if case .line(let id) = decision.target {
@@ -378,6 +377,7 @@ public final class ChatHost {
             lineGuard: lineGuard, mark: mark, isLegacy: legacy,
             lookup: { [weak self] key in self?.registeredBuilder(for: key) },
             degrade: { [weak self] key in self?.degrade(forKey: key) },
+            degradeMessage: { [weak self] sender, id in self?.lines.degrade(forMessage: sender, globalID: id) },
             killedComponents: config.killSwitch.components,
             limits: config.limits,
             open: { [weak self] url in

@@ -23,9 +23,15 @@ extension ChatHost {
         /// Quarantine entries to apply besides `<data>/quarantine.json`: those a supervisor could
         /// not write down.
         public var quarantine: [Quarantine.Hold]
+        /// The command that holds the user's connection to the broker, when host.json has a
+        /// transport and this process is to talk to it (a chat's worker, `imhost sync`); `nil`:
+        /// this process works through the database only.
+        public var connection: String?
 
         public init(user: String? = nil, dataFolder: String? = nil, durable: Bool = true,
-                    scanner: String = "/proc/self/exe", breadcrumbs: Breadcrumbs = .own, quarantine: [Quarantine.Hold] = []) {
+                    scanner: String = "/proc/self/exe", breadcrumbs: Breadcrumbs = .own, quarantine: [Quarantine.Hold] = [],
+                    connection: String? = nil) {
+            self.connection = connection
             self.user = user
             self.dataFolder = dataFolder
             self.durable = durable

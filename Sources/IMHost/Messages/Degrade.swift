@@ -9,6 +9,8 @@ public enum Degrade: Equatable, Sendable, CustomStringConvertible {
     case killedKey
     /// The host quarantined the key after its builder crashed.
     case quarantinedKey(String)
+    /// The host quarantined this one message (from another host) after it crashed its builder.
+    case quarantinedMessage(String)
     /// The key's line is unavailable: killed, quarantined, disabled, refused or failed.
     case lineUnavailable(line: String, reason: UnavailableReason, why: String)
     /// The legacy page shows built-in messages only.
@@ -32,6 +34,7 @@ public enum Degrade: Equatable, Sendable, CustomStringConvertible {
         case .unknownKey: "no builder is registered for its key: no installed line registers it, or its line is not loaded"
         case .killedKey: "the key is turned off by killSwitch.messages in host.json"
         case .quarantinedKey(let why): "the key is quarantined: \(why)"
+        case .quarantinedMessage(let why): "this message is quarantined: \(why); it stays stored, and shows again once lifted"
         case .lineUnavailable(_, _, let why): why
         case .legacyPage: "the legacy page shows built-in messages only"
         case .undecodable(let why): "the payload does not decode: \(why)"
@@ -48,7 +51,7 @@ public enum Degrade: Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .unknownKey: "unknown key"
         case .killedKey: "turned off"
-        case .quarantinedKey: "quarantined"
+        case .quarantinedKey, .quarantinedMessage: "quarantined"
         case .lineUnavailable(let line, let reason, _):
             switch reason {
             case .killed: "line \(line) turned off"

@@ -11,6 +11,8 @@ package struct MessagePresenter {
     var lookup: (String) -> RegisteredBuilder?
     /// Why a key cannot show now, if it cannot.
     var degrade: (String) -> Degrade?
+    /// Why one message from another host (its sender and global id) cannot show: quarantined.
+    var degradeMessage: (String, String) -> Degrade? = { _, _ in nil }
     var legacy: Bool
     var lineGuard: LineGuard
     /// The largest payload drawn, in bytes; a larger stored one is a placeholder that says so.
@@ -33,7 +35,9 @@ package struct MessagePresenter {
         lineGuard = LineGuard(breadcrumb: breadcrumb.flatMap { try? Breadcrumb(path: $0) })
     }
 
-    package func present(_ message: MessageEnvelope, outgoing: Bool, width: Int) -> PresentedMessage {
+    /// `origin` says, for a message from another host, who sent it and its global id: a crash
+    /// drawing it is recorded against that message alone.
+    package func present(_ message: MessageEnvelope, outgoing: Bool, width: Int, origin: Breadcrumb.MessageOrigin? = nil) -> PresentedMessage {
         func degraded(_ why: Degrade) -> PresentedMessage {
             PresentedMessage(shown: ShownMessage(envelope: message, model: nil, isOutgoing: outgoing), view: nil, degrade: why)
         }
@@ -42,6 +46,7 @@ package struct MessagePresenter {
         }
         let size = message.payload.json.utf8.count
         if size > payloadLimit { return degraded(.tooLarge(size: size, limit: payloadLimit)) }
+        if let origin, let sender = origin.sender, let id = origin.globalID, let why = degradeMessage(sender, id) { return degraded(why) }
         if let why = degrade(message.key) { return degraded(why) }
         // The legacy page shows built-ins only: a line's key degrades before its line is touched.
         if legacy && LineID.owner(ofMessageKey: message.key) != nil { return degraded(.legacyPage) }
@@ -51,7 +56,7 @@ package struct MessagePresenter {
         }
         if legacy && entry.line != nil { return degraded(.legacyPage) }
         do {
-            let (model, view) = try lineGuard.run(.builder, entry.mark, key: message.key, message: message.id) {
+            let (model, view) = try lineGuard.run(.builder, entry.mark, key: message.key, message: origin?.crumb ?? message.id) {
                 try render(entry.builder, message.payload, width: width)
             }
             return PresentedMessage(shown: ShownMessage(envelope: message, model: model, isOutgoing: outgoing), view: view, degrade: nil)

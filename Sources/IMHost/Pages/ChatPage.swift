@@ -93,6 +93,7 @@ public final class ChatPage {
     private var presenter: MessagePresenter {
         var presenter = MessagePresenter(lookup: environment.lookup, degrade: environment.degrade, legacy: isLegacy, lineGuard: environment.lineGuard)
         presenter.payloadLimit = environment.limits.payloadBytes
+        presenter.degradeMessage = environment.degradeMessage
         return presenter
     }
 
@@ -100,7 +101,9 @@ public final class ChatPage {
         let presenter = presenter
         let bodyWidth = Self.bodyWidth(forPage: width)
         return entries.map { entry in
-            var presented = presenter.present(entry.envelope, outgoing: entry.isOutgoing, width: bodyWidth)
+            let origin = entry.arrived ? Breadcrumb.MessageOrigin(id: entry.envelope.id, sender: entry.envelope.from,
+                                                                   globalID: entry.envelope.globalID) : nil
+            var presented = presenter.present(entry.envelope, outgoing: entry.isOutgoing, width: bodyWidth, origin: origin)
             presented.state = entry.state
             presented.failure = entry.reason
             return (entry.number, presented)

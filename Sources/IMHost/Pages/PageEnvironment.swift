@@ -15,6 +15,8 @@ struct PageEnvironment {
     let lookup: (String) -> RegisteredBuilder?
     /// Why messages of a key cannot show now (turned off, quarantined, line unavailable).
     let degrade: (String) -> Degrade?
+    /// Why one message from another host (its sender and global id) cannot show: quarantined.
+    var degradeMessage: (String, String) -> Degrade? = { _, _ in nil }
     let killedComponents: ComponentSet
     let limits: HostConfig.Limits
     /// Opens a URL through the route table.

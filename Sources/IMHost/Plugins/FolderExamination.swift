@@ -333,7 +333,9 @@ struct FolderExamination {
             rows[index].move(to: .loaded)
             let identity = rows[index].identity
             for held in quarantine where held.line == id && held.applies(to: identity) {
-                if let key = held.key {
+                if let sender = held.sender, let globalID = held.globalID {
+                    rows[index].quarantinedMessages[LineTable.messageKey(sender: sender, globalID: globalID)] = held
+                } else if let key = held.key {
                     rows[index].quarantinedKeys[key] = held
                 } else if rows[index].state != .quarantined {
                     rows[index].crash = held.crash

@@ -80,6 +80,8 @@ public final class LineTable {
     private(set) var routes = RouteTable()
     /// Keys turned off: by `killSwitch.messages`, or quarantined by the host.
     private var blockedKeys: [String: Degrade] = [:]
+    /// Single messages from other hosts quarantined by the host.
+    private var blockedMessages: [String: Degrade] = [:]
 
     private var config: HostConfig
     private let dataFolder: String
@@ -188,9 +190,13 @@ public final class LineTable {
 
         blockedKeys = [:]
         for key in config.killSwitch.messages { blockedKeys[key] = .killedKey }
-        for index in rows.indices where rows[index].isServing && !rows[index].quarantinedKeys.isEmpty {
+        blockedMessages = [:]
+        for index in rows.indices where rows[index].isServing {
             for (key, held) in rows[index].quarantinedKeys where blockedKeys[key] == nil {
                 blockedKeys[key] = .quarantinedKey(held.reason)
+            }
+            for (message, held) in rows[index].quarantinedMessages {
+                blockedMessages[message] = .quarantinedMessage(held.reason)
             }
         }
 
@@ -221,6 +227,14 @@ public final class LineTable {
         guard let owner = LineID.owner(ofMessageKey: key), let (reason, why) = availability.whyKnownUnavailable(String(owner)) else { return nil }
         return .lineUnavailable(line: String(owner), reason: reason, why: why)
     }
+
+    /// Why one message from another host cannot show now: the host quarantined it.
+    func degrade(forMessage sender: String, globalID: String) -> Degrade? {
+        blockedMessages.isEmpty ? nil : blockedMessages[Self.messageKey(sender: sender, globalID: globalID)]
+    }
+
+    /// How a quarantined message is looked up.
+    static func messageKey(sender: String, globalID: String) -> String { sender + "\u{0}" + globalID }
 
     /// The carrier page of a registered line.
     func page(of line: String) -> CarrierPage.Type? { registered[line]?.page }
@@ -311,6 +325,8 @@ public struct LineStatus: Sendable {
     public var crash: CrashRecord?
     /// Message keys of the line the host quarantined.
     public var quarantinedKeys: [String: Quarantine.Hold] = [:]
+    /// Single messages from other hosts the host quarantined, by ``LineTable/messageKey(sender:globalID:)``.
+    public var quarantinedMessages: [String: Quarantine.Hold] = [:]
     /// Whether its name in the folder is a symbolic link (to a file in the folder).
     public var isLink = false
     /// A note about the line in this process (a replaced file keeps its loaded version).

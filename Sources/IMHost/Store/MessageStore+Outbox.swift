@@ -49,7 +49,7 @@ extension MessageStore {
         }
     }
 
-    private func queuedSend(_ row: Int64) throws -> QueuedSend {
+    func queuedSend(_ row: Int64) throws -> QueuedSend {
         let find = try database.statement("""
             SELECT o.peer, m.global_id, m.seq, m.key, m.payload, m.sent_at, m.jump, o.attempts
             FROM outbox o JOIN messages m ON m.id = o.message WHERE o.message = ?

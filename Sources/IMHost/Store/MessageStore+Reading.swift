@@ -7,7 +7,8 @@ import IMKit
 
 extension MessageStore {
     private static let columns = """
-        m.id, m.position, m.sender, m.recipient, m.global_id, m.seq, m.key, m.payload, m.sent_at, m.outgoing, m.state, m.reason, m.jump
+        m.id, m.position, m.sender, m.recipient, m.global_id, m.seq, m.key, m.payload, m.sent_at, m.outgoing, m.state, m.reason, m.jump,
+        m.arrived
         """
 
     private func stored(_ row: Statement, peer: String) -> StoredMessage {
@@ -16,7 +17,8 @@ extension MessageStore {
         return StoredMessage(envelope: envelope(position: position, peer: peer, from: row.text(2), to: row.text(3), time: row.int(8),
                                                 key: row.text(6), payload: MessagePayload(json: row.text(7)), globalID: row.text(4)),
                              position: position, state: MessageState(rawValue: row.text(10)) ?? .received, reason: row.optionalText(11),
-                             seq: row.optionalInt(5).map(Int.init), isOutgoing: row.int(9) != 0, jump: jump, row: row.int(0))
+                             seq: row.optionalInt(5).map(Int.init), isOutgoing: row.int(9) != 0, jump: jump, row: row.int(0),
+                             arrived: row.int(13) != 0)
     }
 
     /// How many messages the conversation with `peer` holds.
@@ -57,7 +59,7 @@ extension MessageStore {
                 WHERE m.sender = ? AND m.global_id = ?
                 """)
             try rows.bind(sender, globalID)
-            return try rows.step() ? stored(rows, peer: rows.text(13)) : nil
+            return try rows.step() ? stored(rows, peer: rows.text(14)) : nil
         }
     }
 
@@ -90,6 +92,15 @@ extension MessageStore {
             try row.bind(peer)
             guard try row.step(), let root = row.optionalInt(0) else { return nil }
             return JumpPage(rootCateID: Int(root), cateID: row.optionalInt(1).map(Int.init), infoID: row.optionalText(2))
+        }
+    }
+
+    /// How many of `peer`'s messages are unread; `nil` for a conversation that does not exist.
+    public func unreadCount(of peer: String) throws(StoreError) -> Int? {
+        try guarded {
+            let find = try database.statement("SELECT unread FROM conversations WHERE peer = ?")
+            try find.bind(peer)
+            return try find.step() ? Int(find.int(0)) : nil
         }
     }
 

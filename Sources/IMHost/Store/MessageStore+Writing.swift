@@ -9,8 +9,11 @@ public struct IncomingMessage: Sendable {
     public var payload: MessagePayload
     public var sentAt: Int64
     public var jump: JumpPage?
+    /// It came over the transport from another host (not `/recv`).
+    public var arrived: Bool
 
-    public init(from: String, globalID: String, seq: Int?, key: String, payload: MessagePayload, sentAt: Int64, jump: JumpPage? = nil) {
+    public init(from: String, globalID: String, seq: Int?, key: String, payload: MessagePayload, sentAt: Int64, jump: JumpPage? = nil,
+                arrived: Bool = false) {
         self.from = from
         self.globalID = globalID
         self.seq = seq
@@ -18,6 +21,7 @@ public struct IncomingMessage: Sendable {
         self.payload = payload
         self.sentAt = sentAt
         self.jump = jump
+        self.arrived = arrived
     }
 }
 
@@ -114,10 +118,10 @@ extension MessageStore {
         let now = Clock.now()
         try database.statement("""
             INSERT INTO messages (conversation, position, sender, recipient, global_id, seq, key, payload, sent_at, stored_at,
-                                  outgoing, state, jump, summary)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 'received', ?, ?)
+                                  outgoing, state, jump, summary, arrived)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 'received', ?, ?, ?)
             """).bind(conversation, position, message.from, user, message.globalID, message.seq, message.key, message.payload.json,
-                      message.sentAt, now, message.jump.map(Self.encode), text).run()
+                      message.sentAt, now, message.jump.map(Self.encode), text, message.arrived).run()
         let row = database.lastInsertedRow
         try database.statement("""
             UPDATE conversations SET message_count = message_count + 1, unread = unread + 1,
@@ -129,7 +133,7 @@ extension MessageStore {
                                                         time: message.sentAt, key: message.key, payload: message.payload,
                                                         globalID: message.globalID),
                                      position: position, state: .received, reason: nil, seq: message.seq, isOutgoing: false,
-                                     jump: message.jump, row: row))
+                                     jump: message.jump, row: row, arrived: message.arrived))
     }
 
     /// Makes room at `position`: the messages from there on move one place later. (In two
@@ -154,20 +158,24 @@ extension MessageStore {
     }
 
     /// Remembers the page the conversation with `peer` opens on (the last jump that opened it).
-    public func remember(_ page: JumpPage, for peer: String) throws(StoreError) {
+    /// With `unlessKnown`, only for a conversation that has none yet: the page a peer's message
+    /// says it was sent from is where a new conversation opens, never where the user moved it.
+    public func remember(_ page: JumpPage, for peer: String, unlessKnown: Bool = false) throws(StoreError) {
         guard !isReadOnly else { return }
         try guarded {
             try database.transaction {
                 let conversation = try conversation(with: peer)
-                try database.statement("UPDATE conversations SET root_cate_id = ?, cate_id = ?, info_id = ? WHERE id = ?")
-                    .bind(page.rootCateID, page.cateID, page.infoID, conversation).run()
+                try database.statement("""
+                    UPDATE conversations SET root_cate_id = ?, cate_id = ?, info_id = ? WHERE id = ? AND (? = 0 OR root_cate_id IS NULL)
+                    """).bind(page.rootCateID, page.cateID, page.infoID, conversation, unlessKnown).run()
             }
         }
     }
 
     /// Marks the peer's messages shown up to (not including) position `end` as read; returns the
-    /// global ids of those read now, for read receipts.
-    public func markRead(_ peer: String, before end: Int) throws(StoreError) -> [String] {
+    /// global ids of those read now. With `receipts`, a read receipt for each of those that came
+    /// over the transport is queued in the same transaction (``receiptsToSend(limit:)``).
+    public func markRead(_ peer: String, before end: Int, receipts: Bool = false) throws(StoreError) -> [String] {
         guard !isReadOnly else { return [] }
         return try guarded {
             try database.transaction {
@@ -177,11 +185,19 @@ extension MessageStore {
                 let conversation = find.int(0)
                 let read = try database.statement("""
                     UPDATE messages SET state = 'read' WHERE conversation = ? AND outgoing = 0 AND state = 'received' AND position < ?
-                    RETURNING global_id
+                    RETURNING global_id, arrived
                     """)
                 try read.bind(conversation, end)
-                var ids: [String] = []
-                while try read.step() { ids.append(read.text(0)) }
+                var ids: [String] = [], arrived: [String] = []
+                while try read.step() {
+                    ids.append(read.text(0))
+                    if read.int(1) != 0 { arrived.append(read.text(0)) }
+                }
+                if receipts {
+                    for id in arrived {
+                        try database.statement("INSERT INTO receipts_out (peer, global_id, state) VALUES (?, ?, 'read')").bind(peer, id).run()
+                    }
+                }
                 try database.statement("""
                     UPDATE conversations SET unread = (SELECT count(*) FROM messages WHERE conversation = ?1 AND outgoing = 0 AND state = 'received')
                     WHERE id = ?1

@@ -265,9 +265,9 @@ public final class MessageStore {
 
     /// The tables the schema has, or the database is damaged.
     private static func checkSchema(_ database: Database) throws(Database.Failure) {
-        let statement = try database.statement("SELECT count(*) FROM sqlite_schema WHERE type IN ('table') AND name IN ('conversations', 'messages', 'outbox', 'blocked', 'store_facts', 'message_text', 'search_progress')")
+        let statement = try database.statement("SELECT count(*) FROM sqlite_schema WHERE type IN ('table') AND name IN ('conversations', 'messages', 'outbox', 'blocked', 'store_facts', 'message_text', 'search_progress', 'receipts_out')")
         _ = try statement.step()
-        guard statement.int(0) == 7 else {
+        guard statement.int(0) == 8 else {
             throw Database.Failure(code: badSchema, message: "its schema is not the store's (tables are missing)", path: database.path)
         }
     }

@@ -25,6 +25,8 @@ public struct StoredMessage: Sendable, Equatable {
     public var jump: JumpPage?
     /// The row in the store.
     var row: Int64
+    /// It came over the transport from another host (not `/recv`, not the user's own).
+    public var arrived = false
 
     /// Its number as the chat shows it, from 1.
     public var number: Int { position + 1 }

@@ -15,6 +15,9 @@ extension Supervisor.Crash {
         let cost: String
         let lift: String
         switch record.quarantined {
+        case "message":
+            cost = "that message is quarantined (a crash drawing another host's message costs only the message): it shows as a placeholder"
+            lift = " Lift with: imhost quarantine lift \(record.key ?? line)."
         case "key":
             cost = "message key \(record.key ?? "") is quarantined: its messages show as placeholders"
             lift = " Lift with: imhost quarantine lift \(record.key ?? line)."

@@ -84,11 +84,14 @@ public final class Supervisor {
     public private(set) var lastRecovery: Double?
     /// Whether it was said that the breadcrumb is kept in memory only.
     private var saidInMemory = false
+    /// Watches line code the worker runs between commands (drawing a message that arrived).
+    private var idleWatchdog: Watchdog
 
     public init(settings: Settings, diagnostics: @escaping (String) -> Void) {
         self.settings = settings
         self.diagnostics = diagnostics
         restarts = RestartPolicy(burst: settings.restartBurst, window: settings.restartWindow)
+        idleWatchdog = Watchdog(seconds: settings.callLimit)
         // A worker that died leaves a closed pipe behind: writing to it must fail, not kill us.
         signal(SIGPIPE, SIG_IGN)
     }
@@ -108,6 +111,7 @@ public final class Supervisor {
     /// Hands one message to the worker and waits for it to be done. What the worker's line code
     /// wrote before does not count as what it said if it crashes now.
     public func send(_ message: ToWorker) -> Outcome {
+        idleWatchdog = Watchdog(seconds: settings.callLimit)
         // A worker that cannot take it has ended: waiting says so.
         if let watch, let line = try? JSONLines.encode(message) {
             _ = watch.takeLastWords()
@@ -117,13 +121,21 @@ public final class Supervisor {
     }
 
     /// While no command runs: passes on what the worker wrote, and notices a worker that died
-    /// on its own (a line's background thread, say), recording it and starting a new one.
-    /// Returns what happened when the worker died or said it is exiting, else `nil`.
+    /// on its own (a line's background thread, or drawing a message that arrived), recording it
+    /// and starting a new one, and one stuck in line code longer than the limit. Returns what
+    /// happened when the worker died, hung or said it is exiting, else `nil`.
     public func idle() -> Outcome? {
         guard let watch else { return nil }
         while true {
             switch watch.next(waiting: 0) {
-            case .quiet: return nil
+            case .quiet:
+                if let snapshot = reservation?.read(),
+                   idleWatchdog.isHung(depth: snapshot.depth, sequence: snapshot.sequence, now: Clock.monotonic(),
+                                       running: snapshot.depth == 0 || !watch.child.isStopped) {
+                    watch.kill()
+                    return died(ending: "hung", snapshot: snapshot)
+                }
+                return nil
             case .ended(let ended): return died(ending: ended.description)
             case .mismatch(let version): return mismatch(version)
             case .message(.exiting(let code)): return .exited(reap(watch, code: code))

@@ -41,8 +41,8 @@ package final class WorkerChannel {
     }
 
     /// The next message, waiting at most `milliseconds`, or less when one of `wake` becomes
-    /// readable first.
-    package func receive(waiting milliseconds: Int32, wake: [Int32] = []) -> Received {
+    /// readable (or one of `wakeWriting` writable) first.
+    package func receive(waiting milliseconds: Int32, wake: [Int32] = [], wakeWriting: [Int32] = []) -> Received {
         while true {
             if let line = input.nextLine() {
                 guard let message = try? decoder.decode(ToWorker.self, from: Data(line.utf8)) else { return .unreadable(line) }
@@ -50,6 +50,7 @@ package final class WorkerChannel {
             }
             if input.ended { return .end }
             var polls = ([STDIN_FILENO] + wake).map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+                + wakeWriting.map { pollfd(fd: $0, events: Int16(POLLOUT), revents: 0) }
             let ready = poll(&polls, nfds_t(polls.count), milliseconds)
             if ready < 0 && errno != EINTR {
                 input.end()

@@ -29,7 +29,7 @@ public enum CommandLineTool {
 
     static let commands: [Command] = [
         ChatCommand.command, StoreCommands.chats, PlayCommand.demo, OpenCommand.command, PlayCommand.command, PluginsCommand.command,
-        QuarantineCommand.command, RouteCommand.command, StoreCommands.search, StoreCommands.store, NewLineCommand.command,
+        QuarantineCommand.command, RouteCommand.command, StoreCommands.search, StoreCommands.store, NewLineCommand.command, BrokerCommand.command, SyncCommand.command,
         WorkerCommand.command, ScanCommand.command,
     ]
 
@@ -166,12 +166,14 @@ public enum CommandLineTool {
     /// The host for a configuration, built the one way every command builds it.
     static func makeHost(_ config: HostConfig, user: String? = nil, dataFolder: String? = nil, verbose: Bool = false,
                          logEcho: (@Sendable (String) -> Void)? = nil,
-                         breadcrumbs: ChatHost.Options.Breadcrumbs = .none, quarantine: [Quarantine.Hold] = []) -> ChatHost {
+                         breadcrumbs: ChatHost.Options.Breadcrumbs = .none, quarantine: [Quarantine.Hold] = [],
+                         connection: String? = nil) -> ChatHost {
         // Lines' log entries go to <data>/lines.log, warnings (everything, verbose) to standard
         // error too; those written while the scanner registers a line included.
         LineLogFile(dataFolder: dataFolder ?? config.dataFolder, verbose: verbose, echo: logEcho).install()
         let host = ChatHost(config: config, options: ChatHost.Options(user: user, dataFolder: dataFolder, scanner: executable,
-                                                                     breadcrumbs: breadcrumbs, quarantine: quarantine))
+                                                                     breadcrumbs: breadcrumbs, quarantine: quarantine,
+                                                                     connection: connection))
         host.announce = { Output.standard.diagnostic("imhost: " + $0) }
         return host
     }

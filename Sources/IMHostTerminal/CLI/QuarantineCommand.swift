@@ -35,6 +35,9 @@ enum QuarantineCommand {
     struct Row: Encodable {
         var line: String?
         var key: String?
+        /// For one message from another host: its sender and global id.
+        var sender: String?
+        var globalID: String?
         var file: String?
         var scope: Quarantine.Scope
         var since: String
@@ -59,7 +62,8 @@ enum QuarantineCommand {
         if let problem = host.lines.cacheProblem { output.diagnostic("imhost: \(problem)") }
         let rows = quarantine.holds.map { entry in
             let current = entry.file.flatMap { name in host.lines.rows.first { $0.fileName == name }?.identity }
-            return Row(line: entry.line, key: entry.key, file: entry.file, scope: entry.scope, since: entry.since,
+            return Row(line: entry.line, key: entry.key, sender: entry.sender, globalID: entry.globalID, file: entry.file,
+                       scope: entry.scope, since: entry.since,
                        active: entry.applies(to: current), reason: entry.reason, crash: entry.crash)
         }
         if arguments.flags.contains("--json") {
@@ -79,7 +83,7 @@ enum QuarantineCommand {
         var lines: [String] = []
         func add(_ line: String) { lines.append(TerminalText.safe(line, newlines: false)) }
         for row in rows {
-            let what = subject(row.scope, key: row.key, line: row.line, file: row.file)
+            let what = subject(row.scope, key: row.key, line: row.line, file: row.file, sender: row.sender)
             add("\(what)\(row.active ? "" : " (no longer applies: the file was replaced)")")
             add("    since \(row.since): \(row.reason)")
             if let detail = row.crash.detail { add("    it said: \(detail)") }
@@ -119,15 +123,17 @@ enum QuarantineCommand {
             return CommandLineTool.ExitCode.failure
         }
         for entry in lifted {
-            let what = subject(entry.scope, key: entry.key, line: entry.line, file: entry.file)
+            let what = subject(entry.scope, key: entry.key, line: entry.line, file: entry.file, sender: entry.sender)
             output.out(TerminalText.safe("lifted \(what) (quarantined since \(entry.since))") + "\n")
         }
         return CommandLineTool.ExitCode.ok
     }
 
-    /// What an entry takes out: "message key house.listing", "line cars", "file x.so".
-    static func subject(_ scope: Quarantine.Scope, key: String?, line: String?, file: String?) -> String {
+    /// What an entry takes out: "one house.listing message from bob", "message key
+    /// house.listing", "line cars", "file x.so".
+    static func subject(_ scope: Quarantine.Scope, key: String?, line: String?, file: String?, sender: String? = nil) -> String {
         switch scope {
+        case .message: "one \(key ?? "") message from \(sender ?? "")"
         case .key: "message key \(key ?? "")"
         case .line: "line \(line ?? "")"
         case .file: "file \(file ?? "")"

@@ -83,7 +83,7 @@ final class Worker {
             channel.say(.ready(WorkerResume(url: session.url, window: session.page.window, online: host.isOnline)))
         }
         ready()
-        for message in messages() {
+        while let message = nextCommand(session) {
             switch message {
             case .command(let text):
                 guard session.handle(text) else { return CommandLineTool.ExitCode.ok }
@@ -97,6 +97,30 @@ final class Worker {
             ready()
         }
         return exitCode()
+    }
+
+    /// The supervisor's next command; meanwhile, the connection runs (messages arrive and are
+    /// shown, receipts change what the page says), or, when another process holds it, the
+    /// database is watched for what that process stores. `nil` at the end of input.
+    private func nextCommand(_ session: ChatSession) -> ToWorker? {
+        while Interruption.signal == nil {
+            // The connection runs before every wait, so a stream of commands never starves it.
+            let courier = host.courier
+            if courier != nil {
+                session.present(host.serviceConnection())
+            } else if host.hasTransport, host.store?.changedElsewhere() == true {
+                session.showIfChanged()
+            }
+            if CommandLineTool.outputLost(output, command: "chat") { return nil }
+            let wait = courier?.wakeAfter(now: host.clock()) ?? 1000
+            switch channel.receive(waiting: wait, wake: courier?.readable ?? [], wakeWriting: courier?.writable ?? []) {
+            case .message(let message): return message
+            case .end: return nil
+            case .unreadable(let line): output.diagnostic("imhost __worker: ignored a message that is not one: \(line)")
+            case .quiet: continue
+            }
+        }
+        return nil
     }
 
     // MARK: play

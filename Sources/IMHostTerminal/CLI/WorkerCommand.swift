@@ -73,7 +73,8 @@ enum WorkerCommand {
         }
         let host = CommandLineTool.makeHost(config, user: arguments.options["--user"], dataFolder: arguments.options["--data"],
                                             verbose: arguments.flags.contains("--verbose"), logEcho: said,
-                                            breadcrumbs: breadcrumb.map { .attach(fd: $0) } ?? .none, quarantine: resume?.quarantine ?? [])
+                                            breadcrumbs: breadcrumb.map { .attach(fd: $0) } ?? .none, quarantine: resume?.quarantine ?? [],
+                                            connection: mode == "chat" ? "chat" : nil)
         if resume == nil { CommandLineTool.report(host, output: output) }
         let worker = Worker(host: host, channel: channel, output: output, width: width, colors: colors, arguments: arguments, resume: resume)
         let code: Int32

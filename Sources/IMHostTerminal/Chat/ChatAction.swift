@@ -26,6 +26,11 @@ enum ChatAction: Equatable, Sendable {
     case search(String)
     /// Mark what the page shows as read (an interactive chat does this by itself).
     case read
+    /// Queue failed message #N again.
+    case retry(Int)
+    /// Block or unblock a peer (`nil`: the open chat's).
+    case block(String?)
+    case unblock(String?)
     case help
     case quit
 }

@@ -131,6 +131,12 @@ final class ChatDriver {
                 return Outcome(said: ["menu: " + items.enumerated().map { "[\($0.offset + 1)] \($0.element)" }.joined(separator: "  ")])
             }
             guard let result = page.chooseMenuItem(number) else { return .failed("/menu: there is no item \(number)") }
+            // The platform's Block item blocks the peer, as /block does.
+            if items.indices.contains(number - 1), items[number - 1] == "Block" {
+                var outcome = setBlocked(page.conversation, true)
+                outcome.said.insert("menu: \(result.outcome)", at: 0)
+                return outcome
+            }
             // What the item did may have changed the page (a message sent, a chat cleared).
             return Outcome(said: ["menu: \(result.outcome)"], redraw: true)
         case .bar(let number):
@@ -149,6 +155,14 @@ final class ChatDriver {
         case .read:
             let read = try markShownRead(page)
             return Outcome(said: ["read: \(read) message\(read == 1 ? "" : "s") marked read"])
+        case .retry(let number):
+            guard let store = host.store, try store.retry(page.conversation, number: number, at: host.clock()) else {
+                return .failed("/retry: #\(number) is not a failed message of yours in this chat")
+            }
+            return Outcome(said: ["retry: #\(number) is queued again"], redraw: true)
+        case .block(let peer), .unblock(let peer):
+            let blocking = if case .block = action { true } else { false }
+            return setBlocked(peer ?? page.conversation, blocking)
         case .offline:
             return Outcome(said: ["/offline: " + host.setOnline(false)])
         case .online:
@@ -158,11 +172,26 @@ final class ChatDriver {
         }
     }
 
+    /// Blocks or unblocks `peer`: a blocked peer's messages are answered `refused` and not stored.
+    private func setBlocked(_ peer: String, _ blocked: Bool) -> Outcome {
+        let verb = blocked ? "/block" : "/unblock"
+        guard let store = host.store else { return .failed("\(verb): nobody is signed in") }
+        if let problem = StorePath.problem(withID: peer) { return .failed("\(verb): the peer id \(problem)") }
+        do throws(StoreError) {
+            try store.setBlocked(peer, blocked)
+        } catch {
+            return .failed("\(verb): \(error)")
+        }
+        return Outcome(said: [blocked ? "blocked \(peer): their messages are refused and not stored; /unblock \(peer) takes them again"
+                                      : "unblocked \(peer): their messages are taken again (those refused meanwhile are not)"])
+    }
+
     /// Marks the peer's messages the page shows as read; returns how many were read now.
     @discardableResult
     func markShownRead(_ page: ChatPage) throws -> Int {
         guard let store = host.store else { return 0 }
-        return try store.markRead(page.conversation, before: try page.messageCount()).count
+        return try store.markRead(page.conversation, before: try page.messageCount(),
+                                  receipts: host.config.transport?.readReceipts ?? false).count
     }
 
     /// Opens a URL through the route table: a chat becomes the open chat; a line's route says
@@ -219,6 +248,9 @@ extension ChatAction {
         case .more(let count): "/more \(count)"
         case .open(let url): "/open \(url)"
         case .search(let words): "/search \(words)"
+        case .retry(let number): "/retry \(number)"
+        case .block(let peer): "/block" + (peer.map { " \($0)" } ?? "")
+        case .unblock(let peer): "/unblock" + (peer.map { " \($0)" } ?? "")
         default: verb
         }
     }
@@ -243,6 +275,9 @@ extension ChatAction {
         case .chats: "/chats"
         case .search: "/search"
         case .read: "/read"
+        case .retry: "/retry"
+        case .block: "/block"
+        case .unblock: "/unblock"
         case .help: "/help"
         case .quit: "/quit"
         }

@@ -29,11 +29,45 @@ final class ChatSession {
     /// a person reads.
     func show() {
         do {
-            output.out(try renderer.render(page))
+            let text = try renderer.render(page)
+            output.out(text)
+            shown = text
             try driver.markShownRead(page)
         } catch {
             output.diagnostic("imhost chat: cannot read the conversation: \(error)")
         }
+    }
+
+    /// The page as last drawn.
+    private var shown: String?
+
+    /// Draws the page again if it would look different now (a message arrived, a state changed).
+    func showIfChanged() {
+        guard let text = try? renderer.render(page), text != shown else { return }
+        show()
+    }
+
+    /// Shows what the connection did: its notices, one line each; messages that arrived in this
+    /// conversation, and state changes of the user's own, by drawing the page again (once);
+    /// messages in other conversations, one line each, with how to open them.
+    func present(_ events: [Courier.Event]) {
+        var redraw = false
+        for event in events {
+            switch event {
+            case .notice(let line):
+                say(line)
+            case .arrived(let peer, let messages):
+                if peer == page.conversation {
+                    redraw = true
+                } else {
+                    let unread = (try? host.store?.unreadCount(of: peer)) ?? nil
+                    say("\(messages.count) new message\(messages.count == 1 ? "" : "s") from \(peer)\(unread.map { " (\($0) unread)" } ?? ""): imhost chat --peer \(peer), or /chats")
+                }
+            case .changed(let peers):
+                if peers.contains(page.conversation) { redraw = true }
+            }
+        }
+        if redraw { showIfChanged() }
     }
 
     /// Handles one typed line. Returns false when the chat should end.

@@ -15,6 +15,8 @@ struct ChatVerb: Sendable {
         case optionalNumber
         /// The rest of the line: a URL, or text.
         case rest
+        /// The rest of the line, or nothing (a scenario step says `true`).
+        case optionalRest
         /// A message key and its JSON payload (a scenario step has `"payload"`).
         case keyAndPayload
     }
@@ -77,6 +79,13 @@ struct ChatVerb: Sendable {
                  make: { .search($0.text ?? "") }),
         ChatVerb(name: "read", step: "read", argument: .none, shape: "", summary: "mark what the page shows as read (a chat does it as it shows)",
                  make: { _ in .read }),
+        ChatVerb(name: "retry", step: "retry", argument: .number, shape: "N", summary: "send failed message #N again",
+                 make: { .retry($0.number ?? 0) }),
+        ChatVerb(name: "block", step: "block", argument: .optionalRest, shape: "[PEER]",
+                 summary: "refuse a peer's messages (default: this chat's), as the menu's Block does",
+                 make: { .block($0.text) }),
+        ChatVerb(name: "unblock", step: "unblock", argument: .optionalRest, shape: "[PEER]", summary: "take a blocked peer's messages again",
+                 make: { .unblock($0.text) }),
         ChatVerb(name: "help", step: nil, argument: .none, shape: "", summary: "this text", make: { _ in .help }),
         ChatVerb(name: "quit", step: nil, argument: .none, shape: "", summary: "leave (end of input does too)", make: { _ in .quit }),
     ]
@@ -104,6 +113,7 @@ struct ChatVerb: Sendable {
         case .number: "N"
         case .optionalNumber: "N or true"
         case .rest: verb.shape == "URL" ? "URL" : "\"\(verb.shape)\""
+        case .optionalRest: "\"\(verb.shape.trimmingCharacters(in: ["[", "]"]))\" or true"
         case .keyAndPayload: "KEY, \"payload\": JSON"
         }
         let shape = "{ \"\(step)\": \(value) }"
@@ -141,6 +151,8 @@ struct ChatVerb: Sendable {
             return .success(.number(number))
         case .rest:
             return rest.isEmpty ? .failure(usage) : .success(.text(rest))
+        case .optionalRest:
+            return .success(rest.isEmpty ? .none : .text(rest))
         case .keyAndPayload:
             let pieces = rest.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true).map(String.init)
             guard pieces.count == 2 else {

@@ -139,6 +139,12 @@ struct Scenario {
             return verb.make(.number(try count()))
         case .rest:
             return verb.make(.text(try reader.string(value, actionPath)))
+        case .optionalRest:
+            if case .bool = value.value {
+                try yes(value, actionPath, reader)
+                return verb.make(.none)
+            }
+            return verb.make(.text(try reader.string(value, actionPath)))
         case .keyAndPayload:
             guard let payload else { throw reader.fail(node, path, "\"\(verb.step ?? verb.name)\" needs a \"payload\": the message's JSON") }
             return verb.make(.message(key: try reader.string(value, actionPath), payload: payload.jsonText))

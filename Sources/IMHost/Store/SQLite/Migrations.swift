@@ -47,6 +47,9 @@ enum Migrations {
             jump TEXT,
             -- What search and the list of conversations show of it.
             summary TEXT NOT NULL DEFAULT '',
+            -- 1 when it came over the transport from another host (not /recv): a line crash
+            -- drawing it costs only this message, unless two senders' messages crash the line.
+            arrived INTEGER NOT NULL DEFAULT 0,
             UNIQUE (sender, global_id),
             UNIQUE (conversation, position)
         );
@@ -65,6 +68,15 @@ enum Migrations {
             attempts INTEGER NOT NULL DEFAULT 0,
             next_at INTEGER NOT NULL DEFAULT 0,
             queued_at INTEGER NOT NULL
+        );
+
+        -- Receipts to send: read receipts the chats queue as they show messages (whichever
+        -- process showed them), sent by the process holding the connection.
+        CREATE TABLE receipts_out (
+            id INTEGER PRIMARY KEY,
+            peer TEXT NOT NULL,
+            global_id TEXT NOT NULL,
+            state TEXT NOT NULL
         );
 
         CREATE TABLE blocked (

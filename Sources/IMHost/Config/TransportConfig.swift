@@ -1,0 +1,180 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension HostConfig {
+    /// host.json's `transport`: the broker this host chats through, and how.
+    public struct Transport: Sendable, Equatable {
+        /// Where the broker listens.
+        public enum Address: Sendable, Equatable, CustomStringConvertible {
+            /// A TCP host and port (`mqtt://host:port`).
+            case tcp(host: String, port: Int)
+            /// A unix socket (`unix:/path`), absolute.
+            case unix(path: String)
+
+            /// As a URL, the way host.json writes it.
+            public var description: String {
+                switch self {
+                case .tcp(let host, let port): "mqtt://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+                case .unix(let path): "unix:\(path)"
+                }
+            }
+        }
+
+        public var address: Address
+        /// The file whose first line is the user's password at the broker, absolute.
+        public var passwordFile: String
+        /// Hours after which a message nobody confirmed is marked failed (default 72).
+        public var giveUpHours: Double = 72
+        /// Whether the receiver says when a message was shown (default true).
+        public var readReceipts = true
+
+        public init(address: Address, passwordFile: String, giveUpHours: Double = 72, readReceipts: Bool = true) {
+            self.address = address
+            self.passwordFile = passwordFile
+            self.giveUpHours = giveUpHours
+            self.readReceipts = readReceipts
+        }
+
+        /// The keys `transport` may have.
+        static let keys = ["url", "passwordFile", "giveUpHours", "readReceipts"]
+
+        /// Reads a broker URL: `mqtt://host[:port]` (1883 by default) or `unix:PATH` (relative
+        /// to `folder`). Returns why not, for a person, when it is not one.
+        public static func address(_ url: String, relativeTo folder: String) -> Result<Address, TransportURLError> {
+            if url.hasPrefix("unix:") {
+                let path = String(url.dropFirst(5))
+                guard !path.isEmpty, !path.utf8.contains(0) else { return .failure(TransportURLError("a unix socket URL needs a path: unix:/run/imhost/mosquitto.sock")) }
+                let absolute = FileSystem.resolve(path, against: folder)
+                // sockaddr_un holds 107 bytes of path and its terminating zero.
+                guard absolute.utf8.count <= 107 else {
+                    return .failure(TransportURLError("the socket path is \(absolute.utf8.count) bytes; a unix socket path holds at most 107: move the broker's folder somewhere shorter"))
+                }
+                return .success(.unix(path: absolute))
+            }
+            if url.hasPrefix("mqtts://") {
+                return .failure(TransportURLError("mqtts:// (TLS) is not supported by this imhost; use mqtt:// on loopback or a trusted network, or unix:PATH"))
+            }
+            guard url.hasPrefix("mqtt://") else {
+                return .failure(TransportURLError("expected mqtt://host:port or unix:/path/to/socket, found \"\(url)\""))
+            }
+            var rest = Substring(url.dropFirst(7))
+            if rest.hasSuffix("/") { rest = rest.dropLast() }
+            var host: Substring
+            var portText: Substring?
+            if rest.hasPrefix("[") {
+                guard let close = rest.firstIndex(of: "]") else { return .failure(TransportURLError("an IPv6 address goes in brackets: mqtt://[::1]:1883")) }
+                host = rest[rest.index(after: rest.startIndex)..<close]
+                let after = rest[rest.index(after: close)...]
+                if !after.isEmpty {
+                    guard after.first == ":" else { return .failure(TransportURLError("expected :PORT after the address, found \"\(after)\"")) }
+                    portText = after.dropFirst()
+                }
+            } else if let colon = rest.lastIndex(of: ":") {
+                host = rest[..<colon]
+                portText = rest[rest.index(after: colon)...]
+            } else {
+                host = rest
+            }
+            guard !host.isEmpty, host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || ".-:_".contains($0)) }) else {
+                return .failure(TransportURLError("expected a host name or address after mqtt://, found \"\(host)\""))
+            }
+            var port = 1883
+            if let portText {
+                guard let number = Int(portText), (1...65535).contains(number) else {
+                    return .failure(TransportURLError("expected a port from 1 to 65535, found \"\(portText)\""))
+                }
+                port = number
+            }
+            return .success(.tcp(host: String(host), port: port))
+        }
+
+        /// Why a password file cannot be used: not there, not a regular file, not the host's
+        /// user's, or readable by others. `nil` when it can.
+        public static func passwordFileProblem(_ path: String) -> String? {
+            var info = stat()
+            guard lstat(path, &info) == 0 else { return "cannot read \(path) (\(String(cString: strerror(errno))))" }
+            guard info.st_mode & S_IFMT == S_IFREG else { return "\(path) is \(FileSystem.kind(info.st_mode)), not a regular file" }
+            guard info.st_uid == geteuid() else {
+                return "\(path) is owned by \(PluginFolderTrust.describe(user: info.st_uid)), not by the user imhost runs as; chown it to that user"
+            }
+            guard info.st_mode & (S_IRWXG | S_IRWXO) == 0 else {
+                return "\(path) may be read by others (mode \(PluginFolderTrust.octal(info.st_mode))); run chmod 600 \(path)"
+            }
+            return nil
+        }
+
+        /// The password: the file's first line.
+        public func password() throws(FileSystem.Failure) -> String {
+            let bytes = try FileSystem.readBytes(passwordFile, limit: 4096)
+            let line = bytes.split(separator: 0x0A, maxSplits: 1, omittingEmptySubsequences: false).first ?? []
+            var text = String(decoding: line, as: UTF8.self)
+            if text.hasSuffix("\r") { text.removeLast() }
+            return text
+        }
+    }
+
+    /// Why a broker URL was refused.
+    public struct TransportURLError: Error, CustomStringConvertible, Sendable {
+        public var description: String
+        init(_ description: String) { self.description = description }
+    }
+}
+
+/// Ids that reach the broker: the user's and their peers'. They become topic levels and
+/// password-file entries, so they keep to a safe alphabet: 1 to 64 of `A-Z a-z 0-9 . _ -`.
+/// `operator` is the fleet's publisher, never a person.
+public enum TransportID {
+    /// The reserved id of whoever publishes the fleet configuration.
+    public static let operatorID = "operator"
+
+    /// Why `id` cannot be used with a transport, for a person; `nil` when it can.
+    public static func problem(_ id: String) -> String? {
+        let bytes = id.utf8
+        guard (1...64).contains(bytes.count), bytes.allSatisfy({ byte in
+            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                || byte == 0x2E || byte == 0x5F || byte == 0x2D
+        }) else {
+            return "cannot reach the broker: with a transport, ids are 1 to 64 of A-Z a-z 0-9 . _ - (they become topic levels)"
+        }
+        if id == operatorID { return "is reserved: \"operator\" publishes the fleet configuration, and is nobody's chat id" }
+        return nil
+    }
+}
+
+extension DocumentReader {
+    /// host.json's `transport` object; paths in it are relative to host.json's folder.
+    func transport(_ node: JSONNode, folder: String) throws(ConfigError) -> HostConfig.Transport {
+        let fields = try members(node, "transport", allowed: HostConfig.Transport.keys)
+        func field(_ key: String) -> JSONNode? { fields.first { $0.key == key }?.value }
+        guard let urlNode = field("url") else {
+            throw fail(node, "transport", "missing \"url\"; the transport is { \"url\": \"unix:broker/mosquitto.sock\", \"passwordFile\": \"broker/passwords/me\" }")
+        }
+        let address: HostConfig.Transport.Address
+        switch HostConfig.Transport.address(try string(urlNode, "transport.url"), relativeTo: folder) {
+        case .success(let found): address = found
+        case .failure(let why): throw fail(urlNode, "transport.url", why.description)
+        }
+        guard let passwordNode = field("passwordFile") else {
+            throw fail(node, "transport", "missing \"passwordFile\": the file holding this user's password at the broker (imhost broker init writes one per user)")
+        }
+        let passwordPath = try string(passwordNode, "transport.passwordFile")
+        guard !passwordPath.isEmpty else { throw fail(passwordNode, "transport.passwordFile", "expected a file name") }
+        let passwordFile = FileSystem.resolve(passwordPath, against: folder)
+        if let problem = HostConfig.Transport.passwordFileProblem(passwordFile) {
+            throw fail(passwordNode, "transport.passwordFile", problem)
+        }
+        var transport = HostConfig.Transport(address: address, passwordFile: passwordFile)
+        if let hours = field("giveUpHours") {
+            guard case .number(let value, let text) = hours.value else {
+                throw fail(hours, "transport.giveUpHours", "expected a number of hours, found \(hours.kindName)")
+            }
+            guard value > 0, value <= 24 * 365 else {
+                throw fail(hours, "transport.giveUpHours", "expected hours from 0 to \(24 * 365), found \(text)")
+            }
+            transport.giveUpHours = value
+        }
+        if let receipts = field("readReceipts") { transport.readReceipts = try bool(receipts, "transport.readReceipts") }
+        return transport
+    }
+}

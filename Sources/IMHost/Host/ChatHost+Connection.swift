@@ -1,0 +1,59 @@
+import IMKit
+
+/// The host and the broker: which process talks to it (the one holding the user's connection
+/// lock), and what everyone else does (works through the database).
+extension ChatHost {
+    /// Whether host.json names a transport; without one the host works alone and what is sent
+    /// stays queued.
+    public var hasTransport: Bool { config.transport != nil }
+
+    /// Takes the user's connection when this process is to talk to the broker and nobody else
+    /// of this user does; otherwise notes who does.
+    func takeConnection(store: MessageStore, online: Bool) {
+        guard let transport = config.transport, let command = connectionCommand else { return }
+        switch ConnectionLock.take(for: store, command: command) {
+        case .taken(let lock):
+            let courier = Courier(settings: transport, user: userID, store: store, payloadLimit: config.limits.payloadBytes, lock: lock,
+                                  clock: { [weak self] in self?.clock() ?? Clock.now() })
+            if !online { courier.setOnline(false) }
+            self.courier = courier
+        case .held(let holder):
+            connectionHolder = holder
+        case .unusable(let why):
+            announce("cannot hold the connection to the broker: \(why); this process works through the database only")
+        }
+    }
+
+    /// Runs the connection once (see ``Courier/service()``): lines' services go online and
+    /// offline with it. Returns what happened.
+    public func serviceConnection() -> [Courier.Event] {
+        guard let courier else { return [] }
+        let events = courier.service()
+        let online = courier.status == .online
+        if session?.isOnline != online { session?.setOnline(online) }
+        return events
+    }
+
+    /// Takes the user online or offline (`/online`, `/offline`): the connection, and lines'
+    /// services (`online()` in order, `offline()` in reverse). Returns what happened, for a person.
+    @discardableResult
+    public func setOnline(_ online: Bool) -> String {
+        wantsOnline = online
+        guard hasTransport else {
+            return "there is no transport in \(FileSystem.baseName(config.file)): nothing is sent anywhere, and your messages stay queued; add \"transport\" to chat with others"
+        }
+        guard let courier else {
+            let holder = connectionHolder.map { "\($0) holds this user's connection" } ?? "this process does not hold the connection"
+            return "\(holder): it sends what you send; this chat works through the database"
+        }
+        courier.setOnline(online)
+        if !online { session?.setOnline(false) }
+        return online ? "online: connecting" : "offline: what you send waits, queued, until /online"
+    }
+
+    /// Why a peer id cannot be chatted with over this host's transport, if it cannot.
+    func transportProblem(peer: String) -> String? {
+        guard hasTransport, let problem = TransportID.problem(peer) else { return nil }
+        return "the peer id \"\(TerminalText.safe(peer))\" \(problem)"
+    }
+}

@@ -1,0 +1,127 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the connection asks of the store beside the outbox's claims: which peers have
+/// messages due, when the next one falls due, and the receipts chats queued.
+extension MessageStore {
+    /// The peers with queued messages due at `now` (lease free or expired, next try due), and
+    /// how many each has.
+    public func duePeers(now: Int64) throws(StoreError) -> [(peer: String, count: Int)] {
+        guard !isReadOnly else { return [] }
+        return try guarded {
+            let rows = try database.statement("""
+                SELECT peer, count(*) FROM outbox WHERE (lease_until IS NULL OR lease_until < ?1) AND next_at <= ?1
+                GROUP BY peer ORDER BY min(message)
+                """)
+            try rows.bind(now)
+            var found: [(String, Int)] = []
+            while try rows.step() { found.append((rows.text(0), Int(rows.int(1)))) }
+            return found
+        }
+    }
+
+    /// The rows of `peer`'s queued messages due at `now`, oldest first, at most `limit`.
+    public func dueRows(for peer: String, now: Int64, limit: Int) throws(StoreError) -> [Int64] {
+        try guarded {
+            let rows = try database.statement("""
+                SELECT message FROM outbox WHERE peer = ?1 AND (lease_until IS NULL OR lease_until < ?2) AND next_at <= ?2
+                ORDER BY message LIMIT ?3
+                """)
+            try rows.bind(peer, now, limit)
+            var found: [Int64] = []
+            while try rows.step() { found.append(rows.int(0)) }
+            return found
+        }
+    }
+
+    /// Claims these queued messages for `leaseMilliseconds` (those whose lease is free or
+    /// expired), oldest first.
+    public func claim(rows: [Int64], now: Int64, leaseMilliseconds: Int64) throws(StoreError) -> [QueuedSend] {
+        guard !isReadOnly, !rows.isEmpty else { return [] }
+        return try guarded {
+            try database.transaction {
+                var claimed: [Int64] = []
+                for row in rows {
+                    let claim = try database.statement("""
+                        UPDATE outbox SET lease_pid = ?1, lease_until = ?2, attempts = attempts + 1
+                        WHERE message = ?3 AND (lease_until IS NULL OR lease_until < ?4) RETURNING message
+                        """)
+                    try claim.bind(Int(getpid()), now + leaseMilliseconds, row, now)
+                    if try claim.step() { claimed.append(row) }
+                }
+                return try claimed.map(queuedSend)
+            }
+        }
+    }
+
+    /// When the next queued message falls due, if one is waiting (milliseconds since 1970).
+    public func nextDue(now: Int64) throws(StoreError) -> Int64? {
+        try guarded {
+            let row = try database.statement("SELECT min(max(next_at, coalesce(lease_until, 0))) FROM outbox")
+            _ = try row.step()
+            return row.optionalInt(0)
+        }
+    }
+
+    /// Makes every queued message due now (after a reconnect or a restart: what was sent and not
+    /// delivered goes again, oldest first), except those another live process holds a lease on.
+    public func makeAllDue(now: Int64) throws(StoreError) {
+        guard !isReadOnly else { return }
+        try guarded {
+            try database.transaction {
+                try database.statement("UPDATE outbox SET next_at = 0, lease_pid = NULL, lease_until = NULL WHERE lease_until IS NULL OR lease_until < ? OR lease_pid = ?")
+                    .bind(now, Int(getpid())).run()
+            }
+        }
+    }
+
+    /// The rows of the user's messages to `peer` among `ids` (their global ids): what a receipt
+    /// from `peer` may name. Ids of messages sent to anyone else are not among them.
+    public func ownRows(_ ids: [String], to peer: String) throws(StoreError) -> [String: Int64] {
+        try guarded {
+            var found: [String: Int64] = [:]
+            for id in ids {
+                let row = try database.statement("SELECT id FROM messages WHERE sender = ? AND recipient = ? AND global_id = ? AND outgoing = 1")
+                try row.bind(user, peer, id)
+                if try row.step() { found[id] = row.int(0) }
+            }
+            return found
+        }
+    }
+
+    /// A receipt a chat queued, waiting to be sent.
+    public struct QueuedReceipt: Sendable, Equatable {
+        var row: Int64
+        public var peer: String
+        public var globalID: String
+        public var state: String
+    }
+
+    /// Up to `limit` queued receipts, oldest first.
+    public func receiptsToSend(limit: Int) throws(StoreError) -> [QueuedReceipt] {
+        try guarded {
+            let rows = try database.statement("SELECT id, peer, global_id, state FROM receipts_out ORDER BY id LIMIT ?")
+            try rows.bind(limit)
+            var found: [QueuedReceipt] = []
+            while try rows.step() { found.append(QueuedReceipt(row: rows.int(0), peer: rows.text(1), globalID: rows.text(2), state: rows.text(3))) }
+            return found
+        }
+    }
+
+    /// Forgets receipts that were handed to the broker.
+    public func receiptsSent(_ receipts: [QueuedReceipt]) throws(StoreError) {
+        guard !isReadOnly, !receipts.isEmpty else { return }
+        try guarded {
+            try database.transaction {
+                for receipt in receipts { try database.statement("DELETE FROM receipts_out WHERE id = ?").bind(receipt.row).run() }
+            }
+        }
+    }
+
+    /// Forgets every queued receipt (the user turned read receipts off).
+    public func dropQueuedReceipts() throws(StoreError) {
+        guard !isReadOnly else { return }
+        try guarded { try database.statement("DELETE FROM receipts_out").run() }
+    }
+}

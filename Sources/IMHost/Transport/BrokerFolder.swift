@@ -1,0 +1,341 @@
+import IMKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A folder holding a private Mosquitto broker set up for imhost: its configuration, the
+/// password file, one password file per user for host.json's `passwordFile`, and the ACL. Made by
+/// `imhost broker init`, run by `imhost broker run`; the tests, `imhost play` and the benchmarks
+/// make theirs the same way.
+///
+/// ```
+/// DIR/mosquitto.conf      the broker's configuration, each line saying why
+/// DIR/acl                 who may publish and read what
+/// DIR/passwd              the users' password hashes (mosquitto_passwd)
+/// DIR/passwords/<user>    each user's password, mode 0600, for host.json's passwordFile
+/// DIR/data/               the broker's persistence (sessions and queued messages)
+/// DIR/mosquitto.sock      the default listener: a unix socket
+/// DIR/mosquitto.log       the broker's log
+/// DIR/mosquitto.pid       the running broker's process id
+/// ```
+public struct BrokerFolder: Sendable {
+    /// The folder, absolute.
+    public let path: String
+
+    /// Where the broker listens.
+    public enum Listener: Sendable, Equatable {
+        /// A unix socket at this path.
+        case socket(String)
+        /// A TCP port on loopback (127.0.0.1) only.
+        case port(Int)
+    }
+
+    /// Why the folder could not be set up or changed: one line for a person.
+    public struct Failure: Error, CustomStringConvertible, Sendable {
+        public var description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    public init(path: String) { self.path = path }
+
+    public var configPath: String { path + "/mosquitto.conf" }
+    public var aclPath: String { path + "/acl" }
+    public var passwordHashes: String { path + "/passwd" }
+    public var logPath: String { path + "/mosquitto.log" }
+    public var pidPath: String { path + "/mosquitto.pid" }
+    public func passwordFile(of user: String) -> String { path + "/passwords/" + user }
+
+    /// The ACL: a user publishes only under its own name and reads only its own inbox; only
+    /// `operator` writes the fleet configuration, which every user reads; each user writes only
+    /// its own fleet status.
+    public static let acl = """
+        # Written by imhost broker init. The broker checks every publish and every delivery
+        # against these rules (mosquitto 2.0 does not refuse subscriptions: a subscription to
+        # another's inbox is granted, and nothing is delivered through it).
+
+        # A message or receipt from a to b is published to imhost/u/b/from/a: a user may publish
+        # only under its own name, so the topic says who sent it, and nobody can forge it.
+        pattern write imhost/u/+/from/%u
+        # A user reads only its own inbox.
+        pattern read imhost/u/%u/#
+        # Each host reports what it applied of the fleet configuration under its own name.
+        pattern write imhost/fleet/status/%u
+        # Everyone reads the fleet configuration ...
+        topic read imhost/fleet/config
+
+        # ... and only the operator writes it, and reads the hosts' reports.
+        user operator
+        topic readwrite imhost/fleet/#
+
+        """
+
+    /// The broker's configuration for this folder.
+    public func configuration(listener: Listener, payloadLimit: Int, runAs owner: String) -> String {
+        let packet = Self.maxPacketSize(payloadLimit: payloadLimit)
+        let listen: String, nodelay: String
+        switch listener {
+        case .socket(let socket):
+            listen = """
+                # One listener, a unix socket: only processes that may open this file connect.
+                listener 0 \(socket)
+                """
+            nodelay = """
+                # set_tcp_nodelay is for TCP listeners (it takes Nagle's algorithm's 40 ms off a
+                # message); a unix socket has no such delay, and the broker would warn at every
+                # connection. imhost broker init --port sets it.
+                """
+        case .port(let port):
+            listen = """
+                # One listener, on loopback only: nothing beyond this machine connects.
+                listener \(port) 127.0.0.1
+                """
+            nodelay = """
+                # Messages leave at once: without this, Nagle's algorithm meeting delayed ACKs adds
+                # up to 40 ms to a message.
+                set_tcp_nodelay true
+                """
+        }
+        return """
+            # Written by imhost broker init. Each line says why it is here.
+
+            # Every listener has its own authentication: none can be left anonymous by mistake
+            # (listeners share one topic tree, so one anonymous listener would let anyone write
+            # into anyone's inbox).
+            per_listener_settings true
+
+            \(listen)
+            # Nobody connects without a user name and password ...
+            allow_anonymous false
+            # ... checked against these hashes (mosquitto_passwd; imhost broker add-user adds more).
+            password_file \(passwordHashes)
+            # What each user may publish and read: see the file.
+            acl_file \(aclPath)
+            # The client id is the user name: one session per user, so nobody takes over another
+            # user's session (and its queued messages) by connecting with its client id. One
+            # device per user at a time: a second connection of a user takes the session over.
+            use_username_as_clientid true
+
+            # Sessions and queued messages survive a restart of the broker ...
+            persistence true
+            persistence_location \(path)/data/
+            # ... and a kill of it, saved every second (the default, 30 minutes, loses them).
+            autosave_interval 1
+            # A session nobody returns to is forgotten after two weeks.
+            persistent_client_expiration 14d
+
+            # The largest packet: the largest payload host.json allows (\(payloadLimit) bytes) and
+            # the envelope and topic around it. Larger ones are refused before they cost memory.
+            max_packet_size \(packet)
+            # What the broker keeps for one slow or offline client: at most this many messages and
+            # bytes (past them it drops messages, and imhost's resends bring them later).
+            max_queued_messages 1000
+            max_queued_bytes \(packet * 256)
+
+            \(nodelay)
+
+            # The broker's log, and the file the running broker's process id is written to (for
+            # imhost broker add-user and remove-user, which make it reload).
+            log_dest file \(logPath)
+            log_type error
+            log_type warning
+            log_type notice
+            connection_messages true
+            pid_file \(pidPath)
+
+            # Started as root, the broker runs as the owner of this folder, so it can read its own
+            # files and write its socket and data here.
+            user \(owner)
+
+            """
+    }
+
+    /// The broker's `max_packet_size` for a payload limit: the payload, the envelope around it
+    /// and a topic.
+    public static func maxPacketSize(payloadLimit: Int) -> Int { payloadLimit + Envelope.overhead + 1024 }
+
+    // MARK: Making it
+
+    /// Makes the folder: configuration, ACL, password hashes and one password file per user
+    /// (and `operator`). An existing configuration is never overwritten unless `force`.
+    public static func initialize(at folder: String, users: [String], listener: Listener, payloadLimit: Int = 64 * 1024,
+                                  force: Bool = false) throws(Failure) -> BrokerFolder {
+        for user in users {
+            if let problem = TransportID.problem(user) { throw Failure("the user id \"\(user)\" \(problem)") }
+        }
+        guard Set(users).count == users.count else { throw Failure("a user is named twice in --users") }
+        let broker = BrokerFolder(path: folder)
+        if !force, access(broker.configPath, F_OK) == 0 {
+            throw Failure("\(broker.configPath) exists: this folder has a broker already; add users with imhost broker add-user, or pass --force to write it again")
+        }
+        do throws(FileSystem.Failure) {
+            try FileSystem.makeFolders(folder + "/passwords")
+            try FileSystem.makeFolders(folder + "/data")
+        } catch {
+            throw Failure("cannot make \(folder): \(error.call): \(error)")
+        }
+        chmod(folder + "/passwords", 0o700)
+        let owner = ownerName(of: folder)
+        if case .socket(let socket) = listener, socket.utf8.count > 107 {
+            throw Failure("the socket path \(socket) is \(socket.utf8.count) bytes; a unix socket path holds at most 107: use a shorter folder, or --port")
+        }
+        try broker.write(Self.acl, to: broker.aclPath, mode: 0o644)
+        var plain: [(String, String)] = []
+        for user in users + [TransportID.operatorID] {
+            let password = Self.newPassword()
+            try broker.write(password + "\n", to: broker.passwordFile(of: user), mode: 0o600)
+            plain.append((user, password))
+        }
+        try broker.hash(plain, into: broker.passwordHashes, replacing: true)
+        try broker.write(broker.configuration(listener: listener, payloadLimit: payloadLimit, runAs: owner), to: broker.configPath, mode: 0o644)
+        return broker
+    }
+
+    /// Adds a user: a password file for it, its hash; a running broker reloads. Returns whether
+    /// a running broker was told.
+    @discardableResult
+    public func addUser(_ user: String) throws(Failure) -> Bool {
+        try requireInitialized()
+        if let problem = TransportID.problem(user) { throw Failure("the user id \"\(user)\" \(problem)") }
+        guard access(passwordFile(of: user), F_OK) != 0 else { throw Failure("user \(user) exists in \(path); remove-user first to give it a new password") }
+        let password = Self.newPassword()
+        try write(password + "\n", to: passwordFile(of: user), mode: 0o600)
+        try hash([(user, password)], into: passwordHashes, replacing: false)
+        return reload()
+    }
+
+    /// Removes a user: its hash and password file; a running broker reloads (it refuses the
+    /// user's next connection; one open now stays until it ends). Returns whether a running broker
+    /// was told.
+    @discardableResult
+    public func removeUser(_ user: String) throws(Failure) -> Bool {
+        try requireInitialized()
+        guard user != TransportID.operatorID else { throw Failure("operator publishes the fleet configuration; it cannot be removed") }
+        guard TransportID.problem(user) == nil, access(passwordFile(of: user), F_OK) == 0 else { throw Failure("there is no user \(user) in \(path)") }
+        let result = run(Self.tool("mosquitto_passwd"), ["-D", passwordHashes, user])
+        guard result.status == 0 else { throw Failure("mosquitto_passwd -D failed: \(result.output)") }
+        unlink(passwordFile(of: user))
+        return reload()
+    }
+
+    /// The listener the configuration names.
+    public func listener() throws(Failure) -> Listener {
+        let text: String
+        do throws(FileSystem.Failure) {
+            text = try FileSystem.readText(configPath)
+        } catch {
+            throw Failure("cannot read \(configPath) (\(error)); make the folder with imhost broker init \(path) --users ...")
+        }
+        for line in text.split(separator: "\n") where line.hasPrefix("listener ") {
+            let parts = line.split(separator: " ")
+            guard parts.count >= 2, let port = Int(parts[1]) else { continue }
+            if port == 0, parts.count >= 3 { return .socket(parts[2...].joined(separator: " ")) }
+            if port > 0 { return .port(port) }
+        }
+        throw Failure("\(configPath) names no listener; write it again with imhost broker init --force")
+    }
+
+    /// The URL host.json's `transport.url` takes for this broker.
+    public func url() throws(Failure) -> String {
+        switch try listener() {
+        case .socket(let socket): "unix:" + socket
+        case .port(let port): "mqtt://127.0.0.1:\(port)"
+        }
+    }
+
+    /// Tells a running broker to read its password and ACL files again (SIGHUP). Returns whether
+    /// one was running.
+    public func reload() -> Bool {
+        guard let pid = runningPID() else { return false }
+        return kill(pid, SIGHUP) == 0
+    }
+
+    /// The running broker's process id, when its pid file names a live mosquitto.
+    public func runningPID() -> Int32? {
+        guard let text = try? FileSystem.readText(pidPath), let pid = text.split(whereSeparator: \.isWhitespace).first.flatMap({ Int32($0) }), pid > 0,
+              let name = try? FileSystem.readText("/proc/\(pid)/comm"), name.hasPrefix("mosquitto") else { return nil }
+        return pid
+    }
+
+    // MARK: Helpers
+
+    private func requireInitialized() throws(Failure) {
+        guard access(configPath, F_OK) == 0 else {
+            throw Failure("\(path) is not a broker folder (no mosquitto.conf); make it with imhost broker init \(path) --users ...")
+        }
+    }
+
+    private func write(_ text: String, to file: String, mode: mode_t) throws(Failure) {
+        do throws(FileSystem.Failure) {
+            unlink(file)
+            try FileSystem.writeAtomically(Array(text.utf8), to: file)
+            chmod(file, mode)
+        } catch {
+            throw Failure("cannot write \(file): \(error.call): \(error)")
+        }
+    }
+
+    /// Hashes `users` with mosquitto_passwd into `file` (its `-U` turns a plain `user:password`
+    /// file into hashes, so no password ever appears on a command line).
+    private func hash(_ users: [(String, String)], into file: String, replacing: Bool) throws(Failure) {
+        let plain = path + "/passwd.new"
+        try write(users.map { "\($0.0):\($0.1)\n" }.joined(), to: plain, mode: 0o600)
+        defer { unlink(plain) }
+        let result = run(Self.tool("mosquitto_passwd"), ["-U", plain])
+        guard result.status == 0 else { throw Failure("mosquitto_passwd -U failed: \(result.output); is mosquitto-clients installed?") }
+        let hashed: String
+        do throws(FileSystem.Failure) {
+            hashed = try FileSystem.readText(plain)
+        } catch {
+            throw Failure("cannot read \(plain): \(error)")
+        }
+        var existing = ""
+        if !replacing, let old = try? FileSystem.readText(file) { existing = old.hasSuffix("\n") || old.isEmpty ? old : old + "\n" }
+        try write(existing + hashed, to: file, mode: 0o600)
+    }
+
+    /// 24 letters and digits from the system's random source.
+    static func newPassword() -> String {
+        let alphabet = Array("ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789".utf8)
+        var generator = SystemRandomNumberGenerator()
+        return String(decoding: (0..<24).map { _ in alphabet[Int(generator.next(upperBound: UInt64(alphabet.count)))] }, as: UTF8.self)
+    }
+
+    /// The user name owning `folder` (the broker runs as it when started as root).
+    static func ownerName(of folder: String) -> String {
+        var info = stat()
+        guard stat(folder, &info) == 0, let entry = getpwuid(info.st_uid) else { return "nobody" }
+        return String(cString: entry.pointee.pw_name)
+    }
+
+    /// A Mosquitto program: on the PATH, or in /usr/sbin or /usr/bin.
+    public static func tool(_ name: String) -> String {
+        let path = getenv("PATH").map { String(cString: $0) } ?? ""
+        for folder in path.split(separator: ":").map(String.init) + ["/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin"] {
+            let candidate = folder + "/" + name
+            if access(candidate, X_OK) == 0 { return candidate }
+        }
+        return name
+    }
+
+    /// Runs a program to its end; its status and what it printed (standard output and error).
+    private func run(_ program: String, _ arguments: [String]) -> (status: Int32, output: String) {
+        do throws(FileSystem.Failure) {
+            let child = try ChildProcess(executable: program, arguments: arguments, stdin: .null, stdout: .pipe, stderr: .pipe)
+            var output: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            for fd in [child.output, child.errors] where fd >= 0 {
+                while true {
+                    let count = read(fd, &buffer, buffer.count)
+                    if count < 0 && errno == EINTR { continue }
+                    guard count > 0 else { break }
+                    output += buffer[0..<count]
+                }
+            }
+            let ended = child.wait()
+            let status: Int32 = if case .exited(let code) = ended { code } else { 1 }
+            return (status, TerminalText.safe(String(decoding: output, as: UTF8.self), newlines: false))
+        } catch {
+            return (127, "cannot run \(program) (\(error))")
+        }
+    }
+}

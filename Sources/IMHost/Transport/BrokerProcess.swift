@@ -1,0 +1,132 @@
+import IMKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A Mosquitto broker run from a ``BrokerFolder``, as a child of this process: started, waited
+/// for until it accepts connections, and stopped. `imhost broker run` runs one in the foreground;
+/// `imhost play` runs a private one for a scenario's users.
+public final class BrokerProcess {
+    public let folder: BrokerFolder
+    public let listener: BrokerFolder.Listener
+    private let child: ChildProcess
+
+    /// Why the broker did not start, or stopped.
+    public struct Failure: Error, CustomStringConvertible, Sendable {
+        public var description: String
+    }
+
+    /// Starts `mosquitto -c DIR/mosquitto.conf` and waits up to `seconds` until it accepts
+    /// connections on its listener.
+    public init(folder: BrokerFolder, seconds: Double = 10) throws(Failure) {
+        self.folder = folder
+        do throws(BrokerFolder.Failure) {
+            listener = try folder.listener()
+        } catch {
+            throw Failure(description: error.description)
+        }
+        let program = BrokerFolder.tool("mosquitto")
+        guard access(program, X_OK) == 0 else {
+            throw Failure(description: "cannot find mosquitto (looked on the PATH and in /usr/sbin); install the broker: apt-get install mosquitto")
+        }
+        // A socket left by a broker that was killed would refuse the new one's listener.
+        if case .socket(let socket) = listener {
+            var info = stat()
+            if lstat(socket, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK { unlink(socket) }
+        }
+        do throws(FileSystem.Failure) {
+            child = try ChildProcess(executable: program, arguments: ["-c", folder.configPath], stdin: .null, stdout: .null, stderr: .pipe)
+        } catch {
+            throw Failure(description: "cannot start \(program): \(error.call): \(error)")
+        }
+        let deadline = Clock.monotonic() + UInt64(seconds * 1e9)
+        while !Self.accepts(listener) {
+            if let ended = child.poll() {
+                throw Failure(description: "mosquitto ended (\(ended)) before it accepted connections: \(lastWords()); see \(folder.logPath)")
+            }
+            guard Clock.monotonic() < deadline else {
+                child.signal(SIGKILL)
+                _ = child.wait()
+                throw Failure(description: "mosquitto did not accept connections within \(Int(seconds)) s; see \(folder.logPath)")
+            }
+            _ = child.wait(milliseconds: 10)
+        }
+    }
+
+    deinit { stop() }
+
+    /// The broker's process id.
+    public var pid: Int32 { child.pid }
+
+    /// Whether it has ended, and how.
+    public func poll() -> String? { child.poll().map(\.description) }
+
+    /// Waits for it to end; its exit status.
+    public func wait() -> Int32 {
+        switch child.wait() {
+        case .exited(let code): code
+        case .signaled(let signal): 128 + signal
+        case .lostPipe: 1
+        }
+    }
+
+    /// Stops it (SIGTERM: it saves its persistence and exits), killing it after 5 s.
+    public func stop() {
+        guard child.poll() == nil else { return }
+        child.signal(SIGTERM)
+        if child.wait(milliseconds: 5000) == nil {
+            child.signal(SIGKILL)
+            _ = child.wait()
+        }
+    }
+
+    /// Kills it outright, as a crash or the OOM killer would: what it had not saved is lost.
+    public func kill() {
+        child.signal(SIGKILL)
+        _ = child.wait()
+    }
+
+    /// What it said on standard error, one line.
+    private func lastWords() -> String {
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while child.errors >= 0, !waitReadable([child.errors], milliseconds: 0).isEmpty {
+            let count = read(child.errors, &buffer, buffer.count)
+            guard count > 0 else { break }
+            bytes += buffer[0..<count]
+        }
+        let text = String(decoding: bytes, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? "it said nothing"
+        return TerminalText.safe(text)
+    }
+
+    /// Whether something accepts connections on `listener` now.
+    public static func accepts(_ listener: BrokerFolder.Listener) -> Bool {
+        switch listener {
+        case .socket(let path):
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            guard fd >= 0 else { return false }
+            defer { close(fd) }
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            let bytes = Array(path.utf8)
+            guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
+            withUnsafeMutableBytes(of: &address.sun_path) { raw in
+                for (index, byte) in bytes.enumerated() { raw[index] = byte }
+            }
+            return withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0 }
+            }
+        case .port(let port):
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            guard fd >= 0 else { return false }
+            defer { close(fd) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
+            return withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+            }
+        }
+    }
+}

@@ -1,0 +1,501 @@
+import IMKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The user's connection to the broker and everything that crosses it, for the one process that
+/// holds the user's ``ConnectionLock``: it publishes what the outbox holds, stores what arrives,
+/// and answers and applies receipts. It is driven by its owner's loop: wait on ``readable`` and
+/// ``writable`` (or at most ``wakeAfter(now:)`` milliseconds), then call ``service()``.
+///
+/// Delivery is end to end, because a broker's PUBACK is not delivery (it drops messages past its
+/// queue limits):
+/// - a send is stored and queued in one transaction (``MessageStore/storeOutgoing``); here it is
+///   claimed, published at QoS 1 to `imhost/u/<peer>/from/<user>`, and marked `sent` when the
+///   broker takes it;
+/// - the receiver stores it once (by sender and id) and answers `delivered`; only that receipt
+///   takes it out of the outbox. At most ``window`` messages per peer wait for a receipt; one
+///   arriving lets the next go at once;
+/// - what is not delivered goes again, oldest first: after a reconnect, a restart, and on a
+///   backoff doubling to at most five minutes while connected; after `giveUpHours` it fails;
+/// - an envelope the receiver will never take is answered `refused`, and fails here with the
+///   receiver's reason.
+public final class Courier {
+    /// What happened, for whoever shows the chat.
+    public enum Event: Sendable, Equatable {
+        /// One line for a person: the connection came or went, something was refused.
+        case notice(String)
+        /// Messages from `peer` were stored.
+        case arrived(peer: String, [StoredMessage])
+        /// The state of the user's messages to these peers changed.
+        case changed(peers: Set<String>)
+    }
+
+    /// What crossed the connection, for `imhost sync --json`.
+    public struct Counters: Sendable, Equatable, Codable {
+        /// Messages stored as they arrived.
+        public var received = 0
+        /// Messages that arrived again (already stored: answered, not stored twice).
+        public var duplicates = 0
+        /// The user's messages the broker took from this host (each once, however often sent).
+        public var published = 0
+        /// The user's messages the receiver said it stored.
+        public var delivered = 0
+        /// The user's messages the receiver said it showed.
+        public var read = 0
+        /// The user's messages that failed: refused by the receiver, or not delivered in time.
+        public var failed = 0
+        /// Messages from blocked peers, refused.
+        public var blocked = 0
+        /// Envelopes refused, by why (not-json, too-large, version, kind, id, key, payload,
+        /// receipt, topic).
+        public var refused: [String: Int] = [:]
+        /// Receipt ids that named no message of this user's to that peer.
+        public var unknownReceipts = 0
+    }
+
+    /// Where the connection stands.
+    public enum Status: Equatable, Sendable {
+        case offline(String)
+        case connecting
+        case online
+    }
+
+    /// At most this many messages per peer wait for a receipt.
+    public static let window = 64
+    /// The longest wait between resends of an undelivered message, and between reconnects.
+    static let resendCap: Int64 = 5 * 60 * 1000
+    static let reconnectCap: Int64 = 30 * 1000
+    /// Seconds a connecting host waits for its probe to come back through its own inbox.
+    static let probeMilliseconds: Int64 = 5000
+    /// How long a claim lasts (a process killed with claims leaves them to expire).
+    static let leaseMilliseconds: Int64 = 60 * 1000
+
+    public let settings: HostConfig.Transport
+    public let user: String
+    private let store: MessageStore
+    private let payloadLimit: Int
+    private let clock: () -> Int64
+    private let lock: ConnectionLock
+
+    private var client: MQTTClient?
+    public private(set) var status = Status.offline("not connected yet")
+    /// Whether the user wants to be online (`/online`, `/offline`).
+    public private(set) var wantsOnline = true
+    private var reconnectAt: Int64 = 0
+    private var reconnectDelay: Int64 = 1000
+    /// What was said of the last outage, so a reconnect loop says it once.
+    private var saidOutage: String?
+    /// Rows published in this connection and not yet delivered, by peer.
+    private var inFlight: [String: Set<Int64>] = [:]
+    /// What each publish the broker has yet to answer was.
+    private var publishing: [Int32: Publish] = [:]
+    private var probe: (id: String, deadline: Int64)?
+    private var subscribed = false
+    /// The probe came back through the inbox since the connection was made: the broker has
+    /// delivered everything that waited for this user before it.
+    public private(set) var inboxConfirmed = false
+    /// Publishes the broker has not answered yet.
+    public var unanswered: Int { publishing.count }
+    private var lastGiveUp: Int64 = 0
+    public private(set) var counters = Counters()
+    /// The user's messages the broker took in this run (a resend counts once).
+    private var publishedRows: Set<Int64> = []
+    private var events: [Event] = []
+
+    private enum Publish {
+        case message(QueuedSend)
+        case receipts([MessageStore.QueuedReceipt])
+        case answer
+        case probe
+    }
+
+    /// The topic a message from `from` to `to` is published to.
+    public static func topic(to: String, from: String) -> String { "imhost/u/\(to)/from/\(from)" }
+
+    init(settings: HostConfig.Transport, user: String, store: MessageStore, payloadLimit: Int, lock: ConnectionLock,
+         clock: @escaping () -> Int64) {
+        self.settings = settings
+        self.user = user
+        self.store = store
+        self.payloadLimit = payloadLimit
+        self.lock = lock
+        self.clock = clock
+    }
+
+    deinit { client?.disconnect() }
+
+    // MARK: The loop
+
+    /// Descriptors to wait on for reading.
+    public var readable: [Int32] { client?.readable ?? [] }
+    /// Descriptors to wait on for writing.
+    public var writable: [Int32] { client?.writable ?? [] }
+
+    /// The longest the owner may wait before calling ``service()`` again, in milliseconds.
+    public func wakeAfter(now: Int64) -> Int32 {
+        var next = now + 1000
+        if client == nil, wantsOnline { next = min(next, reconnectAt) }
+        if let probe { next = min(next, probe.deadline) }
+        if status == .online, let due = try? store.nextDue(now: now) { next = min(next, max(due, now)) }
+        return Int32(max(0, min(next - now, 1000)))
+    }
+
+    /// Does what is ready: connects, reads, writes, publishes what is due, answers and applies
+    /// receipts. Never blocks (connecting runs on a thread of its own). Returns what happened.
+    public func service() -> [Event] {
+        let now = clock()
+        if client == nil, wantsOnline, now >= reconnectAt { connect(now: now) }
+        if let client {
+            var arrivals: [(sender: String, message: Envelope.Message)] = []
+            for event in client.service() { handle(event, now: now, arrivals: &arrivals) }
+            if !arrivals.isEmpty { store(arrivals, now: now) }
+        }
+        if status == .online {
+            sendQueuedReceipts()
+            pump(now: now)
+            if let probe, now > probe.deadline {
+                self.probe = nil
+                say("connected, but this host's own messages do not come back through its inbox: check the broker's ACL (pattern read imhost/u/%u/# and pattern write imhost/u/+/from/%u)")
+            }
+            if now - lastGiveUp > 60_000 { giveUp(now: now) }
+        }
+        defer { events = [] }
+        return events
+    }
+
+    /// Connects (`online`) or disconnects, keeping the session on the broker.
+    public func setOnline(_ online: Bool) {
+        wantsOnline = online
+        if online {
+            reconnectAt = 0
+            reconnectDelay = 1000
+        } else {
+            client?.disconnect()
+            client = nil
+            lostConnection()
+            status = .offline("offline, as asked")
+        }
+    }
+
+    // MARK: Connecting
+
+    private func connect(now: Int64) {
+        let password: String
+        do throws(FileSystem.Failure) {
+            password = try settings.password()
+        } catch {
+            outage("cannot read the password in \(settings.passwordFile) (\(error)); fix transport.passwordFile in host.json", now: now, delay: Self.reconnectCap)
+            return
+        }
+        do throws(MQTTClient.Failure) {
+            let made = try MQTTClient(MQTTClient.Settings(address: settings.address, user: user, password: password,
+                                                          maximumPacket: UInt32(BrokerFolder.maxPacketSize(payloadLimit: payloadLimit))))
+            client = made
+            status = .connecting
+            made.connect()
+        } catch {
+            outage("cannot make a connection: \(error)", now: now, delay: Self.reconnectCap)
+        }
+    }
+
+    /// The connection failed or was lost: said once for the outage, and tried again later.
+    private func outage(_ why: String, now: Int64, delay: Int64? = nil) {
+        client = nil
+        lostConnection()
+        status = .offline(why)
+        if saidOutage != why {
+            saidOutage = why
+            say(why)
+        }
+        let wait = delay ?? reconnectDelay
+        reconnectAt = now + wait + Int64.random(in: 0...(wait / 4))
+        reconnectDelay = min(Self.reconnectCap, reconnectDelay * 2)
+    }
+
+    private func lostConnection() {
+        inFlight = [:]
+        publishing = [:]
+        probe = nil
+        subscribed = false
+        inboxConfirmed = false
+    }
+
+    private func handle(_ event: MQTTClient.Event, now: Int64, arrivals: inout [(sender: String, message: Envelope.Message)]) {
+        switch event {
+        case .connected:
+            status = .online
+            reconnectDelay = 1000
+            if saidOutage != nil { say("connected again to \(settings.address) as \(user)") } else { say("connected to \(settings.address) as \(user)") }
+            saidOutage = nil
+            lostConnection()
+            // What was sent and not delivered goes again, oldest first.
+            try? store.makeAllDue(now: now)
+            if case .failure(let failure)? = client?.subscribe(Self.topic(to: user, from: "+")) {
+                say("cannot subscribe to this host's inbox: \(failure)")
+            }
+        case .subscribed(_, let granted):
+            guard let code = granted.first, code < 0x80 else {
+                say("the broker refused this host's subscription to its inbox (\(granted.first.map { String(cString: mosquittoReason($0)) } ?? "no answer")): check the broker's ACL (pattern read imhost/u/%u/#)")
+                return
+            }
+            subscribed = true
+            sendProbe(now: now)
+        case .refused(let code, let reason):
+            let fix: String = switch code {
+            case 0x86, 0x04, 0x05, 0x87:
+                "check transport.passwordFile (\(settings.passwordFile)) against the broker (imhost broker add-user DIR \(user) makes a user and its password file)"
+            default: "check the broker's log"
+            }
+            client = nil
+            outage("the broker at \(settings.address) refused \(user): \(reason); \(fix)", now: now, delay: Self.reconnectCap)
+        case .unreachable(let why):
+            client = nil
+            outage("cannot reach the broker at \(settings.address) (\(why)); is it running? (imhost broker run DIR); retrying", now: now)
+        case .disconnected(let code, let reason):
+            client = nil
+            if code == 0x8E {
+                // Session taken over: another connection of this user (another device, or
+                // another data folder) took it. Fighting for it would throw each other off.
+                wantsOnline = false
+                lostConnection()
+                status = .offline("another connection of \(user) took the session over")
+                say("another connection of \(user) took the session over (another device or data folder): this one stays offline; /online takes it back")
+                return
+            }
+            outage("the connection to the broker was lost (\(reason)); reconnecting", now: now)
+        case .message(let topic, let payload):
+            receive(topic: topic, payload: payload, now: now, arrivals: &arrivals)
+        case .published(let id, let code):
+            published(id: id, code: code, now: now)
+        }
+    }
+
+    private func mosquittoReason(_ code: Int32) -> UnsafePointer<CChar> { MQTTClient.reasonText(code) }
+
+    private func sendProbe(now: Int64) {
+        let id = "probe-" + GlobalID.make(at: now)
+        guard case .success(let mid)? = client?.publish(topic: Self.topic(to: user, from: user), payload: Envelope.probe(id: id).bytes) else { return }
+        publishing[mid] = .probe
+        probe = (id, now + Self.probeMilliseconds)
+    }
+
+    // MARK: Receiving
+
+    private func receive(topic: String, payload: [UInt8], now: Int64, arrivals: inout [(sender: String, message: Envelope.Message)]) {
+        let prefix = "imhost/u/\(user)/from/"
+        let sender = topic.hasPrefix(prefix) ? String(topic.dropFirst(prefix.count)) : ""
+        // The sender is the topic's, which the broker's ACL vouches for; nothing else says who.
+        guard !sender.isEmpty, sender == user || TransportID.problem(sender) == nil else {
+            refuse(.init(kind: .kind, description: "a message on \(TerminalText.safe(topic)), which is not this user's inbox"), counter: "topic")
+            return
+        }
+        let envelope: Envelope
+        do throws(Envelope.Refusal) {
+            envelope = try Envelope.read(payload, payloadLimit: payloadLimit)
+        } catch {
+            refuse(error, from: sender)
+            return
+        }
+        switch envelope {
+        case .probe(let id):
+            if sender == user, id == probe?.id {
+                probe = nil
+                inboxConfirmed = true
+            }
+        case .message(let message):
+            arrivals.append((sender, message))
+        case .receipt(let receipt):
+            apply(receipt, from: sender, now: now)
+        }
+    }
+
+    /// Refuses an envelope: counted, said in one line, and answered `refused` when its id could
+    /// be read.
+    private func refuse(_ refusal: Envelope.Refusal, from sender: String? = nil, counter: String? = nil) {
+        counters.refused[counter ?? refusal.kind.rawValue, default: 0] += 1
+        say("refused \(refusal.description)\(sender.map { " from \($0)" } ?? "")")
+        if let sender, let id = refusal.messageID {
+            answer(sender, .refused, ids: [id], reason: refusal.description)
+        }
+    }
+
+    /// Stores what arrived in one transaction, and answers each sender `delivered` (or
+    /// `refused`, for a blocked sender).
+    private func store(_ arrivals: [(sender: String, message: Envelope.Message)], now: Int64) {
+        let incoming = arrivals.map { arrival in
+            IncomingMessage(from: arrival.sender, globalID: arrival.message.id, seq: arrival.message.seq, key: arrival.message.key,
+                            payload: arrival.message.payload, sentAt: arrival.message.sentAt, jump: arrival.message.jump, arrived: true)
+        }
+        let results: [MessageStore.Arrival]
+        do throws(StoreError) {
+            results = try store.storeIncoming(incoming)
+        } catch {
+            // Not stored, so not answered: the sender sends them again.
+            say("\(arrivals.count) message\(arrivals.count == 1 ? "" : "s") could not be stored (\(error)); they come again")
+            return
+        }
+        var delivered: [String: [String]] = [:], blocked: [String: [String]] = [:]
+        var stored: [String: [StoredMessage]] = [:]
+        for (arrival, result) in zip(arrivals, results) {
+            switch result {
+            case .stored(let message):
+                counters.received += 1
+                delivered[arrival.sender, default: []].append(arrival.message.id)
+                stored[arrival.sender, default: []].append(message)
+            case .duplicate:
+                counters.duplicates += 1
+                delivered[arrival.sender, default: []].append(arrival.message.id)
+            case .blocked:
+                counters.blocked += 1
+                blocked[arrival.sender, default: []].append(arrival.message.id)
+            }
+        }
+        for (sender, ids) in delivered { answer(sender, .delivered, ids: ids) }
+        for (sender, ids) in blocked { answer(sender, .refused, ids: ids, reason: "the receiver blocked you") }
+        for (peer, messages) in stored {
+            // A new conversation opens on the page its first message was sent from.
+            if let jump = messages.compactMap(\.jump).first { try? store.remember(jump, for: peer, unlessKnown: true) }
+            events.append(.arrived(peer: peer, messages))
+        }
+    }
+
+    /// Publishes a receipt to `peer`, at most ``Envelope/receiptIDs`` ids each.
+    private func answer(_ peer: String, _ state: Envelope.Receipt.State, ids: [String], reason: String? = nil) {
+        for start in stride(from: 0, to: ids.count, by: Envelope.receiptIDs) {
+            let chunk = Array(ids[start..<min(start + Envelope.receiptIDs, ids.count)])
+            let receipt = Envelope.receipt(Envelope.Receipt(state: state, ids: chunk, reason: reason))
+            if case .success(let mid)? = client?.publish(topic: Self.topic(to: peer, from: user), payload: receipt.bytes) {
+                publishing[mid] = .answer
+            }
+        }
+    }
+
+    /// Applies a receipt from `peer` to the user's messages to `peer` (ids of messages sent to
+    /// anyone else change nothing, and are counted).
+    private func apply(_ receipt: Envelope.Receipt, from peer: String, now: Int64) {
+        do throws(StoreError) {
+            let changed: Int
+            switch receipt.state {
+            case .delivered, .read:
+                changed = try store.receipt(from: peer, ids: receipt.ids, state: receipt.state == .read ? .read : .delivered, at: now)
+                if receipt.state == .read { counters.read += changed } else { counters.delivered += changed }
+            case .refused:
+                changed = try store.fail(to: peer, ids: receipt.ids, reason: "refused by \(peer): \(receipt.reason ?? "no reason given")")
+                counters.failed += changed
+                if changed > 0 { say("\(peer) refused \(changed) message\(changed == 1 ? "" : "s"): \(receipt.reason ?? "no reason given")") }
+            }
+            // Ids that name no message of the user's to this peer (never sent, or sent to
+            // someone else) changed nothing, and are counted.
+            let own = try store.ownRows(receipt.ids, to: peer)
+            counters.unknownReceipts += receipt.ids.count - own.count
+            if let rows = inFlight[peer] { inFlight[peer] = rows.subtracting(own.values) }
+            if !own.isEmpty { events.append(.changed(peers: [peer])) }
+        } catch {
+            say("a receipt from \(peer) could not be applied (\(error)); it will come again")
+        }
+    }
+
+    // MARK: Sending
+
+    /// Publishes what is due, at most ``window`` per peer waiting for a receipt.
+    private func pump(now: Int64) {
+        guard subscribed, let client else { return }
+        let due: [(peer: String, count: Int)]
+        do throws(StoreError) { due = try store.duePeers(now: now) } catch { return }
+        for (peer, _) in due {
+            let flying = inFlight[peer] ?? []
+            let candidates: [Int64]
+            do throws(StoreError) {
+                candidates = try store.dueRows(for: peer, now: now, limit: Self.window + flying.count)
+            } catch { continue }
+            // Resends of messages already waiting for a receipt, and new ones while there is room.
+            var room = Self.window - flying.count
+            let chosen = candidates.filter { row in
+                if flying.contains(row) { return true }
+                guard room > 0 else { return false }
+                room -= 1
+                return true
+            }
+            let sends: [QueuedSend]
+            do throws(StoreError) {
+                sends = try store.claim(rows: chosen, now: now, leaseMilliseconds: Self.leaseMilliseconds)
+            } catch { continue }
+            for send in sends {
+                let envelope = Envelope.message(Envelope.Message(id: send.globalID, seq: send.seq ?? 0, key: send.key, payload: send.payload,
+                                                                 sentAt: send.sentAt, jump: send.jump))
+                switch client.publish(topic: Self.topic(to: send.peer, from: user), payload: envelope.bytes) {
+                case .success(let mid):
+                    publishing[mid] = .message(send)
+                    inFlight[send.peer, default: []].insert(send.row)
+                case .failure:
+                    try? store.release([send], retryAt: now + 1000)
+                }
+            }
+        }
+    }
+
+    private func published(id: Int32, code: Int32, now: Int64) {
+        guard let what = publishing.removeValue(forKey: id) else { return }
+        switch what {
+        case .message(let send):
+            if code < 0x80 {
+                publishedRows.insert(send.row)
+                counters.published = publishedRows.count
+                try? store.markSent([send])
+                // Sent again if no receipt comes: after 2 s, doubling to at most 5 minutes.
+                let backoff = min(Self.resendCap, 2000 << min(send.attempts, 12))
+                try? store.release([send], retryAt: now + backoff)
+                events.append(.changed(peers: [send.peer]))
+            } else {
+                inFlight[send.peer]?.remove(send.row)
+                try? store.release([send], retryAt: now + Self.resendCap)
+                say("the broker does not let \(user) publish to \(Self.topic(to: send.peer, from: user)) (\(String(cString: mosquittoReason(code)))): check its ACL (pattern write imhost/u/+/from/%u); the message stays queued")
+            }
+        case .receipts(let receipts):
+            if code < 0x80 { try? store.receiptsSent(receipts) }
+        case .answer:
+            break
+        case .probe:
+            if code >= 0x80 {
+                probe = nil
+                say("the broker does not let \(user) write to its own inbox: check its ACL (pattern write imhost/u/+/from/%u)")
+            }
+        }
+    }
+
+    /// Sends the read receipts chats queued (or drops them, when host.json turns them off).
+    private func sendQueuedReceipts() {
+        guard let client, let queued = try? store.receiptsToSend(limit: 500), !queued.isEmpty else { return }
+        guard settings.readReceipts else {
+            try? store.dropQueuedReceipts()
+            return
+        }
+        var byPeer: [String: [MessageStore.QueuedReceipt]] = [:]
+        for receipt in queued { byPeer[receipt.peer, default: []].append(receipt) }
+        for (peer, receipts) in byPeer {
+            for start in stride(from: 0, to: receipts.count, by: Envelope.receiptIDs) {
+                let chunk = Array(receipts[start..<min(start + Envelope.receiptIDs, receipts.count)])
+                let envelope = Envelope.receipt(Envelope.Receipt(state: .read, ids: chunk.map(\.globalID)))
+                if case .success(let mid) = client.publish(topic: Self.topic(to: peer, from: user), payload: envelope.bytes) {
+                    publishing[mid] = .receipts(chunk)
+                }
+            }
+        }
+    }
+
+    /// Fails what was not delivered within `giveUpHours`.
+    private func giveUp(now: Int64) {
+        lastGiveUp = now
+        let hours = settings.giveUpHours
+        let hoursText = hours == hours.rounded() ? "\(Int(hours))" : "\(hours)"
+        guard let failed = try? store.failOlder(than: now - Int64(hours * 3_600_000), reason: "not delivered within \(hoursText) hours"),
+              !failed.isEmpty else { return }
+        counters.failed += failed.count
+        for (peer, _) in failed { inFlight[peer] = nil }
+        events.append(.changed(peers: Set(failed.map(\.peer))))
+        say("\(failed.count) message\(failed.count == 1 ? "" : "s") not delivered within \(hoursText) hours failed; /retry N sends one again")
+    }
+
+    private func say(_ line: String) { events.append(.notice(TerminalText.safe(line))) }
+}

@@ -1,0 +1,294 @@
+import CIMHostSupport
+import CMosquitto
+import Synchronization
+#if canImport(Foundation)
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One MQTT 5 connection through libmosquitto, driven by its owner's own poll loop (never
+/// libmosquitto's thread): the owner waits on ``readable`` and ``writable`` beside its other
+/// descriptors, then calls ``service()``, which reads, writes and keeps the connection alive and
+/// returns what happened as ``Event``s. Callbacks run inside ``service()``, on the owner's thread.
+///
+/// Connecting is the one step that blocks (libmosquitto resolves names with a blocking
+/// `getaddrinfo` and connects before it returns), so it runs on a thread of its own; the owner's
+/// loop goes on meanwhile, and is woken when it is done. Until then nothing else touches the
+/// connection.
+final class MQTTClient {
+    /// How to connect.
+    struct Settings: Sendable {
+        var address: HostConfig.Transport.Address
+        var user: String
+        var password: String
+        /// Seconds between pings when nothing else is sent.
+        var keepAlive: Int32 = 30
+        /// Seconds the broker keeps the session (its subscription and queued messages) after a
+        /// disconnect.
+        var sessionExpiry: UInt32 = 7 * 24 * 3600
+        /// The largest packet this client takes (MQTT 5 Maximum Packet Size): the broker drops
+        /// larger ones instead of sending them.
+        var maximumPacket: UInt32
+        /// How many QoS 1 messages the broker may have in flight to this client at once.
+        var receiveMaximum: UInt16 = 256
+    }
+
+    /// What the connection did.
+    enum Event: Sendable {
+        /// The broker took the connection (`sessionPresent`: it kept the session from before).
+        case connected(sessionPresent: Bool)
+        /// The broker refused the connection: its reason code and text.
+        case refused(code: Int32, reason: String)
+        /// The connection attempt failed before the broker answered (no broker there, a name
+        /// that does not resolve): why.
+        case unreachable(String)
+        /// The connection ended: its reason code (0 when this side asked) and text.
+        case disconnected(code: Int32, reason: String)
+        /// A message arrived.
+        case message(topic: String, payload: [UInt8])
+        /// The broker answered a QoS 1 publish (`code` 0: it took it; 0x87: not authorised).
+        case published(id: Int32, code: Int32)
+        /// The broker answered a subscription with these granted QoS (or failure codes).
+        case subscribed(id: Int32, granted: [Int32])
+    }
+
+    enum State: Equatable {
+        case idle, connecting, awaitingAnswer, connected
+    }
+
+    private(set) var state = State.idle
+    private let settings: Settings
+    /// The connection. Used by one thread at a time: the connecting thread between
+    /// ``connect()`` and its wake-up, the owner's thread otherwise.
+    private let handle: Handle
+    /// A pipe the connecting thread writes one byte to when it is done.
+    private let wake: (read: Int32, write: Int32)
+    /// The connecting thread's result: a libmosquitto error code, or nil while it runs.
+    private let attempt = ConnectAttempt()
+    private var events: [Event] = []
+
+    /// The connection's pointer, handed to the connecting thread. Safe to send: exactly one
+    /// thread uses it at a time (the owner does not touch it while `state == .connecting`, and
+    /// takes it back only after the thread has written its result and its wake byte, which
+    /// orders the thread's writes before the owner's reads).
+    private struct Handle: @unchecked Sendable {
+        let pointer: OpaquePointer
+    }
+
+    /// Why the client could not be made.
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    private static let library: Void = { mosquitto_lib_init() }()
+
+    init(_ settings: Settings) throws(Failure) {
+        _ = Self.library
+        self.settings = settings
+        var fds: [Int32] = [-1, -1]
+        guard imhost_pipe_cloexec(&fds) == 0 else { throw Failure(description: "pipe: \(String(cString: strerror(errno)))") }
+        wake = (fds[0], fds[1])
+        _ = fcntl(wake.read, F_SETFL, fcntl(wake.read, F_GETFL) | O_NONBLOCK)
+        // The client id is the user (the broker also makes it so): one session per user.
+        guard let made = mosquitto_new(settings.user, false, nil) else {
+            close(wake.read)
+            close(wake.write)
+            throw Failure(description: "mosquitto_new: \(String(cString: strerror(errno)))")
+        }
+        handle = Handle(pointer: made)
+        mosquitto_user_data_set(made, Unmanaged.passUnretained(self).toOpaque())
+        mosquitto_int_option(made, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V5)
+        mosquitto_int_option(made, MOSQ_OPT_TCP_NODELAY, 1)
+        mosquitto_username_pw_set(made, settings.user, settings.password)
+        mosquitto_connect_v5_callback_set(made) { _, user, code, flags, _ in
+            MQTTClient.owner(user).connectAnswered(code: code, flags: flags)
+        }
+        mosquitto_disconnect_v5_callback_set(made) { _, user, code, _ in
+            MQTTClient.owner(user).disconnected(code: code)
+        }
+        mosquitto_message_v5_callback_set(made) { _, user, message, _ in
+            guard let message else { return }
+            MQTTClient.owner(user).received(message.pointee)
+        }
+        mosquitto_publish_v5_callback_set(made) { _, user, id, code, _ in
+            MQTTClient.owner(user).events.append(.published(id: id, code: code))
+        }
+        mosquitto_subscribe_v5_callback_set(made) { _, user, id, count, granted, _ in
+            let codes = granted.map { Array(UnsafeBufferPointer(start: $0, count: Int(count))) } ?? []
+            MQTTClient.owner(user).events.append(.subscribed(id: id, granted: codes))
+        }
+    }
+
+    deinit {
+        // A connecting thread still holds the connection: wait for it to let go.
+        while state == .connecting, attempt.result == nil { _ = poll(nil, 0, 5) }
+        mosquitto_destroy(handle.pointer)
+        close(wake.read)
+        close(wake.write)
+    }
+
+    /// The owner, from the user data libmosquitto hands a callback.
+    private static func owner(_ user: UnsafeMutableRawPointer?) -> MQTTClient {
+        // Safe: the user data is this object (set in init), which outlives the connection's
+        // callbacks (they run only inside service(), called by the owner holding it).
+        Unmanaged<MQTTClient>.fromOpaque(user!).takeUnretainedValue()
+    }
+
+    // MARK: Connecting
+
+    /// Starts connecting, on a thread of its own; ``service()`` reports how it went.
+    func connect() {
+        guard state == .idle else { return }
+        state = .connecting
+        attempt.result = nil
+        let handle = handle, settings = settings, wakeWrite = wake.write, result = attempt
+        Thread.detachNewThread {
+            var properties: OpaquePointer? = nil
+            mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), settings.sessionExpiry)
+            mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_MAXIMUM_PACKET_SIZE.rawValue), settings.maximumPacket)
+            mosquitto_property_add_int16(&properties, Int32(MQTT_PROP_RECEIVE_MAXIMUM.rawValue), settings.receiveMaximum)
+            let code: Int32
+            switch settings.address {
+            case .tcp(let host, let port):
+                code = mosquitto_connect_bind_v5(handle.pointer, host, Int32(port), settings.keepAlive, nil, properties)
+            case .unix(let path):
+                // Port 0 with a path: libmosquitto connects to a unix socket.
+                code = mosquitto_connect_bind_v5(handle.pointer, path, 0, settings.keepAlive, nil, properties)
+            }
+            mosquitto_property_free_all(&properties)
+            result.result = code
+            var byte: UInt8 = 1
+            _ = write(wakeWrite, &byte, 1)
+        }
+    }
+
+    /// Where the connecting thread leaves its result (a libmosquitto error code), under a lock.
+    private final class ConnectAttempt: Sendable {
+        private let cell = Mutex<Int32?>(nil)
+        var result: Int32? {
+            get { cell.withLock { $0 } }
+            set { cell.withLock { $0 = newValue } }
+        }
+    }
+
+    // MARK: The loop
+
+    /// What to wait on for reading: the wake pipe while connecting, the socket after.
+    var readable: [Int32] {
+        switch state {
+        case .idle: []
+        case .connecting: [wake.read]
+        case .awaitingAnswer, .connected: [mosquitto_socket(handle.pointer)].filter { $0 >= 0 }
+        }
+    }
+
+    /// What to wait on for writing: the socket, when libmosquitto has something to send.
+    var writable: [Int32] {
+        guard state == .awaitingAnswer || state == .connected, mosquitto_want_write(handle.pointer) else { return [] }
+        return [mosquitto_socket(handle.pointer)].filter { $0 >= 0 }
+    }
+
+    /// Reads and writes what is ready, keeps the connection alive, and returns what happened.
+    /// Never blocks.
+    func service() -> [Event] {
+        switch state {
+        case .idle:
+            break
+        case .connecting:
+            var byte: UInt8 = 0
+            while read(wake.read, &byte, 1) > 0 {}
+            guard let code = attempt.result else { break }
+            if code == MOSQ_ERR_SUCCESS.rawValue {
+                state = .awaitingAnswer
+                // libmosquitto opens its socket without close-on-exec: no child may inherit it.
+                let socket = mosquitto_socket(handle.pointer)
+                if socket >= 0 { _ = fcntl(socket, F_SETFD, fcntl(socket, F_GETFD) | FD_CLOEXEC) }
+            } else {
+                state = .idle
+                events.append(.unreachable(Self.describe(code)))
+            }
+        case .awaitingAnswer, .connected:
+            let pointer = handle.pointer
+            var code = mosquitto_loop_read(pointer, 1)
+            if code == MOSQ_ERR_SUCCESS.rawValue, mosquitto_want_write(pointer) { code = mosquitto_loop_write(pointer, 1) }
+            if code == MOSQ_ERR_SUCCESS.rawValue { code = mosquitto_loop_misc(pointer) }
+            if code != MOSQ_ERR_SUCCESS.rawValue, state != .idle {
+                // The connection was lost without a DISCONNECT from the broker (or the
+                // callback said so already, which set the state).
+                state = .idle
+                events.append(.disconnected(code: code, reason: Self.describe(code)))
+            }
+        }
+        defer { events = [] }
+        return events
+    }
+
+    /// Publishes at QoS 1. Returns the message id the broker's answer (``Event/published``)
+    /// names, or why it could not be queued.
+    func publish(topic: String, payload: [UInt8]) -> Result<Int32, Failure> {
+        guard state == .connected else { return .failure(Failure(description: "not connected")) }
+        var id: Int32 = 0
+        let code = payload.withUnsafeBytes { bytes in
+            mosquitto_publish_v5(handle.pointer, &id, topic, Int32(bytes.count), bytes.baseAddress, 1, false, nil)
+        }
+        guard code == MOSQ_ERR_SUCCESS.rawValue else { return .failure(Failure(description: Self.describe(code))) }
+        _ = mosquitto_loop_write(handle.pointer, 1)
+        return .success(id)
+    }
+
+    /// Subscribes at QoS 1. Returns the message id ``Event/subscribed`` names.
+    func subscribe(_ topic: String) -> Result<Int32, Failure> {
+        guard state == .connected else { return .failure(Failure(description: "not connected")) }
+        var id: Int32 = 0
+        // No local: a host's own publishes to a topic it reads (its probe) still come back, as
+        // the topic is its inbox; retain as published.
+        let code = mosquitto_subscribe_v5(handle.pointer, &id, topic, 1, 0, nil)
+        guard code == MOSQ_ERR_SUCCESS.rawValue else { return .failure(Failure(description: Self.describe(code))) }
+        return .success(id)
+    }
+
+    /// Says goodbye to the broker and closes the connection; the session stays on the broker.
+    func disconnect() {
+        guard state == .connected || state == .awaitingAnswer else { return }
+        mosquitto_disconnect_v5(handle.pointer, 0, nil)
+        _ = mosquitto_loop_write(handle.pointer, 1)
+        state = .idle
+    }
+
+    // MARK: Callbacks
+
+    private func connectAnswered(code: Int32, flags: Int32) {
+        if code == 0 {
+            state = .connected
+            events.append(.connected(sessionPresent: flags & 1 != 0))
+        } else {
+            state = .idle
+            events.append(.refused(code: code, reason: String(cString: mosquitto_reason_string(code))))
+        }
+    }
+
+    private func disconnected(code: Int32) {
+        guard state != .idle else { return }
+        state = .idle
+        // An MQTT 5 reason code from the broker's DISCONNECT (0x80 and up), or libmosquitto's own.
+        let reason = code >= 0x80 ? String(cString: mosquitto_reason_string(code)) : Self.describe(code)
+        events.append(.disconnected(code: code, reason: reason))
+    }
+
+    private func received(_ message: mosquitto_message) {
+        let topic = message.topic.map { String(cString: $0) } ?? ""
+        let bytes = message.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(message.payloadlen))) } ?? []
+        events.append(.message(topic: topic, payload: bytes))
+    }
+
+    /// An MQTT 5 reason code's text (0x87: "Not authorized").
+    static func reasonText(_ code: Int32) -> UnsafePointer<CChar> { mosquitto_reason_string(code) }
+
+    /// A libmosquitto error code for a person (with the system's error for an I/O error).
+    static func describe(_ code: Int32) -> String {
+        if code == MOSQ_ERR_ERRNO.rawValue { return String(cString: strerror(errno)) }
+        return String(cString: mosquitto_strerror(code))
+    }
+}

@@ -1,0 +1,124 @@
+import IMHost
+import IMKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `imhost broker init|add-user|remove-user|run`: a private Mosquitto broker set up right for
+/// imhost (see ``BrokerFolder``), in one command each.
+enum BrokerCommand {
+    static let command = CommandLineTool.Command(
+        name: "broker",
+        summary: "set up and run a private MQTT broker for chats between users",
+        usage: "init DIR --users ID[,ID...] [--socket PATH | --port N] [--payload-bytes N] [--force] | add-user DIR ID | remove-user DIR ID | run DIR",
+        help: """
+            imhost broker init DIR --users alice,bob
+                writes a Mosquitto broker's folder: DIR/mosquitto.conf (every line says why),
+                the ACL (a user publishes only under its own name and reads only its own inbox;
+                only operator writes the fleet configuration), the password hashes, and one
+                password file per user and for operator: DIR/passwords/<user> (mode 0600), for
+                host.json's "transport": { "url": ..., "passwordFile": ... }. It listens on a
+                unix socket, DIR/mosquitto.sock, unless --socket PATH or --port N (loopback
+                only) says otherwise. An existing DIR is written again only with --force.
+            imhost broker add-user DIR ID      adds a user (a running broker reloads)
+            imhost broker remove-user DIR ID   removes one (a running broker reloads)
+            imhost broker run DIR              runs the broker in the foreground (logging to
+                                               DIR/mosquitto.log) and says its URL once it
+                                               accepts connections; Ctrl-C stops it
+
+              --users IDS          the users, comma-separated: 1 to 64 of A-Z a-z 0-9 . _ -
+              --socket PATH        listen on this unix socket (at most 107 bytes)
+              --port N             listen on 127.0.0.1:N instead
+              --payload-bytes N    the largest payload the hosts allow (default 65536): the
+                                   broker's max_packet_size is sized from it
+              --force              write over an existing folder's configuration
+            """,
+        flags: ["--force"], options: ["--users", "--socket", "--port", "--payload-bytes"],
+        run: { arguments, output in
+            let positionals = arguments.positionals
+            func usage(_ why: String) -> Int32 {
+                output.diagnostic("imhost broker: \(why); see imhost broker --help")
+                return CommandLineTool.ExitCode.usage
+            }
+            guard let verb = positionals.first else { return usage("expected init, add-user, remove-user or run") }
+            let expected = ["init": 2, "add-user": 3, "remove-user": 3, "run": 2]
+            guard let count = expected[verb] else { return usage("unknown subcommand '\(TerminalText.safe(verb))'; expected init, add-user, remove-user or run") }
+            guard positionals.count == count else {
+                return usage("\(verb) takes \(count == 2 ? "DIR" : "DIR ID"), got \(positionals.count - 1) argument\(positionals.count == 2 ? "" : "s")")
+            }
+            let folder = BrokerFolder(path: FileSystem.resolve(positionals[1], against: FileSystem.currentDirectory()))
+            do throws(BrokerFolder.Failure) {
+                switch verb {
+                case "init": return try initialize(folder, arguments, output, usage: usage)
+                case "add-user":
+                    let told = try folder.addUser(positionals[2])
+                    output.out(TerminalText.safe("added \(positionals[2]): its password is in \(folder.passwordFile(of: positionals[2]))\(told ? "; the running broker reloaded" : "")") + "\n")
+                case "remove-user":
+                    let told = try folder.removeUser(positionals[2])
+                    output.out(TerminalText.safe("removed \(positionals[2])\(told ? "; the running broker reloaded (a connection open now stays until it ends)" : "")") + "\n")
+                default:
+                    return run(folder, output)
+                }
+                return CommandLineTool.ExitCode.ok
+            } catch {
+                output.diagnostic("imhost broker \(verb): \(TerminalText.safe(error.description))")
+                return CommandLineTool.ExitCode.failure
+            }
+        })
+
+    private static func initialize(_ folder: BrokerFolder, _ arguments: Arguments, _ output: Output, usage: (String) -> Int32) throws(BrokerFolder.Failure) -> Int32 {
+        guard let list = arguments.options["--users"] else { return usage("init needs --users alice,bob") }
+        let users = list.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        guard !users.isEmpty, !users.contains(where: \.isEmpty) else { return usage("--users takes ids separated by commas, e.g. --users alice,bob") }
+        if arguments.options["--socket"] != nil && arguments.options["--port"] != nil { return usage("give --socket or --port, not both") }
+        var listener = BrokerFolder.Listener.socket(folder.path + "/mosquitto.sock")
+        if let socket = arguments.options["--socket"] { listener = .socket(FileSystem.resolve(socket, against: FileSystem.currentDirectory())) }
+        if let text = arguments.options["--port"] {
+            guard let port = Int(text), (1...65535).contains(port) else { return usage("--port takes a port from 1 to 65535, got '\(TerminalText.safe(text))'") }
+            listener = .port(port)
+        }
+        var payload = HostConfig.Limits().payloadBytes
+        if let text = arguments.options["--payload-bytes"] {
+            guard let bytes = Int(text), (1024...(64 << 20)).contains(bytes) else {
+                return usage("--payload-bytes takes a number of bytes from 1024 to \(64 << 20), got '\(TerminalText.safe(text))'")
+            }
+            payload = bytes
+        }
+        let made = try BrokerFolder.initialize(at: folder.path, users: users, listener: listener, payloadLimit: payload,
+                                               force: arguments.flags.contains("--force"))
+        let url = try made.url()
+        output.out(TerminalText.safe("""
+            Wrote a broker for \(users.joined(separator: ", ")) (and operator) in \(made.path).
+            Run it:  imhost broker run \(made.path)
+            Then, in each user's host.json:
+              "user": "\(users[0])",
+              "transport": { "url": "\(url)", "passwordFile": "\(made.passwordFile(of: users[0]))" }
+
+            """, newlines: true))
+        return CommandLineTool.ExitCode.ok
+    }
+
+    /// Runs the broker in the foreground until it ends or the user interrupts.
+    private static func run(_ folder: BrokerFolder, _ output: Output) -> Int32 {
+        Interruption.install()
+        let broker: BrokerProcess
+        do throws(BrokerProcess.Failure) {
+            broker = try BrokerProcess(folder: folder)
+        } catch {
+            output.diagnostic("imhost broker run: \(TerminalText.safe(error.description))")
+            return CommandLineTool.ExitCode.failure
+        }
+        let url = (try? folder.url()) ?? "?"
+        output.out(TerminalText.safe("imhost broker: accepting connections at \(url) (log: \(folder.logPath)); Ctrl-C stops it") + "\n")
+        while broker.poll() == nil {
+            if Interruption.signal != nil {
+                broker.stop()
+                return CommandLineTool.ExitCode.ok
+            }
+            _ = poll(nil, 0, 100)
+        }
+        let status = broker.wait()
+        output.diagnostic("imhost broker run: mosquitto ended (status \(status)); see \(TerminalText.safe(folder.logPath))")
+        return CommandLineTool.ExitCode.failure
+    }
+}

@@ -1,0 +1,146 @@
+import IMHost
+import IMKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `imhost sync`: the connection without a chat. Connects, receives what waits, sends what is
+/// queued, waits for receipts, and says what happened.
+enum SyncCommand {
+    static let command = CommandLineTool.Command(
+        name: "sync",
+        summary: "connect once: receive what waits, send what is queued, wait for receipts",
+        usage: "[--timeout S] [--json] [--user ID]",
+        help: """
+            Connects to the broker host.json's "transport" names, as the signed-in user:
+            receives what waits for them (stored once each, answered delivered), sends what
+            they queued, and waits up to the timeout for the receivers' receipts. Then it says
+            what happened: received, sent, delivered, read, refused and failed, and what is
+            still queued. imhost chats shows the unread counts after.
+
+            When another imhost (a chat) holds this user's connection, sync does not take it:
+            it says which process does, and waits for that one to send what is queued.
+
+            Exit 0 when it connected (whatever was delivered), 1 when it could not (the reason
+            in one line), 2 for a bad host.json or usage.
+
+              --timeout S   how long to wait for receipts, in seconds (default 10)
+              --json        what happened as JSON: counters, refused envelopes by why,
+                            what is still queued
+              --user ID     the signed-in user (default: host.json "user")
+            """,
+        flags: ["--json"], options: ["--timeout", "--user"],
+        run: { arguments, output in
+            guard arguments.positionals.isEmpty else {
+                output.diagnostic("imhost sync: takes no arguments, got '\(TerminalText.safe(arguments.positionals[0]))'; see imhost sync --help")
+                return CommandLineTool.ExitCode.usage
+            }
+            var seconds = 10.0
+            if let text = arguments.options["--timeout"] {
+                guard let value = Double(text), value > 0, value <= 3600 else {
+                    output.diagnostic("imhost sync: --timeout takes seconds from 0 to 3600, got '\(TerminalText.safe(text))'")
+                    return CommandLineTool.ExitCode.usage
+                }
+                seconds = value
+            }
+            guard let config = CommandLineTool.loadConfig(arguments, output: output) else { return CommandLineTool.ExitCode.usage }
+            guard config.transport != nil else {
+                output.diagnostic("imhost sync: there is no \"transport\" in \(TerminalText.safe(config.file)): this host works alone; add one to chat with others (see README, \"Two people chat\")")
+                return CommandLineTool.ExitCode.failure
+            }
+            let user = arguments.options["--user"] ?? config.user
+            if let problem = TransportID.problem(user) {
+                output.diagnostic("imhost sync: the user id \"\(TerminalText.safe(user))\" \(problem)")
+                return CommandLineTool.ExitCode.usage
+            }
+            Interruption.install()
+            let host = CommandLineTool.makeHost(config, user: user, verbose: arguments.flags.contains("--verbose"), connection: "sync")
+            do {
+                try host.signIn()
+            } catch {
+                output.diagnostic("imhost sync: \(error)")
+                return CommandLineTool.ExitCode.failure
+            }
+            for note in host.store?.takeNotes() ?? [] { output.diagnostic("imhost: \(note)") }
+            let json = arguments.flags.contains("--json")
+            guard let courier = host.courier else {
+                return throughDatabase(host, seconds: seconds, json: json, output)
+            }
+            return run(host, courier, seconds: seconds, json: json, output)
+        })
+
+    /// Runs the connection until it has received what waited and sent what was queued, and the
+    /// receipts came, or the time is up.
+    private static func run(_ host: ChatHost, _ courier: Courier, seconds: Double, json: Bool, _ output: Output) -> Int32 {
+        let deadline = Clock.monotonic() + UInt64(seconds * 1e9)
+        var lastOutage: String?
+        var everConnected = false
+        while Interruption.signal == nil, Clock.monotonic() < deadline {
+            for event in host.serviceConnection() {
+                if case .notice(let line) = event {
+                    // Without --json, what the connection says goes to standard error as it comes.
+                    if !json { output.diagnostic("imhost: " + line) }
+                }
+            }
+            switch courier.status {
+            case .online: everConnected = true
+            case .offline(let why): lastOutage = why
+            case .connecting: break
+            }
+            if courier.inboxConfirmed, courier.unanswered == 0,
+               (try? host.store?.queuedCount()) == 0, (try? host.store?.receiptsToSend(limit: 1).isEmpty) ?? true {
+                break
+            }
+            let wait = courier.wakeAfter(now: host.clock())
+            var polls = courier.readable.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+                + courier.writable.map { pollfd(fd: $0, events: Int16(POLLOUT), revents: 0) }
+            let left = Int32(max(0, min(Int64(wait), Int64((deadline &- Clock.monotonic()) / 1_000_000))))
+            _ = poll(&polls, nfds_t(polls.count), left)
+        }
+        let queued = (try? host.store?.queuedCount()) ?? 0
+        report(courier.counters, queued: queued, connected: everConnected, json: json, output)
+        guard everConnected else {
+            output.diagnostic("imhost sync: could not connect: \(lastOutage ?? "no answer from the broker within \(seconds) s")")
+            return CommandLineTool.ExitCode.failure
+        }
+        return CommandLineTool.ExitCode.ok
+    }
+
+    /// Another process holds the connection: waits for it to send what is queued, watching
+    /// the database.
+    private static func throughDatabase(_ host: ChatHost, seconds: Double, json: Bool, _ output: Output) -> Int32 {
+        let holder = host.connectionHolder.map(\.description) ?? "another process"
+        output.diagnostic("imhost sync: \(holder) holds this user's connection; waiting up to \(seconds) s for it to send what is queued")
+        let deadline = Clock.monotonic() + UInt64(seconds * 1e9)
+        while Interruption.signal == nil, Clock.monotonic() < deadline, (try? host.store?.queuedCount()) ?? 0 > 0 {
+            _ = poll(nil, 0, 100)
+        }
+        let queued = (try? host.store?.queuedCount()) ?? 0
+        if json {
+            output.out(JSONOutput.encode(SyncReport(connected: false, heldBy: holder, counters: nil, queued: queued)))
+        } else {
+            output.out("\(queued == 0 ? "nothing is queued" : "\(queued) message\(queued == 1 ? " is" : "s are") still queued") (sent by \(holder))\n")
+        }
+        return CommandLineTool.ExitCode.ok
+    }
+
+    struct SyncReport: Encodable {
+        var connected: Bool
+        var heldBy: String?
+        var counters: Courier.Counters?
+        var queued: Int
+    }
+
+    private static func report(_ counters: Courier.Counters, queued: Int, connected: Bool, json: Bool, _ output: Output) {
+        if json {
+            output.out(JSONOutput.encode(SyncReport(connected: connected, heldBy: nil, counters: counters, queued: queued)))
+            return
+        }
+        var line = "received \(counters.received), sent \(counters.published), delivered \(counters.delivered), read \(counters.read)"
+        let refused = counters.refused.values.reduce(0, +) + counters.blocked
+        line += ", refused \(refused), failed \(counters.failed)"
+        if counters.duplicates > 0 { line += ", \(counters.duplicates) arrived again" }
+        line += queued == 0 ? "; nothing is queued" : "; \(queued) still queued"
+        output.out(line + "\n")
+    }
+}
