@@ -1,0 +1,165 @@
+import Foundation
+import Testing
+@testable import IMHost
+
+/// Waits until `subscriber` receives what `user` publishes to `topic`: publishes numbered
+/// sentinels until one shows (the subscription is live from then on).
+func waitSubscribed(_ subscriber: RunningProcess, broker: TestBroker, publisher user: String, topic: String) throws -> Bool {
+    for attempt in 0..<50 {
+        try broker.publish(as: user, topic: topic, ["ready-\(attempt)"])
+        if subscriber.waitFor("ready-\(attempt)", timeout: 0.2) { return true }
+    }
+    return false
+}
+
+@Suite("imhost broker: a broker set up right")
+struct BrokerTests {
+    @Test("init writes the configuration, the ACL, and a private password file per user; an existing folder needs --force")
+    func initFolder() throws {
+        let workspace = try Workspace()
+        let folder = workspace.root + "/b"
+        let made = try imhost(["broker", "init", folder, "--users", "alice,bob"])
+        #expect(made.status == 0, "\(made.stderr)")
+        #expect(made.stdout.contains(#""transport": { "url": "unix:\#(folder)/mosquitto.sock", "passwordFile": "\#(folder)/passwords/alice" }"#), "\(made.stdout)")
+        for user in ["alice", "bob", "operator"] {
+            var info = stat()
+            #expect(stat(folder + "/passwords/" + user, &info) == 0 && info.st_mode & 0o777 == 0o600, "\(user)")
+            let password = try String(contentsOfFile: folder + "/passwords/" + user, encoding: .utf8)
+            #expect(password.count == 25 && password.hasSuffix("\n"))
+        }
+        let config = try String(contentsOfFile: folder + "/mosquitto.conf", encoding: .utf8)
+        for line in ["per_listener_settings true", "allow_anonymous false", "use_username_as_clientid true", "persistence true",
+                     "autosave_interval 1", "max_packet_size 70656", "listener 0 \(folder)/mosquitto.sock"] {
+            #expect(config.contains("\n" + line + "\n"), "\(line)")
+        }
+        // Every setting is in a paragraph that starts with a comment saying why.
+        for paragraph in config.components(separatedBy: "\n\n") where paragraph.contains(where: { $0.isLetter }) {
+            #expect(paragraph.hasPrefix("#"), "no comment says why: \(paragraph)")
+        }
+        let again = try imhost(["broker", "init", folder, "--users", "carol"])
+        #expect(again.status == 1 && again.stderr.contains("exists: this folder has a broker already; add users with imhost broker add-user, or pass --force"), "\(again.stderr)")
+        #expect(try imhost(["broker", "init", folder, "--users", "carol", "--force"]).status == 0)
+    }
+
+    @Test("ids that would break topics or the password file are refused, and operator is reserved", arguments: ["a/b", "a+b", "#", "a:b", "", "operator", String(repeating: "x", count: 65)])
+    func badUsers(_ id: String) throws {
+        let workspace = try Workspace()
+        let result = try imhost(["broker", "init", workspace.root + "/b", "--users", "alice," + id])
+        #expect(result.status != 0)
+        #expect(result.stderr.split(separator: "\n").count == 1, "one line: \(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: workspace.root + "/b/mosquitto.conf"))
+    }
+
+    @Test("a user publishes only under its own name: a forged sender never reaches the inbox")
+    func noForgedSender() throws {
+        let workspace = try Workspace()
+        let broker = try TestBroker(in: workspace.root, users: ["alice", "bob", "carol"])
+        let bob = try broker.subscribe(as: "bob", topic: "imhost/u/bob/#")
+        #expect(try waitSubscribed(bob, broker: broker, publisher: "carol", topic: "imhost/u/bob/from/carol"))
+        let forged = try broker.publish(as: "carol", topic: "imhost/u/bob/from/alice", ["forged by carol"])
+        #expect(forged.stderr.contains("Not authorized"), "the publisher hears its publish was refused: \(forged.stderr)")
+        try broker.publish(as: "carol", topic: "imhost/u/bob/from/carol", ["sentinel"])
+        #expect(bob.waitFor("imhost/u/bob/from/carol sentinel"))
+        bob.signal(SIGKILL)
+        #expect(!bob.finish().stdout.contains("forged by carol"))
+    }
+
+    @Test("a user reads only its own inbox: a subscription to another's is granted and carries nothing")
+    func noReadingOthers() throws {
+        let workspace = try Workspace()
+        let broker = try TestBroker(in: workspace.root, users: ["alice", "bob", "carol"])
+        let carol = try RunningProcess(BrokerFolder.tool("mosquitto_sub"),
+                                       ["--unix", broker.socket, "-u", "carol", "-P", broker.password("carol"), "-t", "imhost/u/bob/#",
+                                        "-t", "imhost/u/carol/#", "-q", "1", "-V", "mqttv5", "-v"], in: workspace.root)
+        #expect(try waitSubscribed(carol, broker: broker, publisher: "alice", topic: "imhost/u/carol/from/alice"))
+        try broker.publish(as: "alice", topic: "imhost/u/bob/from/alice", ["for bob only"])
+        try broker.publish(as: "alice", topic: "imhost/u/carol/from/alice", ["sentinel"])
+        #expect(carol.waitFor("sentinel"))
+        carol.signal(SIGKILL)
+        #expect(!carol.finish().stdout.contains("for bob only"))
+    }
+
+    @Test("nobody takes over another's session by its client id: what waits for bob stays bob's")
+    func noSessionTakeover() throws {
+        let workspace = try Workspace()
+        let broker = try TestBroker(in: workspace.root, users: ["alice", "bob", "carol"])
+        // Bob's persistent session, then bob goes away.
+        let bob = try broker.subscribe(as: "bob", topic: "imhost/u/bob/#", clientID: "bob", cleanSession: false)
+        #expect(try waitSubscribed(bob, broker: broker, publisher: "alice", topic: "imhost/u/bob/from/alice"))
+        bob.signal(SIGKILL)
+        _ = bob.finish()
+        try broker.publish(as: "alice", topic: "imhost/u/bob/from/alice", ["waiting for bob"])
+        // Carol connects with bob's client id, asking for the session that holds it.
+        let carol = try RunningProcess(BrokerFolder.tool("mosquitto_sub"),
+                                       ["--unix", broker.socket, "-u", "carol", "-P", broker.password("carol"), "-i", "bob", "-c", "-x", "3600",
+                                        "-t", "#", "-q", "1", "-V", "mqttv5", "-v"], in: workspace.root)
+        #expect(try waitSubscribed(carol, broker: broker, publisher: "alice", topic: "imhost/u/carol/from/alice"))
+        carol.signal(SIGKILL)
+        #expect(!carol.finish().stdout.contains("waiting for bob"))
+        let back = try broker.subscribe(as: "bob", topic: "imhost/u/bob/#", clientID: "bob", cleanSession: false)
+        #expect(back.waitFor("waiting for bob"), "bob's session kept it for him")
+        back.signal(SIGKILL)
+        _ = back.finish()
+    }
+
+    @Test("only operator writes the fleet configuration; each host writes only its own status")
+    func fleetTopics() throws {
+        let workspace = try Workspace()
+        let broker = try TestBroker(in: workspace.root, users: ["alice", "bob"])
+        let alice = try broker.subscribe(as: "alice", topic: "imhost/fleet/config")
+        #expect(try waitSubscribed(alice, broker: broker, publisher: "operator", topic: "imhost/fleet/config"))
+        #expect(try broker.publish(as: "bob", topic: "imhost/fleet/config", ["bob's config"]).stderr.contains("Not authorized"))
+        try broker.publish(as: "operator", topic: "imhost/fleet/config", ["operator's config"])
+        #expect(alice.waitFor("operator's config"))
+        alice.signal(SIGKILL)
+        #expect(!alice.finish().stdout.contains("bob's config"))
+        let status = try broker.subscribe(as: "operator", topic: "imhost/fleet/status/#")
+        #expect(try waitSubscribed(status, broker: broker, publisher: "alice", topic: "imhost/fleet/status/alice"))
+        #expect(try broker.publish(as: "alice", topic: "imhost/fleet/status/bob", ["alice posing as bob"]).stderr.contains("Not authorized"))
+        try broker.publish(as: "bob", topic: "imhost/fleet/status/bob", ["bob's status"])
+        #expect(status.waitFor("bob's status"))
+        status.signal(SIGKILL)
+        #expect(!status.finish().stdout.contains("alice posing as bob"))
+    }
+
+    @Test("a wrong password is refused; add-user and remove-user reach the running broker")
+    func users() throws {
+        let workspace = try Workspace()
+        let broker = try TestBroker(in: workspace.root, users: ["alice"])
+        let wrong = try broker.publish(as: "alice", password: "not-the-password", topic: "imhost/u/alice/from/alice", ["x"])
+        #expect(wrong.status != 0 && wrong.stderr.contains("Connection error"), "\(wrong.stderr)")
+        let added = try imhost(["broker", "add-user", broker.folder, "carol"])
+        #expect(added.status == 0 && added.stdout.contains("the running broker reloaded"), "\(added.stdout)\(added.stderr)")
+        #expect(try broker.publish(as: "carol", topic: "imhost/u/alice/from/carol", ["hi"]).status == 0)
+        let password = broker.password("carol")
+        let removed = try imhost(["broker", "remove-user", broker.folder, "carol"])
+        #expect(removed.status == 0 && removed.stdout.contains("the running broker reloaded"))
+        #expect(try broker.publish(as: "carol", password: password, topic: "imhost/u/alice/from/carol", ["hi"]).status != 0)
+        #expect(try imhost(["broker", "remove-user", broker.folder, "operator"]).status == 1)
+    }
+
+    @Test("--port listens on loopback only")
+    func loopbackPort() throws {
+        let workspace = try Workspace()
+        let port = freePort()
+        let broker = try TestBroker(in: workspace.root, users: ["alice"], options: ["--port", "\(port)"])
+        let config = try String(contentsOfFile: broker.folder + "/mosquitto.conf", encoding: .utf8)
+        #expect(config.contains("\nlistener \(port) 127.0.0.1\n") && config.contains("\nset_tcp_nodelay true\n"))
+        let tcp = try String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)
+        let listening = tcp.split(separator: "\n").filter { $0.contains(String(format: ":%04X ", port)) && $0.contains(" 0A ") }
+        #expect(!listening.isEmpty && listening.allSatisfy { $0.contains("0100007F:") }, "\(listening)")
+    }
+}
+
+/// A TCP port nothing listens on now.
+func freePort() -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+    return Int(UInt16(bigEndian: address.sin_port))
+}

@@ -1,0 +1,109 @@
+import Foundation
+@testable import IMHost
+
+/// A private broker for a test, made and run as a person would: `imhost broker init`, then
+/// `imhost broker run`, waited for until it says it accepts connections. Stopped when released.
+final class TestBroker {
+    let root: String
+    let folder: String
+    private(set) var process: RunningProcess
+    let users: [String]
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    init(in root: String, users: [String], options: [String] = []) throws {
+        self.root = root
+        self.users = users
+        folder = root + "/broker"
+        let made = try imhost(["broker", "init", folder, "--users", users.joined(separator: ",")] + options)
+        guard made.status == 0 else { throw Failure(description: "imhost broker init failed: \(made.stderr)") }
+        process = try Self.run(folder, in: root)
+    }
+
+    private static func run(_ folder: String, in root: String) throws -> RunningProcess {
+        let process = try RunningProcess(BuildProducts.imhost, ["broker", "run", folder], in: root)
+        guard process.waitFor("accepting connections") else {
+            throw Failure(description: "imhost broker run did not start: \(process.stdout)\(process.stderr)")
+        }
+        return process
+    }
+
+    deinit {
+        process.signal(SIGINT)
+        _ = process.finish()
+    }
+
+    var socket: String { folder + "/mosquitto.sock" }
+    var url: String { "unix:" + socket }
+    func passwordFile(_ user: String) -> String { folder + "/passwords/" + user }
+    func password(_ user: String) -> String {
+        ((try? String(contentsOfFile: passwordFile(user), encoding: .utf8)) ?? "").trimmingCharacters(in: .newlines)
+    }
+
+    /// The running mosquitto's process id.
+    var pid: Int32? { BrokerFolder(path: folder).runningPID() }
+
+    /// Kills mosquitto outright (as a crash would), then starts it again from its folder.
+    func killAndRestart() throws {
+        if let pid { kill(pid, SIGKILL) }
+        _ = process.finish()
+        process = try Self.run(folder, in: root)
+    }
+
+    /// The transport section of a host.json for `user`.
+    func transport(for user: String, extra: String = "") -> String {
+        #"{ "url": "\#(url)", "passwordFile": "\#(passwordFile(user))"\#(extra) }"#
+    }
+
+    /// A workspace for `user`: house and jobs (and `more` products) installed, a host.json with
+    /// this broker as its transport; `config` adds members to host.json.
+    func workspace(for user: String, config: String = "", more: [(String, String)] = []) throws -> Workspace {
+        let workspace = try Workspace()
+        try workspace.installLines()
+        for (product, name) in more { try workspace.install(product, as: name) }
+        try workspace.writeConfig("""
+            {
+              "user": "\(user)",
+              "lines": { "house": { "enabled": true }, "jobs": { "enabled": true }\(more.isEmpty ? "" : ", " + more.map { "\"\($0.1.dropLast(3))\": {}" }.joined(separator: ", ")) },
+              "routes": [
+                { "rootCateID": 1, "cateID": "*", "line": "house" },
+                { "rootCateID": 9, "cateID": [12, 13], "line": "jobs" }\(more.contains { $0.1 == "crashy.so" } ? #", { "rootCateID": 66, "cateID": "*", "line": "crashy" }"# : "")
+              ],
+              "transport": \(transport(for: user))\(config)
+            }
+            """)
+        return workspace
+    }
+
+    // MARK: Mosquitto's own clients, as another user or an attacker
+
+    /// `mosquitto_pub` as `user`: publishes `messages` (one each) to `topic` at QoS 1, MQTT 5.
+    @discardableResult
+    func publish(as user: String, password: String? = nil, topic: String, _ messages: [String], clientID: String? = nil) throws -> ProcessResult {
+        var arguments = ["--unix", socket, "-u", user, "-P", password ?? self.password(user), "-t", topic, "-q", "1", "-V", "mqttv5", "-l"]
+        if let clientID { arguments += ["-i", clientID] }
+        return try IMHostTests.run(BrokerFolder.tool("mosquitto_pub"), arguments, input: messages.joined(separator: "\n") + "\n")
+    }
+
+    /// `mosquitto_sub` as `user`, running: waits for what it prints (`topic payload` lines).
+    /// Stop it with SIGKILL: it inherits the test runner's blocked SIGTERM and SIGINT.
+    func subscribe(as user: String, topic: String, clientID: String? = nil, cleanSession: Bool = true) throws -> RunningProcess {
+        var arguments = ["--unix", socket, "-u", user, "-P", password(user), "-t", topic, "-q", "1", "-V", "mqttv5", "-v"]
+        if let clientID { arguments += ["-i", clientID] }
+        if !cleanSession { arguments += ["-c", "-x", "3600"] }
+        let process = try RunningProcess(BrokerFolder.tool("mosquitto_sub"), arguments, in: root)
+        return process
+    }
+
+    /// Waits until the broker's log shows `text`, as a readiness signal (a subscription made).
+    func waitForLog(_ text: String, occurrences: Int = 1) -> Bool {
+        for _ in 0..<1000 {
+            let log = (try? String(contentsOfFile: folder + "/mosquitto.log", encoding: .utf8)) ?? ""
+            if log.components(separatedBy: text).count - 1 >= occurrences { return true }
+            _ = poll(nil, 0, 10)
+        }
+        return false
+    }
+}
