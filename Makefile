@@ -25,6 +25,7 @@ plugins: build
 demo: plugins
 	$(BUILD)/imhost plugins
 	$(BUILD)/imhost demo
+	$(BUILD)/imhost demo two-people
 
 # The tests load the built plugin products, so build everything before running them. IMKit's
 # API is checked against every committed baseline first: an incompatible change fails here.

@@ -17,6 +17,7 @@ let sections: [(name: String, run: () throws -> [Row])] = [
     ("memory", { try InProcessBenchmarks.memory(folder: scratch + "/memory") }),
     ("crash", { try ContainmentBenchmark.run(folder: scratch + "/crash") }),
     ("limits", { try LimitsBenchmark.run(folder: scratch + "/limits") }),
+    ("transport", { try TransportBenchmark.run(folder: scratch + "/transport") }),
 ]
 // `imhost-bench converter bus` runs only those sections; no arguments runs them all.
 let chosen = Set(CommandLine.arguments.dropFirst())

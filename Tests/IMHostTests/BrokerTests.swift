@@ -141,7 +141,7 @@ struct BrokerTests {
     @Test("--port listens on loopback only")
     func loopbackPort() throws {
         let workspace = try Workspace()
-        let port = freePort()
+        let port = BrokerFolder.freeLoopbackPort()
         let broker = try TestBroker(in: workspace.root, users: ["alice"], options: ["--port", "\(port)"])
         let config = try String(contentsOfFile: broker.folder + "/mosquitto.conf", encoding: .utf8)
         #expect(config.contains("\nlistener \(port) 127.0.0.1\n") && config.contains("\nset_tcp_nodelay true\n"))
@@ -149,17 +149,4 @@ struct BrokerTests {
         let listening = tcp.split(separator: "\n").filter { $0.contains(String(format: ":%04X ", port)) && $0.contains(" 0A ") }
         #expect(!listening.isEmpty && listening.allSatisfy { $0.contains("0100007F:") }, "\(listening)")
     }
-}
-
-/// A TCP port nothing listens on now.
-func freePort() -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-    return Int(UInt16(bigEndian: address.sin_port))
 }

@@ -14,11 +14,17 @@ extension ChatHost {
         switch ConnectionLock.take(for: store, command: command) {
         case .taken(let lock):
             let courier = Courier(settings: transport, user: userID, store: store, payloadLimit: config.limits.payloadBytes, lock: lock,
-                                  clock: { [weak self] in self?.clock() ?? Clock.now() })
+                                  // Real time, even under a scenario's fixed clock: backoffs, leases and
+                                  // giving up are measured in it.
+                                  clock: { Clock.now() })
             if !online { courier.setOnline(false) }
             self.courier = courier
         case .held(let holder):
             connectionHolder = holder
+            // sync says so itself, with how long it waits.
+            if command != "sync" {
+                announce("\(holder.map(\.description) ?? "another process") holds \(userID)'s connection: it sends what this one queues; this one works through the database")
+            }
         case .unusable(let why):
             announce("cannot hold the connection to the broker: \(why); this process works through the database only")
         }

@@ -34,7 +34,7 @@ public final class ChatHost {
     /// The signed-in user: their services, conversations and the sender for their messages.
     private var signedIn: SignedIn?
     /// The command to hold the user's connection for, if this process talks to the broker.
-    let connectionCommand: String?
+    public let connectionCommand: String?
     /// The user's connection, in the process that holds it (``signIn(online:)`` takes it).
     public internal(set) var courier: Courier?
     /// Who holds the user's connection, when another process does.

@@ -65,13 +65,15 @@ extension MessageStore {
     }
 
     /// Makes every queued message due now (after a reconnect or a restart: what was sent and not
-    /// delivered goes again, oldest first), except those another live process holds a lease on.
+    /// delivered goes again, oldest first), and ends every lease. Only the process holding the
+    /// user's connection lock calls this, and only it publishes: a lease any other process left
+    /// (a chat that ended, or was killed, between claiming and the broker's answer) can never
+    /// be acted on, so waiting for it to expire would only delay those messages.
     public func makeAllDue(now: Int64) throws(StoreError) {
         guard !isReadOnly else { return }
         try guarded {
             try database.transaction {
-                try database.statement("UPDATE outbox SET next_at = 0, lease_pid = NULL, lease_until = NULL WHERE lease_until IS NULL OR lease_until < ? OR lease_pid = ?")
-                    .bind(now, Int(getpid())).run()
+                try database.statement("UPDATE outbox SET next_at = 0, lease_pid = NULL, lease_until = NULL").run()
             }
         }
     }

@@ -183,4 +183,17 @@ extension MessageStore {
             return Int(count.int(0))
         }
     }
+
+    /// The user's undelivered messages: `queued`, not yet taken by the broker, and
+    /// `sent`, taken and waiting for the receiver's receipt.
+    public func outboxCounts() throws(StoreError) -> (queued: Int, sent: Int) {
+        try guarded {
+            let count = try database.statement("""
+                SELECT count(*) FILTER (WHERE m.state = 'queued'), count(*) FROM outbox o JOIN messages m ON m.id = o.message
+                """)
+            _ = try count.step()
+            let queued = Int(count.int(0))
+            return (queued, Int(count.int(1)) - queued)
+        }
+    }
 }

@@ -60,8 +60,9 @@ public struct BrokerFolder: Sendable {
         pattern read imhost/u/%u/#
         # Each host reports what it applied of the fleet configuration under its own name.
         pattern write imhost/fleet/status/%u
-        # Everyone reads the fleet configuration ...
-        topic read imhost/fleet/config
+        # Everyone reads the fleet configuration ... (a pattern, because mosquitto applies
+        # topic lines above the first user line to anonymous clients only).
+        pattern read imhost/fleet/config
 
         # ... and only the operator writes it, and reads the hosts' reports.
         user operator
@@ -337,5 +338,20 @@ public struct BrokerFolder: Sendable {
         } catch {
             return (127, "cannot run \(program) (\(error))")
         }
+    }
+
+    /// A loopback TCP port nothing listens on now (the kernel's choice), for a private broker
+    /// of a test or benchmark. Another process may take it before the broker does; mosquitto
+    /// then fails to start and says so.
+    package static func freeLoopbackPort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

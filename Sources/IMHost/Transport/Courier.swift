@@ -6,7 +6,7 @@ import Glibc
 /// The user's connection to the broker and everything that crosses it, for the one process that
 /// holds the user's ``ConnectionLock``: it publishes what the outbox holds, stores what arrives,
 /// and answers and applies receipts. It is driven by its owner's loop: wait on ``readable`` and
-/// ``writable`` (or at most ``wakeAfter(now:)`` milliseconds), then call ``service()``.
+/// ``writable`` (or at most ``wakeAfter()`` milliseconds), then call ``service()``.
 ///
 /// Delivery is end to end, because a broker's PUBACK is not delivery (it drops messages past its
 /// queue limits):
@@ -67,7 +67,7 @@ public final class Courier {
     static let resendCap: Int64 = 5 * 60 * 1000
     static let reconnectCap: Int64 = 30 * 1000
     /// Seconds a connecting host waits for its probe to come back through its own inbox.
-    static let probeMilliseconds: Int64 = 5000
+    static let probeMilliseconds: Int64 = 2000
     /// How long a claim lasts (a process killed with claims leaves them to expire).
     static let leaseMilliseconds: Int64 = 60 * 1000
 
@@ -113,7 +113,7 @@ public final class Courier {
     /// The topic a message from `from` to `to` is published to.
     public static func topic(to: String, from: String) -> String { "imhost/u/\(to)/from/\(from)" }
 
-    init(settings: HostConfig.Transport, user: String, store: MessageStore, payloadLimit: Int, lock: ConnectionLock,
+    package init(settings: HostConfig.Transport, user: String, store: MessageStore, payloadLimit: Int, lock: ConnectionLock,
          clock: @escaping () -> Int64) {
         self.settings = settings
         self.user = user
@@ -133,7 +133,8 @@ public final class Courier {
     public var writable: [Int32] { client?.writable ?? [] }
 
     /// The longest the owner may wait before calling ``service()`` again, in milliseconds.
-    public func wakeAfter(now: Int64) -> Int32 {
+    public func wakeAfter() -> Int32 {
+        let now = clock()
         var next = now + 1000
         if client == nil, wantsOnline { next = min(next, reconnectAt) }
         if let probe { next = min(next, probe.deadline) }
@@ -159,6 +160,7 @@ public final class Courier {
                 say("connected, but this host's own messages do not come back through its inbox: check the broker's ACL (pattern read imhost/u/%u/# and pattern write imhost/u/+/from/%u)")
             }
             if now - lastGiveUp > 60_000 { giveUp(now: now) }
+            if refusalWindow.unsaid > 0, now - refusalWindow.start >= Self.refusalWindowMilliseconds { flushRefusals(now: now) }
         }
         defer { events = [] }
         return events
@@ -314,10 +316,33 @@ public final class Courier {
     /// be read.
     private func refuse(_ refusal: Envelope.Refusal, from sender: String? = nil, counter: String? = nil) {
         counters.refused[counter ?? refusal.kind.rawValue, default: 0] += 1
+        // A flood of junk must not bury the chat: the first few refusals of a minute each get
+        // a line, the rest one line when the minute is over (sync --json counts them all).
+        let now = clock()
+        if now - refusalWindow.start >= Self.refusalWindowMilliseconds { flushRefusals(now: now) }
+        guard refusalWindow.said < Self.refusalsSaidPerWindow else {
+            refusalWindow.unsaid += 1
+            return
+        }
+        refusalWindow.said += 1
         say("refused \(refusal.description)\(sender.map { " from \($0)" } ?? "")")
         if let sender, let id = refusal.messageID {
             answer(sender, .refused, ids: [id], reason: refusal.description)
         }
+    }
+
+    static let refusalWindowMilliseconds: Int64 = 60_000
+    static let refusalsSaidPerWindow = 10
+
+    /// Refusals said and kept quiet in the current minute.
+    private var refusalWindow = (start: Int64(0), said: 0, unsaid: 0)
+
+    /// Says how many refusals went unsaid in the minute that ended, and starts a new one.
+    private func flushRefusals(now: Int64) {
+        if refusalWindow.unsaid > 0 {
+            say("refused \(refusalWindow.unsaid) more envelope\(refusalWindow.unsaid == 1 ? "" : "s") in the last minute (imhost sync --json counts them by why)")
+        }
+        refusalWindow = (now, 0, 0)
     }
 
     /// Stores what arrived in one transaction, and answers each sender `delivered` (or

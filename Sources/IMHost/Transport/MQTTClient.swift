@@ -17,26 +17,33 @@ import Glibc
 /// `getaddrinfo` and connects before it returns), so it runs on a thread of its own; the owner's
 /// loop goes on meanwhile, and is woken when it is done. Until then nothing else touches the
 /// connection.
-final class MQTTClient {
+package final class MQTTClient {
     /// How to connect.
-    struct Settings: Sendable {
-        var address: HostConfig.Transport.Address
-        var user: String
-        var password: String
+    package struct Settings: Sendable {
+        package var address: HostConfig.Transport.Address
+        package var user: String
+        package var password: String
         /// Seconds between pings when nothing else is sent.
-        var keepAlive: Int32 = 30
+        package var keepAlive: Int32 = 30
         /// Seconds the broker keeps the session (its subscription and queued messages) after a
         /// disconnect.
-        var sessionExpiry: UInt32 = 7 * 24 * 3600
+        package var sessionExpiry: UInt32 = 7 * 24 * 3600
         /// The largest packet this client takes (MQTT 5 Maximum Packet Size): the broker drops
         /// larger ones instead of sending them.
-        var maximumPacket: UInt32
+        package var maximumPacket: UInt32
         /// How many QoS 1 messages the broker may have in flight to this client at once.
-        var receiveMaximum: UInt16 = 256
+        package var receiveMaximum: UInt16 = 256
+
+        package init(address: HostConfig.Transport.Address, user: String, password: String, maximumPacket: UInt32) {
+            self.address = address
+            self.user = user
+            self.password = password
+            self.maximumPacket = maximumPacket
+        }
     }
 
     /// What the connection did.
-    enum Event: Sendable {
+    package enum Event: Sendable {
         /// The broker took the connection (`sessionPresent`: it kept the session from before).
         case connected(sessionPresent: Bool)
         /// The broker refused the connection: its reason code and text.
@@ -78,13 +85,13 @@ final class MQTTClient {
     }
 
     /// Why the client could not be made.
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+    package struct Failure: Error, CustomStringConvertible {
+        package var description: String
     }
 
     private static let library: Void = { mosquitto_lib_init() }()
 
-    init(_ settings: Settings) throws(Failure) {
+    package init(_ settings: Settings) throws(Failure) {
         _ = Self.library
         self.settings = settings
         var fds: [Int32] = [-1, -1]
@@ -139,7 +146,7 @@ final class MQTTClient {
     // MARK: Connecting
 
     /// Starts connecting, on a thread of its own; ``service()`` reports how it went.
-    func connect() {
+    package func connect() {
         guard state == .idle else { return }
         state = .connecting
         attempt.result = nil
@@ -176,7 +183,7 @@ final class MQTTClient {
     // MARK: The loop
 
     /// What to wait on for reading: the wake pipe while connecting, the socket after.
-    var readable: [Int32] {
+    package var readable: [Int32] {
         switch state {
         case .idle: []
         case .connecting: [wake.read]
@@ -185,14 +192,14 @@ final class MQTTClient {
     }
 
     /// What to wait on for writing: the socket, when libmosquitto has something to send.
-    var writable: [Int32] {
+    package var writable: [Int32] {
         guard state == .awaitingAnswer || state == .connected, mosquitto_want_write(handle.pointer) else { return [] }
         return [mosquitto_socket(handle.pointer)].filter { $0 >= 0 }
     }
 
     /// Reads and writes what is ready, keeps the connection alive, and returns what happened.
     /// Never blocks.
-    func service() -> [Event] {
+    package func service() -> [Event] {
         switch state {
         case .idle:
             break
@@ -227,7 +234,7 @@ final class MQTTClient {
 
     /// Publishes at QoS 1. Returns the message id the broker's answer (``Event/published``)
     /// names, or why it could not be queued.
-    func publish(topic: String, payload: [UInt8]) -> Result<Int32, Failure> {
+    package func publish(topic: String, payload: [UInt8]) -> Result<Int32, Failure> {
         guard state == .connected else { return .failure(Failure(description: "not connected")) }
         var id: Int32 = 0
         let code = payload.withUnsafeBytes { bytes in
@@ -239,7 +246,7 @@ final class MQTTClient {
     }
 
     /// Subscribes at QoS 1. Returns the message id ``Event/subscribed`` names.
-    func subscribe(_ topic: String) -> Result<Int32, Failure> {
+    package func subscribe(_ topic: String) -> Result<Int32, Failure> {
         guard state == .connected else { return .failure(Failure(description: "not connected")) }
         var id: Int32 = 0
         // No local: a host's own publishes to a topic it reads (its probe) still come back, as
@@ -250,7 +257,7 @@ final class MQTTClient {
     }
 
     /// Says goodbye to the broker and closes the connection; the session stays on the broker.
-    func disconnect() {
+    package func disconnect() {
         guard state == .connected || state == .awaitingAnswer else { return }
         mosquitto_disconnect_v5(handle.pointer, 0, nil)
         _ = mosquitto_loop_write(handle.pointer, 1)

@@ -63,21 +63,32 @@ enum PlayCommand {
 
     static let demo = CommandLineTool.Command(
         name: "demo",
-        summary: "play the bundled demo: lines, the kill switch, a crash rolled back automatically",
-        usage: "[--width N]",
+        summary: "play a bundled demo: lines and the kill switch, or two people chatting through a broker",
+        usage: "[lines | two-people] [--width N]",
         help: """
-            Plays a bundled scenario against the plugins host.json names: a housing chat and a
-            jobs chat opened from unchanged jump URLs, their components and custom messages,
-            the kill switch rolling house back to the legacy page with nothing lost, and a
-            used-cars line crashing in a chat: the chat goes on, the host quarantines the line
-            by itself, its history stays, and the quarantine is lifted. Uses a fixed clock and a
-            scratch data folder, so it repeats exactly.
+            imhost demo (or imhost demo lines) plays a bundled scenario against the plugins
+            host.json names: a housing chat and a jobs chat opened from unchanged jump URLs,
+            their components and custom messages, the kill switch rolling house back to the
+            legacy page with nothing lost, and a used-cars line crashing in a chat: the chat
+            goes on, the host quarantines the line by itself, its history stays, and the
+            quarantine is lifted.
+
+            imhost demo two-people starts a private Mosquitto broker and two hosts, alice's and
+            bob's, on the same host.json: alice sends a listing card; bob, whose host has house
+            killed, sees a placeholder saying why, then the card once the switch lifts; a read
+            receipt comes back; bob goes offline, alice sends, bob returns and gets it.
+
+            Both use a fixed clock and a scratch data folder, so they repeat exactly.
 
               --width N   page width (default 72)
             """,
         flags: [], options: ["--width"],
         run: { arguments, output in
-            play(DemoScenario.text, file: DemoScenario.name, demo: true, arguments: arguments, output: output)
+            guard arguments.positionals.count <= 1, let demo = DemoScenario.named(arguments.positionals.first ?? "lines") else {
+                output.diagnostic("imhost demo: expected lines or two-people, got '\(TerminalText.safe(arguments.positionals.joined(separator: " ")))'; see imhost demo --help")
+                return CommandLineTool.ExitCode.usage
+            }
+            return play(demo.text, file: demo.name, demo: true, arguments: arguments, output: output)
         })
 
     static func play(_ text: String, file: String, demo: Bool, arguments: Arguments, output: Output) -> Int32 {
@@ -105,22 +116,62 @@ enum PlayCommand {
             }
             dataFolder = scratch.path!
         }
-        var workerArguments = [demo ? "demo" : "play", demo ? "-" : FileSystem.resolve(file, against: "."),
-                               "--config", CommandLineTool.configPath(arguments), "--width", "\(width)", "--data", dataFolder]
-        if let user = arguments.options["--user"] { workerArguments += ["--user", user] }
+        var workerArguments = [demo ? "demo" : "play", demo ? file : FileSystem.resolve(file, against: "."),
+                               "--width", "\(width)"]
         if arguments.flags.contains("--fixed-clock") { workerArguments.append("--fixed-clock") }
         if arguments.flags.contains("--verbose") { workerArguments.append("--verbose") }
-        let supervised = SupervisedRun(config: config, dataFolder: dataFolder, workerArguments: workerArguments,
-                                       output: output)
-        supervised.noticesToTranscript = true
-        if let code = supervised.start() { return code }
+        // One supervised worker, or one per person with a private broker between them.
+        var runs: [String: SupervisedRun] = [:]
+        let broker: BrokerProcess?
+        if scenario.users.isEmpty {
+            broker = nil
+            var own = workerArguments + ["--config", CommandLineTool.configPath(arguments), "--data", dataFolder]
+            if let user = arguments.options["--user"] { own += ["--user", user] }
+            runs[""] = SupervisedRun(config: config, dataFolder: dataFolder, workerArguments: own, output: output)
+        } else {
+            let started = PrivateBroker.start(for: scenario.users.map(\.name), in: dataFolder, output: output)
+            guard let started else { return CommandLineTool.ExitCode.failure }
+            broker = started
+            output.out("A private broker for \(scenario.users.map(\.name).joined(separator: ", ")) (mosquitto, on a unix socket in the run's scratch folder).\n")
+            for user in scenario.users {
+                let path = user.config ?? CommandLineTool.configPath(arguments)
+                let userConfig: HostConfig
+                do {
+                    userConfig = try HostConfig.load(from: path)
+                } catch {
+                    output.diagnostic("imhost play: \(user.name): \(error.description)")
+                    return CommandLineTool.ExitCode.usage
+                }
+                let userData = dataFolder + "/" + user.name
+                let own = workerArguments + ["--config", path, "--data", userData, "--user", user.name,
+                                             "--transport", "unix:" + started.socket,
+                                             "--password-file", started.folder.passwordFile(of: user.name)]
+                runs[user.name] = SupervisedRun(config: userConfig, dataFolder: userData, workerArguments: own, output: output)
+            }
+        }
+        defer { broker?.stop() }
+        for run in runs.values { run.noticesToTranscript = true }
+        // Workers start in the order of the users, each connected before the next.
+        for key in scenario.users.isEmpty ? [""] : scenario.users.map(\.name) {
+            if let code = runs[key]!.start() { return code }
+        }
+        func finishAll(signal: Int32? = nil) -> Int32 {
+            var code: Int32 = 0
+            for run in runs.values {
+                let ended = run.supervisor.finish(signal: signal)
+                if code == 0 { code = ended }
+            }
+            return code
+        }
         var unexpected: [Int] = []
         for step in scenario.steps {
             if let signal = Interruption.signal {
-                supervised.supervisor.finish(signal: signal)
+                _ = finishAll(signal: signal)
                 return Interruption.exitCode(signal)
             }
+            let supervised = runs[step.user ?? ""]!
             if let code = supervised.hand(.step(number: step.number)) {
+                _ = finishAll()
                 return code == 0 ? CommandLineTool.ExitCode.failure : code
             }
             if supervised.lastCrashed {
@@ -131,22 +182,44 @@ enum PlayCommand {
                     output.out("   → step \(step.number) crashed; the run goes on\n")
                 }
             } else if let failure = supervised.lastFailure {
-                supervised.supervisor.finish()
+                _ = finishAll()
                 // It quotes the scenario (expected text, pages, names): one escaped line.
                 output.diagnostic("imhost play: \(failure)")
                 return CommandLineTool.ExitCode.failure
             } else if step.expectCrash {
-                supervised.supervisor.finish()
+                _ = finishAll()
                 output.diagnostic("imhost play: \(file) step \(step.number) (line \(step.position.line)): expected the step to crash a line, but it did not")
                 return CommandLineTool.ExitCode.failure
             }
         }
-        let code = supervised.supervisor.finish()
+        let code = finishAll()
         guard unexpected.isEmpty else {
             output.out("\n\(scenario.steps.count) steps run; step\(unexpected.count == 1 ? "" : "s") \(unexpected.map(String.init).joined(separator: ", ")) crashed.\n")
             return CommandLineTool.ExitCode.failure
         }
         output.out("\n\(scenario.steps.count) steps passed.\n")
         return code
+    }
+}
+
+/// The broker `play` starts for a scenario of several people: made with `imhost broker init`'s
+/// settings in the run's data folder, on a unix socket, stopped when the run ends.
+enum PrivateBroker {
+    static func start(for users: [String], in dataFolder: String, output: Output) -> BrokerProcess? {
+        do {
+            let folder = try BrokerFolder.initialize(at: dataFolder + "/broker", users: users, listener: .socket(dataFolder + "/broker/mosquitto.sock"))
+            return try BrokerProcess(folder: folder)
+        } catch {
+            output.diagnostic("imhost play: cannot start a broker for the scenario's users: \(error)")
+            return nil
+        }
+    }
+}
+
+extension BrokerProcess {
+    /// The unix socket it listens on (a private broker always has one).
+    var socket: String {
+        if case .socket(let path) = listener { return path }
+        return ""
     }
 }

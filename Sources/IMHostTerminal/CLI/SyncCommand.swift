@@ -91,14 +91,14 @@ enum SyncCommand {
                (try? host.store?.queuedCount()) == 0, (try? host.store?.receiptsToSend(limit: 1).isEmpty) ?? true {
                 break
             }
-            let wait = courier.wakeAfter(now: host.clock())
+            let wait = courier.wakeAfter()
             var polls = courier.readable.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
                 + courier.writable.map { pollfd(fd: $0, events: Int16(POLLOUT), revents: 0) }
             let left = Int32(max(0, min(Int64(wait), Int64((deadline &- Clock.monotonic()) / 1_000_000))))
             _ = poll(&polls, nfds_t(polls.count), left)
         }
-        let queued = (try? host.store?.queuedCount()) ?? 0
-        report(courier.counters, queued: queued, connected: everConnected, json: json, output)
+        let outbox: (queued: Int, sent: Int) = (try? host.store?.outboxCounts()) ?? (0, 0)
+        report(courier.counters, outbox: outbox, connected: everConnected, json: json, output)
         guard everConnected else {
             output.diagnostic("imhost sync: could not connect: \(lastOutage ?? "no answer from the broker within \(seconds) s")")
             return CommandLineTool.ExitCode.failure
@@ -112,35 +112,44 @@ enum SyncCommand {
         let holder = host.connectionHolder.map(\.description) ?? "another process"
         output.diagnostic("imhost sync: \(holder) holds this user's connection; waiting up to \(seconds) s for it to send what is queued")
         let deadline = Clock.monotonic() + UInt64(seconds * 1e9)
-        while Interruption.signal == nil, Clock.monotonic() < deadline, (try? host.store?.queuedCount()) ?? 0 > 0 {
+        while Interruption.signal == nil, Clock.monotonic() < deadline, (try? host.store?.outboxCounts().queued) ?? 0 > 0 {
             _ = poll(nil, 0, 100)
         }
-        let queued = (try? host.store?.queuedCount()) ?? 0
+        let outbox: (queued: Int, sent: Int) = (try? host.store?.outboxCounts()) ?? (0, 0)
         if json {
-            output.out(JSONOutput.encode(SyncReport(connected: false, heldBy: holder, counters: nil, queued: queued)))
+            output.out(JSONOutput.encode(SyncReport(connected: false, heldBy: holder, counters: nil, queued: outbox.queued, sent: outbox.sent)))
         } else {
-            output.out("\(queued == 0 ? "nothing is queued" : "\(queued) message\(queued == 1 ? " is" : "s are") still queued") (sent by \(holder))\n")
+            output.out(outboxText(outbox) + "; \(holder) holds the connection\n")
         }
         return CommandLineTool.ExitCode.ok
+    }
+
+    /// "nothing is queued", "2 still queued", with how many wait for the receiver's receipt.
+    private static func outboxText(_ outbox: (queued: Int, sent: Int)) -> String {
+        let queued = outbox.queued == 0 ? "nothing is queued" : "\(outbox.queued) still queued"
+        return queued + (outbox.sent == 0 ? "" : " (\(outbox.sent) sent, not yet delivered)")
     }
 
     struct SyncReport: Encodable {
         var connected: Bool
         var heldBy: String?
         var counters: Courier.Counters?
+        /// The user's messages not yet taken by the broker.
         var queued: Int
+        /// The user's messages the broker took, waiting for the receiver's receipt.
+        var sent: Int
     }
 
-    private static func report(_ counters: Courier.Counters, queued: Int, connected: Bool, json: Bool, _ output: Output) {
+    private static func report(_ counters: Courier.Counters, outbox: (queued: Int, sent: Int), connected: Bool, json: Bool, _ output: Output) {
         if json {
-            output.out(JSONOutput.encode(SyncReport(connected: connected, heldBy: nil, counters: counters, queued: queued)))
+            output.out(JSONOutput.encode(SyncReport(connected: connected, heldBy: nil, counters: counters, queued: outbox.queued, sent: outbox.sent)))
             return
         }
         var line = "received \(counters.received), sent \(counters.published), delivered \(counters.delivered), read \(counters.read)"
         let refused = counters.refused.values.reduce(0, +) + counters.blocked
         line += ", refused \(refused), failed \(counters.failed)"
         if counters.duplicates > 0 { line += ", \(counters.duplicates) arrived again" }
-        line += queued == 0 ? "; nothing is queued" : "; \(queued) still queued"
+        line += "; " + outboxText(outbox)
         output.out(line + "\n")
     }
 }

@@ -5,6 +5,9 @@ import Foundation
 #endif
 import IMHost
 import IMKit
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A chat worker's long-running work: a chat typed into, or a scenario played, one message of
 /// its supervisor at a time. Every message is answered with ``FromWorker/ready(_:)`` (or
@@ -102,17 +105,19 @@ final class Worker {
     /// The supervisor's next command; meanwhile, the connection runs (messages arrive and are
     /// shown, receipts change what the page says), or, when another process holds it, the
     /// database is watched for what that process stores. `nil` at the end of input.
-    private func nextCommand(_ session: ChatSession) -> ToWorker? {
+    private func nextCommand(_ session: ChatSession?) -> ToWorker? {
         while Interruption.signal == nil {
             // The connection runs before every wait, so a stream of commands never starves it.
             let courier = host.courier
             if courier != nil {
-                session.present(host.serviceConnection())
+                // A scenario shows what arrived when a step asks (await, show), not as it comes.
+                let events = host.serviceConnection()
+                session?.present(events)
             } else if host.hasTransport, host.store?.changedElsewhere() == true {
-                session.showIfChanged()
+                session?.showIfChanged()
             }
-            if CommandLineTool.outputLost(output, command: "chat") { return nil }
-            let wait = courier?.wakeAfter(now: host.clock()) ?? 1000
+            if CommandLineTool.outputLost(output, command: session == nil ? "play" : "chat") { return nil }
+            let wait = courier?.wakeAfter() ?? 1000
             switch channel.receive(waiting: wait, wake: courier?.readable ?? [], wakeWriting: courier?.writable ?? []) {
             case .message(let message): return message
             case .end: return nil
@@ -123,13 +128,30 @@ final class Worker {
         return nil
     }
 
+    /// A scenario of several people: signs in and waits (at most 10 s) until the broker hands
+    /// this user's messages to it, so what others send from the first step on arrives.
+    private func connectForScenario() throws {
+        try host.signIn()
+        guard let courier = host.courier else { return }
+        let deadline = Clock.monotonic() + 10_000_000_000
+        while !courier.inboxConfirmed, Clock.monotonic() < deadline, Interruption.signal == nil {
+            for event in host.serviceConnection() {
+                if case .notice(let line) = event, !line.hasPrefix("connected to") { output.diagnostic("imhost: \(host.userID): \(line)") }
+            }
+            var polls = courier.readable.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+                + courier.writable.map { pollfd(fd: $0, events: Int16(POLLOUT), revents: 0) }
+            _ = poll(&polls, nfds_t(polls.count), min(courier.wakeAfter(), 100))
+        }
+    }
+
     // MARK: play
 
     func play(file: String, demo: Bool) -> Int32 {
         let scenario: Scenario
         do {
-            let text = demo ? DemoScenario.text : try FileSystem.readDocument(file, limit: HostConfig.Limits.documentBytes)
-            scenario = try Scenario.parse(text, file: demo ? DemoScenario.name : file, lineOrder: host.config.lineOrder)
+            let bundled = demo ? DemoScenario.named(file) : nil
+            let text = try bundled?.text ?? FileSystem.readDocument(file, limit: HostConfig.Limits.documentBytes)
+            scenario = try Scenario.parse(text, file: bundled?.name ?? file, lineOrder: host.config.lineOrder)
         } catch {
             output.diagnostic("imhost play: \(error)")
             return CommandLineTool.ExitCode.usage
@@ -144,6 +166,13 @@ final class Worker {
                 output.diagnostic("imhost play: cannot reopen the chat after a crash: \(error)")
                 return CommandLineTool.ExitCode.failure
             }
+        } else if host.courier == nil, host.connectionCommand != nil {
+            do {
+                try connectForScenario()
+            } catch {
+                output.diagnostic("imhost play: cannot sign \(host.userID) in: \(error)")
+                return CommandLineTool.ExitCode.failure
+            }
         }
         func answer(failure: String? = nil) {
             CommandLineTool.reportNotices(host, output: output)
@@ -151,7 +180,10 @@ final class Worker {
             channel.say(failure.map { .failed(reason: $0, resume: state) } ?? .ready(state))
         }
         answer()
-        for message in messages() {
+        // With a connection, it runs between steps too: what this user sends goes out, what
+        // others send comes in, as in a chat.
+        let next: () -> ToWorker? = host.connectionCommand == nil ? messages().next : { self.nextCommand(nil) }
+        while let message = next() {
             if CommandLineTool.outputLost(output, command: "play") { return CommandLineTool.ExitCode.failure }
             guard case .step(let number) = message else {
                 answer(failure: unexpected(message))

@@ -23,7 +23,7 @@ enum WorkerCommand {
         usage: "chat|open|play|demo TARGET --breadcrumb-fd 4 --parent PID",
         help: "Runs a chat's work for a supervising imhost; not for people.",
         flags: ["--terminal", "--fixed-clock", "--external", "--json"],
-        options: ["--width", "--user", "--data", "--breadcrumb-fd", "--parent"],
+        options: ["--width", "--user", "--data", "--breadcrumb-fd", "--parent", "--transport", "--password-file"],
         hidden: true,
         run: run)
 
@@ -68,13 +68,21 @@ enum WorkerCommand {
         }
         let mode = arguments.positionals[0], target = arguments.positionals[1]
         guard let width = CommandLineTool.widthOption(arguments, command: mode, output: output),
-              let config = CommandLineTool.loadConfig(arguments, output: output) else {
+              var config = CommandLineTool.loadConfig(arguments, output: output) else {
             return exit(CommandLineTool.ExitCode.usage)
+        }
+        // A scenario of several people: play's private broker stands in for host.json's.
+        if let url = arguments.options["--transport"], let passwordFile = arguments.options["--password-file"] {
+            guard case .success(let address) = HostConfig.Transport.address(url, relativeTo: "/") else {
+                output.diagnostic("imhost __worker: --transport takes a broker URL; this option is for imhost itself")
+                return exit(CommandLineTool.ExitCode.usage)
+            }
+            config.transport = HostConfig.Transport(address: address, passwordFile: passwordFile)
         }
         let host = CommandLineTool.makeHost(config, user: arguments.options["--user"], dataFolder: arguments.options["--data"],
                                             verbose: arguments.flags.contains("--verbose"), logEcho: said,
                                             breadcrumbs: breadcrumb.map { .attach(fd: $0) } ?? .none, quarantine: resume?.quarantine ?? [],
-                                            connection: mode == "chat" ? "chat" : nil)
+                                            connection: mode == "chat" ? "chat" : arguments.options["--transport"] != nil ? "play" : nil)
         if resume == nil { CommandLineTool.report(host, output: output) }
         let worker = Worker(host: host, channel: channel, output: output, width: width, colors: colors, arguments: arguments, resume: resume)
         let code: Int32

@@ -2,6 +2,16 @@
 /// that crashes in a chat and is rolled back by the host on its own.
 enum DemoScenario {
     static let name = "demo"
+
+    /// A bundled demo by the name `imhost demo` takes: its name for the transcript, and its text.
+    static func named(_ name: String) -> (name: String, text: String)? {
+        switch name {
+        case "lines", DemoScenario.name: (DemoScenario.name, DemoScenario.text)
+        case "two-people", TwoPeopleDemo.name: (TwoPeopleDemo.name, TwoPeopleDemo.text)
+        default: nil
+        }
+    }
+
     static let text = #"""
     [
       { "say": "A housing chat, opened from the jump URL callers already send. The converter routes rootCateID 1 to the house line's page." },

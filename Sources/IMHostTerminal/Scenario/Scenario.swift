@@ -27,7 +27,27 @@ import IMKit
 ///
 /// A step marked `"expectCrash": true` must crash (the crash is recorded and quarantined, and
 /// the run goes on); any other step that crashes is reported, the run goes on, and it fails.
+///
+/// A scenario of several people is an object: its users (each with its own host.json, or the
+/// one `play` was given) and its steps, each acting as one of them (the first by default).
+/// `play` starts a private broker for them; `await` waits, never on time, until what the
+/// page shows meets the expectation (a message arrived, a receipt came back):
+///
+/// ```json
+/// { "users": { "alice": "alice/host.json", "bob": "bob/host.json" },
+///   "steps": [ { "as": "bob", "open": "im://chat?rootCateID=1&cateID=12&peer=alice" },
+///              { "as": "alice", "open": "im://chat?rootCateID=1&cateID=12&peer=bob" },
+///              { "as": "alice", "text": "hello" },
+///              { "as": "bob", "await": { "contains": ["hello"] } }, { "as": "bob", "read": true },
+///              { "as": "alice", "await": "read ✓✓" } ] }
+/// ```
 struct Scenario {
+    /// One of the people of a scenario.
+    struct User {
+        var name: String
+        /// Their host.json, absolute; `nil` for the one `play` was given.
+        var config: String?
+    }
     struct Step {
         /// From 1, as the transcript and errors name it.
         var number: Int
@@ -36,6 +56,8 @@ struct Scenario {
         var action: Action
         /// The step is meant to crash a line.
         var expectCrash = false
+        /// Whom it acts as, in a scenario of several people.
+        var user: String?
     }
 
     enum Action {
@@ -47,6 +69,8 @@ struct Scenario {
         case expect(Expectation)
         /// Lifts the quarantine of a line (or every entry, when `nil`), as `imhost quarantine lift` does.
         case liftQuarantine(String?)
+        /// Waits until the page meets the expectation (what arrives through the broker).
+        case await(Expectation)
     }
 
     struct Expectation {
@@ -66,9 +90,11 @@ struct Scenario {
 
     var file: String
     var steps: [Step]
+    /// The people, in a scenario of several; empty for one (host.json's user).
+    var users: [User] = []
 
     /// The scenario's own steps; the rest are chat verbs.
-    static let ownSteps = ["text", "killSwitch", "show", "say", "expect", "liftQuarantine"]
+    static let ownSteps = ["text", "killSwitch", "show", "say", "expect", "liftQuarantine", "await"]
     static let actions = ChatVerb.all.compactMap(\.step) + ownSteps
 
     /// Parses a scenario; every problem names the file, line, column and step.
@@ -80,13 +106,37 @@ struct Scenario {
             throw ConfigError(file: file, position: error.position, path: "", message: "JSON syntax: \(error.message)")
         }
         let reader = DocumentReader(file: file)
+        var users: [User] = []
+        var stepsNode = root
+        if case .object = root.value {
+            let members = try reader.members(root, "", allowed: ["users", "steps"])
+            guard let usersNode = members.first(where: { $0.key == "users" })?.value,
+                  let listed = members.first(where: { $0.key == "steps" })?.value else {
+                throw reader.fail(root, "", "a scenario is a list of steps, or { \"users\": [...], \"steps\": [...] } for several people")
+            }
+            users = try parseUsers(usersNode, file: file, reader)
+            stepsNode = listed
+        }
+        let names = Set(users.map(\.name))
         var steps: [Step] = []
-        for (index, node) in try reader.array(root, "").enumerated() {
+        for (index, node) in try reader.array(stepsNode, users.isEmpty ? "" : "steps").enumerated() {
             let path = "step \(index + 1)"
-            let members = try reader.members(node, path, allowed: actions + ["payload", "expectCrash"])
-            let named = members.filter { $0.key != "payload" && $0.key != "expectCrash" }
+            let members = try reader.members(node, path, allowed: actions + ["payload", "expectCrash", "as"])
+            let named = members.filter { $0.key != "payload" && $0.key != "expectCrash" && $0.key != "as" }
             guard named.count == 1, let action = named.first else {
                 throw reader.fail(node, path, "a step has exactly one action (\(actions.joined(separator: ", "))), found \(named.count)")
+            }
+            var user: String?
+            if let who = members.first(where: { $0.key == "as" })?.value {
+                let name = try reader.string(who, path + ".as")
+                guard names.contains(name) else {
+                    throw reader.fail(who, path + ".as", users.isEmpty ? "\"as\" needs the scenario's users: { \"users\": [...], \"steps\": [...] }"
+                                                                   : "\"\(name)\" is not one of the scenario's users (\(users.map(\.name).joined(separator: ", ")))")
+                }
+                user = name
+            }
+            if action.key == "await", users.isEmpty {
+                throw reader.fail(node, path, "\"await\" waits for what another user sends: it needs the scenario's users")
             }
             let value = action.value
             let payload = members.first { $0.key == "payload" }?.value
@@ -105,15 +155,48 @@ struct Scenario {
             case "liftQuarantine":
                 let target = try reader.string(value, actionPath)
                 parsed = .liftQuarantine(target == "--all" ? nil : target)
+            case "await":
+                if case .string(let text) = value.value {
+                    parsed = .await(Expectation(contains: [text]))
+                } else {
+                    parsed = .await(try expectation(value, actionPath, reader))
+                }
             default: parsed = .expect(try expectation(value, actionPath, reader))
             }
             var step = Step(number: index + 1, position: node.position, action: parsed)
+            step.user = users.isEmpty ? nil : (user ?? users[0].name)
             if let flag = members.first(where: { $0.key == "expectCrash" }) {
                 step.expectCrash = try reader.bool(flag.value, path + ".expectCrash")
             }
             steps.append(step)
         }
-        return Scenario(file: file, steps: steps)
+        return Scenario(file: file, steps: steps, users: users)
+    }
+
+    /// `"users"`: a list of ids (each on the host.json `play` was given), or ids with their
+    /// own host.json, relative to the scenario's folder.
+    private static func parseUsers(_ node: JSONNode, file: String, _ reader: DocumentReader) throws(ConfigError) -> [User] {
+        var users: [User] = []
+        switch node.value {
+        case .object(let members):
+            let folder = FileSystem.directory(of: FileSystem.resolve(file, against: "."))
+            for member in members {
+                let config = try reader.string(member.value, "users." + member.key)
+                users.append(User(name: member.key, config: FileSystem.resolve(config, against: folder)))
+            }
+        default:
+            for (index, element) in try reader.array(node, "users").enumerated() {
+                users.append(User(name: try reader.string(element, "users[\(index)]"), config: nil))
+            }
+        }
+        guard !users.isEmpty else { throw reader.fail(node, "users", "name at least one user") }
+        for user in users {
+            if let problem = TransportID.problem(user.name) {
+                throw reader.fail(node, "users", "the user id \"\(TerminalText.safe(user.name))\" \(problem)")
+            }
+        }
+        guard Set(users.map(\.name)).count == users.count else { throw reader.fail(node, "users", "a user is named twice") }
+        return users
     }
 
     /// A verb's step: its argument read from the step's value as the verb takes it.

@@ -5,6 +5,9 @@ import Foundation
 #endif
 import IMHost
 import IMKit
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Runs the steps of a ``Scenario`` against a host, one at a time, printing a transcript. It
 /// runs in the chat worker; the supervisor hands it step numbers, and after a crash a new runner
@@ -82,7 +85,34 @@ final class ScenarioRunner {
     }
 
     private func note(_ step: Scenario.Step, _ text: String) {
-        output.out("── \(step.number). \(TerminalText.safe(text))\n")
+        output.out("── \(step.number). \(step.user.map { "\($0): " } ?? "")\(TerminalText.safe(text))\n")
+    }
+
+    /// How long `await` waits for what another user sends before the step fails.
+    static let awaitSeconds = 15.0
+
+    /// Runs the connection until the page meets `expectation`, then shows it.
+    private func awaitPage(_ expectation: Scenario.Expectation, _ step: Scenario.Step) throws {
+        let page = try currentPage()
+        let deadline = Clock.monotonic() + UInt64(Self.awaitSeconds * 1e9)
+        while true {
+            _ = host.serviceConnection()
+            // A message that arrived is stored: the page reads it from there.
+            if (try? evaluate(expectation, page)) != nil { break }
+            guard Clock.monotonic() < deadline, Interruption.signal == nil else {
+                output.out(try renderer.render(page))
+                var unmet = "the page does not meet the expectation"
+                do { _ = try evaluate(expectation, page) } catch let failure as Failure { unmet = failure.description } catch {}
+                let status = host.courier.map { "\($0.status)" } ?? "no connection"
+                throw Failure(description: "waited \(Int(Self.awaitSeconds)) s: \(unmet) (the page is shown above; this user's connection: \(status))")
+            }
+            guard let courier = host.courier else { _ = poll(nil, 0, 50); continue }
+            var polls = courier.readable.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+                + courier.writable.map { pollfd(fd: $0, events: Int16(POLLOUT), revents: 0) }
+            _ = poll(&polls, nfds_t(polls.count), min(courier.wakeAfter(), 100))
+        }
+        note(step, "await ✓ " + (try evaluate(expectation, page)).joined(separator: "; "))
+        output.out(try renderer.render(page))
     }
 
     private func perform(_ step: Scenario.Step) throws {
@@ -114,6 +144,8 @@ final class ScenarioRunner {
             output.out(try renderer.render(try currentPage()))
         case .expect(let expectation):
             try check(expectation, step)
+        case .await(let expectation):
+            try awaitPage(expectation, step)
         }
     }
 
@@ -124,6 +156,17 @@ final class ScenarioRunner {
 
     private func check(_ expectation: Scenario.Expectation, _ step: Scenario.Step) throws {
         let page = try currentPage()
+        do {
+            note(step, "expect ✓ " + (try evaluate(expectation, page)).joined(separator: "; "))
+        } catch let failure as Failure {
+            // The page goes to the transcript, so the failure itself stays one line.
+            if !expectation.contains.isEmpty { output.out(try renderer.render(page)) }
+            throw failure
+        }
+    }
+
+    /// What `expectation` checked of `page`, or the first thing it found unmet.
+    private func evaluate(_ expectation: Scenario.Expectation, _ page: ChatPage) throws -> [String] {
         var checked: [String] = []
         if let expected = expectation.page {
             let found = page.isLegacy ? "legacy" : (page.lineID ?? "base")
@@ -142,8 +185,6 @@ final class ScenarioRunner {
         if !expectation.contains.isEmpty || !expectation.absent.isEmpty {
             let rendering = try PageRenderer(width: width, colors: false).render(page)
             for text in expectation.contains where !rendering.contains(text) {
-                // The page goes to the transcript, so the failure itself stays one line.
-                output.out(rendering)
                 throw Failure(description: "expected the page to show \"\(text)\", but it does not (the page is shown above)")
             }
             for text in expectation.absent where rendering.contains(text) {
@@ -176,6 +217,6 @@ final class ScenarioRunner {
             }
             checked.append("\(name) quarantined")
         }
-        note(step, "expect ✓ " + checked.joined(separator: "; "))
+        return checked
     }
 }

@@ -66,7 +66,7 @@ final class TestBroker {
         try workspace.writeConfig("""
             {
               "user": "\(user)",
-              "lines": { "house": { "enabled": true }, "jobs": { "enabled": true }\(more.isEmpty ? "" : ", " + more.map { "\"\($0.1.dropLast(3))\": {}" }.joined(separator: ", ")) },
+              "lines": { "house": { "enabled": true }, "jobs": { "enabled": true }\(more.isEmpty ? "" : ", " + more.map { "\"\($0.1.dropLast(3))\": { \"enabled\": true }" }.joined(separator: ", ")) },
               "routes": [
                 { "rootCateID": 1, "cateID": "*", "line": "house" },
                 { "rootCateID": 9, "cateID": [12, 13], "line": "jobs" }\(more.contains { $0.1 == "crashy.so" } ? #", { "rootCateID": 66, "cateID": "*", "line": "crashy" }"# : "")

@@ -1,0 +1,217 @@
+import Foundation
+import IMHost
+import IMKit
+
+/// Two people through a private mosquitto on loopback TCP: one message's trip against the floor
+/// under it (a bare libmosquitto publish → receive plus the two durable commits a message
+/// costs), a burst, an offline receiver behind a small broker queue, and memory while receiving.
+enum TransportBenchmark {
+    /// One side: its store and its connection, as `imhost chat` holds them.
+    final class Side {
+        let store: MessageStore
+        let courier: Courier
+        let lock: ConnectionLock
+
+        init(_ user: String, folder: String, broker: BrokerFolder, address: HostConfig.Transport.Address) throws {
+            store = try MessageStore(dataFolder: folder, user: user)
+            guard case .taken(let lock) = ConnectionLock.take(for: store, command: "bench") else {
+                throw Failure(description: "cannot take \(user)'s connection lock")
+            }
+            self.lock = lock
+            courier = Courier(settings: HostConfig.Transport(address: address, passwordFile: broker.passwordFile(of: user)),
+                              user: user, store: store, payloadLimit: 64 * 1024, lock: lock, clock: { IMHost.Clock.now() })
+        }
+    }
+
+    struct Failure: Error, CustomStringConvertible { var description: String }
+
+    static let text = #"{"text":"Is the flat still available? I could come on Saturday."}"#
+
+    /// Services both sides until `done` says so (or 60 s pass), waiting on their sockets.
+    /// Returns every arrival at `sides[1]`, in order.
+    @discardableResult
+    static func pump(_ sides: [Side], until done: ([StoredMessage]) -> Bool) throws -> [StoredMessage] {
+        var arrived: [StoredMessage] = []
+        let deadline = now() + 60_000_000_000
+        while !done(arrived) {
+            for (index, side) in sides.enumerated() {
+                for event in side.courier.service() where index == 1 {
+                    if case .arrived(_, let messages) = event { arrived += messages }
+                }
+            }
+            if done(arrived) { break }
+            guard now() < deadline else { throw Failure(description: "the transport benchmark made no progress for 60 s") }
+            var polls = sides.flatMap { side in
+                side.courier.readable.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+                    + side.courier.writable.map { pollfd(fd: $0, events: Int16(POLLOUT), revents: 0) }
+            }
+            let wait = sides.map { $0.courier.wakeAfter() }.min() ?? 10
+            _ = poll(&polls, nfds_t(polls.count), min(wait, 50))
+        }
+        return arrived
+    }
+
+    static func connected(_ sides: [Side]) throws {
+        try pump(sides) { _ in sides.allSatisfy(\.courier.inboxConfirmed) }
+    }
+
+    static func delivered(_ side: Side) -> Bool {
+        (try? side.store.outboxCounts()) .map { $0.queued == 0 && $0.sent == 0 } ?? false
+    }
+
+    static func run(folder: String) throws -> [Row] {
+        let port = BrokerFolder.freeLoopbackPort()
+        let brokerFolder = try BrokerFolder.initialize(at: folder + "/broker", users: ["alice", "bob", "carol", "dave"], listener: .port(port))
+        // The offline row: a broker that keeps only 100 messages for an absent client.
+        let config = try String(contentsOfFile: brokerFolder.configPath, encoding: .utf8)
+        try config.replacingOccurrences(of: "max_queued_messages 1000", with: "max_queued_messages 100")
+            .write(toFile: brokerFolder.configPath, atomically: true, encoding: .utf8)
+        let broker = try BrokerProcess(folder: brokerFolder)
+        defer { broker.stop() }
+        let address = HostConfig.Transport.Address.tcp(host: "127.0.0.1", port: port)
+        var rows: [Row] = []
+
+        // The floor: bare clients, and a durable commit.
+        let floorTrip = try bareTrips(broker: brokerFolder, port: port, count: 300)
+        let commitStore = try MessageStore(dataFolder: folder + "/commits", user: "x")
+        var commits: [Double] = []
+        for round in 0..<300 {
+            let start = now()
+            _ = try commitStore.storeOutgoing(to: "y", key: "text", payload: MessagePayload(json: text), at: 1_767_603_600_000 + Int64(round))
+            commits.append(Double(now() - start))
+        }
+        let floor = percentile(floorTrip, 0.5) + 2 * percentile(commits, 0.5)
+
+        // One message at a time, A → B, each delivered before the next.
+        let alice = try Side("alice", folder: folder + "/a", broker: brokerFolder, address: address)
+        let bob = try Side("bob", folder: folder + "/b", broker: brokerFolder, address: address)
+        try connected([alice, bob])
+        var trips: [Double] = []
+        for round in 0..<300 {
+            let start = now()
+            _ = try alice.store.storeOutgoing(to: "bob", key: "text", payload: MessagePayload(json: text), at: IMHost.Clock.now() + Int64(round))
+            try pump([alice, bob]) { !$0.isEmpty }
+            trips.append(Double(now() - start))
+            try pump([alice, bob]) { _ in delivered(alice) }
+        }
+        let p50 = percentile(trips, 0.5), p99 = percentile(trips, 0.99)
+        rows.append(Row(what: "one message A → B (broker on loopback)", measure: "p50, send to stored at B",
+                        figure: "\(format(p50 / 1e6, 2)) ms", baseline: "\(format(floor / 1e6, 2)) ms floor",
+                        ratio: "\(format(p50 / floor, 2))x", target: "<= 3x", met: p50 <= 3 * floor))
+        rows.append(Row(what: "one message A → B (broker on loopback)", measure: "p99",
+                        figure: "\(format(p99 / 1e6, 2)) ms", baseline: "\(format(floor / 1e6, 2)) ms floor",
+                        ratio: "\(format(p99 / floor, 2))x", target: "reported", met: nil))
+
+        // A burst: 10,000 queued, then A connects; the rate is measured at B.
+        let carol = try Side("carol", folder: folder + "/c", broker: brokerFolder, address: address)
+        let dave = try Side("dave", folder: folder + "/d", broker: brokerFolder, address: address)
+        try connected([dave])
+        // Carol connects when first serviced: after the burst is queued.
+        let burst = 10_000
+        for round in 0..<burst {
+            _ = try carol.store.storeOutgoing(to: "dave", key: "text", payload: MessagePayload(json: #"{"text":"burst \#(round)"}"#),
+                                              at: 1_767_603_600_000 + Int64(round))
+        }
+        var first: UInt64 = 0
+        let heapBefore = heapInUse()
+        let received = try pump([carol, dave]) { arrived in
+            if first == 0, !arrived.isEmpty { first = now() }
+            return arrived.count >= burst
+        }
+        let burstSeconds = Double(now() - first) / 1e9
+        let inOrder = received.map(\.envelope.payload.json) == (0..<burst).map { #"{"text":"burst \#($0)"}"# }
+        let rate = Double(burst - 1) / max(burstSeconds, 1e-9)
+        rows.append(Row(what: "10,000 messages A → B in a burst", measure: "stored at B, once and in order: \(inOrder ? "yes" : "NO")",
+                        figure: "\(Int(rate)) msg/s", baseline: "-", ratio: "-", target: ">= 5,000 msg/s", met: rate >= 5000 && inOrder))
+        try pump([carol, dave]) { _ in delivered(carol) }
+
+        // Memory while receiving: 100,000 more, heap in use measured every 10,000 at B's side.
+        var samples: [Int] = []
+        for batch in 0..<10 {
+            // Queued while nobody services the connection, then sent as one burst.
+            for round in 0..<10_000 {
+                _ = try carol.store.storeOutgoing(to: "dave", key: "text", payload: MessagePayload(json: #"{"text":"m \#(batch) \#(round)"}"#),
+                                                  at: 1_767_603_700_000 + Int64(batch * 10_000 + round))
+            }
+            try pump([carol, dave]) { $0.count >= 10_000 }
+            try pump([carol, dave]) { _ in delivered(carol) }
+            samples.append(heapInUse())
+        }
+        let growth = Double(samples[9] - samples[0]) / 90_000
+        rows.append(Row(what: "memory of a side that received 100,000 messages", measure: "heap growth per message (after the first 10,000)",
+                        figure: "\(format(growth, 1)) bytes", baseline: "\(heapBefore / 1024) KiB heap at start", ratio: "-",
+                        target: "flat (reported)", met: nil))
+
+        // B offline while A, connected, sends 5,000; the broker keeps 100 for B.
+        alice.courier.setOnline(true)
+        bob.courier.setOnline(false)
+        try pump([alice, bob]) { _ in bob.courier.status != .online && alice.courier.status == .online }
+        let offline = 5000
+        for round in 0..<offline {
+            _ = try alice.store.storeOutgoing(to: "bob", key: "text", payload: MessagePayload(json: #"{"text":"while away \#(round)"}"#),
+                                              at: IMHost.Clock.now() + Int64(round))
+            if round % 64 == 0 { _ = alice.courier.service() }
+        }
+        try pump([alice]) { _ in ((try? alice.store.outboxCounts().queued) ?? 1) <= offline - 64 }
+        let back = now()
+        bob.courier.setOnline(true)
+        let away = try pump([alice, bob]) { $0.count >= offline }
+        let returnSeconds = Double(now() - back) / 1e9
+        let allThere = Set(away.map(\.envelope.payload.json)).count == offline
+        rows.append(Row(what: "B offline while A sends 5,000 (broker keeps 100)", measure: "all at B after its return, once each: \(allThere ? "yes" : "NO")",
+                        figure: "\(format(returnSeconds, 2)) s", baseline: "-", ratio: "-", target: "<= 5 s", met: returnSeconds <= 5 && allThere))
+        return rows
+    }
+
+    /// Bare libmosquitto: alice publishes an envelope-sized message, bob's client receives it.
+    static func bareTrips(broker: BrokerFolder, port: Int, count: Int) throws -> [Double] {
+        func client(_ user: String) throws -> MQTTClient {
+            let password = try String(contentsOfFile: broker.passwordFile(of: user), encoding: .utf8).trimmingCharacters(in: .newlines)
+            let made = try MQTTClient(MQTTClient.Settings(address: .tcp(host: "127.0.0.1", port: port), user: user, password: password,
+                                                          maximumPacket: 70_000))
+            made.connect()
+            return made
+        }
+        let publisher = try client("carol"), subscriber = try client("dave")
+        var subscribed = false, connected = (false, false)
+        var received = 0
+        func service() {
+            for event in publisher.service() { if case .connected = event { connected.0 = true } }
+            for event in subscriber.service() {
+                switch event {
+                case .connected: connected.1 = true; _ = subscriber.subscribe("imhost/u/dave/#")
+                case .subscribed: subscribed = true
+                case .message: received += 1
+                default: break
+                }
+            }
+        }
+        func wait(_ condition: () -> Bool) throws {
+            let deadline = now() + 30_000_000_000
+            while !condition() {
+                service()
+                guard now() < deadline else { throw Failure(description: "the bare clients made no progress") }
+                var polls = (publisher.readable + subscriber.readable).map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+                    + (publisher.writable + subscriber.writable).map { pollfd(fd: $0, events: Int16(POLLOUT), revents: 0) }
+                _ = poll(&polls, nfds_t(polls.count), 5)
+            }
+        }
+        try wait { connected.0 && connected.1 && subscribed }
+        let payload = Array(#"{"v":1,"kind":"message","id":"01JCAROL00000000000000000A","seq":1,"key":"text","payload":\#(text),"sentAt":1767603600000}"#.utf8)
+        var trips: [Double] = []
+        for _ in 0..<count {
+            let start = now(), before = received
+            _ = publisher.publish(topic: "imhost/u/dave/from/carol", payload: payload)
+            try wait { received > before }
+            trips.append(Double(now() - start))
+        }
+        publisher.disconnect()
+        subscriber.disconnect()
+        return trips
+    }
+
+    static func percentile(_ values: [Double], _ p: Double) -> Double {
+        let sorted = values.sorted()
+        return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+    }
+}
