@@ -112,13 +112,14 @@ struct TransportTests {
             envelope("01JCAROL00000000000000000B", seq: 1, payload: #""not an object""#),
             #"{"v":1,"kind":"receipt","state":"delivered","ids":["01JNEVERSENT00000000000000"]}"#,
             envelope("01JCAROL00000000000000000C", seq: 1, payload: #"{"text":"sentinel \u001b[31m from carol"}"#),
+            #"{"from":"alice","v":1,"kind":"message","id":"01JCAROL00000000000000000F","seq":2,"key":"text","payload":{"text":"alice says"},"sentAt":1}"#,
         ])
         let (_, counters) = try broker.syncCounters(bob, timeout: 3)
         #expect(counters["received"] as? Int == 0 && counters["duplicates"] as? Int == 1, "\(counters)")
-        #expect(counters["refused"] as? [String: Int] == ["not-json": 1, "version": 1, "kind": 1, "id": 1, "key": 1, "payload": 1], "\(counters)")
+        #expect(counters["refused"] as? [String: Int] == ["not-json": 1, "version": 1, "kind": 1, "id": 1, "key": 1, "payload": 1, "sender": 1], "\(counters)")
         #expect(counters["unknownReceipts"] as? Int == 1)
         let shown = try transcript(bob, with: "carol")
-        #expect(shown.stdout.contains("sentinel") && !shown.stdout.contains("\u{1B}"))
+        #expect(shown.stdout.contains("sentinel") && !shown.stdout.contains("\u{1B}") && !shown.stdout.contains("alice says"))
         #expect(shown.stdout.contains("#1 carol") && !shown.stdout.contains("#2 carol"), "only the good message is stored: \(shown.stdout)")
     }
 
@@ -171,6 +172,37 @@ struct TransportTests {
         let shown = try transcript(alice, with: "bob", ["/retry 1"])
         #expect(shown.stdout.contains("failed"), "\(shown.stdout)")
         #expect(shown.stdout.contains("queued"), "/retry queued it again: \(shown.stdout)")
+    }
+
+    @Test("a message nobody confirms within giveUpHours fails, and says so")
+    func giveUp() throws {
+        let root = try Workspace()
+        let broker = try TestBroker(in: root.root, users: ["alice", "bob"])
+        let alice = try broker.workspace(for: "alice", transport: #", "giveUpHours": 0.000001"#)
+        _ = try transcript(alice, with: "bob", ["anyone there?"])
+        let result = try broker.sync(alice, timeout: 1)
+        #expect(result.stdout.contains("failed 1"), "\(result.stdout)")
+        #expect(result.stderr.contains("1 message not delivered within"), "\(result.stderr)")
+        let shown = try transcript(alice, with: "bob", ["/why 1"])
+        #expect(shown.stdout.contains("failed (/why)") && shown.stdout.contains("not delivered within"), "\(shown.stdout)")
+    }
+
+    @Test("a sender's messages are placed in its order: a late earlier one goes before later ones")
+    func senderOrder() throws {
+        let root = try Workspace()
+        let broker = try TestBroker(in: root.root, users: ["bob", "carol"])
+        let bob = try broker.workspace(for: "bob")
+        #expect(try broker.sync(bob, timeout: 2).status == 0)
+        try broker.publish(as: "carol", topic: "imhost/u/bob/from/carol", [
+            envelope("01JCAROL0000000000000SEQ02", seq: 2, payload: #"{"text":"second"}"#),
+            envelope("01JCAROL0000000000000SEQ03", seq: 3, payload: #"{"text":"third"}"#),
+        ])
+        #expect(try broker.sync(bob, timeout: 2).stdout.hasPrefix("received 2,"))
+        try broker.publish(as: "carol", topic: "imhost/u/bob/from/carol", [envelope("01JCAROL0000000000000SEQ01", seq: 1, payload: #"{"text":"first"}"#)])
+        #expect(try broker.sync(bob, timeout: 2).stdout.hasPrefix("received 1,"))
+        let shown = try transcript(bob, with: "carol").stdout
+        let order = ["│ first │", "│ second │", "│ third │"].compactMap { shown.range(of: $0)?.lowerBound }
+        #expect(order.count == 3 && order == order.sorted(), "\(shown)")
     }
 
     @Test("/block refuses a peer's messages without storing them; /unblock takes them again")

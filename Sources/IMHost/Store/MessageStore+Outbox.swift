@@ -76,13 +76,30 @@ extension MessageStore {
     }
 
     /// The broker took these: `sent`, still in the outbox until the receiver says it has them.
-    public func markSent(_ sends: [QueuedSend]) throws(StoreError) {
-        guard !isReadOnly, !sends.isEmpty else { return }
-        try guarded {
+    /// Returns how many became `sent` now (a resend of a message sent before changes nothing).
+    @discardableResult
+    public func markSent(_ sends: [QueuedSend]) throws(StoreError) -> Int {
+        try markSent(sends, retryAt: nil)
+    }
+
+    /// As ``markSent(_:)``, and in the same transaction the leases end and each is tried
+    /// again at `retryAt(send)` unless a receipt comes first: what a batch of the broker's
+    /// answers costs is one commit, not two a message.
+    @discardableResult
+    public func markSent(_ sends: [QueuedSend], retryAt: ((QueuedSend) -> Int64)?) throws(StoreError) -> Int {
+        guard !isReadOnly, !sends.isEmpty else { return 0 }
+        return try guarded {
             try database.transaction {
+                var changed = 0
                 for send in sends {
                     try database.statement("UPDATE messages SET state = 'sent' WHERE id = ? AND state = 'queued'").bind(send.row).run()
+                    changed += database.changes
+                    if let retryAt {
+                        try database.statement("UPDATE outbox SET lease_pid = NULL, lease_until = NULL, next_at = ? WHERE message = ?")
+                            .bind(retryAt(send), send.row).run()
+                    }
                 }
+                return changed
             }
         }
     }

@@ -48,7 +48,7 @@ public final class Courier {
         /// Messages from blocked peers, refused.
         public var blocked = 0
         /// Envelopes refused, by why (not-json, too-large, version, kind, id, key, payload,
-        /// receipt, topic).
+        /// receipt, sender, topic).
         public var refused: [String: Int] = [:]
         /// Receipt ids that named no message of this user's to that peer.
         public var unknownReceipts = 0
@@ -100,7 +100,8 @@ public final class Courier {
     private var lastGiveUp: Int64 = 0
     public private(set) var counters = Counters()
     /// The user's messages the broker took in this run (a resend counts once).
-    private var publishedRows: Set<Int64> = []
+    /// The broker's answers to messages, gathered during one ``service()`` and committed at once.
+    private var accepted: [QueuedSend] = []
     private var events: [Event] = []
 
     private enum Publish {
@@ -151,6 +152,7 @@ public final class Courier {
             var arrivals: [(sender: String, message: Envelope.Message)] = []
             for event in client.service() { handle(event, now: now, arrivals: &arrivals) }
             if !arrivals.isEmpty { store(arrivals, now: now) }
+            if !accepted.isEmpty { markAccepted(now: now) }
         }
         if status == .online {
             sendQueuedReceipts()
@@ -294,7 +296,7 @@ public final class Courier {
         }
         let envelope: Envelope
         do throws(Envelope.Refusal) {
-            envelope = try Envelope.read(payload, payloadLimit: payloadLimit)
+            envelope = try Envelope.read(payload, payloadLimit: payloadLimit, sender: sender)
         } catch {
             refuse(error, from: sender)
             return
@@ -460,18 +462,23 @@ public final class Courier {
         }
     }
 
+    /// The broker took these messages: `sent`, and each sent again if no receipt comes, after
+    /// 2 s, doubling to at most 5 minutes. One transaction for all.
+    private func markAccepted(now: Int64) {
+        let sends = accepted
+        accepted = []
+        if let changed = try? store.markSent(sends, retryAt: { now + min(Self.resendCap, 2000 << min($0.attempts, 12)) }) {
+            counters.published += changed
+        }
+        events.append(.changed(peers: Set(sends.map(\.peer))))
+    }
+
     private func published(id: Int32, code: Int32, now: Int64) {
         guard let what = publishing.removeValue(forKey: id) else { return }
         switch what {
         case .message(let send):
             if code < 0x80 {
-                publishedRows.insert(send.row)
-                counters.published = publishedRows.count
-                try? store.markSent([send])
-                // Sent again if no receipt comes: after 2 s, doubling to at most 5 minutes.
-                let backoff = min(Self.resendCap, 2000 << min(send.attempts, 12))
-                try? store.release([send], retryAt: now + backoff)
-                events.append(.changed(peers: [send.peer]))
+                accepted.append(send)
             } else {
                 inFlight[send.peer]?.remove(send.row)
                 try? store.release([send], retryAt: now + Self.resendCap)

@@ -111,7 +111,7 @@ public enum Envelope: Sendable, Equatable {
     public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
         /// The counter it goes to (`imhost sync --json`).
         public enum Kind: String, Sendable, CaseIterable {
-            case notJSON = "not-json", tooLarge = "too-large", version, kind, id, key, payload, receipt
+            case notJSON = "not-json", tooLarge = "too-large", version, kind, id, key, payload, receipt, sender
         }
 
         public var kind: Kind
@@ -121,8 +121,10 @@ public enum Envelope: Sendable, Equatable {
     }
 
     /// Reads an envelope from the bytes of an MQTT message, with `payloadLimit` the largest
-    /// payload this host takes (host.json's `limits.payloadBytes`).
-    public static func read(_ bytes: [UInt8], payloadLimit: Int) throws(Refusal) -> Envelope {
+    /// payload this host takes (host.json's `limits.payloadBytes`). `sender` is the topic's:
+    /// an envelope that names another (a `from` or `sender` member) is refused, whatever else
+    /// it says.
+    public static func read(_ bytes: [UInt8], payloadLimit: Int, sender: String? = nil) throws(Refusal) -> Envelope {
         guard bytes.count <= payloadLimit + overhead else {
             throw Refusal(kind: .tooLarge, description: "an envelope of \(bytes.count) bytes; the limit is \(payloadLimit + overhead) (limits.payloadBytes + \(overhead))")
         }
@@ -140,6 +142,15 @@ public enum Envelope: Sendable, Equatable {
         let id = member("id").flatMap { node -> String? in
             if case .string(let text) = node.value, GlobalID.isValid(text) { return text }
             return nil
+        }
+        if let sender {
+            for key in ["from", "sender"] {
+                guard let named = member(key) else { continue }
+                guard case .string(let text) = named.value, text == sender else {
+                    throw Refusal(kind: .sender, description: "an envelope whose \"\(key)\" is not its sender (the topic says \(sender); the broker vouches for the topic only)",
+                                  messageID: id)
+                }
+            }
         }
         guard case .number(let version, _)? = member("v")?.value, version == Double(Self.version) else {
             throw Refusal(kind: .version, description: "an envelope of version \(member("v").map(\.kindName) ?? "(none)"); this host reads version \(Self.version)",

@@ -218,7 +218,14 @@ package final class MQTTClient {
             }
         case .awaitingAnswer, .connected:
             let pointer = handle.pointer
+            // libmosquitto reads one packet a call when nothing of its own waits: read on while
+            // the socket has more (up to a bound), so a burst is stored and answered in batches.
             var code = mosquitto_loop_read(pointer, 1)
+            var reads = 1
+            while code == MOSQ_ERR_SUCCESS.rawValue, reads < Self.readsPerService, Self.hasInput(mosquitto_socket(pointer)) {
+                code = mosquitto_loop_read(pointer, 1)
+                reads += 1
+            }
             if code == MOSQ_ERR_SUCCESS.rawValue, mosquitto_want_write(pointer) { code = mosquitto_loop_write(pointer, 1) }
             if code == MOSQ_ERR_SUCCESS.rawValue { code = mosquitto_loop_misc(pointer) }
             if code != MOSQ_ERR_SUCCESS.rawValue, state != .idle {
@@ -230,6 +237,16 @@ package final class MQTTClient {
         }
         defer { events = [] }
         return events
+    }
+
+    /// At most this many packets are read in one ``service()``.
+    static let readsPerService = 256
+
+    /// Whether `socket` has bytes to read now.
+    private static func hasInput(_ socket: Int32) -> Bool {
+        guard socket >= 0 else { return false }
+        var entry = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        return poll(&entry, 1, 0) > 0 && entry.revents & Int16(POLLIN) != 0
     }
 
     /// Publishes at QoS 1. Returns the message id the broker's answer (``Event/published``)

@@ -59,7 +59,7 @@ final class TestBroker {
 
     /// A workspace for `user`: house and jobs (and `more` products) installed, a host.json with
     /// this broker as its transport; `config` adds members to host.json.
-    func workspace(for user: String, config: String = "", more: [(String, String)] = []) throws -> Workspace {
+    func workspace(for user: String, config: String = "", transport extra: String = "", more: [(String, String)] = []) throws -> Workspace {
         let workspace = try Workspace()
         try workspace.installLines()
         for (product, name) in more { try workspace.install(product, as: name) }
@@ -71,7 +71,7 @@ final class TestBroker {
                 { "rootCateID": 1, "cateID": "*", "line": "house" },
                 { "rootCateID": 9, "cateID": [12, 13], "line": "jobs" }\(more.contains { $0.1 == "crashy.so" } ? #", { "rootCateID": 66, "cateID": "*", "line": "crashy" }"# : "")
               ],
-              "transport": \(transport(for: user))\(config)
+              "transport": \(transport(for: user, extra: extra))\(config)
             }
             """)
         return workspace
