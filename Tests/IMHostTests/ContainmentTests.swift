@@ -289,7 +289,7 @@ struct QuarantineTests {
         #expect(list.status == 0)
         #expect(list.stdout.contains("message key crashy.bomb\n    since "))
         #expect(list.stdout.contains(": crashed (SIGABRT) building message m1 (crashy.bomb) at "))
-        #expect(list.stdout.contains("    lift with: imhost quarantine lift crashy\n"))
+        #expect(list.stdout.contains("    lift with: imhost quarantine lift crashy.bomb\n"))
         let json = try imhost(["quarantine", "--json"], in: workspace)
         let rows = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
         #expect(rows.count == 1 && rows[0]["scope"] as? String == "key" && rows[0]["active"] as? Bool == true)

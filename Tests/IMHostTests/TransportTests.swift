@@ -70,7 +70,7 @@ struct TransportTests {
         #expect(try broker.sync(bob, timeout: 2).status == 0)
         // A chat piped in holds the connection while it runs: it may send them itself.
         _ = try transcript(alice, with: "bob", ["one", "two"])
-        let sent = try broker.sync(alice, timeout: 1)
+        let sent = try broker.sync(alice, timeout: 3)
         #expect(sent.status == 0 && sent.stdout.contains("delivered 0") && sent.stdout.contains("nothing is queued"), "\(sent.stdout)\(sent.stderr)")
         let received = try broker.sync(bob)
         #expect(received.stdout.hasPrefix("received 2,"), "\(received.stdout)\(received.stderr)")
@@ -162,7 +162,7 @@ struct TransportTests {
         let bob = try broker.workspace(for: "bob", config: #", "limits": { "payloadBytes": 1024 }"#)
         #expect(try broker.sync(bob, timeout: 2).status == 0)
         _ = try transcript(alice, with: "bob", [String(repeating: "long ", count: 300)])
-        #expect(try broker.sync(alice, timeout: 1).stdout.contains("nothing is queued"))
+        #expect(try broker.sync(alice, timeout: 3).stdout.contains("nothing is queued"))
         // Refused each time it comes (a resend comes again), never stored.
         let refusing = try broker.sync(bob)
         #expect(refusing.stdout.hasPrefix("received 0,") && !refusing.stdout.contains("refused 0"), "\(refusing.stdout)\(refusing.stderr)")
@@ -180,7 +180,7 @@ struct TransportTests {
         let broker = try TestBroker(in: root.root, users: ["alice", "bob"])
         let alice = try broker.workspace(for: "alice", transport: #", "giveUpHours": 0.000001"#)
         _ = try transcript(alice, with: "bob", ["anyone there?"])
-        let result = try broker.sync(alice, timeout: 1)
+        let result = try broker.sync(alice, timeout: 3)
         #expect(result.stdout.contains("failed 1"), "\(result.stdout)")
         #expect(result.stderr.contains("1 message not delivered within"), "\(result.stderr)")
         let shown = try transcript(alice, with: "bob", ["/why 1"])
@@ -215,7 +215,7 @@ struct TransportTests {
         let blocking = try transcript(bob, with: "alice", ["/block"])
         #expect(blocking.stdout.contains("blocked alice: their messages are refused and not stored"), "\(blocking.stdout)")
         _ = try transcript(alice, with: "bob", ["are you there?"])
-        #expect(try broker.sync(alice, timeout: 1).stdout.contains("nothing is queued"))
+        #expect(try broker.sync(alice, timeout: 3).stdout.contains("nothing is queued"))
         // Refused each time it comes (a resend comes again): never stored.
         let refusing = try broker.sync(bob)
         #expect(refusing.stdout.hasPrefix("received 0,") && !refusing.stdout.contains("refused 0"), "\(refusing.stdout)")
@@ -224,7 +224,7 @@ struct TransportTests {
         let unblocked = try transcript(bob, with: "alice", ["/unblock"])
         #expect(unblocked.stdout.contains("unblocked alice") && !unblocked.stdout.contains("are you there?"), "\(unblocked.stdout)")
         _ = try transcript(alice, with: "bob", ["and now?"])
-        _ = try broker.sync(alice, timeout: 1)
+        _ = try broker.sync(alice, timeout: 3)
         #expect(try broker.sync(bob).stdout.hasPrefix("received 1,"))
     }
 
@@ -299,6 +299,9 @@ struct TransportTests {
         #expect(afterDave.stdout.contains("crashy.bomb"), "two senders crashed it: the key is quarantined: \(afterDave.stdout)")
         let again = try imhost(["chat", "im://chat?rootCateID=66&peer=carol"], input: "/quit\n", in: bob, environment: crashy)
         #expect(again.status == 0 && !again.stderr.contains("crashed"), "\(again.stderr)")
+        #expect(afterDave.stdout.contains("lift with: imhost quarantine lift crashy.bomb"), "\(afterDave.stdout)")
+        #expect(try imhost(["quarantine", "lift", "crashy.bomb"], in: bob).status == 0)
+        #expect(try imhost(["quarantine"], in: bob).stdout == "Nothing is quarantined.\n")
     }
 
     enum Victim: String, CaseIterable { case broker, sender, receiver }

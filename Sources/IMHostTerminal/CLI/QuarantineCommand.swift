@@ -87,7 +87,9 @@ enum QuarantineCommand {
             add("\(what)\(row.active ? "" : " (no longer applies: the file was replaced)")")
             add("    since \(row.since): \(row.reason)")
             if let detail = row.crash.detail { add("    it said: \(detail)") }
-            add("    lift with: imhost quarantine lift \(row.line ?? row.file ?? "--all")")
+            // A message or key hold is lifted by its key, as the crash notice says; a line's by its line.
+            let target = row.scope == .line ? row.line : (row.key ?? row.line)
+            add("    lift with: imhost quarantine lift \(target ?? row.file ?? "--all")")
         }
         output.out(lines.map { $0 + "\n" }.joined())
         return CommandLineTool.ExitCode.ok
