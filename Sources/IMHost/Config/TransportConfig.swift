@@ -11,12 +11,16 @@ extension HostConfig {
             case tcp(host: String, port: Int)
             /// A unix socket (`unix:/path`), absolute.
             case unix(path: String)
+            /// A TCP host and port with TLS (`mqtts://host:port`): the broker's certificate is
+            /// checked against `caFile` and the host name.
+            case tls(host: String, port: Int)
 
             /// As a URL, the way host.json writes it.
             public var description: String {
                 switch self {
                 case .tcp(let host, let port): "mqtt://\(host.contains(":") ? "[\(host)]" : host):\(port)"
                 case .unix(let path): "unix:\(path)"
+                case .tls(let host, let port): "mqtts://\(host.contains(":") ? "[\(host)]" : host):\(port)"
                 }
             }
         }
@@ -28,6 +32,13 @@ extension HostConfig {
         public var giveUpHours: Double = 72
         /// Whether the receiver says when a message was shown (default true).
         public var readReceipts = true
+        /// With `mqtts://`: the certificate authority that signed the broker's certificate
+        /// (PEM), absolute.
+        public var caFile: String?
+        /// With `mqtts://`, when the broker asks for one: this host's client certificate and its
+        /// private key (PEM), absolute.
+        public var certFile: String?
+        public var keyFile: String?
 
         public init(address: Address, passwordFile: String, giveUpHours: Double = 72, readReceipts: Bool = true) {
             self.address = address
@@ -37,10 +48,11 @@ extension HostConfig {
         }
 
         /// The keys `transport` may have.
-        static let keys = ["url", "passwordFile", "giveUpHours", "readReceipts"]
+        static let keys = ["url", "passwordFile", "giveUpHours", "readReceipts", "caFile", "certFile", "keyFile"]
 
-        /// Reads a broker URL: `mqtt://host[:port]` (1883 by default) or `unix:PATH` (relative
-        /// to `folder`). Returns why not, for a person, when it is not one.
+        /// Reads a broker URL: `mqtt://host[:port]` (1883 by default), `mqtts://host[:port]`
+        /// (TLS, 8883 by default) or `unix:PATH` (relative to `folder`). Returns why not, for a
+        /// person, when it is not one.
         public static func address(_ url: String, relativeTo folder: String) -> Result<Address, TransportURLError> {
             if url.hasPrefix("unix:") {
                 let path = String(url.dropFirst(5))
@@ -52,13 +64,11 @@ extension HostConfig {
                 }
                 return .success(.unix(path: absolute))
             }
-            if url.hasPrefix("mqtts://") {
-                return .failure(TransportURLError("mqtts:// (TLS) is not supported by this imhost; use mqtt:// on loopback or a trusted network, or unix:PATH"))
+            let secure = url.hasPrefix("mqtts://")
+            guard secure || url.hasPrefix("mqtt://") else {
+                return .failure(TransportURLError("expected mqtt://host:port, mqtts://host:port or unix:/path/to/socket, found \"\(url)\""))
             }
-            guard url.hasPrefix("mqtt://") else {
-                return .failure(TransportURLError("expected mqtt://host:port or unix:/path/to/socket, found \"\(url)\""))
-            }
-            var rest = Substring(url.dropFirst(7))
+            var rest = Substring(url.dropFirst(secure ? 8 : 7))
             if rest.hasSuffix("/") { rest = rest.dropLast() }
             var host: Substring
             var portText: Substring?
@@ -77,16 +87,26 @@ extension HostConfig {
                 host = rest
             }
             guard !host.isEmpty, host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || ".-:_".contains($0)) }) else {
-                return .failure(TransportURLError("expected a host name or address after mqtt://, found \"\(host)\""))
+                return .failure(TransportURLError("expected a host name or address after \(secure ? "mqtts" : "mqtt")://, found \"\(host)\""))
             }
-            var port = 1883
+            var port = secure ? 8883 : 1883
             if let portText {
                 guard let number = Int(portText), (1...65535).contains(number) else {
                     return .failure(TransportURLError("expected a port from 1 to 65535, found \"\(portText)\""))
                 }
                 port = number
             }
-            return .success(.tcp(host: String(host), port: port))
+            return .success(secure ? .tls(host: String(host), port: port) : .tcp(host: String(host), port: port))
+        }
+
+        /// Why a certificate or CA file cannot be used: not there, not a regular file, or not
+        /// readable. `nil` when it can.
+        public static func certificateFileProblem(_ path: String) -> String? {
+            var info = stat()
+            guard stat(path, &info) == 0 else { return "cannot read \(path) (\(String(cString: strerror(errno))))" }
+            guard info.st_mode & S_IFMT == S_IFREG else { return "\(path) is \(FileSystem.kind(info.st_mode)), not a regular file" }
+            guard access(path, R_OK) == 0 else { return "cannot read \(path) (\(String(cString: strerror(errno))))" }
+            return nil
         }
 
         /// Why a password file cannot be used: not there, not a regular file, not the host's
@@ -175,6 +195,35 @@ extension DocumentReader {
             transport.giveUpHours = value
         }
         if let receipts = field("readReceipts") { transport.readReceipts = try bool(receipts, "transport.readReceipts") }
+        // TLS files: a CA with mqtts:// (required), a client certificate and key (both or neither).
+        func file(_ key: String) throws(ConfigError) -> (node: JSONNode, path: String)? {
+            guard let node = field(key) else { return nil }
+            let text = try string(node, "transport." + key)
+            guard !text.isEmpty else { throw fail(node, "transport." + key, "expected a file name") }
+            return (node, FileSystem.resolve(text, against: folder))
+        }
+        let ca = try file("caFile"), cert = try file("certFile"), key = try file("keyFile")
+        guard case .tls = address else {
+            if let given = ca ?? cert ?? key {
+                throw fail(given.node, "transport", "caFile, certFile and keyFile go with an mqtts:// url (TLS); this url is \(address)")
+            }
+            return transport
+        }
+        guard let ca else {
+            throw fail(urlNode, "transport", "mqtts:// needs \"caFile\": the certificate authority (PEM) that signed the broker's certificate")
+        }
+        if let problem = HostConfig.Transport.certificateFileProblem(ca.path) { throw fail(ca.node, "transport.caFile", problem) }
+        transport.caFile = ca.path
+        switch (cert, key) {
+        case (nil, nil): break
+        case let (cert?, key?):
+            if let problem = HostConfig.Transport.certificateFileProblem(cert.path) { throw fail(cert.node, "transport.certFile", problem) }
+            if let problem = HostConfig.Transport.passwordFileProblem(key.path) { throw fail(key.node, "transport.keyFile", problem) }
+            transport.certFile = cert.path
+            transport.keyFile = key.path
+        case let (cert?, nil): throw fail(cert.node, "transport", "certFile needs keyFile: the client certificate's private key")
+        case let (nil, key?): throw fail(key.node, "transport", "keyFile needs certFile: the client certificate it is the key of")
+        }
         return transport
     }
 }

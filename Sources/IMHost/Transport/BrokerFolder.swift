@@ -30,6 +30,25 @@ public struct BrokerFolder: Sendable {
         case port(Int)
     }
 
+    /// A TLS listener beside the first one, for hosts beyond this machine: where it listens,
+    /// and the broker's certificate and key (PEM), copied into the folder.
+    public struct TLSListener: Sendable, Equatable {
+        public var host: String
+        public var port: Int
+        public var certificate: String
+        public var key: String
+        public init(host: String, port: Int, certificate: String, key: String) {
+            self.host = host
+            self.port = port
+            self.certificate = certificate
+            self.key = key
+        }
+    }
+
+    /// Where the TLS listener's certificate and key are kept.
+    public var tlsCertificate: String { path + "/tls/broker.crt" }
+    public var tlsKey: String { path + "/tls/broker.key" }
+
     /// Why the folder could not be set up or changed: one line for a person.
     public struct Failure: Error, CustomStringConvertible, Sendable {
         public var description: String
@@ -71,9 +90,9 @@ public struct BrokerFolder: Sendable {
         """
 
     /// The broker's configuration for this folder.
-    public func configuration(listener: Listener, payloadLimit: Int, runAs owner: String) -> String {
+    public func configuration(listener: Listener, payloadLimit: Int, runAs owner: String, tls: TLSListener? = nil) -> String {
         let packet = Self.maxPacketSize(payloadLimit: payloadLimit)
-        let listen: String, nodelay: String
+        var listen: String, nodelay: String
         switch listener {
         case .socket(let socket):
             listen = """
@@ -96,15 +115,7 @@ public struct BrokerFolder: Sendable {
                 set_tcp_nodelay true
                 """
         }
-        return """
-            # Written by imhost broker init. Each line says why it is here.
-
-            # Every listener has its own authentication: none can be left anonymous by mistake
-            # (listeners share one topic tree, so one anonymous listener would let anyone write
-            # into anyone's inbox).
-            per_listener_settings true
-
-            \(listen)
+        let ownAuth = """
             # Nobody connects without a user name and password ...
             allow_anonymous false
             # ... checked against these hashes (mosquitto_passwd; imhost broker add-user adds more).
@@ -115,6 +126,35 @@ public struct BrokerFolder: Sendable {
             # user's session (and its queued messages) by connecting with its client id. One
             # device per user at a time: a second connection of a user takes the session over.
             use_username_as_clientid true
+            """
+        var tlsBlock = ""
+        if let tls {
+            tlsBlock = "\n\n" + """
+                # A TLS listener for hosts beyond this machine: passwords and messages are encrypted
+                # on the way, and each host checks this certificate against its caFile and the
+                # name it connects to (mqtts://\(tls.host.contains(":") ? "[\(tls.host)]" : tls.host):\(tls.port)).
+                listener \(tls.port) \(tls.host)
+                certfile \(tlsCertificate)
+                keyfile \(tlsKey)
+                # This listener's own authentication, as every listener's:
+                \(ownAuth)
+                """
+            nodelay = """
+                # Messages leave at once: without this, Nagle's algorithm meeting delayed ACKs adds
+                # up to 40 ms to a message on the TCP listener.
+                set_tcp_nodelay true
+                """
+        }
+        return """
+            # Written by imhost broker init. Each line says why it is here.
+
+            # Every listener has its own authentication: none can be left anonymous by mistake
+            # (listeners share one topic tree, so one anonymous listener would let anyone write
+            # into anyone's inbox).
+            per_listener_settings true
+
+            \(listen)
+            \(ownAuth)\(tlsBlock)
 
             # Sessions and queued messages survive a restart of the broker ...
             persistence true
@@ -159,7 +199,7 @@ public struct BrokerFolder: Sendable {
     /// Makes the folder: configuration, ACL, password hashes and one password file per user
     /// (and `operator`). An existing configuration is never overwritten unless `force`.
     public static func initialize(at folder: String, users: [String], listener: Listener, payloadLimit: Int = 64 * 1024,
-                                  force: Bool = false) throws(Failure) -> BrokerFolder {
+                                  tls: TLSListener? = nil, force: Bool = false) throws(Failure) -> BrokerFolder {
         for user in users {
             if let problem = TransportID.problem(user) { throw Failure("the user id \"\(user)\" \(problem)") }
         }
@@ -187,7 +227,22 @@ public struct BrokerFolder: Sendable {
             plain.append((user, password))
         }
         try broker.hash(plain, into: broker.passwordHashes, replacing: true)
-        try broker.write(broker.configuration(listener: listener, payloadLimit: payloadLimit, runAs: owner), to: broker.configPath, mode: 0o644)
+        if let tls {
+            // Copied in, so the broker (running as the folder's owner) can read them, and the
+            // folder holds all it needs.
+            let certificate: String, key: String
+            do throws(FileSystem.Failure) {
+                try FileSystem.makeFolders(folder + "/tls")
+                chmod(folder + "/tls", 0o700)
+                certificate = try FileSystem.readText(tls.certificate)
+                key = try FileSystem.readText(tls.key)
+            } catch {
+                throw Failure("cannot copy the TLS certificate and key into \(folder)/tls: \(error)")
+            }
+            try broker.write(certificate, to: broker.tlsCertificate, mode: 0o644)
+            try broker.write(key, to: broker.tlsKey, mode: 0o600)
+        }
+        try broker.write(broker.configuration(listener: listener, payloadLimit: payloadLimit, runAs: owner, tls: tls), to: broker.configPath, mode: 0o644)
         return broker
     }
 

@@ -193,8 +193,10 @@ public final class Courier {
             return
         }
         do throws(MQTTClient.Failure) {
-            let made = try MQTTClient(MQTTClient.Settings(address: settings.address, user: user, password: password,
-                                                          maximumPacket: UInt32(BrokerFolder.maxPacketSize(payloadLimit: payloadLimit))))
+            var clientSettings = MQTTClient.Settings(address: settings.address, user: user, password: password,
+                                                     maximumPacket: UInt32(BrokerFolder.maxPacketSize(payloadLimit: payloadLimit)))
+            if let ca = settings.caFile { clientSettings.tls = .init(ca: ca, cert: settings.certFile, key: settings.keyFile) }
+            let made = try MQTTClient(clientSettings)
             client = made
             status = .connecting
             made.connect()
@@ -255,7 +257,11 @@ public final class Courier {
             outage("the broker at \(settings.address) refused \(user): \(reason); \(fix)", now: now, delay: Self.reconnectCap)
         case .unreachable(let why):
             client = nil
-            outage("cannot reach the broker at \(settings.address) (\(why)); is it running? (imhost broker run DIR); retrying", now: now)
+            if why.hasPrefix("the TLS handshake") || why.hasPrefix("the broker's certificate") {
+                outage("cannot connect to the broker at \(settings.address): \(why); retrying", now: now)
+            } else {
+                outage("cannot reach the broker at \(settings.address) (\(why)); is it running? (imhost broker run DIR); retrying", now: now)
+            }
         case .disconnected(let code, let reason):
             client = nil
             if code == 0x8E {

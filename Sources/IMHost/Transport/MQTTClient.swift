@@ -33,6 +33,20 @@ package final class MQTTClient {
         package var maximumPacket: UInt32
         /// How many QoS 1 messages the broker may have in flight to this client at once.
         package var receiveMaximum: UInt16 = 256
+        /// TLS (`mqtts://`): the CA the broker's certificate must chain to, and this host's
+        /// certificate and key when the broker asks for one. The broker's name is checked.
+        package var tls: TLSFiles?
+
+        package struct TLSFiles: Sendable {
+            package var ca: String
+            package var cert: String?
+            package var key: String?
+            package init(ca: String, cert: String?, key: String?) {
+                self.ca = ca
+                self.cert = cert
+                self.key = key
+            }
+        }
 
         package init(address: HostConfig.Transport.Address, user: String, password: String, maximumPacket: UInt32) {
             self.address = address
@@ -109,6 +123,18 @@ package final class MQTTClient {
         mosquitto_int_option(made, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V5)
         mosquitto_int_option(made, MOSQ_OPT_TCP_NODELAY, 1)
         mosquitto_username_pw_set(made, settings.user, settings.password)
+        if let tls = settings.tls {
+            let code = mosquitto_tls_set(made, tls.ca, nil, tls.cert, tls.key, nil)
+            guard code == MOSQ_ERR_SUCCESS.rawValue else {
+                mosquitto_destroy(made)
+                close(wake.read)
+                close(wake.write)
+                throw Failure(description: "cannot use the TLS files (caFile \(tls.ca)\(tls.cert.map { ", certFile \($0)" } ?? "")): \(Self.describe(code))")
+            }
+            // Verify the broker's certificate (SSL_VERIFY_PEER) and, with insecure off, its name.
+            mosquitto_tls_opts_set(made, 1, nil, nil)
+            mosquitto_tls_insecure_set(made, false)
+        }
         mosquitto_connect_v5_callback_set(made) { _, user, code, flags, _ in
             MQTTClient.owner(user).connectAnswered(code: code, flags: flags)
         }
@@ -150,6 +176,7 @@ package final class MQTTClient {
         guard state == .idle else { return }
         state = .connecting
         attempt.result = nil
+        attempt.detail = nil
         let handle = handle, settings = settings, wakeWrite = wake.write, result = attempt
         Thread.detachNewThread {
             var properties: OpaquePointer? = nil
@@ -158,13 +185,25 @@ package final class MQTTClient {
             mosquitto_property_add_int16(&properties, Int32(MQTT_PROP_RECEIVE_MAXIMUM.rawValue), settings.receiveMaximum)
             let code: Int32
             switch settings.address {
-            case .tcp(let host, let port):
+            case .tcp(let host, let port), .tls(let host, let port):
                 code = mosquitto_connect_bind_v5(handle.pointer, host, Int32(port), settings.keepAlive, nil, properties)
             case .unix(let path):
                 // Port 0 with a path: libmosquitto connects to a unix socket.
                 code = mosquitto_connect_bind_v5(handle.pointer, path, 0, settings.keepAlive, nil, properties)
             }
+            // errno is this thread's: read now, not on the thread that reports it.
+            let error = errno
             mosquitto_property_free_all(&properties)
+            if code == MOSQ_ERR_ERRNO.rawValue { result.detail = String(cString: strerror(error)) }
+            // Why a TLS handshake failed is OpenSSL's to say, and only while its state is there.
+            // libmosquitto reports some failed handshakes (a name the certificate does not hold)
+            // as a would-block error of the blocking connect.
+            let wouldBlock = code == MOSQ_ERR_ERRNO.rawValue && (error == EAGAIN || error == EINPROGRESS)
+            if code == MOSQ_ERR_TLS.rawValue || wouldBlock, case .tls(let host, _) = settings.address {
+                var text: UnsafePointer<CChar>?
+                let verify = imhost_tls_verify_result(handle.pointer, &text)
+                result.detail = Self.tlsProblem(verify, text: text.map { String(cString: $0) } ?? "", host: host)
+            }
             result.result = code
             var byte: UInt8 = 1
             _ = write(wakeWrite, &byte, 1)
@@ -173,10 +212,36 @@ package final class MQTTClient {
 
     /// Where the connecting thread leaves its result (a libmosquitto error code), under a lock.
     private final class ConnectAttempt: Sendable {
-        private let cell = Mutex<Int32?>(nil)
+        private let cell = Mutex<(code: Int32?, detail: String?)>((nil, nil))
         var result: Int32? {
-            get { cell.withLock { $0 } }
-            set { cell.withLock { $0 = newValue } }
+            get { cell.withLock { $0.code } }
+            set { cell.withLock { $0.code = newValue } }
+        }
+        /// What went wrong beyond the error code (a TLS certificate's problem), for a person.
+        var detail: String? {
+            get { cell.withLock { $0.detail } }
+            set { cell.withLock { $0.detail = newValue } }
+        }
+    }
+
+    /// Why a TLS connection failed, with the fix, from OpenSSL's verify result.
+    static func tlsProblem(_ verify: Int, text: String, host: String) -> String {
+        switch verify {
+        case 10:
+            return "the broker's certificate has expired (OpenSSL: \(text)): renew it on the broker"
+        case 9:
+            return "the broker's certificate is not valid yet (OpenSSL: \(text)): check this machine's clock and the certificate's dates"
+        case 62:
+            return "the broker's certificate does not name \(host) (OpenSSL: \(text)): connect by a name the certificate holds, or issue it for \(host)"
+        case 2, 18, 19, 20, 21:
+            return "the broker's certificate is not signed by the CA in transport.caFile (OpenSSL: \(text)): set caFile to the CA that signed it"
+        case 0:
+            return "the TLS handshake failed though the broker's certificate was trusted: if the broker asks for a client certificate, set transport.certFile and keyFile"
+        case -1:
+            // OpenSSL's state went with the connection: every cause, and where to look.
+            return "the TLS handshake with the broker failed: check that transport.caFile holds the CA that signed the broker's certificate, that the certificate names \(host) and has not expired, and that this port is the broker's TLS listener"
+        default:
+            return "the broker's certificate was not trusted (OpenSSL: \(text)); check transport.caFile"
         }
     }
 
@@ -200,6 +265,7 @@ package final class MQTTClient {
     /// Reads and writes what is ready, keeps the connection alive, and returns what happened.
     /// Never blocks.
     package func service() -> [Event] {
+        defer { events = [] }
         switch state {
         case .idle:
             break
@@ -214,7 +280,7 @@ package final class MQTTClient {
                 if socket >= 0 { _ = fcntl(socket, F_SETFD, fcntl(socket, F_GETFD) | FD_CLOEXEC) }
             } else {
                 state = .idle
-                events.append(.unreachable(Self.describe(code)))
+                events.append(.unreachable(attempt.detail ?? Self.describe(code)))
             }
         case .awaitingAnswer, .connected:
             let pointer = handle.pointer
@@ -230,12 +296,19 @@ package final class MQTTClient {
             if code == MOSQ_ERR_SUCCESS.rawValue { code = mosquitto_loop_misc(pointer) }
             if code != MOSQ_ERR_SUCCESS.rawValue, state != .idle {
                 // The connection was lost without a DISCONNECT from the broker (or the
-                // callback said so already, which set the state).
+                // callback said so already, which set the state). A TLS error before the broker
+                // answered is the handshake's: the broker's certificate was not trusted.
+                if state == .awaitingAnswer, code == MOSQ_ERR_TLS.rawValue, case .tls(let host, _) = settings.address {
+                    state = .idle
+                    var text: UnsafePointer<CChar>?
+                    let verify = imhost_tls_verify_result(pointer, &text)
+                    events.append(.unreachable(Self.tlsProblem(verify, text: text.map { String(cString: $0) } ?? "", host: host)))
+                    return events
+                }
                 state = .idle
                 events.append(.disconnected(code: code, reason: Self.describe(code)))
             }
         }
-        defer { events = [] }
         return events
     }
 

@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import IMHost
 import IMKit
 #if canImport(Glibc)
@@ -10,7 +15,7 @@ enum BrokerCommand {
     static let command = CommandLineTool.Command(
         name: "broker",
         summary: "set up and run a private MQTT broker for chats between users",
-        usage: "init DIR --users ID[,ID...] [--socket PATH | --port N] [--payload-bytes N] [--force] | add-user DIR ID | remove-user DIR ID | run DIR",
+        usage: "init DIR --users ID[,ID...] [--socket PATH | --port N] [--listen HOST:PORT --tls-cert FILE --tls-key FILE] [--payload-bytes N] [--force] | add-user DIR ID | remove-user DIR ID | run DIR",
         help: """
             imhost broker init DIR --users alice,bob
                 writes a Mosquitto broker's folder: DIR/mosquitto.conf (every line says why),
@@ -29,11 +34,15 @@ enum BrokerCommand {
               --users IDS          the users, comma-separated: 1 to 64 of A-Z a-z 0-9 . _ -
               --socket PATH        listen on this unix socket (at most 107 bytes)
               --port N             listen on 127.0.0.1:N instead
+              --listen HOST:PORT   also listen with TLS on HOST:PORT (e.g. 0.0.0.0:8883), for
+                                   hosts beyond this machine: needs --tls-cert and --tls-key
+                                   (PEM; copied into DIR/tls). A listener beyond loopback
+                                   without TLS is refused.
               --payload-bytes N    the largest payload the hosts allow (default 65536): the
                                    broker's max_packet_size is sized from it
               --force              write over an existing folder's configuration
             """,
-        flags: ["--force"], options: ["--users", "--socket", "--port", "--payload-bytes"],
+        flags: ["--force"], options: ["--users", "--socket", "--port", "--payload-bytes", "--listen", "--tls-cert", "--tls-key"],
         run: { arguments, output in
             let positionals = arguments.positionals
             func usage(_ why: String) -> Int32 {
@@ -77,6 +86,22 @@ enum BrokerCommand {
             guard let port = Int(text), (1...65535).contains(port) else { return usage("--port takes a port from 1 to 65535, got '\(TerminalText.safe(text))'") }
             listener = .port(port)
         }
+        var tls: BrokerFolder.TLSListener?
+        let tlsFiles = (arguments.options["--tls-cert"], arguments.options["--tls-key"])
+        if let listen = arguments.options["--listen"] {
+            guard case let (cert?, key?) = tlsFiles else {
+                return usage("--listen needs --tls-cert and --tls-key: a listener beyond loopback without TLS would carry passwords and messages in clear")
+            }
+            guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]), (1...65535).contains(port),
+                  case let host = String(listen[..<colon].filter { $0 != "[" && $0 != "]" }), !host.isEmpty else {
+                return usage("--listen takes HOST:PORT, e.g. 0.0.0.0:8883, got '\(TerminalText.safe(listen))'")
+            }
+            let here = FileSystem.currentDirectory()
+            tls = BrokerFolder.TLSListener(host: host, port: port, certificate: FileSystem.resolve(cert, against: here),
+                                           key: FileSystem.resolve(key, against: here))
+        } else if tlsFiles.0 != nil || tlsFiles.1 != nil {
+            return usage("--tls-cert and --tls-key go with --listen HOST:PORT (the TLS listener)")
+        }
         var payload = HostConfig.Limits().payloadBytes
         if let text = arguments.options["--payload-bytes"] {
             guard let bytes = Int(text), (1024...(64 << 20)).contains(bytes) else {
@@ -85,16 +110,26 @@ enum BrokerCommand {
             payload = bytes
         }
         let made = try BrokerFolder.initialize(at: folder.path, users: users, listener: listener, payloadLimit: payload,
-                                               force: arguments.flags.contains("--force"))
+                                               tls: tls, force: arguments.flags.contains("--force"))
         let url = try made.url()
-        output.out(TerminalText.safe("""
+        var text = """
             Wrote a broker for \(users.joined(separator: ", ")) (and operator) in \(made.path).
             Run it:  imhost broker run \(made.path)
             Then, in each user's host.json:
               "user": "\(users[0])",
               "transport": { "url": "\(url)", "passwordFile": "\(made.passwordFile(of: users[0]))" }
 
-            """, newlines: true))
+            """
+        if let tls {
+            let name = tls.host == "0.0.0.0" || tls.host == "::" ? "BROKER-NAME" : tls.host
+            text += """
+                or, from another machine (BROKER-NAME: a name in the broker's certificate; the CA
+                that signed it in caFile; the password file copied there, mode 0600):
+                  "transport": { "url": "mqtts://\(name):\(tls.port)", "caFile": "ca.pem", "passwordFile": "passwords/\(users[0])" }
+
+                """
+        }
+        output.out(TerminalText.safe(text, newlines: true))
         return CommandLineTool.ExitCode.ok
     }
 
