@@ -41,7 +41,7 @@ struct BrokerTests {
         #expect(try imhost(["broker", "init", folder, "--users", "carol", "--force"]).status == 0)
     }
 
-    @Test("ids that would break topics or the password file are refused, and operator is reserved", arguments: ["a/b", "a+b", "#", "a:b", "", "operator", String(repeating: "x", count: 65)])
+    @Test("ids that would break topics or the password file are refused, and operator is reserved", arguments: ["a/b", "a+b", "#", "a:b", "", "operator", ".", "..", String(repeating: "x", count: 65)])
     func badUsers(_ id: String) throws {
         let workspace = try Workspace()
         let result = try imhost(["broker", "init", workspace.root + "/b", "--users", "alice," + id])
@@ -136,6 +136,18 @@ struct BrokerTests {
         #expect(removed.status == 0 && removed.stdout.contains("the running broker reloaded"))
         #expect(try broker.publish(as: "carol", password: password, topic: "imhost/u/alice/from/carol", ["hi"]).status != 0)
         #expect(try imhost(["broker", "remove-user", broker.folder, "operator"]).status == 1)
+    }
+
+    @Test("a second broker run on a folder whose broker runs is refused; a folder mosquitto.conf cannot name is refused at init")
+    func oneBrokerAFolder() throws {
+        let workspace = try Workspace()
+        let broker = try TestBroker(in: workspace.root, users: ["alice"])
+        let second = try imhost(["broker", "run", broker.folder])
+        #expect(second.status == 1 && second.stderr.contains("a broker already runs for \(broker.folder) (mosquitto, process "), "\(second.stderr)")
+        #expect(try broker.sync(try broker.workspace(for: "alice"), timeout: 3).status == 0, "the first one still serves")
+        let spaced = try imhost(["broker", "init", workspace.root + "/b sp", "--users", "alice"])
+        #expect(spaced.status == 1 && spaced.stderr.contains("holds a space or a control character"), "\(spaced.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: workspace.root + "/b sp"))
     }
 
     @Test("--port listens on loopback only")

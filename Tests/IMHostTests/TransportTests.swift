@@ -123,6 +123,23 @@ struct TransportTests {
         #expect(shown.stdout.contains("#1 carol") && !shown.stdout.contains("#2 carol"), "only the good message is stored: \(shown.stdout)")
     }
 
+    @Test("a retained message planted in an inbox is stored once, as any message, and never comes again")
+    func retained() throws {
+        let root = try Workspace()
+        let broker = try TestBroker(in: root.root, users: ["bob", "carol"])
+        let bob = try broker.workspace(for: "bob")
+        #expect(try broker.sync(bob, timeout: 2).status == 0)
+        let planted = try run(BrokerFolder.tool("mosquitto_pub"), ["--unix", broker.socket, "-u", "carol", "-P", broker.password("carol"), "-t", "imhost/u/bob/from/carol",
+                                                                   "-q", "1", "-V", "mqttv5", "-r", "-m", envelope("01JCAROL000000000000RETAIN", seq: 1, payload: #"{"text":"again and again"}"#)])
+        #expect(planted.status == 0)
+        #expect(try broker.sync(bob, timeout: 2).stdout.hasPrefix("received 1,"))
+        for _ in 0..<2 {
+            let (_, counters) = try broker.syncCounters(bob, timeout: 2)
+            #expect(counters["received"] as? Int == 0 && counters["duplicates"] as? Int == 0 && counters["refused"] as? [String: Int] == [:], "\(counters)")
+        }
+        #expect(try transcript(bob, with: "carol").stdout.components(separatedBy: "again and again").count == 2, "shown once")
+    }
+
     @Test("a flood of junk keeps the chat responsive, and the message after it arrives")
     func flood() throws {
         let root = try Workspace()

@@ -124,6 +124,13 @@ extension HostConfig {
             return nil
         }
 
+        /// Why a password file holds no password (its first line is empty), if so.
+        static func emptyPasswordProblem(_ path: String) -> String? {
+            let transport = Transport(address: .unix(path: "/"), passwordFile: path)
+            guard let password = try? transport.password() else { return nil }
+            return password.isEmpty ? "\(path) holds no password on its first line; imhost broker init writes one per user in DIR/passwords" : nil
+        }
+
         /// The password: the file's first line.
         public func password() throws(FileSystem.Failure) -> String {
             let bytes = try FileSystem.readBytes(passwordFile, limit: 4096)
@@ -158,6 +165,7 @@ public enum TransportID {
             return "cannot reach the broker: with a transport, ids are 1 to 64 of A-Z a-z 0-9 . _ - (they become topic levels)"
         }
         if id == operatorID { return "is reserved: \"operator\" publishes the fleet configuration, and is nobody's chat id" }
+        if id.allSatisfy({ $0 == "." }) { return "cannot be only dots: it names a file of the broker's folder" }
         return nil
     }
 }
@@ -181,7 +189,7 @@ extension DocumentReader {
         let passwordPath = try string(passwordNode, "transport.passwordFile")
         guard !passwordPath.isEmpty else { throw fail(passwordNode, "transport.passwordFile", "expected a file name") }
         let passwordFile = FileSystem.resolve(passwordPath, against: folder)
-        if let problem = HostConfig.Transport.passwordFileProblem(passwordFile) {
+        if let problem = HostConfig.Transport.passwordFileProblem(passwordFile) ?? HostConfig.Transport.emptyPasswordProblem(passwordFile) {
             throw fail(passwordNode, "transport.passwordFile", problem)
         }
         var transport = HostConfig.Transport(address: address, passwordFile: passwordFile)
@@ -190,7 +198,7 @@ extension DocumentReader {
                 throw fail(hours, "transport.giveUpHours", "expected a number of hours, found \(hours.kindName)")
             }
             guard value > 0, value <= 24 * 365 else {
-                throw fail(hours, "transport.giveUpHours", "expected hours from 0 to \(24 * 365), found \(text)")
+                throw fail(hours, "transport.giveUpHours", "expected hours above 0, at most \(24 * 365), found \(text)")
             }
             transport.giveUpHours = value
         }

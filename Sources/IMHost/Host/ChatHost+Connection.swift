@@ -20,10 +20,11 @@ extension ChatHost {
             if !online { courier.setOnline(false) }
             self.courier = courier
         case .held(let holder):
-            connectionHolder = holder
+            // Who, when the lock file says; another process of this user in any case.
+            connectionHolder = holder ?? ConnectionLock.Holder(pid: 0, command: "(unknown)")
             // sync says so itself, with how long it waits.
             if command != "sync" {
-                announce("\(holder.map(\.description) ?? "another process") holds \(userID)'s connection: it sends what this one queues; this one works through the database")
+                announce("\(holder.map(\.description) ?? "another imhost process") holds \(userID)'s connection: it sends what this one queues; this one works through the database")
             }
         case .unusable(let why):
             announce("cannot hold the connection to the broker: \(why); this process works through the database only")

@@ -118,6 +118,9 @@ extension MessageStore {
                     try find.bind(user, peer, id)
                     guard try find.step() else { continue }
                     let row = find.int(0), current = MessageState(rawValue: find.text(1)) ?? .queued
+                    // Failed stays failed until /retry queues it again: a peer that refused a
+                    // message cannot take the refusal back by saying it read it.
+                    if current == .failed { continue }
                     // Read is the last word: a late delivered receipt does not undo it.
                     let next: MessageState = current == .read ? .read : state
                     try database.statement("UPDATE messages SET state = ?, reason = NULL WHERE id = ?").bind(next.rawValue, row).run()

@@ -204,6 +204,12 @@ public struct BrokerFolder: Sendable {
             if let problem = TransportID.problem(user) { throw Failure("the user id \"\(user)\" \(problem)") }
         }
         guard Set(users).count == users.count else { throw Failure("a user is named twice in --users") }
+        // mosquitto.conf has no quoting: a path with a space or a control character would be cut.
+        var paths = [folder]
+        if case .socket(let socket) = listener { paths.append(socket) }
+        for path in paths where path.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F }) {
+            throw Failure("\(TerminalText.safe(path)) holds a space or a control character, which mosquitto.conf cannot quote: choose a folder (and socket) without them")
+        }
         let broker = BrokerFolder(path: folder)
         if !force, access(broker.configPath, F_OK) == 0 {
             throw Failure("\(broker.configPath) exists: this folder has a broker already; add users with imhost broker add-user, or pass --force to write it again")

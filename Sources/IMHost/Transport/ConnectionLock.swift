@@ -15,7 +15,7 @@ public final class ConnectionLock {
     public struct Holder: Sendable, CustomStringConvertible {
         public var pid: Int32
         public var command: String
-        public var description: String { "imhost \(command) (process \(pid))" }
+        public var description: String { pid > 0 ? "imhost \(command) (process \(pid))" : "another imhost process" }
     }
 
     /// What trying to take the lock came to.

@@ -274,7 +274,13 @@ public final class Courier {
                 return
             }
             outage("the connection to the broker was lost (\(reason)); reconnecting", now: now)
-        case .message(let topic, let payload):
+        case .message(let topic, let payload, let retained):
+            // A retained message in an inbox would come again at every connect: nobody sends
+            // one (imhost never does), so it is refused, once each time it comes.
+            guard !retained else {
+                refuse(.init(kind: .kind, description: "a retained message on \(TerminalText.safe(topic)) (an inbox takes none: ask the broker's operator to clear it)"), counter: "retained")
+                return
+            }
             receive(topic: topic, payload: payload, now: now, arrivals: &arrivals)
         case .published(let id, let code):
             published(id: id, code: code, now: now)

@@ -68,7 +68,7 @@ package final class MQTTClient {
         /// The connection ended: its reason code (0 when this side asked) and text.
         case disconnected(code: Int32, reason: String)
         /// A message arrived.
-        case message(topic: String, payload: [UInt8])
+        case message(topic: String, payload: [UInt8], retained: Bool)
         /// The broker answered a QoS 1 publish (`code` 0: it took it; 0x87: not authorised).
         case published(id: Int32, code: Int32)
         /// The broker answered a subscription with these granted QoS (or failure codes).
@@ -336,12 +336,16 @@ package final class MQTTClient {
     }
 
     /// Subscribes at QoS 1. Returns the message id ``Event/subscribed`` names.
-    package func subscribe(_ topic: String) -> Result<Int32, Failure> {
+    /// Subscribes at QoS 1. `retained`: whether the broker sends what is retained on the topic
+    /// when the subscription is made (an inbox takes none: a retained message planted there
+    /// would come again at every connect).
+    package func subscribe(_ topic: String, retained: Bool = false) -> Result<Int32, Failure> {
         guard state == .connected else { return .failure(Failure(description: "not connected")) }
         var id: Int32 = 0
-        // No local: a host's own publishes to a topic it reads (its probe) still come back, as
-        // the topic is its inbox; retain as published.
-        let code = mosquitto_subscribe_v5(handle.pointer, &id, topic, 1, 0, nil)
+        // Not "no local": a host's own publishes to a topic it reads (its probe) come back, as
+        // the topic is its inbox.
+        let options = retained ? 0 : Int32(MQTT_SUB_OPT_SEND_RETAIN_NEVER.rawValue)
+        let code = mosquitto_subscribe_v5(handle.pointer, &id, topic, 1, options, nil)
         guard code == MOSQ_ERR_SUCCESS.rawValue else { return .failure(Failure(description: Self.describe(code))) }
         return .success(id)
     }
@@ -377,7 +381,7 @@ package final class MQTTClient {
     private func received(_ message: mosquitto_message) {
         let topic = message.topic.map { String(cString: $0) } ?? ""
         let bytes = message.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(message.payloadlen))) } ?? []
-        events.append(.message(topic: topic, payload: bytes))
+        events.append(.message(topic: topic, payload: bytes, retained: message.retain))
     }
 
     /// An MQTT 5 reason code's text (0x87: "Not authorized").

@@ -136,6 +136,10 @@ enum BrokerCommand {
     /// Runs the broker in the foreground until it ends or the user interrupts.
     private static func run(_ folder: BrokerFolder, _ output: Output) -> Int32 {
         Interruption.install()
+        if let running = folder.runningPID() {
+            output.diagnostic("imhost broker run: a broker already runs for \(TerminalText.safe(folder.path)) (mosquitto, process \(running)); stop it first (kill \(running)), or use it as it is")
+            return CommandLineTool.ExitCode.failure
+        }
         let broker: BrokerProcess
         do throws(BrokerProcess.Failure) {
             broker = try BrokerProcess(folder: folder)

@@ -64,6 +64,12 @@ enum SyncCommand {
             for note in host.store?.takeNotes() ?? [] { output.diagnostic("imhost: \(note)") }
             let json = arguments.flags.contains("--json")
             guard let courier = host.courier else {
+                guard host.connectionHolder != nil else {
+                    // Nobody holds the connection and this process could not take it (the
+                    // folder is read-only, the lock file unusable): said above.
+                    output.diagnostic("imhost sync: cannot hold \(TerminalText.safe(user))'s connection in this data folder, and no other process does; see the line above")
+                    return CommandLineTool.ExitCode.failure
+                }
                 return throughDatabase(host, seconds: seconds, json: json, output)
             }
             return run(host, courier, seconds: seconds, json: json, output)
@@ -100,7 +106,8 @@ enum SyncCommand {
         let outbox: (queued: Int, sent: Int) = (try? host.store?.outboxCounts()) ?? (0, 0)
         report(courier.counters, outbox: outbox, connected: everConnected, json: json, output)
         guard everConnected else {
-            output.diagnostic("imhost sync: could not connect: \(lastOutage ?? "no answer from the broker within \(seconds) s")")
+            let why = lastOutage.map { $0.hasSuffix("; retrying") ? String($0.dropLast("; retrying".count)) : $0 }
+            output.diagnostic("imhost sync: could not connect: \(why ?? "no answer from the broker within \(seconds) s")")
             return CommandLineTool.ExitCode.failure
         }
         return CommandLineTool.ExitCode.ok
