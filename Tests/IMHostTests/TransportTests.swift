@@ -123,6 +123,32 @@ struct TransportTests {
         #expect(shown.stdout.contains("#1 carol") && !shown.stdout.contains("#2 carol"), "only the good message is stored: \(shown.stdout)")
     }
 
+    @Test("read receipts go only for the messages the page showed")
+    func readOnlyShown() throws {
+        let root = try Workspace()
+        let broker = try TestBroker(in: root.root, users: ["bob", "carol", "dave"])
+        let bob = try broker.workspace(for: "bob")
+        #expect(try broker.sync(bob, timeout: 2).status == 0)
+        try broker.publish(as: "carol", topic: "imhost/u/bob/from/carol", (1...25).map {
+            envelope("01JCAROL000000000000READ\($0 < 10 ? "0" : "")\($0)", seq: $0, payload: #"{"text":"m\#($0)"}"#)
+        })
+        #expect(try broker.sync(bob).stdout.hasPrefix("received 25,"))
+        // Carol listens to her inbox from now on; dave publishes the sentinels (a publish as
+        // carol or bob would take that user's session over).
+        let carol = try broker.subscribe(as: "carol", topic: "imhost/u/carol/#")
+        #expect(try waitSubscribed(carol, broker: broker, publisher: "dave", topic: "imhost/u/carol/from/dave"))
+        _ = try transcript(bob, with: "carol")
+        #expect(try broker.sync(bob).status == 0)
+        try broker.publish(as: "dave", topic: "imhost/u/carol/from/dave", ["sentinel"])
+        #expect(carol.waitFor("imhost/u/carol/from/dave sentinel"))
+        carol.signal(SIGKILL)
+        let said = carol.finish().stdout
+        let read = said.split(separator: "\n").filter { $0.contains(#""state":"read""#) }
+        let ids = read.map { $0.components(separatedBy: "01JCAROL000000000000READ").count - 1 }.reduce(0, +)
+        #expect(ids == 20, "the chat shows the last 20: \(read)")
+        #expect(!said.contains("READ01") && said.contains("READ25"))
+    }
+
     @Test("a retained message planted in an inbox is stored once, as any message, and never comes again")
     func retained() throws {
         let root = try Workspace()

@@ -174,8 +174,10 @@ extension MessageStore {
 
     /// Marks the peer's messages shown up to (not including) position `end` as read; returns the
     /// global ids of those read now. With `receipts`, a read receipt for each of those that came
-    /// over the transport is queued in the same transaction (``receiptsToSend(limit:)``).
-    public func markRead(_ peer: String, before end: Int, receipts: Bool = false) throws(StoreError) -> [String] {
+    /// over the transport and sits at `start` or later (what the page shows) is queued in the
+    /// same transaction (``receiptsToSend(limit:)``): older ones leave the unread count, and
+    /// their sender is not told they were seen.
+    public func markRead(_ peer: String, before end: Int, receipts: Bool = false, shownFrom start: Int = 0) throws(StoreError) -> [String] {
         guard !isReadOnly else { return [] }
         return try guarded {
             try database.transaction {
@@ -185,13 +187,14 @@ extension MessageStore {
                 let conversation = find.int(0)
                 let read = try database.statement("""
                     UPDATE messages SET state = 'read' WHERE conversation = ? AND outgoing = 0 AND state = 'received' AND position < ?
-                    RETURNING global_id, arrived
+                    RETURNING global_id, arrived, position
                     """)
                 try read.bind(conversation, end)
                 var ids: [String] = [], arrived: [String] = []
                 while try read.step() {
                     ids.append(read.text(0))
-                    if read.int(1) != 0 { arrived.append(read.text(0)) }
+                    // A read receipt says the person saw it: only for what the page shows.
+                    if read.int(1) != 0, read.int(2) >= Int64(start) { arrived.append(read.text(0)) }
                 }
                 if receipts {
                     for id in arrived {

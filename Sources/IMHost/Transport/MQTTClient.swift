@@ -241,7 +241,8 @@ package final class MQTTClient {
             // OpenSSL's state went with the connection: every cause, and where to look.
             return "the TLS handshake with the broker failed: check that transport.caFile holds the CA that signed the broker's certificate, that the certificate names \(host) and has not expired, and that this port is the broker's TLS listener"
         default:
-            return "the broker's certificate was not trusted (OpenSSL: \(text)); check transport.caFile"
+            // Other results (1, "unspecified") do not tell which check failed: every cause.
+            return tlsProblem(-1, text: text, host: host)
         }
     }
 

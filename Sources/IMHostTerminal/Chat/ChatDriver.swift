@@ -190,8 +190,9 @@ final class ChatDriver {
     @discardableResult
     func markShownRead(_ page: ChatPage) throws -> Int {
         guard let store = host.store else { return 0 }
-        return try store.markRead(page.conversation, before: try page.messageCount(),
-                                  receipts: host.config.transport?.readReceipts ?? false).count
+        let count = try page.messageCount()
+        return try store.markRead(page.conversation, before: count, receipts: host.config.transport?.readReceipts ?? false,
+                                  shownFrom: max(0, count - page.window)).count
     }
 
     /// Opens a URL through the route table: a chat becomes the open chat; a line's route says
