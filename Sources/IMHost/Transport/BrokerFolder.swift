@@ -45,6 +45,21 @@ public struct BrokerFolder: Sendable {
         }
     }
 
+    /// A bridge to another broker for `imhost/#`: its address, and the bridge user there (made
+    /// with `imhost broker add-user DIR NAME --bridge` on that broker) with its password.
+    public struct Bridge: Sendable, Equatable {
+        public var host: String
+        public var port: Int
+        public var user: String
+        public var password: String
+        public init(host: String, port: Int, user: String, password: String) {
+            self.host = host
+            self.port = port
+            self.user = user
+            self.password = password
+        }
+    }
+
     /// Where the TLS listener's certificate and key are kept.
     public var tlsCertificate: String { path + "/tls/broker.crt" }
     public var tlsKey: String { path + "/tls/broker.key" }
@@ -90,7 +105,7 @@ public struct BrokerFolder: Sendable {
         """
 
     /// The broker's configuration for this folder.
-    public func configuration(listener: Listener, payloadLimit: Int, runAs owner: String, tls: TLSListener? = nil) -> String {
+    public func configuration(listener: Listener, payloadLimit: Int, runAs owner: String, tls: TLSListener? = nil, bridge: Bridge? = nil) -> String {
         let packet = Self.maxPacketSize(payloadLimit: payloadLimit)
         var listen: String, nodelay: String
         switch listener {
@@ -145,6 +160,25 @@ public struct BrokerFolder: Sendable {
                 set_tcp_nodelay true
                 """
         }
+        var bridgeBlock = ""
+        if let bridge {
+            bridgeBlock = "\n\n" + """
+                # A bridge to the broker at \(bridge.host):\(bridge.port): what either broker's users publish
+                # under imhost/ reaches the other's, so a user here chats with a user there. What
+                # comes in over a bridge bypasses this broker's ACL: bridge only brokers that trust
+                # each other (this file holds the bridge's password: it is readable by its owner only).
+                connection imhost-bridge
+                address \(bridge.host):\(bridge.port)
+                remote_username \(bridge.user)
+                remote_password \(bridge.password)
+                remote_clientid \(bridge.user)
+                # MQTT 5 both ways, QoS 1, and a session the other broker keeps while the bridge is
+                # down, so nothing queued for the other side is lost to a restart.
+                bridge_protocol_version mqttv50
+                cleansession false
+                topic imhost/# both 1
+                """
+        }
         return """
             # Written by imhost broker init. Each line says why it is here.
 
@@ -185,7 +219,7 @@ public struct BrokerFolder: Sendable {
 
             # Started as root, the broker runs as the owner of this folder, so it can read its own
             # files and write its socket and data here.
-            user \(owner)
+            user \(owner)\(bridgeBlock)
 
             """
     }
@@ -199,7 +233,7 @@ public struct BrokerFolder: Sendable {
     /// Makes the folder: configuration, ACL, password hashes and one password file per user
     /// (and `operator`). An existing configuration is never overwritten unless `force`.
     public static func initialize(at folder: String, users: [String], listener: Listener, payloadLimit: Int = 64 * 1024,
-                                  tls: TLSListener? = nil, force: Bool = false) throws(Failure) -> BrokerFolder {
+                                  tls: TLSListener? = nil, bridge: Bridge? = nil, force: Bool = false) throws(Failure) -> BrokerFolder {
         for user in users {
             if let problem = TransportID.problem(user) { throw Failure("the user id \"\(user)\" \(problem)") }
         }
@@ -248,20 +282,30 @@ public struct BrokerFolder: Sendable {
             try broker.write(certificate, to: broker.tlsCertificate, mode: 0o644)
             try broker.write(key, to: broker.tlsKey, mode: 0o600)
         }
-        try broker.write(broker.configuration(listener: listener, payloadLimit: payloadLimit, runAs: owner, tls: tls), to: broker.configPath, mode: 0o644)
+        // With a bridge the configuration holds a password: its owner's only.
+        try broker.write(broker.configuration(listener: listener, payloadLimit: payloadLimit, runAs: owner, tls: tls, bridge: bridge),
+                         to: broker.configPath, mode: bridge == nil ? 0o644 : 0o600)
         return broker
     }
 
     /// Adds a user: a password file for it, its hash; a running broker reloads. Returns whether
     /// a running broker was told.
     @discardableResult
-    public func addUser(_ user: String) throws(Failure) -> Bool {
+    public func addUser(_ user: String, bridge: Bool = false) throws(Failure) -> Bool {
         try requireInitialized()
         if let problem = TransportID.problem(user) { throw Failure("the user id \"\(user)\" \(problem)") }
         guard access(passwordFile(of: user), F_OK) != 0 else { throw Failure("user \(user) exists in \(path); remove-user first to give it a new password") }
         let password = Self.newPassword()
         try write(password + "\n", to: passwordFile(of: user), mode: 0o600)
         try hash([(user, password)], into: passwordHashes, replacing: false)
+        if bridge {
+            // Another broker's bridge carries every user's messages: it reads and writes all of
+            // imhost/ (and is trusted as much as this broker).
+            let acl: String
+            do throws(FileSystem.Failure) { acl = try FileSystem.readText(aclPath) } catch { throw Failure("cannot read \(aclPath): \(error)") }
+            try write(acl + "\n# A bridge from another broker: it carries every user's messages.\nuser \(user)\ntopic readwrite imhost/#\n",
+                      to: aclPath, mode: 0o644)
+        }
         return reload()
     }
 

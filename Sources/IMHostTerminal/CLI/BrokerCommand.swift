@@ -15,7 +15,7 @@ enum BrokerCommand {
     static let command = CommandLineTool.Command(
         name: "broker",
         summary: "set up and run a private MQTT broker for chats between users",
-        usage: "init DIR --users ID[,ID...] [--socket PATH | --port N] [--listen HOST:PORT --tls-cert FILE --tls-key FILE] [--payload-bytes N] [--force] | add-user DIR ID | remove-user DIR ID | run DIR",
+        usage: "init DIR --users ID[,ID...] [--socket PATH | --port N] [--listen HOST:PORT --tls-cert FILE --tls-key FILE] [--bridge-to mqtt://HOST:PORT --bridge-user ID --bridge-password-file FILE] [--payload-bytes N] [--force] | add-user DIR ID [--bridge] | remove-user DIR ID | run DIR",
         help: """
             imhost broker init DIR --users alice,bob
                 writes a Mosquitto broker's folder: DIR/mosquitto.conf (every line says why),
@@ -25,7 +25,9 @@ enum BrokerCommand {
                 host.json's "transport": { "url": ..., "passwordFile": ... }. It listens on a
                 unix socket, DIR/mosquitto.sock, unless --socket PATH or --port N (loopback
                 only) says otherwise. An existing DIR is written again only with --force.
-            imhost broker add-user DIR ID      adds a user (a running broker reloads)
+            imhost broker add-user DIR ID      adds a user (a running broker reloads); with
+                                               --bridge, a user another broker's bridge logs in as
+                                               (it reads and writes all of imhost/)
             imhost broker remove-user DIR ID   removes one (a running broker reloads)
             imhost broker run DIR              runs the broker in the foreground (logging to
                                                DIR/mosquitto.log) and says its URL once it
@@ -38,11 +40,18 @@ enum BrokerCommand {
                                    hosts beyond this machine: needs --tls-cert and --tls-key
                                    (PEM; copied into DIR/tls). A listener beyond loopback
                                    without TLS is refused.
+              --bridge-to URL      bridge this broker to another (mqtt://HOST:PORT) for imhost/#:
+                                   users of either chat with users of the other. Needs
+                                   --bridge-user and --bridge-password-file: a user made on the
+                                   other broker with add-user --bridge, and its password file.
+                                   A bridge bypasses the receiving broker's ACL: bridge only
+                                   brokers that trust each other.
               --payload-bytes N    the largest payload the hosts allow (default 65536): the
                                    broker's max_packet_size is sized from it
               --force              write over an existing folder's configuration
             """,
-        flags: ["--force"], options: ["--users", "--socket", "--port", "--payload-bytes", "--listen", "--tls-cert", "--tls-key"],
+        flags: ["--force", "--bridge"], options: ["--users", "--socket", "--port", "--payload-bytes", "--listen", "--tls-cert", "--tls-key",
+                                                 "--bridge-to", "--bridge-user", "--bridge-password-file"],
         run: { arguments, output in
             let positionals = arguments.positionals
             func usage(_ why: String) -> Int32 {
@@ -60,7 +69,7 @@ enum BrokerCommand {
                 switch verb {
                 case "init": return try initialize(folder, arguments, output, usage: usage)
                 case "add-user":
-                    let told = try folder.addUser(positionals[2])
+                    let told = try folder.addUser(positionals[2], bridge: arguments.flags.contains("--bridge"))
                     output.out(TerminalText.safe("added \(positionals[2]): its password is in \(folder.passwordFile(of: positionals[2]))\(told ? "; the running broker reloaded" : "")") + "\n")
                 case "remove-user":
                     let told = try folder.removeUser(positionals[2])
@@ -102,6 +111,20 @@ enum BrokerCommand {
         } else if tlsFiles.0 != nil || tlsFiles.1 != nil {
             return usage("--tls-cert and --tls-key go with --listen HOST:PORT (the TLS listener)")
         }
+        var bridge: BrokerFolder.Bridge?
+        if let target = arguments.options["--bridge-to"] {
+            guard case .success(.tcp(let host, let port)) = HostConfig.Transport.address(target, relativeTo: "/") else {
+                return usage("--bridge-to takes mqtt://HOST:PORT (the other broker's TCP listener), got '\(TerminalText.safe(target))'")
+            }
+            guard let user = arguments.options["--bridge-user"], let file = arguments.options["--bridge-password-file"] else {
+                return usage("--bridge-to needs --bridge-user and --bridge-password-file: a user made on the other broker with imhost broker add-user DIR NAME --bridge")
+            }
+            if let problem = TransportID.problem(user) { return usage("--bridge-user: the id \"\(TerminalText.safe(user))\" \(problem)") }
+            let passwordFile = FileSystem.resolve(file, against: FileSystem.currentDirectory())
+            let password = (try? HostConfig.Transport(address: .unix(path: "/"), passwordFile: passwordFile).password()) ?? ""
+            guard !password.isEmpty else { return usage("--bridge-password-file: cannot read a password from \(TerminalText.safe(passwordFile))") }
+            bridge = BrokerFolder.Bridge(host: host, port: port, user: user, password: password)
+        }
         var payload = HostConfig.Limits().payloadBytes
         if let text = arguments.options["--payload-bytes"] {
             guard let bytes = Int(text), (1024...(64 << 20)).contains(bytes) else {
@@ -110,7 +133,7 @@ enum BrokerCommand {
             payload = bytes
         }
         let made = try BrokerFolder.initialize(at: folder.path, users: users, listener: listener, payloadLimit: payload,
-                                               tls: tls, force: arguments.flags.contains("--force"))
+                                               tls: tls, bridge: bridge, force: arguments.flags.contains("--force"))
         let url = try made.url()
         var text = """
             Wrote a broker for \(users.joined(separator: ", ")) (and operator) in \(made.path).

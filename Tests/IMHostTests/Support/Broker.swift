@@ -36,7 +36,12 @@ final class TestBroker {
     }
 
     var socket: String { folder + "/mosquitto.sock" }
-    var url: String { "unix:" + socket }
+    /// The TCP port, when the broker listens on one (`--port`).
+    var port: Int? {
+        guard case .port(let port)? = try? BrokerFolder(path: folder).listener() else { return nil }
+        return port
+    }
+    var url: String { (try? BrokerFolder(path: folder).url()) ?? "unix:" + socket }
     func passwordFile(_ user: String) -> String { folder + "/passwords/" + user }
     func password(_ user: String) -> String {
         ((try? String(contentsOfFile: passwordFile(user), encoding: .utf8)) ?? "").trimmingCharacters(in: .newlines)
