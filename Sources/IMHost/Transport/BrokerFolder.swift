@@ -359,6 +359,11 @@ public struct BrokerFolder: Sendable {
     public func runningPID() -> Int32? {
         guard let text = try? FileSystem.readText(pidPath), let pid = text.split(whereSeparator: \.isWhitespace).first.flatMap({ Int32($0) }), pid > 0,
               let name = try? FileSystem.readText("/proc/\(pid)/comm"), name.hasPrefix("mosquitto") else { return nil }
+        // A broker killed outright stays a zombie until reaped: not running.
+        if let stat = try? FileSystem.readText("/proc/\(pid)/stat"), let close = stat.lastIndex(of: ")"),
+           stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("Z") {
+            return nil
+        }
         return pid
     }
 
