@@ -424,6 +424,22 @@ func children(of pid: Int32) -> [Int32] {
     }
 }
 
+/// A process's state letter from /proc (R running, S sleeping, T stopped, Z zombie).
+func processState(_ pid: Int32) -> Character? {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return nil }
+    return stat[stat.index(after: close)...].split(separator: " ").first?.first
+}
+
+/// Checks `condition` every 10 ms until it holds or `timeout` seconds pass; whether it held.
+func waitUntil(timeout: Double = 30, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while !condition() {
+        guard Date() < deadline else { return false }
+        _ = poll(nil, 0, 10)
+    }
+    return true
+}
+
 @Suite("Lines that misbehave in quieter ways")
 struct QuietMisbehaviourTests {
     /// House and jobs, and a C line (rootCateID 79) that misbehaves as `how` says in register_line.
@@ -599,10 +615,8 @@ func chatHungInLineCode() throws -> (Workspace, RunningProcess) {
 
 /// Waits until a chat's worker is inside a line's code, as its breadcrumb says.
 func waitUntilInLineCode(_ workspace: Workspace) -> Bool {
-    for _ in 0..<1000 {
+    waitUntil(timeout: 10) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: workspace.data + "/run")) ?? []
-        if names.contains(where: { (Breadcrumb.read(workspace.data + "/run/" + $0)?.depth ?? 0) > 0 }) { return true }
-        _ = poll(nil, 0, 10)
+        return names.contains(where: { (Breadcrumb.read(workspace.data + "/run/" + $0)?.depth ?? 0) > 0 })
     }
-    return false
 }

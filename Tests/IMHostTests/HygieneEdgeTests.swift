@@ -4,12 +4,10 @@ import Testing
 
 /// Waits until a breadcrumb in `folder` says its process is inside a line's code.
 func waitUntilInLineCode(folder: String) -> Bool {
-    for _ in 0..<1000 {
+    waitUntil(timeout: 10) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-        if names.contains(where: { $0.hasSuffix(".crumb") && (Breadcrumb.read(folder + "/" + $0)?.depth ?? 0) > 0 }) { return true }
-        _ = poll(nil, 0, 10)
+        return names.contains(where: { $0.hasSuffix(".crumb") && (Breadcrumb.read(folder + "/" + $0)?.depth ?? 0) > 0 })
     }
-    return false
 }
 
 /// A crashy workspace whose data folder holds the user's messages and cannot take a new file,

@@ -281,10 +281,14 @@ struct SignalTests {
         #expect(chat.waitFor("[crashy page]"))
         chat.send("/menu 4")
         #expect(waitUntilInLineCode(workspace))
+        let callBegan = Date()
         // As Ctrl-Z stops the whole job: the supervisor and its worker, for longer than the limit.
         let processes = [chat.pid] + children(of: chat.pid)
         for pid in processes { kill(pid, SIGSTOP) }
-        Thread.sleep(forTimeInterval: 4)
+        #expect(waitUntil { processes.allSatisfy { processState($0) == "T" } }, "the job is stopped")
+        // What is tested is the limit passing while the job is stopped: it stays stopped until the
+        // line call is older than limits.callSeconds (3 s), with a second to spare.
+        #expect(waitUntil(timeout: 10) { Date().timeIntervalSince(callBegan) > 4 })
         for pid in processes { kill(pid, SIGCONT) }
         #expect(chat.waitFor("menu: "))
         let result = chat.finish()

@@ -101,14 +101,4 @@ final class TestBroker {
         let process = try RunningProcess(BrokerFolder.tool("mosquitto_sub"), arguments, in: root)
         return process
     }
-
-    /// Waits until the broker's log shows `text`, as a readiness signal (a subscription made).
-    func waitForLog(_ text: String, occurrences: Int = 1) -> Bool {
-        for _ in 0..<1000 {
-            let log = (try? String(contentsOfFile: folder + "/mosquitto.log", encoding: .utf8)) ?? ""
-            if log.components(separatedBy: text).count - 1 >= occurrences { return true }
-            _ = poll(nil, 0, 10)
-        }
-        return false
-    }
 }
