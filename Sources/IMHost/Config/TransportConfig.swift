@@ -126,14 +126,16 @@ extension HostConfig {
 
         /// Why a password file holds no password (its first line is empty), if so.
         static func emptyPasswordProblem(_ path: String) -> String? {
-            let transport = Transport(address: .unix(path: "/"), passwordFile: path)
-            guard let password = try? transport.password() else { return nil }
+            guard let password = try? Self.password(in: path) else { return nil }
             return password.isEmpty ? "\(path) holds no password on its first line; imhost broker init writes one per user in DIR/passwords" : nil
         }
 
-        /// The password: the file's first line.
-        public func password() throws(FileSystem.Failure) -> String {
-            let bytes = try FileSystem.readBytes(passwordFile, limit: 4096)
+        /// The password: the password file's first line.
+        public func password() throws(FileSystem.Failure) -> String { try Self.password(in: passwordFile) }
+
+        /// The first line of a password file (imhost broker init writes one per user).
+        public static func password(in path: String) throws(FileSystem.Failure) -> String {
+            let bytes = try FileSystem.readBytes(path, limit: 4096)
             let line = bytes.split(separator: 0x0A, maxSplits: 1, omittingEmptySubsequences: false).first ?? []
             var text = String(decoding: line, as: UTF8.self)
             if text.hasSuffix("\r") { text.removeLast() }

@@ -69,7 +69,7 @@ extension MessageStore {
     /// user's connection lock calls this, and only it publishes: a lease any other process left
     /// (a chat that ended, or was killed, between claiming and the broker's answer) can never
     /// be acted on, so waiting for it to expire would only delay those messages.
-    public func makeAllDue(now: Int64) throws(StoreError) {
+    public func makeAllDue() throws(StoreError) {
         guard !isReadOnly else { return }
         try guarded {
             try database.transaction {

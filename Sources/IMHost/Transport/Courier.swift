@@ -236,7 +236,7 @@ public final class Courier {
             saidOutage = nil
             lostConnection()
             // What was sent and not delivered goes again, oldest first.
-            try? store.makeAllDue(now: now)
+            try? store.makeAllDue()
             if case .failure(let failure)? = client?.subscribe(Self.topic(to: user, from: "+")) {
                 say("cannot subscribe to this host's inbox: \(failure)")
             }

@@ -200,9 +200,7 @@ package final class MQTTClient {
             // as a would-block error of the blocking connect.
             let wouldBlock = code == MOSQ_ERR_ERRNO.rawValue && (error == EAGAIN || error == EINPROGRESS)
             if code == MOSQ_ERR_TLS.rawValue || wouldBlock, case .tls(let host, _) = settings.address {
-                var text: UnsafePointer<CChar>?
-                let verify = imhost_tls_verify_result(handle.pointer, &text)
-                result.detail = Self.tlsProblem(verify, text: text.map { String(cString: $0) } ?? "", host: host)
+                result.detail = Self.tlsFailure(handle.pointer, host: host)
             }
             result.result = code
             var byte: UInt8 = 1
@@ -222,6 +220,14 @@ package final class MQTTClient {
             get { cell.withLock { $0.detail } }
             set { cell.withLock { $0.detail = newValue } }
         }
+    }
+
+    /// Why the TLS connection of `handle` to `host` failed, from OpenSSL's verify result while
+    /// libmosquitto still holds it.
+    private static func tlsFailure(_ handle: OpaquePointer, host: String) -> String {
+        var text: UnsafePointer<CChar>?
+        let verify = imhost_tls_verify_result(handle, &text)
+        return tlsProblem(verify, text: text.map { String(cString: $0) } ?? "", host: host)
     }
 
     /// Why a TLS connection failed, with the fix, from OpenSSL's verify result.
@@ -301,9 +307,7 @@ package final class MQTTClient {
                 // answered is the handshake's: the broker's certificate was not trusted.
                 if state == .awaitingAnswer, code == MOSQ_ERR_TLS.rawValue, case .tls(let host, _) = settings.address {
                     state = .idle
-                    var text: UnsafePointer<CChar>?
-                    let verify = imhost_tls_verify_result(pointer, &text)
-                    events.append(.unreachable(Self.tlsProblem(verify, text: text.map { String(cString: $0) } ?? "", host: host)))
+                    events.append(.unreachable(Self.tlsFailure(pointer, host: host)))
                     return events
                 }
                 state = .idle

@@ -121,7 +121,7 @@ enum BrokerCommand {
             }
             if let problem = TransportID.problem(user) { return usage("--bridge-user: the id \"\(TerminalText.safe(user))\" \(problem)") }
             let passwordFile = FileSystem.resolve(file, against: FileSystem.currentDirectory())
-            let password = (try? HostConfig.Transport(address: .unix(path: "/"), passwordFile: passwordFile).password()) ?? ""
+            let password = (try? HostConfig.Transport.password(in: passwordFile)) ?? ""
             guard !password.isEmpty else { return usage("--bridge-password-file: cannot read a password from \(TerminalText.safe(passwordFile))") }
             bridge = BrokerFolder.Bridge(host: host, port: port, user: user, password: password)
         }
