@@ -30,6 +30,16 @@ extension TestBroker {
 }
 
 /// What a conversation shows: `imhost chat` with `input` typed, then `/quit`.
+/// The numbers of the messages "m1.", "m2.", ... in the last `count` bubbles a chat drew (the page
+/// is drawn before and after `/more`: the last drawing holds them all).
+func numbered(_ stdout: String, count: Int) -> [Int] {
+    let bodies = stdout.split(separator: "\n").compactMap { line -> Int? in
+        guard let start = line.range(of: "│ m"), let end = line.range(of: ". │") else { return nil }
+        return Int(line[start.upperBound..<end.lowerBound])
+    }
+    return Array(bodies.suffix(count))
+}
+
 func transcript(_ workspace: Workspace, with peer: String, _ input: [String] = [], url: String? = nil) throws -> ProcessResult {
     try imhost(["chat", url ?? houseChat(with: peer)], input: (input + ["/quit"]).joined(separator: "\n") + "\n", in: workspace)
 }
@@ -380,13 +390,7 @@ struct TransportTests {
             if report["queued"] as? Int == 0, report["sent"] as? Int == 0, counters["published"] as? Int == 0 { break }
         }
         let received = try transcript(bob, with: "alice", ["/more \(count)"])
-        let bodies = received.stdout.split(separator: "\n").compactMap { line -> Int? in
-            guard let start = line.range(of: "│ m"), let end = line.range(of: ". │") else { return nil }
-            return Int(line[start.upperBound..<end.lowerBound])
-        }
-        // The page is drawn twice (before and after /more): the last drawing holds them all.
-        let last = Array(bodies.suffix(count))
-        #expect(last == Array(1...count), "every message once, in the order sent (\(last.count) found)")
+        #expect(numbered(received.stdout, count: count) == Array(1...count), "every message once, in the order sent")
         let sent = try transcript(alice, with: "bob", ["/more \(count)"])
         let confirmed = sent.stdout.components(separatedBy: "delivered ✓").count + sent.stdout.components(separatedBy: "read ✓✓").count - 2
         #expect(confirmed >= count, "every message finally delivered")

@@ -13,12 +13,19 @@ final class TestBroker {
         var description: String
     }
 
-    init(in root: String, users: [String], options: [String] = []) throws {
+    /// `maxQueued` lowers how many messages the broker keeps for an absent client (1000 as made).
+    init(in root: String, users: [String], options: [String] = [], maxQueued: Int? = nil) throws {
         self.root = root
         self.users = users
         folder = root + "/broker"
         let made = try imhost(["broker", "init", folder, "--users", users.joined(separator: ",")] + options)
         guard made.status == 0 else { throw Failure(description: "imhost broker init failed: \(made.stderr)") }
+        if let maxQueued {
+            let path = folder + "/mosquitto.conf"
+            let config = try String(contentsOfFile: path, encoding: .utf8)
+            guard config.contains("\nmax_queued_messages 1000\n") else { throw Failure(description: "no max_queued_messages in \(path)") }
+            try config.replacingOccurrences(of: "\nmax_queued_messages 1000\n", with: "\nmax_queued_messages \(maxQueued)\n").write(toFile: path, atomically: true, encoding: .utf8)
+        }
         process = try Self.run(folder, in: root)
     }
 
