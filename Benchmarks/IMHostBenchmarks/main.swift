@@ -18,6 +18,7 @@ let sections: [(name: String, run: () throws -> [Row])] = [
     ("crash", { try ContainmentBenchmark.run(folder: scratch + "/crash") }),
     ("limits", { try LimitsBenchmark.run(folder: scratch + "/limits") }),
     ("transport", { try TransportBenchmark.run(folder: scratch + "/transport") }),
+    ("scale", { try ScaleBenchmark.run(folder: scratch + "/scale") }),
 ]
 // `imhost-bench converter bus` runs only those sections; no arguments runs them all.
 let chosen = Set(CommandLine.arguments.dropFirst())
