@@ -134,6 +134,21 @@ package final class MQTTClient {
             // Verify the broker's certificate (SSL_VERIFY_PEER) and, with insecure off, its name.
             mosquitto_tls_opts_set(made, 1, nil, nil)
             mosquitto_tls_insecure_set(made, false)
+            // Why a handshake failed is known while libmosquitto logs it: OpenSSL's verify result
+            // (read then, before the SSL object goes), and libmosquitto's own name check, which
+            // runs after OpenSSL trusted the chain and leaves it saying only "unspecified". Only
+            // TLS clients listen: a log callback makes libmosquitto format a line every packet.
+            mosquitto_log_callback_set(made) { mosq, user, _, text in
+                guard let text else { return }
+                let attempt = MQTTClient.owner(user).attempt
+                if strstr(text, "host name verification failed") != nil {
+                    attempt.wrongName = true
+                } else if strstr(text, "OpenSSL Error") != nil, let mosq, attempt.verify == nil {
+                    var reason: UnsafePointer<CChar>?
+                    let verify = imhost_tls_verify_result(mosq, &reason)
+                    if verify > 0 { attempt.verify = (verify, reason.map { String(cString: $0) } ?? "") }
+                }
+            }
         }
         mosquitto_connect_v5_callback_set(made) { _, user, code, flags, _ in
             MQTTClient.owner(user).connectAnswered(code: code, flags: flags)
@@ -177,6 +192,8 @@ package final class MQTTClient {
         state = .connecting
         attempt.result = nil
         attempt.detail = nil
+        attempt.wrongName = false
+        attempt.verify = nil
         let handle = handle, settings = settings, wakeWrite = wake.write, result = attempt
         Thread.detachNewThread {
             var properties: OpaquePointer? = nil
@@ -200,7 +217,7 @@ package final class MQTTClient {
             // as a would-block error of the blocking connect.
             let wouldBlock = code == MOSQ_ERR_ERRNO.rawValue && (error == EAGAIN || error == EINPROGRESS)
             if code == MOSQ_ERR_TLS.rawValue || wouldBlock, case .tls(let host, _) = settings.address {
-                result.detail = Self.tlsFailure(handle.pointer, host: host)
+                result.detail = Self.tlsFailure(handle.pointer, host: host, attempt: result)
             }
             result.result = code
             var byte: UInt8 = 1
@@ -210,7 +227,7 @@ package final class MQTTClient {
 
     /// Where the connecting thread leaves its result (a libmosquitto error code), under a lock.
     private final class ConnectAttempt: Sendable {
-        private let cell = Mutex<(code: Int32?, detail: String?)>((nil, nil))
+        private let cell = Mutex<(code: Int32?, detail: String?, wrongName: Bool, verify: (Int, String)?)>((nil, nil, false, nil))
         var result: Int32? {
             get { cell.withLock { $0.code } }
             set { cell.withLock { $0.code = newValue } }
@@ -220,11 +237,24 @@ package final class MQTTClient {
             get { cell.withLock { $0.detail } }
             set { cell.withLock { $0.detail = newValue } }
         }
+        /// libmosquitto logged that the broker's certificate does not hold the name connected to.
+        var wrongName: Bool {
+            get { cell.withLock { $0.wrongName } }
+            set { cell.withLock { $0.wrongName = newValue } }
+        }
+        /// OpenSSL's verify result and its text, read when libmosquitto logged the failure.
+        var verify: (Int, String)? {
+            get { cell.withLock { $0.verify } }
+            set { cell.withLock { $0.verify = newValue } }
+        }
     }
 
-    /// Why the TLS connection of `handle` to `host` failed, from OpenSSL's verify result while
-    /// libmosquitto still holds it.
-    private static func tlsFailure(_ handle: OpaquePointer, host: String) -> String {
+    /// Why the TLS connection of `handle` to `host` failed: what libmosquitto logged while it
+    /// failed (its name check, OpenSSL's verify result), else OpenSSL's result now.
+    private static func tlsFailure(_ handle: OpaquePointer, host: String, attempt: ConnectAttempt) -> String {
+        // A name libmosquitto refused: OpenSSL knows only that the check failed.
+        if attempt.wrongName { return tlsProblem(62, text: "hostname mismatch", host: host) }
+        if let (verify, text) = attempt.verify { return tlsProblem(verify, text: text, host: host) }
         var text: UnsafePointer<CChar>?
         let verify = imhost_tls_verify_result(handle, &text)
         return tlsProblem(verify, text: text.map { String(cString: $0) } ?? "", host: host)
@@ -307,7 +337,7 @@ package final class MQTTClient {
                 // answered is the handshake's: the broker's certificate was not trusted.
                 if state == .awaitingAnswer, code == MOSQ_ERR_TLS.rawValue, case .tls(let host, _) = settings.address {
                     state = .idle
-                    events.append(.unreachable(Self.tlsFailure(pointer, host: host)))
+                    events.append(.unreachable(Self.tlsFailure(pointer, host: host, attempt: attempt)))
                     return events
                 }
                 state = .idle
