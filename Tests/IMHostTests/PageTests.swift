@@ -129,7 +129,7 @@ struct PageTests {
             .undecodable("not valid JSON at column 1: unexpected 'n', expected a value"),
         ])
         setKillSwitch(host, messages: ["house.listing"])
-        #expect(try page.presented(width: 72).map(\.message.degrade)[3] == .killedKey)
+        #expect(try page.presented(width: 72).map(\.message.degrade)[3] == .killedKey("killSwitch.messages in host.json"))
         let rendering = try page.render()
         #expect(rendering.components(separatedBy: "Unsupported message type").count - 1 == 5)
 

@@ -8,8 +8,12 @@ public enum UnavailableReason: String, Sendable, Codable {
     case lineRefused = "line-refused"
     /// The line failed to register.
     case lineFailed = "line-failed"
-    /// The operator turned the line off (`killSwitch.lines`).
+    /// The operator turned the line off (`killSwitch.lines` in host.json).
     case killed
+    /// The fleet configuration turned the line off (`imhost fleet kill`).
+    case fleetKilled = "fleet-killed"
+    /// The line is rolled out to a share of users, and this user is not among them.
+    case outsideRollout = "outside-rollout"
     /// The host quarantined the line after its code crashed or hung.
     case quarantined
 }

@@ -101,6 +101,9 @@ public struct HostConfig: Sendable, Equatable {
     /// The broker this host chats through; `nil`: the host works alone, and what is sent stays
     /// queued.
     public var transport: Transport?
+    /// The fleet configuration this host applies (from the broker, or its cache), with the user
+    /// its rollouts are decided for; `nil`: host.json alone. Not read from host.json.
+    public var fleet: FleetState?
 
     /// The settings a line may have.
     static let lineKeys = ["enabled", "file", "sha256"]
@@ -271,8 +274,9 @@ extension DocumentReader {
         var transport: HostConfig.Transport?
         if let node = member("transport") {
             transport = try self.transport(node, folder: folder)
-            // The user's id becomes a topic level and a broker user name.
-            if let problem = TransportID.problem(user) {
+            // The user's id becomes a topic level and a broker user name. "operator" is the
+            // host.json of `imhost fleet`, which never chats.
+            if let problem = TransportID.problem(user, allowingOperator: true) {
                 throw fail(member("user") ?? node, member("user") == nil ? "transport" : "user",
                            "the user id \"\(user)\" \(problem)\(member("user") == nil ? "; set \"user\"" : "")")
             }

@@ -158,7 +158,8 @@ public enum TransportID {
     public static let operatorID = "operator"
 
     /// Why `id` cannot be used with a transport, for a person; `nil` when it can.
-    public static func problem(_ id: String) -> String? {
+    /// `allowingOperator`: ``operatorID`` is taken (as the user of `imhost fleet`'s host.json).
+    public static func problem(_ id: String, allowingOperator: Bool = false) -> String? {
         let bytes = id.utf8
         guard (1...64).contains(bytes.count), bytes.allSatisfy({ byte in
             (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
@@ -166,7 +167,7 @@ public enum TransportID {
         }) else {
             return "cannot reach the broker: with a transport, ids are 1 to 64 of A-Z a-z 0-9 . _ - (they become topic levels)"
         }
-        if id == operatorID { return "is reserved: \"operator\" publishes the fleet configuration, and is nobody's chat id" }
+        if id == operatorID, !allowingOperator { return "is reserved: \"operator\" publishes the fleet configuration, and is nobody's chat id" }
         if id.allSatisfy({ $0 == "." }) { return "cannot be only dots: it names a file of the broker's folder" }
         return nil
     }

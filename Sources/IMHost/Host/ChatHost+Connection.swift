@@ -11,6 +11,10 @@ extension ChatHost {
     /// of this user does; otherwise notes who does.
     func takeConnection(store: MessageStore, online: Bool) {
         guard let transport = config.transport, let command = connectionCommand else { return }
+        guard userID != TransportID.operatorID else {
+            announce("\(TransportID.operatorID) publishes the fleet configuration (imhost fleet) and does not chat: this process works through the database only; sign in as a user")
+            return
+        }
         switch ConnectionLock.take(for: store, command: command) {
         case .taken(let lock):
             let courier = Courier(settings: transport, user: userID, store: store, payloadLimit: config.limits.payloadBytes, lock: lock,
@@ -18,6 +22,7 @@ extension ChatHost {
                                   // giving up are measured in it.
                                   clock: { Clock.now() })
             if !online { courier.setOnline(false) }
+            courier.fleetVersion = config.fleet?.config.version
             self.courier = courier
         case .held(let holder):
             // Who, when the lock file says; another process of this user in any case.
@@ -35,7 +40,10 @@ extension ChatHost {
     /// offline with it. Returns what happened.
     public func serviceConnection() -> [Courier.Event] {
         guard let courier else { return [] }
-        let events = courier.service()
+        let events = courier.service().compactMap { event in
+            guard case .fleet(let bytes) = event else { return event }
+            return receiveFleet(bytes)
+        }
         let online = courier.status == .online
         if session?.isOnline != online { session?.setOnline(online) }
         return events

@@ -39,6 +39,8 @@ public final class ChatHost {
     public internal(set) var courier: Courier?
     /// Who holds the user's connection, when another process does.
     public internal(set) var connectionHolder: ConnectionLock.Holder?
+    /// Why the cached fleet configuration could not be used, when it could not.
+    var fleetProblem: String?
 
     private struct SignedIn {
         let session: UserSession
@@ -61,11 +63,16 @@ public final class ChatHost {
     /// unsupervised, examines the plugin folder (cache, scanner, pins, quarantine), and makes
     /// the converter. Signs nobody in and opens no line's library yet.
     public init(config: HostConfig, options: Options) {
-        self.config = config
         dataFolder = options.dataFolder ?? config.dataFolder
         durable = options.durable
         connectionCommand = options.connection
         userID = options.user ?? config.user
+        // The last good fleet configuration, before any page opens: fleet control never fails open.
+        var config = config
+        let cached = FleetCache(dataFolder: dataFolder).load()
+        config.fleet = cached.config.map { FleetState(config: $0, user: options.user ?? config.user) }
+        fleetProblem = cached.problem
+        self.config = config
 
         var breadcrumb: Breadcrumb?
         switch options.breadcrumbs {
@@ -148,6 +155,8 @@ public final class ChatHost {
     public func switchUser(to user: String) throws {
         signOut()
         userID = user
+        // Rollouts are decided per user.
+        if config.fleet != nil { apply(config) }
         try signIn()
     }
 
@@ -232,6 +241,7 @@ public final class ChatHost {
         var said: [String] = lines.folderProblem.map { [$0] } ?? []
         if let problem = lines.quarantineProblem { said.append(problem) }
         if let problem = lines.cacheProblem { said.append(problem) }
+        if let fleetProblem { said.append(fleetProblem) }
         var seen: Set<String> = []
         for entry in lines.rows {
             // A quarantined line is not a problem of every command, as a killed one is not:
@@ -251,11 +261,17 @@ public final class ChatHost {
         return said + (signedIn?.session.problems ?? [])
     }
 
+    /// Replaces the fleet configuration in force without applying it (``applyFleet(_:)`` does).
+    func setFleet(_ fleet: FleetState?) { config.fleet = fleet }
+
     /// Applies a new configuration (and the quarantine as it is now) to what opens from now on:
     /// routes, the kill switch, enabled lines, new and changed plugin files. A line that stops
     /// serving has its services stopped; one that serves again has them started again. A
     /// library is never unloaded: a line turned off is routed away from.
     public func apply(_ config: HostConfig) {
+        // host.json says nothing of the fleet: the fleet configuration applied stays.
+        var config = config
+        config.fleet = self.config.fleet.map { FleetState(config: $0.config, user: userID) }
         self.config = config
         signedIn?.sender.limits = config.limits
         let (stopped, resumed) = lines.apply(config)
@@ -378,7 +394,8 @@ public final class ChatHost {
             lookup: { [weak self] key in self?.registeredBuilder(for: key) },
             degrade: { [weak self] key in self?.degrade(forKey: key) },
             degradeMessage: { [weak self] sender, id in self?.lines.degrade(forMessage: sender, globalID: id) },
-            killedComponents: config.killSwitch.components,
+            killedComponents: config.killedComponents,
+            componentPlace: { [config] component in config.switchedOff(component: component)?.place("components") },
             limits: config.limits,
             open: { [weak self] url in
                 guard let self else { return .refused("the host is gone") }

@@ -5,8 +5,9 @@ import IMKit
 public enum Degrade: Equatable, Sendable, CustomStringConvertible {
     /// No builder is registered for the key.
     case unknownKey
-    /// The operator turned the key off (`killSwitch.messages`).
-    case killedKey
+    /// The operator turned the key off: where ("killSwitch.messages in host.json", "the fleet
+    /// configuration (version N)").
+    case killedKey(String)
     /// The host quarantined the key after its builder crashed.
     case quarantinedKey(String)
     /// The host quarantined this one message (from another host) after it crashed its builder.
@@ -32,7 +33,7 @@ public enum Degrade: Equatable, Sendable, CustomStringConvertible {
     private var text: String {
         switch self {
         case .unknownKey: "no builder is registered for its key: no installed line registers it, or its line is not loaded"
-        case .killedKey: "the key is turned off by killSwitch.messages in host.json"
+        case .killedKey(let place): "the key is turned off by \(place)"
         case .quarantinedKey(let why): "the key is quarantined: \(why)"
         case .quarantinedMessage(let why): "this message is quarantined: \(why); it stays stored, and shows again once lifted"
         case .lineUnavailable(_, _, let why): why
@@ -54,7 +55,8 @@ public enum Degrade: Equatable, Sendable, CustomStringConvertible {
         case .quarantinedKey, .quarantinedMessage: "quarantined"
         case .lineUnavailable(let line, let reason, _):
             switch reason {
-            case .killed: "line \(line) turned off"
+            case .killed, .fleetKilled: "line \(line) turned off"
+            case .outsideRollout: "line \(line) not rolled out to you"
             case .quarantined: "line \(line) quarantined"
             case .lineDisabled: "line \(line) disabled"
             default: "line \(line) unavailable"

@@ -30,7 +30,7 @@ package struct MessagePresenter {
     /// `breadcrumb` file every builder call is recorded in it as a chat's would be.
     package init(registry: MessageRegistry, killedKeys: Set<String>, legacy: Bool, breadcrumb: String?) {
         lookup = { registry.builder(for: $0) }
-        degrade = { killedKeys.contains($0) ? .killedKey : nil }
+        degrade = { killedKeys.contains($0) ? .killedKey("killSwitch.messages in host.json") : nil }
         self.legacy = legacy
         lineGuard = LineGuard(breadcrumb: breadcrumb.flatMap { try? Breadcrumb(path: $0) })
     }

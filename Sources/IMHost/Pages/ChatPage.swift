@@ -213,8 +213,7 @@ public final class ChatPage {
 
     /// Why the page does not show `component`: the operator's kill switch, or the line's mask.
     public func whyHidden(_ component: ComponentSet) -> String {
-        environment.killedComponents.contains(component) ? "turned off by killSwitch.components in host.json"
-            : "the line's page hides it (disabledComponents)"
+        environment.componentPlace(component).map { "turned off by \($0)" } ?? "the line's page hides it (disabledComponents)"
     }
 
     /// Types `text` into the input bar and sends it. Returns `nil` when it was sent, else why not.

@@ -18,6 +18,8 @@ struct PageEnvironment {
     /// Why one message from another host (its sender and global id) cannot show: quarantined.
     var degradeMessage: (String, String) -> Degrade? = { _, _ in nil }
     let killedComponents: ComponentSet
+    /// Who turned a component off, as a place ("killSwitch.components in host.json").
+    let componentPlace: @Sendable (ComponentSet) -> String?
     let limits: HostConfig.Limits
     /// Opens a URL through the route table.
     let open: (String) -> RouteResult

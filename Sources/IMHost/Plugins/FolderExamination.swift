@@ -346,10 +346,8 @@ struct FolderExamination {
             if let holdingAll, rows[index].state == .loaded {
                 rows[index].move(to: .quarantined, problem: PluginRefusal(.quarantined, holdingAll, fix: "make the quarantine file readable, or remove it"))
             }
-            if rows[index].state == .loaded, config.killSwitch.lines.contains(id) {
-                rows[index].move(to: .killed, problem: PluginRefusal(
-                    .killed, "line '\(id)' is in killSwitch.lines: its chats open on the legacy page",
-                    fix: "remove it from killSwitch.lines to roll it forward"))
+            if rows[index].state == .loaded, let off = config.switchedOff(line: id) {
+                rows[index].move(to: .killed, problem: PluginRefusal(.killed, off.lineReason(id) + ": its chats open on the legacy page", fix: off.lineFix(id)))
             }
         }
     }

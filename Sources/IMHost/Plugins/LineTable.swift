@@ -189,7 +189,7 @@ public final class LineTable {
         }
 
         blockedKeys = [:]
-        for key in config.killSwitch.messages { blockedKeys[key] = .killedKey }
+        for key in config.killedKeys { blockedKeys[key] = .killedKey(config.switchedOff(key: key)?.place("messages") ?? "") }
         blockedMessages = [:]
         for index in rows.indices where rows[index].isServing {
             for (key, held) in rows[index].quarantinedKeys where blockedKeys[key] == nil {
@@ -254,7 +254,7 @@ public final class LineTable {
     /// Lines that are configured, enabled and not serving: refused, failed, crashed, hung,
     /// quarantined or missing. (Killed and disabled lines are the operator's choice.)
     public var notServing: [LineStatus] {
-        let ids = config.lineOrder.filter { config.lines[$0]?.enabled == true && !config.killSwitch.lines.contains($0) }
+        let ids = config.lineOrder.filter { config.lines[$0]?.enabled == true && config.switchedOff(line: $0) == nil }
         return ids.compactMap { id in
             guard case .unavailable = availability.of(id) else { return nil }
             return status(ofLine: id)
@@ -369,7 +369,14 @@ public struct LineStatus: Sendable {
         let why = problem?.reason ?? ""
         switch state {
         case .loaded, .registered, .active: return .available
-        case .killed: return .unavailable(.killed, "line '\(id)' is in killSwitch.lines")
+        case .killed:
+            let off = config.switchedOff(line: id) ?? .hostJSON
+            let reason: UnavailableReason = switch off {
+            case .hostJSON: .killed
+            case .fleet: .fleetKilled
+            case .outsideRollout: .outsideRollout
+            }
+            return .unavailable(reason, off.lineReason(id))
         case .quarantined, .crashed, .hung: return .unavailable(.quarantined, "line '\(id)' is quarantined: \(why)")
         case .disabled: return .unavailable(.lineDisabled, "line '\(id)' is disabled in host.json")
         case .notConfigured: return .unavailable(.lineDisabled, "line '\(id)' is not in \(FileSystem.baseName(config.file))'s lines")

@@ -30,6 +30,17 @@ public struct Converter: Sendable {
         public static let killed = Reason.unavailable(.killed)
         public static let quarantined = Reason.unavailable(.quarantined)
 
+        /// Which of the three sources turned the line off, when one did: "host.json" (the local
+        /// operator), "fleet" (the fleet configuration) or "quarantine" (the host).
+        public var source: String? {
+            switch self {
+            case .unavailable(.killed): "host.json"
+            case .unavailable(.fleetKilled), .unavailable(.outsideRollout): "fleet"
+            case .unavailable(.quarantined): "quarantine"
+            default: nil
+            }
+        }
+
         public init?(rawValue: String) {
             switch rawValue {
             case "routed": self = .routed

@@ -29,6 +29,11 @@ public final class Courier {
         case arrived(peer: String, [StoredMessage])
         /// The state of the user's messages to these peers changed.
         case changed(peers: Set<String>)
+        /// A fleet configuration came (retained, or as the operator published it): its bytes,
+        /// unread. The host decides whether it applies (``ChatHost/serviceConnection()``).
+        case fleet([UInt8])
+        /// The host applied a fleet configuration: open chats reopen on the page it picks.
+        case fleetApplied(version: Int64, summary: String)
     }
 
     /// What crossed the connection, for `imhost sync --json`.
@@ -95,6 +100,18 @@ public final class Courier {
     /// The probe came back through the inbox since the connection was made: the broker has
     /// delivered everything that waited for this user before it.
     public private(set) var inboxConfirmed = false
+    /// The fleet subscription's message id, and when the broker took it.
+    private var fleetSubscription: (id: Int32, at: Int64?)?
+    /// Whether what the broker retains of the fleet configuration has come, or will not: it
+    /// came, the probe came back after it would have, 1 s passed after subscribing, or the
+    /// connection failed. A chat opens its page once this is true (``fleetWait``).
+    public private(set) var fleetSettled = false
+    /// The longest a connecting host waits for the retained fleet configuration after subscribing.
+    public static let fleetWait: Int64 = 1000
+    /// The fleet version this host applies, reported on its status topic (and in its will).
+    public var fleetVersion: Int64? {
+        didSet { if fleetVersion != oldValue, status == .online { reportFleetStatus() } }
+    }
     /// Publishes the broker has not answered yet.
     public var unanswered: Int { publishing.count }
     private var lastGiveUp: Int64 = 0
@@ -124,7 +141,7 @@ public final class Courier {
         self.clock = clock
     }
 
-    deinit { client?.disconnect() }
+    deinit { goodbye() }
 
     // MARK: The loop
 
@@ -139,6 +156,7 @@ public final class Courier {
         var next = now + 1000
         if client == nil, wantsOnline { next = min(next, reconnectAt) }
         if let probe { next = min(next, probe.deadline) }
+        if !fleetSettled, let at = fleetSubscription?.at { next = min(next, at + Self.fleetWait) }
         if status == .online, let due = try? store.nextDue(now: now) { next = min(next, max(due, now)) }
         return Int32(max(0, min(next - now, 1000)))
     }
@@ -162,6 +180,7 @@ public final class Courier {
                 say("connected, but this host's own messages do not come back through its inbox: check the broker's ACL (pattern read imhost/u/%u/# and pattern write imhost/u/+/from/%u)")
             }
             if now - lastGiveUp > 60_000 { giveUp(now: now) }
+            if !fleetSettled, let at = fleetSubscription?.at, now >= at + Self.fleetWait { fleetSettled = true }
             if refusalWindow.unsaid > 0, now - refusalWindow.start >= Self.refusalWindowMilliseconds { flushRefusals(now: now) }
         }
         defer { events = [] }
@@ -175,7 +194,7 @@ public final class Courier {
             reconnectAt = 0
             reconnectDelay = 1000
         } else {
-            client?.disconnect()
+            goodbye()
             client = nil
             lostConnection()
             status = .offline("offline, as asked")
@@ -196,6 +215,8 @@ public final class Courier {
             var clientSettings = MQTTClient.Settings(address: settings.address, user: user, password: password,
                                                      maximumPacket: UInt32(BrokerFolder.maxPacketSize(payloadLimit: payloadLimit)))
             if let ca = settings.caFile { clientSettings.tls = .init(ca: ca, cert: settings.certFile, key: settings.keyFile) }
+            // A host that goes without a goodbye is marked gone on its status topic.
+            clientSettings.will = (FleetConfig.statusTopic(of: user), fleetStatus(state: "gone"))
             let made = try MQTTClient(clientSettings)
             client = made
             status = .connecting
@@ -214,6 +235,8 @@ public final class Courier {
             saidOutage = why
             say(why)
         }
+        // The broker cannot be reached: the cached fleet configuration is what applies.
+        fleetSettled = true
         let wait = delay ?? reconnectDelay
         reconnectAt = now + wait + Int64.random(in: 0...(wait / 4))
         reconnectDelay = min(Self.reconnectCap, reconnectDelay * 2)
@@ -225,6 +248,7 @@ public final class Courier {
         probe = nil
         subscribed = false
         inboxConfirmed = false
+        fleetSubscription = nil
     }
 
     private func handle(_ event: MQTTClient.Event, now: Int64, arrivals: inout [(sender: String, message: Envelope.Message)]) {
@@ -239,6 +263,20 @@ public final class Courier {
             try? store.makeAllDue()
             if case .failure(let failure)? = client?.subscribe(Self.topic(to: user, from: "+")) {
                 say("cannot subscribe to this host's inbox: \(failure)")
+            }
+            // The fleet configuration, with what the broker retains of it. Subscribed after the
+            // inbox, so the probe (sent when the inbox is subscribed) comes back after it.
+            if case .success(let id)? = client?.subscribe(FleetConfig.topic, retained: true) {
+                fleetSubscription = (id, nil)
+            } else {
+                fleetSettled = true
+            }
+            reportFleetStatus()
+        case .subscribed(let id, let granted) where id == fleetSubscription?.id:
+            fleetSubscription?.at = now
+            if let code = granted.first, code >= 0x80 {
+                fleetSettled = true
+                say("the broker refused this host's subscription to the fleet configuration (\(String(cString: mosquittoReason(code)))): check the broker's ACL (pattern read \(FleetConfig.topic)); the cached one applies")
             }
         case .subscribed(_, let granted):
             guard let code = granted.first, code < 0x80 else {
@@ -274,6 +312,9 @@ public final class Courier {
                 return
             }
             outage("the connection to the broker was lost (\(reason)); reconnecting", now: now)
+        case .message(let topic, let payload, _) where topic == FleetConfig.topic:
+            fleetSettled = true
+            events.append(.fleet(payload))
         case .message(let topic, let payload, let retained):
             // A retained message in an inbox would come again at every connect: nobody sends
             // one (imhost never does), so it is refused, once each time it comes.
@@ -318,6 +359,8 @@ public final class Courier {
             if sender == user, id == probe?.id {
                 probe = nil
                 inboxConfirmed = true
+                // Sent after the fleet subscription: a retained configuration came before it.
+                fleetSettled = true
             }
         case .message(let message):
             arrivals.append((sender, message))
@@ -433,6 +476,28 @@ public final class Courier {
         } catch {
             say("a receipt from \(peer) could not be applied (\(error)); it will come again")
         }
+    }
+
+    // MARK: Fleet status
+
+    /// What this host reports on its status topic: the fleet version it applies, and whether it
+    /// runs ("running") or went away ("gone", the will).
+    private func fleetStatus(state: String) -> [UInt8] {
+        Array(#"{"v":1,"state":"\#(state)","version":\#(fleetVersion.map(String.init) ?? "null"),"at":\#(clock())}"#.utf8)
+    }
+
+    /// Publishes this host's status, retained.
+    private func reportFleetStatus(state: String = "running") {
+        if case .success(let id)? = client?.publish(topic: FleetConfig.statusTopic(of: user), payload: fleetStatus(state: state), retain: true) {
+            publishing[id] = .answer
+        }
+    }
+
+    /// Reports this host gone (with the version it applied: the will, made at connect, may name
+    /// an older one) and disconnects, keeping the session.
+    private func goodbye() {
+        reportFleetStatus(state: "gone")
+        client?.disconnect()
     }
 
     // MARK: Sending

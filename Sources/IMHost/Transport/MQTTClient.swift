@@ -36,6 +36,9 @@ package final class MQTTClient {
         /// TLS (`mqtts://`): the CA the broker's certificate must chain to, and this host's
         /// certificate and key when the broker asks for one. The broker's name is checked.
         package var tls: TLSFiles?
+        /// What the broker publishes (retained, QoS 1) when this connection ends without a
+        /// goodbye: a topic and a payload.
+        package var will: (topic: String, payload: [UInt8])?
 
         package struct TLSFiles: Sendable {
             package var ca: String
@@ -123,6 +126,11 @@ package final class MQTTClient {
         mosquitto_int_option(made, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V5)
         mosquitto_int_option(made, MOSQ_OPT_TCP_NODELAY, 1)
         mosquitto_username_pw_set(made, settings.user, settings.password)
+        if let will = settings.will {
+            _ = will.payload.withUnsafeBytes { bytes in
+                mosquitto_will_set_v5(made, will.topic, Int32(bytes.count), bytes.baseAddress, 1, true, nil)
+            }
+        }
         if let tls = settings.tls {
             let code = mosquitto_tls_set(made, tls.ca, nil, tls.cert, tls.key, nil)
             guard code == MOSQ_ERR_SUCCESS.rawValue else {
@@ -359,19 +367,18 @@ package final class MQTTClient {
 
     /// Publishes at QoS 1. Returns the message id the broker's answer (``Event/published``)
     /// names, or why it could not be queued.
-    package func publish(topic: String, payload: [UInt8]) -> Result<Int32, Failure> {
+    package func publish(topic: String, payload: [UInt8], retain: Bool = false) -> Result<Int32, Failure> {
         guard state == .connected else { return .failure(Failure(description: "not connected")) }
         var id: Int32 = 0
         let code = payload.withUnsafeBytes { bytes in
-            mosquitto_publish_v5(handle.pointer, &id, topic, Int32(bytes.count), bytes.baseAddress, 1, false, nil)
+            mosquitto_publish_v5(handle.pointer, &id, topic, Int32(bytes.count), bytes.baseAddress, 1, retain, nil)
         }
         guard code == MOSQ_ERR_SUCCESS.rawValue else { return .failure(Failure(description: Self.describe(code))) }
         _ = mosquitto_loop_write(handle.pointer, 1)
         return .success(id)
     }
 
-    /// Subscribes at QoS 1. Returns the message id ``Event/subscribed`` names.
-    /// Subscribes at QoS 1. `retained`: whether the broker sends what is retained on the topic
+    /// Subscribes at QoS 1. Returns the message id ``Event/subscribed`` names. `retained`: whether the broker sends what is retained on the topic
     /// when the subscription is made (an inbox takes none: a retained message planted there
     /// would come again at every connect).
     package func subscribe(_ topic: String, retained: Bool = false) -> Result<Int32, Failure> {

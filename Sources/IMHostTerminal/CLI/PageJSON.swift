@@ -37,9 +37,17 @@ struct PageJSON: Encodable {
     var components: [[String]]
     var total: Int
     var messages: [Message]
+    /// Why the converter chose this page (`routed`, `killed`, `fleet-killed`, ...), who turned
+    /// the line off when someone did, and the fleet version the host applies.
+    var reason: String
+    var source: String?
+    var fleetVersion: Int64?
 
-    init(_ page: ChatPage, view: PageView) {
+    init(_ page: ChatPage, view: PageView, fleetVersion: Int64?) {
         url = page.decision.url
+        reason = page.decision.reason.rawValue
+        source = page.decision.reason.source
+        self.fleetVersion = fleetVersion
         line = view.lineID
         legacy = view.isLegacy
         title = view.title

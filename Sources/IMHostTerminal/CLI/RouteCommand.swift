@@ -28,6 +28,10 @@ enum RouteCommand {
         var reason: Converter.Reason
         var rule: Int?
         var explanation: String
+        /// Who turned the line off: "host.json", "fleet" or "quarantine".
+        var source: String?
+        /// The fleet configuration this host applies, if any.
+        var fleetVersion: Int64?
     }
 
     static func run(_ arguments: Arguments, _ output: Output) -> Int32 {
@@ -56,7 +60,8 @@ enum RouteCommand {
             page = host.lines.status(ofLine: id)?.manifest?.page ?? "CarrierPage"
         }
         let result = Result(url: decision.url, target: line == nil ? "legacy" : "line", line: line, page: page,
-                            reason: decision.reason, rule: decision.rule?.index, explanation: decision.explanation)
+                            reason: decision.reason, rule: decision.rule?.index, explanation: decision.explanation,
+                            source: decision.reason.source, fleetVersion: host.config.fleet?.config.version)
         if arguments.flags.contains("--json") {
             output.out(JSONOutput.encode(result))
         } else {

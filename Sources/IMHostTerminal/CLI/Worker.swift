@@ -61,6 +61,7 @@ final class Worker {
         do {
             // After a crash the user stays as they were: offline, if they were.
             try host.signIn(online: resume?.online ?? true)
+            if resume == nil { awaitFleet() }
             if resume == nil {
                 for note in host.store?.takeNotes() ?? [] { output.diagnostic("imhost: \(note)") }
                 if !host.hasTransport, host.store?.firstTime("told: no transport") == true {
@@ -132,15 +133,31 @@ final class Worker {
     /// this user's messages to it, so what others send from the first step on arrives.
     private func connectForScenario() throws {
         try host.signIn()
+        runConnection(seconds: 10) { $0.inboxConfirmed }
+    }
+
+    /// Runs the connection before a page is open, until `done` (or `seconds` pass): notices
+    /// other than "connected" are said on standard error, arrivals are stored, and a fleet
+    /// configuration that comes is applied.
+    private func runConnection(seconds: Int64, until done: (Courier) -> Bool) {
         guard let courier = host.courier else { return }
-        let deadline = Clock.monotonic() + 10_000_000_000
-        while !courier.inboxConfirmed, Clock.monotonic() < deadline, Interruption.signal == nil {
+        let deadline = Clock.monotonic() + UInt64(seconds) * 1_000_000_000
+        while !done(courier), courier.wantsOnline, Clock.monotonic() < deadline, Interruption.signal == nil {
             for event in host.serviceConnection() {
                 if case .notice(let line) = event, !line.hasPrefix("connected to") { output.diagnostic("imhost: \(host.userID): \(line)") }
             }
             var polls = courier.readable.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
                 + courier.writable.map { pollfd(fd: $0, events: Int16(POLLOUT), revents: 0) }
             _ = poll(&polls, nfds_t(polls.count), min(courier.wakeAfter(), 100))
+        }
+    }
+
+    /// Before a chat's first page: the fleet configuration the broker retains (at most
+    /// ``Courier/fleetWait`` after subscribing; the cached one if the broker cannot be reached).
+    private func awaitFleet() {
+        runConnection(seconds: 5) { $0.fleetSettled }
+        if host.hasTransport, host.config.fleet == nil, host.store?.firstTime("told: no fleet") == true {
+            output.diagnostic("imhost: no fleet configuration from the broker and none cached: this host opens on host.json alone (said once)")
         }
     }
 

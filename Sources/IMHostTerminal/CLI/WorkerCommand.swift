@@ -122,7 +122,7 @@ enum WorkerCommand {
             case .opened(let what):
                 output.out(json ? JSONOutput.encode(["opened": what]) : "opened \(TerminalText.safe(what))\n")
             case .page(let page) where json:
-                output.out(JSONOutput.encode(PageJSON(page, view: try page.view(width: width))))
+                output.out(JSONOutput.encode(PageJSON(page, view: try page.view(width: width), fleetVersion: host.config.fleet?.config.version)))
             case .page(let page):
                 output.out(try PageRenderer(width: width, colors: colors).render(page))
             }

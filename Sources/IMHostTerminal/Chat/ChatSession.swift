@@ -65,6 +65,17 @@ final class ChatSession {
                 }
             case .changed(let peers):
                 if peers.contains(page.conversation) { redraw = true }
+            case .fleetApplied(let version, let summary):
+                // As a host.json edit does: the chat reopens on the page the converter now picks.
+                do {
+                    try driver.reopen()
+                    say("fleet configuration version \(version) applied (\(summary)): \(page.decision.reason.rawValue): \(page.decision.explanation)")
+                    redraw = true
+                } catch {
+                    output.diagnostic("imhost: fleet configuration version \(version) applied; cannot reopen the chat: \(error)")
+                }
+            case .fleet:
+                break
             }
         }
         if redraw { showIfChanged() }
