@@ -15,7 +15,8 @@ public final class FleetOperator {
         public var description: String
         /// The broker refused the publish (not authorised): not the operator's choice.
         public var refusedByBroker = false
-        /// Another connection as this user took the session over (two commands at once).
+        /// The connection went (another connection as this user took the session over: two
+        /// commands at once): worth trying again.
         var takenOver = false
     }
 
@@ -131,7 +132,7 @@ public final class FleetOperator {
     private func publish(_ config: FleetConfig) throws(Failure) {
         let client = try connected()
         guard case .success(let id) = client.publish(topic: FleetConfig.topic, payload: config.bytes, retain: true) else {
-            throw Failure(description: "cannot publish the fleet configuration: the connection is gone")
+            throw gone("cannot publish the fleet configuration")
         }
         var answer: Int32?
         try pump { event in
@@ -146,6 +147,12 @@ public final class FleetOperator {
 
     // MARK: The connection
 
+    /// The connection went while `what` was tried: dropped, and worth trying again.
+    private func gone(_ what: String) -> Failure {
+        client = nil
+        return Failure(description: "\(what): the connection is gone", takenOver: true)
+    }
+
     private struct Retained {
         var topic: String
         var payload: [UInt8]
@@ -156,7 +163,7 @@ public final class FleetOperator {
     private func readRetained(_ filter: String) throws(Failure) -> [Retained] {
         let client = try connected()
         guard case .success(let subscription) = client.subscribe(filter, retained: true) else {
-            throw Failure(description: "cannot subscribe to \(filter): the connection is gone")
+            throw gone("cannot subscribe to \(filter)")
         }
         var granted: [Int32]?
         var found: [Retained] = []
@@ -173,7 +180,7 @@ public final class FleetOperator {
         }
         let probe = "probe-" + GlobalID.make(at: clock())
         guard case .success = client.publish(topic: Courier.topic(to: user, from: user), payload: Envelope.probe(id: probe).bytes) else {
-            throw Failure(description: "cannot publish a probe: the connection is gone")
+            throw gone("cannot publish a probe")
         }
         var back = false
         try pump { event in
@@ -223,7 +230,7 @@ public final class FleetOperator {
             return up
         }
         guard case .success(let inbox) = made.subscribe(Courier.topic(to: user, from: "+")) else {
-            throw Failure(description: "cannot subscribe to \(user)'s inbox: the connection is gone")
+            throw gone("cannot subscribe to \(user)'s inbox")
         }
         try pump { event in
             if case .subscribed(inbox, _) = event { return true }
@@ -245,7 +252,9 @@ public final class FleetOperator {
                     var failure = Failure(description: code == 0x8E
                                           ? "another \(user) connection took the session over (another imhost fleet command at the same time?); try again"
                                           : "the connection to the broker was lost (\(reason))")
-                    failure.takenOver = code == 0x8E
+                    // Taken over, or closed by the broker as another connection of the same
+                    // user came: either way worth trying again.
+                    failure.takenOver = true
                     throw failure
                 }
                 if try handle(event) { return }

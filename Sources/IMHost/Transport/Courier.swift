@@ -486,18 +486,45 @@ public final class Courier {
         Array(#"{"v":1,"state":"\#(state)","version":\#(fleetVersion.map(String.init) ?? "null"),"at":\#(clock())}"#.utf8)
     }
 
-    /// Publishes this host's status, retained.
-    private func reportFleetStatus(state: String = "running") {
-        if case .success(let id)? = client?.publish(topic: FleetConfig.statusTopic(of: user), payload: fleetStatus(state: state), retain: true) {
-            publishing[id] = .answer
+    /// Publishes this host's status, retained. Returns the publish's message id.
+    @discardableResult
+    private func reportFleetStatus(state: String = "running") -> Int32? {
+        guard case .success(let id)? = client?.publish(topic: FleetConfig.statusTopic(of: user), payload: fleetStatus(state: state), retain: true) else {
+            return nil
         }
+        publishing[id] = .answer
+        return id
     }
 
     /// Reports this host gone (with the version it applied: the will, made at connect, may name
-    /// an older one) and disconnects, keeping the session.
+    /// an older one) and disconnects, keeping the session. Waits (at most half a second) for the
+    /// broker to take the report first: mosquitto 2.0 treats a client that leaves before its
+    /// PUBACK as lost, and publishes its will over the report.
     private func goodbye() {
-        reportFleetStatus(state: "gone")
-        client?.disconnect()
+        guard let client, let id = reportFleetStatus(state: "gone") else { return }
+        let deadline = Clock.monotonic() + 500_000_000
+        // The broker's answers are applied as usual (a receipt it took is not sent again); a
+        // message arriving now is not stored, so not answered: its sender sends it again.
+        var answered = false
+        while !answered, Clock.monotonic() < deadline {
+            for event in client.service() {
+                switch event {
+                case .published(let published, let code):
+                    self.published(id: published, code: code, now: clock())
+                    if published == id { answered = true }
+                case .disconnected:
+                    return
+                default:
+                    break
+                }
+            }
+            if !accepted.isEmpty { markAccepted(now: clock()) }
+            if answered { break }
+            var polls = client.readable.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+                + client.writable.map { pollfd(fd: $0, events: Int16(POLLOUT), revents: 0) }
+            _ = poll(&polls, nfds_t(polls.count), 20)
+        }
+        client.disconnect()
     }
 
     // MARK: Sending

@@ -41,7 +41,7 @@ enum FleetCommand {
         run: { arguments, output in run(arguments, output) })
 
     /// A change's word, what it needs, and what it does to a configuration.
-    private enum Change {
+    enum Change {
         case kill(String), lift(String), killMessage(String), liftMessage(String)
         case killComponent(ComponentSet, String), liftComponent(ComponentSet, String), rollout(String, Int)
 
@@ -110,10 +110,10 @@ enum FleetCommand {
         return CommandLineTool.ExitCode.ok
     }
 
-    private struct Usage: Error { var text: String }
+    struct Usage: Error { var text: String }
 
     /// The change a subcommand asks for (`nil` for show and status), or what is wrong with it.
-    private static func parse(_ verb: String, _ rest: [String]) -> Result<Change?, Usage> {
+    static func parse(_ verb: String, _ rest: [String]) -> Result<Change?, Usage> {
         func one(_ what: String) -> Result<String, Usage> {
             rest.count == 1 ? .success(rest[0]) : .failure(Usage(text: "\(verb) takes one \(what), got \(rest.count) arguments; see imhost fleet --help"))
         }

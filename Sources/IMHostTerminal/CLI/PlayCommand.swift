@@ -169,6 +169,15 @@ enum PlayCommand {
                 _ = finishAll(signal: signal)
                 return Interruption.exitCode(signal)
             }
+            if case .fleet(let change, let written) = step.action, let broker {
+                output.out("── \(step.number). operator: imhost fleet \(TerminalText.safe(written))\n")
+                if let failure = FleetStep.run(change, broker: broker, users: scenario.users.map(\.name), output: output) {
+                    _ = finishAll()
+                    output.diagnostic("imhost play: \(file) step \(step.number) (line \(step.position.line)): \(failure)")
+                    return CommandLineTool.ExitCode.failure
+                }
+                continue
+            }
             let supervised = runs[step.user ?? ""]!
             if let code = supervised.hand(.step(number: step.number)) {
                 _ = finishAll()
@@ -221,5 +230,40 @@ extension BrokerProcess {
     var socket: String {
         if case .socket(let path) = listener { return path }
         return ""
+    }
+}
+
+/// A scenario's `fleet` step: the operator's change through the scenario's broker, as `imhost
+/// fleet` makes it, then a wait until every user's host reports it applied.
+enum FleetStep {
+    /// How long the users' hosts have to apply a change.
+    static let applySeconds: UInt64 = 10
+
+    /// Runs the change; `nil` when every host applied it, else why the step failed. Says in the
+    /// transcript what was done, without the version (a time: transcripts stay the same).
+    static func run(_ change: FleetCommand.Change, broker: BrokerProcess, users: [String], output: Output) -> String? {
+        let transport = HostConfig.Transport(address: .unix(path: broker.socket), passwordFile: broker.folder.passwordFile(of: TransportID.operatorID))
+        let fleet = FleetOperator(transport: transport, user: TransportID.operatorID)
+        let version: Int64
+        do throws(FleetOperator.Failure) {
+            switch try fleet.change(initialize: true, { (config: inout FleetConfig) throws(FleetOperator.Failure) in change.apply(to: &config) }) {
+            case .published(let config, _), .unchanged(let config): version = config.version
+            }
+        } catch {
+            return "the operator's change failed: \(error)"
+        }
+        let deadline = Clock.monotonic() + applySeconds * 1_000_000_000
+        var behind = users
+        while !behind.isEmpty {
+            let statuses = (try? fleet.statuses()) ?? []
+            behind = users.filter { user in !statuses.contains { $0.user == user && $0.version == version && $0.state == "running" } }
+            guard !behind.isEmpty else { break }
+            guard Clock.monotonic() < deadline else {
+                return "waited \(applySeconds) s: \(behind.joined(separator: ", ")) did not apply the fleet configuration"
+            }
+            _ = poll(nil, 0, 20)
+        }
+        output.out("   → published: \(change.said); \(users.joined(separator: " and ")) applied it\n")
+        return nil
     }
 }

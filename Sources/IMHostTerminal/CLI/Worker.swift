@@ -106,7 +106,7 @@ final class Worker {
     /// The supervisor's next command; meanwhile, the connection runs (messages arrive and are
     /// shown, receipts change what the page says), or, when another process holds it, the
     /// database is watched for what that process stores. `nil` at the end of input.
-    private func nextCommand(_ session: ChatSession?) -> ToWorker? {
+    private func nextCommand(_ session: ChatSession?, follow: (([Courier.Event]) -> Void)? = nil) -> ToWorker? {
         while Interruption.signal == nil {
             // The connection runs before every wait, so a stream of commands never starves it.
             let courier = host.courier
@@ -114,6 +114,7 @@ final class Worker {
                 // A scenario shows what arrived when a step asks (await, show), not as it comes.
                 let events = host.serviceConnection()
                 session?.present(events)
+                follow?(events)
             } else if host.hasTransport, host.store?.changedElsewhere() == true {
                 session?.showIfChanged()
             }
@@ -133,18 +134,19 @@ final class Worker {
     /// this user's messages to it, so what others send from the first step on arrives.
     private func connectForScenario() throws {
         try host.signIn()
-        runConnection(seconds: 10) { $0.inboxConfirmed }
+        runConnection(seconds: 10, say: { line in
+            if !line.hasPrefix("connected to") { output.diagnostic("imhost: \(host.userID): \(line)") }
+        }, until: { $0.inboxConfirmed })
     }
 
-    /// Runs the connection before a page is open, until `done` (or `seconds` pass): notices
-    /// other than "connected" are said on standard error, arrivals are stored, and a fleet
-    /// configuration that comes is applied.
-    private func runConnection(seconds: Int64, until done: (Courier) -> Bool) {
+    /// Runs the connection before a page is open, until `done` (or `seconds` pass): notices go
+    /// to `say`, arrivals are stored, and a fleet configuration that comes is applied.
+    private func runConnection(seconds: Int64, say: (String) -> Void, until done: (Courier) -> Bool) {
         guard let courier = host.courier else { return }
         let deadline = Clock.monotonic() + UInt64(seconds) * 1_000_000_000
         while !done(courier), courier.wantsOnline, Clock.monotonic() < deadline, Interruption.signal == nil {
             for event in host.serviceConnection() {
-                if case .notice(let line) = event, !line.hasPrefix("connected to") { output.diagnostic("imhost: \(host.userID): \(line)") }
+                if case .notice(let line) = event { say(line) }
             }
             var polls = courier.readable.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
                 + courier.writable.map { pollfd(fd: $0, events: Int16(POLLOUT), revents: 0) }
@@ -155,7 +157,8 @@ final class Worker {
     /// Before a chat's first page: the fleet configuration the broker retains (at most
     /// ``Courier/fleetWait`` after subscribing; the cached one if the broker cannot be reached).
     private func awaitFleet() {
-        runConnection(seconds: 5) { $0.fleetSettled }
+        // Said as the chat says its notices: a line each, on standard output.
+        runConnection(seconds: 5, say: { output.out(TerminalText.safe($0, newlines: false) + "\n") }, until: { $0.fleetSettled })
         if host.hasTransport, host.config.fleet == nil, host.store?.firstTime("told: no fleet") == true {
             output.diagnostic("imhost: no fleet configuration from the broker and none cached: this host opens on host.json alone (said once)")
         }
@@ -199,7 +202,7 @@ final class Worker {
         answer()
         // With a connection, it runs between steps too: what this user sends goes out, what
         // others send comes in, as in a chat.
-        let next: () -> ToWorker? = host.connectionCommand == nil ? messages().next : { self.nextCommand(nil) }
+        let next: () -> ToWorker? = host.connectionCommand == nil ? messages().next : { self.nextCommand(nil, follow: runner.follow) }
         while let message = next() {
             if CommandLineTool.outputLost(output, command: "play") { return CommandLineTool.ExitCode.failure }
             guard case .step(let number) = message else {

@@ -64,6 +64,9 @@ struct Scenario {
         /// A chat verb, as `imhost chat` does it.
         case verb(ChatAction)
         case killSwitch(HostConfig.KillSwitch)
+        /// The operator's change to the fleet configuration (run by `play` itself, through the
+        /// scenario's broker), and how it was written.
+        case fleet(FleetCommand.Change, String)
         case show
         case say(String)
         case expect(Expectation)
@@ -94,7 +97,7 @@ struct Scenario {
     var users: [User] = []
 
     /// The scenario's own steps; the rest are chat verbs.
-    static let ownSteps = ["text", "killSwitch", "show", "say", "expect", "liftQuarantine", "await"]
+    static let ownSteps = ["text", "killSwitch", "show", "say", "expect", "liftQuarantine", "await", "fleet"]
     static let actions = ChatVerb.all.compactMap(\.step) + ownSteps
 
     /// Parses a scenario; every problem names the file, line, column and step.
@@ -135,8 +138,12 @@ struct Scenario {
                 }
                 user = name
             }
-            if action.key == "await", users.isEmpty {
-                throw reader.fail(node, path, "\"await\" waits for what another user sends: it needs the scenario's users")
+            if action.key == "await" || action.key == "fleet", users.isEmpty {
+                throw reader.fail(node, path, action.key == "await" ? "\"await\" waits for what another user sends: it needs the scenario's users"
+                                                                    : "\"fleet\" is the operator's change through the scenario's broker: it needs the scenario's users")
+            }
+            if action.key == "fleet", user != nil {
+                throw reader.fail(node, path, "\"fleet\" is the operator's: it takes no \"as\"")
             }
             let value = action.value
             let payload = members.first { $0.key == "payload" }?.value
@@ -152,6 +159,13 @@ struct Scenario {
             case "killSwitch": parsed = .killSwitch(try reader.killSwitch(value, actionPath, lineOrder: lineOrder))
             case "show": try yes(value, actionPath, reader); parsed = .show
             case "say": parsed = .say(try reader.string(value, actionPath))
+            case "fleet":
+                let words = try reader.string(value, actionPath).split(separator: " ").map(String.init)
+                switch FleetCommand.parse(words.first ?? "", Array(words.dropFirst())) {
+                case .success(let change?): parsed = .fleet(change, words.joined(separator: " "))
+                case .success(nil): throw reader.fail(value, actionPath, "a fleet step changes the configuration (kill, lift, kill-message, lift-message, kill-component, lift-component, rollout)")
+                case .failure(let usage): throw reader.fail(value, actionPath, usage.text)
+                }
             case "liftQuarantine":
                 let target = try reader.string(value, actionPath)
                 parsed = .liftQuarantine(target == "--all" ? nil : target)
@@ -164,7 +178,11 @@ struct Scenario {
             default: parsed = .expect(try expectation(value, actionPath, reader))
             }
             var step = Step(number: index + 1, position: node.position, action: parsed)
-            step.user = users.isEmpty ? nil : (user ?? users[0].name)
+            if case .fleet = parsed {
+                step.user = nil
+            } else {
+                step.user = users.isEmpty ? nil : (user ?? users[0].name)
+            }
             if let flag = members.first(where: { $0.key == "expectCrash" }) {
                 step.expectCrash = try reader.bool(flag.value, path + ".expectCrash")
             }

@@ -93,10 +93,11 @@ final class ScenarioRunner {
 
     /// Runs the connection until the page meets `expectation`, then shows it.
     private func awaitPage(_ expectation: Scenario.Expectation, _ step: Scenario.Step) throws {
-        let page = try currentPage()
+        var page = try currentPage()
         let deadline = Clock.monotonic() + UInt64(Self.awaitSeconds * 1e9)
         while true {
-            _ = host.serviceConnection()
+            follow(host.serviceConnection())
+            page = try currentPage()
             // A message that arrived is stored: the page reads it from there.
             if (try? evaluate(expectation, page)) != nil { break }
             guard Clock.monotonic() < deadline, Interruption.signal == nil else {
@@ -115,8 +116,17 @@ final class ScenarioRunner {
         output.out(try renderer.render(page))
     }
 
+    /// Follows what the connection did between steps: a fleet configuration the host applied
+    /// reopens the chat on the page the converter now picks (the next step shows it).
+    func follow(_ events: [Courier.Event]) {
+        guard events.contains(where: { if case .fleetApplied = $0 { true } else { false } }), page != nil else { return }
+        try? driver.reopen()
+    }
+
     private func perform(_ step: Scenario.Step) throws {
         switch step.action {
+        case .fleet:
+            throw Failure(description: "step \(step.number) is the operator's: imhost play runs it, not a user's host")
         case .say(let text):
             output.out("\n▶ \(TerminalText.safe(text))\n")
         case .verb(let action):

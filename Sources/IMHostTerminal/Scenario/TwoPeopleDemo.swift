@@ -1,5 +1,6 @@
 /// The scenario `imhost demo two-people` plays: alice and bob, each with a host of their own,
-/// chat through a private Mosquitto broker; a card alice sends is drawn by bob's plugins.
+/// chat through a private Mosquitto broker; a card alice sends is drawn by bob's plugins; the
+/// operator kills the house line fleet-wide and lifts it.
 enum TwoPeopleDemo {
     static let name = "demo two-people"
     static let text = #"""
@@ -31,7 +32,19 @@ enum TwoPeopleDemo {
       { "as": "alice", "await": "#3 me · 09:02 · sent" },
       { "as": "bob", "online": true },
       { "as": "bob", "await": { "contains": ["Or Sunday, if that suits you better."] } },
-      { "as": "alice", "await": "#3 me · 09:02 · delivered ✓" }
+      { "as": "alice", "await": "#3 me · 09:02 · delivered ✓" },
+
+      { "say": "The housing page misbehaves in production. The platform's operator kills house fleet-wide: one retained message on the broker, and both open chats switch to the legacy page at once, with their history (a host that starts later gets it before its first page)." },
+      { "fleet": "kill house" },
+      { "as": "alice", "show": true },
+      { "as": "alice", "expect": { "page": "legacy", "contains": ["Or Sunday, if that suits you better."] } },
+      { "as": "bob", "expect": { "page": "legacy", "contains": ["(line house turned off)"] } },
+
+      { "say": "The operator lifts it: both come back to the house page, and the card renders again." },
+      { "fleet": "lift house" },
+      { "as": "bob", "show": true },
+      { "as": "bob", "expect": { "page": "house", "contains": ["🏠 阳光两居室"] } },
+      { "as": "alice", "expect": { "page": "house" } }
       ] }
     """#
 }

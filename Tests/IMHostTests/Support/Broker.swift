@@ -93,9 +93,10 @@ final class TestBroker {
 
     /// `mosquitto_pub` as `user`: publishes `messages` (one each) to `topic` at QoS 1, MQTT 5.
     @discardableResult
-    func publish(as user: String, password: String? = nil, topic: String, _ messages: [String], clientID: String? = nil) throws -> ProcessResult {
+    func publish(as user: String, password: String? = nil, topic: String, _ messages: [String], clientID: String? = nil, retain: Bool = false) throws -> ProcessResult {
         var arguments = ["--unix", socket, "-u", user, "-P", password ?? self.password(user), "-t", topic, "-q", "1", "-V", "mqttv5", "-l"]
         if let clientID { arguments += ["-i", clientID] }
+        if retain { arguments.append("-r") }
         return try IMHostTests.run(BrokerFolder.tool("mosquitto_pub"), arguments, input: messages.joined(separator: "\n") + "\n")
     }
 

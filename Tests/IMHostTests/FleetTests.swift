@@ -1,0 +1,209 @@
+import Foundation
+import Testing
+@testable import IMHost
+
+/// The operator's workspace: a host.json whose user is `operator`, on `broker`.
+func operatorWorkspace(_ broker: TestBroker) throws -> Workspace {
+    let workspace = try Workspace()
+    try workspace.writeConfig(#"{ "user": "operator", "lines": {}, "transport": \#(broker.transport(for: "operator")) }"#)
+    return workspace
+}
+
+/// `imhost fleet ARGUMENTS` as the operator.
+func fleet(_ arguments: [String], _ workspace: Workspace) throws -> ProcessResult {
+    try imhost(["fleet"] + arguments, in: workspace)
+}
+
+/// The version a `published fleet configuration version N` line names.
+func publishedVersion(_ result: ProcessResult) -> Int64? {
+    guard let range = result.stdout.range(of: "version ") else { return nil }
+    return Int64(result.stdout[range.upperBound...].prefix { $0.isNumber })
+}
+
+@Suite("Fleet control: the operator's configuration reaches every host")
+struct FleetTests {
+    @Test("a kill published once reaches every connected host: open chats switch to the legacy page with their history, and come back when it lifts")
+    func killReachesEveryHost() throws {
+        let root = try Workspace()
+        let broker = try TestBroker(in: root.root, users: ["alice", "bob", "carol"])
+        let op = try operatorWorkspace(broker)
+        let people = try ["alice", "bob", "carol"].map { try broker.workspace(for: $0) }
+        // Each has a message in its history with the next.
+        for (index, person) in people.enumerated() {
+            _ = try transcript(person, with: ["alice", "bob", "carol"][(index + 1) % 3], ["before the switch"])
+        }
+        let chats = try people.enumerated().map { index, person in
+            try broker.chat(person, with: ["alice", "bob", "carol"][(index + 1) % 3])
+        }
+        for chat in chats { try #require(chat.waitFor("[house page]")) }
+        // Every host reported running before the kill: it applies what comes next live.
+        var status = ""
+        try #require(waitUntil {
+            status = (try? fleet(["status"], op))?.stdout ?? ""
+            return status.contains("3 hosts: 3 running")
+        }, "\(status)")
+
+        let killed = try fleet(["kill", "house", "--init"], op)
+        #expect(killed.status == 0, "\(killed.stderr)")
+        let version = try #require(publishedVersion(killed))
+        for chat in chats {
+            #expect(chat.waitFor("fleet configuration version \(version) applied (line house off): fleet-killed"), "\(chat.stdout)\(chat.stderr)")
+            #expect(chat.waitFor("[legacy page]"))
+            #expect(chat.stdout.components(separatedBy: "│ before the switch │").count - 1 >= 2, "the history shows on the legacy page")
+        }
+        // Every host says it applied that version.
+        #expect(waitUntil { (try? fleet(["status"], op).stdout.contains("3 running, all running ones caught up")) == true })
+        let after = try fleet(["status"], op)
+        #expect(after.stdout.components(separatedBy: "version \(version)").count - 1 == 4, "\(after.stdout)")
+
+        let lifted = try fleet(["lift", "house"], op)
+        let next = try #require(publishedVersion(lifted))
+        #expect(next > version)
+        for chat in chats {
+            #expect(chat.waitFor("fleet configuration version \(next) applied (nothing turned off): routed"))
+            #expect(chat.waitFor("[house page]", occurrences: 2))
+            chat.send("/quit")
+            #expect(chat.finish().status == 0)
+        }
+    }
+
+    @Test("a host offline when the kill was published, and one started with the broker down, apply it before their first page")
+    func lateAndCachedHosts() throws {
+        let root = try Workspace()
+        let broker = try TestBroker(in: root.root, users: ["alice", "bob"])
+        let op = try operatorWorkspace(broker)
+        let alice = try broker.workspace(for: "alice"), bob = try broker.workspace(for: "bob")
+        // No fleet configuration anywhere: the host opens on host.json alone, and says so once.
+        let first = try transcript(bob, with: "alice")
+        #expect(first.stdout.contains("[house page]"))
+        #expect(first.stderr.contains("no fleet configuration from the broker and none cached: this host opens on host.json alone"), "\(first.stderr)")
+        #expect(!(try transcript(bob, with: "alice")).stderr.contains("no fleet configuration"))
+
+        // Alice is offline (never connected) when the operator kills house.
+        let version = try #require(publishedVersion(try fleet(["kill", "house", "--init"], op)))
+        // Her first chat: the retained configuration comes before the first page.
+        let late = try transcript(alice, with: "bob")
+        #expect(!late.stdout.contains("[house page]") && late.stdout.contains("[legacy page]"), "\(late.stdout)")
+        // route, plugins and open use the cached one without connecting.
+        let route = try imhost(["route", houseChat(with: "bob"), "--json"], in: alice)
+        #expect(route.stdout.contains(#""reason" : "fleet-killed""#) && route.stdout.contains(#""source" : "fleet""#)
+                && route.stdout.contains(#""fleetVersion" : \#(version)"#), "\(route.stdout)")
+        let plugins = try imhost(["plugins"], in: alice)
+        #expect(plugins.stdout.contains("turned off fleet-wide (fleet version \(version))"), "\(plugins.stdout)")
+        let opened = try imhost(["open", houseChat(with: "bob"), "--json"], in: alice)
+        #expect(opened.stdout.contains(#""source" : "fleet""#) && opened.stdout.contains(#""legacy" : true"#), "\(opened.stdout)")
+        #expect(try FleetCache(dataFolder: alice.root + "/.imhost").load().config?.version == version)
+
+        // Bob synced before (cache empty); he gets it now, then the broker goes down.
+        #expect(try broker.sync(bob, timeout: 1).status == 0)
+        #expect(try FleetCache(dataFolder: bob.root + "/.imhost").load().config?.version == version)
+        broker.process.signal(SIGINT)
+        _ = broker.process.finish()
+        let down = try transcript(bob, with: "alice")
+        #expect(down.stdout.contains("[legacy page]") && !down.stdout.contains("[house page]"), "the cached configuration applies: \(down.stdout)")
+        #expect(down.stdout.contains("cannot reach the broker"), "\(down.stdout)")
+    }
+
+    @Test("an older version never wins, an equal one wins by its digest, an invalid one is refused in one line and the last good stays")
+    func versions() throws {
+        let root = try Workspace()
+        let broker = try TestBroker(in: root.root, users: ["alice"])
+        let op = try operatorWorkspace(broker)
+        let alice = try broker.workspace(for: "alice")
+        let version = try #require(publishedVersion(try fleet(["kill", "house", "--init"], op)))
+        #expect(try broker.sync(alice, timeout: 1).status == 0)
+        let chat = try broker.chat(alice, with: "bob")
+        try #require(chat.waitFor("[legacy page]"))
+
+        // A late retained message with a lower version (as mosquitto_pub, the operator).
+        let older = FleetConfig(version: version - 1, madeAt: version - 1)
+        try broker.publish(as: "operator", topic: FleetConfig.topic, [String(decoding: older.bytes, as: UTF8.self)], retain: true)
+        // Junk: refused, and the last good stays.
+        try broker.publish(as: "operator", topic: FleetConfig.topic, [#"{ "v": 1, "version": 99999999999999, "madeAt": 1, "rollouts": { "house": 140 } }"#], retain: true)
+        #expect(chat.waitFor("refused a fleet configuration: rollouts.house: a rollout is a percentage from 0 to 100 with at most two decimals; version \(version) stays"), "\(chat.stderr)\(chat.stdout)")
+        // The same version as the one applied, with another digest: the larger digest wins.
+        let rival = FleetConfig(version: version, madeAt: 1, killSwitch: .init(lines: ["house"], messages: ["jobs.offer"]))
+        let applied = try #require(FleetCache(dataFolder: alice.root + "/.imhost").load().config)
+        try broker.publish(as: "operator", topic: FleetConfig.topic, [String(decoding: rival.bytes, as: UTF8.self)], retain: true)
+        if rival.digest > applied.digest {
+            #expect(chat.waitFor("fleet configuration version \(version) applied (line house off; key jobs.offer off)"))
+        }
+        chat.send("/quit")
+        let ended = chat.finish()
+        #expect(!ended.stdout.contains("version \(version - 1) applied"), "an older version never applies")
+        let cached = try #require(FleetCache(dataFolder: alice.root + "/.imhost").load().config)
+        #expect(cached.version == version && cached.digest == max(rival.digest, applied.digest))
+    }
+
+    @Test("two operators changing at once: both changes are kept")
+    func concurrentOperators() throws {
+        let root = try Workspace()
+        let broker = try TestBroker(in: root.root, users: ["alice"])
+        let op = try operatorWorkspace(broker), other = try operatorWorkspace(broker)
+        #expect(try fleet(["kill-component", "quickReplies", "--init"], op).status == 0)
+        let one = try RunningProcess(BuildProducts.imhost, ["fleet", "kill", "house"], in: op.root)
+        let two = try RunningProcess(BuildProducts.imhost, ["fleet", "kill-message", "jobs.offer"], in: other.root)
+        let (first, second) = (one.finish(), two.finish())
+        #expect(first.status == 0 && second.status == 0, "\(first.stderr)\(second.stderr)")
+        let shown = try fleet(["show", "--json"], op)
+        #expect(shown.stdout.contains(#""house""#) && shown.stdout.contains(#""jobs.offer""#) && shown.stdout.contains(#""quickReplies""#), "\(shown.stdout)")
+    }
+
+    @Test("only operator changes the fleet: another user's host.json is refused, and a publish the broker refuses exits 1 in one line")
+    func onlyOperator() throws {
+        let root = try Workspace()
+        let broker = try TestBroker(in: root.root, users: ["alice"])
+        let alice = try broker.workspace(for: "alice")
+        let refused = try imhost(["fleet", "kill", "house", "--init"], in: alice)
+        #expect(refused.status == 2 && refused.stderr.contains(#"user is "alice"; fleet commands run as operator"#), "\(refused.stderr)")
+        // A broker whose ACL does not let operator write the configuration.
+        let acl = broker.folder + "/acl"
+        let text = try String(contentsOfFile: acl, encoding: .utf8)
+        try text.replacingOccurrences(of: "topic readwrite imhost/fleet/#", with: "topic read imhost/fleet/#").write(toFile: acl, atomically: true, encoding: .utf8)
+        if let pid = broker.pid { kill(pid, SIGHUP) }
+        let op = try operatorWorkspace(broker)
+        var result = try fleet(["kill", "house", "--init"], op)
+        // The reload is the broker's own time: go again until it took it (a line of the log).
+        _ = waitUntil {
+            result = (try? fleet(["kill", "house", "--init"], op)) ?? result
+            return result.status == 1
+        }
+        #expect(result.status == 1 && result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("the broker refused the fleet configuration (Not authorized)"), "\(result.stderr)")
+        #expect(try fleet(["kill", "--init"], op).status == 2)
+        #expect(try fleet(["rollout", "house", "101"], op).stderr.contains("not a percentage from 0 to 100"))
+        #expect(try fleet(["frobnicate"], op).stderr.contains("unknown subcommand"))
+    }
+
+    @Test("a rollout serves the users the hash says, the same on every host, and a user in stays in as it grows", arguments: [30])
+    func rollout(_ percent: Int) throws {
+        let root = try Workspace()
+        let users = (1...12).map { "u\($0)" }
+        let broker = try TestBroker(in: root.root, users: users)
+        let op = try operatorWorkspace(broker)
+        #expect(try fleet(["rollout", "house", "\(percent)", "--init"], op).status == 0)
+        var inside: Set<String> = []
+        for user in users {
+            let workspace = try broker.workspace(for: user)
+            #expect(try broker.sync(workspace, timeout: 1).status == 0)
+            let route = try imhost(["route", houseChat(with: "x")], in: workspace).stdout
+            // SHA-256 as coreutils computes it, independent of the host's.
+            let digest = try run("/usr/bin/env", ["sha256sum"], input: "house/\(user)").stdout
+            let bucket = Int(UInt32(digest.prefix(8), radix: 16)! % 10_000)
+            if bucket < percent * 100 {
+                inside.insert(user)
+                #expect(route.contains("routed"), "\(user) (bucket \(bucket)) is in: \(route)")
+            } else {
+                #expect(route.contains("outside-rollout") && route.contains("serves \(percent)% of users"), "\(user) (bucket \(bucket)): \(route)")
+            }
+        }
+        #expect(!inside.isEmpty && inside.count < users.count, "12 users split at \(percent)%")
+        // Grown to 60%: everyone who was in is still in.
+        #expect(try fleet(["rollout", "house", "60"], op).status == 0)
+        for user in inside {
+            let workspace = try broker.workspace(for: user)
+            #expect(try broker.sync(workspace, timeout: 1).status == 0)
+            #expect(try imhost(["route", houseChat(with: "x")], in: workspace).stdout.contains("routed"))
+        }
+    }
+}
