@@ -19,6 +19,7 @@ let sections: [(name: String, run: () throws -> [Row])] = [
     ("limits", { try LimitsBenchmark.run(folder: scratch + "/limits") }),
     ("transport", { try TransportBenchmark.run(folder: scratch + "/transport") }),
     ("scale", { try ScaleBenchmark.run(folder: scratch + "/scale") }),
+    ("fleet", { try FleetBenchmark.run(folder: scratch + "/fleet") }),
 ]
 // `imhost-bench converter bus` runs only those sections; no arguments runs them all.
 let chosen = Set(CommandLine.arguments.dropFirst())
