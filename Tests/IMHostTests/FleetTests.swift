@@ -90,9 +90,16 @@ struct FleetTests {
                 && route.stdout.contains(#""fleetVersion" : \#(version)"#), "\(route.stdout)")
         let plugins = try imhost(["plugins"], in: alice)
         #expect(plugins.stdout.contains("turned off fleet-wide (fleet version \(version))"), "\(plugins.stdout)")
+        let pluginsJSON = try imhost(["plugins", "--json"], in: alice).stdout
+        #expect(pluginsJSON.contains(#""source" : "fleet""#) && pluginsJSON.contains(#""fleetVersion" : \#(version)"#), "\(pluginsJSON)")
         let opened = try imhost(["open", houseChat(with: "bob"), "--json"], in: alice)
         #expect(opened.stdout.contains(#""source" : "fleet""#) && opened.stdout.contains(#""legacy" : true"#), "\(opened.stdout)")
         #expect(try FleetCache(dataFolder: alice.root + "/.imhost").load().config?.version == version)
+        // Three sources, one mechanism: host.json's kill switch too, and it is the one named.
+        _ = try alice.writeConfig(try String(contentsOfFile: alice.root + "/host.json", encoding: .utf8)
+            .replacingOccurrences(of: #""routes""#, with: #""killSwitch": { "lines": ["house"] }, "routes""#))
+        let both = try imhost(["route", houseChat(with: "bob"), "--json"], in: alice).stdout
+        #expect(both.contains(#""reason" : "killed""#) && both.contains(#""source" : "host.json""#), "\(both)")
 
         // Bob synced before (cache empty); he gets it now, then the broker goes down.
         #expect(try broker.sync(bob, timeout: 1).status == 0)

@@ -38,6 +38,8 @@ enum PluginsCommand {
         var status: LineTable.State
         var serving: Bool
         var code: String?
+        /// Who turned the line off: "host.json", "fleet" or "quarantine".
+        var source: String?
         var reason: String?
         var fix: String?
         var page: String?
@@ -52,6 +54,8 @@ enum PluginsCommand {
     struct Report: Encodable {
         var folder: String
         var folderProblem: String?
+        /// The fleet configuration this host applies (cached), if any.
+        var fleetVersion: Int64?
         var plugins: [Row]
         /// Configured, enabled lines that do not serve.
         var notServing: [String]
@@ -60,14 +64,20 @@ enum PluginsCommand {
     static func report(_ host: ChatHost) -> Report {
         let rows = host.lines.rows.map { entry in
             let manifest = entry.manifest
+            let source: String? = switch entry.state {
+            case .killed: entry.lineID.flatMap { host.config.switchedOff(line: $0)?.source }
+            case .quarantined, .crashed, .hung: "quarantine"
+            case .disabled, .notConfigured: "host.json"
+            default: nil
+            }
             return Row(file: entry.file, line: entry.lineID, displayName: entry.descriptor?.displayName,
                        version: entry.descriptor?.version, status: entry.state, serving: entry.isServing,
-                       code: entry.problem?.code.rawValue, reason: entry.problem?.reason, fix: entry.problem?.fix,
+                       code: entry.problem?.code.rawValue, source: source, reason: entry.problem?.reason, fix: entry.problem?.fix,
                        page: manifest?.page, messageKeys: manifest?.messageKeys ?? [], services: manifest?.services ?? [],
                        routes: manifest?.routes.map(\.pattern) ?? [], quarantinedKeys: entry.quarantinedKeys.keys.sorted(),
                        crash: entry.crash, note: entry.note)
         }
-        return Report(folder: host.lines.folder, folderProblem: host.lines.folderProblem, plugins: rows,
+        return Report(folder: host.lines.folder, folderProblem: host.lines.folderProblem, fleetVersion: host.config.fleet?.config.version, plugins: rows,
                       notServing: host.lines.notServing.compactMap(\.lineID))
     }
 
