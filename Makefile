@@ -42,7 +42,7 @@ bench: deps
 
 # kill -9 of each host and of the broker at random moments of a 1,000-message exchange both
 # ways, 20 runs each (RUNS=N, MESSAGES=N for other sizes); prints a table; exit 1 on a message
-# lost, shown twice, out of order or never delivered. About 45 minutes on two cores.
+# lost, shown twice, out of order or never delivered. About 25 minutes on two cores.
 soak: build
 	.ci/soak
 

@@ -36,6 +36,9 @@ struct FleetTests {
             try broker.chat(person, with: ["alice", "bob", "carol"][(index + 1) % 3])
         }
         for chat in chats { try #require(chat.waitFor("[house page]")) }
+        // A second chat of alice's: the first holds her connection, this one follows its cache.
+        let second = try broker.chat(people[0], with: "carol")
+        try #require(second.waitFor("holds alice's connection") && second.waitFor("[house page]"))
         // Every host reported running before the kill: it applies what comes next live.
         var status = ""
         try #require(waitUntil {
@@ -51,6 +54,10 @@ struct FleetTests {
             #expect(chat.waitFor("[legacy page]"))
             #expect(chat.stdout.components(separatedBy: "│ before the switch │").count - 1 >= 2, "the history shows on the legacy page")
         }
+        #expect(second.waitFor("fleet configuration version \(version) applied (line house off): fleet-killed"), "\(second.stdout)\(second.stderr)")
+        #expect(second.waitFor("[legacy page]"))
+        second.send("/quit")
+        _ = second.finish()
         // Every host says it applied that version.
         #expect(waitUntil { (try? fleet(["status"], op).stdout.contains("3 running, all running ones caught up")) == true })
         let after = try fleet(["status"], op)
@@ -73,11 +80,11 @@ struct FleetTests {
         let broker = try TestBroker(in: root.root, users: ["alice", "bob"])
         let op = try operatorWorkspace(broker)
         let alice = try broker.workspace(for: "alice"), bob = try broker.workspace(for: "bob")
-        // No fleet configuration anywhere: the host opens on host.json alone, and says so once.
+        // No fleet configuration anywhere: the host opens on host.json alone, and says so.
         let first = try transcript(bob, with: "alice")
         #expect(first.stdout.contains("[house page]"))
         #expect(first.stderr.contains("no fleet configuration from the broker and none cached: this host opens on host.json alone"), "\(first.stderr)")
-        #expect(!(try transcript(bob, with: "alice")).stderr.contains("no fleet configuration"))
+        #expect(try transcript(bob, with: "alice").stderr.components(separatedBy: "no fleet configuration").count - 1 == 1, "one line a start")
 
         // Alice is offline (never connected) when the operator kills house.
         let version = try #require(publishedVersion(try fleet(["kill", "house", "--init"], op)))
@@ -212,5 +219,58 @@ struct FleetTests {
             #expect(try broker.sync(workspace, timeout: 1).status == 0)
             #expect(try imhost(["route", houseChat(with: "x")], in: workspace).stdout.contains("routed"))
         }
+    }
+
+    @Test("an operator whose clock is behind builds on the highest version it saw, not on a lower one the broker was left holding")
+    func skewedOperator() throws {
+        let root = try Workspace()
+        let broker = try TestBroker(in: root.root, users: ["alice"])
+        let op = try operatorWorkspace(broker)
+        let first = try #require(publishedVersion(try fleet(["kill", "house", "--init"], op)))
+        // A second operator, in this process, whose clock says 1970; it has seen the first's.
+        let skewed = FleetOperator(transport: try #require(try HostConfig.load(from: op.configPath).transport), user: "operator", clock: { 1 })
+        #expect(try skewed.current()?.version == first)
+        // Meanwhile a lower version replaced it on the broker (a late publish).
+        let lower = FleetConfig(version: first - 5, madeAt: 1)
+        try broker.publish(as: "operator", topic: FleetConfig.topic, [String(decoding: lower.bytes, as: UTF8.self)], retain: true)
+        let outcome = try skewed.change(initialize: false) { (config: inout FleetConfig) throws(FleetOperator.Failure) in
+            config.killSwitch.messages.append("jobs.offer")
+        }
+        guard case .published(let made, _) = outcome else { Issue.record("nothing published: \(outcome)"); return }
+        #expect(made.version > first && made.killSwitch.lines == ["house"] && made.killSwitch.messages == ["jobs.offer"])
+        let shown = try fleet(["show", "--json"], op).stdout
+        #expect(shown.contains(#""version" : \#(made.version)"#) && shown.contains(#""house""#) && shown.contains(#""jobs.offer""#), "\(shown)")
+    }
+
+    @Test("an invalid configuration on the broker: show says so in one line, hosts keep theirs, --init replaces it")
+    func invalidOnBroker() throws {
+        let root = try Workspace()
+        let broker = try TestBroker(in: root.root, users: ["alice"])
+        let op = try operatorWorkspace(broker)
+        let alice = try broker.workspace(for: "alice")
+        let version = try #require(publishedVersion(try fleet(["kill", "house", "--init"], op)))
+        #expect(try broker.sync(alice, timeout: 1).status == 0)
+        try broker.publish(as: "operator", topic: FleetConfig.topic, ["\u{1B}[2J not json"], retain: true)
+        let shown = try fleet(["show"], op)
+        #expect(shown.status == 1 && shown.stderr.contains("is not valid (JSON syntax") && shown.stderr.split(separator: "\n").count == 1
+                && !shown.stderr.contains("\u{1B}"), "\(shown.stderr)")
+        let synced = try broker.sync(alice, timeout: 1)
+        #expect(synced.stdout.contains("refused a fleet configuration: JSON syntax") || synced.stderr.contains("refused a fleet configuration: JSON syntax"), "\(synced.stdout)\(synced.stderr)")
+        #expect(try FleetCache(dataFolder: alice.root + "/.imhost").load().config?.version == version, "the last good stays")
+        #expect(try fleet(["lift", "house"], op).status == 1, "a change on top of an invalid one needs --init")
+        let replaced = try fleet(["lift", "house", "--init"], op)
+        #expect(replaced.status == 0, "\(replaced.stderr)")
+        #expect(try broker.sync(alice, timeout: 1).status == 0)
+        #expect(try imhost(["route", houseChat(with: "bob")], in: alice).stdout.contains("routed"))
+    }
+
+    @Test("rollout percentages are read from their digits", arguments: [("25", 2_500), ("0.29", 29), ("1.1", 110), ("0.57", 57), ("100", 10_000),
+                                                                        ("100.01", nil), ("1e2", nil), ("-1", nil), (".5", nil), ("5.", nil), ("0.125", nil), ("NaN", nil), ("", nil)] as [(String, Int?)])
+    func percentages(_ text: String, _ share: Int?) throws {
+        #expect(FleetConfig.basisPoints(percent: text) == share)
+        // The same through the document a host reads.
+        let document = #"{ "v": 1, "version": 5, "madeAt": 5, "rollouts": { "cars": \#(text.isEmpty ? "\"\"" : text) } }"#
+        let read = try? FleetConfig.read(Array(document.utf8))
+        #expect(read?.rollouts["cars"] == share)
     }
 }

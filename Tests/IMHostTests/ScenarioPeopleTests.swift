@@ -46,7 +46,7 @@ struct ScenarioPeopleTests {
         #expect(result.stdout.contains("7 steps passed."))
     }
 
-    @Test("a step as someone the scenario does not name, or an await with nobody to wait for, is refused in one line")
+    @Test("a step as someone the scenario does not name, an await with nobody to wait for, or a fleet step that cannot run is refused in one line")
     func refused() throws {
         let workspace = try Workspace.standard()
         try #"{ "users": ["alice"], "steps": [ { "as": "carol", "show": true } ] }"#.write(toFile: workspace.root + "/a.json", atomically: true, encoding: .utf8)
@@ -58,6 +58,15 @@ struct ScenarioPeopleTests {
         #expect(alone.status == 2 && alone.stderr.contains("\"await\" waits for what another user sends: it needs the scenario's users"), "\(alone.stderr)")
         try #"{ "users": ["alice", "a/b"], "steps": [] }"#.write(toFile: workspace.root + "/c.json", atomically: true, encoding: .utf8)
         #expect(try imhost(["play", "c.json"], in: workspace).status == 2)
+        // The operator's fleet steps: through the scenario's broker, as nobody else.
+        for (steps, said) in [(#"[ { "fleet": "kill house" } ]"#, "\"fleet\" is the operator's change through the scenario's broker: it needs the scenario's users"),
+                              (#"{ "users": ["alice"], "steps": [ { "as": "alice", "fleet": "kill house" } ] }"#, "\"fleet\" is the operator's: it takes no \"as\""),
+                              (#"{ "users": ["alice"], "steps": [ { "fleet": "kill" } ] }"#, "kill takes one line id, got 0 arguments"),
+                              (#"{ "users": ["alice"], "steps": [ { "fleet": "status" } ] }"#, "a fleet step changes the configuration")] {
+            try steps.write(toFile: workspace.root + "/f.json", atomically: true, encoding: .utf8)
+            let result = try imhost(["play", "f.json"], in: workspace)
+            #expect(result.status == 2 && result.stderr.contains(said) && result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+        }
     }
 
     @Test("an await whose message never comes fails the run, naming the step and what the page lacks")

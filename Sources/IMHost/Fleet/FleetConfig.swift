@@ -76,6 +76,19 @@ public struct FleetConfig: Sendable, Equatable {
         return Int(first % 10_000)
     }
 
+    /// A percentage written as decimal digits ("25", "0.5", "12.34"; at most two decimals, no
+    /// exponent), from 0 to 100, in basis points; `nil` for anything else. Read from the text,
+    /// not a binary float: 0.29 is 29 basis points.
+    public static func basisPoints(percent text: String) -> Int? {
+        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        let whole = parts[0], fraction = parts.count > 1 ? parts[1] : ""
+        guard !whole.isEmpty, whole.count <= 3, fraction.count <= 2, parts.count == 1 || !fraction.isEmpty,
+              (whole + fraction).allSatisfy({ $0.isASCII && $0.isNumber }),
+              let units = Int(whole), let cents = Int(fraction.isEmpty ? "0" : fraction.count == 1 ? fraction + "0" : fraction) else { return nil }
+        let share = units * 100 + cents
+        return share <= 10_000 ? share : nil
+    }
+
     /// A rollout's share as a person writes it: "25%", "0.5%".
     public static func percent(_ basisPoints: Int) -> String {
         basisPoints % 100 == 0 ? "\(basisPoints / 100)%" : "\(basisPoints / 100).\(String(format2: basisPoints % 100))%"
@@ -152,11 +165,10 @@ extension FleetConfig {
                 for entry in try reader.members(node, "rollouts", allowed: nil) {
                     let path = "rollouts." + entry.key
                     guard LineID.isValid(entry.key) else { throw reader.fail(entry.value, path, "\"\(entry.key)\" is not a line id") }
-                    guard case .number(let percent, _) = entry.value.value, percent >= 0, percent <= 100,
-                          (percent * 100).rounded() == percent * 100 else {
+                    guard case .number(_, let text) = entry.value.value, let share = basisPoints(percent: text) else {
                         throw reader.fail(entry.value, path, "a rollout is a percentage from 0 to 100 with at most two decimals")
                     }
-                    config.rollouts[entry.key] = Int((percent * 100).rounded())
+                    config.rollouts[entry.key] = share
                 }
             }
             config.bytes = bytes

@@ -15,6 +15,8 @@ public final class FleetOperator {
         public var description: String
         /// The broker refused the publish (not authorised): not the operator's choice.
         public var refusedByBroker = false
+        /// What the broker holds on the fleet topic is not a valid configuration.
+        public var invalidOnBroker = false
         /// The connection went (another connection as this user took the session over: two
         /// commands at once): worth trying again.
         var takenOver = false
@@ -49,15 +51,35 @@ public final class FleetOperator {
 
     // MARK: Reading
 
-    /// The configuration the broker retains, if any.
-    public func current() throws(Failure) -> FleetConfig? {
+    /// The configuration in force: what the broker retains, unless a configuration that wins
+    /// over it went by on this connection (another operator's, published before a lower version
+    /// replaced it on the broker: hosts keep the higher one, so it is the one to build on).
+    /// `invalidAsAbsent`: a retained document that is not a valid configuration counts as none
+    /// (else it is refused).
+    public func current(invalidAsAbsent: Bool = false) throws(Failure) -> FleetConfig? {
         let messages = try readRetained(FleetConfig.topic)
-        guard let bytes = messages.last?.payload, !bytes.isEmpty else { return nil }
-        do throws(FleetConfig.Refusal) {
-            return try FleetConfig.read(bytes)
-        } catch {
-            throw Failure(description: "the fleet configuration the broker holds is not valid (\(error)); publish a valid one with --init")
+        var held: FleetConfig?
+        if let bytes = messages.last?.payload, !bytes.isEmpty {
+            do throws(FleetConfig.Refusal) {
+                held = try FleetConfig.read(bytes)
+            } catch {
+                if !invalidAsAbsent {
+                    throw Failure(description: "the fleet configuration the broker holds is not valid (\(error)); hosts keep their last good one; publish a valid one with --init",
+                                  invalidOnBroker: true)
+                }
+            }
         }
+        if let seen, seen.wins(over: held) { return seen }
+        return held
+    }
+
+    /// The configuration that wins among all those seen on this connection, retained or live.
+    private var seen: FleetConfig?
+
+    /// Notes a configuration that went by on the fleet topic.
+    private func note(fleet payload: [UInt8]) {
+        guard let config = try? FleetConfig.read(payload), config.wins(over: seen) else { return }
+        seen = config
     }
 
     /// Every host's retained report, by user.
@@ -109,7 +131,7 @@ public final class FleetOperator {
     /// One try of ``change(initialize:_:)``: `nil` when another operator's change won meanwhile.
     private func attempt(initialize: Bool, retries: Int, _ edit: (inout FleetConfig) throws(Failure) -> Void) throws(Failure) -> Outcome? {
         do {
-            let base = try current()
+            let base = try current(invalidAsAbsent: initialize)
             guard base != nil || initialize else {
                 throw Failure(description: "there is no fleet configuration on the broker yet; add --init to publish the first one")
             }
@@ -120,7 +142,7 @@ public final class FleetOperator {
             next = FleetConfig(version: FleetConfig.nextVersion(after: base?.version, now: now), madeAt: now,
                                killSwitch: next.killSwitch, rollouts: next.rollouts)
             try publish(next)
-            let held = try current()
+            let held = try current(invalidAsAbsent: initialize)
             if held?.digest == next.digest { return .published(next, retries: retries) }
             // Another operator's change won (a higher version, or the same with a larger digest):
             // make this one again on top of it.
@@ -150,6 +172,7 @@ public final class FleetOperator {
     /// The connection went while `what` was tried: dropped, and worth trying again.
     private func gone(_ what: String) -> Failure {
         client = nil
+        pending = []
         return Failure(description: "\(what): the connection is gone", takenOver: true)
     }
 
@@ -247,8 +270,10 @@ public final class FleetOperator {
             if pending.isEmpty { pending = client.service() }
             while !pending.isEmpty {
                 let event = pending.removeFirst()
+                if case .message(FleetConfig.topic, let payload, _) = event { note(fleet: payload) }
                 if case .disconnected(let code, let reason) = event {
                     self.client = nil
+                    pending = []
                     var failure = Failure(description: code == 0x8E
                                           ? "another \(user) connection took the session over (another imhost fleet command at the same time?); try again"
                                           : "the connection to the broker was lost (\(reason))")

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The fleet configuration, as a host applies it: the newest version wins, the last good one is
 /// kept in the data folder, and an invalid one changes nothing.
 extension ChatHost {
@@ -15,11 +19,17 @@ extension ChatHost {
         }
         let applied = config.fleet?.config
         guard received.wins(over: applied) else { return nil }
-        do throws(FileSystem.Failure) {
-            try FleetCache(dataFolder: dataFolder).save(received)
-        } catch {
-            announce("cannot keep fleet configuration version \(received.version) in \(FleetCache(dataFolder: dataFolder).path) (\(error)); it applies until this host stops")
+        // Another process of this data folder may have kept a newer one meanwhile: keep the
+        // newest on disk.
+        let cache = FleetCache(dataFolder: dataFolder)
+        if received.wins(over: cache.load().config) {
+            do throws(FileSystem.Failure) {
+                try cache.save(received)
+            } catch {
+                announce("cannot keep fleet configuration version \(received.version) in \(cache.path) (\(error)); it applies until this host stops")
+            }
         }
+        fleetProblem = nil
         applyFleet(received)
         return .fleetApplied(version: received.version, summary: Self.summary(of: received, user: userID))
     }
@@ -33,6 +43,19 @@ extension ChatHost {
         setFleet(next.fleet)
         apply(next)
         courier?.fleetVersion = fleet.version
+    }
+
+    /// In a process that does not hold the connection: applies the fleet configuration the one
+    /// that does kept in the cache, when it changed and wins over the one applied (a stat a call).
+    public func followFleetCache() -> Courier.Event? {
+        let cache = FleetCache(dataFolder: dataFolder)
+        var info = stat()
+        let stamp = lstat(cache.path, &info) == 0 ? [Int(info.st_ino), Int(info.st_size), info.st_mtim.tv_sec, info.st_mtim.tv_nsec] : []
+        guard stamp != fleetCacheStamp else { return nil }
+        fleetCacheStamp = stamp
+        guard let cached = cache.load().config, cached.wins(over: config.fleet?.config) else { return nil }
+        applyFleet(cached)
+        return .fleetApplied(version: cached.version, summary: Self.summary(of: cached, user: userID))
     }
 
     /// What a fleet configuration turns off, for one line: "house off; cars at 25% (you are out)".

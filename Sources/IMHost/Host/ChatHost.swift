@@ -41,6 +41,9 @@ public final class ChatHost {
     public internal(set) var connectionHolder: ConnectionLock.Holder?
     /// Why the cached fleet configuration could not be used, when it could not.
     var fleetProblem: String?
+    /// The fleet cache as last looked at (inode, size, modification time), to notice another
+    /// process of this data folder keeping a newer one.
+    var fleetCacheStamp: [Int] = []
 
     private struct SignedIn {
         let session: UserSession

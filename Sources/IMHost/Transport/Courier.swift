@@ -213,7 +213,8 @@ public final class Courier {
         }
         do throws(MQTTClient.Failure) {
             var clientSettings = MQTTClient.Settings(address: settings.address, user: user, password: password,
-                                                     maximumPacket: UInt32(BrokerFolder.maxPacketSize(payloadLimit: payloadLimit)))
+                                                     maximumPacket: UInt32(max(BrokerFolder.maxPacketSize(payloadLimit: payloadLimit),
+                                                                             FleetConfig.byteLimit + 1024)))
             if let ca = settings.caFile { clientSettings.tls = .init(ca: ca, cert: settings.certFile, key: settings.keyFile) }
             // A host that goes without a goodbye is marked gone on its status topic.
             clientSettings.will = (FleetConfig.statusTopic(of: user), fleetStatus(state: "gone"))
@@ -312,8 +313,10 @@ public final class Courier {
                 return
             }
             outage("the connection to the broker was lost (\(reason)); reconnecting", now: now)
-        case .message(let topic, let payload, _) where topic == FleetConfig.topic:
-            fleetSettled = true
+        case .message(let topic, let payload, let retained) where topic == FleetConfig.topic:
+            // What the broker retains is the newest; older ones queued in the session while this
+            // host was away come before it and do not end the wait.
+            if retained { fleetSettled = true }
             events.append(.fleet(payload))
         case .message(let topic, let payload, let retained):
             // A retained message in an inbox would come again at every connect: nobody sends

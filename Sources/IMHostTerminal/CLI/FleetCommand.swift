@@ -144,10 +144,10 @@ enum FleetCommand {
             guard rest.count == 2 else { return .failure(Usage(text: "rollout takes a line and a percentage, got \(rest.count) arguments; e.g. imhost fleet rollout cars 25")) }
             guard LineID.isValid(rest[0]) else { return .failure(Usage(text: "\"\(TerminalText.safe(rest[0]))\" is not a line id")) }
             let text = rest[1].hasSuffix("%") ? String(rest[1].dropLast()) : rest[1]
-            guard let percent = Double(text), percent >= 0, percent <= 100, (percent * 100).rounded() == percent * 100 else {
+            guard let share = FleetConfig.basisPoints(percent: text) else {
                 return .failure(Usage(text: "the rollout \"\(TerminalText.safe(rest[1]))\" is not a percentage from 0 to 100 with at most two decimals"))
             }
-            return .success(.rollout(rest[0], Int((percent * 100).rounded())))
+            return .success(.rollout(rest[0], share))
         default:
             let verbs = ["show", "kill", "lift", "kill-message", "lift-message", "kill-component", "lift-component", "rollout", "status"]
             let hint = closestMatch(to: verb, among: verbs).map { "did you mean \"\($0)\"? " } ?? ""
@@ -211,7 +211,15 @@ enum FleetCommand {
     }
 
     private static func status(_ fleet: FleetOperator, json: Bool, output: Output) throws(FleetOperator.Failure) {
-        let current = try fleet.current()?.version
+        // Hosts report whatever the broker holds; an invalid configuration there is said and the
+        // reports are listed all the same.
+        var current: Int64?
+        do {
+            current = try fleet.current()?.version
+        } catch {
+            guard error.invalidOnBroker else { throw error }
+            output.diagnostic("imhost fleet status: \(TerminalText.safe(error.description))")
+        }
         let hosts = try fleet.statuses().map { status in
             ShownStatus.Host(user: status.user, state: status.state, version: status.version, at: status.at,
                              caughtUp: status.version == current)

@@ -115,8 +115,13 @@ final class Worker {
                 let events = host.serviceConnection()
                 session?.present(events)
                 follow?(events)
-            } else if host.hasTransport, host.store?.changedElsewhere() == true {
-                session?.showIfChanged()
+            } else if host.hasTransport {
+                // The process holding the connection keeps what the operator publishes in the cache.
+                if let applied = host.followFleetCache() {
+                    session?.present([applied])
+                    follow?([applied])
+                }
+                if host.store?.changedElsewhere() == true { session?.showIfChanged() }
             }
             if CommandLineTool.outputLost(output, command: session == nil ? "play" : "chat") { return nil }
             let wait = courier?.wakeAfter() ?? 1000
@@ -160,8 +165,8 @@ final class Worker {
     private func awaitFleet() {
         // Said as the chat says its notices: a line each, on standard output.
         runConnection(seconds: 5, say: { output.out(TerminalText.safe($0, newlines: false) + "\n") }, until: { $0.fleetSettled })
-        if host.hasTransport, host.config.fleet == nil, host.store?.firstTime("told: no fleet") == true {
-            output.diagnostic("imhost: no fleet configuration from the broker and none cached: this host opens on host.json alone (said once)")
+        if host.courier != nil, host.config.fleet == nil {
+            output.diagnostic("imhost: no fleet configuration from the broker and none cached: this host opens on host.json alone")
         }
     }
 
