@@ -22,6 +22,18 @@ func publishedVersion(_ result: ProcessResult) -> Int64? {
 
 @Suite("Fleet control: the operator's configuration reaches every host")
 struct FleetTests {
+    /// A broker with alice; the operator kills house (the first configuration); alice synced it.
+    /// The first workspace holds the broker's folder: keep it as long as the broker.
+    static func aliceWithHouseKilled() throws -> (Workspace, TestBroker, Workspace, Workspace, Int64) {
+        let root = try Workspace()
+        let broker = try TestBroker(in: root.root, users: ["alice"])
+        let op = try operatorWorkspace(broker)
+        let alice = try broker.workspace(for: "alice")
+        let version = try #require(publishedVersion(try fleet(["kill", "house", "--init"], op)))
+        #expect(try broker.sync(alice, timeout: 1).status == 0)
+        return (root, broker, op, alice, version)
+    }
+
     @Test("a kill published once reaches every connected host: open chats switch to the legacy page with their history, and come back when it lifts")
     func killReachesEveryHost() throws {
         let root = try Workspace()
@@ -120,12 +132,8 @@ struct FleetTests {
 
     @Test("an older version never wins, an equal one wins by its digest, an invalid one is refused in one line and the last good stays")
     func versions() throws {
-        let root = try Workspace()
-        let broker = try TestBroker(in: root.root, users: ["alice"])
-        let op = try operatorWorkspace(broker)
-        let alice = try broker.workspace(for: "alice")
-        let version = try #require(publishedVersion(try fleet(["kill", "house", "--init"], op)))
-        #expect(try broker.sync(alice, timeout: 1).status == 0)
+        let (root, broker, op, alice, version) = try Self.aliceWithHouseKilled()
+        defer { withExtendedLifetime(root) {} }
         let chat = try broker.chat(alice, with: "bob")
         try #require(chat.waitFor("[legacy page]"))
 
@@ -244,12 +252,8 @@ struct FleetTests {
 
     @Test("an invalid configuration on the broker: show says so in one line, hosts keep theirs, --init replaces it")
     func invalidOnBroker() throws {
-        let root = try Workspace()
-        let broker = try TestBroker(in: root.root, users: ["alice"])
-        let op = try operatorWorkspace(broker)
-        let alice = try broker.workspace(for: "alice")
-        let version = try #require(publishedVersion(try fleet(["kill", "house", "--init"], op)))
-        #expect(try broker.sync(alice, timeout: 1).status == 0)
+        let (root, broker, op, alice, version) = try Self.aliceWithHouseKilled()
+        defer { withExtendedLifetime(root) {} }
         try broker.publish(as: "operator", topic: FleetConfig.topic, ["\u{1B}[2J not json"], retain: true)
         let shown = try fleet(["show"], op)
         #expect(shown.status == 1 && shown.stderr.contains("is not valid (JSON syntax") && shown.stderr.split(separator: "\n").count == 1
