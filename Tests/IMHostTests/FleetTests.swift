@@ -79,7 +79,7 @@ struct FleetTests {
         let next = try #require(publishedVersion(lifted))
         #expect(next > version)
         for chat in chats {
-            #expect(chat.waitFor("fleet configuration version \(next) applied (nothing turned off): routed"))
+            #expect(chat.waitFor("fleet configuration version \(next) applied (line house on): routed"))
             #expect(chat.waitFor("[house page]", occurrences: 2))
             chat.send("/quit")
             #expect(chat.finish().status == 0)
@@ -132,7 +132,7 @@ struct FleetTests {
 
     @Test("an older version never wins, an equal one wins by its digest, an invalid one is refused in one line and the last good stays")
     func versions() throws {
-        let (root, broker, op, alice, version) = try Self.aliceWithHouseKilled()
+        let (root, broker, _, alice, version) = try Self.aliceWithHouseKilled()
         defer { withExtendedLifetime(root) {} }
         let chat = try broker.chat(alice, with: "bob")
         try #require(chat.waitFor("[legacy page]"))
@@ -148,11 +148,12 @@ struct FleetTests {
         let applied = try #require(FleetCache(dataFolder: alice.root + "/.imhost").load().config)
         try broker.publish(as: "operator", topic: FleetConfig.topic, [String(decoding: rival.bytes, as: UTF8.self)], retain: true)
         if rival.digest > applied.digest {
-            #expect(chat.waitFor("fleet configuration version \(version) applied (line house off; key jobs.offer off)"))
+            #expect(chat.waitFor("fleet configuration version \(version) applied (key jobs.offer off)"))
         }
         chat.send("/quit")
         let ended = chat.finish()
         #expect(!ended.stdout.contains("version \(version - 1) applied"), "an older version never applies")
+        #expect(ended.stdout.contains("ignored fleet configuration version \(version - 1): this host applies version \(version), which is newer"), "\(ended.stdout)")
         let cached = try #require(FleetCache(dataFolder: alice.root + "/.imhost").load().config)
         #expect(cached.version == version && cached.digest == max(rival.digest, applied.digest))
     }
@@ -276,5 +277,49 @@ struct FleetTests {
         let document = #"{ "v": 1, "version": 5, "madeAt": 5, "rollouts": { "cars": \#(text.isEmpty ? "\"\"" : text) } }"#
         let read = try? FleetConfig.read(Array(document.utf8))
         #expect(read?.rollouts["cars"] == share)
+    }
+
+    @Test("a version dated in the future, a removed configuration, hosts ahead of the broker, and a change too large: each said in one line, nothing fails open")
+    func hostileVersions() throws {
+        let (root, broker, op, alice, version) = try Self.aliceWithHouseKilled()
+        defer { withExtendedLifetime(root) {} }
+        let chat = try broker.chat(alice, with: "bob")
+        try #require(chat.waitFor("[legacy page]"))
+        // Two days ahead of every clock here: refused, so it cannot shut out later changes.
+        let future = FleetConfig(version: Clock.now() + 2 * 24 * 3600 * 1000, madeAt: 1)
+        try broker.publish(as: "operator", topic: FleetConfig.topic, [String(decoding: future.bytes, as: UTF8.self)], retain: true)
+        #expect(chat.waitFor("refused a fleet configuration: its version \(future.version) is dated 47 hours ahead of this machine's clock"), "\(chat.stdout)")
+        // An hour ahead (a clock that runs fast) is taken.
+        let ahead = FleetConfig(version: Clock.now() + 3600 * 1000, madeAt: 1, killSwitch: .init(lines: ["house", "jobs"]))
+        try broker.publish(as: "operator", topic: FleetConfig.topic, [String(decoding: ahead.bytes, as: UTF8.self)], retain: true)
+        #expect(chat.waitFor("fleet configuration version \(ahead.version) applied (line jobs off)"))
+        // Removed from the broker: the host keeps what it applied, and says so.
+        _ = try IMHostTests.run(BrokerFolder.tool("mosquitto_pub"), ["--unix", broker.socket, "-u", "operator", "-P", broker.password("operator"),
+                                                                      "-t", FleetConfig.topic, "-r", "-n", "-q", "1", "-V", "mqttv5"])
+        #expect(chat.waitFor("the fleet configuration was removed from the broker; version \(ahead.version) stays"), "\(chat.stdout)")
+        // The operator starts again with --init: above the version the host reports, so it applies.
+        #expect(waitUntil { (try? fleet(["status"], op).stdout.contains("version \(ahead.version)")) == true })
+        let again = try fleet(["lift", "house", "--init"], op)
+        let next = try #require(publishedVersion(again), "\(again.stdout)\(again.stderr)")
+        #expect(next > ahead.version)
+        #expect(chat.waitFor("fleet configuration version \(next) applied (line house on; line jobs on)"), "\(chat.stdout)")
+        chat.send("/quit")
+        _ = chat.finish()
+        // A change that would make the document larger than a host reads is refused before it
+        // goes: lines fill the document to within one line of the limit, a component goes over.
+        func filled(_ count: Int) -> FleetConfig {
+            FleetConfig(version: next + 1, madeAt: 1, killSwitch: .init(lines: (0..<count).map { String(format: "l-%05d", $0) }))
+        }
+        var count = (FleetConfig.byteLimit - filled(0).bytes.count) / 11 - 3
+        while filled(count + 1).bytes.count <= FleetConfig.byteLimit { count += 1 }
+        let big = filled(count)
+        try broker.publish(as: "operator", topic: FleetConfig.topic, [String(decoding: big.bytes, as: UTF8.self)], retain: true)
+        let tooBig = try fleet(["kill-component", "quickReplies"], op)
+        #expect(tooBig.status == 1 && tooBig.stderr.contains("over the \(FleetConfig.byteLimit) a host reads"), "\(tooBig.stderr)")
+        // A cache dated in the future is not used.
+        try FileSystem.writeAtomically(future.bytes, to: alice.root + "/.imhost/fleet.json")
+        let route = try imhost(["route", houseChat(with: "bob")], in: alice)
+        #expect(route.stderr.contains("is not valid (its version \(future.version) is dated 47 hours ahead"), "\(route.stderr)")
+        #expect(version < ahead.version)
     }
 }

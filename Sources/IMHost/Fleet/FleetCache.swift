@@ -22,7 +22,9 @@ public struct FleetCache: Sendable {
             return (nil, "cannot read the cached fleet configuration \(path) (\(error)); using host.json alone until the broker sends one")
         }
         do throws(FleetConfig.Refusal) {
-            return (try FleetConfig.read(bytes), nil)
+            let config = try FleetConfig.read(bytes)
+            try config.checkDate(now: Clock.now())
+            return (config, nil)
         } catch {
             return (nil, "the cached fleet configuration \(path) is not valid (\(error)); using host.json alone until the broker sends one")
         }

@@ -76,6 +76,18 @@ public struct FleetConfig: Sendable, Equatable {
         return Int(first % 10_000)
     }
 
+    /// How far ahead of this machine's clock a version may be (a day): clocks differ, but a
+    /// version from further in the future would shut out every later change.
+    public static let futureSkew: Int64 = 24 * 3600 * 1000
+
+    /// Refuses a configuration dated more than ``futureSkew`` after `now`.
+    public func checkDate(now: Int64) throws(Refusal) {
+        guard version <= now + Self.futureSkew else {
+            let hours = (version - now) / (3600 * 1000)
+            throw Refusal(description: "its version \(version) is dated \(hours) hours ahead of this machine's clock, more than a day (a wrong clock, or a forged document)")
+        }
+    }
+
     /// A percentage written as decimal digits ("25", "0.5", "12.34"; at most two decimals, no
     /// exponent), from 0 to 100, in basis points; `nil` for anything else. Read from the text,
     /// not a binary float: 0.29 is 29 basis points.
@@ -180,7 +192,7 @@ extension FleetConfig {
 
     private static func integer(_ node: JSONNode?, _ key: String, reader: DocumentReader, root: JSONNode) throws(ConfigError) -> Int64 {
         guard let node, case .number(let value, _) = node.value, value >= 1, value < 1e15, value.rounded() == value else {
-            throw reader.fail(node ?? root, key, "\"\(key)\" must be a whole number of milliseconds, at least 1")
+            throw reader.fail(node ?? root, key, "\"\(key)\" must be a whole number of milliseconds since 1970, from 1 to 10^15")
         }
         return Int64(value)
     }

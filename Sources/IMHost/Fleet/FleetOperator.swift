@@ -139,8 +139,15 @@ public final class FleetOperator {
             var next = base ?? FleetConfig(version: 1, madeAt: now)
             try edit(&next)
             if let base, next.killSwitch == base.killSwitch, next.rollouts == base.rollouts { return .unchanged(base) }
-            next = FleetConfig(version: FleetConfig.nextVersion(after: base?.version, now: now), madeAt: now,
+            // With nothing (valid) on the broker, hosts may still apply a version above now
+            // (a clock ahead, a lost retained message): go above the highest any host reports.
+            let reported = base == nil ? try statuses().compactMap(\.version).filter { $0 <= now + FleetConfig.futureSkew }.max() : nil
+            let floor = base?.version ?? reported
+            next = FleetConfig(version: FleetConfig.nextVersion(after: floor, now: now), madeAt: now,
                                killSwitch: next.killSwitch, rollouts: next.rollouts)
+            guard next.bytes.count <= FleetConfig.byteLimit else {
+                throw Failure(description: "the configuration would be \(next.bytes.count) bytes, over the \(FleetConfig.byteLimit) a host reads; lift some of what it turns off first (imhost fleet show)")
+            }
             try publish(next)
             let held = try current(invalidAsAbsent: initialize)
             if held?.digest == next.digest { return .published(next, retries: retries) }

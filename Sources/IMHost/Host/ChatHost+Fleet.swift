@@ -7,18 +7,26 @@ import Glibc
 extension ChatHost {
     /// Applies a fleet configuration that came from the broker, if it wins over the one
     /// applied: kept in the cache, applied live (as a host.json edit is), and reported on the
-    /// host's status topic. Returns what a person should see: the new configuration applied, or
-    /// one line saying why it was refused; nothing for an older one (a late retained message).
+    /// host's status topic. Returns what a person should see: the configuration applied and what
+    /// it changed, or one line saying why it was not (invalid, removed, older than the one
+    /// applied, or dated in the future); nothing for the one already applied.
     func receiveFleet(_ bytes: [UInt8]) -> Courier.Event? {
+        let applied = config.fleet?.config
+        let kept = applied.map { "version \($0.version) stays" } ?? "host.json alone applies"
+        guard !bytes.isEmpty else {
+            return fleetRefusal("the fleet configuration was removed from the broker; \(kept) (the operator publishes a new one with imhost fleet ... --init)")
+        }
         let received: FleetConfig
         do throws(FleetConfig.Refusal) {
             received = try FleetConfig.read(bytes)
+            try received.checkDate(now: Clock.now())
         } catch {
-            let kept = config.fleet.map { "version \($0.config.version) stays" } ?? "host.json alone applies"
-            return .notice("refused a fleet configuration: \(error); \(kept) (the operator publishes a valid one with imhost fleet)")
+            return fleetRefusal("refused a fleet configuration: \(error); \(kept) (the operator publishes a valid one with imhost fleet)")
         }
-        let applied = config.fleet?.config
-        guard received.wins(over: applied) else { return nil }
+        guard received.digest != applied?.digest else { return nil }
+        guard received.wins(over: applied) else {
+            return fleetRefusal("ignored fleet configuration version \(received.version): this host applies version \(applied!.version), which is newer; the operator's next change goes above it")
+        }
         // Another process of this data folder may have kept a newer one meanwhile: keep the
         // newest on disk.
         let cache = FleetCache(dataFolder: dataFolder)
@@ -31,7 +39,22 @@ extension ChatHost {
         }
         fleetProblem = nil
         applyFleet(received)
-        return .fleetApplied(version: received.version, summary: Self.summary(of: received, user: userID))
+        return .fleetApplied(version: received.version, summary: Self.changes(from: applied, to: received, user: userID))
+    }
+
+    /// A line about a configuration not applied, at most ten a minute (a flood of junk on the
+    /// fleet topic must not bury the chat); the rest are counted in the next one said.
+    private func fleetRefusal(_ line: String) -> Courier.Event? {
+        let now = Clock.now()
+        if now - fleetRefusals.start >= 60_000 { fleetRefusals = (now, 0, fleetRefusals.unsaid) }
+        guard fleetRefusals.said < 10 else {
+            fleetRefusals.unsaid += 1
+            return nil
+        }
+        fleetRefusals.said += 1
+        let more = fleetRefusals.unsaid > 0 ? " (and \(fleetRefusals.unsaid) more not said)" : ""
+        fleetRefusals.unsaid = 0
+        return .notice(line + more)
     }
 
     /// Applies `fleet` live: lines it turns off stop serving (their services stop), lines it
@@ -54,18 +77,29 @@ extension ChatHost {
         guard stamp != fleetCacheStamp else { return nil }
         fleetCacheStamp = stamp
         guard let cached = cache.load().config, cached.wins(over: config.fleet?.config) else { return nil }
+        let before = config.fleet?.config
         applyFleet(cached)
-        return .fleetApplied(version: cached.version, summary: Self.summary(of: cached, user: userID))
+        return .fleetApplied(version: cached.version, summary: Self.changes(from: before, to: cached, user: userID))
     }
 
-    /// What a fleet configuration turns off, for one line: "house off; cars at 25% (you are out)".
-    static func summary(of fleet: FleetConfig, user: String) -> String {
-        var parts = fleet.killSwitch.lines.map { "line \($0) off" }
-        parts += fleet.killSwitch.messages.map { "key \($0) off" }
-        parts += fleet.killSwitch.components.names.map { "component \($0) off" }
-        parts += fleet.rollouts.keys.sorted().map { line in
-            "line \(line) at \(FleetConfig.percent(fleet.rollouts[line]!)) (\(fleet.includes(user: user, in: line) ? "you are in" : "you are out"))"
+    /// What changed from `old` to `new`, for one line, at most five items: "line house off; line
+    /// cars at 25% (you are out)"; "nothing turned off" when nothing is.
+    static func changes(from old: FleetConfig?, to new: FleetConfig, user: String) -> String {
+        let before = old ?? FleetConfig(version: 0, madeAt: 0)
+        func diff(_ kind: String, _ was: [String], _ now: [String]) -> [String] {
+            now.filter { !was.contains($0) }.map { "\(kind) \($0) off" } + was.filter { !now.contains($0) }.map { "\(kind) \($0) on" }
         }
-        return parts.isEmpty ? "nothing turned off" : parts.joined(separator: "; ")
+        var parts = diff("line", before.killSwitch.lines, new.killSwitch.lines)
+        parts += diff("key", before.killSwitch.messages, new.killSwitch.messages)
+        parts += diff("component", before.killSwitch.components.names, new.killSwitch.components.names)
+        for line in Set(before.rollouts.keys).union(new.rollouts.keys).sorted() where before.rollouts[line] != new.rollouts[line] {
+            let share = new.rollouts[line].map(FleetConfig.percent) ?? "100%"
+            parts.append("line \(line) at \(share) (\(new.includes(user: user, in: line) ? "you are in" : "you are out"))")
+        }
+        if parts.isEmpty {
+            let off = new.killSwitch.lines.count + new.killSwitch.messages.count + new.killSwitch.components.names.count
+            return off == 0 && new.rollouts.isEmpty ? "nothing turned off" : "no change here"
+        }
+        return parts.prefix(5).joined(separator: "; ") + (parts.count > 5 ? "; and \(parts.count - 5) more (imhost fleet show)" : "")
     }
 }

@@ -44,6 +44,8 @@ public final class ChatHost {
     /// The fleet cache as last looked at (inode, size, modification time), to notice another
     /// process of this data folder keeping a newer one.
     var fleetCacheStamp: [Int] = []
+    /// Fleet configurations not applied and said in the current minute, and those not said.
+    var fleetRefusals = (start: Int64(0), said: 0, unsaid: 0)
 
     private struct SignedIn {
         let session: UserSession

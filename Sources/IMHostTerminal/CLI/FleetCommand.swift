@@ -175,7 +175,7 @@ enum FleetCommand {
 
     private static func show(_ fleet: FleetOperator, json: Bool, output: Output) throws(FleetOperator.Failure) {
         guard let config = try fleet.current() else {
-            if json { output.out("null\n") } else { output.out("The broker holds no fleet configuration: hosts apply host.json alone (imhost fleet kill LINE --init makes the first).\n") }
+            if json { output.out("null\n") } else { output.out("The broker holds no fleet configuration: hosts keep the last one they applied, or host.json alone if they never had one (imhost fleet kill LINE --init publishes the first).\n") }
             return
         }
         let rollouts = config.rollouts.mapValues { Double($0) / 100 }
