@@ -318,6 +318,7 @@ struct TransportTests {
         try down.writeConfig(try String(contentsOfFile: down.configPath, encoding: .utf8).replacingOccurrences(of: broker.socket, with: root.root + "/nobody.sock"))
         let unreachable = try broker.sync(down, timeout: 2)
         #expect(unreachable.status == 1 && unreachable.stderr.contains("imhost sync: could not connect:"), "\(unreachable.stderr)")
+        #expect(unreachable.stdout == "not connected; nothing is queued\n", "no counts of a sync that did not happen: \(unreachable.stdout)")
 
         // An ACL without the inbox rule: the host notices its own probe never comes back.
         let acl = try String(contentsOfFile: broker.folder + "/acl", encoding: .utf8)

@@ -152,6 +152,11 @@ enum SyncCommand {
             output.out(JSONOutput.encode(SyncReport(connected: connected, heldBy: nil, counters: counters, queued: outbox.queued, sent: outbox.sent)))
             return
         }
+        // Not connected: nothing crossed, and the counts would read as a sync that happened.
+        guard connected else {
+            output.out("not connected; " + outboxText(outbox) + "\n")
+            return
+        }
         var line = "received \(counters.received), sent \(counters.published), delivered \(counters.delivered), read \(counters.read)"
         let refused = counters.refused.values.reduce(0, +) + counters.blocked
         line += ", refused \(refused), failed \(counters.failed)"
