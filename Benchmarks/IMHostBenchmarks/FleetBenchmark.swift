@@ -19,42 +19,47 @@ enum FleetBenchmark {
         try FleetCache(dataFolder: dataFolder).save(config)
     }
 
-    /// `imhost route` with and without a cached fleet configuration, runs interleaved.
-    static func routeCost(folder: String) throws -> [Row] {
+    /// Two folders with house and jobs installed, the second with a cached fleet configuration.
+    static func folders(in folder: String) throws -> (plain: String, fleet: String) {
         let plain = folder + "/plain", fleet = folder + "/fleet"
         try StartupBenchmark.install(count: 2, into: plain)
         try StartupBenchmark.install(count: 2, into: fleet)
         try cache(in: fleet + "/.imhost")
+        return (plain, fleet)
+    }
+
+    /// Median milliseconds of `imhost ARGUMENTS` in each folder, `runs` times each, interleaved.
+    static func medians(_ arguments: [String], _ plain: String, _ fleet: String, runs: Int) throws -> (without: Double, with: Double) {
         var without: [Double] = [], with: [Double] = []
-        for _ in 0..<41 {
-            without.append(Double(try StartupBenchmark.time(["route", StartupBenchmark.houseURL], in: plain)) / 1e6)
-            with.append(Double(try StartupBenchmark.time(["route", StartupBenchmark.houseURL], in: fleet)) / 1e6)
+        for _ in 0..<runs {
+            without.append(Double(try StartupBenchmark.time(arguments, in: plain)) / 1e6)
+            with.append(Double(try StartupBenchmark.time(arguments, in: fleet)) / 1e6)
         }
-        let ratio = median(with) / median(without)
-        return [Row(what: "fleet", measure: "imhost route with a cached fleet configuration", figure: "\(format(median(with), 2)) ms",
-                    baseline: "without: \(format(median(without), 2)) ms", ratio: "\(format(ratio, 2))x", target: "<= 1.1x", met: ratio <= 1.1)]
+        return (median(without), median(with))
+    }
+
+    /// `imhost route` with and without a cached fleet configuration.
+    static func routeCost(folder: String) throws -> [Row] {
+        let (plain, fleet) = try folders(in: folder)
+        let (without, with) = try medians(["route", StartupBenchmark.houseURL], plain, fleet, runs: 41)
+        let ratio = with / without
+        return [Row(what: "fleet", measure: "imhost route with a cached fleet configuration", figure: "\(format(with, 2)) ms",
+                    baseline: "without: \(format(without, 2)) ms", ratio: "\(format(ratio, 2))x", target: "<= 1.1x", met: ratio <= 1.1)]
     }
 
     /// `imhost chat` to its first page (then the end of its input) with the broker down and a
     /// cached configuration, against a host without a transport (no fleet control at all).
     static func cachedStart(folder: String) throws -> [Row] {
-        let plain = folder + "/plain", down = folder + "/down"
-        try StartupBenchmark.install(count: 2, into: plain)
-        try StartupBenchmark.install(count: 2, into: down)
-        try cache(in: down + "/.imhost")
+        let (plain, down) = try folders(in: folder)
         try "pw\n".write(toFile: down + "/password", atomically: true, encoding: .utf8)
         chmod(down + "/password", 0o600)
         let config = try String(contentsOfFile: down + "/host.json", encoding: .utf8)
         let transport = #", "user": "u1", "transport": { "url": "unix:\#(down)/no-broker.sock", "passwordFile": "password" } }"#
         try (String(config.trimmingCharacters(in: .whitespacesAndNewlines).dropLast()) + transport).write(toFile: down + "/host.json", atomically: true, encoding: .utf8)
-        var without: [Double] = [], with: [Double] = []
-        for _ in 0..<11 {
-            without.append(Double(try StartupBenchmark.time(["chat", StartupBenchmark.houseURL], in: plain)) / 1e6)
-            with.append(Double(try StartupBenchmark.time(["chat", StartupBenchmark.houseURL], in: down)) / 1e6)
-        }
-        let ratio = median(with) / median(without)
-        return [Row(what: "fleet", measure: "chat to first page, broker down, cached configuration", figure: "\(format(median(with), 1)) ms",
-                    baseline: "no fleet control: \(format(median(without), 1)) ms", ratio: "\(format(ratio, 2))x", target: "reported", met: nil)]
+        let (without, with) = try medians(["chat", StartupBenchmark.houseURL], plain, down, runs: 11)
+        let ratio = with / without
+        return [Row(what: "fleet", measure: "chat to first page, broker down, cached configuration", figure: "\(format(with, 1)) ms",
+                    baseline: "no fleet control: \(format(without, 1)) ms", ratio: "\(format(ratio, 2))x", target: "reported", met: nil)]
     }
 
     /// 50 hosts connected to one broker, each a `ChatHost` holding its user's connection, in
@@ -92,12 +97,7 @@ enum FleetBenchmark {
                     }
                 }
                 guard now() < deadline else { throw BenchmarkFailure("the fleet benchmark made no progress for 60 s") }
-                let couriers = made.compactMap(\.courier)
-                var polls = couriers.flatMap { courier in
-                    courier.readable.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-                        + courier.writable.map { pollfd(fd: $0, events: Int16(POLLOUT), revents: 0) }
-                }
-                _ = poll(&polls, nfds_t(polls.count), 10)
+                MQTTClient.wait(on: made.compactMap(\.courier).flatMap(\.descriptors), milliseconds: 10)
             }
         }
         try pump { made.allSatisfy { $0.courier?.inboxConfirmed == true && $0.courier?.fleetSettled == true } }
@@ -111,8 +111,7 @@ enum FleetBenchmark {
         let deadline = now() + 10_000_000_000
         while !up, now() < deadline {
             for event in operatorClient.service() { if case .connected = event { up = true } }
-            var polls = (operatorClient.readable.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) })
-            _ = poll(&polls, nfds_t(polls.count), 10)
+            MQTTClient.wait(on: operatorClient.descriptors, milliseconds: 10)
         }
         guard up else { throw BenchmarkFailure("the operator could not connect") }
         let base = Clock.now()

@@ -25,11 +25,7 @@ enum ScaleBenchmark {
                 for event in client.service() { handle(index, event) }
             }
             guard now() < deadline else { throw Failure(description: "the scale benchmark made no progress for 60 s") }
-            var polls = clients.flatMap { client in
-                client.readable.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-                    + client.writable.map { pollfd(fd: $0, events: Int16(POLLOUT), revents: 0) }
-            }
-            _ = poll(&polls, nfds_t(polls.count), 10)
+            MQTTClient.wait(on: clients.flatMap(\.descriptors), milliseconds: 10)
         }
     }
 

@@ -42,12 +42,8 @@ enum TransportBenchmark {
             }
             if done(arrived) { break }
             guard now() < deadline else { throw Failure(description: "the transport benchmark made no progress for 60 s") }
-            var polls = sides.flatMap { side in
-                side.courier.readable.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-                    + side.courier.writable.map { pollfd(fd: $0, events: Int16(POLLOUT), revents: 0) }
-            }
             let wait = sides.map { $0.courier.wakeAfter() }.min() ?? 10
-            _ = poll(&polls, nfds_t(polls.count), min(wait, 50))
+            MQTTClient.wait(on: sides.flatMap(\.courier.descriptors), milliseconds: min(wait, 50))
         }
         return arrived
     }
@@ -275,10 +271,8 @@ enum TransportBenchmark {
             while !condition() {
                 service()
                 guard now() < deadline else { throw Failure(description: "the bare clients made no progress") }
-                var polls = (publisher.readable + subscriber.readable).map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-                    + (publisher.writable + subscriber.writable).map { pollfd(fd: $0, events: Int16(POLLOUT), revents: 0) }
                 // The floor is measured without sleeping: what the socket has is read at once.
-                _ = poll(&polls, nfds_t(polls.count), 0)
+                MQTTClient.wait(on: publisher.descriptors + subscriber.descriptors, milliseconds: 0)
             }
         }
         try wait { connected.0 && connected.1 && subscribed }

@@ -68,9 +68,7 @@ struct BrokerTests {
     func noReadingOthers() throws {
         let workspace = try Workspace()
         let broker = try TestBroker(in: workspace.root, users: ["alice", "bob", "carol"])
-        let carol = try RunningProcess(BrokerFolder.tool("mosquitto_sub"),
-                                       ["--unix", broker.socket, "-u", "carol", "-P", broker.password("carol"), "-t", "imhost/u/bob/#",
-                                        "-t", "imhost/u/carol/#", "-q", "1", "-V", "mqttv5", "-v"], in: workspace.root)
+        let carol = try broker.subscribe(as: "carol", topics: ["imhost/u/bob/#", "imhost/u/carol/#"])
         #expect(try waitSubscribed(carol, broker: broker, publisher: "alice", topic: "imhost/u/carol/from/alice"))
         try broker.publish(as: "alice", topic: "imhost/u/bob/from/alice", ["for bob only"])
         try broker.publish(as: "alice", topic: "imhost/u/carol/from/alice", ["sentinel"])
@@ -90,9 +88,7 @@ struct BrokerTests {
         _ = bob.finish()
         try broker.publish(as: "alice", topic: "imhost/u/bob/from/alice", ["waiting for bob"])
         // Carol connects with bob's client id, asking for the session that holds it.
-        let carol = try RunningProcess(BrokerFolder.tool("mosquitto_sub"),
-                                       ["--unix", broker.socket, "-u", "carol", "-P", broker.password("carol"), "-i", "bob", "-c", "-x", "3600",
-                                        "-t", "#", "-q", "1", "-V", "mqttv5", "-v"], in: workspace.root)
+        let carol = try broker.subscribe(as: "carol", topic: "#", clientID: "bob", cleanSession: false)
         #expect(try waitSubscribed(carol, broker: broker, publisher: "alice", topic: "imhost/u/carol/from/alice"))
         carol.signal(SIGKILL)
         #expect(!carol.finish().stdout.contains("waiting for bob"))

@@ -103,7 +103,8 @@ public struct FleetConfig: Sendable, Equatable {
 
     /// A rollout's share as a person writes it: "25%", "0.5%".
     public static func percent(_ basisPoints: Int) -> String {
-        basisPoints % 100 == 0 ? "\(basisPoints / 100)%" : "\(basisPoints / 100).\(String(format2: basisPoints % 100))%"
+        let cents = basisPoints % 100
+        return cents == 0 ? "\(basisPoints / 100)%" : "\(basisPoints / 100).\(cents < 10 ? "0" : "")\(cents)%"
     }
 
     /// The JSON document for these values, keys in a fixed order.
@@ -122,10 +123,6 @@ public struct FleetConfig: Sendable, Equatable {
     }
 }
 
-extension String {
-    /// Two digits, zero-padded.
-    init(format2 value: Int) { self = value < 10 ? "0\(value)" : "\(value)" }
-}
 
 // MARK: Reading
 

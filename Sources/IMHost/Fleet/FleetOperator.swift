@@ -161,7 +161,7 @@ public final class FleetOperator {
     private func publish(_ config: FleetConfig) throws(Failure) {
         let client = try connected()
         guard case .success(let id) = client.publish(topic: FleetConfig.topic, payload: config.bytes, retain: true) else {
-            throw gone("cannot publish the fleet configuration")
+            throw gone("cannot publish the fleet configuration: the connection is gone")
         }
         var answer: Int32?
         try pump { event in
@@ -176,11 +176,12 @@ public final class FleetOperator {
 
     // MARK: The connection
 
-    /// The connection went while `what` was tried: dropped, and worth trying again.
-    private func gone(_ what: String) -> Failure {
+    /// The connection went (taken over, lost, or closed by the broker as another connection of
+    /// the same user came): dropped with what it left unread, and worth trying again.
+    private func gone(_ description: String) -> Failure {
         client = nil
         pending = []
-        return Failure(description: "\(what): the connection is gone", takenOver: true)
+        return Failure(description: description, takenOver: true)
     }
 
     private struct Retained {
@@ -193,7 +194,7 @@ public final class FleetOperator {
     private func readRetained(_ filter: String) throws(Failure) -> [Retained] {
         let client = try connected()
         guard case .success(let subscription) = client.subscribe(filter, retained: true) else {
-            throw gone("cannot subscribe to \(filter)")
+            throw gone("cannot subscribe to \(filter): the connection is gone")
         }
         var granted: [Int32]?
         var found: [Retained] = []
@@ -210,7 +211,7 @@ public final class FleetOperator {
         }
         let probe = "probe-" + GlobalID.make(at: clock())
         guard case .success = client.publish(topic: Courier.topic(to: user, from: user), payload: Envelope.probe(id: probe).bytes) else {
-            throw gone("cannot publish a probe")
+            throw gone("cannot publish a probe: the connection is gone")
         }
         var back = false
         try pump { event in
@@ -260,7 +261,7 @@ public final class FleetOperator {
             return up
         }
         guard case .success(let inbox) = made.subscribe(Courier.topic(to: user, from: "+")) else {
-            throw gone("cannot subscribe to \(user)'s inbox")
+            throw gone("cannot subscribe to \(user)'s inbox: the connection is gone")
         }
         try pump { event in
             if case .subscribed(inbox, _) = event { return true }
@@ -279,24 +280,15 @@ public final class FleetOperator {
                 let event = pending.removeFirst()
                 if case .message(FleetConfig.topic, let payload, _) = event { note(fleet: payload) }
                 if case .disconnected(let code, let reason) = event {
-                    self.client = nil
-                    pending = []
-                    var failure = Failure(description: code == 0x8E
-                                          ? "another \(user) connection took the session over (another imhost fleet command at the same time?); try again"
-                                          : "the connection to the broker was lost (\(reason))")
-                    // Taken over, or closed by the broker as another connection of the same
-                    // user came: either way worth trying again.
-                    failure.takenOver = true
-                    throw failure
+                    throw gone(code == 0x8E ? "another \(user) connection took the session over (another imhost fleet command at the same time?); try again"
+                                            : "the connection to the broker was lost (\(reason))")
                 }
                 if try handle(event) { return }
             }
             guard Clock.monotonic() < deadline else {
                 throw Failure(description: "the broker at \(settings.address) did not answer within 10 s")
             }
-            var polls = client.readable.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-                + client.writable.map { pollfd(fd: $0, events: Int16(POLLOUT), revents: 0) }
-            _ = poll(&polls, nfds_t(polls.count), 100)
+            MQTTClient.wait(on: client.descriptors, milliseconds: 100)
         }
     }
 }

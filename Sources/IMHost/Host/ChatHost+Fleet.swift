@@ -38,8 +38,7 @@ extension ChatHost {
             }
         }
         fleetProblem = nil
-        applyFleet(received)
-        return .fleetApplied(version: received.version, summary: Self.changes(from: applied, to: received, user: userID))
+        return applyFleet(received)
     }
 
     /// A line about a configuration not applied, at most ten a minute (a flood of junk on the
@@ -58,14 +57,13 @@ extension ChatHost {
     }
 
     /// Applies `fleet` live: lines it turns off stop serving (their services stop), lines it
-    /// turns back on serve again; pages opened from now on follow it.
-    func applyFleet(_ fleet: FleetConfig) {
-        var next = config
-        next.fleet = FleetState(config: fleet, user: userID)
-        // apply(_:) keeps the fleet of self.config: set it first.
-        setFleet(next.fleet)
-        apply(next)
+    /// turns back on serve again; pages opened from now on follow it. Returns what a person
+    /// sees: the version, and what it changed for this user.
+    func applyFleet(_ fleet: FleetConfig) -> Courier.Event {
+        let before = config.fleet?.config
+        apply(config, fleet: fleet)
         courier?.fleetVersion = fleet.version
+        return .fleetApplied(version: fleet.version, summary: Self.changes(from: before, to: fleet, user: userID))
     }
 
     /// In a process that does not hold the connection: applies the fleet configuration the one
@@ -77,9 +75,7 @@ extension ChatHost {
         guard stamp != fleetCacheStamp else { return nil }
         fleetCacheStamp = stamp
         guard let cached = cache.load().config, cached.wins(over: config.fleet?.config) else { return nil }
-        let before = config.fleet?.config
-        applyFleet(cached)
-        return .fleetApplied(version: cached.version, summary: Self.changes(from: before, to: cached, user: userID))
+        return applyFleet(cached)
     }
 
     /// What changed from `old` to `new`, for one line, at most five items: "line house off; line

@@ -266,17 +266,19 @@ public final class ChatHost {
         return said + (signedIn?.session.problems ?? [])
     }
 
-    /// Replaces the fleet configuration in force without applying it (``applyFleet(_:)`` does).
-    func setFleet(_ fleet: FleetState?) { config.fleet = fleet }
-
     /// Applies a new configuration (and the quarantine as it is now) to what opens from now on:
     /// routes, the kill switch, enabled lines, new and changed plugin files. A line that stops
     /// serving has its services stopped; one that serves again has them started again. A
     /// library is never unloaded: a line turned off is routed away from.
     public func apply(_ config: HostConfig) {
         // host.json says nothing of the fleet: the fleet configuration applied stays.
+        apply(config, fleet: self.config.fleet?.config)
+    }
+
+    /// Applies `config` with `fleet` as the fleet configuration, decided for the signed-in user.
+    func apply(_ config: HostConfig, fleet: FleetConfig?) {
         var config = config
-        config.fleet = self.config.fleet.map { FleetState(config: $0.config, user: userID) }
+        config.fleet = fleet.map { FleetState(config: $0, user: userID) }
         self.config = config
         signedIn?.sender.limits = config.limits
         let (stopped, resumed) = lines.apply(config)

@@ -149,6 +149,11 @@ public final class Courier {
     public var readable: [Int32] { client?.readable ?? [] }
     /// Descriptors to wait on for writing.
     public var writable: [Int32] { client?.writable ?? [] }
+    /// Both, as poll(2) entries.
+    public var descriptors: [pollfd] { client?.descriptors ?? [] }
+
+    /// Waits until the connection has something to do, or `milliseconds` pass.
+    public func wait(milliseconds: Int32) { MQTTClient.wait(on: descriptors, milliseconds: milliseconds) }
 
     /// The longest the owner may wait before calling ``service()`` again, in milliseconds.
     public func wakeAfter() -> Int32 {
@@ -523,9 +528,7 @@ public final class Courier {
             }
             if !accepted.isEmpty { markAccepted(now: clock()) }
             if answered { break }
-            var polls = client.readable.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-                + client.writable.map { pollfd(fd: $0, events: Int16(POLLOUT), revents: 0) }
-            _ = poll(&polls, nfds_t(polls.count), 20)
+            MQTTClient.wait(on: client.descriptors, milliseconds: 20)
         }
         client.disconnect()
     }

@@ -307,6 +307,18 @@ package final class MQTTClient {
         return [mosquitto_socket(handle.pointer)].filter { $0 >= 0 }
     }
 
+    /// ``readable`` and ``writable`` as poll(2) entries.
+    package var descriptors: [pollfd] {
+        readable.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) } + writable.map { pollfd(fd: $0, events: Int16(POLLOUT), revents: 0) }
+    }
+
+    /// Waits until one of `descriptors` (of one connection or several) is ready, or
+    /// `milliseconds` pass (0: not at all).
+    package static func wait(on descriptors: [pollfd], milliseconds: Int32) {
+        var polls = descriptors
+        _ = poll(&polls, nfds_t(polls.count), max(0, milliseconds))
+    }
+
     /// Reads and writes what is ready, keeps the connection alive, and returns what happened.
     /// Never blocks.
     package func service() -> [Event] {

@@ -117,9 +117,10 @@ enum FleetCommand {
         func one(_ what: String) -> Result<String, Usage> {
             rest.count == 1 ? .success(rest[0]) : .failure(Usage(text: "\(verb) takes one \(what), got \(rest.count) arguments; see imhost fleet --help"))
         }
-        func line() -> Result<String, Usage> {
-            one("line id").flatMap { LineID.isValid($0) ? .success($0) : .failure(Usage(text: "\"\(TerminalText.safe($0))\" is not a line id (lowercase letters, digits and -)")) }
+        func lineID(_ text: String) -> Result<String, Usage> {
+            LineID.isValid(text) ? .success(text) : .failure(Usage(text: "\"\(TerminalText.safe(text))\" is not a line id (lowercase letters, digits and -)"))
         }
+        func line() -> Result<String, Usage> { one("line id").flatMap(lineID) }
         func key() -> Result<String, Usage> {
             one("message key").flatMap {
                 LineID.isValidMessageKey($0) ? .success($0) : .failure(Usage(text: "\"\(TerminalText.safe($0))\" is not a message key; use a built-in key like \"image\" or \"<line>.<name>\""))
@@ -142,7 +143,7 @@ enum FleetCommand {
         case "lift-component": return component().map { .liftComponent($0.0, $0.1) }
         case "rollout":
             guard rest.count == 2 else { return .failure(Usage(text: "rollout takes a line and a percentage, got \(rest.count) arguments; e.g. imhost fleet rollout cars 25")) }
-            guard LineID.isValid(rest[0]) else { return .failure(Usage(text: "\"\(TerminalText.safe(rest[0]))\" is not a line id")) }
+            if case .failure(let usage) = lineID(rest[0]) { return .failure(usage) }
             let text = rest[1].hasSuffix("%") ? String(rest[1].dropLast()) : rest[1]
             guard let share = FleetConfig.basisPoints(percent: text) else {
                 return .failure(Usage(text: "the rollout \"\(TerminalText.safe(rest[1]))\" is not a percentage from 0 to 100 with at most two decimals"))

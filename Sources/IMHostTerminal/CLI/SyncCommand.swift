@@ -98,10 +98,7 @@ enum SyncCommand {
                 break
             }
             let wait = courier.wakeAfter()
-            var polls = courier.readable.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-                + courier.writable.map { pollfd(fd: $0, events: Int16(POLLOUT), revents: 0) }
-            let left = Int32(max(0, min(Int64(wait), Int64((deadline &- Clock.monotonic()) / 1_000_000))))
-            _ = poll(&polls, nfds_t(polls.count), left)
+            courier.wait(milliseconds: Int32(max(0, min(Int64(wait), Int64((deadline &- Clock.monotonic()) / 1_000_000)))))
         }
         let outbox: (queued: Int, sent: Int) = (try? host.store?.outboxCounts()) ?? (0, 0)
         report(courier.counters, outbox: outbox, connected: everConnected, json: json, output)

@@ -154,9 +154,7 @@ final class Worker {
                 if case .notice(let line) = event { say(line) }
             }
             if done(courier) { break }
-            var polls = courier.readable.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-                + courier.writable.map { pollfd(fd: $0, events: Int16(POLLOUT), revents: 0) }
-            _ = poll(&polls, nfds_t(polls.count), min(courier.wakeAfter(), 100))
+            courier.wait(milliseconds: min(courier.wakeAfter(), 100))
         }
     }
 

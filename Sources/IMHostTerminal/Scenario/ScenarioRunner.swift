@@ -108,9 +108,7 @@ final class ScenarioRunner {
                 throw Failure(description: "waited \(Int(Self.awaitSeconds)) s: \(unmet) (the page is shown above; this user's connection: \(status))")
             }
             guard let courier = host.courier else { _ = poll(nil, 0, 50); continue }
-            var polls = courier.readable.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-                + courier.writable.map { pollfd(fd: $0, events: Int16(POLLOUT), revents: 0) }
-            _ = poll(&polls, nfds_t(polls.count), min(courier.wakeAfter(), 100))
+            courier.wait(milliseconds: min(courier.wakeAfter(), 100))
         }
         note(step, "await ✓ " + (try evaluate(expectation, page)).joined(separator: "; "))
         output.out(try renderer.render(page))

@@ -103,7 +103,12 @@ final class TestBroker {
     /// `mosquitto_sub` as `user`, running: waits for what it prints (`topic payload` lines).
     /// Stop it with SIGKILL: it inherits the test runner's blocked SIGTERM and SIGINT.
     func subscribe(as user: String, topic: String, clientID: String? = nil, cleanSession: Bool = true) throws -> RunningProcess {
-        var arguments = ["--unix", socket, "-u", user, "-P", password(user), "-t", topic, "-q", "1", "-V", "mqttv5", "-v"]
+        try subscribe(as: user, topics: [topic], clientID: clientID, cleanSession: cleanSession)
+    }
+
+    /// The same, to several topics at once.
+    func subscribe(as user: String, topics: [String], clientID: String? = nil, cleanSession: Bool = true) throws -> RunningProcess {
+        var arguments = ["--unix", socket, "-u", user, "-P", password(user)] + topics.flatMap { ["-t", $0] } + ["-q", "1", "-V", "mqttv5", "-v"]
         if let clientID { arguments += ["-i", clientID] }
         if !cleanSession { arguments += ["-c", "-x", "3600"] }
         let process = try RunningProcess(BrokerFolder.tool("mosquitto_sub"), arguments, in: root)
