@@ -149,6 +149,9 @@ struct ExecutableTests {
         let chat = try RunningProcess(BuildProducts.imhost, ["chat", houseChatURL], in: workspace.root)
         #expect(chat.waitFor("type a message"))
         func descriptors() -> Int { ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(chat.pid)/fd")) ?? []).count }
+        // The first line typed opens the store the supervisor keeps drafts in: counted before.
+        chat.send("round 0")
+        #expect(chat.waitFor("│ round 0 │"))
         let before = descriptors()
         for round in 1...2 {
             for worker in children(of: chat.pid) { kill(worker, SIGKILL) }

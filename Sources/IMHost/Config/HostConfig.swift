@@ -31,6 +31,11 @@ public struct HostConfig: Sendable, Equatable {
         public var payloadBytes: Int
         /// The longest line of chat input, in bytes (default 1 MiB); a longer one is dropped.
         public var inputLineBytes: Int
+        /// The most messages stored from one peer in a day (UTC) (default 5,000): past it, that
+        /// peer's messages are refused (`budget`) until the day ends.
+        public var peerMessagesPerDay: Int = 5000
+        /// The most payload bytes stored from one peer in a day (UTC) (default 50 MB).
+        public var peerBytesPerDay: Int = 50_000_000
 
         /// How deeply a payload's JSON may nest (objects and arrays). host.json and scenario
         /// files may nest up to 512 levels.
@@ -251,7 +256,8 @@ extension DocumentReader {
 
         var limits = HostConfig.Limits()
         if let node = member("limits") {
-            for entry in try members(node, "limits", allowed: ["scanSeconds", "callSeconds", "payloadBytes", "inputLineBytes"]) {
+            for entry in try members(node, "limits", allowed: ["scanSeconds", "callSeconds", "payloadBytes", "inputLineBytes", "peerMessagesPerDay",
+                                                                "peerBytesPerDay"]) {
                 let path = "limits." + entry.key
                 guard case .number(let value, let text) = entry.value.value else {
                     throw fail(entry.value, path, "expected a number, found \(entry.value.kindName)")
@@ -262,6 +268,16 @@ extension DocumentReader {
                         throw fail(entry.value, path, "expected a whole number of bytes from 1024 to \(64 << 20), found \(text)")
                     }
                     if entry.key == "payloadBytes" { limits.payloadBytes = Int(value) } else { limits.inputLineBytes = Int(value) }
+                case "peerMessagesPerDay":
+                    guard value == value.rounded(), value >= 1, value <= 10_000_000 else {
+                        throw fail(entry.value, path, "expected a whole number of messages from 1 to 10000000, found \(text)")
+                    }
+                    limits.peerMessagesPerDay = Int(value)
+                case "peerBytesPerDay":
+                    guard value == value.rounded(), value >= 1024, value <= Double(1 << 40) else {
+                        throw fail(entry.value, path, "expected a whole number of bytes from 1024 to \(1 << 40), found \(text)")
+                    }
+                    limits.peerBytesPerDay = Int(value)
                 default:
                     guard value >= 0.1, value <= 600 else {
                         throw fail(entry.value, path, "expected seconds from 0.1 to 600, found \(text)")

@@ -14,12 +14,15 @@ import Glibc
 /// host.json, the host turns one off here, and both have the same effect. It escalates, and each
 /// step is the smallest that stops the crash:
 ///
-/// - a crash in a message builder drawing a message that came from another host quarantines
-///   that message only (by its sender and global id), so one peer cannot switch a receiver's line
-///   off; only when messages from a second sender crash the line within ten minutes does it cost
-///   more: the key when they share it, else the line;
-/// - a first crash in a message builder drawing the user's own message (or one `/recv` stored)
-///   quarantines that message key: its messages show as placeholders, with the reason, on every
+/// - a crash in line code on a message that came from another host (its builder drawing it, or
+///   the page's or the builder's tap on it) quarantines that message only (by its sender and
+///   global id), so one peer cannot switch a receiver's line or key off; a third such crash of
+///   one key from one sender within ten minutes holds that (sender, key): its later messages show
+///   as held without running line code. Only when a second sender's message of the same key
+///   crashes the line within ten minutes is the key quarantined, and the line only when another
+///   of its keys is quarantined already (several keys);
+/// - a first crash in a message builder drawing the user's own message (or one `/recv` or a
+///   scenario stored: those count as the user's own) quarantines that message key: its messages show as placeholders, with the reason, on every
 ///   page;
 /// - a second crash of the same line within ten minutes, or any crash while loading or
 ///   registering, in a page hook, a tap, a route handler or a service, quarantines the line: its
@@ -32,7 +35,11 @@ import Glibc
 public final class Quarantine {
     /// How much a crash costs.
     public enum Scope: String, Sendable, Codable {
-        case message, key, line, file
+        /// One message from another host.
+        case message
+        /// One sender's messages of one key.
+        case sender
+        case key, line, file
     }
 
     /// One thing taken out of service.
@@ -41,7 +48,8 @@ public final class Quarantine {
         public var line: String?
         /// The message key, when only that key (or one message of it) is quarantined.
         public var key: String?
-        /// The sender and global id of the one message quarantined, when only that message is.
+        /// The sender and global id of the one message quarantined, when only that message is;
+        /// the sender alone when that sender's messages of `key` are held.
         public var sender: String?
         public var globalID: String?
         /// The plugin file's name in the plugin folder.
@@ -54,7 +62,9 @@ public final class Quarantine {
         public var crash: CrashRecord
 
         /// Whether this entry takes out a message, a key, a line or a file.
-        public var scope: Scope { globalID != nil ? .message : key != nil ? .key : line != nil ? .line : .file }
+        public var scope: Scope {
+            globalID != nil ? .message : sender != nil && key != nil ? .sender : key != nil ? .key : line != nil ? .line : .file
+        }
 
         /// What happened and when: "crashed (SIGSEGV) building message m3 (house.listing) at 2026-…".
         public var reason: String { "\(crash.event) at \(crash.time)" }
@@ -230,21 +240,35 @@ public final class Quarantine {
     /// it was not the line's doing, and it never makes a later crash cost more.
     public static func scope(of crash: CrashRecord, history: [CrashRecord]) -> Scope? {
         guard let line = crash.line else { return crash.file == nil ? nil : .file }
-        guard crash.site == .builder, crash.key != nil else { return .line }
+        guard crash.site == .builder || crash.site == .tap, let key = crash.key else { return .line }
         let now = Clock.parse(crash.time) ?? Clock.now()
-        let recent = history.filter { earlier in
+        var recent: [CrashRecord] = []
+        // A crash is in the log and behind its hold too: counted once.
+        for earlier in history where !recent.contains(earlier) {
             guard earlier.quarantined != nil, earlier.line == line, earlier.identity == crash.identity,
-                  let then = Clock.parse(earlier.time) else { return false }
-            return now - then <= escalationWindow && then <= now
+                  let then = Clock.parse(earlier.time), now - then <= escalationWindow, then <= now else { continue }
+            recent.append(earlier)
         }
         guard let sender = crash.sender, crash.globalID != nil else {
-            return recent.isEmpty ? .key : .line
+            // The user's own message (or one /recv stored): a tap costs the line, as a page's
+            // hook does; a builder its key first. Peers' crashes never make it cost more.
+            if crash.site == .tap { return .line }
+            return recent.contains { $0.sender == nil } ? .line : .key
         }
-        // A message from another host: only another sender's crash of this line costs more.
-        let others = recent.filter { $0.sender != nil && $0.sender != sender }
-        if others.isEmpty { return .message }
-        return others.contains { $0.key == crash.key } ? .key : .line
+        // A message from another host: it costs the message, unless another sender's message of
+        // the same key crashed too (then the key; and the line when another key of it is
+        // quarantined already), or it is this sender's third of the key (then the sender's key).
+        let othersOfKey = recent.filter { $0.sender != nil && $0.sender != sender && $0.key == key }
+        guard othersOfKey.isEmpty else {
+            return recent.contains { $0.quarantined == Scope.key.rawValue && $0.key != key } ? .line : .key
+        }
+        let mine = recent.filter { $0.sender == sender && $0.key == key }
+        return mine.count >= heldAfter - 1 ? .sender : .message
     }
+
+    /// The crashes of one key from one sender within ``escalationWindow`` after which that
+    /// sender's messages of the key are held.
+    public static let heldAfter = 3
 
     /// Writes the file atomically: a new file, flushed, renamed over the old one. A file that
     /// did not read is kept beside it first, for whoever wants to see what it said.
@@ -282,8 +306,8 @@ extension Quarantine.Hold {
     init(_ crash: CrashRecord, scope: Quarantine.Scope) {
         var crash = crash
         crash.quarantined = scope.rawValue
-        self.init(line: crash.line, key: scope == .key || scope == .message ? crash.key : nil,
-                  sender: scope == .message ? crash.sender : nil, globalID: scope == .message ? crash.globalID : nil,
+        self.init(line: crash.line, key: [.key, .message, .sender].contains(scope) ? crash.key : nil,
+                  sender: scope == .message || scope == .sender ? crash.sender : nil, globalID: scope == .message ? crash.globalID : nil,
                   file: crash.file, identity: crash.identity, since: crash.time, crash: crash)
     }
 }

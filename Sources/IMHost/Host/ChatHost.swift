@@ -179,6 +179,19 @@ public final class ChatHost {
     /// The signed-in user's messages; `nil` until ``signIn(online:)``.
     public var store: MessageStore? { signedIn?.store }
 
+    /// Runs `body` with the next message sent coming from the typed line `draft`
+    /// (``MessageStore/Draft``): queueing it forgets the draft in the same transaction. A draft
+    /// nothing was queued from (refused, or nothing sent) is forgotten after.
+    public func sending<T>(draft: Int64?, _ body: () throws -> T) rethrows -> T {
+        guard let draft, let signedIn else { return try body() }
+        signedIn.sender.draft = draft
+        defer {
+            signedIn.sender.draft = nil
+            _ = try? signedIn.store.discardDraft(draft)
+        }
+        return try body()
+    }
+
     /// The signed-in user's context, with their services; `nil` until ``signIn(online:)``.
     public var user: UserContext? { signedIn?.session.context }
 
@@ -400,7 +413,7 @@ public final class ChatHost {
             lineGuard: lineGuard, mark: mark, isLegacy: legacy,
             lookup: { [weak self] key in self?.registeredBuilder(for: key) },
             degrade: { [weak self] key in self?.degrade(forKey: key) },
-            degradeMessage: { [weak self] sender, id in self?.lines.degrade(forMessage: sender, globalID: id) },
+            degradeMessage: { [weak self] sender, id, key in self?.lines.degrade(forMessage: sender, globalID: id, key: key) },
             killedComponents: config.killedComponents,
             componentPlace: { [config] component in config.switchedOff(component: component)?.place("components") },
             limits: config.limits,

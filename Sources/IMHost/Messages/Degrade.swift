@@ -10,8 +10,10 @@ public enum Degrade: Equatable, Sendable, CustomStringConvertible {
     case killedKey(String)
     /// The host quarantined the key after its builder crashed.
     case quarantinedKey(String)
-    /// The host quarantined this one message (from another host) after it crashed its builder.
+    /// The host quarantined this one message (from another host) after line code crashed on it.
     case quarantinedMessage(String)
+    /// The host holds this sender's messages of this key: several crashed their line.
+    case heldSender(sender: String, key: String, why: String)
     /// The key's line is unavailable: killed, quarantined, disabled, refused or failed.
     case lineUnavailable(line: String, reason: UnavailableReason, why: String)
     /// The legacy page shows built-in messages only.
@@ -36,6 +38,8 @@ public enum Degrade: Equatable, Sendable, CustomStringConvertible {
         case .killedKey(let place): "the key is turned off by \(place)"
         case .quarantinedKey(let why): "the key is quarantined: \(why)"
         case .quarantinedMessage(let why): "this message is quarantined: \(why); it stays stored, and shows again once lifted"
+        case .heldSender(let sender, let key, let why):
+            "\(key) messages from \(sender) are held: \(Quarantine.heldAfter) of them crashed their line within ten minutes (the last \(why)); they stay stored, and show again once lifted (imhost quarantine lift \(key))"
         case .lineUnavailable(_, _, let why): why
         case .legacyPage: "the legacy page shows built-in messages only"
         case .undecodable(let why): "the payload does not decode: \(why)"
@@ -53,6 +57,7 @@ public enum Degrade: Equatable, Sendable, CustomStringConvertible {
         case .unknownKey: "unknown key"
         case .killedKey: "turned off"
         case .quarantinedKey, .quarantinedMessage: "quarantined"
+        case .heldSender: "held"
         case .lineUnavailable(let line, let reason, _):
             switch reason {
             case .killed, .fleetKilled: "line \(line) turned off"

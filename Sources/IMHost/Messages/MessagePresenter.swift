@@ -12,7 +12,7 @@ package struct MessagePresenter {
     /// Why a key cannot show now, if it cannot.
     var degrade: (String) -> Degrade?
     /// Why one message from another host (its sender and global id) cannot show: quarantined.
-    var degradeMessage: (String, String) -> Degrade? = { _, _ in nil }
+    var degradeMessage: (_ sender: String, _ globalID: String, _ key: String) -> Degrade? = { _, _, _ in nil }
     var legacy: Bool
     var lineGuard: LineGuard
     /// The largest payload drawn, in bytes; a larger stored one is a placeholder that says so.
@@ -46,7 +46,7 @@ package struct MessagePresenter {
         }
         let size = message.payload.json.utf8.count
         if size > payloadLimit { return degraded(.tooLarge(size: size, limit: payloadLimit)) }
-        if let origin, let sender = origin.sender, let id = origin.globalID, let why = degradeMessage(sender, id) { return degraded(why) }
+        if let origin, let sender = origin.sender, let id = origin.globalID, let why = degradeMessage(sender, id, message.key) { return degraded(why) }
         if let why = degrade(message.key) { return degraded(why) }
         // The legacy page shows built-ins only: a line's key degrades before its line is touched.
         if legacy && LineID.owner(ofMessageKey: message.key) != nil { return degraded(.legacyPage) }
@@ -65,6 +65,28 @@ package struct MessagePresenter {
         } catch {
             return degraded(.builderFailed("\(error)"))
         }
+    }
+
+    /// Every reason a message shows as a placeholder, the deepest first: what no page could
+    /// fix (the stored data, a key no line serves, the operator's or the host's switches, holds
+    /// on the message) before what this page adds (the legacy page), then what its builder said.
+    /// Empty when it shows normally.
+    package func causes(of message: MessageEnvelope, outgoing: Bool, width: Int, origin: Breadcrumb.MessageOrigin? = nil) -> [Degrade] {
+        guard let first = present(message, outgoing: outgoing, width: width, origin: origin).degrade else { return [] }
+        switch first {
+        case .unreadable, .tooLarge: return [first]
+        default: break
+        }
+        var found: [Degrade] = []
+        let lineKey = LineID.owner(ofMessageKey: message.key) != nil
+        if let why = degrade(message.key) {
+            found.append(why)
+        } else if lineKey, lookup(message.key) == nil {
+            found.append(degrade(message.key) ?? .unknownKey)
+        }
+        if let origin, let sender = origin.sender, let id = origin.globalID, let why = degradeMessage(sender, id, message.key) { found.append(why) }
+        if legacy, lineKey { found.append(.legacyPage) }
+        return found.isEmpty ? [first] : found
     }
 
     private struct Failure: Error { var degrade: Degrade }

@@ -14,6 +14,9 @@ final class MessageSender {
     var onQueued: (StoredMessage) -> Void = { _ in }
     /// The limits in force (host.json's, updated on reload).
     var limits: HostConfig.Limits
+    /// The typed line (``MessageStore/Draft``) the next message sent comes from: it is forgotten
+    /// in the transaction that queues the message.
+    var draft: Int64?
     private let lineGuard: LineGuard
     /// The builder for a key, opening its line first if need be.
     private let lookup: (String) -> RegisteredBuilder?
@@ -33,8 +36,9 @@ final class MessageSender {
     }
 
     /// Sends a message from the signed-in user to `peer`, in their conversation: the key's
-    /// builder must exist, be allowed (from the legacy page: built-in keys only) and decode the
-    /// payload; then it is stored and handed to the connection.
+    /// builder must exist, be allowed (from the legacy page: built-in keys only) and draw the
+    /// message as the receiver's would (decode the payload, make its model and view): what the
+    /// sender's own line cannot draw is not sent. Then it is stored and handed to the connection.
     /// `jump` is the page it was sent from, when a page sent it.
     func send(key: String, payload: MessagePayload, to peer: String, fromLegacyPage legacy: Bool = false,
               jump: JumpPage? = nil) throws(SendError) -> StoredMessage {
@@ -51,8 +55,11 @@ final class MessageSender {
         if legacy, let line = registered.line {
             throw SendError(.unavailable, "the legacy page sends built-in messages only; '\(key)' belongs to line '\(line)'")
         }
-        if let why = lineGuard.run(.builder, registered.mark, key: key, { Self.validate(registered.builder, payload) }) {
-            throw SendError(.undecodable, "'\(key)' payload does not decode: \(why)")
+        switch lineGuard.run(.builder, registered.mark, key: key, { Self.draw(registered.builder, payload) }) {
+        case .drawn: break
+        case .undecodable(let why): throw SendError(.undecodable, "'\(key)' payload does not decode: \(why)")
+        case .failed(let why):
+            throw SendError(.undecodable, "your own \(registered.line.map { "'\($0)' line" } ?? "host") cannot draw this \(key) (its builder failed: \(why)), so it is not sent")
         }
         try Self.check(payload, limits)
         if store.isReadOnly {
@@ -60,7 +67,8 @@ final class MessageSender {
         }
         let message: StoredMessage
         do throws(StoreError) {
-            message = try store.storeOutgoing(to: peer, key: key, payload: payload, at: clock(), jump: jump)
+            message = try store.storeOutgoing(to: peer, key: key, payload: payload, at: clock(), jump: jump, draft: draft)
+            draft = nil
         } catch {
             throw SendError(.notStored, "the message could not be stored: \(error)")
         }
@@ -105,13 +113,26 @@ final class MessageSender {
         }
     }
 
-    /// Why the builder cannot decode `payload`, or `nil` when it can.
-    private static func validate<Builder: MessageBuilder>(_ builder: Builder, _ payload: MessagePayload) -> String? {
+    private enum Drawing {
+        case drawn
+        case undecodable(String)
+        case failed(String)
+    }
+
+    /// Draws `payload` as a page would (its content, model and view), to say whether it can be.
+    private static func draw<Builder: MessageBuilder>(_ builder: Builder, _ payload: MessagePayload) -> Drawing {
+        let content: Builder.Content
         do {
-            _ = try builder.content(from: payload)
-            return nil
+            content = try builder.content(from: payload)
         } catch {
-            return PayloadDiagnosis.describe(error, payload: payload, as: Builder.Content.self)
+            return .undecodable(PayloadDiagnosis.describe(error, payload: payload, as: Builder.Content.self))
+        }
+        do {
+            let model = try builder.model(for: content, layout: MessageLayout(width: ChatPage.bodyWidth(forPage: ChatPage.defaultWidth)))
+            _ = builder.view(for: model)
+            return .drawn
+        } catch {
+            return .failed(TerminalText.safe("\(error)", newlines: false))
         }
     }
 }

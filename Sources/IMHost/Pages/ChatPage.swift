@@ -101,13 +101,17 @@ public final class ChatPage {
         let presenter = presenter
         let bodyWidth = Self.bodyWidth(forPage: width)
         return entries.map { entry in
-            let origin = entry.arrived ? Breadcrumb.MessageOrigin(id: entry.envelope.id, sender: entry.envelope.from,
-                                                                   globalID: entry.envelope.globalID) : nil
-            var presented = presenter.present(entry.envelope, outgoing: entry.isOutgoing, width: bodyWidth, origin: origin)
+            var presented = presenter.present(entry.envelope, outgoing: entry.isOutgoing, width: bodyWidth, origin: Self.origin(of: entry))
             presented.state = entry.state
             presented.failure = entry.reason
             return (entry.number, presented)
         }
+    }
+
+    /// Who sent a message that came from another host, and its global id: line code that crashes
+    /// on it is recorded against that message alone. `nil` for the user's own and `/recv`'s.
+    private static func origin(of entry: StoredMessage) -> Breadcrumb.MessageOrigin? {
+        entry.arrived ? Breadcrumb.MessageOrigin(id: entry.envelope.id, sender: entry.envelope.from, globalID: entry.envelope.globalID) : nil
     }
 
     /// The messages shown, as the page's hooks see them (a placeholder has no model).
@@ -152,10 +156,22 @@ public final class ChatPage {
     /// Message number `number` (as shown, from 1) as the page shows it now, or `nil` when no
     /// message on screen has that number. Only that message is read and built.
     public func message(_ number: Int, width: Int = ChatPage.defaultWidth) throws -> PresentedMessage? {
+        try stored(number).flatMap { present([$0], width: width).first?.message }
+    }
+
+    /// Every reason message number `number` shows as a placeholder, the deepest first; empty
+    /// when it shows normally, `nil` when no message on screen has that number.
+    public func causes(_ number: Int) throws -> [Degrade]? {
+        guard let entry = try stored(number) else { return nil }
+        return presenter.causes(of: entry.envelope, outgoing: entry.isOutgoing, width: Self.bodyWidth(forPage: Self.defaultWidth),
+                                origin: Self.origin(of: entry))
+    }
+
+    /// Message number `number` as stored, when it is on screen.
+    private func stored(_ number: Int) throws -> StoredMessage? {
         let total = try messageCount()
         guard number >= 1, number <= total, number > total - window else { return nil }
-        let stored = try environment.store.stored(of: conversation, endingBefore: number, limit: 1)
-        return present(stored, width: width).first?.message
+        return try environment.store.stored(of: conversation, endingBefore: number, limit: 1).first
     }
 
     // MARK: User actions
@@ -166,15 +182,17 @@ public final class ChatPage {
     /// line's to handle, and its line's to blame).
     /// - Returns: what the tap did, or `nil` when no message has that number.
     public func tap(_ number: Int) throws -> TapResult? {
-        guard let presented = try message(number) else { return nil }
+        guard let entry = try stored(number), let presented = present([entry], width: Self.defaultWidth).first?.message else { return nil }
         guard presented.shown.model != nil else { return .ignored }
         let message = presented.shown
-        let byPage = environment.lineGuard.run(.tap, environment.mark, key: message.envelope.key, message: message.envelope.id) {
+        // A crash on another host's message is recorded against that message, as in its builder.
+        let crumb = Self.origin(of: entry)?.crumb ?? message.envelope.id
+        let byPage = environment.lineGuard.run(.tap, environment.mark, key: message.envelope.key, message: crumb) {
             carrier.didTap(message)
         }
         guard byPage == .ignored, let builder = environment.lookup(message.envelope.key) else { return byPage }
         let context = context
-        return environment.lineGuard.run(.tap, builder.mark, key: message.envelope.key, message: message.envelope.id) {
+        return environment.lineGuard.run(.tap, builder.mark, key: message.envelope.key, message: crumb) {
             Self.builderTap(builder.builder, message, context)
         }
     }

@@ -16,7 +16,7 @@ struct PageEnvironment {
     /// Why messages of a key cannot show now (turned off, quarantined, line unavailable).
     let degrade: (String) -> Degrade?
     /// Why one message from another host (its sender and global id) cannot show: quarantined.
-    var degradeMessage: (String, String) -> Degrade? = { _, _ in nil }
+    var degradeMessage: (_ sender: String, _ globalID: String, _ key: String) -> Degrade? = { _, _, _ in nil }
     let killedComponents: ComponentSet
     /// Who turned a component off, as a place ("killSwitch.components in host.json").
     let componentPlace: @Sendable (ComponentSet) -> String?

@@ -335,6 +335,8 @@ struct FolderExamination {
             for held in quarantine where held.line == id && held.applies(to: identity) {
                 if let sender = held.sender, let globalID = held.globalID {
                     rows[index].quarantinedMessages[LineTable.messageKey(sender: sender, globalID: globalID)] = held
+                } else if let sender = held.sender, let key = held.key {
+                    rows[index].heldSenders[LineTable.messageKey(sender: sender, globalID: key)] = held
                 } else if let key = held.key {
                     rows[index].quarantinedKeys[key] = held
                 } else if rows[index].state != .quarantined {

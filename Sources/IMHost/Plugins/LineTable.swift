@@ -82,6 +82,8 @@ public final class LineTable {
     private var blockedKeys: [String: Degrade] = [:]
     /// Single messages from other hosts quarantined by the host.
     private var blockedMessages: [String: Degrade] = [:]
+    /// Why one sender's messages of a key are held, by sender and key.
+    private var blockedSenders: [String: Degrade] = [:]
 
     private var config: HostConfig
     private let dataFolder: String
@@ -191,12 +193,16 @@ public final class LineTable {
         blockedKeys = [:]
         for key in config.killedKeys { blockedKeys[key] = .killedKey(config.switchedOff(key: key)?.place("messages") ?? "") }
         blockedMessages = [:]
+        blockedSenders = [:]
         for index in rows.indices where rows[index].isServing {
             for (key, held) in rows[index].quarantinedKeys where blockedKeys[key] == nil {
                 blockedKeys[key] = .quarantinedKey(held.reason)
             }
             for (message, held) in rows[index].quarantinedMessages {
                 blockedMessages[message] = .quarantinedMessage(held.reason)
+            }
+            for (senderKey, held) in rows[index].heldSenders {
+                blockedSenders[senderKey] = .heldSender(sender: held.sender ?? "", key: held.key ?? "", why: held.reason)
             }
         }
 
@@ -228,9 +234,11 @@ public final class LineTable {
         return .lineUnavailable(line: String(owner), reason: reason, why: why)
     }
 
-    /// Why one message from another host cannot show now: the host quarantined it.
-    func degrade(forMessage sender: String, globalID: String) -> Degrade? {
-        blockedMessages.isEmpty ? nil : blockedMessages[Self.messageKey(sender: sender, globalID: globalID)]
+    /// Why one message from another host cannot show now: the host quarantined it, or holds its
+    /// sender's messages of its key.
+    func degrade(forMessage sender: String, globalID: String, key: String) -> Degrade? {
+        if !blockedMessages.isEmpty, let why = blockedMessages[Self.messageKey(sender: sender, globalID: globalID)] { return why }
+        return blockedSenders.isEmpty ? nil : blockedSenders[Self.messageKey(sender: sender, globalID: key)]
     }
 
     /// How a quarantined message is looked up.
@@ -327,6 +335,9 @@ public struct LineStatus: Sendable {
     public var quarantinedKeys: [String: Quarantine.Hold] = [:]
     /// Single messages from other hosts the host quarantined, by ``LineTable/messageKey(sender:globalID:)``.
     public var quarantinedMessages: [String: Quarantine.Hold] = [:]
+    /// Senders whose messages of one key are held, by ``LineTable/messageKey(sender:globalID:)``
+    /// with the key in place of the global id.
+    public var heldSenders: [String: Quarantine.Hold] = [:]
     /// Whether its name in the folder is a symbolic link (to a file in the folder).
     public var isLink = false
     /// A note about the line in this process (a replaced file keeps its loaded version).

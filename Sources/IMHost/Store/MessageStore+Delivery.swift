@@ -55,10 +55,16 @@ extension MessageStore {
         }
     }
 
-    /// When the next queued message falls due, if one is waiting (milliseconds since 1970).
+    /// When the next queued message or read receipt falls due, if one is waiting (milliseconds
+    /// since 1970).
     public func nextDue(now: Int64) throws(StoreError) -> Int64? {
         try guarded {
-            let row = try database.statement("SELECT min(max(next_at, coalesce(lease_until, 0))) FROM outbox")
+            // The sooner of the two; whichever there is, when only one is (min() of NULL is NULL).
+            let row = try database.statement("""
+                WITH due (message, receipt) AS (
+                    SELECT (SELECT min(max(next_at, coalesce(lease_until, 0))) FROM outbox), (SELECT min(next_at) FROM receipts_out))
+                SELECT min(coalesce(message, receipt), coalesce(receipt, message)) FROM due
+                """)
             _ = try row.step()
             return row.optionalInt(0)
         }
@@ -74,6 +80,8 @@ extension MessageStore {
         try guarded {
             try database.transaction {
                 try database.statement("UPDATE outbox SET next_at = 0, lease_pid = NULL, lease_until = NULL").run()
+                // Read receipts not confirmed yet go again too: the broker may have lost them.
+                try database.statement("UPDATE receipts_out SET next_at = 0").run()
             }
         }
     }
@@ -92,32 +100,79 @@ extension MessageStore {
         }
     }
 
-    /// A receipt a chat queued, waiting to be sent.
+    /// A read receipt a chat queued: sent, and sent again, until the peer confirms it.
     public struct QueuedReceipt: Sendable, Equatable {
         var row: Int64
         public var peer: String
         public var globalID: String
         public var state: String
+        /// How often it was handed to the broker before.
+        public var attempts: Int
     }
 
-    /// Up to `limit` queued receipts, oldest first.
-    public func receiptsToSend(limit: Int) throws(StoreError) -> [QueuedReceipt] {
+    /// Up to `limit` queued receipts due at `now` (never sent, or not confirmed by the time
+    /// their next try came), oldest first.
+    public func dueReceipts(now: Int64, limit: Int) throws(StoreError) -> [QueuedReceipt] {
         try guarded {
-            let rows = try database.statement("SELECT id, peer, global_id, state FROM receipts_out ORDER BY id LIMIT ?")
-            try rows.bind(limit)
+            let rows = try database.statement("SELECT id, peer, global_id, state, attempts FROM receipts_out WHERE next_at <= ? ORDER BY id LIMIT ?")
+            try rows.bind(now, limit)
             var found: [QueuedReceipt] = []
-            while try rows.step() { found.append(QueuedReceipt(row: rows.int(0), peer: rows.text(1), globalID: rows.text(2), state: rows.text(3))) }
+            while try rows.step() {
+                found.append(QueuedReceipt(row: rows.int(0), peer: rows.text(1), globalID: rows.text(2), state: rows.text(3), attempts: Int(rows.int(4))))
+            }
             return found
         }
     }
 
-    /// Forgets receipts that were handed to the broker.
-    public func receiptsSent(_ receipts: [QueuedReceipt]) throws(StoreError) {
+    /// The broker took these receipts: each is sent again at `retryAt(receipt)` unless the peer
+    /// confirms it first (the broker drops what it cannot queue, and loses what it had not
+    /// saved when it dies). One transaction.
+    public func receiptsSent(_ receipts: [QueuedReceipt], retryAt: (QueuedReceipt) -> Int64) throws(StoreError) {
         guard !isReadOnly, !receipts.isEmpty else { return }
         try guarded {
             try database.transaction {
-                for receipt in receipts { try database.statement("DELETE FROM receipts_out WHERE id = ?").bind(receipt.row).run() }
+                for receipt in receipts {
+                    try database.statement("UPDATE receipts_out SET attempts = attempts + 1, next_at = ? WHERE id = ?")
+                        .bind(retryAt(receipt), receipt.row).run()
+                }
             }
+        }
+    }
+
+    /// `peer` confirmed it has the read receipts for these ids of its messages: they are not
+    /// sent again. Returns how many were waiting.
+    @discardableResult
+    public func receiptsConfirmed(by peer: String, ids: [String]) throws(StoreError) -> Int {
+        guard !isReadOnly, !ids.isEmpty else { return 0 }
+        return try guarded {
+            try database.transaction {
+                var confirmed = 0
+                for id in ids {
+                    try database.statement("DELETE FROM receipts_out WHERE peer = ? AND global_id = ?").bind(peer, id).run()
+                    confirmed += database.changes
+                }
+                return confirmed
+            }
+        }
+    }
+
+    /// How many read receipts wait for their peer's confirmation (or to be sent).
+    public func unconfirmedReceipts() throws(StoreError) -> Int {
+        try guarded {
+            let count = try database.statement("SELECT count(*) FROM receipts_out")
+            _ = try count.step()
+            return Int(count.int(0))
+        }
+    }
+
+    /// Forgets read receipts queued before `cutoff` that nobody confirmed (a peer whose imhost
+    /// is older than confirmations never will); returns how many.
+    @discardableResult
+    public func dropReceipts(queuedBefore cutoff: Int64) throws(StoreError) -> Int {
+        guard !isReadOnly else { return 0 }
+        return try guarded {
+            try database.statement("DELETE FROM receipts_out WHERE queued_at < ?").bind(cutoff).run()
+            return database.changes
         }
     }
 

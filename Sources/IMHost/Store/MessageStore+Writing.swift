@@ -42,7 +42,9 @@ extension MessageStore {
     /// `seq` to that peer, at the end of the conversation. Its words reach the search index with
     /// the next write (``indexNewMessages()``), so this commit stays as small as a send can be.
     @discardableResult
-    public func storeOutgoing(to peer: String, key: String, payload: MessagePayload, at time: Int64, jump: JumpPage? = nil) throws(StoreError) -> StoredMessage {
+    /// `draft` is the typed line this message comes from: it goes in the same transaction.
+    public func storeOutgoing(to peer: String, key: String, payload: MessagePayload, at time: Int64, jump: JumpPage? = nil,
+                              draft: Int64? = nil) throws(StoreError) -> StoredMessage {
         try refuseIfReadOnly()
         return try guarded {
             try database.transaction {
@@ -60,6 +62,7 @@ extension MessageStore {
                     """).bind(conversation, position, user, peer, globalID, seq, key, payload.json, time, Clock.now(), jump.map(Self.encode), text).run()
                 let row = database.lastInsertedRow
                 try database.statement("INSERT INTO outbox (message, peer, queued_at) VALUES (?, ?, ?)").bind(row, peer, time).run()
+                if let draft { try database.statement("DELETE FROM drafts WHERE id = ?").bind(draft).run() }
                 try database.statement("""
                     UPDATE conversations SET message_count = message_count + 1, next_seq = next_seq + 1, last_message = ?, updated_at = ?
                     WHERE id = ?
@@ -79,20 +82,68 @@ extension MessageStore {
         case duplicate
         /// Its sender is blocked: not stored.
         case blocked
+        /// Its sender is past the day's budget (``PeerBudget``): not stored.
+        case overBudget
+    }
+
+    /// How much one peer's messages may add to the store in a day (UTC).
+    public struct PeerBudget: Sendable, Equatable {
+        public var messages: Int
+        public var bytes: Int
+
+        public init(messages: Int, bytes: Int) {
+            self.messages = messages
+            self.bytes = bytes
+        }
+
+        /// host.json's `limits.peerMessagesPerDay` and `limits.peerBytesPerDay`.
+        public init(_ limits: HostConfig.Limits) {
+            self.init(messages: limits.peerMessagesPerDay, bytes: limits.peerBytesPerDay)
+        }
+
+        /// The day of a time in milliseconds, as the budget counts it.
+        public static func day(of time: Int64) -> Int64 { time / 86_400_000 }
     }
 
     /// Stores messages from peers, in one durable transaction, each once: a message already
     /// stored under its (sender, global id) changes nothing. A sender's message with a `seq`
     /// lower than one of its messages stored already goes before that one (it arrived late).
-    public func storeIncoming(_ messages: [IncomingMessage]) throws(StoreError) -> [Arrival] {
+    /// With a `budget`, what each sender's messages add in a day is counted, and a message past
+    /// it is not stored (``Arrival/overBudget``).
+    public func storeIncoming(_ messages: [IncomingMessage], budget: PeerBudget? = nil) throws(StoreError) -> [Arrival] {
         try refuseIfReadOnly()
         return try guarded {
             try database.transaction {
-                let arrivals = try messages.map { message in try storeIncoming(message) }
+                if budget != nil {
+                    // Only today's counts matter.
+                    try database.statement("DELETE FROM peer_budget WHERE day < ?").bind(PeerBudget.day(of: Clock.now())).run()
+                }
+                let arrivals = try messages.map { message in
+                    if let budget, try !isBlocked(message.from), try !spend(budget, on: message) { return Arrival.overBudget }
+                    return try storeIncoming(message)
+                }
                 try indexNewMessages()
                 return arrivals
             }
         }
+    }
+
+    /// Counts `message` against its sender's budget for today; false, counting nothing, when
+    /// it would go past it. A message stored already costs nothing again.
+    private func spend(_ budget: PeerBudget, on message: IncomingMessage) throws -> Bool {
+        let known = try database.statement("SELECT 1 FROM messages WHERE sender = ? AND global_id = ?")
+        try known.bind(message.from, message.globalID)
+        if try known.step() { return true }
+        let day = PeerBudget.day(of: Clock.now()), size = message.payload.json.utf8.count
+        let spent = try database.statement("SELECT messages, bytes FROM peer_budget WHERE peer = ? AND day = ?")
+        try spent.bind(message.from, day)
+        let (count, bytes) = try spent.step() ? (Int(spent.int(0)), Int(spent.int(1))) : (0, 0)
+        guard count + 1 <= budget.messages, bytes + size <= budget.bytes else { return false }
+        try database.statement("""
+            INSERT INTO peer_budget (peer, day, messages, bytes) VALUES (?1, ?2, 1, ?3)
+            ON CONFLICT (peer, day) DO UPDATE SET messages = messages + 1, bytes = bytes + ?3
+            """).bind(message.from, day, size).run()
+        return true
     }
 
     private func storeIncoming(_ message: IncomingMessage) throws -> Arrival {
@@ -175,7 +226,7 @@ extension MessageStore {
     /// Marks the peer's messages shown up to (not including) position `end` as read; returns the
     /// global ids of those read now. With `receipts`, a read receipt for each of those that came
     /// over the transport and sits at `start` or later (what the page shows) is queued in the
-    /// same transaction (``receiptsToSend(limit:)``): older ones leave the unread count, and
+    /// same transaction (``dueReceipts(now:limit:)``): older ones leave the unread count, and
     /// their sender is not told they were seen.
     public func markRead(_ peer: String, before end: Int, receipts: Bool = false, shownFrom start: Int = 0) throws(StoreError) -> [String] {
         guard !isReadOnly else { return [] }
@@ -198,7 +249,8 @@ extension MessageStore {
                 }
                 if receipts {
                     for id in arrived {
-                        try database.statement("INSERT INTO receipts_out (peer, global_id, state) VALUES (?, ?, 'read')").bind(peer, id).run()
+                        try database.statement("INSERT INTO receipts_out (peer, global_id, state, queued_at) VALUES (?, ?, 'read', ?)")
+                            .bind(peer, id, Clock.now()).run()
                     }
                 }
                 try database.statement("""

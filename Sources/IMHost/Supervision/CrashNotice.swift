@@ -16,7 +16,10 @@ extension Supervisor.Crash {
         let lift: String
         switch record.quarantined {
         case "message":
-            cost = "that message is quarantined (a crash drawing another host's message costs only the message): it shows as a placeholder"
+            cost = "that message from \(record.sender ?? "another host") is quarantined (a crash on another host's message costs only that message): it shows as a placeholder"
+            lift = " Lift with: imhost quarantine lift \(record.key ?? line)."
+        case "sender":
+            cost = "\(record.key ?? "") messages from \(record.sender ?? "that sender") are held (\(Quarantine.heldAfter) of them crashed it within ten minutes): they show as held, without running line code"
             lift = " Lift with: imhost quarantine lift \(record.key ?? line)."
         case "key":
             cost = "message key \(record.key ?? "") is quarantined: its messages show as placeholders"

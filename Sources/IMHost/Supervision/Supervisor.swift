@@ -21,7 +21,8 @@ import Glibc
 ///   with its history. The command that crashed is not replayed.
 /// - when the worker stays in one call of line code longer than `limits.callSeconds`
 ///   (``Watchdog``), it is killed and the call recorded as a hang.
-/// - crashes past the ``RestartPolicy`` (three restarts within a minute) stop the chat.
+/// - crashes past the ``RestartPolicy`` (three restarts within a minute) stop the chat; a crash
+///   of line code that quarantined something new does not count (it cannot happen again).
 public final class Supervisor {
     /// How to start and watch workers.
     public struct Settings: Sendable {
@@ -86,6 +87,8 @@ public final class Supervisor {
     private var saidInMemory = false
     /// Watches line code the worker runs between commands (drawing a message that arrived).
     private var idleWatchdog: Watchdog
+    /// What crashes of line code took out of service in this chat.
+    private var holdsTaken: Set<String> = []
 
     public init(settings: Settings, diagnostics: @escaping (String) -> Void) {
         self.settings = settings
@@ -328,7 +331,12 @@ public final class Supervisor {
         let crash = record(CrashRecord(frame, ending: ending, detail: detail))
         watch = nil
         if settings.restartBurst == 0 { return .gaveUp([crash], "") }
-        guard restarts.allowsRestart(at: Clock.now()) else {
+        // A crash of line code that took something new out of service is the line's: the next
+        // worker cannot run into it again, so it does not count toward the limit (thirty messages
+        // that crash a builder must not end the chat). A crash that cost nothing new does.
+        let hold = crash.record.quarantined.map { [$0, crash.record.line, crash.record.key, crash.record.sender, crash.record.globalID] }
+        let linesOwn = hold.map { holdsTaken.insert($0.map { $0 ?? "" }.joined(separator: "\u{0}")).inserted } ?? false
+        guard linesOwn || restarts.allowsRestart(at: Clock.now()) else {
             let log = "\(settings.dataFolder)/crashes.log"
             let kept = crash.unrecorded == nil && crash.notLogged == nil ? "The crashes are in \(log)" : "The last could not be written to \(log)"
             return .gaveUp([crash], "imhost: the chat worker crashed \(restarts.recent + 1) times within \(settings.restartWindow / 1000) s; stopping. \(kept)")

@@ -9,15 +9,17 @@
 /// line that says so rather than misreading its worker.
 public enum WorkerProtocol {
     /// Changes whenever a message changes.
-    public static let version = 3
+    public static let version = 4
 }
 
 /// The supervisor's messages to its worker.
 public enum ToWorker: Codable, Sendable, Equatable {
     /// First, once: the protocol version, and what to reopen after a crash (`nil` on a first start).
     case start(version: Int, resume: WorkerResume?)
-    /// A chat command as the person typed it: a `/verb`, or text to send.
-    case command(text: String)
+    /// A chat command as the person typed it: a `/verb`, or text to send. `draft` names the
+    /// ``MessageStore/Draft`` the supervisor kept of it (a text or `/send`), which the worker
+    /// forgets once it queued or refused what it asks.
+    case command(text: String, draft: Int64? = nil)
     /// Read host.json and the quarantine again (a file changed, SIGHUP, or `/reload`).
     case reload
     /// Run step `number` (from 1) of the scenario.
@@ -51,15 +53,18 @@ public struct WorkerResume: Codable, Sendable, Equatable {
     public var window: Int?
     /// Whether the user is online.
     public var online: Bool?
+    /// The peer of the chat open now: the conversation typed lines are kept as drafts for.
+    public var conversation: String?
     /// Where a scenario was.
     public var scenario: ScenarioProgress?
     /// Quarantine holds the supervisor could not write down: a new worker keeps them in memory,
     /// so a crash that cannot be recorded still does not crash again.
     public var quarantine: [Quarantine.Hold]?
 
-    public init(url: String? = nil, window: Int? = nil, online: Bool? = nil, scenario: ScenarioProgress? = nil,
+    public init(url: String? = nil, window: Int? = nil, online: Bool? = nil, conversation: String? = nil, scenario: ScenarioProgress? = nil,
                 quarantine: [Quarantine.Hold]? = nil) {
         self.url = url
+        self.conversation = conversation
         self.window = window
         self.online = online
         self.scenario = scenario

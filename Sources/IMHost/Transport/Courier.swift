@@ -52,11 +52,15 @@ public final class Courier {
         public var failed = 0
         /// Messages from blocked peers, refused.
         public var blocked = 0
+        /// Messages refused because their sender was past the day's budget.
+        public var overBudget = 0
         /// Envelopes refused, by why (not-json, too-large, version, kind, id, key, payload,
         /// receipt, sender, topic).
         public var refused: [String: Int] = [:]
         /// Receipt ids that named no message of this user's to that peer.
         public var unknownReceipts = 0
+        /// Read receipts this host sent that their peer confirmed having.
+        public var confirmed = 0
     }
 
     /// Where the connection stands.
@@ -80,6 +84,8 @@ public final class Courier {
     public let user: String
     private let store: MessageStore
     private let payloadLimit: Int
+    /// What one peer's messages may add to the store in a day.
+    private let budget: MessageStore.PeerBudget
     private let clock: () -> Int64
     private let lock: ConnectionLock
 
@@ -115,6 +121,13 @@ public final class Courier {
     /// Publishes the broker has not answered yet.
     public var unanswered: Int { publishing.count }
     private var lastGiveUp: Int64 = 0
+    /// Whether this host holds the user's session, or another host of the user took it.
+    private var claim = SessionClaim(connectionID: "c" + GlobalID.make(at: Clock.now()))
+    /// The subscription to the user's own topic that brings the retained presence record.
+    private var presenceSubscription: Int32?
+    /// Messages that arrived before this connection knew it holds the session: stored once it
+    /// does, dropped (unanswered, so sent again) when another host holds it.
+    private var heldArrivals: [(sender: String, message: Envelope.Message)] = []
     public private(set) var counters = Counters()
     /// The user's messages the broker took in this run (a resend counts once).
     /// The broker's answers to messages, gathered during one ``service()`` and committed at once.
@@ -131,12 +144,14 @@ public final class Courier {
     /// The topic a message from `from` to `to` is published to.
     public static func topic(to: String, from: String) -> String { "imhost/u/\(to)/from/\(from)" }
 
-    package init(settings: HostConfig.Transport, user: String, store: MessageStore, payloadLimit: Int, lock: ConnectionLock,
+    package init(settings: HostConfig.Transport, user: String, store: MessageStore, payloadLimit: Int,
+                 budget: MessageStore.PeerBudget = MessageStore.PeerBudget(HostConfig.Limits()), lock: ConnectionLock,
          clock: @escaping () -> Int64) {
         self.settings = settings
         self.user = user
         self.store = store
         self.payloadLimit = payloadLimit
+        self.budget = budget
         self.lock = lock
         self.clock = clock
     }
@@ -174,14 +189,21 @@ public final class Courier {
         if let client {
             var arrivals: [(sender: String, message: Envelope.Message)] = []
             for event in client.service() { handle(event, now: now, arrivals: &arrivals) }
-            if !arrivals.isEmpty { store(arrivals, now: now) }
+            if !claim.settled {
+                heldArrivals += arrivals
+            } else {
+                arrivals = heldArrivals + arrivals
+                heldArrivals = []
+                if !arrivals.isEmpty { store(arrivals, now: now) }
+            }
             if !accepted.isEmpty { markAccepted(now: now) }
         }
         if status == .online {
-            sendQueuedReceipts()
+            sendQueuedReceipts(now: now)
             pump(now: now)
             if let probe, now > probe.deadline {
                 self.probe = nil
+                if claim.noRecordCame() { publishPresence() }
                 say("connected, but this host's own messages do not come back through its inbox: check the broker's ACL (pattern read imhost/u/%u/# and pattern write imhost/u/+/from/%u)")
             }
             if now - lastGiveUp > 60_000 { giveUp(now: now) }
@@ -198,6 +220,8 @@ public final class Courier {
         if online {
             reconnectAt = 0
             reconnectDelay = 1000
+            // Asked for: this host takes the session, from another host of the user if need be.
+            claim.claimNext()
         } else {
             goodbye()
             client = nil
@@ -249,7 +273,9 @@ public final class Courier {
     }
 
     private func lostConnection() {
+        heldArrivals = []
         inFlight = [:]
+        receiptsInFlight = []
         publishing = [:]
         probe = nil
         subscribed = false
@@ -265,11 +291,15 @@ public final class Courier {
             if saidOutage != nil { say("connected again to \(settings.address) as \(user)") } else { say("connected to \(settings.address) as \(user)") }
             saidOutage = nil
             lostConnection()
+            if claim.connected() { publishPresence() }
             // What was sent and not delivered goes again, oldest first.
             try? store.makeAllDue()
             if case .failure(let failure)? = client?.subscribe(Self.topic(to: user, from: "+")) {
                 say("cannot subscribe to this host's inbox: \(failure)")
             }
+            // The presence record the broker retains there (the inbox's subscription takes no
+            // retained message): before the probe, whose SUBACK comes later.
+            if case .success(let id)? = client?.subscribe(Self.topic(to: user, from: user), retained: true) { presenceSubscription = id }
             // The fleet configuration, with what the broker retains of it. Subscribed after the
             // inbox, so the probe (sent when the inbox is subscribed) comes back after it.
             if case .success(let id)? = client?.subscribe(FleetConfig.topic, retained: true) {
@@ -284,6 +314,8 @@ public final class Courier {
                 fleetSettled = true
                 say("the broker refused this host's subscription to the fleet configuration (\(String(cString: mosquittoReason(code)))): check the broker's ACL (pattern read \(FleetConfig.topic)); the cached one applies")
             }
+        case .subscribed(let id, _) where id == presenceSubscription:
+            break
         case .subscribed(_, let granted):
             guard let code = granted.first, code < 0x80 else {
                 say("the broker refused this host's subscription to its inbox (\(granted.first.map { String(cString: mosquittoReason($0)) } ?? "no answer")): check the broker's ACL (pattern read imhost/u/%u/#)")
@@ -325,7 +357,13 @@ public final class Courier {
             events.append(.fleet(payload))
         case .message(let topic, let payload, let retained):
             // A retained message in an inbox would come again at every connect: nobody sends
-            // one (imhost never does), so it is refused, once each time it comes.
+            // one but a host of this user, its presence record; others are refused, once each
+            // time they come.
+            if retained, topic == Self.topic(to: user, from: user),
+               case .presence(let id, _)? = try? Envelope.read(payload, payloadLimit: payloadLimit, sender: user) {
+                sawPresence(id)
+                return
+            }
             guard !retained else {
                 refuse(.init(kind: .kind, description: "a retained message on \(TerminalText.safe(topic)) (an inbox takes none: ask the broker's operator to clear it)"), counter: "retained")
                 return
@@ -337,6 +375,29 @@ public final class Courier {
     }
 
     private func mosquittoReason(_ code: Int32) -> UnsafePointer<CChar> { MQTTClient.reasonText(code) }
+
+    // MARK: Who holds the session
+
+    /// Says, retained on the user's own inbox, that this connection holds the user's session.
+    private func publishPresence() {
+        let record = Envelope.presence(id: claim.connectionID, at: clock())
+        if case .success(let mid)? = client?.publish(topic: Self.topic(to: user, from: user), payload: record.bytes, retain: true) {
+            publishing[mid] = .answer
+        }
+    }
+
+    /// A presence record came: this host holds the session, or another host of the user took it
+    /// after this one did, and this one leaves (without a goodbye: the status topic is the other
+    /// host's now) and stays offline until the user says otherwise.
+    private func sawPresence(_ id: String) {
+        guard claim.saw(id) == .takenOver, let client else { return }
+        client.disconnect()
+        self.client = nil
+        lostConnection()
+        wantsOnline = false
+        status = .offline("\(user) is connected elsewhere")
+        say("\(user) is connected elsewhere: another host signed in as \(user) after this one and holds the session; this one stays offline (what you send waits, queued); /online takes the session back")
+    }
 
     private func sendProbe(now: Int64) {
         let id = "probe-" + GlobalID.make(at: now)
@@ -369,11 +430,17 @@ public final class Courier {
                 inboxConfirmed = true
                 // Sent after the fleet subscription: a retained configuration came before it.
                 fleetSettled = true
+                // And after the inbox's: so did a presence record. None came: the broker lost it.
+                if claim.noRecordCame() { publishPresence() }
             }
+        case .presence(let id, _):
+            if sender == user { sawPresence(id) }
         case .message(let message):
             arrivals.append((sender, message))
         case .receipt(let receipt):
             apply(receipt, from: sender, now: now)
+        case .confirm(let ids):
+            if let confirmed = try? store.receiptsConfirmed(by: sender, ids: ids) { counters.confirmed += confirmed }
         }
     }
 
@@ -392,7 +459,7 @@ public final class Courier {
         refusalWindow.said += 1
         say("refused \(refusal.description)\(sender.map { " from \($0)" } ?? "")")
         if let sender, let id = refusal.messageID {
-            answer(sender, .refused, ids: [id], reason: refusal.description)
+            answer(sender, .refused, ids: [id], code: refusal.code, reason: refusal.description)
         }
     }
 
@@ -419,13 +486,13 @@ public final class Courier {
         }
         let results: [MessageStore.Arrival]
         do throws(StoreError) {
-            results = try store.storeIncoming(incoming)
+            results = try store.storeIncoming(incoming, budget: budget)
         } catch {
             // Not stored, so not answered: the sender sends them again.
             say("\(arrivals.count) message\(arrivals.count == 1 ? "" : "s") could not be stored (\(error)); they come again")
             return
         }
-        var delivered: [String: [String]] = [:], blocked: [String: [String]] = [:]
+        var delivered: [String: [String]] = [:], blocked: [String: [String]] = [:], overBudget: [String: [String]] = [:]
         var stored: [String: [StoredMessage]] = [:]
         for (arrival, result) in zip(arrivals, results) {
             switch result {
@@ -436,13 +503,23 @@ public final class Courier {
             case .duplicate:
                 counters.duplicates += 1
                 delivered[arrival.sender, default: []].append(arrival.message.id)
+            case .overBudget:
+                counters.overBudget += 1
+                overBudget[arrival.sender, default: []].append(arrival.message.id)
             case .blocked:
                 counters.blocked += 1
                 blocked[arrival.sender, default: []].append(arrival.message.id)
             }
         }
         for (sender, ids) in delivered { answer(sender, .delivered, ids: ids) }
-        for (sender, ids) in blocked { answer(sender, .refused, ids: ids, reason: "the receiver blocked you") }
+        for (sender, ids) in blocked { answer(sender, .refused, ids: ids, code: .blocked, reason: "the receiver blocked you") }
+        for (sender, ids) in overBudget {
+            answer(sender, .refused, ids: ids, code: .budget,
+                   reason: "past \(user)'s budget of \(budget.messages) messages or \(budget.bytes) bytes a day from one person")
+            if store.firstTime("budget said: \(sender) \(MessageStore.PeerBudget.day(of: now))") {
+                say("refusing \(sender)'s messages for the rest of the day (UTC): past the budget of \(budget.messages) messages or \(budget.bytes) bytes a day from one person (limits.peerMessagesPerDay, limits.peerBytesPerDay in host.json); \(sender) is told")
+            }
+        }
         for (peer, messages) in stored {
             // A new conversation opens on the page its first message was sent from.
             if let jump = messages.compactMap(\.jump).first { try? store.remember(jump, for: peer, unlessKnown: true) }
@@ -450,11 +527,18 @@ public final class Courier {
         }
     }
 
+    /// Tells `peer` its read receipts for `ids` arrived.
+    private func publishConfirm(_ ids: [String], to peer: String) {
+        if case .success(let mid)? = client?.publish(topic: Self.topic(to: peer, from: user), payload: Envelope.confirm(ids: ids).bytes) {
+            publishing[mid] = .answer
+        }
+    }
+
     /// Publishes a receipt to `peer`, at most ``Envelope/receiptIDs`` ids each.
-    private func answer(_ peer: String, _ state: Envelope.Receipt.State, ids: [String], reason: String? = nil) {
+    private func answer(_ peer: String, _ state: Envelope.Receipt.State, ids: [String], code: Envelope.RefusalCode? = nil, reason: String? = nil) {
         for start in stride(from: 0, to: ids.count, by: Envelope.receiptIDs) {
             let chunk = Array(ids[start..<min(start + Envelope.receiptIDs, ids.count)])
-            let receipt = Envelope.receipt(Envelope.Receipt(state: state, ids: chunk, reason: reason))
+            let receipt = Envelope.receipt(Envelope.Receipt(state: state, ids: chunk, code: code, reason: reason))
             if case .success(let mid)? = client?.publish(topic: Self.topic(to: peer, from: user), payload: receipt.bytes) {
                 publishing[mid] = .answer
             }
@@ -471,9 +555,10 @@ public final class Courier {
                 changed = try store.receipt(from: peer, ids: receipt.ids, state: receipt.state == .read ? .read : .delivered, at: now)
                 if receipt.state == .read { counters.read += changed } else { counters.delivered += changed }
             case .refused:
-                changed = try store.fail(to: peer, ids: receipt.ids, reason: "refused by \(peer): \(receipt.reason ?? "no reason given")")
+                let why = Self.refusal(by: peer, receipt.code, receipt.reason)
+                changed = try store.fail(to: peer, ids: receipt.ids, reason: why)
                 counters.failed += changed
-                if changed > 0 { say("\(peer) refused \(changed) message\(changed == 1 ? "" : "s"): \(receipt.reason ?? "no reason given")") }
+                if changed > 0 { say("\(changed) message\(changed == 1 ? "" : "s") to \(peer) failed: \(why)") }
             }
             // Ids that name no message of the user's to this peer (never sent, or sent to
             // someone else) changed nothing, and are counted.
@@ -481,8 +566,31 @@ public final class Courier {
             counters.unknownReceipts += receipt.ids.count - own.count
             if let rows = inFlight[peer] { inFlight[peer] = rows.subtracting(own.values) }
             if !own.isEmpty { events.append(.changed(peers: [peer])) }
+            // Applied: the peer may stop sending it. (Ids of no message of ours too: it would
+            // send them until it gives up, for nothing.)
+            if receipt.confirm { publishConfirm(receipt.ids, to: peer) }
         } catch {
             say("a receipt from \(peer) could not be applied (\(error)); it will come again")
+        }
+    }
+
+    /// What a `refused` receipt from `peer` means, for the user whose message it refused: read
+    /// from its code; a code this host does not know (a newer peer's) is shown with the reason.
+    static func refusal(by peer: String, _ code: Envelope.RefusalCode?, _ reason: String?) -> String {
+        let said = reason.map { " (\($0))" } ?? ""
+        switch code {
+        case .kind?, .version?:
+            return "\(peer)'s imhost is older than this one and cannot take it\(said); it is not sent again: /retry N once \(peer) has updated"
+        case .blocked?:
+            return "\(peer) blocked you; it is not sent again"
+        case .budget?:
+            return "\(peer)'s host takes no more from you today\(said); /retry N sends it again tomorrow"
+        case .tooLarge?:
+            return "too large for \(peer)'s host\(said)"
+        case let code?:
+            return "refused by \(peer) (\(code))\(said)"
+        case nil:
+            return "refused by \(peer)\(reason.map { ": \($0)" } ?? "")"
         }
     }
 
@@ -537,7 +645,7 @@ public final class Courier {
 
     /// Publishes what is due, at most ``window`` per peer waiting for a receipt.
     private func pump(now: Int64) {
-        guard subscribed, let client else { return }
+        guard subscribed, claim.settled, let client else { return }
         let due: [(peer: String, count: Int)]
         do throws(StoreError) { due = try store.duePeers(now: now) } catch { return }
         for (peer, _) in due {
@@ -595,7 +703,11 @@ public final class Courier {
                 say("the broker does not let \(user) publish to \(Self.topic(to: send.peer, from: user)) (\(String(cString: mosquittoReason(code)))): check its ACL (pattern write imhost/u/+/from/%u); the message stays queued")
             }
         case .receipts(let receipts):
-            if code < 0x80 { try? store.receiptsSent(receipts) }
+            for receipt in receipts { receiptsInFlight.remove(receipt.row) }
+            // Taken, or refused (then tried again much later, not at once): either way sent
+            // again unless the peer confirms it first.
+            let base = code < 0x80 ? 2000 : Self.resendCap
+            try? store.receiptsSent(receipts) { now + min(Self.resendCap, base << min($0.attempts, 12)) }
         case .answer:
             break
         case .probe:
@@ -606,21 +718,27 @@ public final class Courier {
         }
     }
 
-    /// Sends the read receipts chats queued (or drops them, when host.json turns them off).
-    private func sendQueuedReceipts() {
-        guard let client, let queued = try? store.receiptsToSend(limit: 500), !queued.isEmpty else { return }
+    /// Read receipts handed to the broker and not answered yet: not handed over twice.
+    private var receiptsInFlight: Set<Int64> = []
+
+    /// Sends the read receipts chats queued and those due again (or drops them, when host.json
+    /// turns them off). Each asks its peer to confirm it; until then it goes again, on a
+    /// backoff and after every reconnect, as messages do.
+    private func sendQueuedReceipts(now: Int64) {
+        guard let client, let queued = try? store.dueReceipts(now: now, limit: 500), !queued.isEmpty else { return }
         guard settings.readReceipts else {
             try? store.dropQueuedReceipts()
             return
         }
         var byPeer: [String: [MessageStore.QueuedReceipt]] = [:]
-        for receipt in queued { byPeer[receipt.peer, default: []].append(receipt) }
+        for receipt in queued where !receiptsInFlight.contains(receipt.row) { byPeer[receipt.peer, default: []].append(receipt) }
         for (peer, receipts) in byPeer {
             for start in stride(from: 0, to: receipts.count, by: Envelope.receiptIDs) {
                 let chunk = Array(receipts[start..<min(start + Envelope.receiptIDs, receipts.count)])
-                let envelope = Envelope.receipt(Envelope.Receipt(state: .read, ids: chunk.map(\.globalID)))
+                let envelope = Envelope.receipt(Envelope.Receipt(state: .read, ids: chunk.map(\.globalID), confirm: true))
                 if case .success(let mid) = client.publish(topic: Self.topic(to: peer, from: user), payload: envelope.bytes) {
                     publishing[mid] = .receipts(chunk)
+                    receiptsInFlight.formUnion(chunk.map(\.row))
                 }
             }
         }
@@ -631,6 +749,8 @@ public final class Courier {
         lastGiveUp = now
         let hours = settings.giveUpHours
         let hoursText = hours == hours.rounded() ? "\(Int(hours))" : "\(hours)"
+        // Read receipts a peer never confirmed (its imhost is older than confirmations) stop too.
+        _ = try? store.dropReceipts(queuedBefore: now - Int64(hours * 3_600_000))
         guard let failed = try? store.failOlder(than: now - Int64(hours * 3_600_000), reason: "not delivered within \(hoursText) hours"),
               !failed.isEmpty else { return }
         counters.failed += failed.count

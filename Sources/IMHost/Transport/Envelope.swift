@@ -7,18 +7,32 @@ import IMKit
 /// ```
 /// {"v":1,"kind":"message","id":ID,"seq":N,"key":KEY,"payload":{...},"sentAt":MS,
 ///  "jump":{"rootCateID":1,"cateID":12,"infoID":"L1001"}}
-/// {"v":1,"kind":"receipt","state":"delivered"|"read"|"refused","ids":[ID,...],"reason":TEXT}
+/// {"v":1,"kind":"receipt","state":"delivered"|"read"|"refused","ids":[ID,...],"code":CODE,"reason":TEXT,"confirm":true}
+/// {"v":1,"kind":"confirm","ids":[ID,...]}
 /// ```
 ///
 /// Everything read is input: it is parsed with limits and every field checked; what does not
-/// pass is refused with a ``Envelope/Refusal`` that says why (and, for a message whose id could
-/// be read, a `refused` receipt goes back). Members this version does not know are ignored, so
-/// later versions can add some.
+/// pass is refused with a ``Envelope/Refusal`` that says why (and, for an envelope whose id
+/// could be read, a `refused` receipt with a ``RefusalCode`` goes back).
+///
+/// The rule for changing it: `v` stays 1 while changes are additions. New kinds and new members
+/// are additions; a host ignores members it does not know, and answers an envelope of a kind it
+/// does not know with a typed refusal (`refused`, code `kind`) when the envelope has an `id`, so
+/// a newer host never loses a message to an older one (it shows why it failed) and never sends it
+/// again forever. A receipt or a confirmation is never answered, so two hosts never refuse each
+/// other's refusals. Every kind that wants an answer therefore carries an `id`.
 public enum Envelope: Sendable, Equatable {
     case message(Message)
     case receipt(Receipt)
+    /// The sender of messages says it has the `read` receipts for these ids of its messages: the
+    /// receiver stops sending them again. An answer to a receipt that asked for it (``Receipt/confirm``).
+    case confirm(ids: [String])
     /// A host's check, at connect, that its own inbox reaches it (never sent to anyone else).
     case probe(id: String)
+    /// A host says, retained on its own inbox (`imhost/u/<user>/from/<user>`), that it holds the
+    /// user's session now: `id` names the connection (random, one a process), `at` when it took
+    /// it. Only the user itself can write there and read it.
+    case presence(id: String, at: Int64)
 
     /// The version this host writes and reads.
     public static let version = 1
@@ -55,6 +69,37 @@ public enum Envelope: Sendable, Equatable {
         }
     }
 
+    /// Why a receiver refused an envelope, in a word the sender's host reads: a code it does not
+    /// know (from a newer host) is kept as it came and shown as the reason says.
+    public struct RefusalCode: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// A `v` the receiver does not read.
+        public static let version = RefusalCode(rawValue: "version")
+        /// A kind the receiver does not know: it is older than the sender.
+        public static let kind = RefusalCode(rawValue: "kind")
+        /// Larger than the receiver's limits.
+        public static let tooLarge = RefusalCode(rawValue: "too-large")
+        /// A key that is not a message key.
+        public static let key = RefusalCode(rawValue: "key")
+        /// A member missing or of the wrong shape.
+        public static let payload = RefusalCode(rawValue: "payload")
+        /// It named another sender than the topic's.
+        public static let sender = RefusalCode(rawValue: "sender")
+        /// The receiver blocked the sender.
+        public static let blocked = RefusalCode(rawValue: "blocked")
+        /// The sender is past the receiver's daily budget for one peer (`limits.peerBudget`).
+        public static let budget = RefusalCode(rawValue: "budget")
+
+        public var description: String { rawValue }
+
+        /// A code as read: 1 to 32 of `a-z 0-9 -`.
+        static func isValid(_ text: String) -> Bool {
+            (1...32).contains(text.utf8.count) && text.utf8.allSatisfy { (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2D }
+        }
+    }
+
     /// What a receiver says of messages it was sent.
     public struct Receipt: Sendable, Equatable {
         public enum State: String, Sendable, CaseIterable {
@@ -69,13 +114,20 @@ public enum Envelope: Sendable, Equatable {
 
         public var state: State
         public var ids: [String]
-        /// Why, for `refused`.
+        /// What kind of refusal, for `refused` (absent from hosts before the rule for changes).
+        public var code: RefusalCode?
+        /// Why, for `refused`: a line for the sender's user.
         public var reason: String?
+        /// The receiver keeps sending this receipt until the sender answers ``Envelope/confirm(ids:)``
+        /// (`read` receipts: the broker may lose them, and nothing else would say them again).
+        public var confirm = false
 
-        public init(state: State, ids: [String], reason: String? = nil) {
+        public init(state: State, ids: [String], code: RefusalCode? = nil, reason: String? = nil, confirm: Bool = false) {
             self.state = state
             self.ids = ids
+            self.code = code
             self.reason = reason
+            self.confirm = confirm
         }
     }
 
@@ -98,10 +150,16 @@ public enum Envelope: Sendable, Equatable {
             return text + "}"
         case .receipt(let receipt):
             let ids = receipt.ids.map(JSONNode.quoted).joined(separator: ",")
+            let code = receipt.code.map { #","code":\#(JSONNode.quoted($0.rawValue))"# } ?? ""
             let reason = receipt.reason.map { #","reason":\#(JSONNode.quoted($0))"# } ?? ""
-            return #"{"v":1,"kind":"receipt","state":"\#(receipt.state.rawValue)","ids":[\#(ids)]\#(reason)}"#
+            let confirm = receipt.confirm ? #","confirm":true"# : ""
+            return #"{"v":1,"kind":"receipt","state":"\#(receipt.state.rawValue)","ids":[\#(ids)]\#(code)\#(reason)\#(confirm)}"#
+        case .confirm(let ids):
+            return #"{"v":1,"kind":"confirm","ids":[\#(ids.map(JSONNode.quoted).joined(separator: ","))]}"#
         case .probe(let id):
             return #"{"v":1,"kind":"probe","id":\#(JSONNode.quoted(id))}"#
+        case .presence(let id, let at):
+            return #"{"v":1,"kind":"presence","id":\#(JSONNode.quoted(id)),"at":\#(at)}"#
         }
     }
 
@@ -118,6 +176,9 @@ public enum Envelope: Sendable, Equatable {
         public var description: String
         /// The message's id, when one could be read: a `refused` receipt can then say so.
         public var messageID: String?
+
+        /// The code a `refused` receipt carries for it.
+        public var code: RefusalCode { RefusalCode(rawValue: kind.rawValue) }
     }
 
     /// Reads an envelope from the bytes of an MQTT message, with `payloadLimit` the largest
@@ -162,9 +223,15 @@ public enum Envelope: Sendable, Equatable {
         switch kind {
         case "message": return .message(try message(member, id: id, payloadLimit: payloadLimit))
         case "receipt": return .receipt(try receipt(member))
+        case "confirm": return .confirm(ids: try ids(member, of: "a confirmation"))
         case "probe":
             guard let id else { throw Refusal(kind: .id, description: "a probe without a valid id") }
             return .probe(id: id)
+        case "presence":
+            guard let id, case .number(let at, _)? = member("at")?.value, at == at.rounded(), at >= 0, at <= 9_007_199_254_740_991 else {
+                throw Refusal(kind: .payload, description: "a presence record without a valid id and time")
+            }
+            return .presence(id: id, at: Int64(at))
         default:
             throw Refusal(kind: .kind, description: "an envelope of kind \"\(kind.prefix(40))\", which this host does not know", messageID: id)
         }
@@ -217,19 +284,39 @@ public enum Envelope: Sendable, Equatable {
         return Message(id: id, seq: Int(seqValue), key: key, payload: payload, sentAt: Int64(sent), jump: jump)
     }
 
-    private static func receipt(_ member: (String) -> JSONNode?) throws(Refusal) -> Receipt {
-        guard case .string(let stateText)? = member("state")?.value, let state = Receipt.State(rawValue: stateText) else {
-            throw Refusal(kind: .receipt, description: "a receipt whose state is not delivered, read or refused")
-        }
+    /// The `ids` member: 1 to ``receiptIDs`` global ids.
+    private static func ids(_ member: (String) -> JSONNode?, of what: String) throws(Refusal) -> [String] {
         guard case .array(let elements)? = member("ids")?.value, (1...receiptIDs).contains(elements.count) else {
-            throw Refusal(kind: .receipt, description: "a receipt without 1 to \(receiptIDs) ids")
+            throw Refusal(kind: .receipt, description: "\(what) without 1 to \(receiptIDs) ids")
         }
         var ids: [String] = []
         for element in elements {
             guard case .string(let id) = element.value, GlobalID.isValid(id) else {
-                throw Refusal(kind: .receipt, description: "a receipt naming an id that is not one")
+                throw Refusal(kind: .receipt, description: "\(what) naming an id that is not one")
             }
             ids.append(id)
+        }
+        return ids
+    }
+
+    private static func receipt(_ member: (String) -> JSONNode?) throws(Refusal) -> Receipt {
+        guard case .string(let stateText)? = member("state")?.value, let state = Receipt.State(rawValue: stateText) else {
+            throw Refusal(kind: .receipt, description: "a receipt whose state is not delivered, read or refused")
+        }
+        let ids = try ids(member, of: "a receipt")
+        var code: RefusalCode?
+        if let node = member("code") {
+            guard state == .refused, case .string(let text) = node.value, RefusalCode.isValid(text) else {
+                throw Refusal(kind: .receipt, description: "a receipt with a code that is not a refusal's (1 to 32 of a-z 0-9 -)")
+            }
+            code = RefusalCode(rawValue: text)
+        }
+        var confirm = false
+        if let node = member("confirm") {
+            guard case .bool(let value) = node.value else {
+                throw Refusal(kind: .receipt, description: "a receipt whose confirm is not true or false")
+            }
+            confirm = value
         }
         var reason: String?
         if let node = member("reason") {
@@ -239,6 +326,6 @@ public enum Envelope: Sendable, Equatable {
             // Kept short and on one line: it is shown to the sender's user.
             reason = String(decoding: text.utf8.prefix(reasonBytes), as: UTF8.self)
         }
-        return Receipt(state: state, ids: ids, reason: reason)
+        return Receipt(state: state, ids: ids, code: code, reason: reason, confirm: confirm)
     }
 }

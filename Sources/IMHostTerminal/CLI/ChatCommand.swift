@@ -74,6 +74,7 @@ enum ChatCommand {
         quarantineWatcher.markSeen()
 
         let reader = LineReader(limit: config.limits.inputLineBytes)
+        let drafts = DraftKeeper(dataFolder: config.dataFolder, user: arguments.options["--user"] ?? config.user, output: output)
         var prompted = false
         while true {
             if let signal = Interruption.signal {
@@ -116,7 +117,9 @@ enum ChatCommand {
                 prompted = false
                 if let code = supervised.hand(.reload) { return code }
             }
-            if !reload, let command, let code = supervised.hand(.command(text: command)) { return code }
+            if !reload, let command, let code = supervised.hand(.command(text: command, draft: drafts.keep(command, for: supervised.supervisor.resume.conversation))) {
+                return code
+            }
             // A crash rewrote the quarantine: it is applied already, not a change to reload for.
             if supervised.lastCrashed { quarantineWatcher.markSeen() }
         }

@@ -23,7 +23,8 @@ struct PageJSON: Encodable {
         var globalID: String?
         /// The builder's lines; absent for a placeholder.
         var lines: [String]?
-        /// Why the message shows as a placeholder, in full; absent when it shows normally.
+        /// Why the message shows as a placeholder, in full: every cause, the deepest first;
+        /// absent when it shows normally.
         var why: String?
         /// The short reason the placeholder shows.
         var short: String?
@@ -43,6 +44,12 @@ struct PageJSON: Encodable {
     var source: String?
     var fleetVersion: Int64?
 
+    /// Every reason the placeholder #`number` names, the deepest first (as `/why` says them).
+    private static func why(_ page: ChatPage, _ number: Int, first: Degrade) -> String {
+        guard let causes = try? page.causes(number), !causes.isEmpty else { return first.description }
+        return causes.map(\.description).joined(separator: "; and ")
+    }
+
     init(_ page: ChatPage, view: PageView, fleetVersion: Int64?) {
         url = page.decision.url
         reason = page.decision.reason.rawValue
@@ -58,7 +65,7 @@ struct PageJSON: Encodable {
             return Message(number: number, id: envelope.id, from: envelope.from, key: envelope.key,
                            outgoing: presented.shown.isOutgoing, state: presented.state.rawValue, failure: presented.failure,
                            globalID: envelope.globalID,
-                           lines: presented.view?.lines, why: presented.degrade?.description, short: presented.degrade?.short)
+                           lines: presented.view?.lines, why: presented.degrade.map { Self.why(page, number, first: $0) }, short: presented.degrade?.short)
         }
     }
 }

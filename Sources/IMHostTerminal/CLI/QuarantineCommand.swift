@@ -131,11 +131,13 @@ enum QuarantineCommand {
         return CommandLineTool.ExitCode.ok
     }
 
-    /// What an entry takes out: "one house.listing message from bob", "message key
+    /// What an entry takes out: "one house.listing message from bob", "house.listing messages
+    /// from bob", "message key
     /// house.listing", "line cars", "file x.so".
     static func subject(_ scope: Quarantine.Scope, key: String?, line: String?, file: String?, sender: String? = nil) -> String {
         switch scope {
         case .message: "one \(key ?? "") message from \(sender ?? "")"
+        case .sender: "\(key ?? "") messages from \(sender ?? "")"
         case .key: "message key \(key ?? "")"
         case .line: "line \(line ?? "")"
         case .file: "file \(file ?? "")"

@@ -94,14 +94,14 @@ enum SyncCommand {
             case .connecting: break
             }
             if courier.inboxConfirmed, courier.unanswered == 0,
-               (try? host.store?.queuedCount()) == 0, (try? host.store?.receiptsToSend(limit: 1).isEmpty) ?? true {
+               (try? host.store?.queuedCount()) == 0, (try? host.store?.dueReceipts(now: host.clock(), limit: 1).isEmpty) ?? true {
                 break
             }
             let wait = courier.wakeAfter()
             courier.wait(milliseconds: Int32(max(0, min(Int64(wait), Int64((deadline &- Clock.monotonic()) / 1_000_000)))))
         }
         let outbox: (queued: Int, sent: Int) = (try? host.store?.outboxCounts()) ?? (0, 0)
-        report(courier.counters, outbox: outbox, connected: everConnected, json: json, output)
+        report(courier.counters, outbox: outbox, unconfirmed: try? host.store?.unconfirmedReceipts(), connected: everConnected, json: json, output)
         guard everConnected else {
             let why = lastOutage.map { $0.hasSuffix("; retrying") ? String($0.dropLast("; retrying".count)) : $0 }
             output.diagnostic("imhost sync: could not connect: \(why ?? "no answer from the broker within \(seconds) s")")
@@ -142,11 +142,15 @@ enum SyncCommand {
         var queued: Int
         /// The user's messages the broker took, waiting for the receiver's receipt.
         var sent: Int
+        /// Read receipts this host sent (or will) that their peers have not confirmed having.
+        var unconfirmedReceipts: Int?
     }
 
-    private static func report(_ counters: Courier.Counters, outbox: (queued: Int, sent: Int), connected: Bool, json: Bool, _ output: Output) {
+    private static func report(_ counters: Courier.Counters, outbox: (queued: Int, sent: Int), unconfirmed: Int?, connected: Bool, json: Bool,
+                               _ output: Output) {
         if json {
-            output.out(JSONOutput.encode(SyncReport(connected: connected, heldBy: nil, counters: counters, queued: outbox.queued, sent: outbox.sent)))
+            output.out(JSONOutput.encode(SyncReport(connected: connected, heldBy: nil, counters: counters, queued: outbox.queued, sent: outbox.sent,
+                                                    unconfirmedReceipts: unconfirmed)))
             return
         }
         // Not connected: nothing crossed, and the counts would read as a sync that happened.
@@ -155,7 +159,7 @@ enum SyncCommand {
             return
         }
         var line = "received \(counters.received), sent \(counters.published), delivered \(counters.delivered), read \(counters.read)"
-        let refused = counters.refused.values.reduce(0, +) + counters.blocked
+        let refused = counters.refused.values.reduce(0, +) + counters.blocked + counters.overBudget
         line += ", refused \(refused), failed \(counters.failed)"
         if counters.duplicates > 0 { line += ", \(counters.duplicates) arrived again" }
         line += "; " + outboxText(outbox)

@@ -84,13 +84,15 @@ final class Worker {
         if CommandLineTool.outputLost(output, command: "chat") { return CommandLineTool.ExitCode.failure }
         func ready() {
             CommandLineTool.reportNotices(host, output: output)
-            channel.say(.ready(WorkerResume(url: session.url, window: session.page.window, online: host.isOnline)))
+            channel.say(.ready(WorkerResume(url: session.url, window: session.page.window, online: host.isOnline,
+                                            conversation: session.page.conversation)))
         }
+        takeUpDrafts(session)
         ready()
         while let message = nextCommand(session) {
             switch message {
-            case .command(let text):
-                guard session.handle(text) else { return CommandLineTool.ExitCode.ok }
+            case .command(let text, let draft):
+                guard host.sending(draft: draft, { session.handle(text) }) else { return CommandLineTool.ExitCode.ok }
             case .reload:
                 session.perform(.reload)
             case .start, .step:
@@ -101,6 +103,17 @@ final class Worker {
             ready()
         }
         return exitCode()
+    }
+
+    /// Sends, or refuses, what was typed into this chat and left as a draft by a worker that
+    /// crashed before it was queued (or by a chat killed outright). Taps, menu, bar items and
+    /// quick replies are never kept, so never done again.
+    private func takeUpDrafts(_ session: ChatSession) {
+        guard let store = host.store, let drafts = try? store.drafts(of: session.page.conversation), !drafts.isEmpty else { return }
+        for draft in drafts {
+            output.out(TerminalText.safe("taking up what you typed before the chat restarted: \(draft.typed)", newlines: false) + "\n")
+            _ = host.sending(draft: draft.id) { session.handle(draft.typed) }
+        }
     }
 
     /// The supervisor's next command; meanwhile, the connection runs (messages arrive and are

@@ -111,8 +111,10 @@ final class ChatDriver {
             lastTap = result.outcome
             return Outcome(said: ["tap #\(number): \(result.outcome)"], redraw: try page.messageCount() != before)
         case .why(let number):
-            guard let message = try page.message(number) else { return .failed("/why: there is no message #\(number) on screen") }
-            let why = message.degrade.map { "\($0)" } ?? "it shows normally, through its builder"
+            guard let message = try page.message(number), let causes = try page.causes(number) else {
+                return .failed("/why: there is no message #\(number) on screen")
+            }
+            let why = causes.isEmpty ? "it shows normally, through its builder" : causes.map(\.description).joined(separator: "; and ")
             var state = message.state.rawValue
             if let failure = message.failure { state += ": " + failure }
             return Outcome(said: ["why #\(number) (\(message.shown.envelope.key)): \(why)", "  state: \(state)"])

@@ -64,6 +64,18 @@ final class TestBroker {
         process = try Self.run(folder, in: root)
     }
 
+    /// Kills mosquitto outright and starts it again with nothing it had saved: every session,
+    /// queued and retained message is gone (a disk lost, a broker restored from nothing).
+    func loseStateAndRestart() throws {
+        if let pid { kill(pid, SIGKILL) }
+        _ = process.finish()
+        let data = folder + "/data"
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: data)) ?? [] {
+            try FileManager.default.removeItem(atPath: data + "/" + name)
+        }
+        process = try Self.run(folder, in: root)
+    }
+
     /// The transport section of a host.json for `user`.
     func transport(for user: String, extra: String = "") -> String {
         #"{ "url": "\#(url)", "passwordFile": "\#(passwordFile(user))"\#(extra) }"#
@@ -81,7 +93,7 @@ final class TestBroker {
               "lines": { "house": { "enabled": true }, "jobs": { "enabled": true }\(more.isEmpty ? "" : ", " + more.map { "\"\($0.1.dropLast(3))\": { \"enabled\": true }" }.joined(separator: ", ")) },
               "routes": [
                 { "rootCateID": 1, "cateID": "*", "line": "house" },
-                { "rootCateID": 9, "cateID": [12, 13], "line": "jobs" }\(more.contains { $0.1 == "crashy.so" } ? #", { "rootCateID": 66, "cateID": "*", "line": "crashy" }"# : "")
+                { "rootCateID": 9, "cateID": [12, 13], "line": "jobs" }\(more.contains { $0.1 == "crashy.so" } ? #", { "rootCateID": 66, "cateID": "*", "line": "crashy" }"# : "")\(more.contains { $0.1 == "cars.so" } ? #", { "rootCateID": 4, "cateID": "*", "line": "cars" }"# : "")
               ],
               "transport": \(transport(for: user, extra: extra))\(config)
             }
@@ -92,11 +104,17 @@ final class TestBroker {
     // MARK: Mosquitto's own clients, as another user or an attacker
 
     /// `mosquitto_pub` as `user`: publishes `messages` (one each) to `topic` at QoS 1, MQTT 5.
+    /// It connects as `user`'s session (the broker makes the client id the user name): with a
+    /// clean start, as mosquitto_pub does, that session and what it queued are gone after;
+    /// `keepSession` connects without one, so they stay.
     @discardableResult
-    func publish(as user: String, password: String? = nil, topic: String, _ messages: [String], clientID: String? = nil, retain: Bool = false) throws -> ProcessResult {
+    func publish(as user: String, password: String? = nil, topic: String, _ messages: [String], clientID: String? = nil, retain: Bool = false,
+                 keepSession: Bool = false) throws -> ProcessResult {
         var arguments = ["--unix", socket, "-u", user, "-P", password ?? self.password(user), "-t", topic, "-q", "1", "-V", "mqttv5", "-l"]
         if let clientID { arguments += ["-i", clientID] }
         if retain { arguments.append("-r") }
+        // mosquitto_pub wants a client id with -c; the broker makes it the user name anyway.
+        if keepSession { arguments += ["-c", "-x", "604800"] + (clientID == nil ? ["-i", user] : []) }
         return try IMHostTests.run(BrokerFolder.tool("mosquitto_pub"), arguments, input: messages.joined(separator: "\n") + "\n")
     }
 

@@ -97,6 +97,33 @@ enum Migrations {
         CREATE TABLE search_progress (indexed_through INTEGER NOT NULL);
         INSERT INTO search_progress VALUES (0);
         """,
+        // 2: read receipts are kept until their peer confirms them (sent again on a backoff,
+        // and after every reconnect); what the user typed is kept as a draft until a line has
+        // drawn it; what each peer's messages cost this day.
+        """
+        ALTER TABLE receipts_out ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE receipts_out ADD COLUMN next_at INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE receipts_out ADD COLUMN queued_at INTEGER NOT NULL DEFAULT 0;
+        UPDATE receipts_out SET queued_at = CAST(strftime('%s', 'now') AS INTEGER) * 1000;
+
+        -- A line typed into a chat (text, or /send), stored before any line code runs and gone
+        -- once it is queued or refused: a worker that crashes between leaves it to the next.
+        CREATE TABLE drafts (
+            id INTEGER PRIMARY KEY,
+            peer TEXT NOT NULL,
+            typed TEXT NOT NULL,
+            typed_at INTEGER NOT NULL
+        );
+
+        -- Messages and payload bytes stored from each peer, by UTC day (milliseconds / 86400000).
+        CREATE TABLE peer_budget (
+            peer TEXT NOT NULL,
+            day INTEGER NOT NULL,
+            messages INTEGER NOT NULL,
+            bytes INTEGER NOT NULL,
+            PRIMARY KEY (peer, day)
+        ) WITHOUT ROWID;
+        """,
     ]
 
     /// The version this code writes.
