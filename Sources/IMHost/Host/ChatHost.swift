@@ -293,6 +293,7 @@ public final class ChatHost {
             }
         }
         converter = Converter(config: config, lines: lines.availability)
+        courier?.fleetReport = fleetReport
     }
 
     // MARK: Opening URLs
