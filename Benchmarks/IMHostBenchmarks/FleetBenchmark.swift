@@ -6,6 +6,8 @@ import IMHost
 enum FleetBenchmark {
     static let hosts = 50
     static let rounds = 20
+    /// How long `imhost fleet` waits for hosts' reports by default (its --wait).
+    static let commandWait = 3
 
     static func run(folder: String) throws -> [Row] {
         try routeCost(folder: folder + "/route") + cachedStart(folder: folder + "/start") + fanOut(folder: folder + "/fanout")
@@ -124,11 +126,42 @@ enum FleetBenchmark {
         }
         operatorClient.disconnect()
         let p50 = TransportBenchmark.percentile(latencies, 0.5), p99 = TransportBenchmark.percentile(latencies, 0.99)
+        let (command, said) = try operatorCommand(folder: folder, brokerFolder: brokerFolder, socket: broker.folder.path + "/mosquitto.sock") {
+            try pump(until: $0)
+        }
         return [
             Row(what: "fleet", measure: "publish → applied on \(hosts) connected hosts, p50", figure: "\(format(p50, 1)) ms",
                 baseline: "\(latencies.count) applications", ratio: "-", target: "reported", met: nil),
             Row(what: "fleet", measure: "publish → applied on \(hosts) connected hosts, p99", figure: "\(format(p99, 1)) ms",
                 baseline: "all \(hosts) serviced on one thread", ratio: "-", target: "<= 200 ms", met: p99 <= 200),
+            Row(what: "fleet", measure: "imhost fleet kill-component until \"\(said)\"", figure: "\(format(command, 0)) ms",
+                baseline: "its --wait: \(commandWait) s", ratio: "-", target: "< --wait", met: command < Double(commandWait) * 1000),
         ]
+    }
+
+    /// `imhost fleet kill-component quickReplies`, run as the operator would while `pump` services
+    /// the hosts: milliseconds until it ended, and the line it said of the hosts' reports. Its
+    /// wait for reports should end when the last host reports, long before `--wait` runs out.
+    static func operatorCommand(folder: String, brokerFolder: BrokerFolder, socket: String,
+                                pump: (() -> Bool) throws -> Void) throws -> (Double, String) {
+        let config = folder + "/operator.json"
+        try """
+            { "user": "operator", "lines": {}, "transport": { "url": "unix:\(socket)", "passwordFile": "\(brokerFolder.passwordFile(of: TransportID.operatorID))" } }
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: products + "/imhost")
+        process.arguments = ["fleet", "kill-component", "quickReplies", "--config", config]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        let started = now()
+        try process.run()
+        try pump { !process.isRunning }
+        let elapsed = Double(now() - started) / 1e6
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        guard process.terminationStatus == 0, let said = text.split(separator: "\n").first(where: { $0.hasPrefix("Applied by") }) else {
+            throw BenchmarkFailure("imhost fleet kill-component ended \(process.terminationStatus): \(text)")
+        }
+        return (elapsed, String(said))
     }
 }

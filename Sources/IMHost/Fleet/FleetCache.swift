@@ -21,12 +21,14 @@ public struct FleetCache: Sendable {
         } catch {
             return (nil, "cannot read the cached fleet configuration \(path) (\(error)); using host.json alone until the broker sends one")
         }
-        do throws(FleetConfig.Refusal) {
-            let config = try FleetConfig.read(bytes)
-            try config.checkDate(now: Clock.now())
+        // Judged as one from the broker is, by a host that applies nothing yet.
+        switch FleetConfig.verdict(on: bytes, applied: nil, now: Clock.now()) {
+        case .applies(let config):
             return (config, nil)
-        } catch {
+        case .refused(let error):
             return (nil, "the cached fleet configuration \(path) is not valid (\(error)); using host.json alone until the broker sends one")
+        case .removed, .same, .older:
+            return (nil, "the cached fleet configuration \(path) is empty; using host.json alone until the broker sends one")
         }
     }
 

@@ -8,7 +8,7 @@ import IMKit
 /// The document, as published (one JSON object, at most ``byteLimit`` bytes):
 ///
 ///     { "v": 1, "version": 1767603600000, "madeAt": 1767603600000,
-///       "killSwitch": { "lines": ["house"], "messages": ["jobs.offer"], "components": ["voice"] },
+///       "killSwitch": { "lines": ["house"], "messages": ["jobs.interview"], "components": ["voice"] },
 ///       "rollouts": { "cars": 25 } }
 ///
 /// - `version`: a new one is `max(previous + 1, now in ms)` (``nextVersion(after:now:)``), so
@@ -55,7 +55,7 @@ public struct FleetConfig: Sendable, Equatable {
 
     /// Whether this configuration replaces `other` (the one applied): a higher version, or the
     /// same version with a larger digest.
-    public func wins(over other: FleetConfig?) -> Bool {
+    public func wins(over other: Applied?) -> Bool {
         guard let other else { return true }
         return version != other.version ? version > other.version : digest > other.digest
     }
@@ -81,10 +81,11 @@ public struct FleetConfig: Sendable, Equatable {
     public static let futureSkew: Int64 = 24 * 3600 * 1000
 
     /// Refuses a configuration dated more than ``futureSkew`` after `now`.
-    public func checkDate(now: Int64) throws(Refusal) {
+    func checkDate(now: Int64) throws(Refusal) {
         guard version <= now + Self.futureSkew else {
             let hours = (version - now) / (3600 * 1000)
-            throw Refusal(description: "its version \(version) is dated \(hours) hours ahead of this machine's clock, more than a day (a wrong clock, or a forged document)")
+            throw Refusal(description: "its version \(version) is dated \(hours) hours ahead of this machine's clock, more than a day (a wrong clock, or a forged document)",
+                          kind: .date)
         }
     }
 
@@ -128,8 +129,19 @@ public struct FleetConfig: Sendable, Equatable {
 
 extension FleetConfig {
     /// Why a configuration was refused: one line, for a person.
-    public struct Refusal: Error, CustomStringConvertible, Sendable {
+    public struct Refusal: Error, CustomStringConvertible, Sendable, Equatable {
         public var description: String
+        /// What was wrong, for choosing what to tell the operator to do.
+        public var kind = Kind.document
+
+        public enum Kind: Sendable, Equatable {
+            /// Not a configuration (not JSON, a member wrong).
+            case document
+            /// Over ``FleetConfig/byteLimit``.
+            case size
+            /// Dated more than ``FleetConfig/futureSkew`` ahead of the clock.
+            case date
+        }
     }
 
     /// Reads a published configuration. Whatever the network or a file holds is checked: a
@@ -137,7 +149,7 @@ extension FleetConfig {
     /// message keys and component names, rollouts from 0 to 100 with at most two decimals.
     public static func read(_ bytes: [UInt8]) throws(Refusal) -> FleetConfig {
         guard bytes.count <= byteLimit else {
-            throw Refusal(description: "it is \(bytes.count) bytes, over the \(byteLimit)-byte limit")
+            throw Refusal(description: "it is \(bytes.count) bytes, over the \(byteLimit)-byte limit", kind: .size)
         }
         guard let text = String(validating: bytes, as: UTF8.self) else { throw Refusal(description: "it is not UTF-8") }
         let root: JSONNode
@@ -192,5 +204,56 @@ extension FleetConfig {
             throw reader.fail(node ?? root, key, "\"\(key)\" must be a whole number of milliseconds since 1970, from 1 to 10^15")
         }
         return Int64(value)
+    }
+}
+
+
+// MARK: What a host makes of a document
+
+extension FleetConfig {
+    /// What a host applies, all that decides whether the next document replaces it.
+    public struct Applied: Sendable, Equatable {
+        public var version: Int64
+        /// ``FleetConfig/digest`` of the document applied.
+        public var digest: String
+    }
+
+    /// This configuration, as what a host applies.
+    public var applied: Applied { Applied(version: version, digest: digest) }
+
+    /// What a host does with what the fleet topic holds.
+    public enum Verdict: Sendable, Equatable {
+        /// Nothing is held (removed, or never published): the host keeps what it applies.
+        case removed
+        /// Not a configuration a host takes (invalid, too large, dated too far ahead): the host
+        /// keeps what it applies.
+        case refused(Refusal)
+        /// The one the host applies already.
+        case same
+        /// It loses to the one the host applies (a lower version, or the same with a smaller
+        /// digest): the host ignores it.
+        case older(FleetConfig, than: Applied)
+        /// The host applies it.
+        case applies(FleetConfig)
+    }
+
+    /// The one judgement of a document on the fleet topic: hosts make it of what arrives, with
+    /// the configuration they apply and their clock; the operator's tools make it of what the
+    /// broker holds (for each host, with what the host reports it applies) and of what they are
+    /// about to publish, with the operator's clock. Neither keeps its own copy of the rules.
+    public static func verdict(on bytes: [UInt8], applied: Applied?, now: Int64) -> Verdict {
+        guard !bytes.isEmpty else { return .removed }
+        let config: FleetConfig
+        do throws(Refusal) {
+            config = try read(bytes)
+            try config.checkDate(now: now)
+        } catch {
+            return .refused(error)
+        }
+        if let applied {
+            if config.digest == applied.digest { return .same }
+            if !config.wins(over: applied) { return .older(config, than: applied) }
+        }
+        return .applies(config)
     }
 }

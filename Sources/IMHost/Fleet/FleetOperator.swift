@@ -15,30 +15,21 @@ public final class FleetOperator {
         public var description: String
         /// The broker refused the publish (not authorised): not the operator's choice.
         public var refusedByBroker = false
-        /// What the broker holds on the fleet topic is not a valid configuration.
-        public var invalidOnBroker = false
         /// The connection went (another connection as this user took the session over: two
         /// commands at once): worth trying again.
         var takenOver = false
     }
 
-    /// One host's report, from its retained status topic.
-    public struct HostStatus: Sendable, Equatable {
-        public var user: String
-        /// "running" or "gone" (its will: it went away without a goodbye, or signed off).
-        public var state: String
-        /// The fleet version it applies; `nil` when it applies none.
-        public var version: Int64?
-        /// When it reported, in ms since 1970.
-        public var at: Int64?
-    }
-
     private let settings: HostConfig.Transport
     private let user: String
-    private let clock: () -> Int64
+    let clock: () -> Int64
     private var client: MQTTClient?
     /// Events read from the connection and not yet handed to a ``pump(_:)``.
     private var pending: [MQTTClient.Event] = []
+    /// The configuration that wins among those hosts take that went by on this connection.
+    private var seen: FleetConfig?
+    /// Every host's report as last seen on this connection (retained, or live), by user.
+    private(set) var reports: [String: FleetStatus] = [:]
 
     /// `transport` as host.json names it; `user` must be `operator` for changes to be taken.
     public init(transport: HostConfig.Transport, user: String, clock: @escaping () -> Int64 = { Clock.now() }) {
@@ -51,126 +42,89 @@ public final class FleetOperator {
 
     // MARK: Reading
 
-    /// The configuration in force: what the broker retains, unless a configuration that wins
-    /// over it went by on this connection (another operator's, published before a lower version
-    /// replaced it on the broker: hosts keep the higher one, so it is the one to build on).
-    /// `invalidAsAbsent`: a retained document that is not a valid configuration counts as none
-    /// (else it is refused).
-    public func current(invalidAsAbsent: Bool = false) throws(Failure) -> FleetConfig? {
-        let messages = try readRetained(FleetConfig.topic)
-        var held: FleetConfig?
-        if let bytes = messages.last?.payload, !bytes.isEmpty {
-            do throws(FleetConfig.Refusal) {
-                held = try FleetConfig.read(bytes)
-            } catch {
-                if !invalidAsAbsent {
-                    throw Failure(description: "the fleet configuration the broker holds is not valid (\(error)); hosts keep their last good one; publish a valid one with --init",
-                                  invalidOnBroker: true)
-                }
+    /// What the broker holds on the fleet topic, and what hosts make of it.
+    public struct Standing: Sendable {
+        /// The document the broker retains, as it is (empty: none).
+        public var bytes: [UInt8]
+        /// What a host that applies nothing makes of it, judged on this machine's clock:
+        /// `.removed`, `.refused` or `.applies`.
+        public var verdict: FleetConfig.Verdict
+        /// What the next change builds on: what the broker holds when hosts take it, unless a
+        /// configuration that wins over it went by on this connection (another operator's,
+        /// published before a lower version replaced it on the broker: hosts keep the higher
+        /// one, so it is the one to build on).
+        public var config: FleetConfig?
+        /// Every host's report, by user.
+        public var hosts: [FleetStatus]
+        /// Hosts that apply a configuration that wins over what the broker holds (a broker
+        /// restored from a backup, a late publish): they ignore it.
+        public var ahead: [FleetStatus]
+        /// The highest version a host reports that a change can go above: one dated at most
+        /// ``FleetConfig/futureSkew`` ahead of this machine's clock (above a later one, every
+        /// host whose clock is right would refuse the change).
+        public var highest: Int64?
+
+        /// One line when hosts will not apply what the broker holds: which, why, and what to
+        /// do; `nil` when every host that reports applies it (or will when it catches up).
+        public var problem: String? {
+            if case .refused(let why) = verdict {
+                let kept = highest.map { " (version \($0) is the highest they report)" } ?? ""
+                return "hosts refuse the fleet configuration the broker holds (\(why)) and keep the one they apply\(kept); imhost fleet replace publishes one they apply, above every version they report"
             }
+            guard case .applies(let held) = verdict, let top = ahead.compactMap(\.version).max() else { return nil }
+            let names = ahead.prefix(3).map(\.user).joined(separator: ", ") + (ahead.count > 3 ? " and \(ahead.count - 3) more" : "")
+            let verb = ahead.count == 1 ? "applies" : "apply"
+            return "\(names) \(verb) version \(top), newer than the broker's version \(held.version) (a broker restored from a backup?), and ignore\(ahead.count == 1 ? "s" : "") it; the next change goes above it, built on the broker's version \(held.version) (imhost fleet replace publishes that one above it now)"
         }
-        if let seen, seen.wins(over: held) { return seen }
+    }
+
+    /// Reads what the broker holds and every host's report, and judges the one by the others
+    /// as hosts do (``FleetConfig/verdict(on:applied:now:)``).
+    public func standing() throws(Failure) -> Standing {
+        try retrying { (_) throws(Failure) in try readStanding() }
+    }
+
+    /// ``standing()``, once.
+    func readStanding() throws(Failure) -> Standing {
+        let bytes = try held()
+        let hosts = try statuses()
+        let now = clock()
+        let verdict = FleetConfig.verdict(on: bytes, applied: nil, now: now)
+        let ahead = hosts.filter {
+            if case .older = FleetConfig.verdict(on: bytes, applied: $0.report.applied, now: now) { true } else { false }
+        }
+        let highest = hosts.compactMap(\.version).filter { $0 <= now + FleetConfig.futureSkew }.max()
+        return Standing(bytes: bytes, verdict: verdict, config: inForce(verdict), hosts: hosts, ahead: ahead, highest: highest)
+    }
+
+    /// What the broker retains on the fleet topic (empty: nothing).
+    func held() throws(Failure) -> [UInt8] {
+        try readRetained(FleetConfig.topic).last?.payload ?? []
+    }
+
+    /// The configuration in force, given what hosts make of what the broker holds.
+    func inForce(_ verdict: FleetConfig.Verdict) -> FleetConfig? {
+        let held: FleetConfig? = if case .applies(let config) = verdict { config } else { nil }
+        if let seen, seen.wins(over: held?.applied) { return seen }
         return held
     }
 
-    /// The configuration that wins among all those seen on this connection, retained or live.
-    private var seen: FleetConfig?
-
-    /// Notes a configuration that went by on the fleet topic.
-    private func note(fleet payload: [UInt8]) {
-        guard let config = try? FleetConfig.read(payload), config.wins(over: seen) else { return }
-        seen = config
+    /// Every host's report, by user.
+    public func statuses() throws(Failure) -> [FleetStatus] {
+        _ = try readRetained(FleetConfig.statusTopic(of: "+"))
+        return reports.values.sorted { $0.user < $1.user }
     }
 
-    /// Every host's retained report, by user.
-    public func statuses() throws(Failure) -> [HostStatus] {
-        let prefix = FleetConfig.statusTopic(of: "")
-        return try readRetained(prefix + "+").compactMap { message in
-            let user = String(message.topic.dropFirst(prefix.count))
-            guard !message.payload.isEmpty else { return nil }
-            guard let text = String(validating: message.payload, as: UTF8.self), message.payload.count <= 1024,
-                  let root = try? JSONParser.parse(text), case .object(let members) = root.value else {
-                return HostStatus(user: user, state: "unreadable", version: nil, at: nil)
-            }
-            func member(_ key: String) -> JSONNode.Value? { members.first { $0.key == key }?.value.value }
-            var status = HostStatus(user: user, state: "unreadable", version: nil, at: nil)
-            if case .string(let state)? = member("state"), ["running", "gone"].contains(state) { status.state = state }
-            if case .number(let version, _)? = member("version"), version >= 1, version < 1e15 { status.version = Int64(version) }
-            if case .number(let at, _)? = member("at"), at >= 0, at < 1e15 { status.at = Int64(at) }
-            return status
-        }.sorted { $0.user < $1.user }
-    }
-
-    // MARK: Changing
-
-    /// What a change did.
-    public enum Outcome: Sendable, Equatable {
-        /// Published and read back: this version is the one the broker holds.
-        case published(FleetConfig, retries: Int)
-        /// The configuration already says so: nothing was published.
-        case unchanged(FleetConfig)
-    }
-
-    /// Reads the current configuration, applies `edit` to it, publishes the next version
-    /// (retained) and reads back which one the broker holds. When another operator's change won
-    /// meanwhile, `edit` is applied again on top of it (nothing of theirs is lost). With no
-    /// configuration on the broker, a change is refused unless `initialize`.
-    public func change(initialize: Bool, _ edit: (inout FleetConfig) throws(Failure) -> Void) throws(Failure) -> Outcome {
-        for retries in 0..<10 {
-            do throws(Failure) {
-                if let outcome = try attempt(initialize: initialize, retries: retries, edit) { return outcome }
-            } catch {
-                guard error.takenOver else { throw error }
-                // Another operator command at the same time: let it finish, then go again.
-                _ = poll(nil, 0, Int32.random(in: 50...300))
-            }
-        }
-        throw Failure(description: "another operator changed the fleet configuration ten times while this change was tried; try again")
-    }
-
-    /// One try of ``change(initialize:_:)``: `nil` when another operator's change won meanwhile.
-    private func attempt(initialize: Bool, retries: Int, _ edit: (inout FleetConfig) throws(Failure) -> Void) throws(Failure) -> Outcome? {
-        do {
-            let base = try current(invalidAsAbsent: initialize)
-            guard base != nil || initialize else {
-                throw Failure(description: "there is no fleet configuration on the broker yet; add --init to publish the first one")
-            }
-            let now = clock()
-            var next = base ?? FleetConfig(version: 1, madeAt: now)
-            try edit(&next)
-            if let base, next.killSwitch == base.killSwitch, next.rollouts == base.rollouts { return .unchanged(base) }
-            // With nothing (valid) on the broker, hosts may still apply a version above now
-            // (a clock ahead, a lost retained message): go above the highest any host reports.
-            let reported = base == nil ? try statuses().compactMap(\.version).filter { $0 <= now + FleetConfig.futureSkew }.max() : nil
-            let floor = base?.version ?? reported
-            next = FleetConfig(version: FleetConfig.nextVersion(after: floor, now: now), madeAt: now,
-                               killSwitch: next.killSwitch, rollouts: next.rollouts)
-            guard next.bytes.count <= FleetConfig.byteLimit else {
-                throw Failure(description: "the configuration would be \(next.bytes.count) bytes, over the \(FleetConfig.byteLimit) a host reads; lift some of what it turns off first (imhost fleet show)")
-            }
-            try publish(next)
-            let held = try current(invalidAsAbsent: initialize)
-            if held?.digest == next.digest { return .published(next, retries: retries) }
-            // Another operator's change won (a higher version, or the same with a larger digest):
-            // make this one again on top of it.
-            return nil
-        }
-    }
-
-    /// Publishes `config` retained and waits for the broker's answer.
-    private func publish(_ config: FleetConfig) throws(Failure) {
-        let client = try connected()
-        guard case .success(let id) = client.publish(topic: FleetConfig.topic, payload: config.bytes, retain: true) else {
-            throw gone("cannot publish the fleet configuration: the connection is gone")
-        }
-        var answer: Int32?
-        try pump { event in
-            if case .published(id, let code) = event { answer = code }
-            return answer != nil
-        }
-        if let answer, answer >= 0x80 {
-            throw Failure(description: "the broker refused the fleet configuration (\(String(cString: MQTTClient.reasonText(answer)))): only \(TransportID.operatorID) may publish it; run with a host.json whose user is \(TransportID.operatorID), with its password file",
-                          refusedByBroker: true)
+    /// Notes what went by on the fleet and status topics, whichever read it came in.
+    private func note(_ event: MQTTClient.Event) {
+        guard case .message(let topic, let payload, _) = event else { return }
+        let statusPrefix = FleetConfig.statusTopic(of: "")
+        if topic == FleetConfig.topic {
+            // Only what hosts would take: one they refuse is nothing to build on.
+            if case .applies(let config) = FleetConfig.verdict(on: payload, applied: seen?.applied, now: clock()) { seen = config }
+        } else if topic.hasPrefix(statusPrefix) {
+            let user = String(topic.dropFirst(statusPrefix.count))
+            reports[user] = payload.isEmpty ? nil : FleetStatus.read(user: user, payload)
         }
     }
 
@@ -178,7 +132,7 @@ public final class FleetOperator {
 
     /// The connection went (taken over, lost, or closed by the broker as another connection of
     /// the same user came): dropped with what it left unread, and worth trying again.
-    private func gone(_ description: String) -> Failure {
+    func gone(_ description: String) -> Failure {
         client = nil
         pending = []
         return Failure(description: description, takenOver: true)
@@ -227,7 +181,7 @@ public final class FleetOperator {
     }
 
     /// The connection, made (and the operator's inbox subscribed, for probes) if need be.
-    private func connected() throws(Failure) -> MQTTClient {
+    func connected() throws(Failure) -> MQTTClient {
         if let client { return client }
         let password: String
         do throws(FileSystem.Failure) {
@@ -271,24 +225,30 @@ public final class FleetOperator {
     }
 
     /// Services the connection until `handle` returns true for an event (at most 10 s).
-    private func pump(_ handle: (MQTTClient.Event) throws(Failure) -> Bool) throws(Failure) {
+    func pump(_ handle: (MQTTClient.Event) throws(Failure) -> Bool) throws(Failure) {
+        guard try serve(until: Clock.monotonic() + 10_000_000_000, handle) else {
+            throw Failure(description: "the broker at \(settings.address) did not answer within 10 s")
+        }
+    }
+
+    /// Services the connection until `handle` returns true for an event (true), or until
+    /// `deadline` on the monotonic clock (false).
+    func serve(until deadline: UInt64, _ handle: (MQTTClient.Event) throws(Failure) -> Bool) throws(Failure) -> Bool {
         guard let client else { throw Failure(description: "not connected") }
-        let deadline = Clock.monotonic() + 10_000_000_000
         while true {
             if pending.isEmpty { pending = client.service() }
             while !pending.isEmpty {
                 let event = pending.removeFirst()
-                if case .message(FleetConfig.topic, let payload, _) = event { note(fleet: payload) }
+                note(event)
                 if case .disconnected(let code, let reason) = event {
                     throw gone(code == 0x8E ? "another \(user) connection took the session over (another imhost fleet command at the same time?); try again"
                                             : "the connection to the broker was lost (\(reason))")
                 }
-                if try handle(event) { return }
+                if try handle(event) { return true }
             }
-            guard Clock.monotonic() < deadline else {
-                throw Failure(description: "the broker at \(settings.address) did not answer within 10 s")
-            }
-            MQTTClient.wait(on: client.descriptors, milliseconds: 100)
+            let now = Clock.monotonic()
+            guard now < deadline else { return false }
+            MQTTClient.wait(on: client.descriptors, milliseconds: Int32(min(100, (deadline - now) / 1_000_000 + 1)))
         }
     }
 }

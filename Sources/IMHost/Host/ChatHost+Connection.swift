@@ -23,7 +23,7 @@ extension ChatHost {
                                   // giving up are measured in it.
                                   clock: { Clock.now() })
             if !online { courier.setOnline(false) }
-            courier.fleetVersion = config.fleet?.config.version
+            courier.fleetReport = fleetReport
             self.courier = courier
         case .held(let holder):
             // Who, when the lock file says; another process of this user in any case.

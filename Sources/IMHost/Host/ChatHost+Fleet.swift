@@ -13,24 +13,23 @@ extension ChatHost {
     func receiveFleet(_ bytes: [UInt8]) -> Courier.Event? {
         let applied = config.fleet?.config
         let kept = applied.map { "version \($0.version) stays" } ?? "host.json alone applies"
-        guard !bytes.isEmpty else {
-            return fleetRefusal("the fleet configuration was removed from the broker; \(kept) (the operator publishes a new one with imhost fleet ... --init)")
-        }
         let received: FleetConfig
-        do throws(FleetConfig.Refusal) {
-            received = try FleetConfig.read(bytes)
-            try received.checkDate(now: Clock.now())
-        } catch {
-            return fleetRefusal("refused a fleet configuration: \(error); \(kept) (the operator publishes a valid one with imhost fleet)")
-        }
-        guard received.digest != applied?.digest else { return nil }
-        guard received.wins(over: applied) else {
-            return fleetRefusal("ignored fleet configuration version \(received.version): this host applies version \(applied!.version), which is newer; the operator's next change goes above it")
+        switch FleetConfig.verdict(on: bytes, applied: applied?.applied, now: Clock.now()) {
+        case .removed:
+            return fleetRefusal("the fleet configuration was removed from the broker; \(kept) (the operator publishes a new one with imhost fleet ... --init)")
+        case .refused(let error):
+            return fleetRefusal("refused a fleet configuration: \(error); \(kept) (the operator publishes a valid one with imhost fleet replace)")
+        case .same:
+            return nil
+        case .older(let older, let newer):
+            return fleetRefusal("ignored fleet configuration version \(older.version): this host applies version \(newer.version), which is newer; the operator's next change goes above it")
+        case .applies(let config):
+            received = config
         }
         // Another process of this data folder may have kept a newer one meanwhile: keep the
         // newest on disk.
         let cache = FleetCache(dataFolder: dataFolder)
-        if received.wins(over: cache.load().config) {
+        if received.wins(over: cache.load().config?.applied) {
             do throws(FileSystem.Failure) {
                 try cache.save(received)
             } catch {
@@ -62,7 +61,6 @@ extension ChatHost {
     func applyFleet(_ fleet: FleetConfig) -> Courier.Event {
         let before = config.fleet?.config
         apply(config, fleet: fleet)
-        courier?.fleetVersion = fleet.version
         return .fleetApplied(version: fleet.version, summary: Self.changes(from: before, to: fleet, user: userID))
     }
 
@@ -74,8 +72,17 @@ extension ChatHost {
         let stamp = lstat(cache.path, &info) == 0 ? [Int(info.st_ino), Int(info.st_size), info.st_mtim.tv_sec, info.st_mtim.tv_nsec] : []
         guard stamp != fleetCacheStamp else { return nil }
         fleetCacheStamp = stamp
-        guard let cached = cache.load().config, cached.wins(over: config.fleet?.config) else { return nil }
+        guard let cached = cache.load().config, cached.wins(over: config.fleet?.config.applied) else { return nil }
         return applyFleet(cached)
+    }
+
+    /// What this host reports with its fleet status: the configuration it applies, the lines
+    /// installed or configured, and the message keys their manifests register (as the plugin
+    /// cache knows them: no line's library is opened for it).
+    var fleetReport: FleetReport {
+        let lines = Set(config.lineOrder).union(self.lines.rows.compactMap(\.lineID))
+        let keys = Set(self.lines.rows.flatMap { $0.manifest?.messageKeys ?? [] })
+        return FleetReport(applied: config.fleet?.config.applied, lines: lines.sorted(), keys: keys.sorted())
     }
 
     /// What changed from `old` to `new`, for one line, at most five items: "line house off; line

@@ -306,6 +306,7 @@ public final class ChatHost {
             }
         }
         converter = Converter(config: config, lines: lines.availability)
+        courier?.fleetReport = fleetReport
     }
 
     // MARK: Opening URLs

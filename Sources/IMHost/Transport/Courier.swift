@@ -114,9 +114,10 @@ public final class Courier {
     public private(set) var fleetSettled = false
     /// The longest a connecting host waits for the retained fleet configuration after subscribing.
     public static let fleetWait: Int64 = 1000
-    /// The fleet version this host applies, reported on its status topic (and in its will).
-    public var fleetVersion: Int64? {
-        didSet { if fleetVersion != oldValue, status == .online { reportFleetStatus() } }
+    /// What this host reports on its status topic (and in its will): the fleet configuration it
+    /// applies, and its lines and message keys. The host sets it; a change is reported at once.
+    public var fleetReport = FleetReport() {
+        didSet { if fleetReport != oldValue, status == .online { reportFleetStatus() } }
     }
     /// Publishes the broker has not answered yet.
     public var unanswered: Int { publishing.count }
@@ -596,10 +597,10 @@ public final class Courier {
 
     // MARK: Fleet status
 
-    /// What this host reports on its status topic: the fleet version it applies, and whether it
-    /// runs ("running") or went away ("gone", the will).
+    /// What this host reports on its status topic: ``fleetReport``, and whether it runs
+    /// ("running") or went away ("gone", the will).
     private func fleetStatus(state: String) -> [UInt8] {
-        Array(#"{"v":1,"state":"\#(state)","version":\#(fleetVersion.map(String.init) ?? "null"),"at":\#(clock())}"#.utf8)
+        fleetReport.document(state: state, at: clock())
     }
 
     /// Publishes this host's status, retained. Returns the publish's message id.

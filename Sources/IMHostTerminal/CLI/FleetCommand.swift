@@ -7,12 +7,13 @@ enum FleetCommand {
     static let command = CommandLineTool.Command(
         name: "fleet",
         summary: "the operator's kill switch and rollouts for every host, through the broker",
-        usage: "show [--json] | kill LINE | lift LINE | kill-message KEY | lift-message KEY | kill-component NAME | lift-component NAME | rollout LINE PERCENT | status [--json]",
+        usage: "show [--json] | kill LINE | lift LINE | kill-message KEY | lift-message KEY | kill-component NAME | lift-component NAME | rollout LINE PERCENT | replace | status [--json]",
         help: """
             Runs as the operator: host.json's "user" must be "operator", and its "transport" the
             broker with operator's password file (imhost broker init makes DIR/passwords/operator).
 
-              show                  the fleet configuration the broker holds
+              show                  the fleet configuration the broker holds, and whether hosts
+                                    apply it
               kill LINE             turn a line off on every host: its chats open on the legacy page
               lift LINE             turn it back on
               kill-message KEY      show a message key as a placeholder everywhere
@@ -23,22 +24,42 @@ enum FleetCommand {
                                     decimals; 100 serves everyone). A user is in when the first
                                     4 bytes of SHA-256("LINE/USER"), big-endian, modulo 10,000
                                     are below PERCENT x 100, so a user in stays in as it grows.
+              replace               replace a configuration on the broker that hosts refuse
+                                    (not valid, or dated more than a day ahead) or ignore (older
+                                    than the one they apply: a broker restored from a backup):
+                                    publish what it turns off, when that can be read, above
+                                    every version hosts report, so every host moves to it
               status                every host's report: the version it applies, and who has
                                     not caught up
 
-            Each change reads the configuration the broker holds, publishes the next version
-            (retained: hosts that connect later get it) and reads it back to confirm it won; a
-            change another operator made meanwhile is kept, this one made again on top of it.
-            Connected hosts apply it at once; each keeps the last good one in its data folder.
+            Each change reads the configuration the broker holds and judges it as hosts do: one
+            they refuse is not built on (replace it). It publishes the next version, above every
+            version hosts report (retained: hosts that connect later get it), and reads it back
+            to confirm it won; a change another operator made meanwhile is kept, this one made
+            again on top of it. Then it waits for the running hosts to report they apply it
+            (--wait) and says how many did; imhost fleet status shows the rest later.
+
+            A line, or a message key, that a change turns off must be one some host reports
+            having (each host reports its installed and configured lines and their keys when it
+            connects): a typo is refused with the nearest name hosts report, unless --force.
 
             Exit 0 when done (or nothing needed doing), 1 when the broker could not be reached or
-            refused, 2 for bad usage or host.json.
+            refused, or holds a configuration hosts do not apply (show), 2 for bad usage,
+            host.json, or a name no host reports.
 
-              --init   publish the first configuration when the broker holds none
-              --json   show and status as JSON
+              --init     publish the first configuration when the broker holds none (or start
+                         from nothing turned off when hosts refuse what it holds)
+              --force    publish a line or message key no host reports
+              --wait S   how long a change waits for running hosts' reports, in seconds
+                         (default \(defaultWait); 0 to not wait)
+              --json     show and status as JSON
             """,
-        flags: ["--json", "--init"], options: [],
+        flags: ["--json", "--init", "--force"], options: ["--wait"],
         run: { arguments, output in run(arguments, output) })
+
+    /// Seconds a change waits, by default, for running hosts to report they apply it: they
+    /// apply within milliseconds, so this is only ever waited out for a host that lags.
+    static let defaultWait = 3
 
     /// A change's word, what it needs, and what it does to a configuration.
     enum Change {
@@ -54,6 +75,18 @@ enum FleetCommand {
             case .killComponent(let component, _): config.killSwitch.components.insert(component)
             case .liftComponent(let component, _): config.killSwitch.components.remove(component)
             case .rollout(let line, let share): config.rollouts[line] = share == 10_000 ? nil : share
+            }
+        }
+
+        /// Why it would turn off something no host reports having (a typo), with the nearest
+        /// name hosts do report; `nil` when some host reports it. Lifting is never checked: it
+        /// turns nothing off.
+        func unreported(in standing: FleetOperator.Standing) -> String? {
+            switch self {
+            case .kill(let line): standing.unreported(line: line)
+            case .rollout(let line, let share) where share < 10_000: standing.unreported(line: line)
+            case .killMessage(let key): standing.unreported(key: key)
+            default: nil
             }
         }
 
@@ -74,7 +107,7 @@ enum FleetCommand {
     static func run(_ arguments: Arguments, _ output: Output) -> Int32 {
         let words = arguments.positionals
         guard let verb = words.first else {
-            output.diagnostic("imhost fleet: expected a subcommand (show, kill, lift, kill-message, lift-message, kill-component, lift-component, rollout, status); see imhost fleet --help")
+            output.diagnostic("imhost fleet: expected a subcommand (\(verbs.joined(separator: ", "))); see imhost fleet --help")
             return CommandLineTool.ExitCode.usage
         }
         let change: Change?
@@ -84,6 +117,14 @@ enum FleetCommand {
             return CommandLineTool.ExitCode.usage
         case .success(let parsed):
             change = parsed
+        }
+        var wait = Int64(defaultWait) * 1000
+        if let text = arguments.options["--wait"] {
+            guard let seconds = Double(text), seconds >= 0, seconds <= 60 else {
+                output.diagnostic("imhost fleet: --wait takes seconds from 0 to 60, got '\(TerminalText.safe(text))'")
+                return CommandLineTool.ExitCode.usage
+            }
+            wait = Int64(seconds * 1000)
         }
         guard let config = CommandLineTool.loadConfig(arguments, output: output) else { return CommandLineTool.ExitCode.usage }
         guard let transport = config.transport else {
@@ -95,13 +136,29 @@ enum FleetCommand {
             return CommandLineTool.ExitCode.usage
         }
         let fleet = FleetOperator(transport: transport, user: config.user)
+        let json = arguments.flags.contains("--json")
         do throws(FleetOperator.Failure) {
+            let standing = try fleet.standing()
             if let change {
-                try perform(change, fleet: fleet, initialize: arguments.flags.contains("--init"), output: output)
+                if !arguments.flags.contains("--force"), let unknown = change.unreported(in: standing) {
+                    output.diagnostic("imhost fleet \(verb): \(TerminalText.safe(unknown))")
+                    return CommandLineTool.ExitCode.usage
+                }
+                let initialize = arguments.flags.contains("--init")
+                // A change on a configuration hosts refuse fails with its own line, unless --init
+                // starts over.
+                let refused = if case .refused = standing.verdict { true } else { false }
+                if let problem = standing.problem, initialize || !refused {
+                    output.out("note: \(TerminalText.safe(problem))\n")
+                }
+                let outcome = try fleet.change(initialize: initialize, { (config: inout FleetConfig) throws(FleetOperator.Failure) in change.apply(to: &config) })
+                try said(outcome, change.said, standing: standing, fleet: fleet, wait: wait, output: output)
+            } else if verb == "replace" {
+                try said(try fleet.replace(), nil, standing: standing, fleet: fleet, wait: wait, output: output)
             } else if verb == "show" {
-                try show(fleet, json: arguments.flags.contains("--json"), output: output)
+                return show(standing, json: json, output: output)
             } else {
-                try status(fleet, json: arguments.flags.contains("--json"), output: output)
+                status(standing, json: json, output: output)
             }
         } catch {
             output.diagnostic("imhost fleet \(verb): \(TerminalText.safe(error.description))")
@@ -110,9 +167,12 @@ enum FleetCommand {
         return CommandLineTool.ExitCode.ok
     }
 
+    static let verbs = ["show", "kill", "lift", "kill-message", "lift-message", "kill-component", "lift-component", "rollout", "replace", "status"]
+
     struct Usage: Error { var text: String }
 
-    /// The change a subcommand asks for (`nil` for show and status), or what is wrong with it.
+    /// The change a subcommand asks for (`nil` for show, replace and status), or what is wrong
+    /// with it.
     static func parse(_ verb: String, _ rest: [String]) -> Result<Change?, Usage> {
         func one(_ what: String) -> Result<String, Usage> {
             rest.count == 1 ? .success(rest[0]) : .failure(Usage(text: "\(verb) takes one \(what), got \(rest.count) arguments; see imhost fleet --help"))
@@ -133,7 +193,7 @@ enum FleetCommand {
             }
         }
         switch verb {
-        case "show", "status":
+        case "show", "status", "replace":
             return rest.isEmpty ? .success(nil) : .failure(Usage(text: "\(verb) takes no arguments, got '\(TerminalText.safe(rest[0]))'"))
         case "kill": return line().map { .kill($0) }
         case "lift": return line().map { .lift($0) }
@@ -150,20 +210,52 @@ enum FleetCommand {
             }
             return .success(.rollout(rest[0], share))
         default:
-            let verbs = ["show", "kill", "lift", "kill-message", "lift-message", "kill-component", "lift-component", "rollout", "status"]
             let hint = closestMatch(to: verb, among: verbs).map { "did you mean \"\($0)\"? " } ?? ""
             return .failure(Usage(text: "unknown subcommand \"\(TerminalText.safe(verb))\"; \(hint)see imhost fleet --help"))
         }
     }
 
-    private static func perform(_ change: Change, fleet: FleetOperator, initialize: Bool, output: Output) throws(FleetOperator.Failure) {
-        switch try fleet.change(initialize: initialize, { (config: inout FleetConfig) throws(FleetOperator.Failure) in change.apply(to: &config) }) {
-        case .unchanged(let config):
-            output.out("fleet configuration version \(config.version) already has \(change.said); nothing published\n")
-        case .published(let config, let retries):
+    /// Says what a change or a replacement did and, after waiting at most `wait` ms, how many
+    /// of the hosts running before it report they apply it: applied means reported.
+    private static func said(_ outcome: FleetOperator.Outcome, _ what: String?, standing: FleetOperator.Standing, fleet: FleetOperator,
+                             wait: Int64, output: Output) throws(FleetOperator.Failure) {
+        let config: FleetConfig
+        switch outcome {
+        case .unchanged(let held):
+            output.out(what.map { "fleet configuration version \(held.version) already has \($0); nothing published\n" }
+                       ?? "hosts apply the fleet configuration the broker holds (version \(held.version)): nothing to replace\n")
+            return
+        case .published(let made, let retries):
+            config = made
             let after = retries == 0 ? "" : " (on top of another operator's change, after \(retries) retr\(retries == 1 ? "y" : "ies"))"
-            output.out("published fleet configuration version \(config.version): \(change.said)\(after). Connected hosts apply it now, others when they connect; imhost fleet status shows who has.\n")
+            output.out("published fleet configuration version \(made.version): \(what ?? "in place of the one hosts did not apply; \(offSummary(made))")\(after)\n")
         }
+        let running = standing.hosts.filter { $0.state == "running" }.map(\.user)
+        guard !running.isEmpty else {
+            output.out("No host is running: each applies it when it connects; imhost fleet status shows who has.\n")
+            return
+        }
+        guard wait > 0 else {
+            output.out("Not waited for (--wait 0): imhost fleet status shows which of the \(running.count) running host\(running.count == 1 ? "" : "s") apply it.\n")
+            return
+        }
+        let reports = try fleet.awaitReports(of: running, applying: config, milliseconds: wait)
+        let behind = running.filter { user in (reports.first { $0.user == user }?.version ?? 0) < config.version }
+        let applied = "Applied by \(running.count - behind.count) of \(running.count) running host\(running.count == 1 ? "" : "s")"
+        guard !behind.isEmpty else {
+            output.out(applied + " (as they report).\n")
+            return
+        }
+        let named = behind.prefix(5).map { user in "\(user) (\(reports.first { $0.user == user }?.version.map { "version \($0)" } ?? "no version"))" }
+        let more = behind.count > 5 ? " and \(behind.count - 5) more" : ""
+        output.out(TerminalText.safe("\(applied) within \(Double(wait) / 1000) s; not yet: \(named.joined(separator: ", "))\(more); imhost fleet status shows when they do.", newlines: false) + "\n")
+    }
+
+    /// What a configuration turns off, in one line: "lines off: house; message keys off: none; ...".
+    private static func offSummary(_ config: FleetConfig) -> String {
+        func list(_ items: [String]) -> String { items.isEmpty ? "none" : items.joined(separator: ", ") }
+        let rollouts = config.rollouts.keys.sorted().map { "\($0) \(FleetConfig.percent(config.rollouts[$0]!))" }
+        return "lines off: \(list(config.killSwitch.lines)); message keys off: \(list(config.killSwitch.messages)); components off: \(list(config.killSwitch.components.names)); rollouts: \(list(rollouts))"
     }
 
     private struct ShownConfig: Encodable {
@@ -174,28 +266,35 @@ enum FleetCommand {
         var rollouts: [String: Double]
     }
 
-    private static func show(_ fleet: FleetOperator, json: Bool, output: Output) throws(FleetOperator.Failure) {
-        guard let config = try fleet.current() else {
+    /// Shows what the broker holds (when it can be read), and says in one line when hosts do
+    /// not apply it; exit 1 then.
+    private static func show(_ standing: FleetOperator.Standing, json: Bool, output: Output) -> Int32 {
+        if case .removed = standing.verdict {
             if json { output.out("null\n") } else { output.out("The broker holds no fleet configuration: hosts keep the last one they applied, or host.json alone if they never had one (imhost fleet kill LINE --init publishes the first).\n") }
-            return
+            return CommandLineTool.ExitCode.ok
         }
-        let rollouts = config.rollouts.mapValues { Double($0) / 100 }
-        if json {
-            output.out(JSONOutput.encode(ShownConfig(version: config.version, madeAt: config.madeAt, digest: config.digest,
-                                                     killSwitch: ["lines": config.killSwitch.lines, "messages": config.killSwitch.messages,
-                                                                  "components": config.killSwitch.components.names],
-                                                     rollouts: rollouts)))
-            return
+        // One dated too far ahead can still be read: what it says is what replace keeps.
+        if let config = try? FleetConfig.read(standing.bytes) {
+            if json {
+                output.out(JSONOutput.encode(ShownConfig(version: config.version, madeAt: config.madeAt, digest: config.digest,
+                                                         killSwitch: ["lines": config.killSwitch.lines, "messages": config.killSwitch.messages,
+                                                                      "components": config.killSwitch.components.names],
+                                                         rollouts: config.rollouts.mapValues { Double($0) / 100 })))
+            } else {
+                func list(_ items: [String]) -> String { items.isEmpty ? "(none)" : items.joined(separator: ", ") }
+                let lines = [
+                    "fleet configuration version \(config.version), made \(StoreViews.time(config.madeAt)) UTC (SHA-256 \(config.digest.prefix(16))…)",
+                    "  lines off:          \(list(config.killSwitch.lines))",
+                    "  message keys off:   \(list(config.killSwitch.messages))",
+                    "  components off:     \(list(config.killSwitch.components.names))",
+                    "  rollouts:           \(list(config.rollouts.keys.sorted().map { "\($0) \(FleetConfig.percent(config.rollouts[$0]!))" }))",
+                ]
+                output.out(lines.map { TerminalText.safe($0, newlines: false) + "\n" }.joined())
+            }
         }
-        func list(_ items: [String]) -> String { items.isEmpty ? "(none)" : items.joined(separator: ", ") }
-        let lines = [
-            "fleet configuration version \(config.version), made \(StoreViews.time(config.madeAt)) UTC (SHA-256 \(config.digest.prefix(16))…)",
-            "  lines off:          \(list(config.killSwitch.lines))",
-            "  message keys off:   \(list(config.killSwitch.messages))",
-            "  components off:     \(list(config.killSwitch.components.names))",
-            "  rollouts:           \(list(config.rollouts.keys.sorted().map { "\($0) \(FleetConfig.percent(config.rollouts[$0]!))" }))",
-        ]
-        output.out(lines.map { TerminalText.safe($0, newlines: false) + "\n" }.joined())
+        guard let problem = standing.problem else { return CommandLineTool.ExitCode.ok }
+        output.diagnostic("imhost fleet show: \(TerminalText.safe(problem))")
+        return CommandLineTool.ExitCode.failure
     }
 
     private struct ShownStatus: Encodable {
@@ -208,22 +307,20 @@ enum FleetCommand {
             var version: Int64?
             var at: Int64?
             var caughtUp: Bool
+            /// The lines and message keys it reports having.
+            var lines: [String]
+            var keys: [String]
         }
     }
 
-    private static func status(_ fleet: FleetOperator, json: Bool, output: Output) throws(FleetOperator.Failure) {
-        // Hosts report whatever the broker holds; an invalid configuration there is said and the
-        // reports are listed all the same.
-        var current: Int64?
-        do {
-            current = try fleet.current()?.version
-        } catch {
-            guard error.invalidOnBroker else { throw error }
-            output.diagnostic("imhost fleet status: \(TerminalText.safe(error.description))")
-        }
-        let hosts = try fleet.statuses().map { status in
+    private static func status(_ standing: FleetOperator.Standing, json: Bool, output: Output) {
+        // Hosts report whatever the broker holds; a configuration there that hosts do not apply
+        // is said, and the reports are listed all the same.
+        let current: Int64? = if case .applies(let config) = standing.verdict { config.version } else { nil }
+        if let problem = standing.problem { output.diagnostic("imhost fleet status: \(TerminalText.safe(problem))") }
+        let hosts = standing.hosts.map { status in
             ShownStatus.Host(user: status.user, state: status.state, version: status.version, at: status.at,
-                             caughtUp: status.version == current)
+                             caughtUp: status.version == current, lines: status.report.lines, keys: status.report.keys)
         }
         // A host that went away has not caught up only if it will come back behind: listed, but
         // "behind" names running hosts that apply another version.
@@ -232,12 +329,17 @@ enum FleetCommand {
             output.out(JSONOutput.encode(ShownStatus(version: current, hosts: hosts, behind: behind)))
             return
         }
-        var lines = [current.map { "fleet configuration version \($0) on the broker" } ?? "no fleet configuration on the broker"]
+        var lines: [String] = switch standing.verdict {
+        case .refused: ["the broker holds a fleet configuration hosts refuse"]
+        case .removed: ["no fleet configuration on the broker"]
+        default: current.map { ["fleet configuration version \($0) on the broker"] } ?? []
+        }
         if hosts.isEmpty { lines.append("no host has reported yet") }
         let width = max(4, hosts.map(\.user.count).max() ?? 0)
         for host in hosts {
             let version = host.version.map(String.init) ?? "none"
-            let note = host.caughtUp ? "" : host.state == "running" ? "  not caught up" : ""
+            let ahead = standing.ahead.contains { $0.user == host.user }
+            let note = host.caughtUp ? "" : ahead ? "  ahead of the broker" : host.state == "running" ? "  not caught up" : ""
             lines.append("  \(host.user.padding(toLength: width, withPad: " ", startingAt: 0))  \(host.state.padding(toLength: 11, withPad: " ", startingAt: 0))  version \(version)\(note)")
         }
         let running = hosts.count { $0.state == "running" }

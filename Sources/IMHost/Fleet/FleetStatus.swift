@@ -1,0 +1,123 @@
+import IMKit
+
+/// What a host says about itself on its status topic (``FleetConfig/statusTopic(of:)``): the
+/// fleet configuration it applies, and the lines and message keys it has, so the operator can
+/// judge a change the way hosts will (``FleetConfig/verdict(on:applied:now:)``) and refuse a name
+/// no host has (a typo would otherwise turn nothing off on every host).
+public struct FleetReport: Sendable, Equatable {
+    /// The fleet configuration applied; `nil` when none is.
+    public var applied: FleetConfig.Applied?
+    /// Lines installed or configured in host.json, sorted.
+    public var lines: [String]
+    /// The message keys those lines register (their manifests), sorted.
+    public var keys: [String]
+
+    public init(applied: FleetConfig.Applied? = nil, lines: [String] = [], keys: [String] = []) {
+        self.applied = applied
+        self.lines = lines
+        self.keys = keys
+    }
+
+    /// The status document, at most ``FleetStatus/byteLimit`` bytes: names that do not fit are
+    /// left out (lines first in, then keys) and `"partial": true` says so.
+    ///
+    ///     {"v":1,"state":"running","version":N,"digest":"…","at":ms,"lines":["house"],"keys":["house.listing"]}
+    public func document(state: String, at: Int64) -> [UInt8] {
+        let head = #"{"v":1,"state":"\#(state)","version":\#(applied.map { String($0.version) } ?? "null"),"digest":\#(applied.map { JSONNode.quoted($0.digest) } ?? "null"),"at":\#(at)"#
+        // Room for the two lists' brackets and the partial flag.
+        var room = FleetStatus.byteLimit - head.utf8.count - #","lines":[],"keys":[],"partial":true}"#.utf8.count
+        func fit(_ names: [String]) -> (String, cut: Bool) {
+            var taken: [String] = []
+            for name in names {
+                let quoted = JSONNode.quoted(name)
+                let cost = quoted.utf8.count + (taken.isEmpty ? 0 : 1)
+                guard cost <= room else { return (taken.joined(separator: ","), true) }
+                room -= cost
+                taken.append(quoted)
+            }
+            return (taken.joined(separator: ","), false)
+        }
+        let (lines, linesCut) = fit(self.lines)
+        let (keys, keysCut) = fit(self.keys)
+        return Array((head + #","lines":[\#(lines)],"keys":[\#(keys)]"# + (linesCut || keysCut ? #","partial":true}"# : "}")).utf8)
+    }
+}
+
+/// One host's status as the operator reads it from the broker.
+public struct FleetStatus: Sendable, Equatable {
+    /// The largest status document a host writes and the operator reads.
+    public static let byteLimit = 8 * 1024
+
+    /// The user whose topic it is (the ACL lets a user write only its own).
+    public var user: String
+    /// "running", "gone" (it left, or its will said it vanished), or "unreadable".
+    public var state: String
+    /// When it reported, in ms since 1970.
+    public var at: Int64?
+    /// What it applies and what it has.
+    public var report: FleetReport
+    /// Whether it said what it has: hosts before fleet status carried lines report only their
+    /// version, and a report that did not fit says `"partial"`.
+    public var inventory: Inventory
+
+    public enum Inventory: Sendable, Equatable {
+        case none, partial, complete
+    }
+
+    /// The fleet version it applies.
+    public var version: Int64? { report.applied?.version }
+
+    /// Reads a status document as `user`'s. Whatever a user wrote there is checked: a member
+    /// that is not what a host writes is left out, names that are not line ids or message keys
+    /// are dropped, and anything not a JSON object of at most ``byteLimit`` bytes is "unreadable".
+    public static func read(user: String, _ payload: [UInt8]) -> FleetStatus {
+        var status = FleetStatus(user: user, state: "unreadable", at: nil, report: FleetReport(), inventory: .none)
+        guard payload.count <= byteLimit, let text = String(validating: payload, as: UTF8.self),
+              let root = try? JSONParser.parse(text), case .object(let members) = root.value else { return status }
+        func member(_ key: String) -> JSONNode.Value? { members.first { $0.key == key }?.value.value }
+        func names(_ key: String, valid: (String) -> Bool) -> [String]? {
+            guard case .array(let items)? = member(key) else { return nil }
+            return items.compactMap { if case .string(let name) = $0.value, valid(name) { name } else { nil } }
+        }
+        if case .string(let state)? = member("state"), ["running", "gone"].contains(state) { status.state = state }
+        if case .number(let at, _)? = member("at"), at >= 0, at < 1e15 { status.at = Int64(at) }
+        if case .number(let version, _)? = member("version"), version >= 1, version < 1e15 {
+            var digest = ""
+            if case .string(let text)? = member("digest") { digest = text }
+            status.report.applied = FleetConfig.Applied(version: Int64(version), digest: digest)
+        }
+        if let lines = names("lines", valid: LineID.isValid), let keys = names("keys", valid: LineID.isValidMessageKey) {
+            status.report.lines = lines
+            status.report.keys = keys
+            status.inventory = member("partial").map { _ in .partial } ?? .complete
+        }
+        return status
+    }
+}
+
+extension FleetOperator.Standing {
+    /// Why turning `line` off would reach nothing: no host reports having it (one line, with the
+    /// nearest line hosts do report); `nil` when a host reports it.
+    public func unreported(line: String) -> String? {
+        let known = Set(hosts.flatMap(\.report.lines))
+        return known.contains(line) ? nil : unreported("a line", line, among: known)
+    }
+
+    /// The same for a message key: the host's built-in keys are known without a report.
+    public func unreported(key: String) -> String? {
+        let known = Set(hosts.flatMap(\.report.keys)).union(MessageRegistry.builtIn.allKeys)
+        return known.contains(key) ? nil : unreported("a message key", key, among: known)
+    }
+
+    private func unreported(_ what: String, _ name: String, among known: Set<String>) -> String {
+        let hint = closestMatch(to: name, among: known.sorted()).map { "did you mean '\($0)'? " } ?? ""
+        let cut = hosts.count { $0.inventory == .partial }
+        var why = ""
+        if !hosts.contains(where: { $0.inventory != .none }) {
+            why = " (no host has said what it has: a host says so each time it connects)"
+        } else if cut > 0 {
+            why = " (\(cut) host\(cut == 1 ? "'s report was" : "s' reports were") cut to \(FleetStatus.byteLimit) bytes and may leave it out)"
+        }
+        return "no host reports \(what) '\(name)'\(why); \(hint)--force publishes it anyway"
+    }
+}
