@@ -173,9 +173,17 @@ public enum Envelope: Sendable, Equatable {
         }
 
         public var kind: Kind
+        /// One line, with whatever the envelope said (a key, a kind, a JSON error) escaped: it
+        /// reaches a terminal here and, as a refused receipt's reason, the sender's.
         public var description: String
         /// The message's id, when one could be read: a `refused` receipt can then say so.
         public var messageID: String?
+
+        public init(kind: Kind, description: String, messageID: String? = nil) {
+            self.kind = kind
+            self.description = TerminalText.safe(description, newlines: false)
+            self.messageID = messageID
+        }
 
         /// The code a `refused` receipt carries for it.
         public var code: RefusalCode { RefusalCode(rawValue: kind.rawValue) }
