@@ -14,10 +14,11 @@ let lines = [
     line("BenchLine", path: "Benchmarks/BenchLine"),
 ]
 
-/// Swift plugins that misbehave on purpose, for the loader's tests.
+/// Swift plugins that misbehave on purpose, for the loader's tests, and two builds (0.2.0 and
+/// 0.3.0) of one small line, `rent`, installed over each other under an open chat.
 let fixtures = [
     "FixtureMinimal", "FixtureFailing", "FixtureForeignKey", "FixtureOutsideNamespace", "FixtureRouteClash",
-    "FixtureServiceCycle", "FixtureCrashy",
+    "FixtureServiceCycle", "FixtureCrashy", "FixtureRentOld", "FixtureRentNew",
 ].map {
     line($0, path: "Tests/Fixtures/\($0)")
 }

@@ -113,6 +113,8 @@ public final class ChatHost {
                 recovered.append(written.crash)
             }
         }
+        // What chats killed outright said they run is not so any more.
+        OpenChats.removeLeftovers(dataFolder: folder)
         lines = LineTable(config: config, dataFolder: dataFolder, cachePath: config.pluginCachePath, scanner: options.scanner,
                           quarantine: options.quarantine)
         converter = Converter(config: config, lines: lines.availability)

@@ -11,8 +11,10 @@ struct RegisteredLine {
     var services: [ServiceRegistration]
     var routes: [RouteTable.Route]
     var mark: LineMark
-    /// The identity of the file it was opened from.
+    /// The file it was opened from, its identity then, and the version its descriptor said.
+    var file: String
     var identity: FileIdentity?
+    var version: String?
     var servicesStarted = false
 }
 
@@ -47,7 +49,7 @@ enum LineLoader {
             RouteTable.Route(pattern: $0.pattern, allowExternal: $0.allowExternal, line: line, handler: $0.handler)
         }
         return RegisteredLine(page: staged.page, builders: staged.builders, services: staged.services, routes: routes,
-                              mark: mark, identity: status.identity)
+                              mark: mark, file: path, identity: status.identity, version: descriptor.version)
     }
 
     private static func describe(_ manifest: LineManifest) -> String {

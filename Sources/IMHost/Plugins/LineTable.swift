@@ -259,6 +259,19 @@ public final class LineTable {
     /// Whether a line is registered in this process.
     func isRegistered(_ line: String) -> Bool { registered[line] != nil }
 
+    /// The build of each line that serves: the one opened in this process, or the one it would
+    /// open (what a chat worker tells its supervisor).
+    public var builds: [LineBuild] {
+        rows.compactMap { row in
+            guard row.isServing, let id = row.lineID else { return nil }
+            if let opened = registered[id], let identity = opened.identity {
+                return LineBuild(line: id, version: opened.version ?? "?", file: opened.file, identity: identity, opened: true)
+            }
+            guard let file = row.file, let identity = row.identity else { return nil }
+            return LineBuild(line: id, version: row.descriptor?.version ?? "?", file: file, identity: identity, opened: false)
+        }
+    }
+
     /// Lines that are configured, enabled and not serving: refused, failed, crashed, hung,
     /// quarantined or missing. (Killed and disabled lines are the operator's choice.)
     public var notServing: [LineStatus] {

@@ -23,6 +23,9 @@ import Glibc
 ///   (``Watchdog``), it is killed and the call recorded as a hang.
 /// - crashes past the ``RestartPolicy`` (three restarts within a minute) stop the chat; a crash
 ///   of line code that quarantined something new does not count (it cannot happen again).
+///
+/// A chat moves to a new build of a line by ``replaceWorker()``: a new worker reopens the chat as
+/// after a crash, but nothing is recorded or counted, and nothing is replayed.
 public final class Supervisor {
     /// How to start and watch workers.
     public struct Settings: Sendable {
@@ -76,6 +79,9 @@ public final class Supervisor {
     private let settings: Settings
     /// Called with each line the worker writes on standard error, made safe for a terminal.
     private let diagnostics: (String) -> Void
+    /// Called with what the worker writes on standard output, when the supervisor passes it on
+    /// (a terminal it redraws its input line on); `nil`: the worker writes to ours.
+    private let pages: (([UInt8]) -> Void)?
     private var watch: ChildWatch<FromWorker>?
     private var reservation: Breadcrumb.Reservation?
     private var restarts: RestartPolicy
@@ -83,6 +89,8 @@ public final class Supervisor {
     public private(set) var resume = WorkerResume()
     /// Milliseconds from the last crash to the reopened chat.
     public private(set) var lastRecovery: Double?
+    /// The builds of the lines the worker serves, as it said last.
+    public private(set) var builds: [LineBuild] = []
     /// Whether it was said that the breadcrumb is kept in memory only.
     private var saidInMemory = false
     /// Watches line code the worker runs between commands (drawing a message that arrived).
@@ -90,9 +98,10 @@ public final class Supervisor {
     /// What crashes of line code took out of service in this chat.
     private var holdsTaken: Set<String> = []
 
-    public init(settings: Settings, diagnostics: @escaping (String) -> Void) {
+    public init(settings: Settings, diagnostics: @escaping (String) -> Void, pages: (([UInt8]) -> Void)? = nil) {
         self.settings = settings
         self.diagnostics = diagnostics
+        self.pages = pages
         restarts = RestartPolicy(burst: settings.restartBurst, window: settings.restartWindow)
         idleWatchdog = Watchdog(seconds: settings.callLimit)
         // A worker that died leaves a closed pipe behind: writing to it must fail, not kill us.
@@ -143,9 +152,18 @@ public final class Supervisor {
             case .mismatch(let version): return mismatch(version)
             case .message(.exiting(let code)): return .exited(reap(watch, code: code))
             case .message(.say(let line)): diagnostics(TerminalText.safe(line))
+            case .message(.lines(let said)): builds = said
             case .message: continue
             }
         }
+    }
+
+    /// Moves the chat to a new worker, which reopens it where this one is (a line's new build is
+    /// installed): the old one is ended as ``finish(signal:)`` ends it. Not a crash: nothing is
+    /// recorded or counted toward the restart limit, and no command is replayed.
+    public func replaceWorker() -> Outcome {
+        finish()
+        return launch()
     }
 
     /// Ends the worker: closes its input (it finalizes and exits), or sends it `signal`; kills
@@ -193,6 +211,7 @@ public final class Supervisor {
     private func launch() -> Outcome {
         reservation?.remove()
         reservation = nil
+        builds = []
         var arguments = settings.arguments + ["--parent", "\(getpid())"]
         var handing: [Int32] = []
         do throws(Breadcrumb.Reservation.Unavailable) {
@@ -209,9 +228,9 @@ public final class Supervisor {
             return .gaveUp([Crash(record: record, unrecorded: nil)], "imhost: \(error)")
         }
         do {
-            let child = try ChildProcess(executable: settings.executable, arguments: arguments, stdin: .pipe, stdout: .inherit,
-                                         stderr: .pipe, control: true, handing: handing)
-            watch = ChildWatch(child) { [diagnostics] line in diagnostics(TerminalText.safe(line)) }
+            let child = try ChildProcess(executable: settings.executable, arguments: arguments, stdin: .pipe,
+                                         stdout: pages == nil ? .inherit : .pipe, stderr: .pipe, control: true, handing: handing)
+            watch = ChildWatch(child, printed: pages) { [diagnostics] line in diagnostics(TerminalText.safe(line)) }
         } catch {
             let record = CrashRecord(nil, ending: "not started", detail: "\(error.call): \(error)")
             return .gaveUp([Crash(record: record, unrecorded: nil)],
@@ -255,6 +274,8 @@ public final class Supervisor {
                     continue
                 case .say(let line):
                     diagnostics(TerminalText.safe(line))
+                case .lines(let said):
+                    builds = said
                 case .ready(let state):
                     remember(state)
                     return .outcome(.done(failure: nil))
@@ -298,7 +319,12 @@ public final class Supervisor {
 
     /// Waits for a worker that said it is exiting, killing it if it does not within two seconds.
     private func reap(_ watch: ChildWatch<FromWorker>, code: Int32) -> Int32 {
-        if watch.child.wait(milliseconds: 2000) == nil { watch.kill() } else { watch.drainErrors() }
+        if watch.child.wait(milliseconds: 2000) == nil {
+            watch.kill()
+        } else {
+            watch.drainErrors()
+            watch.drainOutput(waiting: 100)
+        }
         self.watch = nil
         return code
     }

@@ -40,9 +40,33 @@ public enum FromWorker: Codable, Sendable, Equatable, ChildMessage {
     /// and never taken for what a crashed line said last (only what line code writes on the
     /// worker's standard error is).
     case say(line: String)
+    /// The builds of the lines the worker serves, before its first answer and whenever they
+    /// change: the supervisor watches their files, and tells `imhost plugins` what the chat runs.
+    case lines(builds: [LineBuild])
 
     static var protocolVersion: Int { WorkerProtocol.version }
     var helloVersion: Int? { if case .hello(let version) = self { version } else { nil } }
+}
+
+/// The build of one line a worker serves: the one it opened, or the one it would open.
+public struct LineBuild: Codable, Sendable, Equatable {
+    public var line: String
+    /// The plugin's version, as its descriptor says.
+    public var version: String
+    /// The plugin file, absolute.
+    public var file: String
+    /// The identity of the file when the worker examined or opened it.
+    public var identity: FileIdentity
+    /// Whether the worker has opened the line's library (its code runs in the chat).
+    public var opened: Bool
+
+    public init(line: String, version: String, file: String, identity: FileIdentity, opened: Bool) {
+        self.line = line
+        self.version = version
+        self.file = file
+        self.identity = identity
+        self.opened = opened
+    }
 }
 
 /// What a new worker needs to take up where a crashed one was.

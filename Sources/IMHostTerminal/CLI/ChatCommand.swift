@@ -23,6 +23,12 @@ enum ChatCommand {
 
             host.json and the quarantine are read again on /reload, SIGHUP, or when either
             file changes; an invalid new configuration is refused and the last good one stays.
+            A new build of a line installed while the chat is open is vetted and taken: the
+            chat moves to it with its history ("line rent reloaded: 0.2.0 → 0.3.0"), or stays
+            on the build it runs and says why.
+
+            On a terminal, the prompt and what is typed stay at the bottom while messages
+            arrive: Backspace, Ctrl-U (clear), Ctrl-D on an empty line (end), Enter (send).
 
             The chat runs in a worker process. If a line's code crashes or hangs (limits.callSeconds),
             the crash is recorded in <data>/crashes.log, the line or its message key is
@@ -53,7 +59,16 @@ enum ChatCommand {
             return CommandLineTool.ExitCode.usage
         }
         let quarantineWatcher = ConfigWatcher(paths: [config.dataFolder + "/quarantine.json"])
+        // On a terminal, keys are read one at a time and everything is written through the
+        // screen, which keeps what is typed at the bottom; a pipe is read line by line, as ever.
         let terminal = isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1
+        let mode = terminal ? TerminalMode(fd: STDIN_FILENO) : nil
+        let screen = mode == nil ? nil : ChatScreen()
+        defer {
+            screen?.submitted()
+            mode?.restore()
+        }
+        let output = screen?.output ?? output
         var url = arguments.positionals.first ?? ""
         if let peer {
             if let problem = StorePath.problem(withID: peer) {
@@ -67,43 +82,44 @@ enum ChatCommand {
         var workerArguments = ["chat", url, "--config", configPath, "--width", "\(width)"]
         if let user = arguments.options["--user"] { workerArguments += ["--user", user] }
         if terminal { workerArguments.append("--terminal") }
+        if screen != nil && Environment.colors(on: STDOUT_FILENO) { workerArguments.append("--color") }
         if arguments.flags.contains("--verbose") { workerArguments.append("--verbose") }
-        let supervised = SupervisedRun(config: config, dataFolder: config.dataFolder,
-                                       workerArguments: workerArguments, output: output)
+        let supervised = SupervisedRun(config: config, dataFolder: config.dataFolder, workerArguments: workerArguments, output: output,
+                                       pages: screen.map { screen in { screen.forward($0) } })
         if let code = supervised.start() { return code }
         quarantineWatcher.markSeen()
 
-        let reader = LineReader(limit: config.limits.inputLineBytes)
+        let reader = screen.map { LineReader(editing: $0, limit: config.limits.inputLineBytes) } ?? LineReader(limit: config.limits.inputLineBytes)
+        let builds = LineBuildWatch()
         let drafts = DraftKeeper(dataFolder: config.dataFolder, user: arguments.options["--user"] ?? config.user, output: output)
-        var prompted = false
+        let openChat = OpenChats.Record(dataFolder: config.dataFolder)
         while true {
             if let signal = Interruption.signal {
                 supervised.supervisor.finish(signal: signal)
                 return Interruption.exitCode(signal)
             }
-            if terminal && !prompted {
-                output.out("> ")
-                prompted = true
-            }
+            openChat.update(supervised.supervisor.builds)
+            // A shell took the terminal back (Ctrl-Z), and gave it again (fg).
+            if mode?.reassert() == true { screen?.redraw() }
+            screen?.showPrompt()
             var command: String?
-            let event = reader.next(timeout: 500, wake: supervised.supervisor.watched)
+            let event = reader.next(timeout: builds.isSettling ? 50 : 500, wake: supervised.supervisor.watched)
             if let signal = Interruption.signal {
                 supervised.supervisor.finish(signal: signal)
                 return Interruption.exitCode(signal)
             }
             switch event {
             case .end:
-                if terminal { output.out("\n") }
+                // On a terminal the screen ends the line (the defer).
+                if terminal && screen == nil { output.out("\n") }
                 return supervised.supervisor.finish()
             case .timeout:
                 // The worker may have said something, or died on its own, while we waited.
                 if let code = supervised.idle() { return code }
                 if supervised.lastCrashed { quarantineWatcher.markSeen() }
             case .line(let line):
-                prompted = false
                 command = line
             case .tooLong(let bytes):
-                prompted = false
                 output.diagnostic("imhost chat: refused an input line of \(bytes) bytes: the limit is \(config.limits.inputLineBytes) (limits.inputLineBytes in host.json); nothing was sent")
             }
             // A changed host.json or quarantine is applied before the next command, even while
@@ -113,8 +129,6 @@ enum ChatCommand {
             let quarantineChanged = quarantineWatcher.reloadDue()
             let reload = command?.trimmingSpaces == "/reload"
             if configChanged || quarantineChanged || reload {
-                if command == nil && terminal { output.out("\n") }
-                prompted = false
                 if let code = supervised.hand(.reload) { return code }
             }
             if !reload, let command, let code = supervised.hand(.command(text: command, draft: drafts.keep(command, for: supervised.supervisor.resume.conversation))) {
@@ -122,6 +136,38 @@ enum ChatCommand {
             }
             // A crash rewrote the quarantine: it is applied already, not a change to reload for.
             if supervised.lastCrashed { quarantineWatcher.markSeen() }
+            let changes = builds.look(at: supervised.supervisor.builds)
+            if !changes.isEmpty, let code = moveToNewBuilds(changes, watch: builds, supervised: supervised, config: config,
+                                                           configPath: configPath, output: output) {
+                return code
+            }
         }
+    }
+
+    /// A line's file changed under the chat: vets the new build, then moves the chat to a new
+    /// worker on it, or stays on the build it runs, saying why in one line. Returns an exit code
+    /// when the chat is over.
+    private static func moveToNewBuilds(_ changes: [LineBuildWatch.Change], watch: LineBuildWatch, supervised: SupervisedRun,
+                                        config: HostConfig, configPath: String, output: Output) -> Int32? {
+        // host.json as it is now: the worker reads it too.
+        let current = (try? HostConfig.load(from: configPath)) ?? config
+        let verdicts = watch.vet(changes, config: current, scanner: CommandLineTool.executable,
+                                 quarantine: supervised.supervisor.resume.quarantine ?? [])
+        var moved: [String] = []
+        for verdict in verdicts {
+            switch verdict {
+            case .ready(let line, let from, let to):
+                moved.append("line \(line) reloaded: \(from) → \(to)")
+            case .refused(let line, let version, let why):
+                output.diagnostic("imhost: line \(line) stays on \(version) in this chat: \(why)")
+            }
+        }
+        guard !moved.isEmpty else { return nil }
+        if let code = supervised.replaceWorker() { return code }
+        // A new worker that crashed as it opened the new build was restarted, and said so.
+        if !supervised.lastCrashed {
+            for line in moved { output.out(TerminalText.safe(line, newlines: false) + "\n") }
+        }
+        return nil
     }
 }

@@ -22,6 +22,9 @@ enum PluginsCommand {
               missing         enabled, but no file provides it
             A line that does not serve says why and what to do. New or changed files are opened
             first by a scanner process, never by this one; nothing is started to list.
+            An open chat that runs another build of a line than its file now says so:
+            "open chats run 0.2.0 (pid 123)" (a chat moves to a new build by itself once
+            the file is a build that loads).
             Exits 1 when a configured, enabled line does not serve (refused, failed, crashed,
             hung, quarantined or missing); killed and disabled lines are the operator's choice.
 
@@ -49,6 +52,16 @@ enum PluginsCommand {
         var quarantinedKeys: [String]
         var crash: CrashRecord?
         var note: String?
+        /// The open chats that run this file's line: which build each runs.
+        var openChats: [OpenChat]
+    }
+
+    /// An open chat running a line: its process, the version it opened, and whether that is the
+    /// file as it is now.
+    struct OpenChat: Encodable {
+        var pid: Int32
+        var version: String
+        var current: Bool
     }
 
     struct Report: Encodable {
@@ -62,7 +75,8 @@ enum PluginsCommand {
     }
 
     static func report(_ host: ChatHost) -> Report {
-        let rows = host.lines.rows.map { entry in
+        let chats = OpenChats.all(dataFolder: host.dataFolder)
+        var rows = host.lines.rows.map { entry in
             let manifest = entry.manifest
             let source: String? = switch entry.state {
             case .killed: entry.lineID.flatMap { host.config.switchedOff(line: $0)?.source }
@@ -75,7 +89,15 @@ enum PluginsCommand {
                        code: entry.problem?.code.rawValue, source: source, reason: entry.problem?.reason, fix: entry.problem?.fix,
                        page: manifest?.page, messageKeys: manifest?.messageKeys ?? [], services: manifest?.services ?? [],
                        routes: manifest?.routes.map(\.pattern) ?? [], quarantinedKeys: entry.quarantinedKeys.keys.sorted(),
-                       crash: entry.crash, note: entry.note)
+                       crash: entry.crash, note: entry.note, openChats: [])
+        }
+        // Each chat's build is told on the row of its file, or else on its line's.
+        for chat in chats {
+            for build in chat.lines {
+                guard let index = rows.firstIndex(where: { $0.file == build.file }) ?? rows.firstIndex(where: { $0.line == build.line }) else { continue }
+                let current = host.lines.rows[index].identity == build.identity
+                rows[index].openChats.append(OpenChat(pid: chat.pid, version: build.version, current: current))
+            }
         }
         return Report(folder: host.lines.folder, folderProblem: host.lines.folderProblem, fleetVersion: host.config.fleet?.config.version, plugins: rows,
                       notServing: host.lines.notServing.compactMap(\.lineID))
@@ -120,6 +142,10 @@ enum PluginsCommand {
             }
             if let reason = row.reason, let fix = row.fix { text += "    \(TerminalText.safe(reason)); \(TerminalText.safe(fix))\n" }
             if let note = row.note { text += "    \(TerminalText.safe(note))\n" }
+            for (version, chats) in Dictionary(grouping: row.openChats.filter { !$0.current }, by: \.version).sorted(by: { $0.key < $1.key }) {
+                let pids = chats.map { "\($0.pid)" }.joined(separator: ", ")
+                text += TerminalText.safe("    open chats run \(version) (pid\(chats.count == 1 ? "" : "s") \(pids))") + "\n"
+            }
         }
         if !report.notServing.isEmpty {
             text += "\nNot serving: \(report.notServing.joined(separator: ", ")) (configured and enabled)\n"

@@ -11,14 +11,17 @@ final class SupervisedRun {
     /// How long one call into a line may take (limits.callSeconds), for the notices.
     private let callLimit: Double
 
-    init(config: HostConfig, dataFolder: String, workerArguments: [String], output: Output, restarts: Bool = true) {
+    /// `pages`, when given, takes what the worker writes on standard output (a ``ChatScreen``
+    /// passes it on); otherwise the worker writes to this process's own.
+    init(config: HostConfig, dataFolder: String, workerArguments: [String], output: Output, restarts: Bool = true,
+         pages: (([UInt8]) -> Void)? = nil) {
         self.output = output
         callLimit = config.limits.callSeconds
         var settings = Supervisor.Settings(executable: CommandLineTool.executable, arguments: ["__worker"] + workerArguments,
                                            dataFolder: dataFolder, callLimit: config.limits.callSeconds)
         if !restarts { settings.restartBurst = 0 }
         settings.interrupted = { Interruption.signal }
-        supervisor = Supervisor(settings: settings) { line in output.err(line + "\n") }
+        supervisor = Supervisor(settings: settings, diagnostics: { line in output.err(line + "\n") }, pages: pages)
     }
 
     /// Starts the worker; returns an exit code when the command is over already.
@@ -29,6 +32,12 @@ final class SupervisedRun {
     /// Hands one message over; returns an exit code when the command is over.
     func hand(_ message: ToWorker) -> Int32? {
         handle(supervisor.send(message))
+    }
+
+    /// Moves the chat to a new worker (a line's new build); returns an exit code when the
+    /// command is over.
+    func replaceWorker() -> Int32? {
+        handle(supervisor.replaceWorker())
     }
 
     /// Between commands: notices a worker that died on its own; returns an exit code when the

@@ -21,6 +21,8 @@ final class Worker {
     private let arguments: Arguments
     /// What to take up, when this worker replaces one that crashed.
     private let resume: WorkerResume?
+    /// The builds of lines last told to the supervisor.
+    private var toldBuilds: [LineBuild]?
 
     init(host: ChatHost, channel: WorkerChannel, output: Output, width: Int, colors: Bool, arguments: Arguments, resume: WorkerResume?) {
         self.host = host
@@ -84,6 +86,7 @@ final class Worker {
         if CommandLineTool.outputLost(output, command: "chat") { return CommandLineTool.ExitCode.failure }
         func ready() {
             CommandLineTool.reportNotices(host, output: output)
+            tellBuilds()
             channel.say(.ready(WorkerResume(url: session.url, window: session.page.window, online: host.isOnline,
                                             conversation: session.page.conversation)))
         }
@@ -127,6 +130,8 @@ final class Worker {
                 // A scenario shows what arrived when a step asks (await, show), not as it comes.
                 let events = host.serviceConnection()
                 session?.present(events)
+                // Drawing what arrived may have opened a line.
+                if session != nil, !events.isEmpty { tellBuilds() }
                 follow?(events)
             } else if host.hasTransport {
                 // The process holding the connection keeps what the operator publishes in the cache.
@@ -146,6 +151,15 @@ final class Worker {
             }
         }
         return nil
+    }
+
+    /// Tells the supervisor which builds of lines the chat serves, when that changed: it watches
+    /// their files for a new build.
+    private func tellBuilds() {
+        let builds = host.lines.builds
+        guard builds != toldBuilds else { return }
+        toldBuilds = builds
+        channel.say(.lines(builds: builds))
     }
 
     /// A scenario of several people: signs in and waits (at most 10 s) until the broker hands

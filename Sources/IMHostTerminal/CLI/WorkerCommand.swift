@@ -22,7 +22,7 @@ enum WorkerCommand {
         summary: "the chat worker a supervisor runs (internal)",
         usage: "chat|open|play|demo TARGET --breadcrumb-fd 4 --parent PID",
         help: "Runs a chat's work for a supervising imhost; not for people.",
-        flags: ["--terminal", "--fixed-clock", "--external", "--json"],
+        flags: ["--terminal", "--color", "--fixed-clock", "--external", "--json"],
         options: ["--width", "--user", "--data", "--breadcrumb-fd", "--parent", "--transport", "--password-file"],
         hidden: true,
         run: run)
@@ -49,8 +49,9 @@ enum WorkerCommand {
             for line in text.split(separator: "\n") { pipe.send(FromWorker.say(line: String(line))) }
         }
         let output = Output(out: terminal >= 0 ? Output(outFD: terminal, errFD: STDERR_FILENO).out : output.out, err: said)
-        // Standard output is a pipe to the supervisor now: colour follows where pages go.
-        let colors = Environment.colors(on: terminal >= 0 ? terminal : STDOUT_FILENO)
+        // Standard output is a pipe to the supervisor now: colour follows where pages go, or the
+        // supervisor's word when it passes them on to a terminal.
+        let colors = arguments.flags.contains("--color") || Environment.colors(on: terminal >= 0 ? terminal : STDOUT_FILENO)
         func exit(_ code: Int32) -> Int32 {
             let code = CommandLineTool.finished(code, output: output)
             channel.say(.exiting(code: code))
