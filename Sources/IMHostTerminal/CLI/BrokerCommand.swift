@@ -31,7 +31,9 @@ enum BrokerCommand {
             imhost broker remove-user DIR ID   removes one (a running broker reloads)
             imhost broker run DIR              runs the broker in the foreground (logging to
                                                DIR/mosquitto.log) and says its URL once it
-                                               accepts connections; Ctrl-C stops it
+                                               accepts connections; Ctrl-C, SIGTERM or
+                                               SIGHUP stops it, and it never outlives
+                                               this command (not even kill -9)
 
               --users IDS          the users, comma-separated: 1 to 64 of A-Z a-z 0-9 . _ -
               --socket PATH        listen on this unix socket (at most 107 bytes)
@@ -156,17 +158,21 @@ enum BrokerCommand {
         return CommandLineTool.ExitCode.ok
     }
 
-    /// Runs the broker in the foreground until it ends or the user interrupts.
+    /// Runs the broker in the foreground until it ends or a signal ends this command. SIGINT,
+    /// SIGTERM, SIGQUIT and SIGHUP (the terminal closed) stop the broker first, noted from
+    /// before it starts; whatever else ends this process (`kill -9`) stops it too, by the
+    /// parent-death signal ``BrokerProcess`` asks for.
     private static func run(_ folder: BrokerFolder, _ output: Output) -> Int32 {
-        Interruption.install()
+        Interruption.install(also: [SIGHUP])
         if let running = folder.runningPID() {
             output.diagnostic("imhost broker run: a broker already runs for \(TerminalText.safe(folder.path)) (mosquitto, process \(running)); stop it first (kill \(running)), or use it as it is")
             return CommandLineTool.ExitCode.failure
         }
         let broker: BrokerProcess
         do throws(BrokerProcess.Failure) {
-            broker = try BrokerProcess(folder: folder)
+            broker = try BrokerProcess(folder: folder, stopping: { Interruption.signal != nil })
         } catch {
+            if Interruption.signal != nil { return CommandLineTool.ExitCode.ok }
             output.diagnostic("imhost broker run: \(TerminalText.safe(error.description))")
             return CommandLineTool.ExitCode.failure
         }
