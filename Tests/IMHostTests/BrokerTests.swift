@@ -180,6 +180,39 @@ struct BrokerTests {
         #expect(second.finish().status == 0)
     }
 
+    @Test("init prints host.json's user and transport members for each user, add-user for its user: pasted as printed, each connects")
+    func printedMembers() throws {
+        let workspace = try Workspace()
+        let folder = workspace.root + "/broker"
+        let made = try imhost(["broker", "init", folder, "--users", "alice,bob,carol"])
+        #expect(made.status == 0, "\(made.stderr)")
+        let added = try imhost(["broker", "add-user", folder, "dave"])
+        #expect(added.status == 0, "\(added.stderr)")
+        /// The two lines printed for `user`, once.
+        func members(_ user: String, in printed: String) -> String? {
+            let lines = printed.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            let starts = lines.indices.filter { lines[$0] == #"  "user": "\#(user)","# }
+            guard starts.count == 1, starts[0] + 1 < lines.count else { return nil }
+            let transport = lines[starts[0] + 1]
+            guard transport == #"  "transport": { "url": "unix:\#(folder)/mosquitto.sock", "passwordFile": "\#(folder)/passwords/\#(user)" }"#,
+                  printed.components(separatedBy: transport).count == 2 else { return nil }
+            return lines[starts[0]] + "\n" + transport
+        }
+        let printed = ["alice", "bob", "carol"].map { ($0, members($0, in: made.stdout)) } + [("dave", members("dave", in: added.stdout))]
+        for (user, lines) in printed { #expect(lines != nil, "\(user)'s members, once: \(made.stdout)\(added.stdout)") }
+
+        let broker = try RunningProcess(BuildProducts.imhost, ["broker", "run", folder], in: workspace.root)
+        try #require(broker.waitFor("accepting connections"), "\(broker.stdout)\(broker.stderr)")
+        for (user, lines) in printed {
+            let host = try Workspace()
+            try host.writeConfig("{\n" + (lines ?? "") + "\n}\n")
+            let synced = try imhost(["sync", "--timeout", "5"], in: host)
+            #expect(synced.status == 0 && synced.stdout.hasPrefix("received 0,"), "\(user): \(synced.stdout)\(synced.stderr)")
+        }
+        broker.signal(SIGINT)
+        #expect(broker.finish().status == 0)
+    }
+
     @Test("--port listens on loopback only")
     func loopbackPort() throws {
         let workspace = try Workspace()

@@ -25,7 +25,8 @@ enum BrokerCommand {
                 host.json's "transport": { "url": ..., "passwordFile": ... }. It listens on a
                 unix socket, DIR/mosquitto.sock, unless --socket PATH or --port N (loopback
                 only) says otherwise. An existing DIR is written again only with --force.
-            imhost broker add-user DIR ID      adds a user (a running broker reloads); with
+            imhost broker add-user DIR ID      adds a user and prints its host.json members
+                                               (a running broker reloads); with
                                                --bridge, a user another broker's bridge logs in as
                                                (it reads and writes all of imhost/)
             imhost broker remove-user DIR ID   removes one (a running broker reloads)
@@ -71,8 +72,12 @@ enum BrokerCommand {
                 switch verb {
                 case "init": return try initialize(folder, arguments, output, usage: usage)
                 case "add-user":
-                    let told = try folder.addUser(positionals[2], bridge: arguments.flags.contains("--bridge"))
-                    output.out(TerminalText.safe("added \(positionals[2]): its password is in \(folder.passwordFile(of: positionals[2]))\(told ? "; the running broker reloaded" : "")") + "\n")
+                    let user = positionals[2], bridge = arguments.flags.contains("--bridge")
+                    let told = try folder.addUser(user, bridge: bridge)
+                    var text = "added \(user): its password is in \(folder.passwordFile(of: user))\(told ? "; the running broker reloaded" : "")\n"
+                    // A bridge user is another broker's, not a host's: it has no host.json.
+                    if !bridge { text += "In \(user)'s host.json:\n" + hostMembers(user, url: try folder.url(), passwordFile: folder.passwordFile(of: user)) }
+                    output.out(TerminalText.safe(text, newlines: true))
                 case "remove-user":
                     let told = try folder.removeUser(positionals[2])
                     output.out(TerminalText.safe("removed \(positionals[2])\(told ? "; the running broker reloaded (a connection open now stays until it ends)" : "")") + "\n")
@@ -141,21 +146,30 @@ enum BrokerCommand {
             Wrote a broker for \(users.joined(separator: ", ")) (and operator) in \(made.path).
             Run it:  imhost broker run \(made.path)
             Then, in each user's host.json:
-              "user": "\(users[0])",
-              "transport": { "url": "\(url)", "passwordFile": "\(made.passwordFile(of: users[0]))" }
 
             """
+        text += users.map { hostMembers($0, url: url, passwordFile: made.passwordFile(of: $0)) }.joined(separator: "\n")
         if let tls {
             let name = tls.host == "0.0.0.0" || tls.host == "::" ? "BROKER-NAME" : tls.host
             text += """
+
                 or, from another machine (BROKER-NAME: a name in the broker's certificate; the CA
                 that signed it in caFile; the password file copied there, mode 0600):
-                  "transport": { "url": "mqtts://\(name):\(tls.port)", "caFile": "ca.pem", "passwordFile": "passwords/\(users[0])" }
 
                 """
+            text += users.map { #"  "transport": { "url": "mqtts://\#(name):\#(tls.port)", "caFile": "ca.pem", "passwordFile": "passwords/\#($0)" }"# + "\n" }.joined()
         }
         output.out(TerminalText.safe(text, newlines: true))
         return CommandLineTool.ExitCode.ok
+    }
+
+    /// What `user`'s host.json needs to reach this broker: its "user" and "transport" members.
+    private static func hostMembers(_ user: String, url: String, passwordFile: String) -> String {
+        """
+          "user": "\(user)",
+          "transport": { "url": "\(url)", "passwordFile": "\(passwordFile)" }
+
+        """
     }
 
     /// Runs the broker in the foreground until it ends or a signal ends this command. SIGINT,
