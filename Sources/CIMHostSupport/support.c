@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <stdio.h>
 #include <errno.h>
 #include <execinfo.h>
 #include <stdlib.h>
@@ -78,6 +79,18 @@ int imhost_move_high(int fd, int preferred) {
 int imhost_die_with_parent(pid_t parent) {
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return -1;
     return getppid() == parent ? 0 : -1;
+}
+
+/* Glibc hands constructors main's argc and argv. */
+__attribute__((constructor)) static void bound_exec(int argc, char **argv) {
+    if (argc < 4 || strcmp(argv[1], IMHOST_BOUND_EXEC) != 0) return;
+    char *end = 0;
+    long parent = strtol(argv[2], &end, 10);
+    if (*argv[2] == 0 || *end != 0 || parent <= 1) _exit(127);
+    if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != (pid_t)parent) _exit(127);
+    execv(argv[3], argv + 3);
+    dprintf(2, "cannot run %s: %s\n", argv[3], strerror(errno));
+    _exit(127);
 }
 
 #define MAX_IMAGES 1024

@@ -146,6 +146,73 @@ struct BrokerTests {
         #expect(!FileManager.default.fileExists(atPath: workspace.root + "/b sp"))
     }
 
+    @Test("every signal that ends broker run stops mosquitto, sent as soon as mosquitto is there; the next broker run on the folder serves",
+          arguments: [SIGHUP, SIGTERM, SIGINT, SIGKILL])
+    func brokerStopsWithItsCommand(_ signal: Int32) throws {
+        let workspace = try Workspace()
+        let folder = workspace.root + "/broker"
+        #expect(try imhost(["broker", "init", folder, "--users", "alice"]).status == 0)
+        let first = try RunningProcess(BuildProducts.imhost, ["broker", "run", folder], in: workspace.root)
+        // At once when mosquitto has written its pid file, most often before it accepts connections.
+        var started: Int32?
+        try #require(waitUntil { started = BrokerFolder(path: folder).runningPID(); return started != nil }, "\(first.finish())")
+        let mosquitto = try #require(started)
+        first.signal(signal)
+        // Bounded, so a broker run that goes on after the signal fails here instead of hanging.
+        if !waitUntil(timeout: 10, { kill(first.pid, 0) != 0 || processState(first.pid) == "Z" }) {
+            Issue.record("broker run went on after signal \(signal)")
+            first.signal(SIGKILL)
+        }
+        let ended = first.finish()
+        #expect(ended.status == (signal == SIGKILL ? 128 + SIGKILL : 0), "\(ended)")
+        // Gone: no such process, or a zombie waiting for whoever adopted it to reap it.
+        let gone = waitUntil(timeout: 10) { kill(mosquitto, 0) != 0 || processState(mosquitto) == "Z" }
+        #expect(gone, "mosquitto \(mosquitto) outlived broker run")
+        if !gone { kill(mosquitto, SIGKILL) }
+
+        let second = try RunningProcess(BuildProducts.imhost, ["broker", "run", folder], in: workspace.root)
+        #expect(second.waitFor("accepting connections"), "\(second.stdout)\(second.stderr)")
+        let password = try String(contentsOfFile: folder + "/passwords/alice", encoding: .utf8).trimmingCharacters(in: .newlines)
+        let published = try run(BrokerFolder.tool("mosquitto_pub"), ["--unix", folder + "/mosquitto.sock", "-u", "alice", "-P", password,
+                                                                     "-t", "imhost/u/alice/from/alice", "-m", "hello", "-q", "1", "-V", "mqttv5"])
+        #expect(published.status == 0, "\(published.stderr)")
+        second.signal(SIGINT)
+        #expect(second.finish().status == 0)
+    }
+
+    @Test("init prints host.json's user and transport members for each user, add-user for its user: pasted as printed, each connects")
+    func printedMembers() throws {
+        let workspace = try Workspace()
+        let folder = workspace.root + "/broker"
+        let made = try imhost(["broker", "init", folder, "--users", "alice,bob,carol"])
+        #expect(made.status == 0, "\(made.stderr)")
+        let added = try imhost(["broker", "add-user", folder, "dave"])
+        #expect(added.status == 0, "\(added.stderr)")
+        /// The two lines printed for `user`, once.
+        func members(_ user: String, in printed: String) -> String? {
+            let lines = printed.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            let starts = lines.indices.filter { lines[$0] == #"  "user": "\#(user)","# }
+            guard starts.count == 1, starts[0] + 1 < lines.count else { return nil }
+            let transport = lines[starts[0] + 1]
+            guard transport == #"  "transport": { "url": "unix:\#(folder)/mosquitto.sock", "passwordFile": "\#(folder)/passwords/\#(user)" }"#,
+                  printed.components(separatedBy: transport).count == 2 else { return nil }
+            return lines[starts[0]] + "\n" + transport
+        }
+        let printed = ["alice", "bob", "carol"].map { ($0, members($0, in: made.stdout)) } + [("dave", members("dave", in: added.stdout))]
+        for (user, lines) in printed { #expect(lines != nil, "\(user)'s members, once: \(made.stdout)\(added.stdout)") }
+
+        let broker = try RunningProcess(BuildProducts.imhost, ["broker", "run", folder], in: workspace.root)
+        try #require(broker.waitFor("accepting connections"), "\(broker.stdout)\(broker.stderr)")
+        for (user, lines) in printed {
+            let host = try Workspace()
+            try host.writeConfig("{\n" + (lines ?? "") + "\n}\n")
+            let synced = try imhost(["sync", "--timeout", "5"], in: host)
+            #expect(synced.status == 0 && synced.stdout.hasPrefix("received 0,"), "\(user): \(synced.stdout)\(synced.stderr)")
+        }
+        broker.signal(SIGINT)
+        #expect(broker.finish().status == 0)
+    }
+
     @Test("--port listens on loopback only")
     func loopbackPort() throws {
         let workspace = try Workspace()

@@ -84,6 +84,41 @@ struct KitTests {
             """))
     }
 
+    @Test("a line written outside the checkout by imhost through a link (as on PATH) names IMKit by an absolute path that exists; its README says how to put imhost on PATH")
+    func imkitFromAnywhere() throws {
+        let workspace = try Workspace()
+        try FileManager.default.createDirectory(atPath: workspace.root + "/bin", withIntermediateDirectories: false)
+        try FileManager.default.createSymbolicLink(atPath: workspace.root + "/bin/imhost", withDestinationPath: BuildProducts.imhost)
+        let folder = workspace.root + "/somewhere/rent"
+        let made = try run(workspace.root + "/bin/imhost", ["new-line", "rent", "--path", folder], currentDirectory: workspace.root)
+        #expect(made.status == 0, "\(made.stderr)")
+        let package = try String(contentsOfFile: folder + "/Package.swift", encoding: .utf8)
+        let named = try #require(package.components(separatedBy: #".package(path: ""#).dropFirst().first?.components(separatedBy: "\"").first, "\(package)")
+        let imkit = URL(fileURLWithPath: BuildProducts.repository + "/Sources/IMKit").resolvingSymlinksInPath().path
+        #expect(named == imkit, "the checkout's IMKit, found from the executable the link leads to")
+        #expect(named.hasPrefix("/") && FileManager.default.fileExists(atPath: named + "/Package.swift"))
+
+        let readme = try String(contentsOfFile: folder + "/README.md", encoding: .utf8)
+        let executable = URL(fileURLWithPath: BuildProducts.imhost).resolvingSymlinksInPath().path
+        let binFolder = URL(fileURLWithPath: executable).deletingLastPathComponent().path
+        #expect(readme.contains(#"export PATH="\#(binFolder):$PATH""#) && readme.contains(#"ln -sf "\#(executable)" ~/.local/bin/imhost"#), "\(readme)")
+        #expect(FileManager.default.isExecutableFile(atPath: binFolder + "/imhost"), "the folder put on PATH holds imhost")
+
+        // A checkout moved after it was built: the IMKit where the executable lies now, not
+        // where it was compiled.
+        let moved = workspace.root + "/moved"
+        try FileManager.default.createDirectory(atPath: moved + "/.build/debug", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: moved + "/Sources", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: moved + "/Sources/IMKit", withDestinationPath: imkit)
+        for file in ["imhost", "libIMKit.so"] {
+            try FileManager.default.copyItem(atPath: BuildProducts.folder + "/" + file, toPath: moved + "/.build/debug/" + file)
+        }
+        let fromMoved = try run(moved + "/.build/debug/imhost", ["new-line", "lease", "--path", workspace.root + "/somewhere/lease"], currentDirectory: workspace.root)
+        #expect(fromMoved.status == 0, "\(fromMoved.stderr)")
+        let movedPackage = try String(contentsOfFile: workspace.root + "/somewhere/lease/Package.swift", encoding: .utf8)
+        #expect(movedPackage.contains(#".package(path: "\#(moved)/Sources/IMKit")"#), "\(movedPackage)")
+    }
+
     @Test("new-line refuses a name that is not a line id, and a folder that is not empty")
     func refusals() throws {
         let workspace = try Workspace()

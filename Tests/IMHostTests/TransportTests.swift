@@ -320,7 +320,7 @@ struct TransportTests {
         try down.writeConfig(try String(contentsOfFile: down.configPath, encoding: .utf8).replacingOccurrences(of: broker.socket, with: root.root + "/nobody.sock"))
         let unreachable = try broker.sync(down, timeout: 2)
         #expect(unreachable.status == 1 && unreachable.stderr.contains("imhost sync: could not connect:"), "\(unreachable.stderr)")
-        #expect(unreachable.stdout == "not connected; nothing is queued\n", "no counts of a sync that did not happen: \(unreachable.stdout)")
+        #expect(unreachable.stdout.isEmpty, "no counts of a sync that did not happen: \(unreachable.stdout)")
 
         // An ACL without the inbox rule: the host notices its own probe never comes back.
         let acl = try String(contentsOfFile: broker.folder + "/acl", encoding: .utf8)
@@ -328,6 +328,35 @@ struct TransportTests {
         try broker.killAndRestart()
         let hidden = try broker.sync(try broker.workspace(for: "alice"), timeout: 4)
         #expect(hidden.stderr.contains("check the broker's ACL"), "\(hidden.stderr)")
+    }
+
+    @Test("a sync that cannot connect says so once, in one line with what to do, and ends at once: a broker that is down, another user's password file")
+    func syncFailsOnce() throws {
+        let root = try Workspace()
+        let broker = try TestBroker(in: root.root, users: ["alice", "bob"])
+        // A generous timeout: a sync that waited it out, or said the error while retrying and
+        // again at the end, would show a second line.
+        let stolen = try broker.workspace(for: "alice")
+        try stolen.writeConfig(try String(contentsOfFile: stolen.configPath, encoding: .utf8).replacingOccurrences(of: broker.passwordFile("alice"), with: broker.passwordFile("bob")))
+        let refused = try broker.sync(stolen, timeout: 60)
+        #expect(refused.status == 1 && refused.stdout.isEmpty, "\(refused)")
+        #expect(refused.stderr == "imhost sync: could not connect: the broker at unix:\(broker.socket) refused alice: Not authorized; check transport.passwordFile (\(broker.passwordFile("bob"))) against the broker (imhost broker add-user DIR alice makes a user and its password file)\n",
+                "\(refused.stderr)")
+
+        let down = try broker.workspace(for: "alice")
+        try down.writeConfig(try String(contentsOfFile: down.configPath, encoding: .utf8).replacingOccurrences(of: broker.socket, with: root.root + "/nobody.sock"))
+        _ = try transcript(down, with: "bob", ["sent while the broker is down"])
+        let unreachable = try broker.sync(down, timeout: 60)
+        #expect(unreachable.status == 1 && unreachable.stdout.isEmpty, "\(unreachable)")
+        #expect(unreachable.stderr == "imhost sync: could not connect: cannot reach the broker at unix:\(root.root)/nobody.sock (No such file or directory); is it running? (imhost broker run DIR); 1 of your messages waits for the next sync or chat\n",
+                "\(unreachable.stderr)")
+
+        // For a script: whether trying again later may work as it is (the broker down) or needs a fix.
+        for (workspace, transient) in [(stolen, false), (down, true)] {
+            let report = try broker.syncCounters(workspace, timeout: 60).report
+            let failure = report["failure"] as? [String: Any]
+            #expect(report["connected"] as? Bool == false && failure?["transient"] as? Bool == transient, "\(report)")
+        }
     }
 
     @Test("a message from the network that crashes a line quarantines itself; only messages from two senders take the key")

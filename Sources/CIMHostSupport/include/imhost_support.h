@@ -62,6 +62,18 @@ int imhost_move_high(int fd, int preferred);
    process's parent, -1 when it is already gone (the caller should exit). */
 int imhost_die_with_parent(pid_t parent);
 
+/* The argument that makes a process an exec wrapper bound to its parent. A process started as
+   `EXE IMHOST_BOUND_EXEC PARENT PROGRAM ARGS...`, where EXE is any executable linking this
+   library (imhost, its tests, its benchmarks: a parent names itself as /proc/self/exe), asks the
+   kernel for SIGTERM when PARENT dies (PR_SET_PDEATHSIG, which survives execve), checks that
+   PARENT is still its parent, as it may have died before the request, and becomes PROGRAM
+   ARGS... with execve. It runs before main, so no Swift code runs in it: a child the host cannot
+   change (mosquitto) never outlives the process that started it, even one killed outright. If
+   PARENT is gone it exits 127; if PROGRAM cannot run it says why on standard error and exits 127.
+   The kernel ties the signal to the thread that started the child: start one from a thread
+   that lives as long as the child should. */
+#define IMHOST_BOUND_EXEC "--imhost-exec-bound-to-parent"
+
 /* A descriptor that becomes readable when process `pid` (a child) ends, so its end can be
    waited for with poll alongside its pipes; -1 where the kernel has no pidfd_open (before 5.3). */
 int imhost_pidfd_open(pid_t pid);

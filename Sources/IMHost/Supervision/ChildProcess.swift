@@ -63,9 +63,13 @@ final class ChildProcess {
     /// child that closed its pipes and is ending is noticed at once, not at the next timeout.
     private(set) var ending: Int32 = -1
 
-    /// Starts `executable` with `arguments` (without the program name).
+    /// Starts `executable` with `arguments` (without the program name). `boundToParent`: the
+    /// child gets SIGTERM when this process dies, however it dies (even `kill -9`), for a
+    /// program that cannot ask for that itself (mosquitto). The kernel ties it to the calling
+    /// thread: start such a child from a thread that lives as long as the child should.
     init(executable: String, arguments: [String], stdin: Stream, stdout: Stream, stderr: Stream,
-         control wantsControl: Bool = false, handing: [Int32] = [], environment extra: [String: String] = [:]) throws(FileSystem.Failure) {
+         control wantsControl: Bool = false, handing: [Int32] = [], environment extra: [String: String] = [:],
+         boundToParent: Bool = false) throws(FileSystem.Failure) {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -132,14 +136,19 @@ final class ChildProcess {
 
         var environment = ChildProcess.environment(adding: extra)
         if environment["SWIFT_BACKTRACE"] == nil { environment["SWIFT_BACKTRACE"] = "enable=no" }
-        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+        // Bound, the child is this executable first (/proc/self/exe names it, even if its file
+        // was replaced since), whose C support asks for the parent-death signal and then runs
+        // `executable` in the same process (see IMHOST_BOUND_EXEC).
+        let program = boundToParent ? "/proc/self/exe" : executable
+        let words = (boundToParent ? [program, IMHOST_BOUND_EXEC, "\(getpid())"] : []) + [executable] + arguments
+        let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
         let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
             argv.forEach { free($0) }
             envp.forEach { free($0) }
         }
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+        let result = posix_spawn(&pid, program, &actions, &attributes, argv, envp)
         guard result == 0 else {
             parentEnds.forEach { close($0) }
             throw FileSystem.Failure(call: "posix_spawn \(executable)", code: result)

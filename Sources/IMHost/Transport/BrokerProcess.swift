@@ -17,8 +17,11 @@ public final class BrokerProcess {
     }
 
     /// Starts `mosquitto -c DIR/mosquitto.conf` and waits up to `seconds` until it accepts
-    /// connections on its listener.
-    public init(folder: BrokerFolder, seconds: Double = 10) throws(Failure) {
+    /// connections on its listener; when `stopping` says so meanwhile (a signal came), stops it
+    /// and throws. The broker never outlives this process: it gets SIGTERM (and saves its
+    /// persistence) when this process dies, however it dies. Start it from the thread that
+    /// lives as long as it should (the main thread): the kernel ties that signal to the thread.
+    public init(folder: BrokerFolder, seconds: Double = 10, stopping: () -> Bool = { false }) throws(Failure) {
         self.folder = folder
         do throws(BrokerFolder.Failure) {
             listener = try folder.listener()
@@ -35,7 +38,8 @@ public final class BrokerProcess {
             if lstat(socket, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK { unlink(socket) }
         }
         do throws(FileSystem.Failure) {
-            child = try ChildProcess(executable: program, arguments: ["-c", folder.configPath], stdin: .null, stdout: .null, stderr: .pipe)
+            child = try ChildProcess(executable: program, arguments: ["-c", folder.configPath], stdin: .null, stdout: .null, stderr: .pipe,
+                                     boundToParent: true)
         } catch {
             throw Failure(description: "cannot start \(program): \(error.call): \(error)")
         }
@@ -43,6 +47,10 @@ public final class BrokerProcess {
         while !Self.accepts(listener) {
             if let ended = child.poll() {
                 throw Failure(description: "mosquitto ended (\(ended)) before it accepted connections: \(lastWords()); see \(folder.logPath)")
+            }
+            guard !stopping() else {
+                stop()
+                throw Failure(description: "stopped before it accepted connections")
             }
             guard Clock.monotonic() < deadline else {
                 child.signal(SIGKILL)

@@ -70,6 +70,15 @@ public final class Courier {
         case online
     }
 
+    /// Why an attempt to connect failed.
+    public struct AttemptFailure: Equatable, Sendable, Codable {
+        /// What failed and what to do, in one line.
+        public var reason: String
+        /// Whether the same attempt may succeed later as it is (the broker was down or out of
+        /// reach), rather than only once someone changes something (a refused password).
+        public var transient: Bool
+    }
+
     /// At most this many messages per peer wait for a receipt.
     public static let window = 64
     /// The longest wait between resends of an undelivered message, and between reconnects.
@@ -93,6 +102,12 @@ public final class Courier {
     public private(set) var status = Status.offline("not connected yet")
     /// Whether the user wants to be online (`/online`, `/offline`).
     public private(set) var wantsOnline = true
+    /// Whether a failed attempt to connect is said and tried again later (a chat), or ends
+    /// the connection unsaid, left in ``failedAttempt`` for a caller that tries once
+    /// (`imhost sync`) to say once.
+    public var retries = true
+    /// The last attempt to connect that failed, until one succeeds.
+    public private(set) var failedAttempt: AttemptFailure?
     private var reconnectAt: Int64 = 0
     private var reconnectDelay: Int64 = 1000
     /// What was said of the last outage, so a reconnect loop says it once.
@@ -238,7 +253,8 @@ public final class Courier {
         do throws(FileSystem.Failure) {
             password = try settings.password()
         } catch {
-            outage("cannot read the password in \(settings.passwordFile) (\(error)); fix transport.passwordFile in host.json", now: now, delay: Self.reconnectCap)
+            attemptFailed(.init(reason: "cannot read the password in \(settings.passwordFile) (\(error)); fix transport.passwordFile in host.json", transient: false),
+                          now: now, delay: Self.reconnectCap)
             return
         }
         do throws(MQTTClient.Failure) {
@@ -253,16 +269,25 @@ public final class Courier {
             status = .connecting
             made.connect()
         } catch {
-            outage("cannot make a connection: \(error)", now: now, delay: Self.reconnectCap)
+            attemptFailed(.init(reason: "cannot make a connection: \(error)", transient: false), now: now, delay: Self.reconnectCap)
         }
     }
 
-    /// The connection failed or was lost: said once for the outage, and tried again later.
-    private func outage(_ why: String, now: Int64, delay: Int64? = nil) {
+    /// An attempt to connect failed: kept for the caller, and an outage (said, and tried again
+    /// later; "retrying" when that may work as it is) unless this connection does not retry.
+    private func attemptFailed(_ failure: AttemptFailure, now: Int64, delay: Int64? = nil) {
+        failedAttempt = failure
+        if !retries { wantsOnline = false }
+        outage(retries && failure.transient ? failure.reason + "; retrying" : failure.reason, now: now, delay: delay, aloud: retries)
+    }
+
+    /// The connection failed or was lost: said once for the outage (when `aloud`), and tried
+    /// again later.
+    private func outage(_ why: String, now: Int64, delay: Int64? = nil, aloud: Bool = true) {
         client = nil
         lostConnection()
         status = .offline(why)
-        if saidOutage != why {
+        if aloud, saidOutage != why {
             saidOutage = why
             say(why)
         }
@@ -288,6 +313,7 @@ public final class Courier {
         switch event {
         case .connected:
             status = .online
+            failedAttempt = nil
             reconnectDelay = 1000
             if saidOutage != nil { say("connected again to \(settings.address) as \(user)") } else { say("connected to \(settings.address) as \(user)") }
             saidOutage = nil
@@ -331,13 +357,14 @@ public final class Courier {
             default: "check the broker's log"
             }
             client = nil
-            outage("the broker at \(settings.address) refused \(user): \(reason); \(fix)", now: now, delay: Self.reconnectCap)
+            attemptFailed(.init(reason: "the broker at \(settings.address) refused \(user): \(reason); \(fix)", transient: false), now: now, delay: Self.reconnectCap)
         case .unreachable(let why):
             client = nil
             if why.hasPrefix("the TLS handshake") || why.hasPrefix("the broker's certificate") {
-                outage("cannot connect to the broker at \(settings.address): \(why); retrying", now: now)
+                // A certificate or handshake that fails now fails again until someone fixes it.
+                attemptFailed(.init(reason: "cannot connect to the broker at \(settings.address): \(why)", transient: false), now: now)
             } else {
-                outage("cannot reach the broker at \(settings.address) (\(why)); is it running? (imhost broker run DIR); retrying", now: now)
+                attemptFailed(.init(reason: "cannot reach the broker at \(settings.address) (\(why)); is it running? (imhost broker run DIR)", transient: true), now: now)
             }
         case .disconnected(let code, let reason):
             client = nil

@@ -25,13 +25,16 @@ enum BrokerCommand {
                 host.json's "transport": { "url": ..., "passwordFile": ... }. It listens on a
                 unix socket, DIR/mosquitto.sock, unless --socket PATH or --port N (loopback
                 only) says otherwise. An existing DIR is written again only with --force.
-            imhost broker add-user DIR ID      adds a user (a running broker reloads); with
+            imhost broker add-user DIR ID      adds a user and prints its host.json members
+                                               (a running broker reloads); with
                                                --bridge, a user another broker's bridge logs in as
                                                (it reads and writes all of imhost/)
             imhost broker remove-user DIR ID   removes one (a running broker reloads)
             imhost broker run DIR              runs the broker in the foreground (logging to
                                                DIR/mosquitto.log) and says its URL once it
-                                               accepts connections; Ctrl-C stops it
+                                               accepts connections; Ctrl-C, SIGTERM or
+                                               SIGHUP stops it, and it never outlives
+                                               this command (not even kill -9)
 
               --users IDS          the users, comma-separated: 1 to 64 of A-Z a-z 0-9 . _ -
               --socket PATH        listen on this unix socket (at most 107 bytes)
@@ -69,8 +72,12 @@ enum BrokerCommand {
                 switch verb {
                 case "init": return try initialize(folder, arguments, output, usage: usage)
                 case "add-user":
-                    let told = try folder.addUser(positionals[2], bridge: arguments.flags.contains("--bridge"))
-                    output.out(TerminalText.safe("added \(positionals[2]): its password is in \(folder.passwordFile(of: positionals[2]))\(told ? "; the running broker reloaded" : "")") + "\n")
+                    let user = positionals[2], bridge = arguments.flags.contains("--bridge")
+                    let told = try folder.addUser(user, bridge: bridge)
+                    var text = "added \(user): its password is in \(folder.passwordFile(of: user))\(told ? "; the running broker reloaded" : "")\n"
+                    // A bridge user is another broker's, not a host's: it has no host.json.
+                    if !bridge { text += "In \(user)'s host.json:\n" + hostMembers(user, url: try folder.url(), passwordFile: folder.passwordFile(of: user)) }
+                    output.out(TerminalText.safe(text, newlines: true))
                 case "remove-user":
                     let told = try folder.removeUser(positionals[2])
                     output.out(TerminalText.safe("removed \(positionals[2])\(told ? "; the running broker reloaded (a connection open now stays until it ends)" : "")") + "\n")
@@ -139,34 +146,47 @@ enum BrokerCommand {
             Wrote a broker for \(users.joined(separator: ", ")) (and operator) in \(made.path).
             Run it:  imhost broker run \(made.path)
             Then, in each user's host.json:
-              "user": "\(users[0])",
-              "transport": { "url": "\(url)", "passwordFile": "\(made.passwordFile(of: users[0]))" }
 
             """
+        text += users.map { hostMembers($0, url: url, passwordFile: made.passwordFile(of: $0)) }.joined(separator: "\n")
         if let tls {
             let name = tls.host == "0.0.0.0" || tls.host == "::" ? "BROKER-NAME" : tls.host
             text += """
+
                 or, from another machine (BROKER-NAME: a name in the broker's certificate; the CA
                 that signed it in caFile; the password file copied there, mode 0600):
-                  "transport": { "url": "mqtts://\(name):\(tls.port)", "caFile": "ca.pem", "passwordFile": "passwords/\(users[0])" }
 
                 """
+            text += users.map { #"  "transport": { "url": "mqtts://\#(name):\#(tls.port)", "caFile": "ca.pem", "passwordFile": "passwords/\#($0)" }"# + "\n" }.joined()
         }
         output.out(TerminalText.safe(text, newlines: true))
         return CommandLineTool.ExitCode.ok
     }
 
-    /// Runs the broker in the foreground until it ends or the user interrupts.
+    /// What `user`'s host.json needs to reach this broker: its "user" and "transport" members.
+    private static func hostMembers(_ user: String, url: String, passwordFile: String) -> String {
+        """
+          "user": "\(user)",
+          "transport": { "url": "\(url)", "passwordFile": "\(passwordFile)" }
+
+        """
+    }
+
+    /// Runs the broker in the foreground until it ends or a signal ends this command. SIGINT,
+    /// SIGTERM, SIGQUIT and SIGHUP (the terminal closed) stop the broker first, noted from
+    /// before it starts; whatever else ends this process (`kill -9`) stops it too, by the
+    /// parent-death signal ``BrokerProcess`` asks for.
     private static func run(_ folder: BrokerFolder, _ output: Output) -> Int32 {
-        Interruption.install()
+        Interruption.install(also: [SIGHUP])
         if let running = folder.runningPID() {
             output.diagnostic("imhost broker run: a broker already runs for \(TerminalText.safe(folder.path)) (mosquitto, process \(running)); stop it first (kill \(running)), or use it as it is")
             return CommandLineTool.ExitCode.failure
         }
         let broker: BrokerProcess
         do throws(BrokerProcess.Failure) {
-            broker = try BrokerProcess(folder: folder)
+            broker = try BrokerProcess(folder: folder, stopping: { Interruption.signal != nil })
         } catch {
+            if Interruption.signal != nil { return CommandLineTool.ExitCode.ok }
             output.diagnostic("imhost broker run: \(TerminalText.safe(error.description))")
             return CommandLineTool.ExitCode.failure
         }

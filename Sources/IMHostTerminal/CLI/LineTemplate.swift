@@ -203,7 +203,19 @@ struct LineTemplate {
 
         Build with the Swift compiler `imhost --version` names (a plugin built by another one is
         refused). This folder has a `host.json` of its own that enables the line and routes to
-        it, with its plugin folder `Plugins/`, so it can be tried right here:
+        it, with its plugin folder `Plugins/`, so it can be tried right here.
+
+        The commands below call `imhost`. This package was made by
+        `\(CommandLineTool.executablePath)`. To put it on your PATH for this shell:
+
+            export PATH="\(FileSystem.directory(of: CommandLineTool.executablePath)):$PATH"
+
+        or for good, as a link in `~/.local/bin` (Debian and Ubuntu put that folder on PATH at
+        login once it exists; elsewhere add it to PATH in your shell's profile):
+
+            mkdir -p ~/.local/bin && ln -sf "\(CommandLineTool.executablePath)" ~/.local/bin/imhost
+
+        Then build, install and try the line:
 
             swift build
             mkdir -p Plugins && install -m 0644 .build/debug/lib\(type).so Plugins/\(id).so

@@ -46,8 +46,16 @@ enum NewLineCommand {
         flags: [], options: ["--path", "--imkit", "--root-cate-id", "--example"],
         run: run)
 
-    /// The checkout this imhost was built from, from where this file was compiled.
+    /// The checkout this imhost was built in, as an absolute path, so a new line's Package.swift
+    /// names its IMKit wherever the line is written: the checkout the running executable lies in
+    /// (its build folder is `<checkout>/.build/<triple>/debug`; a link to it, as on PATH, is
+    /// resolved), so a checkout moved since is still found; else where this file was compiled.
     static let checkout: String = {
+        var folder = FileSystem.directory(of: CommandLineTool.executablePath)
+        while folder.hasPrefix("/"), folder != "/" {
+            if access(folder + "/Sources/IMKit/Package.swift", R_OK) == 0 { return folder }
+            folder = FileSystem.directory(of: folder)
+        }
         var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
         parts.removeLast(4)  // CLI/NewLineCommand.swift, IMHostTerminal, Sources
         return parts.joined(separator: "/")

@@ -21,12 +21,14 @@ enum SyncCommand {
             When another imhost (a chat) holds this user's connection, sync does not take it:
             it says which process does, and waits for that one to send what is queued.
 
-            Exit 0 when it connected (whatever was delivered), 1 when it could not (the reason
-            in one line), 2 for a bad host.json or usage.
+            Exit 0 when it connected (whatever was delivered); 1 at once when it could not:
+            it tries once, and says why and what to do in one line; 2 for a bad host.json or
+            usage.
 
               --timeout S   how long to wait for receipts, in seconds (default 10)
               --json        what happened as JSON: counters, refused envelopes by why,
-                            what is still queued
+                            what is still queued; when it could not connect, the failure
+                            and whether it is transient (trying later may work as it is)
               --user ID     the signed-in user (default: host.json "user")
             """,
         flags: ["--json"], options: ["--timeout", "--user"],
@@ -76,11 +78,12 @@ enum SyncCommand {
         })
 
     /// Runs the connection until it has received what waited and sent what was queued, and the
-    /// receipts came, or the time is up.
+    /// receipts came, or the time is up. An attempt to connect that fails ends it at once: sync
+    /// tries once, and says why once.
     private static func run(_ host: ChatHost, _ courier: Courier, seconds: Double, json: Bool, _ output: Output) -> Int32 {
         let deadline = Clock.monotonic() + UInt64(seconds * 1e9)
-        var lastOutage: String?
         var everConnected = false
+        courier.retries = false
         while Interruption.signal == nil, Clock.monotonic() < deadline {
             for event in host.serviceConnection() {
                 if case .notice(let line) = event {
@@ -88,11 +91,8 @@ enum SyncCommand {
                     if !json { output.diagnostic("imhost: " + line) }
                 }
             }
-            switch courier.status {
-            case .online: everConnected = true
-            case .offline(let why): lastOutage = why
-            case .connecting: break
-            }
+            if courier.failedAttempt != nil { break }
+            if courier.status == .online { everConnected = true }
             if courier.inboxConfirmed, courier.unanswered == 0,
                (try? host.store?.queuedCount()) == 0, (try? host.store?.dueReceipts(now: host.clock(), limit: 1).isEmpty) ?? true {
                 break
@@ -101,12 +101,23 @@ enum SyncCommand {
             courier.wait(milliseconds: Int32(max(0, min(Int64(wait), Int64((deadline &- Clock.monotonic()) / 1_000_000)))))
         }
         let outbox: (queued: Int, sent: Int) = (try? host.store?.outboxCounts()) ?? (0, 0)
-        report(courier.counters, outbox: outbox, unconfirmed: try? host.store?.unconfirmedReceipts(), connected: everConnected, json: json, output)
+        if json {
+            output.out(JSONOutput.encode(SyncReport(connected: everConnected, heldBy: nil, counters: courier.counters, failure: courier.failedAttempt,
+                                                    queued: outbox.queued, sent: outbox.sent,
+                                                    unconfirmedReceipts: try? host.store?.unconfirmedReceipts())))
+        }
         guard everConnected else {
-            let why = lastOutage.map { $0.hasSuffix("; retrying") ? String($0.dropLast("; retrying".count)) : $0 }
-            output.diagnostic("imhost sync: could not connect: \(why ?? "no answer from the broker within \(seconds) s")")
+            // One line: why, what to do, and what waits meanwhile (no counts of a sync that did
+            // not happen).
+            let why = courier.failedAttempt?.reason ?? "no answer from the broker within \(seconds) s"
+            let count = outbox.queued + outbox.sent
+            let waiting = count == 0 ? "" : "; \(count) of your messages wait\(count == 1 ? "s" : "") for the next sync or chat"
+            output.diagnostic("imhost sync: could not connect: \(why)\(waiting)")
             return CommandLineTool.ExitCode.failure
         }
+        if !json { output.out(report(courier.counters, outbox: outbox) + "\n") }
+        // Connected, lost the connection (said as it went), and could not make it again.
+        if let failure = courier.failedAttempt { output.diagnostic("imhost sync: could not connect again: \(failure.reason)") }
         return CommandLineTool.ExitCode.ok
     }
 
@@ -121,7 +132,7 @@ enum SyncCommand {
         }
         let outbox: (queued: Int, sent: Int) = (try? host.store?.outboxCounts()) ?? (0, 0)
         if json {
-            output.out(JSONOutput.encode(SyncReport(connected: false, heldBy: holder, counters: nil, queued: outbox.queued, sent: outbox.sent)))
+            output.out(JSONOutput.encode(SyncReport(connected: false, heldBy: holder, counters: nil, failure: nil, queued: outbox.queued, sent: outbox.sent)))
         } else {
             output.out(outboxText(outbox) + "; \(holder) holds the connection\n")
         }
@@ -138,6 +149,9 @@ enum SyncCommand {
         var connected: Bool
         var heldBy: String?
         var counters: Courier.Counters?
+        /// Why the attempt to connect failed, and whether trying again later may work as it is
+        /// (`transient`: the broker was down) or needs a fix first (a refused password).
+        var failure: Courier.AttemptFailure?
         /// The user's messages not yet taken by the broker.
         var queued: Int
         /// The user's messages the broker took, waiting for the receiver's receipt.
@@ -146,23 +160,13 @@ enum SyncCommand {
         var unconfirmedReceipts: Int?
     }
 
-    private static func report(_ counters: Courier.Counters, outbox: (queued: Int, sent: Int), unconfirmed: Int?, connected: Bool, json: Bool,
-                               _ output: Output) {
-        if json {
-            output.out(JSONOutput.encode(SyncReport(connected: connected, heldBy: nil, counters: counters, queued: outbox.queued, sent: outbox.sent,
-                                                    unconfirmedReceipts: unconfirmed)))
-            return
-        }
-        // Not connected: nothing crossed, and the counts would read as a sync that happened.
-        guard connected else {
-            output.out("not connected; " + outboxText(outbox) + "\n")
-            return
-        }
+    /// What a sync that connected did, in one line.
+    private static func report(_ counters: Courier.Counters, outbox: (queued: Int, sent: Int)) -> String {
         var line = "received \(counters.received), sent \(counters.published), delivered \(counters.delivered), read \(counters.read)"
         let refused = counters.refused.values.reduce(0, +) + counters.blocked + counters.overBudget
         line += ", refused \(refused), failed \(counters.failed)"
         if counters.duplicates > 0 { line += ", \(counters.duplicates) arrived again" }
         line += "; " + outboxText(outbox)
-        output.out(line + "\n")
+        return line
     }
 }

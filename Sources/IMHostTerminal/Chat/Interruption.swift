@@ -10,11 +10,11 @@ import Glibc
 enum Interruption {
     private static let received = Atomic<Int32>(0)
 
-    /// Notes SIGINT, SIGTERM and SIGQUIT from now on instead of dying of them.
-    static func install() {
+    /// Notes SIGINT, SIGTERM and SIGQUIT (and `also`) from now on instead of dying of them.
+    static func install(also extra: [Int32] = []) {
         var set = sigset_t()
         sigemptyset(&set)
-        for number in [SIGINT, SIGTERM, SIGQUIT] {
+        for number in [SIGINT, SIGTERM, SIGQUIT] + extra {
             Glibc.signal(number) { number in Interruption.received.store(number, ordering: .relaxed) }
             sigaddset(&set, number)
         }
