@@ -106,6 +106,7 @@ public final class ChatPage {
             var presented = presenter.present(entry.envelope, outgoing: entry.isOutgoing, width: bodyWidth, origin: origin)
             presented.state = entry.state
             presented.failure = entry.reason
+            presented.sentBefore = entry.sentBefore.map { $0 + 1 }
             return (entry.number, presented)
         }
     }
