@@ -13,6 +13,7 @@ let sections: [(name: String, run: () throws -> [Row])] = [
     ("bus", { InProcessBenchmarks.sessionBus() }),
     ("messages", { try InProcessBenchmarks.messages(folder: scratch + "/messages") }),
     ("store", { try StoreBenchmark.run(folder: scratch + "/store") }),
+    ("late", { try StoreBenchmark.lateArrivals(folder: scratch + "/late") }),
     ("import", { try StoreBenchmark.importing(folder: scratch + "/import") }),
     ("memory", { try InProcessBenchmarks.memory(folder: scratch + "/memory") }),
     ("crash", { try ContainmentBenchmark.run(folder: scratch + "/crash") }),

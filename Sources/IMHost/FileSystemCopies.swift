@@ -3,13 +3,33 @@ import Glibc
 #endif
 
 extension FileSystem {
-    /// A new folder only this user can use (mode 0700), under `$TMPDIR` or `/tmp`, named
-    /// `<prefix>XXXXXX`.
+    /// Where private scratch folders go: `$TMPDIR` when it is an absolute path, else `/tmp`.
+    package static var scratchParent: String {
+        getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
+    }
+
+    /// A new folder only this user can use (mode 0700), under ``scratchParent``, named
+    /// `<prefix><pid>-XXXXXX`: a process killed outright cannot remove its own, and the process
+    /// id in the name lets a later one remove it (``removeAbandonedScratch(prefix:in:)``).
     package static func makePrivateScratch(prefix: String) throws(Failure) -> String {
-        let base = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
-        var template = Array("\(base)/\(prefix)XXXXXX".utf8CString)
+        var template = Array("\(scratchParent)/\(prefix)\(getpid())-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw Failure(call: "mkdtemp", code: errno) }
         return String(cString: made)
+    }
+
+    /// Removes the folders `<prefix><pid>-…` in `parent` that this user owns and whose process
+    /// is gone (another user's, or a running process's, are left alone).
+    package static func removeAbandonedScratch(prefix: String, in parent: String = scratchParent) {
+        guard let names = try? entries(of: parent) else { return }
+        for name in names where name.hasPrefix(prefix) {
+            let rest = name.dropFirst(prefix.count)
+            guard let dash = rest.firstIndex(of: "-"), let pid = pid_t(rest[..<dash]), pid > 0 else { continue }
+            let path = parent + "/" + name
+            var info = stat()
+            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == geteuid(),
+                  kill(pid, 0) != 0, errno == ESRCH else { continue }
+            try? removeTree(path)
+        }
     }
 
     /// Copies a regular file's bytes to a new file (mode 0600), flushing nothing: for scratch

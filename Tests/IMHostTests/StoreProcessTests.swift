@@ -106,20 +106,8 @@ struct StoreProcessTests {
         let workspace = try Workspace.standard()
         let first = try imhost(["chat", Self.url], input: "hello\n/recv text {\"text\":\"hi back\"}\n", in: workspace)
         #expect(first.status == 0)
-        if leftLog {
-            // A chat killed outright leaves its write-ahead log: the last message is only there.
-            let chat = try RunningProcess(BuildProducts.imhost, ["chat", Self.url], in: workspace.root)
-            chat.send("only in the log")
-            #expect(chat.waitFor("│ only in the log │"))
-            for worker in children(of: chat.pid) { kill(worker, SIGKILL) }
-            chat.signal(SIGKILL)
-            _ = chat.finish()
-            #expect(FileManager.default.fileExists(atPath: workspace.data + "/users/me/messages.sqlite3-wal"))
-        }
-        let folder = workspace.data + "/users/me"
-        // Immutable files and folder: even root cannot write them (chattr needs CAP_LINUX_IMMUTABLE).
-        let locked = try run("/usr/bin/chattr", ["-R", "+i", folder])
-        try #require(locked.status == 0, "chattr +i failed: \(locked.stderr)")
+        if leftLog { try leaveLog(workspace) }
+        let folder = try lockUserFolder(workspace)
         defer { _ = try? run("/usr/bin/chattr", ["-R", "-i", folder]) }
         let result = try imhost(["chat", Self.url], input: "one more\n/recv text {\"text\":\"x\"}\n", in: workspace)
         #expect(result.status == 0, "\(result.stderr)")
@@ -136,6 +124,68 @@ struct StoreProcessTests {
         #expect(search.status == 0 && search.stdout.contains("hello"), "\(search.stdout)\(search.stderr)")
         #expect(result.stdout.contains("not sent: cannot send: the data folder (\(folder)) is read-only, so messages can be read but not stored; make it writable"))
         #expect(result.stdout.contains("/recv: not stored: cannot write \(folder)/messages.sqlite3: the data folder (\(folder)) is read-only"))
+    }
+
+    /// A chat killed outright leaves its write-ahead log: "only in the log" is only there.
+    func leaveLog(_ workspace: Workspace) throws {
+        let chat = try RunningProcess(BuildProducts.imhost, ["chat", Self.url], in: workspace.root)
+        chat.send("only in the log")
+        #expect(chat.waitFor("│ only in the log │"))
+        for worker in children(of: chat.pid) { kill(worker, SIGKILL) }
+        chat.signal(SIGKILL)
+        _ = chat.finish()
+        #expect(FileManager.default.fileExists(atPath: workspace.data + "/users/me/messages.sqlite3-wal"))
+    }
+
+    /// Makes the user's folder and its files immutable: even root cannot write them (chattr needs
+    /// CAP_LINUX_IMMUTABLE). Returns the folder; the caller makes it mutable again.
+    func lockUserFolder(_ workspace: Workspace) throws -> String {
+        let folder = workspace.data + "/users/me"
+        let locked = try run("/usr/bin/chattr", ["-R", "+i", folder])
+        try #require(locked.status == 0, "chattr +i failed: \(locked.stderr)")
+        return folder
+    }
+
+    @Test("a read-only folder's private copy is off the disk as soon as it is open and still read; a killed process's copy goes at the next start")
+    func readOnlyCopyRemoved() throws {
+        let workspace = try Workspace.standard()
+        _ = try imhost(["chat", Self.url], input: "hello\n", in: workspace)
+        try leaveLog(workspace)
+        // The temporary folder of this test's own, so what is left there is exactly this run's.
+        let temporary = workspace.root + "/tmp"
+        try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        func copies() throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: temporary).filter { $0.hasPrefix("imhost-store-") }.sorted() }
+        // What a process killed while it held a copy leaves, and the copy of a process still running.
+        let gone = Process()
+        gone.executableURL = URL(fileURLWithPath: "/bin/true")
+        try gone.run()
+        gone.waitUntilExit()
+        let stale = "imhost-store-\(gone.processIdentifier)-Ab3dEf", running = "imhost-store-\(getpid())-Ab3dEf"
+        for name in [stale, running] {
+            try FileManager.default.createDirectory(atPath: temporary + "/" + name, withIntermediateDirectories: false)
+            try "a copy".write(toFile: temporary + "/" + name + "/messages.sqlite3", atomically: false, encoding: .utf8)
+        }
+        let folder = try lockUserFolder(workspace)
+        defer { _ = try? run("/usr/bin/chattr", ["-R", "-i", folder]) }
+        let environment = ["TMPDIR": temporary]
+
+        let chats = try imhost(["chats"], in: workspace, environment: environment)
+        #expect(chats.stderr.contains("is read-only: its messages are shown from a copy taken now"), "\(chats.stderr)")
+        #expect(chats.stdout.contains("only in the log"), "the log was read: \(chats.stdout)")
+        #expect(try copies() == [running], "its own copy is gone, and so is the dead process's; a running one's stays")
+        let search = try imhost(["search", "only"], in: workspace, environment: environment)
+        #expect(search.stdout.contains("u42 #2 me") && search.stdout.contains("only in the log"), "\(search.stdout)\(search.stderr)")
+        #expect(try copies() == [running])
+
+        // A chat reads its copy all along, though no file of it is left from the moment it opened.
+        let chat = try RunningProcess(BuildProducts.imhost, ["chat", Self.url], in: workspace.root, environment: environment)
+        #expect(chat.waitFor("│ only in the log │"))
+        #expect(try copies() == [running], "gone while the chat runs")
+        chat.send("/search hello")
+        #expect(chat.waitFor("u42 #1 me"), "\(chat.stdout)\(chat.stderr)")
+        chat.send("/quit")
+        #expect(chat.finish().status == 0)
+        #expect(try copies() == [running])
     }
 
     @Test("a damaged database is said in one line naming it, moved aside, and the chat goes on with a fresh one")

@@ -48,15 +48,19 @@ struct StoreTests {
         #expect(try store.count(of: "mallory") == 1 && store.count(of: "u42") == 1)
     }
 
-    @Test("a sender's message that arrives late goes before its later ones, by seq")
-    func seqOrder() throws {
+    @Test("a sender's message that arrives late takes the next place, and records the shown message it was sent before; none moves")
+    func lateArrival() throws {
         let store = try MessageStore(memoryFor: "me")
-        _ = try store.storeIncoming([incoming(1, seq: 1), incoming(3, seq: 3)])
+        _ = try store.storeIncoming([incoming(1, seq: 1), incoming(3, seq: 3), incoming(4, seq: 4)])
         try store.storeOutgoing(to: "u42", key: "text", payload: text(9), at: 9)
-        _ = try store.storeIncoming([incoming(2, seq: 2)])
+        _ = try store.storeIncoming([incoming(2, seq: 2), incoming(100, from: "bob", seq: 1)])
+        // Another sender's seq says nothing of u42's, and one past every stored seq is in order.
+        _ = try store.storeIncoming([incoming(5, seq: 5)])
         let shown = try store.stored(of: "u42", endingBefore: nil, limit: 10)
-        #expect(shown.map(\.envelope.payload.json) == [text(1), text(2), text(3), text(9)].map(\.json))
-        #expect(shown.map(\.position) == [0, 1, 2, 3])
+        #expect(shown.map(\.envelope.payload.json) == [text(1), text(3), text(4), text(9), text(2), text(5)].map(\.json))
+        #expect(shown.map(\.position) == [0, 1, 2, 3, 4, 5])
+        #expect(shown.map(\.sentBefore) == [nil, nil, nil, nil, 1, nil], "2 was sent before 3, the smallest seq above its own")
+        #expect(try store.stored(of: "bob", endingBefore: nil, limit: 10).map(\.sentBefore) == [nil])
     }
 
     @Test("state: queued, then sent, delivered, read; a receipt for another sender's id changes nothing; failed and retried")

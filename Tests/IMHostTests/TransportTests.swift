@@ -242,8 +242,8 @@ struct TransportTests {
         #expect(shown.stdout.contains("failed (/why)") && shown.stdout.contains("not delivered within"), "\(shown.stdout)")
     }
 
-    @Test("a sender's messages are placed in its order: a late earlier one goes before later ones")
-    func senderOrder() throws {
+    @Test("a late message shows at the end marked \"sent before #N\", and the numbers shown before do not change")
+    func lateMessage() throws {
         let root = try Workspace()
         let broker = try TestBroker(in: root.root, users: ["bob", "carol"])
         let bob = try broker.workspace(for: "bob")
@@ -253,11 +253,26 @@ struct TransportTests {
             envelope("01JCAROL0000000000000SEQ03", seq: 3, payload: #"{"text":"third"}"#),
         ])
         #expect(try broker.sync(bob, timeout: 2).stdout.hasPrefix("received 2,"))
+        /// Each bubble of the last drawing: its meta line and its text.
+        func bubbles(_ stdout: String) -> [String] {
+            let drawing = stdout.components(separatedBy: "═\n").last ?? ""
+            var found: [String] = [], meta = ""
+            for line in drawing.split(separator: "\n").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+                if line.hasPrefix("#") { meta = line } else if line.hasPrefix("│ ") { found.append(meta + " " + line) }
+            }
+            return found
+        }
+        let before = bubbles(try transcript(bob, with: "carol").stdout)
+        #expect(before == ["#1 carol · 09:00 │ second │", "#2 carol · 09:00 │ third │"], "\(before)")
         try broker.publish(as: "carol", topic: "imhost/u/bob/from/carol", [envelope("01JCAROL0000000000000SEQ01", seq: 1, payload: #"{"text":"first"}"#)])
         #expect(try broker.sync(bob, timeout: 2).stdout.hasPrefix("received 1,"))
-        let shown = try transcript(bob, with: "carol").stdout
-        let order = ["│ first │", "│ second │", "│ third │"].compactMap { shown.range(of: $0)?.lowerBound }
-        #expect(order.count == 3 && order == order.sorted(), "\(shown)")
+        let after = bubbles(try transcript(bob, with: "carol").stdout)
+        #expect(after == before + ["#3 carol · 09:00 · sent before #1 │ first │"], "\(after)")
+        let opened = try imhost(["open", houseChat(with: "carol"), "--json"], in: bob)
+        let page = try JSONSerialization.jsonObject(with: Data(opened.stdout.utf8)) as? [String: Any]
+        let messages = page?["messages"] as? [[String: Any]] ?? []
+        #expect(messages.map { $0["number"] as? Int } == [1, 2, 3], "\(opened.stdout)\(opened.stderr)")
+        #expect(messages.map { $0["sentBefore"] as? Int } == [nil, nil, 1])
     }
 
     @Test("/block refuses a peer's messages without storing them; /unblock takes them again")

@@ -13,4 +13,6 @@ public struct PresentedMessage {
     public var state: MessageState = .received
     /// Why it failed, for one that failed.
     public var failure: String?
+    /// For a message that arrived late, the number of the shown message it was sent before.
+    public var sentBefore: Int?
 }

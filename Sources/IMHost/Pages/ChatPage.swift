@@ -104,6 +104,7 @@ public final class ChatPage {
             var presented = presenter.present(entry.envelope, outgoing: entry.isOutgoing, width: bodyWidth, origin: Self.origin(of: entry))
             presented.state = entry.state
             presented.failure = entry.reason
+            presented.sentBefore = entry.sentBefore.map { $0 + 1 }
             return (entry.number, presented)
         }
     }

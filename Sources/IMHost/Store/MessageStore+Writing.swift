@@ -106,10 +106,12 @@ extension MessageStore {
     }
 
     /// Stores messages from peers, in one durable transaction, each once: a message already
-    /// stored under its (sender, global id) changes nothing. A sender's message with a `seq`
-    /// lower than one of its messages stored already goes before that one (it arrived late).
-    /// With a `budget`, what each sender's messages add in a day is counted, and a message past
-    /// it is not stored (``Arrival/overBudget``).
+    /// stored under its (sender, global id) changes nothing. Each takes the next place in its
+    /// conversation, where it arrived: messages already stored never move. One whose `seq` is
+    /// lower than one of its sender's stored messages arrived late, and records which shown
+    /// message it was sent before (``StoredMessage/sentBefore``). Storing costs the same
+    /// whatever `seq` a message claims. With a `budget`, what each sender's messages add in a
+    /// day is counted, and a message past it is not stored (``Arrival/overBudget``).
     public func storeIncoming(_ messages: [IncomingMessage], budget: PeerBudget? = nil) throws(StoreError) -> [Arrival] {
         try refuseIfReadOnly()
         return try guarded {
@@ -155,45 +157,38 @@ extension MessageStore {
         let count = try database.statement("SELECT message_count FROM conversations WHERE id = ?")
         try count.bind(conversation)
         _ = try count.step()
-        var position = Int(count.int(0))
-        if let seq = message.seq {
-            // A later message of this sender stored already: this one goes before it.
-            let later = try database.statement("SELECT min(position) FROM messages WHERE conversation = ? AND sender = ? AND seq > ? AND outgoing = 0")
-            try later.bind(conversation, message.from, seq)
-            if try later.step(), let first = later.optionalInt(0) {
-                position = Int(first)
-                try shift(conversation, from: position)
-            }
-        }
+        let position = Int(count.int(0))
+        let sentBefore = try message.seq.flatMap { seq in try laterMessage(of: message.from, in: conversation, than: seq) }
         let text = MessageText.of(key: message.key, payload: message.payload.json)
         let now = Clock.now()
         try database.statement("""
             INSERT INTO messages (conversation, position, sender, recipient, global_id, seq, key, payload, sent_at, stored_at,
-                                  outgoing, state, jump, summary, arrived)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 'received', ?, ?, ?)
+                                  outgoing, state, jump, summary, arrived, sent_before)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 'received', ?, ?, ?, ?)
             """).bind(conversation, position, message.from, user, message.globalID, message.seq, message.key, message.payload.json,
-                      message.sentAt, now, message.jump.map(Self.encode), text, message.arrived).run()
+                      message.sentAt, now, message.jump.map(Self.encode), text, message.arrived, sentBefore).run()
         let row = database.lastInsertedRow
         try database.statement("""
-            UPDATE conversations SET message_count = message_count + 1, unread = unread + 1,
-                last_message = CASE WHEN ? >= message_count THEN ? ELSE last_message END,
+            UPDATE conversations SET message_count = message_count + 1, unread = unread + 1, last_message = ?,
                 updated_at = max(updated_at, ?)
             WHERE id = ?
-            """).bind(position, row, now, conversation).run()
+            """).bind(row, now, conversation).run()
         return .stored(StoredMessage(envelope: envelope(position: position, peer: message.from, from: message.from, to: user,
                                                         time: message.sentAt, key: message.key, payload: message.payload,
                                                         globalID: message.globalID),
                                      position: position, state: .received, reason: nil, seq: message.seq, isOutgoing: false,
-                                     jump: message.jump, row: row, arrived: message.arrived))
+                                     jump: message.jump, row: row, arrived: message.arrived, sentBefore: sentBefore))
     }
 
-    /// Makes room at `position`: the messages from there on move one place later. (In two
-    /// steps, through negative places, so no two rows ever share one.)
-    private func shift(_ conversation: Int64, from position: Int) throws {
-        try database.statement("UPDATE messages SET position = -position - 2 WHERE conversation = ? AND position >= ?")
-            .bind(conversation, position).run()
-        try database.statement("UPDATE messages SET position = -position - 1 WHERE conversation = ? AND position < 0")
-            .bind(conversation).run()
+    /// The position of `sender`'s stored message in `conversation` with the smallest `seq` above
+    /// `seq`, when there is one (then a message with `seq` arrived late): one seek in
+    /// `messages_by_seq`, however long the conversation.
+    private func laterMessage(of sender: String, in conversation: Int64, than seq: Int) throws -> Int? {
+        let later = try database.statement("""
+            SELECT position FROM messages WHERE conversation = ? AND sender = ? AND outgoing = 0 AND seq > ? ORDER BY seq, id LIMIT 1
+            """)
+        try later.bind(conversation, sender, seq)
+        return try later.step() ? Int(later.int(0)) : nil
     }
 
     /// Stores a message from `peer` as if it had arrived, with a fresh global id, sending

@@ -23,7 +23,8 @@ import Glibc
 ///   aside (`messages.sqlite3.damaged-<time>`), and a fresh one takes its place.
 /// - A folder that cannot be written is read: with no write-ahead log, the database is opened
 ///   immutable; with one, a private copy of the two is read (SQLite cannot read a WAL without
-///   writing its index file beside it). Sends are refused in one line.
+///   writing its index file beside it), removed from the disk as soon as it is open. Sends are
+///   refused in one line.
 /// - A data folder of the JSON-lines store (imhost 1.0) is imported once (``LegacyImport``).
 public final class MessageStore {
     /// The signed-in user whose messages these are.
@@ -56,8 +57,6 @@ public final class MessageStore {
     /// Connections given up because their descriptors were closed under them: never closed (their
     /// numbers may belong to other files now), kept so they are not.
     private var abandoned: [Database] = []
-    /// A private copy read in place of a read-only folder's files, removed when closed.
-    private var scratch: String?
 
     /// The file's name in the user's folder.
     public static let fileName = "messages.sqlite3"
@@ -81,6 +80,7 @@ public final class MessageStore {
     /// when opening has to wait for another process importing the same folder.
     public init(dataFolder: String, user: String, say: (String) -> Void = { _ in }) throws(StoreError) {
         self.user = user
+        Self.removeAbandonedCopies()
         let folder = try StoreFolder(dataFolder: dataFolder, user: user)
         self.folder = folder.path
         path = folder.path + "/" + Self.fileName
@@ -97,7 +97,7 @@ public final class MessageStore {
         }
         do {
             if isReadOnly {
-                database = try Self.openReadOnly(path, exists: exists, scratch: &scratch, notes: &notes)
+                database = try Self.openReadOnly(path, exists: exists, notes: &notes)
             } else {
                 if exists, let damage = Self.headerDamage(path) {
                     database = try Self.replaceDamaged(path, failure: Database.Failure(code: SQLITE_CORRUPT, message: damage, path: path), notes: &notes)
@@ -129,7 +129,7 @@ public final class MessageStore {
             notes.append("the disk holding \(path) is full (\(why)): messages are shown, and nothing can be sent until there is room")
             do {
                 var said: [String] = []
-                database = try Self.openReadOnly(path, exists: exists, scratch: &scratch, notes: &said)
+                database = try Self.openReadOnly(path, exists: exists, notes: &said)
             } catch {
                 throw Self.storeError(error)
             }
@@ -290,7 +290,14 @@ public final class MessageStore {
 
     /// A read-only folder: nothing there yet is an empty store in memory; a database with no
     /// write-ahead log is opened immutable; one with a log is read from a private copy.
-    private static func openReadOnly(_ path: String, exists: Bool, scratch: inout String?, notes: inout [String]) throws -> Database {
+    ///
+    /// The copy holds every message of the user, so none is left on disk: the two files are
+    /// copied into a folder of this process's (``FileSystem/makePrivateScratch(prefix:)``), the
+    /// log checkpointed into the copy and the copy made a single file (`journal_mode=DELETE`),
+    /// then opened immutable (SQLite then needs no file beside it, and never opens it again by
+    /// name), and the folder removed while it is open. A process killed in between leaves the
+    /// folder; the next start removes it (``removeAbandonedCopies()``).
+    private static func openReadOnly(_ path: String, exists: Bool, notes: inout [String]) throws -> Database {
         guard exists else {
             let empty = try Database(path: ":memory:", mode: .memory)
             try prepare(empty)
@@ -301,19 +308,34 @@ public final class MessageStore {
             try checkSchema(database)
             return database
         }
-        let copy = try FileSystem.makePrivateScratch(prefix: "imhost-store-")
-        scratch = copy
+        let folder = try FileSystem.makePrivateScratch(prefix: copyPrefix)
+        defer { try? FileSystem.removeTree(folder) }
+        let copy = folder + "/" + fileName
         for suffix in ["", "-wal"] {
             do {
-                try FileSystem.copyFile(path + suffix, to: copy + "/" + fileName + suffix)
+                try FileSystem.copyFile(path + suffix, to: copy + suffix)
             } catch {
                 throw StoreError(.readOnly, "cannot read \(path)\(suffix) to show it from a read-only folder (\(error.call): \(error))")
             }
         }
+        do {
+            let writable = try Database(path: copy, mode: .readWrite)
+            try writable.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            try writable.execute("PRAGMA journal_mode = DELETE")
+        }
         notes.append("\(FileSystem.directory(of: path)) is read-only: its messages are shown from a copy taken now, and nothing can be sent")
-        let database = try Database(path: copy + "/" + fileName, mode: .readOnly(immutable: false))
+        let database = try Database(path: copy, mode: .readOnly(immutable: true))
         try checkSchema(database)
         return database
+    }
+
+    /// The start of the name of a folder holding a private copy: `imhost-store-<pid>-XXXXXX`.
+    static let copyPrefix = "imhost-store-"
+
+    /// Removes the private copies (``openReadOnly(_:exists:notes:)``) that processes killed
+    /// before they could remove them left behind.
+    static func removeAbandonedCopies() {
+        FileSystem.removeAbandonedScratch(prefix: copyPrefix)
     }
 
     /// A database error as the store says it.

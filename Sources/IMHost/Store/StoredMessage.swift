@@ -27,6 +27,9 @@ public struct StoredMessage: Sendable, Equatable {
     var row: Int64
     /// It came over the transport from another host (not `/recv`, not the user's own).
     public var arrived = false
+    /// For a message that arrived late (its sender had sent a message stored here already after
+    /// it), the position of the shown message it was sent before; it shows where it arrived.
+    public var sentBefore: Int?
 
     /// Its number as the chat shows it, from 1.
     public var number: Int { position + 1 }

@@ -28,6 +28,9 @@ struct PageJSON: Encodable {
         var why: String?
         /// The short reason the placeholder shows.
         var short: String?
+        /// For a message that arrived late, the number of the shown message it was sent before
+        /// (it shows where it arrived); absent for every other message.
+        var sentBefore: Int?
     }
 
     var url: String
@@ -65,7 +68,8 @@ struct PageJSON: Encodable {
             return Message(number: number, id: envelope.id, from: envelope.from, key: envelope.key,
                            outgoing: presented.shown.isOutgoing, state: presented.state.rawValue, failure: presented.failure,
                            globalID: envelope.globalID,
-                           lines: presented.view?.lines, why: presented.degrade.map { Self.why(page, number, first: $0) }, short: presented.degrade?.short)
+                           lines: presented.view?.lines, why: presented.degrade.map { Self.why(page, number, first: $0) }, short: presented.degrade?.short,
+                           sentBefore: presented.sentBefore)
         }
     }
 }

@@ -33,16 +33,6 @@ final class ScratchFolder {
 
     /// Removes scratch folders of this user whose run is no longer running.
     static func removeAbandoned() {
-        guard let names = try? FileSystem.entries(of: parent) else { return }
-        for name in names where name.hasPrefix(prefix) {
-            let rest = name.dropFirst(prefix.count)
-            guard let dash = rest.firstIndex(of: "-"), let pid = pid_t(rest[..<dash]), pid > 0 else { continue }
-            let path = parent + "/" + name
-            var info = stat()
-            // Only our own folders, and only when their process is gone (not merely another user's).
-            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == geteuid(),
-                  kill(pid, 0) != 0, errno == ESRCH else { continue }
-            try? FileManager.default.removeItem(atPath: path)
-        }
+        FileSystem.removeAbandonedScratch(prefix: prefix, in: parent)
     }
 }

@@ -65,15 +65,17 @@ public struct PageRenderer {
     /// A message cell: a meta line and a bubble, on the left for received, the right for sent.
     private func cell(number: Int, _ presented: PresentedMessage) -> [String] {
         cell(number: number, envelope: presented.shown.envelope, view: presented.view,
-             outgoing: presented.shown.isOutgoing, state: presented.shown.isOutgoing ? presented.state : nil, degrade: presented.degrade)
+             outgoing: presented.shown.isOutgoing, state: presented.shown.isOutgoing ? presented.state : nil, degrade: presented.degrade,
+             sentBefore: presented.sentBefore)
     }
 
-    /// A message cell: the meta line (number, sender, time, and for the user's own messages
-    /// where they stand) and the bubble around the view, on the left for a received message and
-    /// the right for a sent one; a `nil` view is the placeholder. The same view serves both
-    /// directions: builders never draw bubbles.
+    /// A message cell: the meta line (number, sender, time, for the user's own messages where
+    /// they stand, and for a message that arrived late the number of the one it was sent before)
+    /// and the bubble around the view, on the left for a received message and the right for a
+    /// sent one; a `nil` view is the placeholder. The same view serves both directions: builders
+    /// never draw bubbles.
     public func cell(number: Int, envelope: MessageEnvelope, view: MessageView?, outgoing: Bool, state: MessageState? = nil,
-                     degrade: Degrade? = nil) -> [String] {
+                     degrade: Degrade? = nil, sentBefore: Int? = nil) -> [String] {
         let bodyWidth = ChatPage.bodyWidth(forPage: width)
         var body = view.map { $0.lines.isEmpty ? ["(empty message)"] : Self.escaped($0.lines, width: bodyWidth) }
             ?? Self.placeholder(degrade, number: number)
@@ -86,6 +88,7 @@ public struct PageRenderer {
         var meta = "#\(number) \(outgoing ? "me" : TerminalText.safe(envelope.from)) · \(Self.clockTime(envelope.timestamp))"
         if view == nil { meta += " · \(TerminalText.safe(envelope.key))" }
         if let state { meta += " · " + Self.words(state) }
+        if let sentBefore { meta += " · sent before #\(sentBefore)" }
         let rule = rules[inner + 2]
         let indent = outgoing ? spaces[max(1, width - (inner + 4))] : " "
         let metaIndent = outgoing ? spaces[max(1, width - TextWidth.columns(meta))] : " "

@@ -97,7 +97,15 @@ enum Migrations {
         CREATE TABLE search_progress (indexed_through INTEGER NOT NULL);
         INSERT INTO search_progress VALUES (0);
         """,
-        // 2: read receipts are kept until their peer confirms them (sent again on a backoff,
+        // 2: a late message shows where it arrived, and says which shown message it was sent
+        // before: stored messages never move.
+        """
+        -- For a message that arrived after one its sender sent later (a lower seq than one of
+        -- that sender's stored messages): the position of that sender's stored message with the
+        -- smallest seq above its own. NULL for every other message.
+        ALTER TABLE messages ADD COLUMN sent_before INTEGER;
+        """,
+        // 3: read receipts are kept until their peer confirms them (sent again on a backoff,
         // and after every reconnect); what the user typed is kept as a draft until a line has
         // drawn it; what each peer's messages cost this day.
         """
