@@ -9,7 +9,7 @@
 /// line that says so rather than misreading its worker.
 public enum WorkerProtocol {
     /// Changes whenever a message changes.
-    public static let version = 4
+    public static let version = 5
 }
 
 /// The supervisor's messages to its worker.
@@ -36,6 +36,11 @@ public enum FromWorker: Codable, Sendable, Equatable, ChildMessage {
     case failed(reason: String, resume: WorkerResume)
     /// The worker is about to exit with this code.
     case exiting(code: Int32)
+    /// Text for the chat's standard output (what a command said, a notice): the supervisor
+    /// writes it, in order with the pages.
+    case out(text: String)
+    /// The page as it is now: the supervisor draws it.
+    case page(PageView)
     /// A line for standard error from the host's own code or a line's log: passed on as it is,
     /// and never taken for what a crashed line said last (only what line code writes on the
     /// worker's standard error is).

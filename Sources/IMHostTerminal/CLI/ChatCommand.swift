@@ -82,10 +82,16 @@ enum ChatCommand {
         var workerArguments = ["chat", url, "--config", configPath, "--width", "\(width)"]
         if let user = arguments.options["--user"] { workerArguments += ["--user", user] }
         if terminal { workerArguments.append("--terminal") }
-        if screen != nil && Environment.colors(on: STDOUT_FILENO) { workerArguments.append("--color") }
         if arguments.flags.contains("--verbose") { workerArguments.append("--verbose") }
-        let supervised = SupervisedRun(config: config, dataFolder: config.dataFolder, workerArguments: workerArguments, output: output,
-                                       pages: screen.map { screen in { screen.forward($0) } })
+        // The worker sends its pages as values and its lines as text; this process draws them,
+        // in the order they came.
+        let renderer = PageRenderer(width: width, colors: Environment.colors(on: STDOUT_FILENO))
+        let supervised = SupervisedRun(config: config, dataFolder: config.dataFolder, workerArguments: workerArguments, output: output) { shown in
+            switch shown {
+            case .text(let text): output.out(text)
+            case .page(let page): output.out(renderer.render(page))
+            }
+        }
         if let code = supervised.start() { return code }
         quarantineWatcher.markSeen()
 
@@ -97,6 +103,12 @@ enum ChatCommand {
             if let signal = Interruption.signal {
                 supervised.supervisor.finish(signal: signal)
                 return Interruption.exitCode(signal)
+            }
+            // Nobody reads the chat any more (a closed pipe, a full disk): this process draws
+            // it, so it is the one that notices, and stops taking input.
+            if CommandLineTool.outputLost(output, command: "chat") {
+                supervised.supervisor.finish()
+                return CommandLineTool.ExitCode.failure
             }
             openChat.update(supervised.supervisor.builds)
             // A shell took the terminal back (Ctrl-Z), and gave it again (fg).

@@ -71,7 +71,7 @@ final class Worker {
                 }
             }
             session = try ChatSession(host: host, url: resume?.url ?? url, window: resume?.window ?? 20, configPath: configPath,
-                                      output: output, width: width, colors: colors)
+                                      output: output, width: width) { [channel] page in channel.say(.page(page)) }
             // Opens the conversation's files now: an id the store refuses is refused here.
             _ = try session.page.messageCount()
         } catch {

@@ -48,7 +48,10 @@ enum WorkerCommand {
         let said: @Sendable (String) -> Void = { text in
             for line in text.split(separator: "\n") { pipe.send(FromWorker.say(line: String(line))) }
         }
-        let output = Output(out: terminal >= 0 ? Output(outFD: terminal, errFD: STDERR_FILENO).out : output.out, err: said)
+        // A chat's lines go to the supervisor too, in order with its pages, and it draws them.
+        let shown: @Sendable (String) -> Void = { text in pipe.send(FromWorker.out(text: text)) }
+        let output = Output(out: arguments.positionals.first == "chat" ? shown : terminal >= 0 ? Output(outFD: terminal, errFD: STDERR_FILENO).out : output.out,
+                            err: said)
         // Standard output is a pipe to the supervisor now: colour follows where pages go, or the
         // supervisor's word when it passes them on to a terminal.
         let colors = arguments.flags.contains("--color") || Environment.colors(on: terminal >= 0 ? terminal : STDOUT_FILENO)
