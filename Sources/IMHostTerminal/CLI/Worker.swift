@@ -74,10 +74,12 @@ final class Worker {
                                       output: output, width: width) { [channel] page in channel.say(.page(page)) }
             // Opens the conversation's files now: an id the store refuses is refused here.
             _ = try session.page.messageCount()
+        } catch let error as ChatHost.OpenError {
+            // It says what kind of refusal it is ("refused:", "not found:") itself.
+            output.diagnostic("imhost chat: \(error)")
+            return CommandLineTool.ExitCode.failure
         } catch {
-            // An open error says "refused:" or "not found:" already.
-            let said = "\(error)"
-            output.diagnostic("imhost chat: \(said.hasPrefix("refused: ") || said.hasPrefix("not found: ") ? "" : "refused: ")\(said)")
+            output.diagnostic("imhost chat: refused: \(error)")
             return CommandLineTool.ExitCode.failure
         }
         for note in host.store?.takeNotes() ?? [] { output.diagnostic("imhost: \(note)") }
