@@ -66,8 +66,8 @@ extension MessageStore {
             notes.append("\(path) was found damaged (\(why)); another imhost process has moved it aside meanwhile and put what it could read in its place")
             return try openPrepared(path)
         }
+        removeHalfBuilt(path)
         let building = path + ".recovering"
-        for suffix in ["", "-journal"] { unlink(building + suffix) }
         let counts = try recover(path, into: building)
         let aside = path + ".damaged-" + Clock.iso8601(Clock.now()).replacing(":", with: "")
         func cannotMove(_ what: String) -> StoreError {
@@ -96,6 +96,11 @@ extension MessageStore {
         database = try Self.openPrepared(path)
         refreshDescriptors()
         note("another imhost process found \(path) damaged and replaced it: this one goes on with the new one")
+    }
+
+    /// Removes what a process killed while building a new database for a damaged one left.
+    static func removeHalfBuilt(_ path: String) {
+        for suffix in ["", "-journal"] { unlink(path + ".recovering" + suffix) }
     }
 
     /// Builds at `building` a new database holding what can be read out of the one at `path`:

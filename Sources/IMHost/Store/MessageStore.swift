@@ -166,6 +166,9 @@ public final class MessageStore {
         // without waiting. (A damaged one is replaced after the lock is let go: replacing takes it.)
         let opening = openingLock(in: FileSystem.directory(of: path))
         defer { if opening >= 0 { close(opening) } }
+        // A new database a process killed while reading a damaged one out left half built (it is
+        // built under this lock, so none is being built now).
+        removeHalfBuilt(path)
         if !exists {
             // Made here, mode 0600 and never through a link; SQLite gives its log files the same mode.
             let made = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
