@@ -266,6 +266,11 @@ extension MessageStore {
     /// transaction. The index is derived from `messages.summary` and caught up by every write
     /// but a send, and before a search: never behind for long, and never wrong.
     func indexNewMessages() throws {
+        try Self.indexNewMessages(in: database)
+    }
+
+    /// ``indexNewMessages()`` in `database`.
+    static func indexNewMessages(in database: Database) throws {
         try database.statement("""
             INSERT INTO message_text (rowid, text)
             SELECT id, summary FROM messages WHERE id > (SELECT indexed_through FROM search_progress) AND summary != '' ORDER BY id

@@ -75,9 +75,16 @@ enum ChatCommand {
                 output.diagnostic("imhost chat: --peer: the peer id \(problem)")
                 return CommandLineTool.ExitCode.usage
             }
-            let page = try? MessageStore(dataFolder: config.dataFolder, user: arguments.options["--user"] ?? config.user).page(for: peer)
+            let page: JumpPage?
+            do {
+                // Closed before the chat starts. Opening it may have found it damaged: said here,
+                // and the worker opens the new one.
+                let store = try? MessageStore(dataFolder: config.dataFolder, user: arguments.options["--user"] ?? config.user)
+                page = try? store?.page(for: peer)
+                CommandLineTool.reportNotes(store, output: output)
+            }
             if page == nil { output.diagnostic("imhost chat: no page is known for the conversation with \(peer); it opens on the legacy page") }
-            url = StoreViews.url(peer, page: page ?? nil)
+            url = StoreViews.url(peer, page: page)
         }
         var workerArguments = ["chat", url, "--config", configPath, "--width", "\(width)"]
         if let user = arguments.options["--user"] { workerArguments += ["--user", user] }

@@ -197,6 +197,14 @@ public enum CommandLineTool {
     /// What the host noticed since it was last asked (a line that failed to open), one line each.
     static func reportNotices(_ host: ChatHost, output: Output) {
         for notice in host.takeNotices() { output.diagnostic("imhost: \(notice)") }
+        reportNotes(host.store, output: output)
+    }
+
+    /// What the store said since it was last asked (a damaged database moved aside and what was
+    /// read out of it, a read-only copy), a line each on standard error: every command that
+    /// opens a store says it, whenever it happened.
+    static func reportNotes(_ store: MessageStore?, output: Output) {
+        for note in store?.takeNotes() ?? [] { output.diagnostic("imhost: \(note)") }
     }
 
     static func configPath(_ arguments: Arguments) -> String {

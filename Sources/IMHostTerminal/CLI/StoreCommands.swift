@@ -74,9 +74,11 @@ enum StoreCommands {
         usage: "check [--user ID]",
         help: """
             imhost store check   runs SQLite's quick_check over the signed-in user's database
-                                 (every page and index looked at): prints "ok", or what is wrong
-                                 (exit 1). The database is <data>/users/<user>/messages.sqlite3;
-                                 the sqlite3 shell reads it too (see README, "The store").
+                                 (every page and index looked at): prints "ok", or (exit 1) the
+                                 damage it found, where the damaged file was moved and what
+                                 could be read out of it into the new one. The database is
+                                 <data>/users/<user>/messages.sqlite3; the sqlite3 shell reads
+                                 it too (see README, "The store").
 
               --user ID   the signed-in user (default: host.json "user")
             """,
@@ -86,22 +88,28 @@ enum StoreCommands {
                 output.diagnostic("imhost store: expected 'check', got '\(arguments.positionals.joined(separator: " "))'; see imhost store --help")
                 return CommandLineTool.ExitCode.usage
             }
-            return withStore("store check", arguments, output) { (store) throws(StoreError) in
+            // What it found is its answer: said on standard output.
+            return withStore("store check", arguments, output, say: { output.out(TerminalText.safe($0) + "\n") }) { (store) throws(StoreError) in
                 let found = try store.check()
+                // Damage found is said (by the store's note): the new database's "ok" would hide it.
+                guard !store.foundDamage else { return CommandLineTool.ExitCode.failure }
                 output.out(TerminalText.safe("\(store.path): " + found.joined(separator: "; ")) + "\n")
                 return found == ["ok"] ? CommandLineTool.ExitCode.ok : CommandLineTool.ExitCode.failure
             }
         })
 
-    /// Opens the signed-in user's store (saying what opening did), runs `body`, and turns a
-    /// store's refusal into one line and exit 1.
+    /// Opens the signed-in user's store, runs `body`, and turns a store's refusal into one line
+    /// and exit 1. What opening and `body` did that a person should know (a damaged database
+    /// moved aside, and what was read out of it) goes to `say`: standard error by default.
     static func withStore(_ command: String, _ arguments: Arguments, _ output: Output,
-                          _ body: (MessageStore) throws(StoreError) -> Int32) -> Int32 {
+                          say: ((String) -> Void)? = nil, _ body: (MessageStore) throws(StoreError) -> Int32) -> Int32 {
         guard let config = CommandLineTool.loadConfig(arguments, output: output) else { return CommandLineTool.ExitCode.usage }
+        let say = say ?? { output.diagnostic("imhost: " + $0) }
         do throws(StoreError) {
             let store = try MessageStore(dataFolder: config.dataFolder, user: arguments.options["--user"] ?? config.user,
                                          say: { output.diagnostic("imhost: " + $0) })
-            for note in store.takeNotes() { output.diagnostic("imhost: \(note)") }
+            for note in store.takeNotes() { say(note) }
+            defer { for note in store.takeNotes() { say(note) } }
             return try body(store)
         } catch {
             output.diagnostic("imhost \(command): \(error)")

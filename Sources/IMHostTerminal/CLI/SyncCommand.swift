@@ -63,7 +63,9 @@ enum SyncCommand {
                 output.diagnostic("imhost sync: \(error)")
                 return CommandLineTool.ExitCode.failure
             }
-            for note in host.store?.takeNotes() ?? [] { output.diagnostic("imhost: \(note)") }
+            CommandLineTool.reportNotes(host.store, output: output)
+            // And what the store says while syncing (a damaged database found storing an arrival).
+            defer { CommandLineTool.reportNotes(host.store, output: output) }
             let json = arguments.flags.contains("--json")
             guard let courier = host.courier else {
                 guard host.connectionHolder != nil else {

@@ -65,7 +65,7 @@ final class Worker {
             try host.signIn(online: resume?.online ?? true)
             if resume == nil { awaitFleet() }
             if resume == nil {
-                for note in host.store?.takeNotes() ?? [] { output.diagnostic("imhost: \(note)") }
+                CommandLineTool.reportNotes(host.store, output: output)
                 if !host.hasTransport, host.store?.firstTime("told: no transport") == true {
                     output.diagnostic("imhost: \(Self.noTransport(configPath))")
                 }
@@ -82,7 +82,7 @@ final class Worker {
             output.diagnostic("imhost chat: refused: \(error)")
             return CommandLineTool.ExitCode.failure
         }
-        for note in host.store?.takeNotes() ?? [] { output.diagnostic("imhost: \(note)") }
+        CommandLineTool.reportNotes(host.store, output: output)
         session.show()
         if arguments.flags.contains("--terminal") && resume == nil { output.out("Type /help for commands.\n") }
         if CommandLineTool.outputLost(output, command: "chat") { return CommandLineTool.ExitCode.failure }
@@ -143,6 +143,8 @@ final class Worker {
                 }
                 if host.store?.changedElsewhere() == true { session?.showIfChanged() }
             }
+            // Storing an arrival or drawing the page may have found the database damaged: said now.
+            CommandLineTool.reportNotes(host.store, output: output)
             if CommandLineTool.outputLost(output, command: session == nil ? "play" : "chat") { return nil }
             let wait = courier?.wakeAfter() ?? 1000
             switch channel.receive(waiting: wait, wake: courier?.readable ?? [], wakeWriting: courier?.writable ?? []) {

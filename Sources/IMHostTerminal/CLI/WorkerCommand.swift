@@ -119,6 +119,8 @@ enum WorkerCommand {
     // MARK: open
 
     private static func open(_ host: ChatHost, url: String, width: Int, colors: Bool, external: Bool, json: Bool, output: Output) -> Int32 {
+        // Drawing the page may have found the database damaged: said after it.
+        defer { CommandLineTool.reportNotes(host.store, output: output) }
         do throws(any Error) {
             let opened = try host.open(route: url, external: external)
             CommandLineTool.reportNotices(host, output: output)
