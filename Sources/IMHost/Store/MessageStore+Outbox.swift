@@ -92,7 +92,7 @@ extension MessageStore {
             try database.transaction {
                 var changed = 0
                 for send in sends {
-                    try database.statement("UPDATE messages SET state = 'sent' WHERE id = ? AND state = 'queued'").bind(send.row).run()
+                    try database.statement("UPDATE messages SET state = 'sent' WHERE id = ? AND \(MessageLife.from(OutgoingState.sent))").bind(send.row).run()
                     changed += database.changes
                     if let retryAt {
                         try database.statement("UPDATE outbox SET lease_pid = NULL, lease_until = NULL, next_at = ? WHERE message = ?")
@@ -108,24 +108,25 @@ extension MessageStore {
     /// stored them: they leave the outbox), `read` (its chat showed them). Ids the user never
     /// sent to that peer change nothing. Returns how many changed.
     @discardableResult
-    public func receipt(from peer: String, ids: [String], state: MessageState, at time: Int64) throws(StoreError) -> Int {
+    public func receipt(from peer: String, ids: [String], state: OutgoingState, at time: Int64) throws(StoreError) -> Int {
         guard !isReadOnly, !ids.isEmpty, state == .delivered || state == .read else { return 0 }
         return try guarded {
             try database.transaction {
                 var changed = 0
                 for id in ids {
-                    let find = try database.statement("SELECT id, state FROM messages WHERE sender = ? AND recipient = ? AND global_id = ? AND outgoing = 1")
-                    try find.bind(user, peer, id)
-                    guard try find.step() else { continue }
-                    let row = find.int(0), current = MessageState(rawValue: find.text(1)) ?? .queued
-                    // Failed stays failed until /retry queues it again: a peer that refused a
-                    // message cannot take the refusal back by saying it read it.
-                    if current == .failed { continue }
-                    // Read is the last word: a late delivered receipt does not undo it.
-                    let next: MessageState = current == .read ? .read : state
-                    try database.statement("UPDATE messages SET state = ?, reason = NULL WHERE id = ?").bind(next.rawValue, row).run()
-                    try database.statement("DELETE FROM outbox WHERE message = ?").bind(row).run()
-                    if next != current { changed += 1 }
+                    // Only a move the message's life allows (never out of failed, never back
+                    // from read); either way the receiver has it, so it leaves the outbox (a
+                    // failed one is not in it).
+                    let move = try database.statement("""
+                        UPDATE messages SET state = ?, reason = NULL
+                        WHERE sender = ? AND recipient = ? AND global_id = ? AND outgoing = 1 AND \(MessageLife.from(state))
+                        RETURNING id
+                        """)
+                    try move.bind(state.rawValue, user, peer, id)
+                    if try move.step() { changed += 1 }
+                    try database.statement("""
+                        DELETE FROM outbox WHERE message IN (SELECT id FROM messages WHERE sender = ? AND recipient = ? AND global_id = ? AND outgoing = 1)
+                        """).bind(user, peer, id).run()
                 }
                 return changed
             }
@@ -143,7 +144,7 @@ extension MessageStore {
                 for id in ids {
                     let find = try database.statement("""
                         SELECT id FROM messages WHERE sender = ? AND recipient = ? AND global_id = ? AND outgoing = 1
-                        AND state IN ('queued', 'sent')
+                        AND \(MessageLife.from(OutgoingState.failed))
                         """)
                     try find.bind(user, peer, id)
                     guard try find.step() else { continue }
@@ -157,15 +158,16 @@ extension MessageStore {
         }
     }
 
-    /// Fails every queued message older than `cutoff` (milliseconds since 1970), with `reason`.
-    /// Returns them, for a person.
+    /// Gives up every queued message older than `cutoff` (milliseconds since 1970), with
+    /// `reason`: `given-up`, out of the outbox. Returns them, for a person.
     public func failOlder(than cutoff: Int64, reason: String) throws(StoreError) -> [(peer: String, globalID: String)] {
         guard !isReadOnly else { return [] }
         return try guarded {
             try database.transaction {
                 let old = try database.statement("""
-                    UPDATE messages SET state = 'failed', reason = ?
-                    WHERE id IN (SELECT message FROM outbox WHERE queued_at < ?) RETURNING recipient, global_id
+                    UPDATE messages SET state = 'given-up', reason = ?
+                    WHERE id IN (SELECT message FROM outbox WHERE queued_at < ?) AND \(MessageLife.from(OutgoingState.givenUp))
+                    RETURNING recipient, global_id
                     """)
                 try old.bind(reason, cutoff)
                 var failed: [(String, String)] = []
@@ -176,14 +178,15 @@ extension MessageStore {
         }
     }
 
-    /// Queues a failed message again (`/retry N`): `queued`, back in the outbox, due now.
+    /// Queues a failed or given-up message again (`/retry N`): `queued`, back in the outbox, due
+    /// now.
     public func retry(_ peer: String, number: Int, at time: Int64) throws(StoreError) -> Bool {
         try refuseIfReadOnly()
         return try guarded {
             try database.transaction {
                 let find = try database.statement("""
                     SELECT m.id FROM messages m JOIN conversations c ON c.id = m.conversation
-                    WHERE c.peer = ? AND m.position = ? AND m.outgoing = 1 AND m.state = 'failed'
+                    WHERE c.peer = ? AND m.position = ? AND m.outgoing = 1 AND \(MessageLife.from(OutgoingState.queued, column: "m.state"))
                     """)
                 try find.bind(peer, number - 1)
                 guard try find.step() else { return false }

@@ -232,7 +232,7 @@ extension MessageStore {
                 guard try find.step() else { return [] }
                 let conversation = find.int(0)
                 let read = try database.statement("""
-                    UPDATE messages SET state = 'read' WHERE conversation = ? AND outgoing = 0 AND state = 'received' AND position < ?
+                    UPDATE messages SET state = 'read' WHERE conversation = ? AND outgoing = 0 AND \(MessageLife.from(IncomingState.read)) AND position < ?
                     RETURNING global_id, arrived, position
                     """)
                 try read.bind(conversation, end)

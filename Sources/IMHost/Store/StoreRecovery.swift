@@ -203,6 +203,17 @@ private struct TableCopier {
         try copy(middle + 1...rowids.upperBound)
     }
 
+    /// Inserts a row read from the source. A row the damage turned into something the store
+    /// never holds (a state it does not know, a second copy) is not copied, as a row that cannot
+    /// be read is not.
+    private static func insert(_ row: Statement) throws(Database.Failure) {
+        do {
+            try row.run()
+        } catch {
+            guard error.primary == SQLITE_CONSTRAINT else { throw error }
+        }
+    }
+
     /// Copies the rows from `rowid` on until one cannot be read.
     func copy(from rowid: Int64) throws {
         _ = try read(range, rowid, Int64.max)
@@ -231,7 +242,7 @@ private struct TableCopier {
             guard more else { return nil }
             let row = try target.statement(insert)
             try row.bind(columnsOf: rows, 1..<columns + 1)
-            try row.run()
+            try Self.insert(row)
             // No rowid comes after the largest.
             guard rows.int(0) < Int64.max else { return nil }
             next = rows.int(0) + 1

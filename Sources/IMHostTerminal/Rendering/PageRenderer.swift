@@ -126,7 +126,8 @@ public struct PageRenderer {
         case .sent: "sent"
         case .delivered: "delivered ✓"
         case .read: "read ✓✓"
-        case .failed: "failed (/why)"
+        case .failed, .givenUp: "failed (/why)"
+        case .unknown: "state unknown (/why)"
         case .received: "received"
         }
     }
