@@ -93,49 +93,46 @@ enum ChatCommand {
         // The worker sends its pages as values and its lines as text; this process draws them,
         // in the order they came.
         let renderer = PageRenderer(width: width, colors: Environment.colors(on: STDOUT_FILENO))
-        let supervised = SupervisedRun(config: config, dataFolder: config.dataFolder, workerArguments: workerArguments, output: output) { shown in
+        let chat = ChatSupervision(config: config, configPath: configPath, user: arguments.options["--user"] ?? config.user,
+                                   workerArguments: workerArguments, output: output) { shown in
             switch shown {
             case .text(let text): output.out(text)
             case .page(let page): output.out(renderer.render(page))
             }
         }
-        if let code = supervised.start() { return code }
+        if let code = chat.start() { return code }
         quarantineWatcher.markSeen()
 
         let reader = screen.map { LineReader(editing: $0, limit: config.limits.inputLineBytes) } ?? LineReader(limit: config.limits.inputLineBytes)
-        let builds = LineBuildWatch()
-        let drafts = DraftKeeper(dataFolder: config.dataFolder, user: arguments.options["--user"] ?? config.user, output: output)
-        let openChat = OpenChats.Record(dataFolder: config.dataFolder)
         while true {
             if let signal = Interruption.signal {
-                supervised.supervisor.finish(signal: signal)
+                chat.finish(signal: signal)
                 return Interruption.exitCode(signal)
             }
             // Nobody reads the chat any more (a closed pipe, a full disk): this process draws
             // it, so it is the one that notices, and stops taking input.
             if CommandLineTool.outputLost(output, command: "chat") {
-                supervised.supervisor.finish()
+                chat.finish()
                 return CommandLineTool.ExitCode.failure
             }
-            openChat.update(supervised.supervisor.builds)
             // A shell took the terminal back (Ctrl-Z), and gave it again (fg).
             if mode?.reassert() == true { screen?.redraw() }
             screen?.showPrompt()
             var command: String?
-            let event = reader.next(timeout: builds.isSettling ? 50 : 500, wake: supervised.supervisor.watched)
+            let event = reader.next(timeout: chat.waitMilliseconds, wake: chat.watched)
             if let signal = Interruption.signal {
-                supervised.supervisor.finish(signal: signal)
+                chat.finish(signal: signal)
                 return Interruption.exitCode(signal)
             }
             switch event {
             case .end:
                 // On a terminal the screen ends the line (the defer).
                 if terminal && screen == nil { output.out("\n") }
-                return supervised.supervisor.finish()
+                return chat.finish()
             case .timeout:
                 // The worker may have said something, or died on its own, while we waited.
-                if let code = supervised.idle() { return code }
-                if supervised.lastCrashed { quarantineWatcher.markSeen() }
+                if let code = chat.idle() { return code }
+                if chat.lastCrashed { quarantineWatcher.markSeen() }
             case .line(let line):
                 command = line
             case .tooLong(let bytes):
@@ -148,45 +145,11 @@ enum ChatCommand {
             let quarantineChanged = quarantineWatcher.reloadDue()
             let reload = command?.trimmingSpaces == "/reload"
             if configChanged || quarantineChanged || reload {
-                if let code = supervised.hand(.reload) { return code }
+                if let code = chat.reload() { return code }
             }
-            if !reload, let command, let code = supervised.hand(.command(text: command, draft: drafts.keep(command, for: supervised.supervisor.resume.conversation))) {
-                return code
-            }
+            if !reload, let command, let code = chat.hand(command) { return code }
             // A crash rewrote the quarantine: it is applied already, not a change to reload for.
-            if supervised.lastCrashed { quarantineWatcher.markSeen() }
-            let changes = builds.look(at: supervised.supervisor.builds)
-            if !changes.isEmpty, let code = moveToNewBuilds(changes, watch: builds, supervised: supervised, config: config,
-                                                           configPath: configPath, output: output) {
-                return code
-            }
+            if chat.lastCrashed { quarantineWatcher.markSeen() }
         }
-    }
-
-    /// A line's file changed under the chat: vets the new build, then moves the chat to a new
-    /// worker on it, or stays on the build it runs, saying why in one line. Returns an exit code
-    /// when the chat is over.
-    private static func moveToNewBuilds(_ changes: [LineBuildWatch.Change], watch: LineBuildWatch, supervised: SupervisedRun,
-                                        config: HostConfig, configPath: String, output: Output) -> Int32? {
-        // host.json as it is now: the worker reads it too.
-        let current = (try? HostConfig.load(from: configPath)) ?? config
-        let verdicts = watch.vet(changes, config: current, scanner: CommandLineTool.executable,
-                                 quarantine: supervised.supervisor.resume.quarantine ?? [])
-        var moved: [String] = []
-        for verdict in verdicts {
-            switch verdict {
-            case .ready(let line, let from, let to):
-                moved.append("line \(line) reloaded: \(from) → \(to)")
-            case .refused(let line, let version, let why):
-                output.diagnostic("imhost: line \(line) stays on \(version) in this chat: \(why)")
-            }
-        }
-        guard !moved.isEmpty else { return nil }
-        if let code = supervised.replaceWorker() { return code }
-        // A new worker that crashed as it opened the new build was restarted, and said so.
-        if !supervised.lastCrashed {
-            for line in moved { output.out(TerminalText.safe(line, newlines: false) + "\n") }
-        }
-        return nil
     }
 }
