@@ -151,9 +151,11 @@ public final class ChatPage {
             (carrier.title, self.components.compactMap(PageView.Component.of))
         }
         let messages = try presented(width: width).map { number, presented in
-            PageView.Message(number: number, envelope: presented.shown.envelope, isOutgoing: presented.shown.isOutgoing,
-                             state: presented.state, failure: presented.failure, sentBefore: presented.sentBefore,
-                             body: presented.view.map { .lines($0.lines) } ?? .placeholder(presented.degrade ?? .unknownKey))
+            var message = PageView.Message(number: number, envelope: presented.shown.envelope, isOutgoing: presented.shown.isOutgoing,
+                                           state: presented.state, failure: presented.failure, sentBefore: presented.sentBefore,
+                                           body: presented.view.map { .lines($0.lines) } ?? .placeholder(presented.degrade ?? .unknownKey))
+            if presented.view == nil { message.causes = (try? causes(number)).flatMap { $0 } ?? [] }
+            return message
         }
         let reason = decision.reason
         return PageView(url: decision.url, conversation: conversation, title: title, lineID: lineID, isLegacy: isLegacy,

@@ -86,6 +86,8 @@ public struct PageView: Codable, Sendable, Equatable {
         public var sentBefore: Int?
         /// What its builder drew, or why it shows as a placeholder.
         public var body: Body
+        /// For a placeholder, every reason it is one, the deepest first (what `/why` says).
+        public var causes: [Degrade] = []
     }
 
     /// What a message shows.

@@ -9,7 +9,7 @@
 /// line that says so rather than misreading its worker.
 public enum WorkerProtocol {
     /// Changes whenever a message changes.
-    public static let version = 5
+    public static let version = 6
 }
 
 /// The supervisor's messages to its worker.
@@ -22,6 +22,9 @@ public enum ToWorker: Codable, Sendable, Equatable {
     case command(text: String, draft: Int64? = nil)
     /// Read host.json and the quarantine again (a file changed, SIGHUP, or `/reload`).
     case reload
+    /// The store changed under the chat (another process holds the connection and stored an
+    /// arrival or a receipt): show what is new now, rather than at the next look.
+    case refresh
     /// Run step `number` (from 1) of the scenario.
     case step(number: Int)
 }

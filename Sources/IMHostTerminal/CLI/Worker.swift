@@ -100,6 +100,9 @@ final class Worker {
                 guard host.sending(draft: draft, { session.handle(text) }) else { return CommandLineTool.ExitCode.ok }
             case .reload:
                 session.perform(.reload)
+            case .refresh:
+                // What changed is shown as the loop looks at the store again, before the next wait.
+                break
             case .start, .step:
                 output.diagnostic("imhost: \(unexpected(message))")
             }
