@@ -15,6 +15,8 @@ final class WebServer {
     /// One open page.
     private final class Page {
         let id: String
+        /// The browser session (its cookie) that opened it.
+        let session: String
         let link = PageLink()
         var streams: [EventStream] = []
         /// The page as last drawn: a tab that connects (again) gets it at once.
@@ -23,7 +25,10 @@ final class WebServer {
         var orphanedAt: UInt64?
         var ended = false
 
-        init(id: String) { self.id = id }
+        init(id: String, session: String) {
+            self.id = id
+            self.session = session
+        }
     }
 
     private let host: ChatHost
@@ -45,6 +50,9 @@ final class WebServer {
     static let orphanSeconds: UInt64 = 30
     /// Seconds between heartbeats on every stream, so a closed tab is noticed.
     static let heartbeatSeconds: UInt64 = 15
+    /// Live pages one browser may have open: HTTP/1.1 gives a browser six connections to one
+    /// server, and each live page keeps one (the list one more).
+    static let livePagesPerBrowser = 4
 
     init(host: ChatHost, config: HostConfig, configPath: String, user: String, port: UInt16, verbose: Bool, output: Output) throws(HTTPServer.Failure) {
         self.host = host
@@ -198,7 +206,7 @@ final class WebServer {
         case ("GET", "/"):
             return html(WebDocument.start(user: user, conversations: conversations()))
         case ("GET", "/chat"):
-            return open(request.argument("url") ?? "")
+            return open(request.argument("url") ?? "", session: request.cookie(gate.cookieName) ?? "")
         case ("GET", "/events"):
             return events(request)
         case ("POST", let path) where path.hasPrefix("/page/"):
@@ -217,10 +225,14 @@ final class WebServer {
 
     /// A new page for the chat a jump URL names: its thread and worker start now; the tab gets
     /// the frame, and the page by its stream.
-    private func open(_ url: String) -> HTTPReply {
+    private func open(_ url: String, session: String) -> HTTPReply {
         guard !url.isEmpty else { return .text(400, "refused: no jump URL; open /chat?url=im://chat?rootCateID=...&peer=...\n") }
+        let live = pages.values.filter { $0.session == session && !$0.streams.isEmpty }.count
+        guard live < Self.livePagesPerBrowser else {
+            return .text(429, "refused: \(live) chats are open and live in this browser, the most one browser can keep live (it gives a server six connections); close one, then open this again\n")
+        }
         let id = String(WebGate.randomSecret().prefix(16))
-        let page = Page(id: id)
+        let page = Page(id: id, session: session)
         let opening = PageThread.Opening(url: url, config: config, configPath: configPath, user: user, verbose: verbose)
         guard PageThread.start(opening, link: page.link) else { return .text(503, "refused: no thread for a new page; close some pages\n") }
         pages[id] = page
