@@ -63,7 +63,7 @@ enum WebCommand {
             return CommandLineTool.ExitCode.failure
         }
         output.out("imhost web: serving \(user)'s chats at \(server.url)\n  open it in a browser on this machine; Ctrl-C stops\n")
-        let code = server.run()
+        let code = WebServer.serve([server])
         host.signOut()
         return code
     }

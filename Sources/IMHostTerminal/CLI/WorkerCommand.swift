@@ -22,7 +22,7 @@ enum WorkerCommand {
         summary: "the chat worker a supervisor runs (internal)",
         usage: "chat|open|play|demo TARGET --breadcrumb-fd 4 --parent PID",
         help: "Runs a chat's work for a supervising imhost; not for people.",
-        flags: ["--terminal", "--color", "--fixed-clock", "--external", "--json"],
+        flags: ["--terminal", "--color", "--fixed-clock", "--external", "--json", "--web-page"],
         options: ["--width", "--user", "--data", "--breadcrumb-fd", "--parent", "--transport", "--password-file"],
         hidden: true,
         run: run)
@@ -86,7 +86,9 @@ enum WorkerCommand {
         let host = CommandLineTool.makeHost(config, user: arguments.options["--user"], dataFolder: arguments.options["--data"],
                                             verbose: arguments.flags.contains("--verbose"), logEcho: said,
                                             breadcrumbs: breadcrumb.map { .attach(fd: $0) } ?? .none, quarantine: resume?.quarantine ?? [],
-                                            connection: mode == "chat" ? "chat" : arguments.options["--transport"] != nil ? "play" : nil)
+                                            // A browser's page works through the database: its server holds the connection.
+                                            connection: mode == "chat" && !arguments.flags.contains("--web-page") ? "chat"
+                                                : arguments.options["--transport"] != nil && mode != "chat" ? "play" : nil)
         if resume == nil { CommandLineTool.report(host, output: output) }
         let worker = Worker(host: host, channel: channel, output: output, width: width, colors: colors, arguments: arguments, resume: resume)
         let code: Int32

@@ -102,6 +102,8 @@ enum PageThread {
         var configPath: String
         var user: String
         var verbose: Bool
+        /// More for the worker: a data folder and a broker other than host.json's (a demo's).
+        var workerOptions: [String] = []
     }
 
     /// Starts the page's thread; returns false when no thread could be made.
@@ -127,7 +129,7 @@ enum PageThread {
     }
 
     private static func run(_ opening: Opening, link: PageLink) {
-        var arguments = ["chat", opening.url, "--config", opening.configPath, "--user", opening.user]
+        var arguments = ["chat", opening.url, "--config", opening.configPath, "--user", opening.user, "--web-page"] + opening.workerOptions
         if opening.verbose { arguments.append("--verbose") }
         let output = Output(out: { link.emit(.text($0)) }, err: { link.emit(.diagnostic($0)) })
         let chat = ChatSupervision(config: opening.config, configPath: opening.configPath, user: opening.user, workerArguments: arguments,

@@ -36,12 +36,15 @@ final class WebServer {
     private let configPath: String
     private let user: String
     private let verbose: Bool
+    private let workerOptions: [String]
     private let output: Output
     private var gate: WebGate
     private(set) var http: HTTPServer!
     private var pages: [String: Page] = [:]
     private var listStreams: [EventStream] = []
     private var lastHeartbeat = Clock.monotonic()
+    private let hostJSON: ConfigWatcher
+    private let quarantine: ConfigWatcher
     /// Whether pages carry the Content-Security-Policy (off only for the test that shows
     /// hostile text stays text without it too).
     private let csp: Bool
@@ -54,14 +57,20 @@ final class WebServer {
     /// server, and each live page keeps one (the list one more).
     static let livePagesPerBrowser = 4
 
-    init(host: ChatHost, config: HostConfig, configPath: String, user: String, port: UInt16, verbose: Bool, output: Output) throws(HTTPServer.Failure) {
+    /// `workerOptions` go to every page's worker: a data folder and broker other than
+    /// host.json's, when the host was made with them (a demo's).
+    init(host: ChatHost, config: HostConfig, configPath: String, user: String, port: UInt16, verbose: Bool, workerOptions: [String] = [],
+         output: Output) throws(HTTPServer.Failure) {
         self.host = host
         self.config = config
         self.configPath = configPath
         self.user = user
         self.verbose = verbose
+        self.workerOptions = workerOptions
         self.output = output
         csp = Environment.value("IMHOST_WEB_CSP") != "off"
+        hostJSON = ConfigWatcher(paths: [configPath])
+        quarantine = ConfigWatcher(paths: [config.dataFolder + "/quarantine.json"])
         gate = WebGate(port: 0)
         // The handler is set once the server exists: it needs the port for the gate.
         var handler: ((HTTPRequest) -> HTTPReply)?
@@ -75,35 +84,50 @@ final class WebServer {
 
     // MARK: The loop
 
-    /// Serves until a signal asks it to stop. Returns the exit code.
-    func run() -> Int32 {
-        let hostJSON = ConfigWatcher(paths: [configPath])
-        let quarantine = ConfigWatcher(paths: [config.dataFolder + "/quarantine.json"])
+    /// Serves `servers` (one a user) in one loop until a signal asks them to stop. Returns the
+    /// exit code.
+    static func serve(_ servers: [WebServer]) -> Int32 {
         while Interruption.signal == nil {
-            var fds = [http.descriptor] + pages.values.map(\.link.outputWake.read)
+            var polls: [pollfd] = []
             var wait: Int32 = 500
-            if let courier = host.courier {
-                fds += courier.readable
-                wait = min(wait, courier.wakeAfter())
-            }
-            let timeout = http.timeout()
-            if timeout >= 0 { wait = min(wait, timeout) }
-            var polls = fds.filter { $0 >= 0 }.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-            if let courier = host.courier {
-                polls += courier.writable.map { pollfd(fd: $0, events: Int16(POLLOUT), revents: 0) }
+            for server in servers {
+                let (more, timeout) = server.waits()
+                polls += more
+                wait = min(wait, timeout)
             }
             _ = poll(&polls, nfds_t(polls.count), wait)
-            http.service()
-            connection()
-            for page in pages.values { deliver(page) }
-            if hostJSON.reloadDue() || quarantine.reloadDue() {
-                for page in pages.values { page.link.send(.reload) }
-            }
-            tidy()
-            http.service()
+            for server in servers { server.step() }
         }
-        stop()
+        for server in servers { server.stop() }
         return CommandLineTool.ExitCode.ok
+    }
+
+    /// What this server waits on, and for how long at most (milliseconds).
+    private func waits() -> ([pollfd], Int32) {
+        var polls = ([http.descriptor] + pages.values.map(\.link.outputWake.read)).filter { $0 >= 0 }
+            .map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        var wait: Int32 = 500
+        if let courier = host.courier {
+            polls += courier.readable.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            polls += courier.writable.map { pollfd(fd: $0, events: Int16(POLLOUT), revents: 0) }
+            wait = min(wait, courier.wakeAfter())
+        }
+        let timeout = http.timeout()
+        if timeout >= 0 { wait = min(wait, timeout) }
+        return (polls, wait)
+    }
+
+    /// Does what is ready: requests, the connection, what pages said, a changed host.json or
+    /// quarantine, heartbeats and pages whose tab is gone.
+    private func step() {
+        http.service()
+        connection()
+        for page in pages.values { deliver(page) }
+        if hostJSON.reloadDue() || quarantine.reloadDue() {
+            for page in pages.values { page.link.send(.reload) }
+        }
+        tidy()
+        http.service()
     }
 
     /// What the connection did: arrivals and receipts refresh the pages of their conversation and
@@ -175,7 +199,7 @@ final class WebServer {
     }
 
     /// Ends every page's worker and every stream, then the HTTP server.
-    private func stop() {
+    func stop() {
         for page in pages.values { page.link.send(.close) }
         // Each page's thread ends its worker (at most a few seconds each, in parallel).
         let deadline = Clock.monotonic() + 5_000_000_000
@@ -233,7 +257,7 @@ final class WebServer {
         }
         let id = String(WebGate.randomSecret().prefix(16))
         let page = Page(id: id, session: session)
-        let opening = PageThread.Opening(url: url, config: config, configPath: configPath, user: user, verbose: verbose)
+        let opening = PageThread.Opening(url: url, config: config, configPath: configPath, user: user, verbose: verbose, workerOptions: workerOptions)
         guard PageThread.start(opening, link: page.link) else { return .text(503, "refused: no thread for a new page; close some pages\n") }
         pages[id] = page
         return html(WebDocument.chat(page: id, url: url))
