@@ -151,9 +151,12 @@ public final class ChatPage {
             (carrier.title, self.components.compactMap(PageView.Component.of))
         }
         let messages = try presented(width: width).map { number, presented in
+            // A view longer than a page gives one message is folded here, before it travels.
+            let folded = presented.view.map { PageView.fold($0.lines) }
             var message = PageView.Message(number: number, envelope: presented.shown.envelope, isOutgoing: presented.shown.isOutgoing,
                                            state: presented.state, failure: presented.failure, sentBefore: presented.sentBefore,
-                                           body: presented.view.map { .lines($0.lines) } ?? .placeholder(presented.degrade ?? .unknownKey))
+                                           body: folded.map { .lines($0.lines) } ?? .placeholder(presented.degrade ?? .unknownKey))
+            if let folded, folded.folded > 0 { message.folded = folded.folded }
             if presented.view == nil { message.causes = (try? causes(number)).flatMap { $0 } ?? [] }
             return message
         }
