@@ -32,4 +32,36 @@ struct PageDrawingTests {
         let drawn = try #require(chat.stdout.components(separatedBy: "═\n").last)
         #expect(drawn.contains("… 4961 more lines") && drawn.contains("│ after the flood │") && drawn.split(separator: "\n").count < 60, "\(drawn)")
     }
+
+    @Test("builders slower together than the page's budget: the newest messages are drawn, the rest are placeholders that say why, and the next draw tries them again")
+    func slowBuildersBudgeted() throws {
+        // A real line whose builder takes 2 s a message, under the 5 s a call may take.
+        let workspace = try crashyWorkspace()
+        let config = { (draw: String) in
+            crashyConfig(callSeconds: 5).replacingOccurrences(of: #""scanSeconds": 0.5,"#, with: #""scanSeconds": 0.5, "drawSeconds": \#(draw),"#)
+        }
+        try workspace.writeConfig(config("0.5"))
+        let chat = try RunningProcess(BuildProducts.imhost, ["chat", crashyURL], in: workspace.root, environment: ["IMHOST_CRASHY": "builder:overrun"])
+        defer { chat.signal(SIGKILL); _ = chat.finish() }
+        try #require(chat.waitFor("[crashy page]"), "\(chat.stdout)\(chat.stderr)")
+        chat.send(#"/recv crashy.bomb {"text":"one"}"#)
+        try #require(chat.waitFor("│ 💣 one │"), "\(chat.stdout)\(chat.stderr)")
+        chat.send(#"/recv crashy.bomb {"text":"two"}"#)
+        try #require(chat.waitFor("│ 💣 two │"), "\(chat.stdout)\(chat.stderr)")
+        // The newest took the whole budget: the older one waits, as a placeholder saying why.
+        let page = try #require(chat.stdout.components(separatedBy: "═\n").last)
+        #expect(page.contains("│ (drawing took too long)") && !page.contains("💣 one"), "\(page)")
+        chat.send("/why 1")
+        #expect(chat.waitFor("why #1 (crashy.bomb): it shows normally, through its builder"), "alone, it draws: \(chat.stdout)")
+        #expect(!chat.stdout.contains("hung") && !chat.stderr.contains("hung"), "no call overran callSeconds: \(chat.stderr)")
+
+        // A larger budget, read again: the next draw tries every message again, and draws both.
+        try workspace.writeConfig(config("10"))
+        chat.send("/reload")
+        #expect(chat.waitFor("│ 💣 one │", occurrences: 2), "\(chat.stdout)\(chat.stderr)")
+        let again = try #require(chat.stdout.components(separatedBy: "═\n").last)
+        #expect(again.contains("│ 💣 one │") && again.contains("│ 💣 two │") && !again.contains("drawing took too long"), "\(again)")
+        chat.send("/quit")
+        #expect(chat.finish().status == 0)
+    }
 }

@@ -37,7 +37,10 @@ package struct MessagePresenter {
 
     /// `origin` says, for a message from another host, who sent it and its global id: a crash
     /// drawing it is recorded against that message alone.
-    package func present(_ message: MessageEnvelope, outgoing: Bool, width: Int, origin: Breadcrumb.MessageOrigin? = nil) -> PresentedMessage {
+    /// `outOfTime` (the page's drawing budget, in seconds, when it is spent) turns a line's
+    /// builder away: the message is a placeholder that says so, and no line code runs for it.
+    package func present(_ message: MessageEnvelope, outgoing: Bool, width: Int, origin: Breadcrumb.MessageOrigin? = nil,
+                         outOfTime: Double? = nil) -> PresentedMessage {
         func degraded(_ why: Degrade) -> PresentedMessage {
             PresentedMessage(shown: ShownMessage(envelope: message, model: nil, isOutgoing: outgoing), view: nil, degrade: why)
         }
@@ -55,6 +58,8 @@ package struct MessagePresenter {
             return degraded(degrade(message.key) ?? .unknownKey)
         }
         if legacy && entry.line != nil { return degraded(.legacyPage) }
+        // The host's own builders are not slow; a line's wait for the next draw.
+        if let outOfTime, entry.line != nil { return degraded(.drawingTooSlow(seconds: outOfTime)) }
         do {
             let (model, view) = try lineGuard.run(.builder, entry.mark, key: message.key, message: origin?.crumb ?? message.id) {
                 try render(entry.builder, message.payload, width: width)
@@ -74,7 +79,7 @@ package struct MessagePresenter {
     package func causes(of message: MessageEnvelope, outgoing: Bool, width: Int, origin: Breadcrumb.MessageOrigin? = nil) -> [Degrade] {
         guard let first = present(message, outgoing: outgoing, width: width, origin: origin).degrade else { return [] }
         switch first {
-        case .unreadable, .tooLarge: return [first]
+        case .unreadable, .tooLarge, .drawingTooSlow: return [first]
         default: break
         }
         var found: [Degrade] = []
