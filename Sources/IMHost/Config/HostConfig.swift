@@ -38,7 +38,9 @@ public struct HostConfig: Sendable, Equatable {
         /// The most messages stored from one peer in a day (UTC) (default 5,000): past it, that
         /// peer's messages are refused (`budget`) until the day ends.
         public var peerMessagesPerDay: Int = 5000
-        /// The most payload bytes stored from one peer in a day (UTC) (default 50 MB).
+        /// The most bytes one peer's messages may add to the store in a day (UTC), as stored: the
+        /// row, its summary and its share of the search index (``MessageStore/storedBytes(of:recipient:)``;
+        /// default 50 MB).
         public var peerBytesPerDay: Int = 50_000_000
 
         /// How deeply a payload's JSON may nest (objects and arrays). host.json and scenario

@@ -130,13 +130,14 @@ extension MessageStore {
         }
     }
 
-    /// Counts `message` against its sender's budget for today; false, counting nothing, when
-    /// it would go past it. A message stored already costs nothing again.
+    /// Counts `message` against its sender's budget for today, by what storing it adds to the
+    /// database (``storedBytes(of:recipient:)``); false, counting nothing, when it would go past
+    /// it. A message stored already costs nothing again.
     private func spend(_ budget: PeerBudget, on message: IncomingMessage) throws -> Bool {
         let known = try database.statement("SELECT 1 FROM messages WHERE sender = ? AND global_id = ?")
         try known.bind(message.from, message.globalID)
         if try known.step() { return true }
-        let day = PeerBudget.day(of: Clock.now()), size = message.payload.json.utf8.count
+        let day = PeerBudget.day(of: Clock.now()), size = Self.storedBytes(of: message, recipient: user)
         let spent = try database.statement("SELECT messages, bytes FROM peer_budget WHERE peer = ? AND day = ?")
         try spent.bind(message.from, day)
         let (count, bytes) = try spent.step() ? (Int(spent.int(0)), Int(spent.int(1))) : (0, 0)
