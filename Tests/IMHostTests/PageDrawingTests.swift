@@ -65,3 +65,37 @@ struct PageDrawingTests {
         #expect(chat.finish().status == 0)
     }
 }
+
+@Suite("A flood from another conversation")
+struct ArrivalNoticeTests {
+    @Test("a flood of messages from a peer in another conversation is said in one line until the page is drawn again, not a line a batch")
+    func floodCoalesced() throws {
+        let root = try Workspace()
+        let broker = try TestBroker(in: root.root, users: ["alice", "bob", "carol"])
+        let alice = try broker.workspace(for: "alice")
+        let chat = try broker.chat(alice, with: "bob")
+        defer { chat.signal(SIGKILL); _ = chat.finish() }
+        try #require(chat.waitFor("connected to \(broker.url) as alice"), "\(chat.stdout)\(chat.stderr)")
+        // Five batches, each stored before the next is sent: five arrivals apart.
+        var chats = ""
+        for batch in 0..<5 {
+            try broker.publish(as: "carol", topic: "imhost/u/alice/from/carol", (1...60).map {
+                let number = batch * 60 + $0
+                return envelope(String(format: "01JCAROLFLOOD0000000000%03d", number), seq: number, payload: #"{"text":"flood \#(number)"}"#)
+            })
+            try #require(waitUntil {
+                chats = (try? imhost(["chats"], in: alice).stdout) ?? ""
+                return chats.contains("\((batch + 1) * 60) unread")
+            }, "\(chats)")
+        }
+        chat.send("hello bob")
+        try #require(chat.waitFor("│ hello bob │"))
+        chat.send("/quit")
+        let result = chat.finish()
+        let notices = result.stdout.split(separator: "\n").filter { $0.contains("from carol") }
+        #expect(notices.count <= 2, "\(notices.count) lines: \(notices.joined(separator: "\n"))")
+        // What they say adds up to every message.
+        let counted = notices.compactMap { line in Int(line.prefix { $0.isNumber }) }.reduce(0, +)
+        #expect(counted == 300, "\(notices.joined(separator: "\n"))")
+    }
+}
