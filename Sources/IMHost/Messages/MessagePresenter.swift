@@ -86,7 +86,11 @@ package struct MessagePresenter {
         let lineKey = LineID.owner(ofMessageKey: message.key) != nil
         if let why = degrade(message.key) {
             found.append(why)
-        } else if lineKey, lookup(message.key) == nil {
+        } else if lineKey, let entry = lookup(message.key) {
+            // The legacy page never runs the builder, so whether the payload decodes is asked
+            // here: a card that would not show on its line's page either says so, first.
+            if legacy, let why = decodes(entry, message, origin: origin) { found.append(why) }
+        } else if lineKey {
             found.append(degrade(message.key) ?? .unknownKey)
         }
         if let origin, let sender = origin.sender, let id = origin.globalID, let why = degradeMessage(sender, id, message.key) { found.append(why) }
@@ -95,6 +99,20 @@ package struct MessagePresenter {
     }
 
     private struct Failure: Error { var degrade: Degrade }
+
+    /// Why `message`'s payload does not decode with `entry`'s builder (its first step only, in
+    /// the builder's breadcrumb frame); `nil` when it does.
+    private func decodes(_ entry: RegisteredBuilder, _ message: MessageEnvelope, origin: Breadcrumb.MessageOrigin?) -> Degrade? {
+        func check<Builder: MessageBuilder>(_ builder: Builder) -> Degrade? {
+            do {
+                _ = try builder.content(from: message.payload)
+                return nil
+            } catch {
+                return .undecodable(PayloadDiagnosis.describe(error, payload: message.payload, as: Builder.Content.self))
+            }
+        }
+        return lineGuard.run(.builder, entry.mark, key: message.key, message: origin?.crumb ?? message.id) { check(entry.builder) }
+    }
 
     /// Runs the builder's three steps, telling a payload that does not decode from a builder that fails.
     private func render<Builder: MessageBuilder>(_ builder: Builder, _ payload: MessagePayload, width: Int) throws -> (MessageModel, MessageView) {
