@@ -15,7 +15,7 @@ enum BrokerCommand {
     static let command = CommandLineTool.Command(
         name: "broker",
         summary: "set up and run a private MQTT broker for chats between users",
-        usage: "init DIR --users ID[,ID...] [--socket PATH | --port N] [--listen HOST:PORT --tls-cert FILE --tls-key FILE] [--bridge-to mqtt://HOST:PORT --bridge-user ID --bridge-password-file FILE] [--payload-bytes N] [--force] | add-user DIR ID [--bridge] | remove-user DIR ID | run DIR",
+        usage: "init DIR --users ID[,ID...] [--socket PATH | --port N] [--listen HOST:PORT --tls-cert FILE --tls-key FILE] [--bridge-to mqtt://HOST:PORT --bridge-user ID --bridge-password-file FILE] [--payload-bytes N] [--force [--while-running]] | add-user DIR ID [--bridge] | remove-user DIR ID | run DIR",
         help: """
             imhost broker init DIR --users alice,bob
                 writes a Mosquitto broker's folder: DIR/mosquitto.conf (every line says why),
@@ -51,9 +51,12 @@ enum BrokerCommand {
                                    brokers that trust each other.
               --payload-bytes N    the largest payload the hosts allow (default 65536): the
                                    broker's max_packet_size is sized from it
-              --force              write over an existing folder's configuration
+              --force              write over an existing folder's configuration (every
+                                   password new); refused while its broker runs, unless
+              --while-running      too: then the running broker keeps the old passwords until
+                                   it is restarted
             """,
-        flags: ["--force", "--bridge"], options: ["--users", "--socket", "--port", "--payload-bytes", "--listen", "--tls-cert", "--tls-key",
+        flags: ["--force", "--bridge", "--while-running"], options: ["--users", "--socket", "--port", "--payload-bytes", "--listen", "--tls-cert", "--tls-key",
                                                  "--bridge-to", "--bridge-user", "--bridge-password-file"],
         run: { arguments, output in
             let positionals = arguments.positionals
@@ -139,8 +142,10 @@ enum BrokerCommand {
             }
             payload = bytes
         }
+        let running = folder.runningPID()
         let made = try BrokerFolder.initialize(at: folder.path, users: users, listener: listener, payloadLimit: payload,
-                                               tls: tls, bridge: bridge, force: arguments.flags.contains("--force"))
+                                               tls: tls, bridge: bridge, force: arguments.flags.contains("--force"),
+                                               whileRunning: arguments.flags.contains("--while-running"))
         let url = try made.url()
         var text = """
             Wrote a broker for \(users.joined(separator: ", ")) (and operator) in \(made.path).
@@ -148,6 +153,14 @@ enum BrokerCommand {
             Then, in each user's host.json:
 
             """
+        if let running {
+            text = """
+                Wrote a broker for \(users.joined(separator: ", ")) (and operator) in \(made.path), with new passwords for all of them.
+                Its broker is running (pid \(running)) and keeps the old passwords and settings until it is restarted: stop it and run imhost broker run \(made.path) again.
+                Then every host needs its new password file; in each user's host.json:
+
+                """
+        }
         text += users.map { hostMembers($0, url: url, passwordFile: made.passwordFile(of: $0)) }.joined(separator: "\n")
         if let tls {
             let name = tls.host == "0.0.0.0" || tls.host == "::" ? "BROKER-NAME" : tls.host
