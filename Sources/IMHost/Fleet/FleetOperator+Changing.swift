@@ -118,6 +118,8 @@ extension FleetOperator {
     /// Publishes `config` retained and waits for the broker's answer.
     private func publish(_ config: FleetConfig) throws(Failure) {
         let client = try connected()
+        // Known before it goes: a host may report it before it is read back.
+        know(config)
         guard case .success(let id) = client.publish(topic: FleetConfig.topic, payload: config.bytes, retain: true) else {
             throw gone("cannot publish the fleet configuration: the connection is gone")
         }
