@@ -199,7 +199,8 @@ struct FleetRecoveryTests {
         let killed = try fleet(["kill", "house", "--init"], op)
         let version = try #require(publishedVersion(killed), "\(killed.stdout)\(killed.stderr)")
         #expect(version < Clock.now() + 60_000, "version \(version), forged \(forged)")
-        #expect(!killed.stdout.contains("mallory"), "\(killed.stdout)")
+        // Applied means alice reported it: mallory's claim of a higher version counts for nothing.
+        #expect(!killed.stdout.contains("mallory") && killed.stdout.contains("Applied by 1 of 1 running host (as they report)."), "\(killed.stdout)")
         #expect(chat.waitFor("fleet configuration version \(version) applied (line house off)"), "\(chat.stdout)")
         #expect(try fleet(["show"], op).status == 0, "nobody is taken to be ahead of the broker")
     }

@@ -35,7 +35,7 @@ public final class FleetOperator {
     /// The configurations this operator knows were on the fleet topic (the ledger's, and what
     /// went by or was published on this connection): the versions a host's report may claim
     /// and be believed.
-    private var known: Set<FleetConfig.Applied>
+    private(set) var known: Set<FleetConfig.Applied>
 
     /// `transport` as host.json names it; `user` must be `operator` for changes to be taken.
     /// `ledger` keeps what this operator published and saw (``FleetLedger``).

@@ -237,7 +237,9 @@ enum FleetCommand {
             let after = retries == 0 ? "" : " (on top of another operator's change, after \(retries) retr\(retries == 1 ? "y" : "ies"))"
             output.out("published fleet configuration version \(made.version): \(what ?? "in place of the one hosts did not apply; \(offSummary(made))")\(after)\n")
         }
-        let running = standing.hosts.filter { $0.state == "running" }.map(\.user)
+        // A host whose report claims a version nobody vouches for is not waited for: what it
+        // says of itself cannot be believed.
+        let running = standing.hosts.filter { host in host.state == "running" && !standing.unvouched.contains { $0.user == host.user } }.map(\.user)
         guard !running.isEmpty else {
             output.out("No host is running: each applies it when it connects; imhost fleet status shows who has.\n")
             return
@@ -247,7 +249,7 @@ enum FleetCommand {
             return
         }
         let reports = try fleet.awaitReports(of: running, applying: config, milliseconds: wait)
-        let behind = running.filter { user in (reports.first { $0.user == user }?.version ?? 0) < config.version }
+        let behind = running.filter { user in !(reports.first { $0.user == user }.map { fleet.applies($0, config) } ?? false) }
         let applied = "Applied by \(running.count - behind.count) of \(running.count) running host\(running.count == 1 ? "" : "s")"
         guard !behind.isEmpty else {
             output.out(applied + " (as they report).\n")
