@@ -9,7 +9,7 @@ extension ChatHost {
 
     /// Takes the user's connection when this process is to talk to the broker and nobody else
     /// of this user does; otherwise notes who does.
-    func takeConnection(store: MessageStore, online: Bool) {
+    func takeConnection(store: MessageStore, online: Bool, elsewhere: Bool = false) {
         guard let transport = config.transport, let command = connectionCommand else { return }
         guard userID != TransportID.operatorID else {
             announce("\(TransportID.operatorID) publishes the fleet configuration (imhost fleet) and does not chat: this process works through the database only; sign in as a user")
@@ -22,7 +22,7 @@ extension ChatHost {
                                   // Real time, even under a scenario's fixed clock: backoffs, leases and
                                   // giving up are measured in it.
                                   clock: { Clock.now() })
-            if !online { courier.setOnline(false) }
+            if !online { courier.setOnline(false) } else if elsewhere { courier.resumeElsewhere() }
             courier.fleetReport = fleetReport
             self.courier = courier
         case .held(let holder):

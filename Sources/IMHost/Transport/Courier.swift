@@ -138,7 +138,10 @@ public final class Courier {
     public var unanswered: Int { publishing.count }
     private var lastGiveUp: Int64 = 0
     /// Whether this host holds the user's session, or another host of the user took it.
-    private var claim = SessionClaim(connectionID: "c" + GlobalID.make(at: Clock.now()))
+    private lazy var claim = SessionClaim(connectionID: "c" + GlobalID.make(at: Clock.now()), host: store.hostID)
+    /// Whether another host of the user took the session from this one, and it stays offline
+    /// until the user says `/online`.
+    public private(set) var connectedElsewhere = false
     /// The subscription to the user's own topic that brings the retained presence record.
     private var presenceSubscription: Int32?
     /// Messages that arrived before this connection knew it holds the session: stored once it
@@ -238,6 +241,7 @@ public final class Courier {
             reconnectDelay = 1000
             // Asked for: this host takes the session, from another host of the user if need be.
             claim.claimNext()
+            connectedElsewhere = false
         } else {
             goodbye()
             client = nil
@@ -423,8 +427,28 @@ public final class Courier {
         self.client = nil
         lostConnection()
         wantsOnline = false
+        connectedElsewhere = true
         status = .offline("\(user) is connected elsewhere")
         say("\(user) is connected elsewhere: another host signed in as \(user) after this one and holds the session; this one stays offline (what you send waits, queued); /online takes the session back")
+    }
+
+    /// The first connection takes the session only if no other host of the user holds it; when
+    /// one does, this one leaves at once (``connectedElsewhere``). For `imhost sync`: a one-shot
+    /// command must not throw a running chat off for good.
+    public func connectUnlessHeld() { claim.claimNone() }
+
+    /// Whether this host's presence record stays when it leaves (`imhost sync --take`): the host
+    /// it took the session from stays offline until its own `/online`, however soon this one
+    /// is done. Otherwise a host that leaves clears its record.
+    public var keepsPresence = false
+
+    /// Starts where a worker that was thrown off left it (a chat's worker started again): offline,
+    /// connected elsewhere, until `/online` takes the session back.
+    public func resumeElsewhere() {
+        wantsOnline = false
+        connectedElsewhere = true
+        status = .offline("\(user) is connected elsewhere")
+        say("\(user) is still connected elsewhere: another host took the session before this chat restarted; this one stays offline (what you send waits, queued); /online takes the session back")
     }
 
     private func sendProbe(now: Int64) {
@@ -645,6 +669,10 @@ public final class Courier {
     /// broker to take the report first: mosquitto 2.0 treats a client that leaves before its
     /// PUBACK as lost, and publishes its will over the report.
     private func goodbye() {
+        // Its presence record goes with the host that holds the session (before the status,
+        // whose answer is waited for): a host of the user that comes later does not take it
+        // for one still here.
+        if status == .online, claim.settled, !keepsPresence { _ = client?.publish(topic: Self.topic(to: user, from: user), payload: [], retain: true) }
         guard let client, let id = reportFleetStatus(state: "gone") else { return }
         let deadline = Clock.monotonic() + 500_000_000
         // The broker's answers are applied as usual (a receipt it took is not sent again); a

@@ -10,7 +10,7 @@ enum SyncCommand {
     static let command = CommandLineTool.Command(
         name: "sync",
         summary: "connect once: receive what waits, send what is queued, wait for receipts",
-        usage: "[--timeout S] [--json] [--user ID]",
+        usage: "[--timeout S] [--json] [--user ID] [--take]",
         help: """
             Connects to the broker host.json's "transport" names, as the signed-in user:
             receives what waits for them (stored once each, answered delivered), sends what
@@ -21,6 +21,12 @@ enum SyncCommand {
             When another imhost (a chat) holds this user's connection, sync does not take it:
             it says which process does, and waits for that one to send what is queued.
 
+            When another host of this user (a chat in another data folder, or on another
+            machine) holds the user's session on the broker, sync does not take it either: a
+            one-shot command must not throw a running chat off. It leaves at once, takes
+            nothing, says so, and exits 1; --take takes the session (that host stays offline
+            until its /online).
+
             Exit 0 when it connected (whatever was delivered); 1 at once when it could not:
             it tries once, and says why and what to do in one line; 2 for a bad host.json or
             usage.
@@ -30,8 +36,9 @@ enum SyncCommand {
                             what is still queued; when it could not connect, the failure
                             and whether it is transient (trying later may work as it is)
               --user ID     the signed-in user (default: host.json "user")
+              --take        take the session from another host of the user that holds it
             """,
-        flags: ["--json"], options: ["--timeout", "--user"],
+        flags: ["--json", "--take"], options: ["--timeout", "--user"],
         run: { arguments, output in
             guard arguments.positionals.isEmpty else {
                 output.diagnostic("imhost sync: takes no arguments, got '\(TerminalText.safe(arguments.positionals[0]))'; see imhost sync --help")
@@ -76,6 +83,10 @@ enum SyncCommand {
                 }
                 return throughDatabase(host, seconds: seconds, json: json, output)
             }
+            // Another host of the user keeps the session, unless told to take it.
+            // Taken, it stays taken when sync is done: the host it was taken from does not come
+            // back by itself.
+            if arguments.flags.contains("--take") { courier.keepsPresence = true } else { courier.connectUnlessHeld() }
             return run(host, courier, seconds: seconds, json: json, output)
         })
 
@@ -89,11 +100,12 @@ enum SyncCommand {
         while Interruption.signal == nil, Clock.monotonic() < deadline {
             for event in host.serviceConnection() {
                 if case .notice(let line) = event {
-                    // Without --json, what the connection says goes to standard error as it comes.
-                    if !json { output.diagnostic("imhost: " + line) }
+                    // Without --json, what the connection says goes to standard error as it comes
+                    // (another host holding the session is said below, in sync's own words).
+                    if !json, !courier.connectedElsewhere { output.diagnostic("imhost: " + line) }
                 }
             }
-            if courier.failedAttempt != nil { break }
+            if courier.failedAttempt != nil || courier.connectedElsewhere { break }
             if courier.status == .online { everConnected = true }
             if courier.inboxConfirmed, courier.unanswered == 0,
                (try? host.store?.queuedCount()) == 0, (try? host.store?.dueReceipts(now: host.clock(), limit: 1).isEmpty) ?? true {
@@ -107,6 +119,12 @@ enum SyncCommand {
             output.out(JSONOutput.encode(SyncReport(connected: everConnected, heldBy: nil, counters: courier.counters, failure: courier.failedAttempt,
                                                     queued: outbox.queued, sent: outbox.sent,
                                                     unconfirmedReceipts: try? host.store?.unconfirmedReceipts())))
+        }
+        if courier.connectedElsewhere {
+            let count = outbox.queued + outbox.sent
+            let waiting = count == 0 ? "" : "; \(count) of your messages wait\(count == 1 ? "s" : "") here"
+            output.diagnostic("imhost sync: \(TerminalText.safe(courier.user)) is connected elsewhere: another host of \(TerminalText.safe(courier.user)) holds the session, and sync does not throw it off: nothing was taken\(waiting); sync where that host runs, end it first, or add --take (it then stays offline until its /online)")
+            return CommandLineTool.ExitCode.failure
         }
         guard everConnected else {
             // One line: why, what to do, and what waits meanwhile (no counts of a sync that did
