@@ -5,7 +5,7 @@ export PATH := $(PATH):/opt/swift/usr/bin
 BUILD := .build/debug
 LINES := house:House jobs:Jobs cars:Cars
 
-.PHONY: demo test build plugins bench clean api-check fuzz deps soak
+.PHONY: demo test build plugins bench clean api-check fuzz deps soak reference
 
 # The system packages imhost builds and runs against (Mosquitto, libmosquitto, SQLite's headers):
 # installed with apt-get where missing (as root), or named in one line elsewhere.
@@ -53,6 +53,11 @@ clean:
 fuzz:
 	swift build --build-tests
 	IMHOST_FUZZ_ITERATIONS=$${IMHOST_FUZZ_ITERATIONS:-50000} swift test --skip-build --filter FuzzTests
+
+# The reference of every command, made from the commands' declarations; a test fails when the
+# committed file differs from what imhost prints.
+reference: build
+	$(BUILD)/imhost __reference > docs/reference/commands.md
 
 # IMKit's API and ABI against every committed baseline (Sources/IMKit/API/IMKit-1.N.swiftinterface).
 api-check: build

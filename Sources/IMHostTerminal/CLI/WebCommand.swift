@@ -9,7 +9,10 @@ enum WebCommand {
     static let command = CommandLineTool.Command(
         name: "web",
         summary: "serve your chats to a browser on this machine, live",
-        usage: "[--port N] [--user ID]",
+        options: [
+            .option("--port", .number(1024...65535, "a port", shape: "N"), "the port to listen on (default: a free one)"),
+            .user,
+        ],
         help: """
             Serves the signed-in user's chats to a browser on this machine, and prints one URL
             to open (it carries a token: only who has it gets in). The start page lists the
@@ -21,11 +24,7 @@ enum WebCommand {
             It listens on 127.0.0.1 only. It holds the user's broker connection, as a chat does;
             each open page runs in a worker of its own, so a line that crashes costs that page a
             restart and no other.
-
-              --port N    the port to listen on (default: a free one)
-              --user ID   the signed-in user (default: host.json "user", or "me")
             """,
-        flags: [], options: ["--port", "--user"],
         run: run)
 
     static func run(_ arguments: Arguments, _ output: Output) -> Int32 {
@@ -35,11 +34,8 @@ enum WebCommand {
         }
         var port: UInt16 = 0
         if let text = arguments.options["--port"] {
-            guard let value = UInt16(text), value >= 1024 else {
-                output.diagnostic("imhost web: --port takes a port from 1024 to 65535, got '\(TerminalText.safe(text))'")
-                return CommandLineTool.ExitCode.usage
-            }
-            port = value
+            // The declaration checked the range.
+            port = UInt16(text) ?? 0
         }
         let configPath = CommandLineTool.configPath(arguments)
         Interruption.install()
