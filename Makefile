@@ -5,7 +5,7 @@ export PATH := $(PATH):/opt/swift/usr/bin
 BUILD := .build/debug
 LINES := house:House jobs:Jobs cars:Cars
 
-.PHONY: demo test build plugins bench clean api-check fuzz deps soak reference
+.PHONY: demo test build plugins bench clean api-check fuzz deps soak reference screenshots
 
 # The system packages imhost builds and runs against (Mosquitto, libmosquitto, SQLite's headers):
 # installed with apt-get where missing (as root), or named in one line elsewhere.
@@ -33,6 +33,16 @@ test: deps
 	swift build --build-tests
 	.ci/api-check
 	swift test --skip-build
+
+# PNG screenshots of the chat pages into docs/images/, taken in headless Chromium by the browser
+# tests' Screenshots suite (BrowserSuites/Screenshots, which comes with `imhost web`): it writes
+# into the folder IMHOST_SCREENSHOTS names, and under make test, where that is unset, into a
+# temporary one. Not part of make test.
+screenshots: deps
+	swift build --build-tests
+	@swift test list --skip-build | grep -q Screenshots || { echo "make screenshots: the tests have no Screenshots suite yet; it comes with imhost web" >&2; exit 1; }
+	mkdir -p docs/images
+	IMHOST_SCREENSHOTS=$(CURDIR)/docs/images swift test --skip-build --filter Screenshots
 
 # Release build; prints one table of figures with ratios to baselines run alongside. A few
 # minutes on two cores; not part of the tests.
