@@ -222,6 +222,11 @@ final class Browser {
         }
     }
 
+    /// Makes the window `width` by `height` CSS pixels (the page's view, for a screenshot).
+    func resize(width: Int, height: Int) throws {
+        try command("POST", "/window/rect", ["width": width, "height": height])
+    }
+
     /// Writes what the window shows to a PNG file at `path`.
     func screenshot(to path: String) throws {
         guard let encoded = try command("GET", "/screenshot") as? String, let png = Data(base64Encoded: encoded) else {
