@@ -69,7 +69,8 @@ enum StoreCommands {
         ],
         help: """
             The database is <data>/users/<user>/messages.sqlite3; the sqlite3 shell reads it
-            too (see README, "The store").
+            too (see docs/reference/store.md). What to do when it is damaged:
+            docs/operating.md, "When a database is damaged".
             """,
         run: { arguments, output in
             guard arguments.positionals == ["check"] else {

@@ -37,7 +37,7 @@ enum SyncCommand {
             let seconds = arguments.seconds(timeout)!
             guard let config = CommandLineTool.loadConfig(arguments, output: output) else { return CommandLineTool.ExitCode.usage }
             guard config.transport != nil else {
-                output.diagnostic("imhost sync: there is no \"transport\" in \(TerminalText.safe(config.file)): this host works alone; add one to chat with others (see README, \"Two people chat\")")
+                output.diagnostic("imhost sync: there is no \"transport\" in \(TerminalText.safe(config.file)): this host works alone; add one to chat with others (see docs/using.md, \"Two people\")")
                 return CommandLineTool.ExitCode.failure
             }
             let user = arguments.options["--user"] ?? config.user
