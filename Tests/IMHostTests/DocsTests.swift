@@ -181,9 +181,7 @@ struct DocsTests {
                     let parts = target.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
                     let folder = (file as NSString).deletingLastPathComponent
                     let path = parts[0].isEmpty ? file : ((folder as NSString).appendingPathComponent(parts[0]) as NSString).standardizingPath
-                    // Pictures come from make screenshots, which another change brings; a missing
-                    // one shows as its words.
-                    if path.hasPrefix("docs/images/") { continue }
+
                     var isFolder: ObjCBool = false
                     let exists = FileManager.default.fileExists(atPath: Docs.root + "/" + path, isDirectory: &isFolder)
                     #expect(exists, "\(file):\(index + 1): \(target) names \(path), which is not in the repository")
