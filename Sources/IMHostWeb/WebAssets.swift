@@ -2,7 +2,7 @@
 import Foundation
 #endif
 
-/// The page's own files: its script and its style, a few files in the repository
+/// The page's own files: its script, its style and its icon, a few files in the repository
 /// (`Sources/IMHostWeb/Assets/`), read once from the build's resources. Nothing is loaded from
 /// anywhere else.
 public enum WebAssets {
@@ -15,7 +15,7 @@ public enum WebAssets {
     /// The assets by path (`/static/app.js`), read when first asked for.
     public static let all: [String: Asset] = {
         var assets: [String: Asset] = [:]
-        for (name, type) in [("app.js", "text/javascript; charset=utf-8"), ("app.css", "text/css; charset=utf-8")] {
+        for (name, type) in [("app.js", "text/javascript; charset=utf-8"), ("app.css", "text/css; charset=utf-8"), ("icon.svg", "image/svg+xml")] {
             let parts = name.split(separator: ".")
             guard let url = Bundle.module.url(forResource: String(parts[0]), withExtension: String(parts[1]), subdirectory: "Assets"),
                   let data = try? Data(contentsOf: url) else { continue }

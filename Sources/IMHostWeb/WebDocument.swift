@@ -33,7 +33,7 @@ public enum WebDocument {
         """
         <!DOCTYPE html>
         <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-        <title>\(PageHTML.escape(title))</title><link rel="stylesheet" href="/static/app.css"><script src="/static/app.js" defer></script></head>
+        <title>\(PageHTML.escape(title))</title><link rel="icon" href="/static/icon.svg"><link rel="stylesheet" href="/static/app.css"><script src="/static/app.js" defer></script></head>
         <body\(attributes)>\(body)</body></html>
         """
     }

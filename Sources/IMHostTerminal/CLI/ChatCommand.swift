@@ -11,7 +11,11 @@ enum ChatCommand {
     static let command = CommandLineTool.Command(
         name: "chat",
         summary: "open a chat from a jump URL and type to it (or pipe commands in)",
-        usage: "URL | --peer ID [--width N] [--user ID]",
+        arguments: "URL | --peer ID",
+        options: [
+            .option("--peer", .id("peer"), "open the conversation with ID on the page it last opened on (imhost chats lists them), instead of a URL"),
+            .width, .user,
+        ],
         help: """
             Opens the page the converter chooses for a jump URL, for example
               imhost chat 'im://chat?rootCateID=1&cateID=12&peer=u42&infoID=L1001'
@@ -34,13 +38,7 @@ enum ChatCommand {
             the crash is recorded in <data>/crashes.log, the line or its message key is
             quarantined, and the chat reopens with its history; the command that crashed is not
             run again. After three restarts within a minute, the next crash stops the chat (exit 1).
-
-              --peer ID   open the conversation with ID on the page it last opened on
-                          (imhost chats lists them), instead of a URL
-              --width N   page width in terminal columns (default 72)
-              --user ID   the signed-in user (default: host.json "user", or "me")
             """,
-        flags: [], options: ["--width", "--user", "--peer"],
         run: run)
 
     static func run(_ arguments: Arguments, _ output: Output) -> Int32 {

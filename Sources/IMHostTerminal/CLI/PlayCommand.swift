@@ -16,7 +16,13 @@ enum PlayCommand {
     static let command = CommandLineTool.Command(
         name: "play",
         summary: "run a scenario file: open, send, receive, tap, kill switch, expectations",
-        usage: "FILE [--fixed-clock] [--width N] [--data DIR] [--user ID]",
+        arguments: "FILE",
+        options: [
+            .flag("--fixed-clock", "timestamps from 2026-01-05 09:00 UTC, a minute a message, so transcripts repeat exactly (message ids are always repeatable)"),
+            .width,
+            .option("--data", .text("DIR"), "keep conversations, quarantine and crash records in DIR (default: a scratch folder, removed after)"),
+            .user,
+        ],
         help: """
             Runs a scenario: a JSON list of steps, each one action. Every chat verb is a step,
             and does and says what typing it does in imhost chat:
@@ -35,15 +41,7 @@ enum PlayCommand {
             a verb that is refused), naming the step, what was expected and what was found. A
             step that crashes a line is reported, the line or key is quarantined and the run
             goes on; an unexpected crash fails the run (exit 1) at the end.
-
-              --fixed-clock   timestamps from 2026-01-05 09:00 UTC, a minute a message, so
-                              transcripts repeat exactly (message ids are always repeatable)
-              --width N       page width (default 72)
-              --data DIR      keep conversations, quarantine and crash records in DIR
-                              (default: a scratch folder, removed after)
-              --user ID       the signed-in user
             """,
-        flags: ["--fixed-clock"], options: ["--width", "--data", "--user"],
         run: { arguments, output in
             guard arguments.positionals.count == 1 else {
                 output.diagnostic("imhost play: expected one scenario file, got \(arguments.positionals.count); see imhost play --help")
@@ -64,7 +62,8 @@ enum PlayCommand {
     static let demo = CommandLineTool.Command(
         name: "demo",
         summary: "play a bundled demo: lines and the kill switch, or two people chatting through a broker",
-        usage: "[lines | two-people [--web]] [--width N]",
+        arguments: "[lines | two-people [--web]]",
+        options: [.width, .flag("--web", "two-people: once it has played, serve alice's and bob's chats to a browser (as imhost web does, one URL each) until Ctrl-C")],
         help: """
             imhost demo (or imhost demo lines) plays a bundled scenario against the plugins
             host.json names: a housing chat and a jobs chat opened from unchanged jump URLs,
@@ -79,12 +78,7 @@ enum PlayCommand {
             receipt comes back; bob goes offline, alice sends, bob returns and gets it.
 
             Both use a fixed clock and a scratch data folder, so they repeat exactly.
-
-              --width N   page width (default 72)
-              --web       two-people: once it has played, serve alice's and bob's chats to a
-                          browser (as imhost web does, one URL each) until Ctrl-C
             """,
-        flags: ["--web"], options: ["--width"],
         run: { arguments, output in
             guard arguments.positionals.count <= 1, let demo = DemoScenario.named(arguments.positionals.first ?? "lines") else {
                 output.diagnostic("imhost demo: expected lines or two-people, got '\(TerminalText.safe(arguments.positionals.joined(separator: " ")))'; see imhost demo --help")

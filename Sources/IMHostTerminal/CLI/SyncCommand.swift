@@ -10,7 +10,12 @@ enum SyncCommand {
     static let command = CommandLineTool.Command(
         name: "sync",
         summary: "connect once: receive what waits, send what is queued, wait for receipts",
-        usage: "[--timeout S] [--json] [--user ID] [--take]",
+        options: [
+            timeout,
+            .json("what happened as JSON: counters, refused envelopes by why, what is still queued; when it could not connect, the failure and whether it is transient (trying later may work as it is)"),
+            .user,
+            .flag("--take", "take the session from another host of the user that holds it (that host stays offline until its /online)"),
+        ],
         help: """
             Connects to the broker host.json's "transport" names, as the signed-in user:
             receives what waits for them (stored once each, answered delivered), sends what
@@ -30,31 +35,16 @@ enum SyncCommand {
             Exit 0 when it connected (whatever was delivered); 1 at once when it could not:
             it tries once, and says why and what to do in one line; 2 for a bad host.json or
             usage.
-
-              --timeout S   how long to wait for receipts, in seconds (default 10)
-              --json        what happened as JSON: counters, refused envelopes by why,
-                            what is still queued; when it could not connect, the failure
-                            and whether it is transient (trying later may work as it is)
-              --user ID     the signed-in user (default: host.json "user")
-              --take        take the session from another host of the user that holds it
             """,
-        flags: ["--json", "--take"], options: ["--timeout", "--user"],
         run: { arguments, output in
             guard arguments.positionals.isEmpty else {
                 output.diagnostic("imhost sync: takes no arguments, got '\(TerminalText.safe(arguments.positionals[0]))'; see imhost sync --help")
                 return CommandLineTool.ExitCode.usage
             }
-            var seconds = 10.0
-            if let text = arguments.options["--timeout"] {
-                guard let value = Double(text), value > 0, value <= 3600 else {
-                    output.diagnostic("imhost sync: --timeout takes seconds from 0 to 3600, got '\(TerminalText.safe(text))'")
-                    return CommandLineTool.ExitCode.usage
-                }
-                seconds = value
-            }
+            let seconds = arguments.seconds(timeout)!
             guard let config = CommandLineTool.loadConfig(arguments, output: output) else { return CommandLineTool.ExitCode.usage }
             guard config.transport != nil else {
-                output.diagnostic("imhost sync: there is no \"transport\" in \(TerminalText.safe(config.file)): this host works alone; add one to chat with others (see README, \"Two people chat\")")
+                output.diagnostic("imhost sync: there is no \"transport\" in \(TerminalText.safe(config.file)): this host works alone; add one to chat with others (see docs/using.md, \"Two people\")")
                 return CommandLineTool.ExitCode.failure
             }
             let user = arguments.options["--user"] ?? config.user
@@ -89,6 +79,9 @@ enum SyncCommand {
             if arguments.flags.contains("--take") { courier.keepsPresence = true } else { courier.connectUnlessHeld() }
             return run(host, courier, seconds: seconds, json: json, output)
         })
+
+    /// How long to wait for receipts. Not 0: a sync that waits for nothing cannot connect.
+    static let timeout = CommandLineTool.Option.option("--timeout", .seconds(0.1...3600, default: 10), "how long to wait for receipts, in seconds")
 
     /// Runs the connection until it has received what waited and sent what was queued, and the
     /// receipts came, or the time is up. An attempt to connect that fails ends it at once: sync

@@ -9,23 +9,23 @@ enum WebCommand {
     static let command = CommandLineTool.Command(
         name: "web",
         summary: "serve your chats to a browser on this machine, live",
-        usage: "[--port N] [--user ID]",
+        options: [
+            .option("--port", .number(1024...65535, "a port", shape: "N"), "the port to listen on (default: a free one)"),
+            .user,
+        ],
         help: """
             Serves the signed-in user's chats to a browser on this machine, and prints one URL
             to open (it carries a token: only who has it gets in). The start page lists the
             conversations; a chat opens from a jump URL, clicked or pasted, exactly as imhost chat
             opens it, and stays live: arrivals, receipts, a changed host.json, fleet
-            configuration or quarantine, and a rebuilt line show without a reload. Serves until
-            Ctrl-C.
+            configuration or quarantine, and a rebuilt line show without a reload (host.json is
+            read again when it changes, or on SIGHUP, as a chat reads it). Serves until Ctrl-C
+            or SIGTERM.
 
             It listens on 127.0.0.1 only. It holds the user's broker connection, as a chat does;
             each open page runs in a worker of its own, so a line that crashes costs that page a
             restart and no other.
-
-              --port N    the port to listen on (default: a free one)
-              --user ID   the signed-in user (default: host.json "user", or "me")
             """,
-        flags: [], options: ["--port", "--user"],
         run: run)
 
     static func run(_ arguments: Arguments, _ output: Output) -> Int32 {
@@ -35,11 +35,8 @@ enum WebCommand {
         }
         var port: UInt16 = 0
         if let text = arguments.options["--port"] {
-            guard let value = UInt16(text), value >= 1024 else {
-                output.diagnostic("imhost web: --port takes a port from 1024 to 65535, got '\(TerminalText.safe(text))'")
-                return CommandLineTool.ExitCode.usage
-            }
-            port = value
+            // The declaration checked the range.
+            port = UInt16(text) ?? 0
         }
         let configPath = CommandLineTool.configPath(arguments)
         Interruption.install()

@@ -20,10 +20,20 @@ enum WorkerCommand {
     static let command = CommandLineTool.Command(
         name: "__worker",
         summary: "the chat worker a supervisor runs (internal)",
-        usage: "chat|open|play|demo TARGET --breadcrumb-fd 4 --parent PID",
+        arguments: "chat|open|play|demo TARGET",
+        options: [
+            .option("--breadcrumb-fd", .text("N"), "the descriptor of the breadcrumb the supervisor reserved"),
+            .option("--parent", .text("PID"), "the supervisor, whose death ends the worker"),
+            .flag("--terminal", "the supervisor draws on a terminal"),
+            .flag("--color", "pages are coloured"),
+            .flag("--fixed-clock", "as play's"), .flag("--external", "as open's"), .json("as open's"),
+            .width, .user,
+            .option("--data", .text("DIR"), "the data folder"),
+            .option("--transport", .text("URL"), "the broker of a scenario of several people, instead of host.json's"),
+            .option("--password-file", .text("FILE"), "the password file for --transport"),
+            .flag("--web-page", "the page is drawn for a browser; the serving process holds the connection"),
+        ],
         help: "Runs a chat's work for a supervising imhost; not for people.",
-        flags: ["--terminal", "--color", "--fixed-clock", "--external", "--json", "--web-page"],
-        options: ["--width", "--user", "--data", "--breadcrumb-fd", "--parent", "--transport", "--password-file"],
         hidden: true,
         run: run)
 
