@@ -63,6 +63,13 @@ struct PageDrawingTests {
         #expect(again.contains("│ 💣 one │") && again.contains("│ 💣 two │") && !again.contains("drawing took too long"), "\(again)")
         chat.send("/quit")
         #expect(chat.finish().status == 0)
+
+        // open --json says why, from the page value, without running the slow builder again.
+        try workspace.writeConfig(config("0.5"))
+        let opened = try imhost(["open", crashyURL, "--json"], in: workspace, environment: ["IMHOST_CRASHY": "builder:overrun"])
+        let json = try JSONSerialization.jsonObject(with: Data(opened.stdout.utf8)) as? [String: Any]
+        let first = try #require((json?["messages"] as? [[String: Any]])?.first, "\(opened.stdout)\(opened.stderr)")
+        #expect(first["short"] as? String == "drawing took too long" && (first["why"] as? String)?.contains("limits.drawSeconds") == true, "\(first)")
     }
 }
 

@@ -72,7 +72,13 @@ struct PageJSON: Encodable {
             return Message(number: message.number, id: envelope.id, from: envelope.from, key: envelope.key,
                            outgoing: message.isOutgoing, state: message.state.rawValue, failure: message.failure,
                            globalID: envelope.globalID,
-                           lines: lines, why: message.body.degrade.map { Self.why(page, message.number, first: $0) },
+                           lines: lines,
+                           // The page value carries its placeholders' causes (a message the drawing budget
+                           // turned away: that one, without running its builder again).
+                           why: message.body.degrade.map { first in
+                               message.causes.isEmpty ? Self.why(page, message.number, first: first)
+                                   : message.causes.map(\.description).joined(separator: "; and ")
+                           },
                            short: message.body.degrade?.short, sentBefore: message.sentBefore, folded: message.folded)
         }
     }
