@@ -74,7 +74,7 @@ public struct FleetStatus: Sendable, Equatable {
         var status = FleetStatus(user: user, state: "unreadable", at: nil, report: FleetReport(), inventory: .none)
         guard payload.count <= byteLimit, let text = String(validating: payload, as: UTF8.self),
               let root = try? JSONParser.parse(text), case .object(let members) = root.value else { return status }
-        func member(_ key: String) -> JSONNode.Value? { members.first { $0.key == key }?.value.value }
+        func member(_ key: String) -> JSONNode.Value? { members.member(key)?.value }
         func names(_ key: String, valid: (String) -> Bool) -> [String]? {
             guard case .array(let items)? = member(key) else { return nil }
             return items.compactMap { if case .string(let name) = $0.value, valid(name) { name } else { nil } }

@@ -21,7 +21,7 @@ enum MessageText {
             }
         }
         // A text message's words are its text; a card's, every string in it.
-        if key == "text", case .object(let members) = root.value, let text = members.first(where: { $0.key == "text" })?.value {
+        if key == "text", case .object(let members) = root.value, let text = members.member("text") {
             walk(text)
         } else {
             walk(root)

@@ -207,7 +207,7 @@ public enum Envelope: Sendable, Equatable {
             throw Refusal(kind: .notJSON, description: "an envelope that is not JSON (\(error.message) at \(error.position))")
         }
         guard case .object(let members) = root.value else { throw Refusal(kind: .notJSON, description: "an envelope that is not a JSON object") }
-        func member(_ key: String) -> JSONNode? { members.first { $0.key == key }?.value }
+        func member(_ key: String) -> JSONNode? { members.member(key) }
         let id = member("id").flatMap { node -> String? in
             if case .string(let text) = node.value, GlobalID.isValid(text) { return text }
             return nil
@@ -269,7 +269,7 @@ public enum Envelope: Sendable, Equatable {
         var jump: JumpPage?
         if let node = member("jump") {
             guard case .object(let fields) = node.value else { throw refuse(.payload, "message \(id) has a jump that is not an object") }
-            func field(_ key: String) -> JSONNode? { fields.first { $0.key == key }?.value }
+            func field(_ key: String) -> JSONNode? { fields.member(key) }
             guard case .number(let root, _)? = field("rootCateID")?.value, root == root.rounded(), root >= 0, root <= Double(Int32.max) else {
                 throw refuse(.payload, "message \(id) has a jump without a rootCateID")
             }
