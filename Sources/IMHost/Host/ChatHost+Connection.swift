@@ -8,9 +8,11 @@ extension ChatHost {
     public var hasTransport: Bool { config.transport != nil }
 
     /// Takes the user's connection when this process is to talk to the broker and nobody else
-    /// of this user does; otherwise notes who does.
-    func takeConnection(store: MessageStore, online: Bool) {
+    /// of this user does; otherwise notes who does. Either way, what `sender` queues wakes the
+    /// process that holds it.
+    func takeConnection(store: MessageStore, sender: MessageSender, online: Bool) {
         guard let transport = config.transport, let command = connectionCommand else { return }
+        if let folder = store.folder { sender.onQueued = { _ in WakeSocket.poke(folder: folder) } }
         guard userID != TransportID.operatorID else {
             announce("\(TransportID.operatorID) publishes the fleet configuration (imhost fleet) and does not chat: this process works through the database only; sign in as a user")
             return
