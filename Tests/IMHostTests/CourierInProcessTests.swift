@@ -29,10 +29,11 @@ final class FakeSide {
 
     var notices: [ConnectionNotice] { events.compactMap { if case .notice(let notice) = $0 { notice } else { nil } } }
 
-    /// Queues a text to `peer`, as a chat's send does.
+    /// Queues a text to `peer`, as a chat's send does (and wakes the courier, as its sender does).
     @discardableResult
     func send(_ text: String, to peer: String, clock: TestClock) throws -> StoredMessage {
-        try store.storeOutgoing(to: peer, key: "text", payload: MessagePayload(json: #"{"text":"\#(text)"}"#), at: clock.now)
+        defer { WakeSocket.poke(store) }
+        return try store.storeOutgoing(to: peer, key: "text", payload: MessagePayload(json: #"{"text":"\#(text)"}"#), at: clock.now)
     }
 
     func texts(from peer: String) throws -> [String] {
@@ -71,6 +72,13 @@ struct CourierInProcessTests {
         return sides
     }
 
+    /// Another client of the broker, connected as `user`: a peer that writes what a test says.
+    func another(_ user: String) -> FakeBrokerClient {
+        let client = FakeBrokerClient(broker: broker, settings: BrokerClientSettings(address: .unix(path: "/fake"), user: user, password: "", maximumPacket: 70_000))
+        client.connect()
+        return client
+    }
+
     @Test("a message goes A → B once: stored at B, delivered at A, said connected on both")
     func oneMessage() throws {
         let sides = try connected("alice", "bob")
@@ -82,6 +90,39 @@ struct CourierInProcessTests {
         #expect(alice.courier.counters.delivered == 1 && bob.courier.counters.received == 1)
         #expect(alice.notices.first == .connected(address: .unix(path: "/fake/broker.sock"), user: "alice", again: false))
         #expect(bob.events.contains { if case .arrived("alice", let messages) = $0 { messages.count == 1 } else { false } })
+    }
+
+    @Test("a message another process of the user queued goes at the next service when it wakes the courier (the user's wake socket); unwoken, within a second")
+    func wokenByAnotherProcess() throws {
+        let sides = try connected("alice", "bob")
+        let bob = sides[1]
+        // Another process of alice's: its own connection to her database.
+        let other = try MessageStore(dataFolder: workspace.root + "/alice", user: "alice")
+        func queue(_ text: String) throws {
+            _ = try other.storeOutgoing(to: "bob", key: "text", payload: MessagePayload(json: #"{"text":"\#(text)"}"#), at: clock.now)
+        }
+        try queue("unannounced")
+        #expect(try !exchange(sides, clock: clock, rounds: 20) { try !bob.texts(from: "alice").isEmpty }, "the clock stands still: nothing looked")
+        clock.now += 1000
+        #expect(try exchange(sides, clock: clock) { try bob.texts(from: "alice").count == 1 })
+        try queue("woken")
+        WakeSocket.poke(other)
+        #expect(try exchange(sides, clock: clock) { try bob.texts(from: "alice").count == 2 })
+        #expect(try bob.texts(from: "alice") == [#"{"text":"unannounced"}"#, #"{"text":"woken"}"#])
+    }
+
+    @Test("a read receipt a chat queued goes at the next service when the courier is told (sendSoon); the sender's message is read")
+    func readReceiptSoon() throws {
+        let sides = try connected("alice", "bob")
+        let (alice, bob) = (sides[0], sides[1])
+        try alice.send("read me", to: "bob", clock: clock)
+        #expect(try exchange(sides, clock: clock) { try alice.store.outboxCounts() == (0, 0) })
+        func state() throws -> MessageState? { try alice.store.stored(of: "bob", endingBefore: nil, limit: 1).first?.state }
+        #expect(try state() == .delivered)
+        #expect(try bob.store.markRead("alice", before: 1, receipts: true).count == 1)
+        #expect(try !exchange(sides, clock: clock, rounds: 20) { try state() == .read }, "not told, and the clock stands still")
+        bob.courier.sendSoon()
+        #expect(try exchange(sides, clock: clock) { try state() == .read })
     }
 
     @Test("a PUBACK is not delivery: a message the broker took and lost goes again after 2 s, and arrives once")
@@ -118,8 +159,7 @@ struct CourierInProcessTests {
     func duplicate() throws {
         let sides = try connected("bob")
         let bob = sides[0]
-        let carol = FakeBrokerClient(broker: broker, settings: BrokerClientSettings(address: .unix(path: "/fake"), user: "carol", password: "", maximumPacket: 70_000))
-        carol.connect()
+        let carol = another("carol")
         _ = carol.subscribe("imhost/u/carol/from/+", retained: false)
         let message = Array(envelope("01JCAROL00000000000000000A", seq: 1, payload: #"{"text":"twice"}"#).utf8)
         _ = carol.service()
@@ -141,8 +181,7 @@ struct CourierInProcessTests {
     func refusalLimit() throws {
         let sides = try connected("bob")
         let bob = sides[0]
-        let carol = FakeBrokerClient(broker: broker, settings: BrokerClientSettings(address: .unix(path: "/fake"), user: "carol", password: "", maximumPacket: 70_000))
-        carol.connect()
+        let carol = another("carol")
         for number in 0..<25 { _ = carol.publish(topic: "imhost/u/bob/from/carol", payload: Array("junk \(number)".utf8), retain: false) }
         exchange(sides, clock: clock, rounds: 5) { false }
         let refused = bob.notices.filter { if case .refused(let refusal, "carol") = $0 { refusal.kind == .notJSON } else { false } }

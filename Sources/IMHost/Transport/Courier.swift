@@ -160,19 +160,28 @@ public final class Courier {
     /// Waits until the connection has something to do, or `milliseconds` pass.
     public func wait(milliseconds: Int32) { MQTTClient.wait(on: descriptors, milliseconds: milliseconds) }
 
-    /// The longest the owner may wait before calling ``service()`` again, in milliseconds.
+    /// The longest the owner may wait before calling ``service()`` again, in milliseconds: at
+    /// most a second, less when a reconnect, a probe, a resend or a receipt falls due sooner.
     public func wakeAfter() -> Int32 {
         let now = clock()
         var next = connection.nextWake(now: now)
-        if connection.isOnline, let due = try? store.nextDue(now: now) { next = min(next, max(due, now)) }
+        if connection.canSend { next = min(next, max(delivery.readAgainAt, now)) }
+        if connection.isOnline { next = min(next, max(receipts.readAgainAt, now)) }
         return Int32(max(0, min(next - now, 1000)))
+    }
+
+    /// A message or a read receipt was queued in this process: it goes at the next
+    /// ``service()``. (Another process wakes this one through the user's ``WakeSocket``.)
+    public func sendSoon() {
+        delivery.outboxChanged()
+        receipts.queuedChanged()
     }
 
     /// Does what is ready: connects, reads, writes, publishes what is due, answers and applies
     /// receipts. Never blocks (connecting runs on a thread of its own). Returns what happened.
     public func service() -> [Event] {
         let now = clock()
-        wake?.drain()
+        if wake?.drain() == true { sendSoon() }
         var arrivals: [Inbox.Arrival] = []
         for happening in connection.service(now: now) {
             switch happening {

@@ -20,10 +20,19 @@ final class Delivery {
     private let connection: BrokerConnection
     private let ledger: CourierLedger
     private let giveUpHours: Double
-    /// Rows published in this connection and not yet delivered, by peer.
-    private var inFlight: [String: Set<Int64>] = [:]
+    /// Messages published in this connection and not yet delivered: by peer, their rows by
+    /// global id (a receipt naming them needs no look-up).
+    private var inFlight: [String: [String: Int64]] = [:]
     /// The broker's answers to messages, gathered during one service and committed at once.
     private var accepted: [QueuedSend] = []
+    /// When the outbox is read again for what is due: at once when something changed it (a send,
+    /// a receipt that frees the window, a new connection), at the next resend this host set, and
+    /// at least every second (another process may queue without waking this one). Between, a
+    /// pump costs nothing, however long the outbox.
+    private(set) var readAgainAt: Int64 = 0
+    /// Peers whose window a receipt freed since the last pump: only their messages are looked
+    /// at, not the whole outbox.
+    private var freed: [String] = []
 
     init(store: MessageStore, connection: BrokerConnection, ledger: CourierLedger, giveUpHours: Double) {
         self.store = store
@@ -33,15 +42,30 @@ final class Delivery {
     }
 
     /// The connection went or was made anew: nothing is in flight on it.
-    func reset() { inFlight = [:] }
+    func reset() {
+        inFlight = [:]
+        outboxChanged()
+    }
 
-    /// Publishes what is due, at most ``Courier/window`` per peer waiting for a receipt.
+    /// Something was queued, or made due: the outbox is read at the next pump.
+    func outboxChanged() { readAgainAt = 0 }
+
+    private func readAgain(at time: Int64) { readAgainAt = min(readAgainAt, time) }
+
+    /// Publishes what is due, at most ``Courier/window`` per peer waiting for a receipt: every
+    /// peer's when the outbox is read again, else the peers whose window a receipt freed.
     func pump(now: Int64) {
         guard connection.canSend else { return }
-        let due: [(peer: String, count: Int)]
-        do throws(StoreError) { due = try store.duePeers(now: now) } catch { return }
-        for (peer, _) in due {
-            let flying = inFlight[peer] ?? []
+        var peers: [String]
+        if now >= readAgainAt {
+            readAgainAt = now + 1000
+            do throws(StoreError) { peers = try store.duePeers(now: now).map(\.peer) } catch { return }
+        } else {
+            peers = freed
+        }
+        freed = []
+        for peer in peers {
+            let flying = Set((inFlight[peer] ?? [:]).values)
             let candidates: [Int64]
             do throws(StoreError) {
                 candidates = try store.dueRows(for: peer, now: now, limit: Courier.window + flying.count)
@@ -62,9 +86,10 @@ final class Delivery {
                 let envelope = Envelope.message(Envelope.Message(id: send.globalID, seq: send.seq ?? 0, key: send.key, payload: send.payload,
                                                                  sentAt: send.sentAt, jump: send.jump))
                 if connection.publish(topic: Courier.topic(to: send.peer, from: connection.user), payload: envelope.bytes, as: .message(send)) {
-                    inFlight[send.peer, default: []].insert(send.row)
+                    inFlight[send.peer, default: [:]][send.globalID] = send.row
                 } else {
                     try? store.release([send], retryAt: now + 1000)
+                    readAgain(at: now + 1000)
                 }
             }
         }
@@ -76,8 +101,9 @@ final class Delivery {
         case .taken:
             accepted.append(send)
         case .refused(let reason):
-            inFlight[send.peer]?.remove(send.row)
+            inFlight[send.peer]?[send.globalID] = nil
             try? store.release([send], retryAt: now + Self.resendCap)
+            readAgain(at: now + Self.resendCap)
             ledger.say(.acl(.publishRefused(user: connection.user, topic: Courier.topic(to: send.peer, from: connection.user), reason: reason)))
         }
     }
@@ -88,9 +114,11 @@ final class Delivery {
         guard !accepted.isEmpty else { return }
         let sends = accepted
         accepted = []
-        if let changed = try? store.markSent(sends, retryAt: { now + min(Self.resendCap, 2000 << min($0.attempts, 12)) }) {
+        let retryAt = { (send: QueuedSend) in now + min(Self.resendCap, 2000 << min(send.attempts, 12)) }
+        if let changed = try? store.markSent(sends, retryAt: retryAt) {
             ledger.counters.published += changed
         }
+        if let soonest = sends.map(retryAt).min() { readAgain(at: soonest) }
         ledger.record(.changed(peers: Set(sends.map(\.peer))))
     }
 
@@ -110,11 +138,18 @@ final class Delivery {
                 if changed > 0 { ledger.say(.peerRefused(refusal, count: changed)) }
             }
             // Ids that name no message of the user's to this peer (never sent, or sent to
-            // someone else) changed nothing, and are counted.
-            let own = try store.ownRows(receipt.ids, to: peer)
+            // someone else) changed nothing, and are counted. Those in flight are known to be.
+            let flying = inFlight[peer] ?? [:]
+            let others = receipt.ids.filter { flying[$0] == nil }
+            var own = Set(receipt.ids.filter { flying[$0] != nil })
+            if !others.isEmpty { own.formUnion(try store.ownRows(others, to: peer).keys) }
             ledger.counters.unknownReceipts += receipt.ids.count - own.count
-            if let rows = inFlight[peer] { inFlight[peer] = rows.subtracting(own.values) }
-            if !own.isEmpty { ledger.record(.changed(peers: [peer])) }
+            for id in own { inFlight[peer]?[id] = nil }
+            if !own.isEmpty {
+                // The window has room again.
+                if !freed.contains(peer) { freed.append(peer) }
+                ledger.record(.changed(peers: [peer]))
+            }
             // Applied: the peer may stop sending it. (Ids of no message of ours too: it would
             // send them until it gives up, for nothing.)
             if receipt.confirm {
@@ -132,6 +167,7 @@ final class Delivery {
               !failed.isEmpty else { return }
         ledger.counters.failed += failed.count
         for (peer, _) in failed { inFlight[peer] = nil }
+        outboxChanged()
         ledger.record(.changed(peers: Set(failed.map(\.peer))))
         ledger.say(.givenUp(count: failed.count, hours: giveUpHours))
     }

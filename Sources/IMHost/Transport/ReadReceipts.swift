@@ -11,6 +11,11 @@ final class ReadReceipts {
     private let giveUpHours: Double
     /// Receipts handed to the broker and not answered yet: not handed over twice.
     private var inFlight: Set<Int64> = []
+    /// When the queue is read again: at once when a chat queued a receipt (``queuedChanged()``)
+    /// or the connection was made anew, when one this host sent falls due again, and at least
+    /// every second (another process may queue without waking this one). Between, a service
+    /// costs nothing here.
+    private(set) var readAgainAt: Int64 = 0
 
     init(store: MessageStore, connection: BrokerConnection, ledger: CourierLedger, enabled: Bool, giveUpHours: Double) {
         self.store = store
@@ -21,11 +26,19 @@ final class ReadReceipts {
     }
 
     /// The connection went or was made anew: nothing is in flight on it.
-    func reset() { inFlight = [] }
+    func reset() {
+        inFlight = []
+        queuedChanged()
+    }
+
+    /// A chat queued a receipt: the queue is read at the next ``send(now:)``.
+    func queuedChanged() { readAgainAt = 0 }
 
     /// Sends the receipts queued and those due again, at most ``Envelope/receiptIDs`` ids an
     /// envelope (or drops them, when host.json turns them off).
     func send(now: Int64) {
+        guard now >= readAgainAt else { return }
+        readAgainAt = now + 1000
         guard let queued = try? store.dueReceipts(now: now, limit: 500), !queued.isEmpty else { return }
         guard enabled else {
             try? store.dropQueuedReceipts()
@@ -48,7 +61,9 @@ final class ReadReceipts {
     func answered(_ receipts: [MessageStore.QueuedReceipt], _ answer: BrokerAnswer, now: Int64) {
         for receipt in receipts { inFlight.remove(receipt.row) }
         let base = answer == .taken ? 2000 : Delivery.resendCap
-        try? store.receiptsSent(receipts) { now + min(Delivery.resendCap, base << min($0.attempts, 12)) }
+        let retryAt = { (receipt: MessageStore.QueuedReceipt) in now + min(Delivery.resendCap, base << min(receipt.attempts, 12)) }
+        try? store.receiptsSent(receipts, retryAt: retryAt)
+        if let soonest = receipts.map(retryAt).min() { readAgainAt = min(readAgainAt, soonest) }
     }
 
     /// `peer` has the read receipts for these ids of its messages: they are not sent again.

@@ -9,7 +9,7 @@ import Glibc
 /// on it beside the connection's descriptors, so it publishes now rather than at its next
 /// second. A folder whose path is too long for a socket address (108 bytes) has no wake socket:
 /// its sends go within a second, as the courier looks at the outbox every second anyway.
-final class WakeSocket {
+package final class WakeSocket {
     static let fileName = "wake.sock"
 
     let fd: Int32
@@ -40,10 +40,16 @@ final class WakeSocket {
         unlink(path)
     }
 
-    /// Reads every byte sent since the last call.
-    func drain() {
-        var byte: UInt8 = 0
-        while recv(fd, &byte, 1, 0) >= 0 {}
+    /// Reads every byte sent since the last call. Returns whether there was one.
+    func drain() -> Bool {
+        var byte: UInt8 = 0, woken = false
+        while recv(fd, &byte, 1, 0) >= 0 { woken = true }
+        return woken
+    }
+
+    /// Wakes the courier of the store's user, if one runs (a store in memory has none).
+    package static func poke(_ store: MessageStore) {
+        if let folder = store.folder { poke(folder: folder) }
     }
 
     /// Wakes the courier of the user whose folder this is, if one runs.
