@@ -90,6 +90,10 @@ struct CourierInProcessTests {
         #expect(alice.courier.counters.delivered == 1 && bob.courier.counters.received == 1)
         #expect(alice.notices.first == .connected(address: .unix(path: "/fake/broker.sock"), user: "alice", again: false))
         #expect(bob.events.contains { if case .arrived("alice", let messages) = $0 { messages.count == 1 } else { false } })
+        // Its words reach the search index once nothing else is going on, on both sides.
+        #expect(try exchange(sides, clock: clock, rounds: 5) {
+            try sides.allSatisfy { side in let progress = try side.store.indexProgress(); return progress.indexed == progress.newest }
+        })
     }
 
     @Test("a message another process of the user queued goes at the next service when it wakes the courier (the user's wake socket); unwoken, within a second")

@@ -43,9 +43,19 @@ package protocol BrokerClient: AnyObject {
     var readable: [Int32] { get }
     /// Descriptors to wait on for writing.
     var writable: [Int32] { get }
+    /// Holds back what is written from now until ``releaseWrites()``: what one service publishes
+    /// and answers leaves together, in as few packets as the transport allows (a burst's
+    /// messages and acknowledgements, each written on its own, cost the stack a packet each).
+    func holdWrites()
+    /// Sends at once what ``holdWrites()`` held.
+    func releaseWrites()
 }
 
 extension BrokerClient {
+    /// A client with nothing to gain by holding writes back (the fake) does nothing.
+    package func holdWrites() {}
+    package func releaseWrites() {}
+
     /// ``readable`` and ``writable`` as poll(2) entries.
     package var descriptors: [pollfd] {
         readable.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) } + writable.map { pollfd(fd: $0, events: Int16(POLLOUT), revents: 0) }

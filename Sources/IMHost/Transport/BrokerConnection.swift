@@ -179,6 +179,12 @@ final class BrokerConnection {
         return happenings
     }
 
+    /// What the client writes until ``releaseWrites()`` leaves together (``BrokerClient/holdWrites()``).
+    func holdWrites() { client?.holdWrites() }
+
+    /// Sends what was held.
+    func releaseWrites() { client?.releaseWrites() }
+
     /// What an online connection checks as time passes: its probe's deadline, the fleet wait.
     func checkTimers(now: Int64) {
         guard let online else { return }

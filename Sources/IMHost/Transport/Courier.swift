@@ -181,9 +181,12 @@ public final class Courier {
     /// receipts. Never blocks (connecting runs on a thread of its own). Returns what happened.
     public func service() -> [Event] {
         let now = clock()
+        // What this service publishes and answers goes out together, when it is done.
+        connection.holdWrites()
         if wake?.drain() == true { sendSoon() }
         var arrivals: [Inbox.Arrival] = []
-        for happening in connection.service(now: now) {
+        let happenings = connection.service(now: now)
+        for happening in happenings {
             switch happening {
             case .connected:
                 // What was sent and not delivered goes again, oldest first.
@@ -216,8 +219,15 @@ public final class Courier {
             }
             inbox.sumRefusalsIfDue(now: now)
         }
+        connection.releaseWrites()
+        // Nothing came and nothing waits for the broker: the words of what was stored reach the
+        // search index now, kept out of the commits a send and an arrival wait for.
+        if happenings.isEmpty, connection.unanswered == 0 { _ = try? store.catchUpSearchIndex(limit: Self.indexedAtOnce) }
         return ledger.takeEvents()
     }
+
+    /// At most this many messages' words are indexed in one service.
+    static let indexedAtOnce = 500
 
     private func answered(_ what: BrokerConnection.Publish, _ answer: BrokerAnswer, now: Int64) {
         switch what {
