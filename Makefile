@@ -5,7 +5,7 @@ export PATH := $(PATH):/opt/swift/usr/bin
 BUILD := .build/debug
 LINES := house:House jobs:Jobs cars:Cars
 
-.PHONY: demo test build plugins bench clean api-check fuzz deps soak
+.PHONY: demo test build plugins bench clean api-check fuzz deps soak reference screenshots
 
 # The system packages imhost builds and runs against (Mosquitto, libmosquitto, SQLite's headers):
 # installed with apt-get where missing (as root), or named in one line elsewhere.
@@ -34,6 +34,14 @@ test: deps
 	.ci/api-check
 	swift test --skip-build
 
+# PNG screenshots of the chat pages into docs/images/, taken in headless Chromium by the browser
+# tests' Screenshots suite (Tests/IMHostTests/ScreenshotTests.swift): it writes into the folder
+# IMHOST_SCREENSHOTS names, and under make test, where that is unset, into a temporary one.
+screenshots: deps
+	swift build --build-tests
+	mkdir -p docs/images
+	IMHOST_SCREENSHOTS=$(CURDIR)/docs/images swift test --skip-build --filter Screenshots
+
 # Release build; prints one table of figures with ratios to baselines run alongside. A few
 # minutes on two cores; not part of the tests.
 bench: deps
@@ -53,6 +61,11 @@ clean:
 fuzz:
 	swift build --build-tests
 	IMHOST_FUZZ_ITERATIONS=$${IMHOST_FUZZ_ITERATIONS:-50000} swift test --skip-build --filter FuzzTests
+
+# The reference of every command, made from the commands' declarations; a test fails when the
+# committed file differs from what imhost prints.
+reference: build
+	$(BUILD)/imhost __reference > docs/reference/commands.md
 
 # IMKit's API and ABI against every committed baseline (Sources/IMKit/API/IMKit-1.N.swiftinterface).
 api-check: build

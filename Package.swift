@@ -47,12 +47,19 @@ let package = Package(
         // connection to the broker. `make` installs it where it is missing.
         .systemLibrary(name: "CMosquitto", path: "Sources/CMosquitto", pkgConfig: "libmosquitto",
                        providers: [.apt(["libmosquitto-dev"])]),
+        // GNU libmicrohttpd (Debian's libmicrohttpd-dev): the HTTP server of `imhost web`.
+        .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", pkgConfig: "libmicrohttpd",
+                       providers: [.apt(["libmicrohttpd-dev"])]),
+        // The browser's front end on the core: the HTTP server, the page as HTML, the page's
+        // own few files. It never calls line code.
+        .target(name: "IMHostWeb", dependencies: ["IMHost", "CMicroHTTPD", .product(name: "IMKit", package: "IMKit")],
+                resources: [.copy("Assets")]),
         // prctl and the crash handler, which Swift cannot call or write safely.
         .target(name: "CIMHostSupport"),
         // The terminal on top of the core: commands, the chat loop, rendering, scenarios.
         .target(
             name: "IMHostTerminal",
-            dependencies: ["IMHost", "CIMHostSupport", .product(name: "IMKit", package: "IMKit")]
+            dependencies: ["IMHost", "IMHostWeb", "CIMHostSupport", .product(name: "IMKit", package: "IMKit")]
         ),
         .executableTarget(name: "imhost", dependencies: ["IMHostTerminal"]),
         .executableTarget(
@@ -69,7 +76,7 @@ let package = Package(
         ),
         .testTarget(
             name: "IMHostTests",
-            dependencies: ["IMHost", "IMHostTerminal", .product(name: "IMKit", package: "IMKit")],
+            dependencies: ["IMHost", "IMHostTerminal", "IMHostWeb", .product(name: "IMKit", package: "IMKit")],
             exclude: ["Golden"]
         ),
     ] + lines.map(\.1) + fixtures.map(\.1)

@@ -52,7 +52,7 @@ struct Row {
     var met: Bool?
 }
 
-/// Prints the results as a Markdown table (it reads the same in a terminal and in the README).
+/// Prints the results as a Markdown table (it reads the same in a terminal and in docs/performance.md).
 func printTable(_ rows: [Row]) {
     let header = ["what", "measure", "figure", "baseline (same run)", "ratio", "target", "met"]
     let cells = rows.map { [$0.what, $0.measure, $0.figure, $0.baseline, $0.ratio, $0.target, $0.met.map { $0 ? "yes" : "NO" } ?? "-"] }

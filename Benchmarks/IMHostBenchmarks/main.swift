@@ -21,6 +21,7 @@ let sections: [(name: String, run: () throws -> [Row])] = [
     ("transport", { try TransportBenchmark.run(folder: scratch + "/transport") }),
     ("scale", { try ScaleBenchmark.run(folder: scratch + "/scale") }),
     ("fleet", { try FleetBenchmark.run(folder: scratch + "/fleet") }),
+    ("web", { try WebBenchmark.run(folder: scratch + "/web") }),
 ]
 // `imhost-bench converter bus` runs only those sections; no arguments runs them all.
 let chosen = Set(CommandLine.arguments.dropFirst())

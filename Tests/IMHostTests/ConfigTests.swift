@@ -112,7 +112,7 @@ struct ConfigTests {
     func missingFile() throws {
         let workspace = try Workspace()
         #expect(throws: ConfigError.self) { try ChatHost(configPath: workspace.configPath) }
-        #expect(loadError(workspace.configPath) == "\(workspace.configPath): cannot read the configuration (No such file or directory); create it (see README.md) or pass --config PATH")
+        #expect(loadError(workspace.configPath) == "\(workspace.configPath): cannot read the configuration (No such file or directory); create it (see docs/reference/host-json.md) or pass --config PATH")
     }
 
     @Test("host.json must be a regular file of at most 1 MiB of UTF-8; each refusal is one line with the place")

@@ -214,7 +214,7 @@ struct CourierInProcessTests {
         #expect(laptop.courier.status == .offline(.connectedElsewhere(user: "alice")), "it stays offline: no fight for the session")
     }
 
-    @Test("a message nobody receives fails after giveUpHours, said once with the count")
+    @Test("a message nobody receives is given up after giveUpHours, said once with the count")
     func giveUp() throws {
         let alice = try FakeSide("alice", broker: broker, in: workspace, clock: clock, giveUpHours: 1)
         try #require(exchange([alice], clock: clock) { alice.courier.inboxConfirmed })
@@ -222,7 +222,7 @@ struct CourierInProcessTests {
         try alice.send("into the void", to: "dave", clock: clock)
         #expect(try exchange([alice], clock: clock, step: 60_000, rounds: 200) { try alice.store.outboxCounts() == (0, 0) })
         let sent = try alice.store.stored(of: "dave", endingBefore: nil, limit: 10)
-        #expect(sent.map(\.state) == [.failed] && sent.first?.reason == "not delivered within 1 hours")
+        #expect(sent.map(\.state) == [.givenUp] && sent.first?.reason == "not delivered within 1 hours")
         #expect(alice.notices.filter { if case .givenUp = $0 { true } else { false } } == [.givenUp(count: 1, hours: 1)])
     }
 

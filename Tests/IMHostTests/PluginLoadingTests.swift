@@ -207,7 +207,7 @@ struct PluginLoadingTests {
     }
 }
 
-@Suite("The README's smallest line")
+@Suite("The line guide's smallest line")
 struct MinimalLineTests {
     @Test("builds, loads, routes and renders its message as documented")
     func minimalLine() throws {
@@ -224,12 +224,12 @@ struct MinimalLineTests {
         #expect(TextWidth.columns(view.lines[0]) == 5)
     }
 
-    @Test("the README shows exactly the code this test builds")
-    func readmeShowsIt() throws {
+    @Test("docs/writing-a-line.md shows exactly the code this test builds")
+    func guideShowsIt() throws {
         let source = try String(contentsOfFile: BuildProducts.repository + "/Tests/Fixtures/FixtureMinimal/DemoLine.swift", encoding: .utf8)
         let code = source.split(separator: "\n", omittingEmptySubsequences: false).dropFirst().joined(separator: "\n")
-        let readme = try String(contentsOfFile: BuildProducts.repository + "/README.md", encoding: .utf8)
-        #expect(readme.contains("```swift\n" + code + "```"))
+        let guide = try String(contentsOfFile: BuildProducts.repository + "/docs/writing-a-line.md", encoding: .utf8)
+        #expect(guide.contains("```swift\n" + code + "```"))
     }
 }
 

@@ -5,7 +5,7 @@ import Testing
 /// The house page of a conversation with `peer`.
 func houseChat(with peer: String) -> String { "im://chat?rootCateID=1&cateID=12&peer=\(peer)" }
 
-/// A message envelope as another client would publish it (README, "Wire format").
+/// A message envelope as another client would publish it (docs/reference/wire.md).
 func envelope(_ id: String, seq: Int, key: String = "text", payload: String) -> String {
     #"{"v":1,"kind":"message","id":"\#(id)","seq":\#(seq),"key":"\#(key)","payload":\#(payload),"sentAt":1767603600000}"#
 }

@@ -32,15 +32,19 @@ public struct ConfigError: Error, CustomStringConvertible, Sendable, Equatable {
     }
 }
 
-/// The closest of `candidates` to `word` by edit distance, if it is close enough to be a typo.
+/// The closest of `candidates` to `word` by edit distance, if it is close enough to be a typo:
+/// at most a third of the candidate changed (two edits for a short one), and fewer edits than
+/// `word` has letters, its leading dashes and slash aside. A typo keeps some of what was meant:
+/// `--verison` is `--version` mistyped, but `-c` is not `-h` (nothing of it is kept).
 package func closestMatch(to word: String, among candidates: some Sequence<String>) -> String? {
+    let letters = word.drop { $0 == "-" || $0 == "/" }.count
     let word = Array(word.lowercased())
     var best: (candidate: String, distance: Int)?
     for candidate in candidates {
         let distance = editDistance(word, Array(candidate.lowercased()))
         if distance < best?.distance ?? Int.max { best = (candidate, distance) }
     }
-    guard let best, best.distance <= max(2, best.candidate.count / 3) else { return nil }
+    guard let best, best.distance <= max(2, best.candidate.count / 3), best.distance < letters else { return nil }
     return best.candidate
 }
 

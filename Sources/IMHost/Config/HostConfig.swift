@@ -121,7 +121,7 @@ public struct HostConfig: Sendable, Equatable {
             text = try FileSystem.readDocument(path, limit: Limits.documentBytes)
         } catch FileSystem.DocumentFailure.unreadable(let failure) {
             throw ConfigError(file: path, position: nil, path: "",
-                              message: "cannot read the configuration (\(failure)); create it (see README.md) or pass --config PATH")
+                              message: "cannot read the configuration (\(failure)); create it (see docs/reference/host-json.md) or pass --config PATH")
         } catch {
             throw ConfigError(file: path, position: error.position, path: "", message: "\(error); pass --config PATH to a host.json")
         }

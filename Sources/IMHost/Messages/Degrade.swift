@@ -2,7 +2,7 @@ import IMKit
 
 /// Why a message shows as a placeholder instead of through its builder. The stored message is
 /// never changed: once the cause is gone, it renders again.
-public enum Degrade: Equatable, Sendable, CustomStringConvertible {
+public enum Degrade: Equatable, Sendable, Codable, CustomStringConvertible {
     /// No builder is registered for the key.
     case unknownKey
     /// The operator turned the key off: where ("killSwitch.messages in host.json", "the fleet

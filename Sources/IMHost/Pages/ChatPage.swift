@@ -145,13 +145,22 @@ public final class ChatPage {
     }
 
     /// What the page shows at `width` columns, asked of the line's hooks and builders now: the
-    /// title, each component's lines, and the messages. The terminal draws it.
+    /// title, each component's data, and the messages, as a value any front end draws.
     public func view(width: Int) throws -> PageView {
-        let (title, componentLines) = environment.lineGuard.run(.pageHook, environment.mark, key: "title and components") {
-            (carrier.title, components.map { $0.render(width: width - 1) })
+        let (title, components) = environment.lineGuard.run(.pageHook, environment.mark, key: "title and components") {
+            (carrier.title, self.components.compactMap(PageView.Component.of))
         }
-        return PageView(title: title, isLegacy: isLegacy, lineID: lineID, components: componentLines,
-                        messages: try presented(width: width), total: try messageCount())
+        let messages = try presented(width: width).map { number, presented in
+            var message = PageView.Message(number: number, envelope: presented.shown.envelope, isOutgoing: presented.shown.isOutgoing,
+                                           state: presented.state, failure: presented.failure, sentBefore: presented.sentBefore,
+                                           body: presented.view.map { .lines($0.lines) } ?? .placeholder(presented.degrade ?? .unknownKey))
+            if presented.view == nil { message.causes = (try? causes(number)).flatMap { $0 } ?? [] }
+            return message
+        }
+        let reason = decision.reason
+        return PageView(url: decision.url, conversation: conversation, title: title, lineID: lineID, isLegacy: isLegacy,
+                        route: PageView.Route(reason: reason.rawValue, source: reason.source, explanation: decision.explanation),
+                        components: components, messages: messages, total: try messageCount(), width: width)
     }
 
     /// Message number `number` (as shown, from 1) as the page shows it now, or `nil` when no

@@ -95,8 +95,9 @@ extension MessageStore {
         guard !isReadOnly, !sends.isEmpty else { return 0 }
         return try guarded {
             try database.transaction(durable: false) {
-                try database.statement("UPDATE messages SET state = 'sent' WHERE id IN (SELECT value FROM json_each(?)) AND state = 'queued'")
-                    .bind(Self.jsonList(sends.map(\.row))).run()
+                try database.statement("""
+                    UPDATE messages SET state = 'sent' WHERE id IN (SELECT value FROM json_each(?)) AND \(MessageLife.from(OutgoingState.sent))
+                    """).bind(Self.jsonList(sends.map(\.row))).run()
                 let changed = database.changes
                 if let retryAt {
                     // A statement for each time to try again: sends of one batch mostly share one.
@@ -115,36 +116,29 @@ extension MessageStore {
     /// stored them: they leave the outbox), `read` (its chat showed them). Ids the user never
     /// sent to that peer change nothing. Returns how many changed.
     @discardableResult
-    public func receipt(from peer: String, ids: [String], state: MessageState, at time: Int64) throws(StoreError) -> Int {
+    public func receipt(from peer: String, ids: [String], state: OutgoingState, at time: Int64) throws(StoreError) -> Int {
         guard !isReadOnly, !ids.isEmpty, state == .delivered || state == .read else { return 0 }
         return try guarded {
             // `delivered` lost to a power cut costs a resend the receiver answers again; `read`
             // is confirmed to the peer, which then stops saying it: on disk first.
             try database.transaction(durable: state == .read) {
-                let find = try database.statement("""
-                    SELECT id, state FROM messages WHERE sender = ? AND recipient = ? AND outgoing = 1
-                    AND global_id IN (SELECT value FROM json_each(?))
+                // Only a move the message's life allows (never out of failed, never back from
+                // read); either way the receiver has them, so they leave the outbox (a failed one
+                // is not in it). One statement each, however many ids.
+                let ids = Self.jsonList(ids)
+                let move = try database.statement("""
+                    UPDATE messages SET state = ?, reason = NULL
+                    WHERE sender = ? AND recipient = ? AND outgoing = 1 AND global_id IN (SELECT value FROM json_each(?))
+                    AND \(MessageLife.from(state))
+                    RETURNING id
                     """)
-                try find.bind(user, peer, Self.jsonList(ids))
-                var moves: [MessageState: [Int64]] = [:], settled: [Int64] = [], changed = 0
-                while try find.step() {
-                    let row = find.int(0), current = MessageState(rawValue: find.text(1)) ?? .queued
-                    // Failed stays failed until /retry queues it again: a peer that refused a
-                    // message cannot take the refusal back by saying it read it.
-                    if current == .failed { continue }
-                    // Read is the last word: a late delivered receipt does not undo it.
-                    let next: MessageState = current == .read ? .read : state
-                    moves[next, default: []].append(row)
-                    settled.append(row)
-                    if next != current { changed += 1 }
-                }
-                for (next, rows) in moves {
-                    try database.statement("UPDATE messages SET state = ?, reason = NULL WHERE id IN (SELECT value FROM json_each(?))")
-                        .bind(next.rawValue, Self.jsonList(rows)).run()
-                }
-                if !settled.isEmpty {
-                    try database.statement("DELETE FROM outbox WHERE message IN (SELECT value FROM json_each(?))").bind(Self.jsonList(settled)).run()
-                }
+                try move.bind(state.rawValue, user, peer, ids)
+                var changed = 0
+                while try move.step() { changed += 1 }
+                try database.statement("""
+                    DELETE FROM outbox WHERE message IN (
+                        SELECT id FROM messages WHERE sender = ? AND recipient = ? AND outgoing = 1 AND global_id IN (SELECT value FROM json_each(?)))
+                    """).bind(user, peer, ids).run()
                 return changed
             }
         }
@@ -161,7 +155,7 @@ extension MessageStore {
                 for id in ids {
                     let find = try database.statement("""
                         SELECT id FROM messages WHERE sender = ? AND recipient = ? AND global_id = ? AND outgoing = 1
-                        AND state IN ('queued', 'sent')
+                        AND \(MessageLife.from(OutgoingState.failed))
                         """)
                     try find.bind(user, peer, id)
                     guard try find.step() else { continue }
@@ -175,15 +169,16 @@ extension MessageStore {
         }
     }
 
-    /// Fails every queued message older than `cutoff` (milliseconds since 1970), with `reason`.
-    /// Returns them, for a person.
+    /// Gives up every queued message older than `cutoff` (milliseconds since 1970), with
+    /// `reason`: `given-up`, out of the outbox. Returns them, for a person.
     public func failOlder(than cutoff: Int64, reason: String) throws(StoreError) -> [(peer: String, globalID: String)] {
         guard !isReadOnly else { return [] }
         return try guarded {
             try database.transaction {
                 let old = try database.statement("""
-                    UPDATE messages SET state = 'failed', reason = ?
-                    WHERE id IN (SELECT message FROM outbox WHERE queued_at < ?) RETURNING recipient, global_id
+                    UPDATE messages SET state = 'given-up', reason = ?
+                    WHERE id IN (SELECT message FROM outbox WHERE queued_at < ?) AND \(MessageLife.from(OutgoingState.givenUp))
+                    RETURNING recipient, global_id
                     """)
                 try old.bind(reason, cutoff)
                 var failed: [(String, String)] = []
@@ -194,14 +189,15 @@ extension MessageStore {
         }
     }
 
-    /// Queues a failed message again (`/retry N`): `queued`, back in the outbox, due now.
+    /// Queues a failed or given-up message again (`/retry N`): `queued`, back in the outbox, due
+    /// now.
     public func retry(_ peer: String, number: Int, at time: Int64) throws(StoreError) -> Bool {
         try refuseIfReadOnly()
         return try guarded {
             try database.transaction {
                 let find = try database.statement("""
                     SELECT m.id FROM messages m JOIN conversations c ON c.id = m.conversation
-                    WHERE c.peer = ? AND m.position = ? AND m.outgoing = 1 AND m.state = 'failed'
+                    WHERE c.peer = ? AND m.position = ? AND m.outgoing = 1 AND \(MessageLife.from(OutgoingState.queued, column: "m.state"))
                     """)
                 try find.bind(peer, number - 1)
                 guard try find.step() else { return false }

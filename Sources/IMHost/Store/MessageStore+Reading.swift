@@ -14,9 +14,13 @@ extension MessageStore {
     private func stored(_ row: Statement, peer: String) -> StoredMessage {
         let position = Int(row.int(1))
         let jump = row.optionalText(12).flatMap { try? JSONDecoder().decode(JumpPage.self, from: Data($0.utf8)) }
+        let outgoing = row.int(9) != 0, stored = row.text(10)
+        let state = MessageState(stored: stored, outgoing: outgoing)
+        // A state this code does not know is said, not taken for another.
+        let reason = state == .unknown ? "the store holds the state \"\(stored)\", which this imhost does not know" : row.optionalText(11)
         return StoredMessage(envelope: envelope(position: position, peer: peer, from: row.text(2), to: row.text(3), time: row.int(8),
                                                 key: row.text(6), payload: MessagePayload(json: row.text(7)), globalID: row.text(4)),
-                             position: position, state: MessageState(rawValue: row.text(10)) ?? .received, reason: row.optionalText(11),
+                             position: position, state: state, reason: reason,
                              seq: row.optionalInt(5).map(Int.init), isOutgoing: row.int(9) != 0, jump: jump, row: row.int(0),
                              arrived: row.int(13) != 0, sentBefore: row.optionalInt(14).map(Int.init))
     }

@@ -283,7 +283,7 @@ extension MessageStore {
                 guard try find.step() else { return [] }
                 let conversation = find.int(0)
                 let read = try database.statement("""
-                    UPDATE messages SET state = 'read' WHERE conversation = ? AND outgoing = 0 AND state = 'received' AND position < ?
+                    UPDATE messages SET state = 'read' WHERE conversation = ? AND outgoing = 0 AND \(MessageLife.from(IncomingState.read)) AND position < ?
                     RETURNING global_id, arrived, position
                     """)
                 try read.bind(conversation, end)
@@ -347,6 +347,11 @@ extension MessageStore {
     }
 
     func indexNewMessages() throws {
+        try Self.indexNewMessages(in: database)
+    }
+
+    /// ``indexNewMessages()`` in `database`.
+    static func indexNewMessages(in database: Database) throws {
         try database.statement("""
             INSERT INTO message_text (rowid, text)
             SELECT id, summary FROM messages WHERE id > (SELECT indexed_through FROM search_progress) AND summary != '' ORDER BY id

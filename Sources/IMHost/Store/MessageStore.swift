@@ -18,9 +18,10 @@ import Glibc
 ///   database newer than this code is refused in one line.
 /// - Storing a message and queueing it for delivery are one transaction; a message is
 ///   identified by (sender, global id), so storing one that is there already changes nothing.
-/// - A damaged database (not a database, truncated, a bad header or schema) is found at open or
-///   when SQLite says `SQLITE_CORRUPT`: it is said in one line naming it, never written to, moved
-///   aside (`messages.sqlite3.damaged-<time>`), and a fresh one takes its place.
+/// - A damaged database (not a database, truncated, a bad header or schema, a damaged page) is
+///   found at open, when SQLite says `SQLITE_CORRUPT`, or by ``check()``: it is never written to
+///   again, moved aside (`messages.sqlite3.damaged-<time>`), and a new one holding what could be
+///   read out of it takes its place (``StoreRecovery``); one line says so, with the counts.
 /// - A folder that cannot be written is read: with no write-ahead log, the database is opened
 ///   immutable; with one, a private copy of the two is read (SQLite cannot read a WAL without
 ///   writing its index file beside it), removed from the disk as soon as it is open. Sends are
@@ -38,9 +39,11 @@ public final class MessageStore {
     /// Why messages can only be read, for a person: the folder cannot be written, or the disk is
     /// full.
     public private(set) var readOnlyReason: String?
-    /// What opening did that a person should know (an import, a damaged file moved aside, a
-    /// read-only copy), one line each.
+    /// What opening or running did that a person should know (an import, a damaged file moved
+    /// aside and what was read out of it, a read-only copy), one line each.
     public private(set) var notes: [String] = []
+    /// Whether this store found its database damaged (and replaced it) since it was opened.
+    public private(set) var foundDamage = false
     var database: Database
     /// The descriptors SQLite holds on the database and its log files, as they were when they
     /// were opened: line code runs in this process and could close them (and the numbers be
@@ -51,6 +54,20 @@ public final class MessageStore {
     /// ``catchUpSearchIndex(limit:)``. Another process's messages wait for this one's next, or
     /// for a search.
     var wordsPending = true
+
+    /// The database file this store's connection holds, as it was when opened.
+    var heldIdentity: FileIdentity? {
+        descriptors.first { $0.path == path }.map { FileIdentity(device: $0.device, inode: $0.inode) }
+    }
+
+    /// Looks again at the descriptors SQLite holds (after a new connection).
+    func refreshDescriptors() { descriptors = Self.descriptors(of: path) }
+
+    deinit {
+        // Closing checkpoints and deletes the write-ahead log by its name: not when another
+        // process has put a new database under that name (``reopenIfReplaced()``).
+        if !isReadOnly, let held = heldIdentity, FileIdentity(of: path) != held { database.closeLeavingLog() }
+    }
 
     /// A descriptor SQLite holds, and the file it was.
     private struct Held {
@@ -104,26 +121,13 @@ public final class MessageStore {
             if isReadOnly {
                 database = try Self.openReadOnly(path, exists: exists, notes: &notes)
             } else {
-                if exists, let damage = Self.headerDamage(path) {
-                    database = try Self.replaceDamaged(path, failure: Database.Failure(code: SQLITE_CORRUPT, message: damage, path: path), notes: &notes)
-                } else {
-                    // One process at a time makes, switches to WAL and migrates the database: two
-                    // at once on a new file can deadlock on its locks, and SQLite then answers
-                    // SQLITE_BUSY at once, without waiting.
-                    let opening = Self.openingLock(in: folder.path)
-                    defer { if opening >= 0 { close(opening) } }
-                    if !exists {
-                        // Made here, mode 0600 and never through a link; SQLite gives its log
-                        // files the same mode.
-                        let made = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-                        if made >= 0 { close(made) }
-                    }
-                    database = try Database(path: path, mode: .readWrite)
-                    do {
-                        try Self.prepare(database)
-                    } catch let failure as Database.Failure where failure.isCorrupt || failure.code == Self.badSchema {
-                        database = try Self.replaceDamaged(path, failure: failure, notes: &notes)
-                    }
+                switch try Self.openWritable(path, exists: exists) {
+                case .opened(let connection):
+                    database = connection
+                case .damaged(let failure, let connection):
+                    database = try Self.replaceDamaged(path, found: exists ? FileIdentity(info) : nil, damaged: connection,
+                                                       failure: failure, notes: &notes)
+                    foundDamage = true
                 }
             }
         } catch let failure as Database.Failure where failure.isFull && !isReadOnly {
@@ -148,6 +152,40 @@ public final class MessageStore {
         // hide what another process commits meanwhile (an import, a message).
         database.finishStatements()
         try LegacyImport.importIfPresent(into: self, say: say)
+    }
+
+    /// What opening a database for writing found.
+    private enum Opening {
+        case opened(Database)
+        /// It is damaged: what said so, and the connection to it when one was made.
+        case damaged(Database.Failure, Database?)
+    }
+
+    /// Opens (making it if need be) and migrates the database at `path`, or finds it damaged.
+    private static func openWritable(_ path: String, exists: Bool) throws -> Opening {
+        if exists, let damage = headerDamage(path) {
+            return .damaged(Database.Failure(code: SQLITE_CORRUPT, message: damage, path: path), nil)
+        }
+        // One process at a time makes, switches to WAL and migrates the database: two at once on
+        // a new file can deadlock on its locks, and SQLite then answers SQLITE_BUSY at once,
+        // without waiting. (A damaged one is replaced after the lock is let go: replacing takes it.)
+        let opening = openingLock(in: FileSystem.directory(of: path))
+        defer { if opening >= 0 { close(opening) } }
+        // A new database a process killed while reading a damaged one out left half built (it is
+        // built under this lock, so none is being built now).
+        removeHalfBuilt(path)
+        if !exists {
+            // Made here, mode 0600 and never through a link; SQLite gives its log files the same mode.
+            let made = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            if made >= 0 { close(made) }
+        }
+        let database = try Database(path: path, mode: .readWrite)
+        do {
+            try prepare(database)
+        } catch let failure as Database.Failure where failure.isCorrupt || failure.code == badSchema {
+            return .damaged(failure, database)
+        }
+        return .opened(database)
     }
 
     /// The descriptors this process holds on `path` and its `-wal` and `-shm` files, from
@@ -213,7 +251,7 @@ public final class MessageStore {
     /// What every writing connection sets: a commit is on disk when it returns; references are
     /// checked; and the write-ahead log, once checkpointed, is cut back to 4 MiB (its size at an
     /// automatic checkpoint) rather than keeping whatever size a big import once gave it.
-    private static func configure(_ database: Database) throws {
+    static func configure(_ database: Database) throws {
         try database.execute("PRAGMA synchronous = FULL")
         try database.execute("PRAGMA foreign_keys = ON")
         try database.execute("PRAGMA journal_size_limit = 4194304")
@@ -221,7 +259,7 @@ public final class MessageStore {
 
     /// `<user folder>/store.lock`, held (`flock`) while this process opens the database; -1 when
     /// it cannot be made (then opening goes on without it).
-    private static func openingLock(in folder: String) -> Int32 {
+    static func openingLock(in folder: String) -> Int32 {
         let fd = open(folder + "/store.lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
         guard fd >= 0 else { return -1 }
         var info = stat()
@@ -234,7 +272,7 @@ public final class MessageStore {
     }
 
     /// Pragmas and migrations, and a check that the schema is what its version says.
-    private static func prepare(_ database: Database) throws {
+    static func prepare(_ database: Database) throws {
         try database.execute("PRAGMA journal_mode = WAL")
         try configure(database)
         try Migrations.apply(to: database)
@@ -269,28 +307,12 @@ public final class MessageStore {
     }
 
     /// The tables the schema has, or the database is damaged.
-    private static func checkSchema(_ database: Database) throws(Database.Failure) {
+    static func checkSchema(_ database: Database) throws(Database.Failure) {
         let statement = try database.statement("SELECT count(*) FROM sqlite_schema WHERE type IN ('table') AND name IN ('conversations', 'messages', 'outbox', 'blocked', 'store_facts', 'message_text', 'search_progress', 'receipts_out')")
         _ = try statement.step()
         guard statement.int(0) == 8 else {
             throw Database.Failure(code: badSchema, message: "its schema is not the store's (tables are missing)", path: database.path)
         }
-    }
-
-    /// Moves a damaged database and its log files aside (never deleting or writing them) and
-    /// opens a fresh one in its place.
-    private static func replaceDamaged(_ path: String, failure: Database.Failure, notes: inout [String]) throws -> Database {
-        let aside = path + ".damaged-" + Clock.iso8601(Clock.now()).replacing(":", with: "")
-        for suffix in ["", "-wal", "-shm"] where access(path + suffix, F_OK) == 0 {
-            guard rename(path + suffix, aside + suffix) == 0 else {
-                throw StoreError(.damaged, "\(path) is damaged (\(failure.message)) and cannot be moved aside (\(String(cString: strerror(errno)))); move it yourself")
-            }
-        }
-        FileSystem.syncFolder(FileSystem.directory(of: path))
-        notes.append("\(path) is damaged (\(failure.message)): it was moved aside to \(FileSystem.baseName(aside)), untouched, and a fresh store started")
-        let fresh = try Database(path: path, mode: .readWrite)
-        try prepare(fresh)
-        return fresh
     }
 
     /// A read-only folder: nothing there yet is an empty store in memory; a database with no
@@ -362,17 +384,21 @@ public final class MessageStore {
     }
 
     /// Runs `body` against the database; SQLite's errors become ``StoreError``s. A database
-    /// found damaged meanwhile is moved aside and replaced by a fresh one (said in ``notes``),
-    /// and `body` runs once more against it.
+    /// found damaged meanwhile is moved aside and replaced by a new one holding what could be
+    /// read out of it (said in ``notes``; ``replaceDamaged(_:found:damaged:failure:notes:)``),
+    /// and `body` runs once more against that.
     func guarded<T>(_ body: () throws -> T) throws(StoreError) -> T {
         defer { database.finishStatements() }
         do {
             try reopenIfClosedUnderUs()
+            try reopenIfReplaced()
             return try body()
         } catch let failure as Database.Failure where failure.isCorrupt && !isReadOnly && folder != nil {
             do {
-                database = try Self.replaceDamaged(path, failure: failure, notes: &notes)
-                descriptors = Self.descriptors(of: path)
+                database = try Self.replaceDamaged(path, found: heldIdentity ?? FileIdentity(of: path), damaged: database, failure: failure,
+                                                   notes: &notes)
+                foundDamage = true
+                refreshDescriptors()
                 return try body()
             } catch {
                 throw Self.storeError(error)
@@ -398,16 +424,6 @@ public final class MessageStore {
             try database.statement("INSERT OR IGNORE INTO store_facts (name, value) VALUES (?, ?)").bind(fact, Clock.iso8601(Clock.now())).run()
             return database.changes == 1
         }) ?? false
-    }
-
-    /// `PRAGMA quick_check`: every page and index looked at; `ok`, or what is wrong.
-    public func check() throws(StoreError) -> [String] {
-        try guarded {
-            let statement = try database.statement("PRAGMA quick_check")
-            var found: [String] = []
-            while try statement.step() { found.append(statement.text(0)) }
-            return found
-        }
     }
 
     /// Whether another process changed the database since the last look (`PRAGMA data_version`).

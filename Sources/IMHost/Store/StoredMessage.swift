@@ -1,11 +1,16 @@
 import IMKit
 
-/// Where a message stands: an outgoing one is `queued` (stored, waiting to go), `sent` (the
-/// broker took it), `delivered` (the receiver stored it and said so), `read` (the receiver's
-/// chat showed it), or `failed` (with a reason); an incoming one is `received`, then `read` once an
-/// interactive chat has shown it.
+/// Where a message stands, whichever its direction, as pages and tools show it: an outgoing one
+/// is `queued` (stored, waiting to go), `sent` (the broker took it), `delivered` (the receiver
+/// stored it and said so), `read` (the receiver's chat showed it), `failed` (with a reason) or
+/// `given-up` (not delivered in time); an incoming one is `received`, then `read` once an
+/// interactive chat has shown it. Each direction's states and their moves are their own types
+/// (``OutgoingState``, ``IncomingState``, ``MessageLife``); `unknown` is a stored value this code
+/// does not know, reported as such.
 public enum MessageState: String, Sendable, Codable, CaseIterable {
     case queued, sent, delivered, read, failed, received
+    case givenUp = "given-up"
+    case unknown
 }
 
 /// A message as the store keeps it: the envelope lines see, and where it stands.

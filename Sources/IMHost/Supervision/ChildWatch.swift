@@ -17,8 +17,8 @@ protocol ChildMessage: Decodable {
 }
 
 /// Watches a child the host started (the plugin scanner, a chat worker): its control pipe, one
-/// message a line; its standard error, kept as last words and passed on; its standard output,
-/// when it is a pipe, passed on as it comes; and its end, whichever comes first. The scanner and the supervisor both watch their children through it, and keep
+/// message a line; its standard error, kept as last words and passed on; and its end, whichever
+/// comes first. The scanner and the supervisor both watch their children through it, and keep
 /// their own deadlines: each asks ``next(waiting:)`` for a little while at a time. Messages come
 /// decoded; the hello is checked here, and a line that is not a message is skipped.
 ///
@@ -51,21 +51,16 @@ final class ChildWatch<Message: ChildMessage> {
     /// Called with each line it writes on standard error that is not part of a stack trace or
     /// a fatal error (those name the crash instead).
     private let said: (String) -> Void
-    /// Called with what it writes on standard output, when that is a pipe.
-    private let printed: (([UInt8]) -> Void)?
-    /// Its standard output reached its end.
-    private var outputEnded = false
 
-    init(_ child: ChildProcess, printed: (([UInt8]) -> Void)? = nil, said: @escaping (String) -> Void = { _ in }) {
+    init(_ child: ChildProcess, said: @escaping (String) -> Void = { _ in }) {
         self.child = child
-        self.printed = printed
         self.said = said
     }
 
     /// The descriptors that become readable when the child writes or ends: to wait on beside
     /// others (a chat's input), then ask ``next(waiting:)``.
     var waitable: [Int32] {
-        child.waitable([control.ended ? -1 : child.control, errors.ended ? -1 : child.errors, outputEnded ? -1 : child.output])
+        child.waitable([control.ended ? -1 : child.control, errors.ended ? -1 : child.errors])
     }
 
     /// The next thing the child does, waiting at most `milliseconds`. A child whose control pipe
@@ -97,7 +92,6 @@ final class ChildWatch<Message: ChildMessage> {
             while !control.ended, !waitReadable([child.control], milliseconds: 0).isEmpty, control.fill(from: child.control) {}
             if let line = control.nextLine() { return .line(line) }
             drainErrors()
-            drainOutput(waiting: 100)
             return .other(.ended(ended))
         }
         if control.ended {
@@ -105,19 +99,13 @@ final class ChildWatch<Message: ChildMessage> {
             // or line code closed the pipe.
             let ended = stopLost()
             drainErrors()
-            drainOutput(waiting: 100)
             return .other(.ended(ended))
         }
         let ready = waitReadable(waitable, milliseconds: milliseconds)
         if ready.contains(child.errors) { readErrors() }
-        if ready.contains(child.output) { readOutput() }
         if ready.contains(child.control) {
             control.fill(from: child.control)
-            // What it printed before it answered comes before the answer.
-            if let line = control.nextLine() {
-                drainOutput(waiting: 0)
-                return .line(line)
-            }
+            if let line = control.nextLine() { return .line(line) }
         }
         return .other(.quiet)
     }
@@ -128,30 +116,7 @@ final class ChildWatch<Message: ChildMessage> {
         child.signal(SIGKILL)
         let ended = child.wait()
         drainErrors()
-        drainOutput(waiting: 100)
         return ended
-    }
-
-    /// Passes on what the child has written on standard output, waiting up to `milliseconds`
-    /// between reads: 0 while it runs (only what is there), a little once it has ended, without
-    /// waiting for a process of the line's that may hold the pipe open.
-    func drainOutput(waiting milliseconds: Int32) {
-        while child.output >= 0, !outputEnded, !waitReadable([child.output], milliseconds: milliseconds).isEmpty {
-            readOutput()
-        }
-    }
-
-    private func readOutput() {
-        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-        var count = 0
-        repeat {
-            count = chunk.withUnsafeMutableBytes { Glibc.read(child.output, $0.baseAddress, $0.count) }
-        } while count < 0 && errno == EINTR
-        guard count > 0 else {
-            outputEnded = true
-            return
-        }
-        printed?(Array(chunk[..<count]))
     }
 
     /// Passes on the rest of standard error once the child has ended, without waiting for a

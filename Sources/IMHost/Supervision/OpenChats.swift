@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -44,9 +45,11 @@ public enum OpenChats {
         private let path: String
         private var written: [LineBuild]?
 
-        public init(dataFolder: String) {
+        /// `page`: one of several chats of this process (`imhost web`'s pages), each its own file.
+        public init(dataFolder: String, page: Bool = false) {
             folder = Breadcrumb.folder(in: dataFolder)
-            path = folder + "/\(getpid())" + OpenChats.suffix
+            let number = page ? "-\(OpenChats.pages.add(1, ordering: .relaxed).newValue)" : ""
+            path = folder + "/\(getpid())" + number + OpenChats.suffix
         }
 
         deinit { unlink(path) }
@@ -69,12 +72,14 @@ public enum OpenChats {
         guard let names = try? FileSystem.entries(of: folder), names.contains(where: { $0.hasSuffix(suffix) }) else { return }
         let live = Set(all(dataFolder: dataFolder).map(\.pid))
         for name in names where name.hasSuffix(suffix) {
-            guard let pid = Int32(name.dropLast(suffix.count)), !live.contains(pid) else { continue }
+            guard let pid = Int32(name.dropLast(suffix.count).prefix { $0 != "-" }), !live.contains(pid) else { continue }
             unlink(folder + "/" + name)
         }
     }
 
     private static let suffix = ".lines"
+    /// Pages of this process that kept a record, to number their files.
+    private static let pages = Atomic<Int>(0)
 
     private static func isAlive(_ chat: Chat) -> Bool {
         Breadcrumb.isRunning(chat.pid) && startTime(of: chat.pid) == chat.started

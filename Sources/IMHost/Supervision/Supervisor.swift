@@ -81,7 +81,8 @@ public final class Supervisor {
     private let diagnostics: (String) -> Void
     /// Called with what the worker writes on standard output, when the supervisor passes it on
     /// (a terminal it redraws its input line on); `nil`: the worker writes to ours.
-    private let pages: (([UInt8]) -> Void)?
+    /// Draws what the worker shows: its text and its pages, in the order it sent them.
+    private let shows: ((Shown) -> Void)?
     private var watch: ChildWatch<FromWorker>?
     private var reservation: Breadcrumb.Reservation?
     private var restarts: RestartPolicy
@@ -98,10 +99,16 @@ public final class Supervisor {
     /// What crashes of line code took out of service in this chat.
     private var holdsTaken: Set<String> = []
 
-    public init(settings: Settings, diagnostics: @escaping (String) -> Void, pages: (([UInt8]) -> Void)? = nil) {
+    /// What a worker shows, to be drawn by the supervisor's front end.
+    public enum Shown: Sendable {
+        case text(String)
+        case page(PageView)
+    }
+
+    public init(settings: Settings, diagnostics: @escaping (String) -> Void, shows: ((Shown) -> Void)? = nil) {
         self.settings = settings
         self.diagnostics = diagnostics
-        self.pages = pages
+        self.shows = shows
         restarts = RestartPolicy(burst: settings.restartBurst, window: settings.restartWindow)
         idleWatchdog = Watchdog(seconds: settings.callLimit)
         // A worker that died leaves a closed pipe behind: writing to it must fail, not kill us.
@@ -153,6 +160,8 @@ public final class Supervisor {
             case .message(.exiting(let code)): return .exited(reap(watch, code: code))
             case .message(.say(let line)): diagnostics(TerminalText.safe(line))
             case .message(.lines(let said)): builds = said
+            case .message(.out(let text)): shows?(.text(text))
+            case .message(.page(let page)): shows?(.page(page))
             case .message: continue
             }
         }
@@ -181,6 +190,8 @@ public final class Supervisor {
             case .ended(let how): ended = how
             case .message(.exiting(let said)): code = said
             case .message(.say(let line)): diagnostics(TerminalText.safe(line))
+            case .message(.out(let text)): shows?(.text(text))
+            case .message(.page(let page)): shows?(.page(page))
             case .quiet, .message, .mismatch: continue
             }
         }
@@ -229,8 +240,8 @@ public final class Supervisor {
         }
         do {
             let child = try ChildProcess(executable: settings.executable, arguments: arguments, stdin: .pipe,
-                                         stdout: pages == nil ? .inherit : .pipe, stderr: .pipe, control: true, handing: handing)
-            watch = ChildWatch(child, printed: pages) { [diagnostics] line in diagnostics(TerminalText.safe(line)) }
+                                         stdout: .inherit, stderr: .pipe, control: true, handing: handing)
+            watch = ChildWatch(child) { [diagnostics] line in diagnostics(TerminalText.safe(line)) }
         } catch {
             let record = CrashRecord(nil, ending: "not started", detail: "\(error.call): \(error)")
             return .gaveUp([Crash(record: record, unrecorded: nil)],
@@ -276,6 +287,10 @@ public final class Supervisor {
                     diagnostics(TerminalText.safe(line))
                 case .lines(let said):
                     builds = said
+                case .out(let text):
+                    shows?(.text(text))
+                case .page(let page):
+                    shows?(.page(page))
                 case .ready(let state):
                     remember(state)
                     return .outcome(.done(failure: nil))
@@ -319,12 +334,7 @@ public final class Supervisor {
 
     /// Waits for a worker that said it is exiting, killing it if it does not within two seconds.
     private func reap(_ watch: ChildWatch<FromWorker>, code: Int32) -> Int32 {
-        if watch.child.wait(milliseconds: 2000) == nil {
-            watch.kill()
-        } else {
-            watch.drainErrors()
-            watch.drainOutput(waiting: 100)
-        }
+        if watch.child.wait(milliseconds: 2000) == nil { watch.kill() } else { watch.drainErrors() }
         self.watch = nil
         return code
     }

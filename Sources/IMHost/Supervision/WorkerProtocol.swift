@@ -9,7 +9,7 @@
 /// line that says so rather than misreading its worker.
 public enum WorkerProtocol {
     /// Changes whenever a message changes.
-    public static let version = 4
+    public static let version = 6
 }
 
 /// The supervisor's messages to its worker.
@@ -22,6 +22,9 @@ public enum ToWorker: Codable, Sendable, Equatable {
     case command(text: String, draft: Int64? = nil)
     /// Read host.json and the quarantine again (a file changed, SIGHUP, or `/reload`).
     case reload
+    /// The store changed under the chat (another process holds the connection and stored an
+    /// arrival or a receipt): show what is new now, rather than at the next look.
+    case refresh
     /// Run step `number` (from 1) of the scenario.
     case step(number: Int)
 }
@@ -36,6 +39,11 @@ public enum FromWorker: Codable, Sendable, Equatable, ChildMessage {
     case failed(reason: String, resume: WorkerResume)
     /// The worker is about to exit with this code.
     case exiting(code: Int32)
+    /// Text for the chat's standard output (what a command said, a notice): the supervisor
+    /// writes it, in order with the pages.
+    case out(text: String)
+    /// The page as it is now: the supervisor draws it.
+    case page(PageView)
     /// A line for standard error from the host's own code or a line's log: passed on as it is,
     /// and never taken for what a crashed line said last (only what line code writes on the
     /// worker's standard error is).

@@ -12,58 +12,66 @@ import Glibc
 /// `imhost broker init|add-user|remove-user|run`: a private Mosquitto broker set up right for
 /// imhost (see ``BrokerFolder``), in one command each.
 enum BrokerCommand {
+    typealias Option = CommandLineTool.Option
+
+    static let users = Option.option("--users", .text("IDS", takes: "ids separated by commas (alice,bob)", accepts: { !$0.split(separator: ",", omittingEmptySubsequences: false).contains(where: \.isEmpty) }),
+                                     "the users, comma-separated: 1 to 64 of A-Z a-z 0-9 . _ -")
+    static let port = Option.option("--port", .number(1...65535, "a port"), "listen on 127.0.0.1:N instead")
+    static let listen = Option.option("--listen", .text("HOST:PORT", takes: "HOST:PORT, e.g. 0.0.0.0:8883", accepts: { listenAddress($0) != nil }),
+                                      "also listen with TLS on HOST:PORT (e.g. 0.0.0.0:8883), for hosts beyond this machine: needs --tls-cert and --tls-key (PEM; copied into DIR/tls). A listener beyond loopback without TLS is refused.")
+    static let bridgeTo = Option.option("--bridge-to", .text("URL", takes: "mqtt://HOST:PORT (the other broker's TCP listener)", accepts: { bridgeTarget($0) != nil }),
+                                        "bridge this broker to another (mqtt://HOST:PORT) for imhost/#: users of either chat with users of the other. Needs --bridge-user and --bridge-password-file: a user made on the other broker with add-user --bridge, and its password file. A bridge bypasses the receiving broker's ACL: bridge only brokers that trust each other.")
+    static let payloadBytes = Option.option("--payload-bytes", .number(1024...(64 << 20), "a number of bytes", default: HostConfig.Limits().payloadBytes),
+                                            "the largest payload the hosts allow: the broker's max_packet_size is sized from it")
+    static let json = Option.json("the folder, the URL, and each user's password file and host.json members, as JSON")
+
     static let command = CommandLineTool.Command(
         name: "broker",
         summary: "set up and run a private MQTT broker for chats between users",
-        usage: "init DIR --users ID[,ID...] [--socket PATH | --port N] [--listen HOST:PORT --tls-cert FILE --tls-key FILE] [--bridge-to mqtt://HOST:PORT --bridge-user ID --bridge-password-file FILE] [--payload-bytes N] [--force] | add-user DIR ID [--bridge] | remove-user DIR ID | run DIR",
+        subcommands: [
+            .init(name: "init", arguments: "DIR --users IDS",
+                  summary: "write a Mosquitto broker's folder for these users, and print each one's host.json members",
+                  options: [
+                      users,
+                      .option("--socket", .text("PATH"), "listen on this unix socket (at most 107 bytes)"),
+                      port, listen,
+                      .option("--tls-cert", .text("FILE"), "the TLS listener's certificate (PEM)"),
+                      .option("--tls-key", .text("FILE"), "the TLS listener's private key (PEM)"),
+                      bridgeTo,
+                      .option("--bridge-user", .text("ID"), "the user the bridge logs in as on the other broker"),
+                      .option("--bridge-password-file", .text("FILE"), "that user's password file"),
+                      payloadBytes,
+                      .flag("--force", "write over an existing folder's configuration"),
+                      json,
+                  ]),
+            .init(name: "add-user", arguments: "DIR ID",
+                  summary: "add a user and print its host.json members (a running broker reloads)",
+                  options: [.flag("--bridge", "a user another broker's bridge logs in as (it reads and writes all of imhost/), with no host.json"), json]),
+            .init(name: "remove-user", arguments: "DIR ID", summary: "remove a user (a running broker reloads)"),
+            .init(name: "run", arguments: "DIR",
+                  summary: "run the broker in the foreground (logging to DIR/mosquitto.log) and say its URL once it accepts connections"),
+        ],
         help: """
-            imhost broker init DIR --users alice,bob
-                writes a Mosquitto broker's folder: DIR/mosquitto.conf (every line says why),
-                the ACL (a user publishes only under its own name and reads only its own inbox;
-                only operator writes the fleet configuration), the password hashes, and one
-                password file per user and for operator: DIR/passwords/<user> (mode 0600), for
-                host.json's "transport": { "url": ..., "passwordFile": ... }. It listens on a
-                unix socket, DIR/mosquitto.sock, unless --socket PATH or --port N (loopback
-                only) says otherwise. An existing DIR is written again only with --force.
-            imhost broker add-user DIR ID      adds a user and prints its host.json members
-                                               (a running broker reloads); with
-                                               --bridge, a user another broker's bridge logs in as
-                                               (it reads and writes all of imhost/)
-            imhost broker remove-user DIR ID   removes one (a running broker reloads)
-            imhost broker run DIR              runs the broker in the foreground (logging to
-                                               DIR/mosquitto.log) and says its URL once it
-                                               accepts connections; Ctrl-C, SIGTERM or
-                                               SIGHUP stops it, and it never outlives
-                                               this command (not even kill -9)
+            imhost broker init writes DIR/mosquitto.conf (every line says why), the ACL (a user
+            publishes only under its own name and reads only its own inbox; only operator writes
+            the fleet configuration), the password hashes, and one password file per user and
+            for operator: DIR/passwords/<user> (mode 0600), for host.json's
+            "transport": { "url": ..., "passwordFile": ... }. It listens on a unix socket,
+            DIR/mosquitto.sock, unless --socket PATH or --port N (loopback only) says otherwise.
+            An existing DIR is written again only with --force.
 
-              --users IDS          the users, comma-separated: 1 to 64 of A-Z a-z 0-9 . _ -
-              --socket PATH        listen on this unix socket (at most 107 bytes)
-              --port N             listen on 127.0.0.1:N instead
-              --listen HOST:PORT   also listen with TLS on HOST:PORT (e.g. 0.0.0.0:8883), for
-                                   hosts beyond this machine: needs --tls-cert and --tls-key
-                                   (PEM; copied into DIR/tls). A listener beyond loopback
-                                   without TLS is refused.
-              --bridge-to URL      bridge this broker to another (mqtt://HOST:PORT) for imhost/#:
-                                   users of either chat with users of the other. Needs
-                                   --bridge-user and --bridge-password-file: a user made on the
-                                   other broker with add-user --bridge, and its password file.
-                                   A bridge bypasses the receiving broker's ACL: bridge only
-                                   brokers that trust each other.
-              --payload-bytes N    the largest payload the hosts allow (default 65536): the
-                                   broker's max_packet_size is sized from it
-              --force              write over an existing folder's configuration
+            imhost broker run stops on Ctrl-C, SIGTERM or SIGHUP, and the broker never outlives
+            it (not even kill -9).
             """,
-        flags: ["--force", "--bridge"], options: ["--users", "--socket", "--port", "--payload-bytes", "--listen", "--tls-cert", "--tls-key",
-                                                 "--bridge-to", "--bridge-user", "--bridge-password-file"],
         run: { arguments, output in
             let positionals = arguments.positionals
             func usage(_ why: String) -> Int32 {
                 output.diagnostic("imhost broker: \(why); see imhost broker --help")
                 return CommandLineTool.ExitCode.usage
             }
-            guard let verb = positionals.first else { return usage("expected init, add-user, remove-user or run") }
-            let expected = ["init": 2, "add-user": 3, "remove-user": 3, "run": 2]
-            guard let count = expected[verb] else { return usage("unknown subcommand '\(TerminalText.safe(verb))'; expected init, add-user, remove-user or run") }
+            // The subcommand, chosen and checked as declared.
+            let verb = positionals.first ?? ""
+            let count = verb == "add-user" || verb == "remove-user" ? 3 : 2
             guard positionals.count == count else {
                 return usage("\(verb) takes \(count == 2 ? "DIR" : "DIR ID"), got \(positionals.count - 1) argument\(positionals.count == 2 ? "" : "s")")
             }
@@ -74,6 +82,11 @@ enum BrokerCommand {
                 case "add-user":
                     let user = positionals[2], bridge = arguments.flags.contains("--bridge")
                     let told = try folder.addUser(user, bridge: bridge)
+                    if arguments.has(json) {
+                        let member = Made.User(user, passwordFile: folder.passwordFile(of: user), url: bridge ? nil : try folder.url())
+                        output.out(JSONOutput.encode(Made(folder: folder.path, url: try folder.url(), users: [member], reloaded: told)))
+                        return CommandLineTool.ExitCode.ok
+                    }
                     var text = "added \(user): its password is in \(folder.passwordFile(of: user))\(told ? "; the running broker reloaded" : "")\n"
                     // A bridge user is another broker's, not a host's: it has no host.json.
                     if !bridge { text += "In \(user)'s host.json:\n" + hostMembers(user, url: try folder.url(), passwordFile: folder.passwordFile(of: user)) }
@@ -92,25 +105,17 @@ enum BrokerCommand {
         })
 
     private static func initialize(_ folder: BrokerFolder, _ arguments: Arguments, _ output: Output, usage: (String) -> Int32) throws(BrokerFolder.Failure) -> Int32 {
-        guard let list = arguments.options["--users"] else { return usage("init needs --users alice,bob") }
-        let users = list.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-        guard !users.isEmpty, !users.contains(where: \.isEmpty) else { return usage("--users takes ids separated by commas, e.g. --users alice,bob") }
+        guard let list = arguments[Self.users] else { return usage("init needs --users alice,bob") }
+        let users = list.split(separator: ",").map(String.init)
         if arguments.options["--socket"] != nil && arguments.options["--port"] != nil { return usage("give --socket or --port, not both") }
         var listener = BrokerFolder.Listener.socket(folder.path + "/mosquitto.sock")
         if let socket = arguments.options["--socket"] { listener = .socket(FileSystem.resolve(socket, against: FileSystem.currentDirectory())) }
-        if let text = arguments.options["--port"] {
-            guard let port = Int(text), (1...65535).contains(port) else { return usage("--port takes a port from 1 to 65535, got '\(TerminalText.safe(text))'") }
-            listener = .port(port)
-        }
+        if let port = arguments.number(Self.port) { listener = .port(port) }
         var tls: BrokerFolder.TLSListener?
         let tlsFiles = (arguments.options["--tls-cert"], arguments.options["--tls-key"])
-        if let listen = arguments.options["--listen"] {
+        if case let (host, port)? = arguments[Self.listen].flatMap(listenAddress) {
             guard case let (cert?, key?) = tlsFiles else {
                 return usage("--listen needs --tls-cert and --tls-key: a listener beyond loopback without TLS would carry passwords and messages in clear")
-            }
-            guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]), (1...65535).contains(port),
-                  case let host = String(listen[..<colon].filter { $0 != "[" && $0 != "]" }), !host.isEmpty else {
-                return usage("--listen takes HOST:PORT, e.g. 0.0.0.0:8883, got '\(TerminalText.safe(listen))'")
             }
             let here = FileSystem.currentDirectory()
             tls = BrokerFolder.TLSListener(host: host, port: port, certificate: FileSystem.resolve(cert, against: here),
@@ -119,10 +124,7 @@ enum BrokerCommand {
             return usage("--tls-cert and --tls-key go with --listen HOST:PORT (the TLS listener)")
         }
         var bridge: BrokerFolder.Bridge?
-        if let target = arguments.options["--bridge-to"] {
-            guard case .success(.tcp(let host, let port)) = HostConfig.Transport.address(target, relativeTo: "/") else {
-                return usage("--bridge-to takes mqtt://HOST:PORT (the other broker's TCP listener), got '\(TerminalText.safe(target))'")
-            }
+        if case let (host, port)? = arguments[Self.bridgeTo].flatMap(bridgeTarget) {
             guard let user = arguments.options["--bridge-user"], let file = arguments.options["--bridge-password-file"] else {
                 return usage("--bridge-to needs --bridge-user and --bridge-password-file: a user made on the other broker with imhost broker add-user DIR NAME --bridge")
             }
@@ -132,16 +134,15 @@ enum BrokerCommand {
             guard !password.isEmpty else { return usage("--bridge-password-file: cannot read a password from \(TerminalText.safe(passwordFile))") }
             bridge = BrokerFolder.Bridge(host: host, port: port, user: user, password: password)
         }
-        var payload = HostConfig.Limits().payloadBytes
-        if let text = arguments.options["--payload-bytes"] {
-            guard let bytes = Int(text), (1024...(64 << 20)).contains(bytes) else {
-                return usage("--payload-bytes takes a number of bytes from 1024 to \(64 << 20), got '\(TerminalText.safe(text))'")
-            }
-            payload = bytes
-        }
-        let made = try BrokerFolder.initialize(at: folder.path, users: users, listener: listener, payloadLimit: payload,
+        let made = try BrokerFolder.initialize(at: folder.path, users: users, listener: listener, payloadLimit: arguments.number(Self.payloadBytes)!,
                                                tls: tls, bridge: bridge, force: arguments.flags.contains("--force"))
         let url = try made.url()
+        let remote = tls.map { "mqtts://\($0.host == "0.0.0.0" || $0.host == "::" ? "BROKER-NAME" : $0.host):\($0.port)" }
+        if arguments.has(json) {
+            output.out(JSONOutput.encode(Made(folder: made.path, url: url, tlsURL: remote,
+                                              users: users.map { Made.User($0, passwordFile: made.passwordFile(of: $0), url: url) })))
+            return CommandLineTool.ExitCode.ok
+        }
         var text = """
             Wrote a broker for \(users.joined(separator: ", ")) (and operator) in \(made.path).
             Run it:  imhost broker run \(made.path)
@@ -149,18 +150,60 @@ enum BrokerCommand {
 
             """
         text += users.map { hostMembers($0, url: url, passwordFile: made.passwordFile(of: $0)) }.joined(separator: "\n")
-        if let tls {
-            let name = tls.host == "0.0.0.0" || tls.host == "::" ? "BROKER-NAME" : tls.host
+        if let remote {
             text += """
 
                 or, from another machine (BROKER-NAME: a name in the broker's certificate; the CA
                 that signed it in caFile; the password file copied there, mode 0600):
 
                 """
-            text += users.map { #"  "transport": { "url": "mqtts://\#(name):\#(tls.port)", "caFile": "ca.pem", "passwordFile": "passwords/\#($0)" }"# + "\n" }.joined()
+            text += users.map { #"  "transport": { "url": "\#(remote)", "caFile": "ca.pem", "passwordFile": "passwords/\#($0)" }"# + "\n" }.joined()
         }
         output.out(TerminalText.safe(text, newlines: true))
         return CommandLineTool.ExitCode.ok
+    }
+
+    /// `--listen`'s host and port: `0.0.0.0:8883`, `[::1]:8883`.
+    static func listenAddress(_ text: String) -> (String, Int)? {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (1...65535).contains(port) else { return nil }
+        let host = String(text[..<colon].filter { $0 != "[" && $0 != "]" })
+        return host.isEmpty ? nil : (host, port)
+    }
+
+    /// `--bridge-to`'s host and port: the other broker's TCP listener, `mqtt://HOST:PORT`.
+    static func bridgeTarget(_ text: String) -> (String, Int)? {
+        guard case .success(.tcp(let host, let port)) = HostConfig.Transport.address(text, relativeTo: "/") else { return nil }
+        return (host, port)
+    }
+
+    /// What `--json` says a broker folder has: where it is, the URL hosts connect to (and, with
+    /// `--listen`, the one from other machines), and each user's password file and host.json
+    /// members; for `add-user`, whether the running broker reloaded.
+    struct Made: Encodable {
+        var folder: String
+        var url: String
+        var tlsURL: String?
+        var users: [User]
+        var reloaded: Bool?
+
+        struct User: Encodable {
+            var user: String
+            var passwordFile: String
+            /// The "user" and "transport" members of its host.json; none for a bridge's user.
+            var hostJSON: HostMembers?
+
+            init(_ user: String, passwordFile: String, url: String?) {
+                self.user = user
+                self.passwordFile = passwordFile
+                hostJSON = url.map { HostMembers(user: user, transport: .init(url: $0, passwordFile: passwordFile)) }
+            }
+        }
+
+        struct HostMembers: Encodable {
+            var user: String
+            var transport: Transport
+            struct Transport: Encodable { var url: String; var passwordFile: String }
+        }
     }
 
     /// What `user`'s host.json needs to reach this broker: its "user" and "transport" members.

@@ -11,7 +11,11 @@ enum ChatCommand {
     static let command = CommandLineTool.Command(
         name: "chat",
         summary: "open a chat from a jump URL and type to it (or pipe commands in)",
-        usage: "URL | --peer ID [--width N] [--user ID]",
+        arguments: "URL | --peer ID",
+        options: [
+            .option("--peer", .id("peer"), "open the conversation with ID on the page it last opened on (imhost chats lists them), instead of a URL"),
+            .width, .user,
+        ],
         help: """
             Opens the page the converter chooses for a jump URL, for example
               imhost chat 'im://chat?rootCateID=1&cateID=12&peer=u42&infoID=L1001'
@@ -34,13 +38,7 @@ enum ChatCommand {
             the crash is recorded in <data>/crashes.log, the line or its message key is
             quarantined, and the chat reopens with its history; the command that crashed is not
             run again. After three restarts within a minute, the next crash stops the chat (exit 1).
-
-              --peer ID   open the conversation with ID on the page it last opened on
-                          (imhost chats lists them), instead of a URL
-              --width N   page width in terminal columns (default 72)
-              --user ID   the signed-in user (default: host.json "user", or "me")
             """,
-        flags: [], options: ["--width", "--user", "--peer"],
         run: run)
 
     static func run(_ arguments: Arguments, _ output: Output) -> Int32 {
@@ -75,48 +73,64 @@ enum ChatCommand {
                 output.diagnostic("imhost chat: --peer: the peer id \(problem)")
                 return CommandLineTool.ExitCode.usage
             }
-            let page = try? MessageStore(dataFolder: config.dataFolder, user: arguments.options["--user"] ?? config.user).page(for: peer)
+            let page: JumpPage?
+            do {
+                // Closed before the chat starts. Opening it may have found it damaged: said here,
+                // and the worker opens the new one.
+                let store = try? MessageStore(dataFolder: config.dataFolder, user: arguments.options["--user"] ?? config.user)
+                page = try? store?.page(for: peer)
+                CommandLineTool.reportNotes(store, output: output)
+            }
             if page == nil { output.diagnostic("imhost chat: no page is known for the conversation with \(peer); it opens on the legacy page") }
-            url = StoreViews.url(peer, page: page ?? nil)
+            url = StoreViews.url(peer, page: page)
         }
         var workerArguments = ["chat", url, "--config", configPath, "--width", "\(width)"]
         if let user = arguments.options["--user"] { workerArguments += ["--user", user] }
         if terminal { workerArguments.append("--terminal") }
-        if screen != nil && Environment.colors(on: STDOUT_FILENO) { workerArguments.append("--color") }
         if arguments.flags.contains("--verbose") { workerArguments.append("--verbose") }
-        let supervised = SupervisedRun(config: config, dataFolder: config.dataFolder, workerArguments: workerArguments, output: output,
-                                       pages: screen.map { screen in { screen.forward($0) } })
-        if let code = supervised.start() { return code }
+        // The worker sends its pages as values and its lines as text; this process draws them,
+        // in the order they came.
+        let renderer = PageRenderer(width: width, colors: Environment.colors(on: STDOUT_FILENO))
+        let chat = ChatSupervision(config: config, configPath: configPath, user: arguments.options["--user"] ?? config.user,
+                                   workerArguments: workerArguments, output: output) { shown in
+            switch shown {
+            case .text(let text): output.out(text)
+            case .page(let page): output.out(renderer.render(page))
+            }
+        }
+        if let code = chat.start() { return code }
         quarantineWatcher.markSeen()
 
         let reader = screen.map { LineReader(editing: $0, limit: config.limits.inputLineBytes) } ?? LineReader(limit: config.limits.inputLineBytes)
-        let builds = LineBuildWatch()
-        let drafts = DraftKeeper(dataFolder: config.dataFolder, user: arguments.options["--user"] ?? config.user, output: output)
-        let openChat = OpenChats.Record(dataFolder: config.dataFolder)
         while true {
             if let signal = Interruption.signal {
-                supervised.supervisor.finish(signal: signal)
+                chat.finish(signal: signal)
                 return Interruption.exitCode(signal)
             }
-            openChat.update(supervised.supervisor.builds)
+            // Nobody reads the chat any more (a closed pipe, a full disk): this process draws
+            // it, so it is the one that notices, and stops taking input.
+            if CommandLineTool.outputLost(output, command: "chat") {
+                chat.finish()
+                return CommandLineTool.ExitCode.failure
+            }
             // A shell took the terminal back (Ctrl-Z), and gave it again (fg).
             if mode?.reassert() == true { screen?.redraw() }
             screen?.showPrompt()
             var command: String?
-            let event = reader.next(timeout: builds.isSettling ? 50 : 500, wake: supervised.supervisor.watched)
+            let event = reader.next(timeout: chat.waitMilliseconds, wake: chat.watched)
             if let signal = Interruption.signal {
-                supervised.supervisor.finish(signal: signal)
+                chat.finish(signal: signal)
                 return Interruption.exitCode(signal)
             }
             switch event {
             case .end:
                 // On a terminal the screen ends the line (the defer).
                 if terminal && screen == nil { output.out("\n") }
-                return supervised.supervisor.finish()
+                return chat.finish()
             case .timeout:
                 // The worker may have said something, or died on its own, while we waited.
-                if let code = supervised.idle() { return code }
-                if supervised.lastCrashed { quarantineWatcher.markSeen() }
+                if let code = chat.idle() { return code }
+                if chat.lastCrashed { quarantineWatcher.markSeen() }
             case .line(let line):
                 command = line
             case .tooLong(let bytes):
@@ -129,45 +143,11 @@ enum ChatCommand {
             let quarantineChanged = quarantineWatcher.reloadDue()
             let reload = command?.trimmingSpaces == "/reload"
             if configChanged || quarantineChanged || reload {
-                if let code = supervised.hand(.reload) { return code }
+                if let code = chat.reload() { return code }
             }
-            if !reload, let command, let code = supervised.hand(.command(text: command, draft: drafts.keep(command, for: supervised.supervisor.resume.conversation))) {
-                return code
-            }
+            if !reload, let command, let code = chat.hand(command) { return code }
             // A crash rewrote the quarantine: it is applied already, not a change to reload for.
-            if supervised.lastCrashed { quarantineWatcher.markSeen() }
-            let changes = builds.look(at: supervised.supervisor.builds)
-            if !changes.isEmpty, let code = moveToNewBuilds(changes, watch: builds, supervised: supervised, config: config,
-                                                           configPath: configPath, output: output) {
-                return code
-            }
+            if chat.lastCrashed { quarantineWatcher.markSeen() }
         }
-    }
-
-    /// A line's file changed under the chat: vets the new build, then moves the chat to a new
-    /// worker on it, or stays on the build it runs, saying why in one line. Returns an exit code
-    /// when the chat is over.
-    private static func moveToNewBuilds(_ changes: [LineBuildWatch.Change], watch: LineBuildWatch, supervised: SupervisedRun,
-                                        config: HostConfig, configPath: String, output: Output) -> Int32? {
-        // host.json as it is now: the worker reads it too.
-        let current = (try? HostConfig.load(from: configPath)) ?? config
-        let verdicts = watch.vet(changes, config: current, scanner: CommandLineTool.executable,
-                                 quarantine: supervised.supervisor.resume.quarantine ?? [])
-        var moved: [String] = []
-        for verdict in verdicts {
-            switch verdict {
-            case .ready(let line, let from, let to):
-                moved.append("line \(line) reloaded: \(from) → \(to)")
-            case .refused(let line, let version, let why):
-                output.diagnostic("imhost: line \(line) stays on \(version) in this chat: \(why)")
-            }
-        }
-        guard !moved.isEmpty else { return nil }
-        if let code = supervised.replaceWorker() { return code }
-        // A new worker that crashed as it opened the new build was restarted, and said so.
-        if !supervised.lastCrashed {
-            for line in moved { output.out(TerminalText.safe(line, newlines: false) + "\n") }
-        }
-        return nil
     }
 }

@@ -15,44 +15,12 @@ public enum CommandLineTool {
         public static let usage: Int32 = 2
     }
 
-    struct Command: Sendable {
-        var name: String
-        var summary: String
-        var usage: String
-        var help: String
-        var flags: Set<String>
-        var options: Set<String>
-        /// Internal commands (the scanner and the chat worker) are not listed in help.
-        var hidden = false
-        var run: @Sendable (Arguments, Output) -> Int32
-    }
-
     static let commands: [Command] = [
         ChatCommand.command, StoreCommands.chats, PlayCommand.demo, OpenCommand.command, PlayCommand.command, PluginsCommand.command,
         QuarantineCommand.command, RouteCommand.command, StoreCommands.search, StoreCommands.store, NewLineCommand.command, BrokerCommand.command, SyncCommand.command,
-        FleetCommand.command,
-        WorkerCommand.command, ScanCommand.command,
+        FleetCommand.command, WebCommand.command,
+        WorkerCommand.command, ScanCommand.command, CommandHelp.command,
     ]
-
-    static let overview = """
-        imhost: the chat-page plugin host.
-
-        Usage: imhost COMMAND [OPTIONS] [ARGUMENTS]
-
-        Commands:
-        \(commands.filter { !$0.hidden }.map { "  " + $0.name.padding(12) + $0.summary }.joined(separator: "\n"))
-
-        Options for every command:
-          --config PATH   the configuration (default: ./host.json, or $IMHOST_CONFIG)
-          --verbose       lines' informational log entries on standard error too (they
-                          always go to <data>/lines.log; warnings and errors go to both)
-          --help          what a command does and takes
-
-        imhost --version prints the versions of imhost, IMKit and the plugin ABI, and the
-        exact Swift compiler lines must be built with.
-
-        Exit codes: 0 ok, 1 failure, 2 usage or configuration error.
-        """
 
     /// Refuses an argument whose bytes are not UTF-8, showing them (`\xFF`); the usage exit code.
     public static func refuseUndecodable(argument index: Int, bytes: [UInt8], output: Output = .standard) -> Int32 {
@@ -62,41 +30,23 @@ public enum CommandLineTool {
 
     /// Runs `imhost` with `arguments` (without the program name).
     public static func run(_ arguments: [String], output: Output = .standard) -> Int32 {
-        guard let name = arguments.first else {
-            output.err(overview + "\n")
+        switch Invocation.read(arguments, commands: commands) {
+        case .refused(let line):
+            output.diagnostic(line)
             return ExitCode.usage
-        }
-        if name == "--version" || name == "version" {
+        case .overview(let asked):
+            // Without a command the list is the answer to a usage error, on standard error.
+            (asked ? output.out : output.err)(CommandHelp.overview(commands))
+            return asked ? finished(ExitCode.ok, output: output) : ExitCode.usage
+        case .version:
             output.out(versionText)
             return finished(ExitCode.ok, output: output)
-        }
-        if name == "--help" || name == "-h" || name == "help" {
-            if name == "help", arguments.count > 1, let command = commands.first(where: { $0.name == arguments[1] && !$0.hidden }) {
-                output.out(helpText(command))
-            } else {
-                output.out(overview + "\n")
-            }
+        case .help(let command):
+            output.out(CommandHelp.text(command))
             return finished(ExitCode.ok, output: output)
+        case .run(let command, let parsed):
+            return finished(command.run(parsed, output), output: output)
         }
-        guard let command = commands.first(where: { $0.name == name }) else {
-            let hint = closestMatch(to: name, among: commands.filter { !$0.hidden }.map(\.name)).map { "; did you mean '\($0)'?" } ?? ""
-            output.diagnostic("imhost: unknown command '\(name)'\(hint); see imhost --help")
-            return ExitCode.usage
-        }
-        let parsed: Arguments
-        do {
-            parsed = try Arguments(Array(arguments.dropFirst()), command: command.name,
-                                   flags: command.flags.union(["--help", "-h", "--verbose"]),
-                                   options: command.options.union(["--config"]))
-        } catch {
-            output.diagnostic("imhost \(command.name): \(error.description)")
-            return ExitCode.usage
-        }
-        if parsed.flags.contains("--help") || parsed.flags.contains("-h") {
-            output.out(helpText(command))
-            return finished(ExitCode.ok, output: output)
-        }
-        return finished(command.run(parsed, output), output: output)
     }
 
     /// A command's exit code, or 1 when what it printed did not all reach standard output (a
@@ -135,10 +85,6 @@ public enum CommandLineTool {
         Build lines with exactly this Swift compiler: Swift has no stable ABI across compilers on Linux.
 
         """
-    }
-
-    static func helpText(_ command: Command) -> String {
-        "Usage: imhost \(command.name) \(command.usage)\n\n\(command.help)\n\nOptions:\n  --config PATH   the configuration (default: ./host.json, or $IMHOST_CONFIG)\n  --verbose       lines' informational log entries on standard error too\n  --help          this text\n"
     }
 
     /// This executable, to start again as the plugin scanner and the chat worker: through
@@ -197,6 +143,14 @@ public enum CommandLineTool {
     /// What the host noticed since it was last asked (a line that failed to open), one line each.
     static func reportNotices(_ host: ChatHost, output: Output) {
         for notice in host.takeNotices() { output.diagnostic("imhost: \(notice)") }
+        reportNotes(host.store, output: output)
+    }
+
+    /// What the store said since it was last asked (a damaged database moved aside and what was
+    /// read out of it, a read-only copy), a line each on standard error: every command that
+    /// opens a store says it, whenever it happened.
+    static func reportNotes(_ store: MessageStore?, output: Output) {
+        for note in store?.takeNotes() ?? [] { output.diagnostic("imhost: \(note)") }
     }
 
     static func configPath(_ arguments: Arguments) -> String {
@@ -204,14 +158,14 @@ public enum CommandLineTool {
         arguments.options["--config"] ?? Environment.value("IMHOST_CONFIG").flatMap { $0.isEmpty ? nil : $0 } ?? "host.json"
     }
 
-    /// A page width option, or a usage error said on stderr.
+    /// The page width `--width` gives, or its default; `nil` after saying, as declared, why a
+    /// width is refused (a command that declares `--width` had it checked before it ran).
     static func widthOption(_ arguments: Arguments, command: String, output: Output) -> Int? {
-        guard let text = arguments.options["--width"] else { return PageRenderer.defaultWidth }
-        guard let number = Int(text), number >= 24, number <= 400 else {
-            output.diagnostic("imhost \(command): --width takes a number from 24 to 400, got '\(text)'")
+        if let text = arguments.options[Option.width.name], let refusal = Option.width.refusal(of: text) {
+            output.diagnostic("imhost \(command): \(refusal)")
             return nil
         }
-        return number
+        return arguments.number(.width)
     }
 }
 

@@ -4,33 +4,43 @@ import IMKit
 /// `imhost fleet`: the operator's kill switch and rollouts for every host at once, through the
 /// broker (``FleetOperator``), and which hosts applied them.
 enum FleetCommand {
+    typealias Option = CommandLineTool.Option
+
+    /// How long a change waits for running hosts to report they apply it: they apply within
+    /// milliseconds, so the default is only ever waited out for a host that lags.
+    static let wait = Option.option("--wait", .seconds(0...60, default: 3), "how long a change waits for running hosts' reports, in seconds; 0 does not wait")
+    /// What every change takes.
+    static let changeOptions: [Option] = [
+        .flag("--init", "publish the first configuration when the broker holds none (or start from nothing turned off when hosts refuse what it holds)"),
+        .flag("--force", "publish a line or message key no host reports"),
+        wait,
+    ]
+
+    static let subcommands: [CommandLineTool.Subcommand] = [
+        .init(name: "show", summary: "the fleet configuration the broker holds, and whether hosts apply it", options: [.json()]),
+        .init(name: "kill", arguments: "LINE", summary: "turn a line off on every host: its chats open on the legacy page", options: changeOptions),
+        .init(name: "lift", arguments: "LINE", summary: "turn it back on", options: changeOptions),
+        .init(name: "kill-message", arguments: "KEY", summary: "show a message key as a placeholder everywhere", options: changeOptions),
+        .init(name: "lift-message", arguments: "KEY", summary: "show its messages again", options: changeOptions),
+        .init(name: "kill-component", arguments: "NAME",
+              summary: "hide a built-in component (\(ComponentSet.all.names.joined(separator: ", ")))", options: changeOptions),
+        .init(name: "lift-component", arguments: "NAME", summary: "show it again", options: changeOptions),
+        .init(name: "rollout", arguments: "LINE PERCENT",
+              summary: "serve the line to PERCENT of users (0 to 100, at most two decimals; 100 serves everyone). A user is in when the first 4 bytes of SHA-256(\"LINE/USER\"), big-endian, modulo 10,000 are below PERCENT x 100, so a user in stays in as it grows.",
+              options: changeOptions),
+        .init(name: "replace",
+              summary: "replace a configuration on the broker that hosts refuse (not valid, or dated more than a day ahead) or ignore (older than the one they apply: a broker restored from a backup): publish what it turns off, when that can be read, above every version hosts report, so every host moves to it",
+              options: [wait]),
+        .init(name: "status", summary: "every host's report: the version it applies, and who has not caught up", options: [.json()]),
+    ]
+
     static let command = CommandLineTool.Command(
         name: "fleet",
         summary: "the operator's kill switch and rollouts for every host, through the broker",
-        usage: "show [--json] | kill LINE | lift LINE | kill-message KEY | lift-message KEY | kill-component NAME | lift-component NAME | rollout LINE PERCENT | replace | status [--json]",
+        subcommands: subcommands,
         help: """
             Runs as the operator: host.json's "user" must be "operator", and its "transport" the
             broker with operator's password file (imhost broker init makes DIR/passwords/operator).
-
-              show                  the fleet configuration the broker holds, and whether hosts
-                                    apply it
-              kill LINE             turn a line off on every host: its chats open on the legacy page
-              lift LINE             turn it back on
-              kill-message KEY      show a message key as a placeholder everywhere
-              lift-message KEY
-              kill-component NAME   hide a built-in component (\(ComponentSet.all.names.joined(separator: ", ")))
-              lift-component NAME
-              rollout LINE PERCENT  serve the line to PERCENT of users (0 to 100, at most two
-                                    decimals; 100 serves everyone). A user is in when the first
-                                    4 bytes of SHA-256("LINE/USER"), big-endian, modulo 10,000
-                                    are below PERCENT x 100, so a user in stays in as it grows.
-              replace               replace a configuration on the broker that hosts refuse
-                                    (not valid, or dated more than a day ahead) or ignore (older
-                                    than the one they apply: a broker restored from a backup):
-                                    publish what it turns off, when that can be read, above
-                                    every version hosts report, so every host moves to it
-              status                every host's report: the version it applies, and who has
-                                    not caught up
 
             Each change reads the configuration the broker holds and judges it as hosts do: one
             they refuse is not built on (replace it). It publishes the next version, above every
@@ -46,20 +56,8 @@ enum FleetCommand {
             Exit 0 when done (or nothing needed doing), 1 when the broker could not be reached or
             refused, or holds a configuration hosts do not apply (show), 2 for bad usage,
             host.json, or a name no host reports.
-
-              --init     publish the first configuration when the broker holds none (or start
-                         from nothing turned off when hosts refuse what it holds)
-              --force    publish a line or message key no host reports
-              --wait S   how long a change waits for running hosts' reports, in seconds
-                         (default \(defaultWait); 0 to not wait)
-              --json     show and status as JSON
             """,
-        flags: ["--json", "--init", "--force"], options: ["--wait"],
         run: { arguments, output in run(arguments, output) })
-
-    /// Seconds a change waits, by default, for running hosts to report they apply it: they
-    /// apply within milliseconds, so this is only ever waited out for a host that lags.
-    static let defaultWait = 3
 
     /// A change's word, what it needs, and what it does to a configuration.
     enum Change {
@@ -106,10 +104,8 @@ enum FleetCommand {
 
     static func run(_ arguments: Arguments, _ output: Output) -> Int32 {
         let words = arguments.positionals
-        guard let verb = words.first else {
-            output.diagnostic("imhost fleet: expected a subcommand (\(verbs.joined(separator: ", "))); see imhost fleet --help")
-            return CommandLineTool.ExitCode.usage
-        }
+        // The subcommand, chosen and checked as declared.
+        let verb = words.first ?? ""
         let change: Change?
         switch parse(verb, Array(words.dropFirst())) {
         case .failure(let usage):
@@ -118,14 +114,7 @@ enum FleetCommand {
         case .success(let parsed):
             change = parsed
         }
-        var wait = Int64(defaultWait) * 1000
-        if let text = arguments.options["--wait"] {
-            guard let seconds = Double(text), seconds >= 0, seconds <= 60 else {
-                output.diagnostic("imhost fleet: --wait takes seconds from 0 to 60, got '\(TerminalText.safe(text))'")
-                return CommandLineTool.ExitCode.usage
-            }
-            wait = Int64(seconds * 1000)
-        }
+        let wait = Int64(arguments.seconds(Self.wait)! * 1000)
         guard let config = CommandLineTool.loadConfig(arguments, output: output) else { return CommandLineTool.ExitCode.usage }
         guard let transport = config.transport else {
             output.diagnostic("imhost fleet: there is no \"transport\" in \(TerminalText.safe(config.file)): the fleet configuration lives on the broker; add one with operator's password file")
@@ -166,8 +155,6 @@ enum FleetCommand {
         }
         return CommandLineTool.ExitCode.ok
     }
-
-    static let verbs = ["show", "kill", "lift", "kill-message", "lift-message", "kill-component", "lift-component", "rollout", "replace", "status"]
 
     struct Usage: Error { var text: String }
 
@@ -210,7 +197,7 @@ enum FleetCommand {
             }
             return .success(.rollout(rest[0], share))
         default:
-            let hint = closestMatch(to: verb, among: verbs).map { "did you mean \"\($0)\"? " } ?? ""
+            let hint = closestMatch(to: verb, among: subcommands.map(\.name)).map { "did you mean \"\($0)\"? " } ?? ""
             return .failure(Usage(text: "unknown subcommand \"\(TerminalText.safe(verb))\"; \(hint)see imhost fleet --help"))
         }
     }

@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import IMHost
 import IMKit
 #if canImport(Glibc)
@@ -12,7 +17,14 @@ enum NewLineCommand {
     static let command = CommandLineTool.Command(
         name: "new-line",
         summary: "write a new business line's package, ready to build and load",
-        usage: "NAME [--path DIR] [--imkit PATH] [--root-cate-id N] | --example house|jobs|cars [--path DIR]",
+        arguments: "NAME | --example house|jobs|cars",
+        options: [
+            .option("--path", .text("DIR"), "where to write the package (default ./NAME)"),
+            .option("--imkit", .text("PATH"), "IMKit's package folder (default: this checkout's Sources/IMKit)"),
+            rootCateID,
+            .option("--example", .choice(ExampleLine.all.map(\.id)), "write this line that ships with the host instead of a new one"),
+            .json("what was written, where, and what to add to a host's host.json, as JSON"),
+        ],
         help: """
             Writes a Swift package for a business line called NAME (its line id: lowercase
             letters, digits and '-', starting with a letter, at most 32), in DIR (default
@@ -36,15 +48,65 @@ enum NewLineCommand {
             listing card, a service, a route), jobs (a card the page answers, a bar item) or
             cars (a card whose tap crashes on purpose, to see containment), in DIR (default
             ./house, ./jobs, ./cars), with the same scenario, host.json and README.
-
-              --path DIR          where to write the package (default ./NAME)
-              --imkit PATH        IMKit's package folder (default: this checkout's Sources/IMKit)
-              --root-cate-id N    the category the host.json, README and scenario route to the
-                                  line (default 100)
-              --example NAME      house, jobs or cars
             """,
-        flags: [], options: ["--path", "--imkit", "--root-cate-id", "--example"],
         run: run)
+
+    static let rootCateID = CommandLineTool.Option.option(
+        "--root-cate-id", .number(1...Int(Int32.max), "a whole number", default: 100),
+        "the category the host.json, README and scenario route to the line")
+
+    /// What `--json` says was written: the package's folder and files, the library its build
+    /// makes and where a host takes it, and the members a host's host.json needs for it.
+    struct Created: Encodable {
+        var line: String
+        var folder: String
+        var files: [String]
+        /// In the folder, once `swift build` made it.
+        var library: String
+        /// Where the package's own host.json (and any host) takes the library, in its folder.
+        var install: String
+        var hostJSON: HostMembers
+    }
+
+    /// The "lines" and "routes" members that enable a line and route to it.
+    struct HostMembers: Encodable {
+        var lines: [String: [String: Bool]]
+        var routes: [Route]
+
+        struct Route: Codable {
+            var rootCateID: Int
+            var cateID: CateID
+            var line: String
+        }
+
+        /// `"*"`, or the sub-categories.
+        enum CateID: Codable {
+            case every(String), some([Int])
+
+            init(from decoder: any Decoder) throws {
+                let value = try decoder.singleValueContainer()
+                if let ids = try? value.decode([Int].self) {
+                    self = .some(ids)
+                } else {
+                    self = .every(try value.decode(String.self))
+                }
+            }
+
+            func encode(to encoder: any Encoder) throws {
+                var value = encoder.singleValueContainer()
+                switch self {
+                case .every(let all): try value.encode(all)
+                case .some(let ids): try value.encode(ids)
+                }
+            }
+        }
+
+        /// From the routes as the text output writes them, so both say the same.
+        init(id: String, routing: String) {
+            lines = [id: ["enabled": true]]
+            routes = (try? JSONDecoder().decode([Route].self, from: Data(("[" + routing + "]").utf8))) ?? []
+        }
+    }
 
     /// The checkout this imhost was built in, as an absolute path, so a new line's Package.swift
     /// names its IMKit wherever the line is written: the checkout the running executable lies in
@@ -79,9 +141,6 @@ enum NewLineCommand {
         }
         let example = arguments.options["--example"]
         if let example {
-            guard ExampleLine.named(example) != nil else {
-                return refuse("--example takes house, jobs or cars, got '\(example)'")
-            }
             guard arguments.positionals.isEmpty else {
                 return refuse("an example keeps its own line id ('\(example)'); drop NAME, and choose the folder with --path")
             }
@@ -99,13 +158,7 @@ enum NewLineCommand {
         if example == nil, reservedModules.contains(type) || reservedModules.contains(where: { $0.lowercased() == type.lowercased() }) {
             return refuse("'\(id)' would make a module named \(type), which Swift, the platform, the SDK or a line that ships with the host already uses; choose another name, e.g. '\(id)-line'")
         }
-        var cate = 100
-        if let text = arguments.options["--root-cate-id"] {
-            guard let number = Int(text), number > 0, number <= Int(Int32.max) else {
-                return refuse("--root-cate-id takes a whole number from 1, got '\(text)'")
-            }
-            cate = number
-        }
+        let cate = arguments.number(rootCateID)!
         // A folder whose name has controls, or bytes that are not UTF-8 (decoded to U+FFFD, so
         // another folder than the one asked for), is refused rather than made.
         // (Checked made absolute, so a working folder with such a name is refused too.)
@@ -142,6 +195,12 @@ enum NewLineCommand {
             return refuse("cannot write \(folder): \(error.call): \(error)", CommandLineTool.ExitCode.failure)
         }
         let routing = routes.map { #"{ "rootCateID": \#($0.0), "cateID": \#($0.1), "line": "\#(id)" }"# }.joined(separator: ", ")
+        if arguments.flags.contains("--json") {
+            output.out(JSONOutput.encode(Created(line: id, folder: folder, files: files.map(\.path), library: ".build/debug/lib\(type).so",
+                                                 install: "Plugins/\(id).so", hostJSON: .init(id: id, routing: routing))))
+            warnOfClash(id, arguments: arguments, output: output)
+            return CommandLineTool.ExitCode.ok
+        }
         output.out(TerminalText.safe("""
             Created line '\(id)' in \(folder):
             \(files.map { "  " + $0.path }.joined(separator: "\n"))

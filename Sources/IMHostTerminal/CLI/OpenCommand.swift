@@ -6,7 +6,12 @@ enum OpenCommand {
     static let command = CommandLineTool.Command(
         name: "open",
         summary: "open a URL through the route table (a chat, a line's page or route)",
-        usage: "URL [--external] [--json] [--width N] [--user ID]",
+        arguments: "URL",
+        options: [
+            .flag("--external", "open as if from outside the app (a push, the web): routes a line marked internal are refused (exit 1)"),
+            .json("print the page (or what opened) as JSON; a message that shows as a placeholder has \"why\", the whole reason"),
+            .width, .user,
+        ],
         help: """
             Opens a URL through the host's route table, as the app would:
               imhost open house://listing/L1001
@@ -17,15 +22,7 @@ enum OpenCommand {
             route of a line that is killed or quarantined. If the line's code crashes or hangs,
             the crash is recorded, the line is quarantined, and the command says so (exit 1);
             it is not run again.
-
-              --external   open as if from outside the app (a push, the web): routes a line
-                           marked internal are refused (exit 1)
-              --json       print the page (or what opened) as JSON; a message that shows
-                           as a placeholder has "why", the whole reason
-              --width N    page width (default 72)
-              --user ID    the signed-in user
             """,
-        flags: ["--external", "--json"], options: ["--width", "--user"],
         run: { arguments, output in
             guard arguments.positionals.count == 1 else {
                 output.diagnostic("imhost open: expected one URL, got \(arguments.positionals.count); see imhost open --help")

@@ -61,15 +61,16 @@ struct PageJSON: Encodable {
         line = view.lineID
         legacy = view.isLegacy
         title = view.title
-        components = view.components
+        components = view.components.map { PageRenderer.lines(of: $0, width: view.width - 1) }
         total = view.total
-        messages = view.messages.map { number, presented in
-            let envelope = presented.shown.envelope
-            return Message(number: number, id: envelope.id, from: envelope.from, key: envelope.key,
-                           outgoing: presented.shown.isOutgoing, state: presented.state.rawValue, failure: presented.failure,
+        messages = view.messages.map { message in
+            let envelope = message.envelope
+            let lines: [String]? = if case .lines(let lines) = message.body { lines } else { nil }
+            return Message(number: message.number, id: envelope.id, from: envelope.from, key: envelope.key,
+                           outgoing: message.isOutgoing, state: message.state.rawValue, failure: message.failure,
                            globalID: envelope.globalID,
-                           lines: presented.view?.lines, why: presented.degrade.map { Self.why(page, number, first: $0) }, short: presented.degrade?.short,
-                           sentBefore: presented.sentBefore)
+                           lines: lines, why: message.body.degrade.map { Self.why(page, message.number, first: $0) },
+                           short: message.body.degrade?.short, sentBefore: message.sentBefore)
         }
     }
 }

@@ -16,7 +16,13 @@ enum PlayCommand {
     static let command = CommandLineTool.Command(
         name: "play",
         summary: "run a scenario file: open, send, receive, tap, kill switch, expectations",
-        usage: "FILE [--fixed-clock] [--width N] [--data DIR] [--user ID]",
+        arguments: "FILE",
+        options: [
+            .flag("--fixed-clock", "timestamps from 2026-01-05 09:00 UTC, a minute a message, so transcripts repeat exactly (message ids are always repeatable)"),
+            .width,
+            .option("--data", .text("DIR"), "keep conversations, quarantine and crash records in DIR (default: a scratch folder, removed after)"),
+            .user,
+        ],
         help: """
             Runs a scenario: a JSON list of steps, each one action. Every chat verb is a step,
             and does and says what typing it does in imhost chat:
@@ -35,15 +41,7 @@ enum PlayCommand {
             a verb that is refused), naming the step, what was expected and what was found. A
             step that crashes a line is reported, the line or key is quarantined and the run
             goes on; an unexpected crash fails the run (exit 1) at the end.
-
-              --fixed-clock   timestamps from 2026-01-05 09:00 UTC, a minute a message, so
-                              transcripts repeat exactly (message ids are always repeatable)
-              --width N       page width (default 72)
-              --data DIR      keep conversations, quarantine and crash records in DIR
-                              (default: a scratch folder, removed after)
-              --user ID       the signed-in user
             """,
-        flags: ["--fixed-clock"], options: ["--width", "--data", "--user"],
         run: { arguments, output in
             guard arguments.positionals.count == 1 else {
                 output.diagnostic("imhost play: expected one scenario file, got \(arguments.positionals.count); see imhost play --help")
@@ -64,7 +62,8 @@ enum PlayCommand {
     static let demo = CommandLineTool.Command(
         name: "demo",
         summary: "play a bundled demo: lines and the kill switch, or two people chatting through a broker",
-        usage: "[lines | two-people] [--width N]",
+        arguments: "[lines | two-people [--web]]",
+        options: [.width, .flag("--web", "two-people: once it has played, serve alice's and bob's chats to a browser (as imhost web does, one URL each) until Ctrl-C")],
         help: """
             imhost demo (or imhost demo lines) plays a bundled scenario against the plugins
             host.json names: a housing chat and a jobs chat opened from unchanged jump URLs,
@@ -79,10 +78,7 @@ enum PlayCommand {
             receipt comes back; bob goes offline, alice sends, bob returns and gets it.
 
             Both use a fixed clock and a scratch data folder, so they repeat exactly.
-
-              --width N   page width (default 72)
             """,
-        flags: [], options: ["--width"],
         run: { arguments, output in
             guard arguments.positionals.count <= 1, let demo = DemoScenario.named(arguments.positionals.first ?? "lines") else {
                 output.diagnostic("imhost demo: expected lines or two-people, got '\(TerminalText.safe(arguments.positionals.joined(separator: " ")))'; see imhost demo --help")
@@ -207,7 +203,37 @@ enum PlayCommand {
             return CommandLineTool.ExitCode.failure
         }
         output.out("\n\(scenario.steps.count) steps passed.\n")
+        if code == 0, arguments.flags.contains("--web"), let broker {
+            return serveWeb(scenario.users, broker: broker, dataFolder: dataFolder, arguments: arguments, output: output)
+        }
         return code
+    }
+
+    /// After a scenario of several people: each person's chats served to a browser, as
+    /// `imhost web` serves them, on the scenario's broker and data, until Ctrl-C.
+    private static func serveWeb(_ users: [Scenario.User], broker: BrokerProcess, dataFolder: String, arguments: Arguments, output: Output) -> Int32 {
+        var servers: [WebServer] = []
+        for user in users {
+            let path = user.config ?? CommandLineTool.configPath(arguments)
+            guard var config = try? HostConfig.load(from: path) else { return CommandLineTool.ExitCode.usage }
+            let userData = dataFolder + "/" + user.name
+            config.dataFolder = userData
+            config.transport = HostConfig.Transport(address: .unix(path: broker.socket), passwordFile: broker.folder.passwordFile(of: user.name))
+            let host = CommandLineTool.makeHost(config, user: user.name, dataFolder: userData, connection: "web")
+            do {
+                try host.signIn()
+                servers.append(try WebServer(host: host, config: config, configPath: path, user: user.name, port: 0, verbose: false,
+                                             workerOptions: ["--data", userData, "--transport", "unix:" + broker.socket,
+                                                             "--password-file", broker.folder.passwordFile(of: user.name)],
+                                             output: output))
+            } catch {
+                output.diagnostic("imhost demo: cannot serve \(user.name)'s chats to a browser: \(error)")
+                return CommandLineTool.ExitCode.failure
+            }
+            output.out("\(user.name)'s chats: \(servers.last!.url)\n")
+        }
+        output.out("Open each in a browser on this machine (two windows side by side); Ctrl-C stops both and the broker.\n")
+        return WebServer.serve(servers)
     }
 }
 

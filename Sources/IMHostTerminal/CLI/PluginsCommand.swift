@@ -6,7 +6,7 @@ enum PluginsCommand {
     static let command = CommandLineTool.Command(
         name: "plugins",
         summary: "list plugin files and lines: loaded, killed, quarantined, refused, failed...",
-        usage: "[--json]",
+        options: [.json()],
         help: """
             Examines the plugin folder named in host.json and reports each .so file and each
             configured line:
@@ -27,10 +27,7 @@ enum PluginsCommand {
             the file is a build that loads).
             Exits 1 when a configured, enabled line does not serve (refused, failed, crashed,
             hung, quarantined or missing); killed and disabled lines are the operator's choice.
-
-              --json   the same as JSON
             """,
-        flags: ["--json"], options: [],
         run: run)
 
     struct Row: Encodable {

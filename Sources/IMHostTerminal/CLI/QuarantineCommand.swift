@@ -7,7 +7,12 @@ enum QuarantineCommand {
     static let command = CommandLineTool.Command(
         name: "quarantine",
         summary: "list what the host quarantined after a crash or hang, or lift it",
-        usage: "[--json] | lift LINE|KEY|FILE|--all",
+        subcommands: [
+            .init(name: "", summary: "list the entries, with the crash behind each", options: [.json()]),
+            .init(name: "lift", arguments: "LINE|KEY|FILE|--all",
+                  summary: "lift a line's entries (its keys too), one message key (e.g. cars.offer), a plugin file's entry (by its name), or everything",
+                  options: [.flag("--all", "lift everything")]),
+        ],
         help: """
             The host quarantines on its own when a line's code crashes or hangs: a first crash
             in a message builder costs that message key (its messages show as placeholders);
@@ -20,16 +25,8 @@ enum QuarantineCommand {
             itself. Entries are kept in <data>/quarantine.json, and every crash in
             <data>/crashes.log (one JSON object a line).
 
-              imhost quarantine               list the entries, with the crash behind each
-              imhost quarantine --json        the same as JSON
-              imhost quarantine lift LINE     lift a line's entries (its keys too)
-              imhost quarantine lift KEY      lift one message key (e.g. cars.offer)
-              imhost quarantine lift FILE     lift a plugin file's entry (by its name)
-              imhost quarantine lift --all    lift everything
-
             Chats that are open pick up a lift at once; exits 1 when nothing matched.
             """,
-        flags: ["--json", "--all"], options: [],
         run: run)
 
     struct Row: Encodable {
@@ -52,7 +49,7 @@ enum QuarantineCommand {
         if arguments.positionals.first == "lift" {
             return lift(arguments, config: config, output: output)
         }
-        guard arguments.positionals.isEmpty, !arguments.flags.contains("--all") else {
+        guard arguments.positionals.isEmpty else {
             output.diagnostic("imhost quarantine: expected nothing or 'lift LINE|FILE|--all', got '\(arguments.positionals.joined(separator: " "))'; see imhost quarantine --help")
             return CommandLineTool.ExitCode.usage
         }

@@ -6,7 +6,8 @@ enum RouteCommand {
     static let command = CommandLineTool.Command(
         name: "route",
         summary: "show which page a chat jump URL opens, and why",
-        usage: "URL [--json]",
+        arguments: "URL",
+        options: [.json()],
         help: """
             Runs the converter on a jump URL as callers send it, for example
               imhost route 'im://chat?rootCateID=1&cateID=12&peer=u42'
@@ -14,10 +15,7 @@ enum RouteCommand {
             the rule that matched, and why: a line that is disabled, missing, refused, killed
             (killSwitch.lines) or quarantined by the host sends its jumps to the legacy page.
             A malformed URL is refused (exit 1). No plugin code runs.
-
-              --json   the same as JSON
             """,
-        flags: ["--json"], options: [],
         run: run)
 
     struct Result: Encodable {

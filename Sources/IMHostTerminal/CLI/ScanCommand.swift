@@ -9,9 +9,9 @@ enum ScanCommand {
     static let command = CommandLineTool.Command(
         name: "__scan",
         summary: "the plugin scanner (internal)",
-        usage: "FILE...",
+        arguments: "FILE...",
+        options: [.option("--parent", .text("PID"), "the host, whose death ends the scanner")],
         help: "Opens plugin files for a host and reports on file descriptor 3; not for people.",
-        flags: [], options: ["--parent"],
         hidden: true,
         run: { arguments, _ in
             // Stopped from outside only through its parent, whose death kills it too: Ctrl-C in

@@ -11,17 +11,17 @@ final class SupervisedRun {
     /// How long one call into a line may take (limits.callSeconds), for the notices.
     private let callLimit: Double
 
-    /// `pages`, when given, takes what the worker writes on standard output (a ``ChatScreen``
-    /// passes it on); otherwise the worker writes to this process's own.
+    /// `shows`, when given, draws what the worker shows (a chat's pages and lines, which it
+    /// sends as values); otherwise the worker writes to this process's standard output itself.
     init(config: HostConfig, dataFolder: String, workerArguments: [String], output: Output, restarts: Bool = true,
-         pages: (([UInt8]) -> Void)? = nil) {
+         shows: ((Supervisor.Shown) -> Void)? = nil) {
         self.output = output
         callLimit = config.limits.callSeconds
         var settings = Supervisor.Settings(executable: CommandLineTool.executable, arguments: ["__worker"] + workerArguments,
                                            dataFolder: dataFolder, callLimit: config.limits.callSeconds)
         if !restarts { settings.restartBurst = 0 }
         settings.interrupted = { Interruption.signal }
-        supervisor = Supervisor(settings: settings, diagnostics: { line in output.err(line + "\n") }, pages: pages)
+        supervisor = Supervisor(settings: settings, diagnostics: { line in output.err(line + "\n") }, shows: shows)
     }
 
     /// Starts the worker; returns an exit code when the command is over already.

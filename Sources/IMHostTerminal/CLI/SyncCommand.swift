@@ -10,7 +10,11 @@ enum SyncCommand {
     static let command = CommandLineTool.Command(
         name: "sync",
         summary: "connect once: receive what waits, send what is queued, wait for receipts",
-        usage: "[--timeout S] [--json] [--user ID]",
+        options: [
+            timeout,
+            .json("what happened as JSON: counters, refused envelopes by why, what is still queued; when it could not connect, the failure and whether it is transient (trying later may work as it is)"),
+            .user,
+        ],
         help: """
             Connects to the broker host.json's "transport" names, as the signed-in user:
             receives what waits for them (stored once each, answered delivered), sends what
@@ -24,30 +28,16 @@ enum SyncCommand {
             Exit 0 when it connected (whatever was delivered); 1 at once when it could not:
             it tries once, and says why and what to do in one line; 2 for a bad host.json or
             usage.
-
-              --timeout S   how long to wait for receipts, in seconds (default 10)
-              --json        what happened as JSON: counters, refused envelopes by why,
-                            what is still queued; when it could not connect, the failure
-                            and whether it is transient (trying later may work as it is)
-              --user ID     the signed-in user (default: host.json "user")
             """,
-        flags: ["--json"], options: ["--timeout", "--user"],
         run: { arguments, output in
             guard arguments.positionals.isEmpty else {
                 output.diagnostic("imhost sync: takes no arguments, got '\(TerminalText.safe(arguments.positionals[0]))'; see imhost sync --help")
                 return CommandLineTool.ExitCode.usage
             }
-            var seconds = 10.0
-            if let text = arguments.options["--timeout"] {
-                guard let value = Double(text), value > 0, value <= 3600 else {
-                    output.diagnostic("imhost sync: --timeout takes seconds from 0 to 3600, got '\(TerminalText.safe(text))'")
-                    return CommandLineTool.ExitCode.usage
-                }
-                seconds = value
-            }
+            let seconds = arguments.seconds(timeout)!
             guard let config = CommandLineTool.loadConfig(arguments, output: output) else { return CommandLineTool.ExitCode.usage }
             guard config.transport != nil else {
-                output.diagnostic("imhost sync: there is no \"transport\" in \(TerminalText.safe(config.file)): this host works alone; add one to chat with others (see README, \"Two people chat\")")
+                output.diagnostic("imhost sync: there is no \"transport\" in \(TerminalText.safe(config.file)): this host works alone; add one to chat with others (see docs/using.md, \"Two people\")")
                 return CommandLineTool.ExitCode.failure
             }
             let user = arguments.options["--user"] ?? config.user
@@ -63,7 +53,9 @@ enum SyncCommand {
                 output.diagnostic("imhost sync: \(error)")
                 return CommandLineTool.ExitCode.failure
             }
-            for note in host.store?.takeNotes() ?? [] { output.diagnostic("imhost: \(note)") }
+            CommandLineTool.reportNotes(host.store, output: output)
+            // And what the store says while syncing (a damaged database found storing an arrival).
+            defer { CommandLineTool.reportNotes(host.store, output: output) }
             let json = arguments.flags.contains("--json")
             guard let courier = host.courier else {
                 guard host.connectionHolder != nil else {
@@ -76,6 +68,9 @@ enum SyncCommand {
             }
             return run(host, courier, seconds: seconds, json: json, output)
         })
+
+    /// How long to wait for receipts. Not 0: a sync that waits for nothing cannot connect.
+    static let timeout = CommandLineTool.Option.option("--timeout", .seconds(0.1...3600, default: 10), "how long to wait for receipts, in seconds")
 
     /// Runs the connection until it has received what waited and sent what was queued, and the
     /// receipts came, or the time is up. An attempt to connect that fails ends it at once: sync

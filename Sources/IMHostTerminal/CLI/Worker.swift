@@ -65,22 +65,24 @@ final class Worker {
             try host.signIn(online: resume?.online ?? true)
             if resume == nil { awaitFleet() }
             if resume == nil {
-                for note in host.store?.takeNotes() ?? [] { output.diagnostic("imhost: \(note)") }
+                CommandLineTool.reportNotes(host.store, output: output)
                 if !host.hasTransport, host.store?.firstTime("told: no transport") == true {
                     output.diagnostic("imhost: \(Self.noTransport(configPath))")
                 }
             }
             session = try ChatSession(host: host, url: resume?.url ?? url, window: resume?.window ?? 20, configPath: configPath,
-                                      output: output, width: width, colors: colors)
+                                      output: output, width: width) { [channel] page in channel.say(.page(page)) }
             // Opens the conversation's files now: an id the store refuses is refused here.
             _ = try session.page.messageCount()
+        } catch let error as ChatHost.OpenError {
+            // It says what kind of refusal it is ("refused:", "not found:") itself.
+            output.diagnostic("imhost chat: \(error)")
+            return CommandLineTool.ExitCode.failure
         } catch {
-            // An open error says "refused:" or "not found:" already.
-            let said = "\(error)"
-            output.diagnostic("imhost chat: \(said.hasPrefix("refused: ") || said.hasPrefix("not found: ") ? "" : "refused: ")\(said)")
+            output.diagnostic("imhost chat: refused: \(error)")
             return CommandLineTool.ExitCode.failure
         }
-        for note in host.store?.takeNotes() ?? [] { output.diagnostic("imhost: \(note)") }
+        CommandLineTool.reportNotes(host.store, output: output)
         session.show()
         if arguments.flags.contains("--terminal") && resume == nil { output.out("Type /help for commands.\n") }
         if CommandLineTool.outputLost(output, command: "chat") { return CommandLineTool.ExitCode.failure }
@@ -98,6 +100,9 @@ final class Worker {
                 guard host.sending(draft: draft, { session.handle(text) }) else { return CommandLineTool.ExitCode.ok }
             case .reload:
                 session.perform(.reload)
+            case .refresh:
+                // What changed is shown as the loop looks at the store again, before the next wait.
+                break
             case .start, .step:
                 output.diagnostic("imhost: \(unexpected(message))")
             }
@@ -141,6 +146,8 @@ final class Worker {
                 }
                 if host.store?.changedElsewhere() == true { session?.showIfChanged() }
             }
+            // Storing an arrival or drawing the page may have found the database damaged: said now.
+            CommandLineTool.reportNotes(host.store, output: output)
             if CommandLineTool.outputLost(output, command: session == nil ? "play" : "chat") { return nil }
             let wait = courier?.wakeAfter() ?? 1000
             switch channel.receive(waiting: wait, wake: courier?.readable ?? [], wakeWriting: courier?.writable ?? []) {

@@ -20,10 +20,20 @@ enum WorkerCommand {
     static let command = CommandLineTool.Command(
         name: "__worker",
         summary: "the chat worker a supervisor runs (internal)",
-        usage: "chat|open|play|demo TARGET --breadcrumb-fd 4 --parent PID",
+        arguments: "chat|open|play|demo TARGET",
+        options: [
+            .option("--breadcrumb-fd", .text("N"), "the descriptor of the breadcrumb the supervisor reserved"),
+            .option("--parent", .text("PID"), "the supervisor, whose death ends the worker"),
+            .flag("--terminal", "the supervisor draws on a terminal"),
+            .flag("--color", "pages are coloured"),
+            .flag("--fixed-clock", "as play's"), .flag("--external", "as open's"), .json("as open's"),
+            .width, .user,
+            .option("--data", .text("DIR"), "the data folder"),
+            .option("--transport", .text("URL"), "the broker of a scenario of several people, instead of host.json's"),
+            .option("--password-file", .text("FILE"), "the password file for --transport"),
+            .flag("--web-page", "the page is drawn for a browser; the serving process holds the connection"),
+        ],
         help: "Runs a chat's work for a supervising imhost; not for people.",
-        flags: ["--terminal", "--color", "--fixed-clock", "--external", "--json"],
-        options: ["--width", "--user", "--data", "--breadcrumb-fd", "--parent", "--transport", "--password-file"],
         hidden: true,
         run: run)
 
@@ -48,7 +58,10 @@ enum WorkerCommand {
         let said: @Sendable (String) -> Void = { text in
             for line in text.split(separator: "\n") { pipe.send(FromWorker.say(line: String(line))) }
         }
-        let output = Output(out: terminal >= 0 ? Output(outFD: terminal, errFD: STDERR_FILENO).out : output.out, err: said)
+        // A chat's lines go to the supervisor too, in order with its pages, and it draws them.
+        let shown: @Sendable (String) -> Void = { text in pipe.send(FromWorker.out(text: text)) }
+        let output = Output(out: arguments.positionals.first == "chat" ? shown : terminal >= 0 ? Output(outFD: terminal, errFD: STDERR_FILENO).out : output.out,
+                            err: said)
         // Standard output is a pipe to the supervisor now: colour follows where pages go, or the
         // supervisor's word when it passes them on to a terminal.
         let colors = arguments.flags.contains("--color") || Environment.colors(on: terminal >= 0 ? terminal : STDOUT_FILENO)
@@ -83,7 +96,9 @@ enum WorkerCommand {
         let host = CommandLineTool.makeHost(config, user: arguments.options["--user"], dataFolder: arguments.options["--data"],
                                             verbose: arguments.flags.contains("--verbose"), logEcho: said,
                                             breadcrumbs: breadcrumb.map { .attach(fd: $0) } ?? .none, quarantine: resume?.quarantine ?? [],
-                                            connection: mode == "chat" ? "chat" : arguments.options["--transport"] != nil ? "play" : nil)
+                                            // A browser's page works through the database: its server holds the connection.
+                                            connection: mode == "chat" && !arguments.flags.contains("--web-page") ? "chat"
+                                                : arguments.options["--transport"] != nil && mode != "chat" ? "play" : nil)
         if resume == nil { CommandLineTool.report(host, output: output) }
         let worker = Worker(host: host, channel: channel, output: output, width: width, colors: colors, arguments: arguments, resume: resume)
         let code: Int32
@@ -116,6 +131,8 @@ enum WorkerCommand {
     // MARK: open
 
     private static func open(_ host: ChatHost, url: String, width: Int, colors: Bool, external: Bool, json: Bool, output: Output) -> Int32 {
+        // Drawing the page may have found the database damaged: said after it.
+        defer { CommandLineTool.reportNotes(host.store, output: output) }
         do throws(any Error) {
             let opened = try host.open(route: url, external: external)
             CommandLineTool.reportNotices(host, output: output)

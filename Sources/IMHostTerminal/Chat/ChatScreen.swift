@@ -6,9 +6,8 @@ import Glibc
 
 /// A chat on a terminal: the prompt and what the person has typed so far stay at the bottom.
 ///
-/// Everything the chat writes to the terminal goes through here: the worker's pages and notices
-/// (its standard output is a pipe the supervisor reads, in this mode) and the supervisor's own
-/// lines. While the prompt is drawn, a write first clears the input line (`\r`, then
+/// Everything the chat writes to the terminal goes through here: the pages and lines the worker
+/// sends, as the supervisor draws them, and the supervisor's own lines. While the prompt is drawn, a write first clears the input line (`\r`, then
 /// `ESC [ K`, or `ESC [ J` from the first row when the typed text wraps), and once the output
 /// ends a line the prompt and the typed text are drawn again. So a message that arrives while
 /// the person types never takes their half-typed line off the screen.
@@ -27,8 +26,6 @@ final class ChatScreen: Sendable {
         var drawn = false
         /// Whether the last byte written ended a line (the prompt starts a line of its own).
         var atLineStart = true
-        /// The start of a character the worker's last chunk ended in the middle of.
-        var carried: [UInt8] = []
     }
 
     private let state = Mutex(State())
@@ -41,18 +38,6 @@ final class ChatScreen: Sendable {
     var output: Output {
         Output(out: { [self] text in write(Array(text.utf8), errors: false) },
                err: { [self] text in write(Array(text.utf8), errors: true) })
-    }
-
-    /// Passes on what the worker wrote on its standard output, a character cut between two
-    /// chunks written whole with the second.
-    func forward(_ bytes: [UInt8]) {
-        let whole = state.withLock { state in
-            var whole = state.carried + bytes
-            state.carried = Array(whole.suffix(UTF8Tail.incompleteCount(whole)))
-            whole.removeLast(state.carried.count)
-            return whole
-        }
-        write(whole, errors: false)
     }
 
     /// The chat waits for input: draws the prompt and what is typed, unless they are shown.

@@ -9,7 +9,10 @@ final class ChatSession {
     let host: ChatHost
     let driver: ChatDriver
     let output: Output
-    let renderer: PageRenderer
+    /// Where the page goes, as a value: to the supervisor, which draws it.
+    let draw: (PageView) -> Void
+    /// The width pages are laid out for.
+    let width: Int
 
     /// The page open now.
     var page: ChatPage { driver.page! }
@@ -17,21 +20,23 @@ final class ChatSession {
     var url: String { driver.url! }
 
     /// Opens the chat `url` names (a jump URL or a line's page URL), showing `window` messages.
-    init(host: ChatHost, url: String, window: Int = 20, configPath: String, output: Output, width: Int, colors: Bool) throws {
+    init(host: ChatHost, url: String, window: Int = 20, configPath: String, output: Output, width: Int, draw: @escaping (PageView) -> Void) throws {
         self.host = host
         driver = ChatDriver(host: host, configPath: configPath)
         self.output = output
-        renderer = PageRenderer(width: width, colors: colors)
+        self.draw = draw
+        self.width = width
         try driver.openChat(url, window: window)
     }
 
     /// Draws the page. What it shows of the peer's messages counts as read: this is the chat
     /// a person reads.
-    func show() {
+    func show(onlyIfChanged: Bool = false) {
         do {
-            let text = try renderer.render(page)
-            output.out(text)
-            shown = text
+            let view = try page.view(width: width)
+            if onlyIfChanged, view == shown { return }
+            draw(view)
+            shown = view
             try driver.markShownRead(page)
         } catch {
             output.diagnostic("imhost chat: cannot read the conversation: \(error)")
@@ -39,13 +44,10 @@ final class ChatSession {
     }
 
     /// The page as last drawn.
-    private var shown: String?
+    private var shown: PageView?
 
     /// Draws the page again if it would look different now (a message arrived, a state changed).
-    func showIfChanged() {
-        guard let text = try? renderer.render(page), text != shown else { return }
-        show()
-    }
+    func showIfChanged() { show(onlyIfChanged: true) }
 
     /// Shows what the connection did: its notices, one line each; messages that arrived in this
     /// conversation, and state changes of the user's own, by drawing the page again (once);

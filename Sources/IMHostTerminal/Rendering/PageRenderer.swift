@@ -41,7 +41,7 @@ public struct PageRenderer {
         lines.append(style("1", " " + TextWidth.pad(title, to: width - TextWidth.columns(tag) - 2) + tag + " "))
         lines.append(rule)
         for component in page.components {
-            lines += component.map { " " + TextWidth.truncate(TerminalText.safe($0), to: width - 1) }
+            lines += Self.lines(of: component, width: width - 1).map { " " + TextWidth.truncate(TerminalText.safe($0), to: width - 1) }
         }
         lines.append(String(repeating: "─", count: width))
         let older = page.total - page.messages.count
@@ -51,8 +51,8 @@ public struct PageRenderer {
         if page.messages.isEmpty {
             lines.append(style("2", " No messages yet."))
         }
-        for (number, presented) in page.messages {
-            lines += cell(number: number, presented)
+        for message in page.messages {
+            lines += cell(message)
         }
         return lines.map { $0.trailingSpacesRemoved }.joined(separator: "\n") + "\n"
     }
@@ -62,11 +62,29 @@ public struct PageRenderer {
         render(try page.view(width: width))
     }
 
+    /// A component's text at `width` columns, from what it shows.
+    static func lines(of component: PageView.Component, width: Int) -> [String] {
+        switch component {
+        case .topPost(let post):
+            guard let post else { return [] }
+            return [post.title, post.detail].filter { !$0.isEmpty }.map { TextWidth.truncate($0, to: width) }
+        case .quickReplies(let phrases, let available):
+            let label = available ? "Quick replies: " : "Quick replies (unavailable, no input bar): "
+            return TextWidth.wrap(label + phrases.enumerated().map { "[\($0.offset + 1)] \($0.element)" }.joined(separator: "  "), width: width)
+        case .bottomBar(let items):
+            return TextWidth.wrap(items.map { "[\($0.name)]" }.joined(separator: " "), width: width)
+        case .menu(let items):
+            return TextWidth.wrap("Menu ☰ " + items.map(\.name).joined(separator: " · "), width: width)
+        case .inputBar:
+            return ["> " + TextWidth.pad("type a message", to: max(0, width - 2))]
+        }
+    }
+
     /// A message cell: a meta line and a bubble, on the left for received, the right for sent.
-    private func cell(number: Int, _ presented: PresentedMessage) -> [String] {
-        cell(number: number, envelope: presented.shown.envelope, view: presented.view,
-             outgoing: presented.shown.isOutgoing, state: presented.shown.isOutgoing ? presented.state : nil, degrade: presented.degrade,
-             sentBefore: presented.sentBefore)
+    private func cell(_ message: PageView.Message) -> [String] {
+        let view: MessageView? = if case .lines(let lines) = message.body { MessageView(lines: lines) } else { nil }
+        return cell(number: message.number, envelope: message.envelope, view: view, outgoing: message.isOutgoing,
+                    state: message.isOutgoing ? message.state : nil, degrade: message.body.degrade, sentBefore: message.sentBefore)
     }
 
     /// A message cell: the meta line (number, sender, time, for the user's own messages where
@@ -108,7 +126,8 @@ public struct PageRenderer {
         case .sent: "sent"
         case .delivered: "delivered ✓"
         case .read: "read ✓✓"
-        case .failed: "failed (/why)"
+        case .failed, .givenUp: "failed (/why)"
+        case .unknown: "state unknown (/why)"
         case .received: "received"
         }
     }

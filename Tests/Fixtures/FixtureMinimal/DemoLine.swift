@@ -1,4 +1,4 @@
-// The smallest business line that works, exactly as README.md shows it; a test loads it.
+// The smallest business line that works, exactly as docs/writing-a-line.md shows it; a test loads it.
 import IMKit
 
 final class DemoPage: CarrierPage {

@@ -55,7 +55,7 @@ final class Workspace {
         return workspace
     }
 
-    /// The usual configuration: house and jobs enabled, the README's routes.
+    /// The usual configuration: house and jobs enabled, the routes of the checkout's host.json.
     static let standardConfig = """
         {
           "plugins": "Plugins",

@@ -87,17 +87,34 @@ final class Database {
 
     /// Set when the connection is given up because its descriptors were closed under it.
     private var isAbandoned = false
+    /// Set when the connection was closed before its end (``closeLeavingLog()``).
+    private var isClosed = false
 
     deinit {
         stepped.removeAll()
         statements.removeAll()
         // An abandoned connection is leaked on purpose: closing it would close descriptor
         // numbers that may now belong to other files.
-        if !isAbandoned { sqlite3_close_v2(handle) }
+        if !isAbandoned && !isClosed { sqlite3_close_v2(handle) }
     }
 
     /// Gives the connection up: it is never closed (see deinit), and never used again.
     func abandon() { isAbandoned = true }
+
+    /// Closes the connection now without a checkpoint: the write-ahead log stays as it is and
+    /// nothing is written to the file (a damaged database, or one read to copy it). Afterwards
+    /// every use fails with an error, never touching the closed connection.
+    func closeLeavingLog() {
+        guard !isClosed, !isAbandoned else { return }
+        stepped.removeAll()
+        statements.removeAll()
+        imhost_sqlite_no_checkpoint_on_close(handle)
+        sqlite3_close_v2(handle)
+        isClosed = true
+    }
+
+    /// The error every use of a closed connection gets.
+    private var closedFailure: Failure { Failure(code: SQLITE_MISUSE, message: "the connection was closed", path: path) }
 
     /// A path as a URI's path: `%` `?` `#` escaped.
     private static func uriEscaped(_ path: String) -> String {
@@ -120,6 +137,7 @@ final class Database {
 
     /// Runs SQL that binds nothing and returns no rows: pragmas and schema.
     func execute(_ sql: String) throws(Failure) {
+        guard !isClosed else { throw closedFailure }
         let code = sqlite3_exec(handle, sql, nil, nil, nil)
         guard code == SQLITE_OK else { throw failure(code) }
     }
@@ -127,6 +145,7 @@ final class Database {
     /// The statement for `sql`, prepared the first time and reused after (reset, its bindings
     /// cleared).
     func statement(_ sql: String) throws(Failure) -> Statement {
+        guard !isClosed else { throw closedFailure }
         if let prepared = statements[sql] {
             prepared.reset()
             return prepared
@@ -188,10 +207,10 @@ final class Database {
     }
 
     /// Rows changed by the last statement.
-    var changes: Int { Int(sqlite3_changes(handle)) }
+    var changes: Int { isClosed ? 0 : Int(sqlite3_changes(handle)) }
 
     /// The rowid of the last row inserted.
-    var lastInsertedRow: Int64 { sqlite3_last_insert_rowid(handle) }
+    var lastInsertedRow: Int64 { isClosed ? 0 : sqlite3_last_insert_rowid(handle) }
 
     /// `PRAGMA data_version`: changes when another connection (another process) commits.
     func dataVersion() throws(Failure) -> Int64 {
@@ -284,6 +303,15 @@ final class Statement {
     }
 
     func optionalText(_ column: Int32) -> String? { isNull(column) ? nil : text(column) }
+
+    /// Binds columns `columns` of the row `row` is on to parameters 1, 2, ... of this
+    /// statement, as they are (integer, real, text, blob or null), whatever their type.
+    func bind(columnsOf row: Statement, _ columns: Range<Int32>) throws(Database.Failure) {
+        for (offset, column) in columns.enumerated() {
+            let code = sqlite3_bind_value(raw, Int32(offset + 1), sqlite3_column_value(row.raw, column))
+            guard code == SQLITE_OK else { throw database.failure(code) }
+        }
+    }
 }
 
 /// A value a statement binds: each type binds itself, so binding casts nothing (a chain of

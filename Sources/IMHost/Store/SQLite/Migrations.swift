@@ -132,6 +132,19 @@ enum Migrations {
             PRIMARY KEY (peer, day)
         ) WITHOUT ROWID;
         """,
+        // 4: the database refuses a message state the code does not know (MessageLife's
+        // states, listed here as they are there: a test holds the two together). Triggers, so a
+        // table of a million rows is not rebuilt for a CHECK.
+        """
+        CREATE TRIGGER messages_known_state_insert BEFORE INSERT ON messages
+        WHEN (NEW.outgoing = 1 AND NEW.state NOT IN ('queued', 'sent', 'delivered', 'read', 'failed', 'given-up'))
+          OR (NEW.outgoing = 0 AND NEW.state NOT IN ('received', 'read'))
+        BEGIN SELECT RAISE(ABORT, 'a message state imhost does not know'); END;
+        CREATE TRIGGER messages_known_state_update BEFORE UPDATE OF state, outgoing ON messages
+        WHEN (NEW.outgoing = 1 AND NEW.state NOT IN ('queued', 'sent', 'delivered', 'read', 'failed', 'given-up'))
+          OR (NEW.outgoing = 0 AND NEW.state NOT IN ('received', 'read'))
+        BEGIN SELECT RAISE(ABORT, 'a message state imhost does not know'); END;
+        """,
     ]
 
     /// The version this code writes.

@@ -1,0 +1,340 @@
+import IMHost
+import IMHostWeb
+import IMKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `imhost web`'s server: one user's chats for a browser on this machine. It holds the user's
+/// broker connection (as a chat would) and the HTTP server, and never calls line code: each open
+/// page is a chat under its own supervisor, on a thread of its own (``PageThread``), whose worker
+/// sends the page as a value; here it becomes HTML (``PageHTML``) and goes to the page's browser
+/// tab over its event stream. Everything runs on one loop: libmicrohttpd's epoll descriptor, the
+/// connection's, and each page's wake pipe.
+final class WebServer {
+    /// One open page.
+    private final class Page {
+        let id: String
+        /// The browser session (its cookie) that opened it.
+        let session: String
+        let link = PageLink()
+        var streams: [EventStream] = []
+        /// The page as last drawn: a tab that connects (again) gets it at once.
+        var view: PageView?
+        /// When its last stream ended, while it has none.
+        var orphanedAt: UInt64?
+        var ended = false
+
+        init(id: String, session: String) {
+            self.id = id
+            self.session = session
+        }
+    }
+
+    private let host: ChatHost
+    private let config: HostConfig
+    private let configPath: String
+    private let user: String
+    private let verbose: Bool
+    private let workerOptions: [String]
+    private let output: Output
+    private var gate: WebGate
+    private(set) var http: HTTPServer!
+    private var pages: [String: Page] = [:]
+    private var listStreams: [EventStream] = []
+    private var lastHeartbeat = Clock.monotonic()
+    private let hostJSON: ConfigWatcher
+    private let quarantine: ConfigWatcher
+    /// Whether pages carry the Content-Security-Policy (off only for the test that shows
+    /// hostile text stays text without it too).
+    private let csp: Bool
+
+    /// Seconds a page whose tab went away is kept, for the tab to come back (a reload).
+    static let orphanSeconds: UInt64 = 30
+    /// Seconds between heartbeats on every stream, so a closed tab is noticed.
+    static let heartbeatSeconds: UInt64 = 15
+    /// Live pages one browser may have open: HTTP/1.1 gives a browser six connections to one
+    /// server, and each live page keeps one (the list one more).
+    static let livePagesPerBrowser = 4
+
+    /// `workerOptions` go to every page's worker: a data folder and broker other than
+    /// host.json's, when the host was made with them (a demo's).
+    init(host: ChatHost, config: HostConfig, configPath: String, user: String, port: UInt16, verbose: Bool, workerOptions: [String] = [],
+         output: Output) throws(HTTPServer.Failure) {
+        self.host = host
+        self.config = config
+        self.configPath = configPath
+        self.user = user
+        self.verbose = verbose
+        self.workerOptions = workerOptions
+        self.output = output
+        csp = Environment.value("IMHOST_WEB_CSP") != "off"
+        hostJSON = ConfigWatcher(paths: [configPath])
+        quarantine = ConfigWatcher(paths: [config.dataFolder + "/quarantine.json"])
+        gate = WebGate(port: 0)
+        // The handler is set once the server exists: it needs the port for the gate.
+        var handler: ((HTTPRequest) -> HTTPReply)?
+        http = try HTTPServer(port: port) { request in handler?(request) ?? .text(503, "starting\n") }
+        gate = WebGate(port: http.port)
+        handler = { [unowned self] request in handle(request) }
+    }
+
+    /// The URL to open: the start page, with the token.
+    var url: String { gate.url }
+
+    // MARK: The loop
+
+    /// Serves `servers` (one a user) in one loop until a signal asks them to stop. Returns the
+    /// exit code.
+    static func serve(_ servers: [WebServer]) -> Int32 {
+        while Interruption.signal == nil {
+            var polls: [pollfd] = []
+            var wait: Int32 = 500
+            for server in servers {
+                let (more, timeout) = server.waits()
+                polls += more
+                wait = min(wait, timeout)
+            }
+            _ = poll(&polls, nfds_t(polls.count), wait)
+            for server in servers { server.step() }
+        }
+        for server in servers { server.stop() }
+        return CommandLineTool.ExitCode.ok
+    }
+
+    /// What this server waits on, and for how long at most (milliseconds).
+    private func waits() -> ([pollfd], Int32) {
+        var polls = ([http.descriptor] + pages.values.map(\.link.outputWake.read)).filter { $0 >= 0 }
+            .map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        var wait: Int32 = 500
+        if let courier = host.courier {
+            polls += courier.readable.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            polls += courier.writable.map { pollfd(fd: $0, events: Int16(POLLOUT), revents: 0) }
+            wait = min(wait, courier.wakeAfter())
+        }
+        let timeout = http.timeout()
+        if timeout >= 0 { wait = min(wait, timeout) }
+        return (polls, wait)
+    }
+
+    /// Does what is ready: requests, the connection, what pages said, a changed host.json or
+    /// quarantine, heartbeats and pages whose tab is gone.
+    private func step() {
+        http.service()
+        connection()
+        for page in pages.values { deliver(page) }
+        if hostJSON.reloadDue() || quarantine.reloadDue() {
+            for page in pages.values { page.link.send(.reload) }
+        }
+        tidy()
+        http.service()
+    }
+
+    /// What the connection did: arrivals and receipts refresh the pages of their conversation and
+    /// the list; a fleet configuration applied reopens every page.
+    private func connection() {
+        guard host.courier != nil else { return }
+        var changed: Set<String> = [], all = false
+        for event in host.serviceConnection() {
+            switch event {
+            case .arrived(let peer, _): changed.insert(peer)
+            case .changed(let peers): changed.formUnion(peers)
+            case .fleetApplied: all = true
+            case .notice(let notice):
+                output.diagnostic("imhost web: " + ConnectionWords.notice(notice))
+            case .fleet: break
+            }
+        }
+        guard all || !changed.isEmpty else { return }
+        for page in pages.values where all || page.view.map({ changed.contains($0.conversation) }) == true {
+            page.link.send(.refresh)
+        }
+        sendList()
+    }
+
+    /// Passes on what a page said: its drawing, its lines, its crashes, its end.
+    private func deliver(_ page: Page) {
+        for said in page.link.takeOutputs() {
+            switch said {
+            case .page(let view):
+                page.view = view
+                let html = PageHTML.body(view)
+                for stream in page.streams { stream.send("page", data: html) }
+            case .text(let text):
+                let lines = text.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
+                for stream in page.streams { for line in lines { stream.send("say", data: line) } }
+            case .diagnostic(let text):
+                for stream in page.streams { stream.send("crash", data: text.trimmingSpaces) }
+                output.err(text)
+            case .ended(let code):
+                page.ended = true
+                for stream in page.streams {
+                    stream.send("ended", data: "this chat stopped\(code == 0 ? "" : " (exit \(code))"); open it again from the list")
+                    stream.close()
+                }
+            }
+        }
+    }
+
+    /// Heartbeats, and pages whose tab has been gone a while are closed.
+    private func tidy() {
+        let now = Clock.monotonic()
+        if now - lastHeartbeat > Self.heartbeatSeconds * 1_000_000_000 {
+            lastHeartbeat = now
+            for stream in listStreams + pages.values.flatMap(\.streams) { stream.heartbeat() }
+        }
+        listStreams.removeAll(where: \.isClosed)
+        for page in pages.values {
+            page.streams.removeAll(where: \.isClosed)
+            if page.streams.isEmpty {
+                if page.orphanedAt == nil { page.orphanedAt = now }
+            } else {
+                page.orphanedAt = nil
+            }
+            if page.ended || (page.orphanedAt.map { now - $0 > Self.orphanSeconds * 1_000_000_000 } ?? false) {
+                if !page.ended { page.link.send(.close) }
+                pages[page.id] = nil
+            }
+        }
+    }
+
+    /// Ends every page's worker and every stream, then the HTTP server.
+    func stop() {
+        for page in pages.values { page.link.send(.close) }
+        // Each page's thread ends its worker (at most a few seconds each, in parallel).
+        let deadline = Clock.monotonic() + 5_000_000_000
+        while pages.values.contains(where: { !$0.ended }), Clock.monotonic() < deadline {
+            var polls = pages.values.map { pollfd(fd: $0.link.outputWake.read, events: Int16(POLLIN), revents: 0) }
+            _ = poll(&polls, nfds_t(polls.count), 100)
+            for page in pages.values { deliver(page) }
+        }
+        http.stop()
+    }
+
+    // MARK: Requests
+
+    private func handle(_ request: HTTPRequest) -> HTTPReply {
+        switch gate.judge(request) {
+        case .refused(let status, let why):
+            return .text(status, why + "\n")
+        case .newSession(let session):
+            // The token leaves the address bar: the same page again, without it.
+            let rest = request.query.filter { $0.name != "token" }.map { $0.name + "=" + WebDocument.percentEncoded($0.value) }
+            let location = request.path + (rest.isEmpty ? "" : "?" + rest.joined(separator: "&"))
+            return HTTPReply(status: 303, headers: [("Location", location), ("Set-Cookie", gate.cookie(session))] + WebGate.pageHeaders(csp: csp),
+                             body: .bytes([]))
+        case .allowed:
+            break
+        }
+        switch (request.method, request.path) {
+        case ("GET", "/"):
+            return html(WebDocument.start(user: user, conversations: conversations()))
+        case ("GET", "/chat"):
+            return open(request.argument("url") ?? "", session: request.cookie(gate.cookieName) ?? "")
+        case ("GET", "/events"):
+            return events(request)
+        case ("POST", let path) where path.hasPrefix("/page/"):
+            return command(page: String(path.dropFirst("/page/".count)), request)
+        case ("GET", let path) where path.hasPrefix("/static/"):
+            guard let asset = WebAssets.all[path] else { return .text(404, "not found: \(path)\n") }
+            return HTTPReply(status: 200, headers: [("Content-Type", asset.contentType), ("Cache-Control", "no-cache")], body: .bytes(asset.bytes))
+        default:
+            return .text(404, "not found: \(request.method) \(request.path)\n")
+        }
+    }
+
+    private func html(_ text: String) -> HTTPReply {
+        HTTPReply(status: 200, headers: [("Content-Type", "text/html; charset=utf-8")] + WebGate.pageHeaders(csp: csp), body: .bytes(Array(text.utf8)))
+    }
+
+    /// A new page for the chat a jump URL names: its thread and worker start now; the tab gets
+    /// the frame, and the page by its stream.
+    private func open(_ url: String, session: String) -> HTTPReply {
+        guard !url.isEmpty else { return .text(400, "refused: no jump URL; open /chat?url=im://chat?rootCateID=...&peer=...\n") }
+        let live = pages.values.filter { $0.session == session && !$0.streams.isEmpty }.count
+        guard live < Self.livePagesPerBrowser else {
+            return .text(429, "refused: \(live) chats are open and live in this browser, the most one browser can keep live (it gives a server six connections); close one, then open this again\n")
+        }
+        let id = String(WebGate.randomSecret().prefix(16))
+        let page = Page(id: id, session: session)
+        let opening = PageThread.Opening(url: url, config: config, configPath: configPath, user: user, verbose: verbose, workerOptions: workerOptions)
+        guard PageThread.start(opening, link: page.link) else { return .text(503, "refused: no thread for a new page; close some pages\n") }
+        pages[id] = page
+        return html(WebDocument.chat(page: id, url: url))
+    }
+
+    private func events(_ request: HTTPRequest) -> HTTPReply {
+        let stream = EventStream()
+        if request.argument("list") != nil {
+            listStreams.append(stream)
+            stream.send("list", data: WebDocument.list(conversations()))
+        } else {
+            guard let id = request.argument("page"), let page = pages[id], !page.ended else {
+                return .text(404, "not found: that page is closed; open the chat again from the list\n")
+            }
+            page.streams.append(stream)
+            if let view = page.view { stream.send("page", data: PageHTML.body(view)) }
+        }
+        return HTTPReply(status: 200, headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-store"), ("X-Accel-Buffering", "no")],
+                         body: .stream(stream))
+    }
+
+    /// A click or a typed line for a page: the chat verb it names, as `imhost chat` takes it.
+    private func command(page id: String, _ request: HTTPRequest) -> HTTPReply {
+        guard let page = pages[id], !page.ended else { return .text(404, "not found: that page is closed; open the chat again from the list\n") }
+        guard let command = Self.form(request.body)["command"], !command.isEmpty else {
+            return .text(400, "refused: no command in the request (command=...)\n")
+        }
+        guard command.utf8.count <= config.limits.inputLineBytes else {
+            return .text(413, "refused: a line of \(command.utf8.count) bytes; the limit is \(config.limits.inputLineBytes) (limits.inputLineBytes in host.json)\n")
+        }
+        page.link.send(.command(command))
+        return HTTPReply(status: 204, body: .bytes([]))
+    }
+
+    /// The user's conversations for the start page, newest first.
+    private func conversations() -> [WebDocument.Conversation] {
+        ((try? host.store?.conversations()) ?? nil ?? []).map { summary in
+            let url = StoreViews.url(summary.peer, page: summary.page)
+            let line: String? = if case .line(let id)? = try? host.converter.decide(chatURL: url).target { id } else { nil }
+            return WebDocument.Conversation(peer: summary.peer, url: url, line: line, lastText: summary.lastText,
+                                            lastFromPeer: summary.lastFromPeer, unread: summary.unread, updatedAt: summary.updatedAt)
+        }
+    }
+
+    private func sendList() {
+        guard !listStreams.isEmpty else { return }
+        let html = WebDocument.list(conversations())
+        for stream in listStreams { stream.send("list", data: html) }
+    }
+
+    /// An `application/x-www-form-urlencoded` body's fields.
+    static func form(_ body: [UInt8]) -> [String: String] {
+        var fields: [String: String] = [:]
+        for pair in body.split(separator: UInt8(ascii: "&")) {
+            let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = decode(parts[0]) else { continue }
+            fields[name] = parts.count > 1 ? decode(parts[1]) : ""
+        }
+        return fields
+    }
+
+    /// Percent-decoded, `+` as a space; `nil` when it is not UTF-8 once decoded.
+    private static func decode(_ bytes: ArraySlice<UInt8>) -> String? {
+        var out: [UInt8] = []
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "+") {
+                out.append(UInt8(ascii: " "))
+            } else if byte == UInt8(ascii: "%"), index + 2 < bytes.endIndex, let value = UInt8(String(decoding: bytes[index + 1...index + 2], as: UTF8.self), radix: 16) {
+                out.append(value)
+                index += 2
+            } else {
+                out.append(byte)
+            }
+            index += 1
+        }
+        return String(validating: out, as: UTF8.self)
+    }
+}

@@ -1,0 +1,91 @@
+// imhost web: the browser's side of a chat page. The server draws every page (escaped, in
+// PageHTML.swift) and keeps it live over one event stream; this script only puts what comes in
+// its place, keeps the reader where they were, and sends what is clicked or typed as the chat
+// verb the element names (data-command), as `imhost chat` would take it.
+"use strict";
+
+function post(page, command) {
+  const body = new URLSearchParams({ command });
+  return fetch("/page/" + encodeURIComponent(page), { method: "POST", body, credentials: "same-origin" })
+    .then((reply) => { if (!reply.ok) return reply.text().then((why) => said(why.trim(), "refused")); });
+}
+
+function said(text, kind) {
+  const aside = document.getElementById("said");
+  if (!aside) return;
+  const line = document.createElement("p");
+  line.textContent = text;
+  if (kind) line.className = kind;
+  aside.append(line);
+  while (aside.children.length > 6) aside.firstElementChild.remove();
+}
+
+// Puts a new drawing of the page in place, keeping the message the reader looked at where it
+// was (or the newest in view, when they were at the end) and what they were typing.
+function replacePage(root, html) {
+  const list = root.querySelector(".messages");
+  const atEnd = !list || list.scrollHeight - list.scrollTop - list.clientHeight < 8;
+  let anchor = null, offset = 0;
+  if (list && !atEnd) {
+    for (const message of list.querySelectorAll(".message")) {
+      if (message.offsetTop + message.offsetHeight > list.scrollTop) { anchor = message.id; offset = message.offsetTop - list.scrollTop; break; }
+    }
+  }
+  const input = root.querySelector("form[data-send] input");
+  const typed = input ? input.value : "", focused = input && document.activeElement === input;
+  root.innerHTML = html;
+  const next = root.querySelector(".messages");
+  if (next) {
+    const kept = anchor && document.getElementById(anchor);
+    next.scrollTop = kept ? kept.offsetTop - offset : next.scrollHeight;
+  }
+  const again = root.querySelector("form[data-send] input");
+  if (again) { again.value = typed; if (focused) again.focus(); }
+}
+
+function chatPage(root) {
+  const page = root.dataset.page;
+  const events = new EventSource("/events?page=" + encodeURIComponent(page));
+  events.addEventListener("page", (event) => replacePage(root, event.data));
+  events.addEventListener("say", (event) => said(event.data));
+  events.addEventListener("crash", (event) => said(event.data, "crash"));
+  events.addEventListener("ended", (event) => { said(event.data, "ended"); events.close(); });
+  root.addEventListener("click", (event) => {
+    const target = event.target.closest("[data-command]");
+    if (!target || !root.contains(target)) return;
+    event.preventDefault();
+    post(page, target.dataset.command);
+  });
+  root.addEventListener("submit", (event) => {
+    const form = event.target.closest("form[data-send]");
+    if (!form) return;
+    event.preventDefault();
+    const input = form.querySelector("input");
+    const text = input.value;
+    if (text.trim() === "") return;
+    input.value = "";
+    // A line starting with / is a verb; one meant as text starts with //.
+    post(page, text);
+  });
+  let asking = false;
+  root.addEventListener("scroll", (event) => {
+    const list = event.target;
+    if (!list.classList || !list.classList.contains("messages") || list.scrollTop > 4 || asking) return;
+    const older = list.querySelector(".older");
+    if (!older) return;
+    asking = true;
+    post(page, older.dataset.command).finally(() => { asking = false; });
+  }, true);
+}
+
+function startPage(root) {
+  const events = new EventSource("/events?list=1");
+  events.addEventListener("list", (event) => { root.innerHTML = event.data; });
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  const page = document.getElementById("page");
+  if (page) chatPage(page);
+  const list = document.querySelector("[data-live=list]");
+  if (list) startPage(list);
+});

@@ -1,0 +1,163 @@
+import CMicroHTTPD
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An HTTP server on 127.0.0.1, from GNU libmicrohttpd, driven by its owner's loop: no thread of
+/// its own. Wait on ``descriptor`` (its epoll descriptor: readable when anything is to be done)
+/// for at most ``timeout()`` milliseconds, then call ``service()``. Every request comes to
+/// `handler` on that same thread, whole (headers, query and body read); its reply is sent as it
+/// is, or, for a ``HTTPReply/Body/stream(_:)``, as the stream is written to.
+///
+/// libmicrohttpd parses HTTP; this type only hands requests and replies across.
+public final class HTTPServer {
+    /// Why the server could not start.
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// The port it listens on.
+    public private(set) var port: UInt16 = 0
+    private var daemon: OpaquePointer?
+    private let handler: (HTTPRequest) -> HTTPReply
+    /// Streams that are open: kept alive here until libmicrohttpd lets go of them.
+    private var streams: [ObjectIdentifier: EventStream] = [:]
+
+    /// The largest request body taken, in bytes; a larger one is refused (413).
+    public static let bodyLimit = 1 << 20
+    /// At most this many connections at once.
+    public static let connectionLimit: UInt32 = 256
+
+    /// Starts listening on 127.0.0.1:`port` (0: a free port, which ``port`` then says).
+    public init(port: UInt16 = 0, handler: @escaping (HTTPRequest) -> HTTPReply) throws(Failure) {
+        self.handler = handler
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        // The server is handed to the C callbacks unretained: it outlives its daemon, which
+        // `stop()` (or deinit) ends before the server goes.
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        guard let started = withUnsafePointer(to: &address, { imhost_mhd_start($0, Self.connectionLimit, 60, access, me, completed, me) }) else {
+            let why = errno == EADDRINUSE ? "the port \(port) is taken" : String(cString: strerror(errno))
+            throw Failure(description: "cannot listen on 127.0.0.1:\(port): \(why)")
+        }
+        daemon = started
+        self.port = imhost_mhd_port(started)
+    }
+
+    deinit { stop() }
+
+    /// What to wait on for reading: libmicrohttpd's epoll descriptor.
+    public var descriptor: Int32 { daemon.map { imhost_mhd_epoll_fd($0) } ?? -1 }
+
+    /// The longest the owner may wait before calling ``service()``, in milliseconds; -1 for as
+    /// long as it likes.
+    public func timeout() -> Int32 {
+        guard let daemon else { return -1 }
+        var milliseconds: UInt64 = 0
+        guard MHD_get_timeout(daemon, &milliseconds) == .YES else { return -1 }
+        return Int32(min(milliseconds, 60_000))
+    }
+
+    /// Reads, answers and writes what is ready. Never blocks.
+    public func service() {
+        guard let daemon else { return }
+        _ = MHD_run(daemon)
+    }
+
+    /// Stops listening and closes every connection; open streams end first (libmicrohttpd must
+    /// not stop with a connection suspended).
+    public func stop() {
+        guard let daemon else { return }
+        for stream in streams.values { stream.close() }
+        _ = MHD_run(daemon)
+        MHD_stop_daemon(daemon)
+        self.daemon = nil
+        streams = [:]
+    }
+
+    /// How many event streams are open.
+    public var openStreams: Int { streams.count }
+
+    // MARK: From libmicrohttpd
+
+    /// A request being read: its body, as it comes.
+    fileprivate final class Pending {
+        var body: [UInt8] = []
+        var tooLarge = false
+    }
+
+    fileprivate func handle(_ connection: OpaquePointer, method: String, path: String, pending: Pending) -> MHD_Result {
+        let request = HTTPRequest(method: method, path: path, connection: connection, body: pending.body)
+        let reply = pending.tooLarge ? HTTPReply.text(413, "refused: the request is larger than \(Self.bodyLimit) bytes\n") : handler(request)
+        return queue(reply, on: connection)
+    }
+
+    private func queue(_ reply: HTTPReply, on connection: OpaquePointer) -> MHD_Result {
+        let response: OpaquePointer?
+        switch reply.body {
+        case .bytes(let bytes):
+            response = bytes.withUnsafeBytes { buffer in
+                MHD_create_response_from_buffer(buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY)
+            }
+        case .stream(let stream):
+            stream.connection = connection
+            let key = ObjectIdentifier(stream)
+            streams[key] = stream
+            stream.onEnd = { [weak self] in self?.streams[key] = nil }
+            // The stream is handed to the reader retained; released by `released` when
+            // libmicrohttpd is done with the response.
+            response = MHD_create_response_from_callback(UInt64.max /* MHD_SIZE_UNKNOWN */, 4096, streamRead,
+                                                         Unmanaged.passRetained(stream).toOpaque(), streamReleased)
+        }
+        guard let response else { return .NO }
+        defer { MHD_destroy_response(response) }
+        for (name, value) in reply.headers { _ = MHD_add_response_header(response, name, value) }
+        return MHD_queue_response(connection, UInt32(reply.status), response)
+    }
+}
+
+// MARK: The C callbacks (no captures: the server comes through `cls`)
+
+private let access: MHD_AccessHandlerCallback = { cls, connection, url, method, _, upload, uploadSize, context in
+    guard let cls, let connection, let context, let uploadSize else { return .NO }
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+    // The first call only says a request began: keep a place for its body.
+    guard let kept = context.pointee else {
+        context.pointee = Unmanaged.passRetained(HTTPServer.Pending()).toOpaque()
+        return .YES
+    }
+    let pending = Unmanaged<HTTPServer.Pending>.fromOpaque(kept).takeUnretainedValue()
+    if uploadSize.pointee > 0 {
+        if let upload, !pending.tooLarge {
+            if pending.body.count + uploadSize.pointee > HTTPServer.bodyLimit {
+                pending.tooLarge = true
+                pending.body = []
+            } else {
+                pending.body += UnsafeRawBufferPointer(start: upload, count: uploadSize.pointee)
+            }
+        }
+        uploadSize.pointee = 0
+        return .YES
+    }
+    return server.handle(connection, method: method.map { String(cString: $0) } ?? "", path: url.map { String(cString: $0) } ?? "", pending: pending)
+}
+
+private let completed: MHD_RequestCompletedCallback = { _, _, context, _ in
+    guard let context, let kept = context.pointee else { return }
+    Unmanaged<HTTPServer.Pending>.fromOpaque(kept).release()
+    context.pointee = nil
+}
+
+private let streamRead: MHD_ContentReaderCallback = { cls, _, buffer, max in
+    guard let cls, let buffer else { return MHD_CONTENT_READER_END_OF_STREAM }
+    let stream = Unmanaged<EventStream>.fromOpaque(cls).takeUnretainedValue()
+    return stream.read(into: buffer, max: max)
+}
+
+private let streamReleased: MHD_ContentReaderFreeCallback = { cls in
+    guard let cls else { return }
+    let stream = Unmanaged<EventStream>.fromOpaque(cls).takeRetainedValue()
+    stream.ended()
+}

@@ -1,0 +1,132 @@
+@_spi(Host) import IMHost
+import IMKit
+
+/// The page value (``PageView``) as HTML: the one place the browser's front end turns text into
+/// markup. Every string from a line, a peer or the store goes through ``escape(_:)``; nothing
+/// else is ever inserted. Elements that act carry the chat verb they send (`data-command`), so
+/// the page's script needs no knowledge of lines: a click sends what `/quick 2` or `/tap 3`
+/// would in the terminal.
+public enum PageHTML {
+    /// `text` as HTML text or an attribute value: `&`, `<`, `>`, `"` and `'` become references,
+    /// and control characters (other than a newline and a tab) their visible escapes.
+    public static func escape(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            case "\n", "\t": out.unicodeScalars.append(scalar)
+            default:
+                if TerminalText.needsEscape(scalar, newlines: false) {
+                    out += escape(TerminalText.safe(String(scalar), newlines: false))
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out
+    }
+
+    /// The page's body: header, components, messages, input bar. The chat's document frame
+    /// (``WebDocument/chat(page:)``) holds it; a live update replaces it.
+    public static func body(_ page: PageView) -> String {
+        var html = "<header class=\"title" + (page.isLegacy ? " legacy" : "") + "\"><h1>" + escape(page.title) + "</h1>"
+        let tag = page.isLegacy ? "legacy page" : (page.lineID.map { "\($0) page" } ?? "base page")
+        html += "<span class=\"tag" + (page.isLegacy ? " legacy" : "") + "\">" + escape(tag) + "</span>"
+        html += "<details class=\"route\"><summary>why this page</summary>" + escape(page.route.explanation)
+            + (page.route.source.map { " (" + escape($0) + ")" } ?? "") + "</details></header>"
+        for component in page.components where component.kind != .inputBar {
+            html += self.component(component)
+        }
+        html += "<main class=\"messages\" data-total=\"\(page.total)\">"
+        let older = page.total - page.messages.count
+        if older > 0 {
+            html += "<button class=\"older\" data-command=\"/more 20\">↑ \(older) older message\(older == 1 ? "" : "s")</button>"
+        }
+        if page.messages.isEmpty { html += "<p class=\"empty\">No messages yet.</p>" }
+        for message in page.messages { html += self.message(message) }
+        html += "</main>"
+        if page.component(.inputBar) != nil {
+            html += "<form class=\"input\" data-send><input name=\"text\" autocomplete=\"off\" placeholder=\"type a message\" maxlength=\"4000\">"
+                + "<button type=\"submit\">Send</button></form>"
+        } else {
+            html += "<p class=\"no-input\">This page has no input bar.</p>"
+        }
+        return html
+    }
+
+    static func component(_ component: PageView.Component) -> String {
+        switch component {
+        case .topPost(let post):
+            guard let post else { return "" }
+            return "<section class=\"top-post\"><strong>" + escape(post.title) + "</strong>"
+                + (post.detail.isEmpty ? "" : "<span>" + escape(post.detail) + "</span>") + "</section>"
+        case .quickReplies(let phrases, let available):
+            let buttons = phrases.enumerated().map { index, phrase in
+                "<button" + (available ? " data-command=\"/quick \(index + 1)\"" : " disabled") + ">" + escape(phrase) + "</button>"
+            }
+            return "<nav class=\"quick-replies" + (available ? "" : " unavailable") + "\" aria-label=\"Quick replies\">"
+                + buttons.joined() + (available ? "" : "<small>unavailable: no input bar</small>") + "</nav>"
+        case .bottomBar(let items):
+            return "<nav class=\"bottom-bar\" aria-label=\"Tools\">" + items.enumerated().map { index, item in
+                "<button class=\"" + (item.byLine ? "line" : "platform") + "\" data-command=\"/bar \(index + 1)\">" + escape(item.name) + "</button>"
+            }.joined() + "</nav>"
+        case .menu(let items):
+            return "<details class=\"menu\"><summary>☰ Menu</summary>" + items.enumerated().map { index, item in
+                "<button class=\"" + (item.byLine ? "line" : "platform") + "\" data-command=\"/menu \(index + 1)\">" + escape(item.name) + "</button>"
+            }.joined() + "</details>"
+        case .inputBar:
+            return ""
+        }
+    }
+
+    static func message(_ message: PageView.Message) -> String {
+        let side = message.isOutgoing ? "sent" : "received"
+        var html = "<article class=\"message \(side)\" id=\"m\(message.number)\" data-number=\"\(message.number)\">"
+        html += "<p class=\"meta\">#\(message.number) " + (message.isOutgoing ? "me" : escape(message.envelope.from)) + " · "
+            + clockTime(message.envelope.timestamp)
+        if let before = message.sentBefore { html += " · sent before <a href=\"#m\(before)\">#\(before)</a>" }
+        html += "</p>"
+        switch message.body {
+        case .lines(let lines):
+            html += "<pre class=\"bubble\" data-command=\"/tap \(message.number)\">" + escape(lines.joined(separator: "\n")) + "</pre>"
+        case .placeholder(let why):
+            html += "<details class=\"bubble placeholder\"><summary>" + escape(MessagePresenter.placeholderText) + " <small>("
+                + escape(why.short) + ")</small></summary><p>" + escape(message.causes.isEmpty ? why.description : message.causes.map(\.description).joined(separator: "; and "))
+                + "</p></details>"
+        }
+        if message.isOutgoing { html += state(message) }
+        return html + "</article>"
+    }
+
+    static func state(_ message: PageView.Message) -> String {
+        let words: String = switch message.state {
+        case .queued: "queued"
+        case .sent: "sent"
+        case .delivered: "delivered ✓"
+        case .read: "read ✓✓"
+        case .failed, .givenUp: "failed"
+        case .unknown: "state unknown"
+        case .received: "received"
+        }
+        var html = "<p class=\"state \(message.state.rawValue)\">" + escape(words)
+        if let failure = message.failure, message.state == .failed || message.state == .givenUp || message.state == .unknown {
+            html += ": " + escape(failure)
+        }
+        if message.state == .failed || message.state == .givenUp {
+            html += " <button data-command=\"/retry \(message.number)\">retry</button>"
+        }
+        return html + "</p>"
+    }
+
+    /// `HH:MM` in UTC for a time in milliseconds.
+    static func clockTime(_ milliseconds: Int64) -> String {
+        let minutes = (milliseconds / 60_000) % (24 * 60)
+        let hours = minutes / 60, rest = minutes % 60
+        return (hours < 10 ? "0" : "") + "\(hours):" + (rest < 10 ? "0" : "") + "\(rest)"
+    }
+}

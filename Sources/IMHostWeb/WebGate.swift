@@ -1,0 +1,100 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Who may use an `imhost web` server: whoever holds the token it printed, as Jupyter does it.
+///
+/// - The first request carries the token in its query (`/?token=T`); it is traded for a session
+///   cookie (HttpOnly, SameSite=Strict), and the address bar loses it (a redirect to the same
+///   page without it). Every later request needs that cookie. Tokens and sessions are compared in
+///   constant time.
+/// - The cookie's name carries the port: browsers keep cookies apart by host, not by port, so
+///   alice's and bob's servers on one machine, used from one browser, each keep their own.
+/// - The Host header must be the loopback address and this port, so a page from elsewhere whose
+///   name was made to point at 127.0.0.1 (DNS rebinding) is refused; a request that changes
+///   something must also come from this server's own pages (its Origin).
+public struct WebGate: Sendable {
+    public let port: UInt16
+    /// The token the server printed.
+    public let token: String
+    private var sessions: [String] = []
+
+    public init(port: UInt16, token: String = WebGate.randomSecret()) {
+        self.port = port
+        self.token = token
+    }
+
+    /// The name of this server's session cookie.
+    public var cookieName: String { "imhost-\(port)" }
+
+    /// The one origin this server's pages have.
+    public var origin: String { "http://127.0.0.1:\(port)" }
+
+    /// The URL to print: the start page, with the token.
+    public var url: String { origin + "/?token=" + token }
+
+    /// What a request may do.
+    public enum Verdict: Equatable {
+        /// It may go on.
+        case allowed
+        /// It brought the token: answer with a cookie for this new session, and send it on
+        /// without the token.
+        case newSession(String)
+        /// Refused, with the status and one line saying why and what to do.
+        case refused(Int, String)
+    }
+
+    /// Judges a request: its Host, its Origin when it changes something, and its token or cookie.
+    public mutating func judge(_ request: HTTPRequest) -> Verdict {
+        guard request.header("Host") == "127.0.0.1:\(port)" else {
+            return .refused(421, "refused: this server answers only http://127.0.0.1:\(port) (the Host header said otherwise); open the URL imhost web printed")
+        }
+        if request.method != "GET" && request.method != "HEAD" {
+            guard request.header("Origin") == origin else {
+                return .refused(403, "refused: a change must come from this server's own pages (Origin \(origin)); open the URL imhost web printed")
+            }
+        }
+        if let given = request.argument("token") {
+            guard Self.equal(given, token) else { return .refused(403, "refused: that token is not this server's; use the URL imhost web printed") }
+            let session = Self.randomSecret()
+            sessions.append(session)
+            return .newSession(session)
+        }
+        if let cookie = request.cookie(cookieName), sessions.contains(where: { Self.equal($0, cookie) }) { return .allowed }
+        return .refused(403, "refused: no session; open the URL imhost web printed (it carries the token)")
+    }
+
+    /// The Set-Cookie value for a new session.
+    public func cookie(_ session: String) -> String {
+        "\(cookieName)=\(session); Path=/; HttpOnly; SameSite=Strict"
+    }
+
+    /// Whether two secrets are equal, in time that does not depend on where they differ.
+    static func equal(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        var difference = UInt8(x.count == y.count ? 0 : 1)
+        for index in 0..<max(x.count, y.count) {
+            difference |= (index < x.count ? x[index] : 0) ^ (index < y.count ? y[index] : 0)
+        }
+        return difference == 0
+    }
+
+    /// 32 random bytes as hex, from the system's generator.
+    public static func randomSecret() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let digits = Array("0123456789abcdef")
+        return String((0..<64).map { _ in digits[Int(generator.next() % 16)] })
+    }
+
+    /// Headers every page carries: a Content-Security-Policy that allows this server's own script
+    /// and style and nothing else (no inline script, no other host), and no caching or sniffing.
+    public static func pageHeaders(csp: Bool = true) -> [(String, String)] {
+        var headers = [("Cache-Control", "no-store"), ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer"),
+                       ("X-Frame-Options", "DENY")]
+        if csp {
+            headers.append(("Content-Security-Policy",
+                            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"))
+        }
+        return headers
+    }
+}

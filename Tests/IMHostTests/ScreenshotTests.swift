@@ -1,0 +1,122 @@
+import Foundation
+import Testing
+@testable import IMHost
+
+extension BrowserSuites {
+    /// The pictures in the README and the guides, taken as a person would see the pages:
+    /// `make screenshots` writes them into docs/images/ (IMHOST_SCREENSHOTS names the folder);
+    /// under `make test` they go to a temporary folder, and the test checks each is a picture of
+    /// the page it names.
+    @Suite("Screenshots", .timeLimit(.minutes(3)))
+    struct Screenshots {
+        let folder: String
+        /// Holds the temporary folder when IMHOST_SCREENSHOTS is unset.
+        let scratch: Workspace?
+
+        init() throws {
+            if let named = ProcessInfo.processInfo.environment["IMHOST_SCREENSHOTS"], !named.isEmpty {
+                try FileManager.default.createDirectory(atPath: named, withIntermediateDirectories: true)
+                folder = named
+                scratch = nil
+            } else {
+                let workspace = try Workspace()
+                folder = workspace.root
+                scratch = workspace
+            }
+        }
+
+        /// Takes the window's picture as `name`, and checks it is a PNG of `width` pixels.
+        func take(_ browser: Browser, _ name: String, width: Int) throws {
+            let path = folder + "/" + name
+            try browser.screenshot(to: path)
+            let size = try #require(pngSize(try Data(contentsOf: URL(fileURLWithPath: path))), "\(name) is not a PNG")
+            #expect(size.width == width, "\(name): \(size)")
+        }
+
+        @Test("two-people.png: alice's and bob's pages in the two-people demo, side by side")
+        func twoPeople() throws {
+            let workspace = try Workspace.standard()
+            let demo = try RunningProcess(BuildProducts.imhost, ["demo", "two-people", "--web"], in: workspace.root)
+            defer {
+                demo.signal(SIGINT)
+                _ = demo.finish()
+            }
+            try #require(demo.waitFor("bob's chats: http://"), "\(demo.stdout)\(demo.stderr)")
+            try #require(demo.waitFor("connected to", occurrences: 2))
+            let address = { (person: String) -> String? in
+                demo.stdout.firstMatch(of: try! Regex("\(person)'s chats: (http://127\\.0\\.0\\.1:\\d+/\\?token=[0-9a-f]+)"))
+                    .flatMap { $0.output[1].substring.map(String.init) }
+            }
+            let alice = try Browser()
+            let bob = try alice.secondSession()
+            let site = try StaticSite(["side-by-side.html": """
+                <!doctype html><html><head><meta charset="utf-8"><style>
+                body { margin: 0; display: flex; gap: 2px; overflow: hidden; background: #d0d4da; } img { width: 599px; }
+                </style></head><body><img src="alice.png"><img src="bob.png"></body></html>
+                """])
+            for (browser, person) in [(alice, "alice"), (bob, "bob")] {
+                try browser.resize(width: 600, height: 900)
+                try browser.navigate(try #require(address(person), "no address for \(person): \(demo.stdout)"))
+                try browser.click("#conversations li a")
+                #expect(try browser.waitFor(".message pre.bubble", containing: "阳光两居室"), "\(person)'s page shows no card")
+            }
+            // Bob's open page reads what alice sent while he was away.
+            #expect(try alice.waitUntil("Array.from(document.querySelectorAll('.message.sent .state')).every(state => state.textContent.startsWith('read'))"))
+            for (browser, person) in [(alice, "alice"), (bob, "bob")] {
+                try take(browser, person + ".png", width: 600)
+                try FileManager.default.copyItem(atPath: folder + "/" + person + ".png", toPath: site.workspace.root + "/" + person + ".png")
+            }
+            try alice.resize(width: 1200, height: 900)
+            try alice.navigate(site.url + "side-by-side.html")
+            #expect(try alice.waitUntil("Array.from(document.images).every(image => image.complete && image.naturalWidth === 600)"))
+            try take(alice, "two-people.png", width: 1200)
+            for person in ["alice", "bob"] { try FileManager.default.removeItem(atPath: folder + "/" + person + ".png") }
+        }
+
+        @Test("placeholder.png: a card whose line is not installed, its placeholder open on why")
+        func placeholder() throws {
+            let workspace = try Workspace.standard()
+            let web = try WebServing(workspace)
+            let browser = try Browser()
+            try browser.resize(width: 700, height: 800)
+            try browser.open(chat: houseChatURL, on: web)
+            try browser.send(listingArrival)
+            try browser.send("Is the flat still free?")
+            try browser.send(#"/recv cars.offer {"model":"Civic","price":52000}"#)
+            #expect(try browser.waitFor(".message.received .placeholder summary", containing: "unknown key"))
+            try browser.click(".message.received .placeholder summary")
+            #expect(try browser.waitUntil("document.querySelector('.placeholder').open"))
+            try take(browser, "placeholder.png", width: 700)
+        }
+
+        @Test("legacy.png: a jump URL no route claims, on the legacy page")
+        func legacy() throws {
+            let workspace = try Workspace.standard()
+            let web = try WebServing(workspace)
+            let browser = try Browser()
+            try browser.resize(width: 700, height: 700)
+            try browser.open(chat: "im://chat?rootCateID=5&cateID=2&peer=u77", on: web)
+            #expect(try browser.waitFor("#page .tag", containing: "legacy page"))
+            try browser.send("Hello, is this still on sale?")
+            try browser.send(#"/recv text {"text":"Yes, come by on Saturday."}"#)
+            #expect(try browser.waitFor(".message.received pre.bubble", containing: "Saturday"))
+            try browser.click("#page .route summary")
+            try take(browser, "legacy.png", width: 700)
+        }
+
+        @Test("crash-reopened.png: a line that crashed on a click, the page reopened on the legacy page and saying so")
+        func crashReopened() throws {
+            let workspace = try crashyWorkspace()
+            let web = try WebServing(workspace, environment: ["IMHOST_CRASHY": "menu:abort"])
+            let browser = try Browser()
+            try browser.resize(width: 700, height: 800)
+            try browser.open(chat: crashyURL, on: web)
+            try browser.send("Menu → Misbehave makes this line crash")
+            try browser.click("#page .menu summary")
+            try browser.click("#page .menu button.line")
+            #expect(try browser.waitFor("#said .crash", containing: "crashy"))
+            #expect(try browser.waitFor("#page .tag", containing: "legacy page"))
+            try take(browser, "crash-reopened.png", width: 700)
+        }
+    }
+}

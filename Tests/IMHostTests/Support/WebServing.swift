@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+
+/// `imhost web` run in a workspace as a person runs it: the address read from what it prints,
+/// stopped with Ctrl-C (SIGINT) when released.
+final class WebServing {
+    let process: RunningProcess
+    /// The address it printed, token included.
+    let url: String
+    let port: Int
+    var origin: String { "http://127.0.0.1:\(port)" }
+
+    init(_ workspace: Workspace, arguments: [String] = [], environment: [String: String] = [:]) throws {
+        process = try RunningProcess(BuildProducts.imhost, ["web"] + arguments, in: workspace.root, environment: environment)
+        guard process.waitFor("?token="),
+              let match = process.stdout.firstMatch(of: /http:\/\/127\.0\.0\.1:(\d+)\/\?token=[0-9a-f]+/), let port = Int(match.1) else {
+            process.signal(SIGKILL)
+            throw Workspace.Failure("imhost web printed no address: \(process.stdout)\(process.stderr)")
+        }
+        url = String(match.0)
+        self.port = port
+    }
+
+    deinit {
+        process.signal(SIGINT)
+        _ = process.finish()
+    }
+
+    /// A request to this server as a program (not a browser) makes it, every header the test's.
+    func request(_ method: String, _ path: String, headers: [(String, String)] = [], body: String? = nil) throws -> LoopbackHTTP.Response {
+        try LoopbackHTTP.request(port: port, method, path, headers: headers, body: body.map { Data($0.utf8) })
+    }
+}
+
+extension Browser {
+    /// Opens `chatURL` as a person does: the server's address (which signs the browser in, the
+    /// first time), the jump URL pasted into the start page's form, Open. Waits for the page.
+    func open(chat chatURL: String, on web: WebServing) throws {
+        try navigate(web.url)
+        let field = try #require(try waitFor("form.open input"), "no start page at \(web.origin)")
+        try field.type(chatURL)
+        try click("form.open button")
+        if try waitFor("#page .title h1") == nil {
+            let shown = try execute("return document.body.innerText") as? String ?? ""
+            Issue.record("the page did not come: \(shown)")
+        }
+    }
+
+    /// Clicks what `selector` finds first. A live page is drawn anew when something changes: an
+    /// element found just before a drawing is gone by the click, so it is found again.
+    func click(_ selector: String) throws {
+        for attempt in 1...5 {
+            let element = try #require(try waitFor(selector), "nothing on the page matches \(selector)")
+            do {
+                try element.click()
+                return
+            } catch let error as WebDriverError where Self.redrawn(error) && attempt < 5 {
+                continue
+            }
+        }
+    }
+
+    /// Whether WebDriver refused an element because the page was drawn anew under it: the
+    /// element is gone ("stale") or, in the middle of the drawing, not yet where it can be used.
+    private static func redrawn(_ error: WebDriverError) -> Bool {
+        error.code == "stale element reference" || error.code == "element not interactable"
+    }
+
+    /// Types `text` into the chat's input bar and presses Send.
+    func send(_ text: String) throws {
+        for attempt in 1...5 {
+            let field = try #require(try waitFor("form[data-send] input"), "the page has no input bar")
+            do {
+                try field.type(text)
+                break
+            } catch let error as WebDriverError where Self.redrawn(error) && attempt < 5 {
+                continue
+            }
+        }
+        try click("form[data-send] button")
+    }
+
+    /// The text of what `selector` finds first, hidden parts too (a closed `<details>`).
+    func textContent(_ selector: String) throws -> String? {
+        try execute("const found = document.querySelector(arguments[0]); return found ? found.textContent : null", [selector]) as? String
+    }
+}
