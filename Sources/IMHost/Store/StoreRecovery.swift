@@ -180,7 +180,7 @@ struct StoreRecovery {
                       }) else { continue }
                 let insert = try target.statement(shape.insert)
                 for index in shape.columns.indices {
-                    let value: (any Sendable)? = switch index < row.values.count ? row.values[index] : .null {
+                    let value: (any SQLiteValue)? = switch index < row.values.count ? row.values[index] : .null {
                     // The INTEGER PRIMARY KEY's record holds NULL: its value is the rowid.
                     case _ where index == 0 && shape.rowidKey: row.rowid
                     case .integer(let number): number
