@@ -94,7 +94,7 @@ extension BrowserSuites {
             let workspace = try Workspace.standard()
             let web = try WebServing(workspace)
             let browser = try Browser()
-            try browser.resize(width: 700, height: 800)
+            try browser.resize(width: 700, height: 1050)
             try browser.open(chat: houseChatURL, on: web)
             try browser.send(listingArrival)
             try browser.send("Is the flat still free?")
