@@ -34,7 +34,7 @@ public enum PageHTML {
     /// The page's body: header, components, messages, input bar. The chat's document frame
     /// (``WebDocument/chat(page:)``) holds it; a live update replaces it.
     public static func body(_ page: PageView) -> String {
-        var html = "<header class=\"title\"><h1>" + escape(page.title) + "</h1>"
+        var html = "<header class=\"title" + (page.isLegacy ? " legacy" : "") + "\"><h1>" + escape(page.title) + "</h1>"
         let tag = page.isLegacy ? "legacy page" : (page.lineID.map { "\($0) page" } ?? "base page")
         html += "<span class=\"tag" + (page.isLegacy ? " legacy" : "") + "\">" + escape(tag) + "</span>"
         html += "<details class=\"route\"><summary>why this page</summary>" + escape(page.route.explanation)

@@ -157,12 +157,12 @@ struct FleetRecoveryTests {
     func boundedReport() throws {
         let lines = (0..<2_000).map { String(format: "line-%05d", $0) }
         let report = FleetReport(applied: .init(version: 5, digest: "d"), lines: lines, keys: ["line-00000.card"])
-        let document = report.document(state: "running", at: 1)
+        let document = report.document(state: .running, at: 1)
         #expect(document.count <= FleetStatus.byteLimit && document.count > FleetStatus.byteLimit - 32)
         let read = FleetStatus.read(user: "alice", document)
         #expect(read.inventory == .partial && read.version == 5 && read.state == "running")
         #expect(!read.report.lines.isEmpty && read.report.lines == Array(lines.prefix(read.report.lines.count)))
-        let small = FleetStatus.read(user: "alice", FleetReport(lines: ["house"], keys: ["house.listing"]).document(state: "gone", at: 1))
+        let small = FleetStatus.read(user: "alice", FleetReport(lines: ["house"], keys: ["house.listing"]).document(state: .gone, at: 1))
         #expect(small.inventory == .complete && small.report.lines == ["house"] && small.report.keys == ["house.listing"] && small.version == nil)
     }
 }

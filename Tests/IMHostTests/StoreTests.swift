@@ -124,12 +124,59 @@ struct StoreTests {
         #expect(try store.search(["好"], peer: nil, limit: 20).map(\.number) == [5], "a word under three characters is scanned for")
         #expect(try store.search(["%"], peer: nil, limit: 20).isEmpty, "LIKE syntax is only text")
         #expect(try store.search(["nothing-like-it"], peer: nil, limit: 20).isEmpty)
-        // A send leaves its words to the next write; a search catches the index up first.
+        // A send leaves its words to a later commit; a search catches the index up first.
         try store.storeOutgoing(to: "u42", key: "text", payload: MessagePayload(json: #"{"text":"sent words zebracorn"}"#), at: 10)
         #expect(try store.search(["zebracorn"], peer: nil, limit: 20).map(\.number) == [6])
         let progress = try store.database.statement("SELECT indexed_through = (SELECT max(id) FROM messages) FROM search_progress")
         _ = try progress.step()
         #expect(progress.int(0) == 1, "the index caught up")
+    }
+
+    @Test("a plain text message's words are read without the parser, and are the parser's words; anything else goes to the parser")
+    func plainText() {
+        let plain = [#"{"text":"hello"}"#, #"{"text":""}"#, #"{"text":"你好 🙂 flat"}"#]
+        let other = [#"{"text":"a \"quote\""}"#, #"{"text": "spaced"}"#, #"{"text":"x","y":1}"#, #"{"text":"tab\tx"}"#, #"{"text":"}"#, "{}", "not json"]
+        for payload in plain {
+            #expect(MessageText.plainText(payload) != nil)
+        }
+        for payload in other {
+            #expect(MessageText.plainText(payload) == nil, "\(payload)")
+        }
+        // The fast path and the parser agree on what they both read.
+        for payload in plain {
+            let parsed = try? JSONParser.parse(payload)
+            guard case .object(let members)? = parsed?.value, case .string(let text)? = members.member("text")?.value else {
+                Issue.record("\(payload) does not parse")
+                continue
+            }
+            #expect(MessageText.plainText(payload) == text)
+        }
+        let long = String(repeating: "ü", count: MessageText.limit + 5)
+        #expect(MessageText.of(key: "text", payload: #"{"text":"\#(long)"}"#).count == MessageText.limit)
+    }
+
+    @Test("arrivals and sends leave their words to the index's own commits: caught up a bounded number at a time, in order, each message once")
+    func searchIndexCatchUp() throws {
+        let store = try MessageStore(memoryFor: "me")
+        func indexed() throws -> Int64 {
+            let through = try store.database.statement("SELECT indexed_through FROM search_progress")
+            defer { through.reset() }
+            _ = try through.step()
+            return through.int(0)
+        }
+        let before = try indexed()
+        _ = try store.storeIncoming((0..<3).map { IncomingMessage(from: "u42", globalID: "c\($0)", seq: $0 + 1, key: "text",
+                                                                   payload: MessagePayload(json: #"{"text":"otterbadger \#($0)"}"#), sentAt: Int64($0)) })
+        try store.storeOutgoing(to: "u42", key: "text", payload: MessagePayload(json: #"{"text":"otterbadger mine"}"#), at: 10)
+        #expect(try indexed() == before, "storing indexed nothing")
+        #expect(try store.catchUpSearchIndex(limit: 2) == false)
+        #expect(try indexed() == before + 2)
+        #expect(try store.catchUpSearchIndex(limit: 2) == true)
+        #expect(try store.catchUpSearchIndex(limit: 2) == true, "nothing left: nothing done")
+        let hits = try store.database.statement("SELECT count(*) FROM message_text WHERE message_text MATCH 'otterbadger'")
+        _ = try hits.step()
+        #expect(hits.int(0) == 4, "each message indexed once")
+        #expect(try store.search(["otterbadger"], peer: "u42", limit: 20).map(\.number) == [4, 3, 2, 1])
     }
 
     @Test("hostile ids stay out of paths, or are refused", arguments: ["../../etc/x", "/etc/passwd", "..", ".", "a/b", "张三"])

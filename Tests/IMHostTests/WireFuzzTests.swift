@@ -43,10 +43,10 @@ struct WireFuzzTests {
     func statusRoundTrip() throws {
         let report = FleetReport(applied: FleetConfig.Applied(version: 1_767_603_600_000, digest: "ab12"), lines: ["cars", "house"],
                                  keys: ["cars.offer", "house.listing"])
-        let read = FleetStatus.read(user: "bob", report.document(state: "running", at: 5))
+        let read = FleetStatus.read(user: "bob", report.document(state: .running, at: 5))
         #expect(read.report == report && read.state == "running" && read.at == 5 && read.inventory == .complete)
         let many = FleetReport(lines: (0..<2000).map { "line\($0)" })
-        let cut = FleetStatus.read(user: "bob", many.document(state: "running", at: 5))
+        let cut = FleetStatus.read(user: "bob", many.document(state: .running, at: 5))
         #expect(cut.inventory == .partial && !cut.report.lines.isEmpty && cut.report.lines.count < 2000)
     }
 

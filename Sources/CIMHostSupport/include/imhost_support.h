@@ -1,6 +1,7 @@
 /*
  * The few things the host needs from the C library that Swift cannot call directly: prctl is
- * variadic, and a crash handler must be plain C to be safe to run in a dying process.
+ * variadic, getrandom is not in Swift's Glibc module, and a crash handler must be plain C to be
+ * safe to run in a dying process.
  */
 #ifndef IMHOST_SUPPORT_H
 #define IMHOST_SUPPORT_H
@@ -8,6 +9,7 @@
 #include <spawn.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/random.h>
 #include <sys/types.h>
 
 /* The breadcrumb's layout, in bytes (Breadcrumb.swift reads these too, so the two agree): the

@@ -144,7 +144,7 @@ public struct HostConfig: Sendable, Equatable {
 extension DocumentReader {
     func read(_ root: JSONNode) throws(ConfigError) -> HostConfig {
         let top = try members(root, "", allowed: ["plugins", "data", "user", "lines", "routes", "killSwitch", "limits", "transport"])
-        func member(_ key: String) -> JSONNode? { top.first { $0.key == key }?.value }
+        func member(_ key: String) -> JSONNode? { top.member(key) }
 
         let folder = FileSystem.directory(of: file)
         var pluginsFolder = "Plugins"
@@ -212,7 +212,7 @@ extension DocumentReader {
                 let path = "routes[\(index)]"
                 let fields = try members(element, path, allowed: ["rootCateID", "cateID", "line"])
                 func field(_ key: String) throws(ConfigError) -> JSONNode {
-                    guard let value = fields.first(where: { $0.key == key })?.value else {
+                    guard let value = fields.member(key) else {
                         throw fail(element, path, "missing \"\(key)\"; a route is { \"rootCateID\": 1, \"cateID\": \"*\", \"line\": \"house\" }")
                     }
                     return value

@@ -177,7 +177,7 @@ extension DocumentReader {
     /// host.json's `transport` object; paths in it are relative to host.json's folder.
     func transport(_ node: JSONNode, folder: String) throws(ConfigError) -> HostConfig.Transport {
         let fields = try members(node, "transport", allowed: HostConfig.Transport.keys)
-        func field(_ key: String) -> JSONNode? { fields.first { $0.key == key }?.value }
+        func field(_ key: String) -> JSONNode? { fields.member(key) }
         guard let urlNode = field("url") else {
             throw fail(node, "transport", "missing \"url\"; the transport is { \"url\": \"unix:broker/mosquitto.sock\", \"passwordFile\": \"broker/passwords/me\" }")
         }

@@ -161,7 +161,7 @@ extension FleetConfig {
         let reader = DocumentReader(file: "fleet configuration")
         do throws(ConfigError) {
             let top = try reader.members(root, "", allowed: ["v", "version", "madeAt", "killSwitch", "rollouts"])
-            func member(_ key: String) -> JSONNode? { top.first { $0.key == key }?.value }
+            func member(_ key: String) -> JSONNode? { top.member(key) }
             guard let v = member("v"), case .number(1, _) = v.value else {
                 throw reader.fail(member("v") ?? root, "v", "\"v\" must be 1 (this host reads version 1 of the fleet configuration)")
             }

@@ -121,13 +121,13 @@ extension FleetOperator {
         guard case .success(let id) = client.publish(topic: FleetConfig.topic, payload: config.bytes, retain: true) else {
             throw gone("cannot publish the fleet configuration: the connection is gone")
         }
-        var answer: Int32?
+        var answer: BrokerAnswer?
         try pump { event in
-            if case .published(id, let code) = event { answer = code }
+            if case .published(id, let answered) = event { answer = answered }
             return answer != nil
         }
-        if let answer, answer >= 0x80 {
-            throw Failure(description: "the broker refused the fleet configuration (\(String(cString: MQTTClient.reasonText(answer)))): only \(TransportID.operatorID) may publish it; run with a host.json whose user is \(TransportID.operatorID), with its password file",
+        if case .refused(let reason)? = answer {
+            throw Failure(description: "the broker refused the fleet configuration (\(reason)): only \(TransportID.operatorID) may publish it; run with a host.json whose user is \(TransportID.operatorID), with its password file",
                           refusedByBroker: true)
         }
     }

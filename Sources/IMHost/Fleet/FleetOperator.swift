@@ -150,18 +150,18 @@ public final class FleetOperator {
         guard case .success(let subscription) = client.subscribe(filter, retained: true) else {
             throw gone("cannot subscribe to \(filter): the connection is gone")
         }
-        var granted: [Int32]?
+        var granted: BrokerAnswer?
         var found: [Retained] = []
         try pump { event in
             switch event {
-            case .subscribed(subscription, let codes): granted = codes
+            case .subscribed(subscription, let answer): granted = answer
             case .message(let topic, let payload, true): found.append(Retained(topic: topic, payload: payload))
             default: break
             }
             return granted != nil
         }
-        if let code = granted?.first, code >= 0x80 {
-            throw Failure(description: "the broker refused \(user) reading \(filter) (\(String(cString: MQTTClient.reasonText(code)))); fleet commands run as \(TransportID.operatorID)")
+        if case .refused(let reason)? = granted {
+            throw Failure(description: "the broker refused \(user) reading \(filter) (\(reason)); fleet commands run as \(TransportID.operatorID)")
         }
         let probe = "probe-" + GlobalID.make(at: clock())
         guard case .success = client.publish(topic: Courier.topic(to: user, from: user), payload: Envelope.probe(id: probe).bytes) else {
@@ -193,7 +193,7 @@ public final class FleetOperator {
                                                  maximumPacket: UInt32(FleetConfig.byteLimit + 4096))
         if let ca = settings.caFile { clientSettings.tls = .init(ca: ca, cert: settings.certFile, key: settings.keyFile) }
         // The operator's session is not kept: each command starts clean.
-        clientSettings.sessionExpiry = 0
+        clientSettings.keepsSession = false
         let made: MQTTClient
         do throws(MQTTClient.Failure) {
             made = try MQTTClient(clientSettings)
@@ -206,8 +206,8 @@ public final class FleetOperator {
         try pump { (event) throws(Failure) -> Bool in
             switch event {
             case .connected: up = true
-            case .refused(_, let reason):
-                throw Failure(description: "the broker at \(settings.address) refused \(user): \(reason); check transport.passwordFile (\(settings.passwordFile))")
+            case .refused(let refusal):
+                throw Failure(description: "the broker at \(settings.address) refused \(user): \(refusal.reason); check transport.passwordFile (\(settings.passwordFile))")
             case .unreachable(let why):
                 throw Failure(description: "cannot reach the broker at \(settings.address) (\(why)); is it running?")
             default: break
@@ -240,9 +240,11 @@ public final class FleetOperator {
             while !pending.isEmpty {
                 let event = pending.removeFirst()
                 note(event)
-                if case .disconnected(let code, let reason) = event {
-                    throw gone(code == 0x8E ? "another \(user) connection took the session over (another imhost fleet command at the same time?); try again"
-                                            : "the connection to the broker was lost (\(reason))")
+                if case .disconnected(let how) = event {
+                    switch how {
+                    case .takenOver: throw gone("another \(user) connection took the session over (another imhost fleet command at the same time?); try again")
+                    case .lost(let reason): throw gone("the connection to the broker was lost (\(reason))")
+                    }
                 }
                 if try handle(event) { return true }
             }

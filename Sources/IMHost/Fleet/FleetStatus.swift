@@ -18,28 +18,30 @@ public struct FleetReport: Sendable, Equatable {
         self.keys = keys
     }
 
-    /// The status document, at most ``FleetStatus/byteLimit`` bytes: names that do not fit are
-    /// left out (lines first in, then keys) and `"partial": true` says so.
+    /// The status document, a status ``Envelope`` of at most ``FleetStatus/byteLimit`` bytes:
+    /// names that do not fit are left out (lines first in, then keys) and `"partial": true` says so.
     ///
-    ///     {"v":1,"state":"running","version":N,"digest":"…","at":ms,"lines":["house"],"keys":["house.listing"]}
-    public func document(state: String, at: Int64) -> [UInt8] {
-        let head = #"{"v":1,"state":"\#(state)","version":\#(applied.map { String($0.version) } ?? "null"),"digest":\#(applied.map { JSONNode.quoted($0.digest) } ?? "null"),"at":\#(at)"#
-        // Room for the two lists' brackets and the partial flag.
-        var room = FleetStatus.byteLimit - head.utf8.count - #","lines":[],"keys":[],"partial":true}"#.utf8.count
-        func fit(_ names: [String]) -> (String, cut: Bool) {
+    ///     {"v":1,"kind":"status","state":"running","version":N,"digest":"…","at":ms,"lines":["house"],"keys":["house.listing"]}
+    public func document(state: Envelope.Status.State, at: Int64) -> [UInt8] {
+        var status = Envelope.Status(state: state, at: at, report: FleetReport(applied: applied), inventory: .partial)
+        // Room for the names: what the document takes without them, flag and all.
+        var room = FleetStatus.byteLimit - Envelope.status(status).bytes.count
+        func fit(_ names: [String]) -> (taken: [String], cut: Bool) {
             var taken: [String] = []
             for name in names {
-                let quoted = JSONNode.quoted(name)
-                let cost = quoted.utf8.count + (taken.isEmpty ? 0 : 1)
-                guard cost <= room else { return (taken.joined(separator: ","), true) }
+                let cost = JSONNode.quoted(name).utf8.count + (taken.isEmpty ? 0 : 1)
+                guard cost <= room else { return (taken, true) }
                 room -= cost
-                taken.append(quoted)
+                taken.append(name)
             }
-            return (taken.joined(separator: ","), false)
+            return (taken, false)
         }
         let (lines, linesCut) = fit(self.lines)
         let (keys, keysCut) = fit(self.keys)
-        return Array((head + #","lines":[\#(lines)],"keys":[\#(keys)]"# + (linesCut || keysCut ? #","partial":true}"# : "}")).utf8)
+        status.report.lines = lines
+        status.report.keys = keys
+        status.inventory = linesCut || keysCut ? .partial : .complete
+        return Envelope.status(status).bytes
     }
 }
 
@@ -60,38 +62,21 @@ public struct FleetStatus: Sendable, Equatable {
     /// version, and a report that did not fit says `"partial"`.
     public var inventory: Inventory
 
-    public enum Inventory: Sendable, Equatable {
-        case none, partial, complete
-    }
+    public typealias Inventory = Envelope.Status.Inventory
 
     /// The fleet version it applies.
     public var version: Int64? { report.applied?.version }
 
-    /// Reads a status document as `user`'s. Whatever a user wrote there is checked: a member
-    /// that is not what a host writes is left out, names that are not line ids or message keys
-    /// are dropped, and anything not a JSON object of at most ``byteLimit`` bytes is "unreadable".
+    /// Reads a status as `user`'s, through ``Envelope/readStatus(_:limit:sender:)``: a status
+    /// envelope, or the document hosts wrote before it was one. Whatever a user wrote there is
+    /// checked: a member that is not what a host writes is left out, names that are not line ids
+    /// or message keys are dropped, and anything not a JSON object of at most ``byteLimit``
+    /// bytes is "unreadable".
     public static func read(user: String, _ payload: [UInt8]) -> FleetStatus {
-        var status = FleetStatus(user: user, state: "unreadable", at: nil, report: FleetReport(), inventory: .none)
-        guard payload.count <= byteLimit, let text = String(validating: payload, as: UTF8.self),
-              let root = try? JSONParser.parse(text), case .object(let members) = root.value else { return status }
-        func member(_ key: String) -> JSONNode.Value? { members.first { $0.key == key }?.value.value }
-        func names(_ key: String, valid: (String) -> Bool) -> [String]? {
-            guard case .array(let items)? = member(key) else { return nil }
-            return items.compactMap { if case .string(let name) = $0.value, valid(name) { name } else { nil } }
+        guard let status = Envelope.readStatus(payload, limit: byteLimit, sender: user) else {
+            return FleetStatus(user: user, state: "unreadable", at: nil, report: FleetReport(), inventory: .none)
         }
-        if case .string(let state)? = member("state"), ["running", "gone"].contains(state) { status.state = state }
-        if case .number(let at, _)? = member("at"), at >= 0, at < 1e15 { status.at = Int64(at) }
-        if case .number(let version, _)? = member("version"), version >= 1, version < 1e15 {
-            var digest = ""
-            if case .string(let text)? = member("digest") { digest = text }
-            status.report.applied = FleetConfig.Applied(version: Int64(version), digest: digest)
-        }
-        if let lines = names("lines", valid: LineID.isValid), let keys = names("keys", valid: LineID.isValidMessageKey) {
-            status.report.lines = lines
-            status.report.keys = keys
-            status.inventory = member("partial").map { _ in .partial } ?? .complete
-        }
-        return status
+        return FleetStatus(user: user, state: status.state?.rawValue ?? "unreadable", at: status.at, report: status.report, inventory: status.inventory)
     }
 }
 

@@ -8,9 +8,11 @@ extension ChatHost {
     public var hasTransport: Bool { config.transport != nil }
 
     /// Takes the user's connection when this process is to talk to the broker and nobody else
-    /// of this user does; otherwise notes who does.
-    func takeConnection(store: MessageStore, online: Bool) {
+    /// of this user does; otherwise notes who does. Either way, what `sender` queues wakes the
+    /// process that holds it.
+    func takeConnection(store: MessageStore, sender: MessageSender, online: Bool) {
         guard let transport = config.transport, let command = connectionCommand else { return }
+        sender.onQueued = { [weak self] _ in self?.wakeConnection() }
         guard userID != TransportID.operatorID else {
             announce("\(TransportID.operatorID) publishes the fleet configuration (imhost fleet) and does not chat: this process works through the database only; sign in as a user")
             return
@@ -34,6 +36,17 @@ extension ChatHost {
             }
         case .unusable(let why):
             announce("cannot hold the connection to the broker: \(why); this process works through the database only")
+        }
+    }
+
+    /// Something was queued (a send, `/retry`, a read receipt): the process holding the
+    /// connection sends it at once, this one or another of the user's (woken through its
+    /// ``WakeSocket``).
+    public func wakeConnection() {
+        if let courier {
+            courier.sendSoon()
+        } else if let store {
+            WakeSocket.poke(store)
         }
     }
 

@@ -12,17 +12,17 @@ extension ChatHost {
     /// applied, or dated in the future); nothing for the one already applied.
     func receiveFleet(_ bytes: [UInt8]) -> Courier.Event? {
         let applied = config.fleet?.config
-        let kept = applied.map { "version \($0.version) stays" } ?? "host.json alone applies"
+        let kept = applied?.version
         let received: FleetConfig
         switch FleetConfig.verdict(on: bytes, applied: applied?.applied, now: Clock.now()) {
         case .removed:
-            return fleetRefusal("the fleet configuration was removed from the broker; \(kept) (the operator publishes a new one with imhost fleet ... --init)")
+            return fleetRefusal(.removed(kept: kept))
         case .refused(let error):
-            return fleetRefusal("refused a fleet configuration: \(error); \(kept) (the operator publishes a valid one with imhost fleet replace)")
+            return fleetRefusal(.refused(error, kept: kept))
         case .same:
             return nil
         case .older(let older, let newer):
-            return fleetRefusal("ignored fleet configuration version \(older.version): this host applies version \(newer.version), which is newer; the operator's next change goes above it")
+            return fleetRefusal(.older(version: older.version, applied: newer.version))
         case .applies(let config):
             received = config
         }
@@ -40,19 +40,11 @@ extension ChatHost {
         return applyFleet(received)
     }
 
-    /// A line about a configuration not applied, at most ten a minute (a flood of junk on the
-    /// fleet topic must not bury the chat); the rest are counted in the next one said.
-    private func fleetRefusal(_ line: String) -> Courier.Event? {
-        let now = Clock.now()
-        if now - fleetRefusals.start >= 60_000 { fleetRefusals = (now, 0, fleetRefusals.unsaid) }
-        guard fleetRefusals.said < 10 else {
-            fleetRefusals.unsaid += 1
-            return nil
-        }
-        fleetRefusals.said += 1
-        let more = fleetRefusals.unsaid > 0 ? " (and \(fleetRefusals.unsaid) more not said)" : ""
-        fleetRefusals.unsaid = 0
-        return .notice(line + more)
+    /// A configuration not applied, said at most ten a minute (a flood of junk on the fleet
+    /// topic must not bury the chat); the rest are counted in the next one said.
+    private func fleetRefusal(_ why: FleetNotApplied) -> Courier.Event? {
+        guard fleetRefusals.admits(at: Clock.now()) else { return nil }
+        return .notice(.fleetNotApplied(why, unsaid: fleetRefusals.takeUnsaid()))
     }
 
     /// Applies `fleet` live: lines it turns off stop serving (their services stop), lines it

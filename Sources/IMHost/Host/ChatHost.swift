@@ -45,7 +45,7 @@ public final class ChatHost {
     /// process of this data folder keeping a newer one.
     var fleetCacheStamp: [Int] = []
     /// Fleet configurations not applied and said in the current minute, and those not said.
-    var fleetRefusals = (start: Int64(0), said: 0, unsaid: 0)
+    var fleetRefusals = RefusalLimit()
 
     private struct SignedIn {
         let session: UserSession
@@ -154,7 +154,7 @@ public final class ChatHost {
         }
         wantsOnline = online
         signedIn = SignedIn(session: session, store: store, sender: sender)
-        takeConnection(store: store, online: online)
+        takeConnection(store: store, sender: sender, online: online)
     }
 
     /// Signs the current user out (every service finalized, in reverse order) and then signs

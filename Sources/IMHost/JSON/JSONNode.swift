@@ -30,6 +30,12 @@ package struct JSONNode: Sendable {
     }
 }
 
+/// An object's members, in the order written (the parser refuses a key written twice).
+extension Array where Element == (key: String, keyPosition: SourcePosition, value: JSONNode) {
+    /// The member named `key`, if the object has one: the one way every reader looks a member up.
+    package func member(_ key: String) -> JSONNode? { first { $0.key == key }?.value }
+}
+
 /// A line and column in a text file, both counted from 1; columns count characters.
 package struct SourcePosition: Sendable, Hashable, CustomStringConvertible {
     package var line: Int
@@ -53,6 +59,8 @@ extension JSONNode {
     }
 
     static func quoted(_ text: String) -> String {
+        // Most text (ids, keys, words) has nothing to escape: one pass over its bytes.
+        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) { return "\"" + text + "\"" }
         var result = "\""
         for scalar in text.unicodeScalars {
             switch scalar {

@@ -140,7 +140,7 @@ struct DiagnosingDecoder: Decoder {
         func contains(_ key: Key) -> Bool { members.contains { $0.key == key.stringValue } }
 
         private func node(_ key: Key) throws -> JSONNode {
-            guard let node = members.first(where: { $0.key == key.stringValue })?.value else {
+            guard let node = members.member(key.stringValue) else {
                 throw DecodingError.keyNotFound(key, .init(codingPath: codingPath, debugDescription: "missing"))
             }
             return node

@@ -1,3 +1,5 @@
+import CIMHostSupport
+
 /// A message's global id, made by its sender: a ULID (26 characters of Crockford's base 32, the
 /// first ten the time in milliseconds, the rest 80 random bits), so ids sort by when they were
 /// made and two senders, or two processes of one sender, never make the same one.
@@ -6,25 +8,32 @@ package enum GlobalID {
 
     /// A new id for a message made at `time` (milliseconds since 1970).
     package static func make(at time: Int64) -> String {
-        var generator = SystemRandomNumberGenerator()
-        var bytes = [UInt8](repeating: 0, count: 26)
-        var value = UInt64(max(0, time)) & 0xFFFF_FFFF_FFFF
-        for index in stride(from: 9, through: 0, by: -1) {
-            bytes[index] = alphabet[Int(value & 31)]
-            value >>= 5
+        // 80 random bits in one call to the kernel, getrandom(2) (glibc's; a send makes one
+        // id, and a second call cost as much as the rest of making it).
+        var random: (UInt64, UInt16) = (0, 0)
+        let drawn = withUnsafeMutableBytes(of: &random) { getrandom($0.baseAddress, 10, 0) }
+        if drawn != 10 {
+            var generator = SystemRandomNumberGenerator()
+            random = (generator.next(), generator.next())
         }
-        // 80 random bits in two draws (each one call to the kernel): 60 from the first, 20 from
-        // the second.
-        var first: UInt64 = generator.next(), second: UInt64 = generator.next()
-        for index in 10..<22 {
-            bytes[index] = alphabet[Int(first & 31)]
-            first >>= 5
+        return String(unsafeUninitializedCapacity: 26) { bytes in
+            var value = UInt64(max(0, time)) & 0xFFFF_FFFF_FFFF
+            for index in stride(from: 9, through: 0, by: -1) {
+                bytes[index] = alphabet[Int(value & 31)]
+                value >>= 5
+            }
+            // 60 bits from the first word, 20 from the second.
+            var first = random.0, second = random.1
+            for index in 10..<22 {
+                bytes[index] = alphabet[Int(first & 31)]
+                first >>= 5
+            }
+            for index in 22..<26 {
+                bytes[index] = alphabet[Int(second & 31)]
+                second >>= 5
+            }
+            return 26
         }
-        for index in 22..<26 {
-            bytes[index] = alphabet[Int(second & 31)]
-            second >>= 5
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Whether `text` is an id this store takes from a peer: 1 to 64 characters of

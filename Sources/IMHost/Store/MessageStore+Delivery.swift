@@ -36,24 +36,27 @@ extension MessageStore {
     }
 
     /// Claims these queued messages for `leaseMilliseconds` (those whose lease is free or
-    /// expired), oldest first.
+    /// expired), oldest first. Two statements, however many.
     public func claim(rows: [Int64], now: Int64, leaseMilliseconds: Int64) throws(StoreError) -> [QueuedSend] {
         guard !isReadOnly, !rows.isEmpty else { return [] }
         return try guarded {
-            try database.transaction {
+            try database.transaction(durable: false) {
+                let claim = try database.statement("""
+                    UPDATE outbox SET lease_pid = ?1, lease_until = ?2, attempts = attempts + 1
+                    WHERE message IN (SELECT value FROM json_each(?3)) AND (lease_until IS NULL OR lease_until < ?4) RETURNING message
+                    """)
+                try claim.bind(Int(getpid()), now + leaseMilliseconds, Self.jsonList(rows), now)
                 var claimed: [Int64] = []
-                for row in rows {
-                    let claim = try database.statement("""
-                        UPDATE outbox SET lease_pid = ?1, lease_until = ?2, attempts = attempts + 1
-                        WHERE message = ?3 AND (lease_until IS NULL OR lease_until < ?4) RETURNING message
-                        """)
-                    try claim.bind(Int(getpid()), now + leaseMilliseconds, row, now)
-                    if try claim.step() { claimed.append(row) }
-                }
-                return try claimed.map(queuedSend)
+                while try claim.step() { claimed.append(claim.int(0)) }
+                return try queuedSends(claimed)
             }
         }
     }
+
+    /// A list of rows or ids as a JSON array, for `json_each`: one statement for a batch.
+    static func jsonList(_ rows: [Int64]) -> String { "[" + rows.map(String.init).joined(separator: ",") + "]" }
+
+    static func jsonList(_ ids: [String]) -> String { "[" + ids.map(JSONNode.quoted).joined(separator: ",") + "]" }
 
     /// When the next queued message or read receipt falls due, if one is waiting (milliseconds
     /// since 1970).
@@ -130,7 +133,7 @@ extension MessageStore {
     public func receiptsSent(_ receipts: [QueuedReceipt], retryAt: (QueuedReceipt) -> Int64) throws(StoreError) {
         guard !isReadOnly, !receipts.isEmpty else { return }
         try guarded {
-            try database.transaction {
+            try database.transaction(durable: false) {
                 for receipt in receipts {
                     try database.statement("UPDATE receipts_out SET attempts = attempts + 1, next_at = ? WHERE id = ?")
                         .bind(retryAt(receipt), receipt.row).run()

@@ -34,7 +34,7 @@ extension MessageStore {
     public func claim(limit: Int, peer: String? = nil, now: Int64, leaseMilliseconds: Int64) throws(StoreError) -> [QueuedSend] {
         guard !isReadOnly else { return [] }
         return try guarded {
-            try database.transaction {
+            try database.transaction(durable: false) {
                 let claim = try database.statement("""
                     UPDATE outbox SET lease_pid = ?1, lease_until = ?2, attempts = attempts + 1
                     WHERE message IN (SELECT message FROM outbox WHERE (lease_until IS NULL OR lease_until < ?3) AND next_at <= ?3
@@ -44,29 +44,34 @@ extension MessageStore {
                 try claim.bind(Int(getpid()), now + leaseMilliseconds, now, peer, limit)
                 var rows: [Int64] = []
                 while try claim.step() { rows.append(claim.int(0)) }
-                return try rows.sorted().map(queuedSend)
+                return try queuedSends(rows)
             }
         }
     }
 
-    func queuedSend(_ row: Int64) throws -> QueuedSend {
+    /// These rows of the outbox as the connection hands them over, oldest first.
+    func queuedSends(_ rows: [Int64]) throws -> [QueuedSend] {
+        guard !rows.isEmpty else { return [] }
         let find = try database.statement("""
-            SELECT o.peer, m.global_id, m.seq, m.key, m.payload, m.sent_at, m.jump, o.attempts
-            FROM outbox o JOIN messages m ON m.id = o.message WHERE o.message = ?
+            SELECT o.message, o.peer, m.global_id, m.seq, m.key, m.payload, m.sent_at, m.jump, o.attempts
+            FROM outbox o JOIN messages m ON m.id = o.message WHERE o.message IN (SELECT value FROM json_each(?)) ORDER BY o.message
             """)
-        try find.bind(row)
-        _ = try find.step()
-        return QueuedSend(row: row, peer: find.text(0), globalID: find.text(1), seq: find.optionalInt(2).map(Int.init), key: find.text(3),
-                          payload: MessagePayload(json: find.text(4)), sentAt: find.int(5),
-                          jump: find.optionalText(6).flatMap { try? JSONDecoder().decode(JumpPage.self, from: Data($0.utf8)) },
-                          attempts: Int(find.int(7)) - 1)
+        try find.bind(Self.jsonList(rows))
+        var sends: [QueuedSend] = []
+        while try find.step() {
+            sends.append(QueuedSend(row: find.int(0), peer: find.text(1), globalID: find.text(2), seq: find.optionalInt(3).map(Int.init),
+                                    key: find.text(4), payload: MessagePayload(json: find.text(5)), sentAt: find.int(6),
+                                    jump: find.optionalText(7).flatMap { try? JSONDecoder().decode(JumpPage.self, from: Data($0.utf8)) },
+                                    attempts: Int(find.int(8)) - 1))
+        }
+        return sends
     }
 
     /// Gives claimed messages back: the lease ends, and each is tried again at `retryAt`.
     public func release(_ sends: [QueuedSend], retryAt: Int64) throws(StoreError) {
         guard !isReadOnly, !sends.isEmpty else { return }
         try guarded {
-            try database.transaction {
+            try database.transaction(durable: false) {
                 for send in sends {
                     try database.statement("UPDATE outbox SET lease_pid = NULL, lease_until = NULL, next_at = ? WHERE message = ?")
                         .bind(retryAt, send.row).run()
@@ -89,14 +94,17 @@ extension MessageStore {
     public func markSent(_ sends: [QueuedSend], retryAt: ((QueuedSend) -> Int64)?) throws(StoreError) -> Int {
         guard !isReadOnly, !sends.isEmpty else { return 0 }
         return try guarded {
-            try database.transaction {
-                var changed = 0
-                for send in sends {
-                    try database.statement("UPDATE messages SET state = 'sent' WHERE id = ? AND \(MessageLife.from(OutgoingState.sent))").bind(send.row).run()
-                    changed += database.changes
-                    if let retryAt {
-                        try database.statement("UPDATE outbox SET lease_pid = NULL, lease_until = NULL, next_at = ? WHERE message = ?")
-                            .bind(retryAt(send), send.row).run()
+            try database.transaction(durable: false) {
+                try database.statement("""
+                    UPDATE messages SET state = 'sent' WHERE id IN (SELECT value FROM json_each(?)) AND \(MessageLife.from(OutgoingState.sent))
+                    """).bind(Self.jsonList(sends.map(\.row))).run()
+                let changed = database.changes
+                if let retryAt {
+                    // A statement for each time to try again: sends of one batch mostly share one.
+                    for (time, group) in Dictionary(grouping: sends, by: retryAt) {
+                        try database.statement("""
+                            UPDATE outbox SET lease_pid = NULL, lease_until = NULL, next_at = ? WHERE message IN (SELECT value FROM json_each(?))
+                            """).bind(time, Self.jsonList(group.map(\.row))).run()
                     }
                 }
                 return changed
@@ -111,23 +119,26 @@ extension MessageStore {
     public func receipt(from peer: String, ids: [String], state: OutgoingState, at time: Int64) throws(StoreError) -> Int {
         guard !isReadOnly, !ids.isEmpty, state == .delivered || state == .read else { return 0 }
         return try guarded {
-            try database.transaction {
+            // `delivered` lost to a power cut costs a resend the receiver answers again; `read`
+            // is confirmed to the peer, which then stops saying it: on disk first.
+            try database.transaction(durable: state == .read) {
+                // Only a move the message's life allows (never out of failed, never back from
+                // read); either way the receiver has them, so they leave the outbox (a failed one
+                // is not in it). One statement each, however many ids.
+                let ids = Self.jsonList(ids)
+                let move = try database.statement("""
+                    UPDATE messages SET state = ?, reason = NULL
+                    WHERE sender = ? AND recipient = ? AND outgoing = 1 AND global_id IN (SELECT value FROM json_each(?))
+                    AND \(MessageLife.from(state))
+                    RETURNING id
+                    """)
+                try move.bind(state.rawValue, user, peer, ids)
                 var changed = 0
-                for id in ids {
-                    // Only a move the message's life allows (never out of failed, never back
-                    // from read); either way the receiver has it, so it leaves the outbox (a
-                    // failed one is not in it).
-                    let move = try database.statement("""
-                        UPDATE messages SET state = ?, reason = NULL
-                        WHERE sender = ? AND recipient = ? AND global_id = ? AND outgoing = 1 AND \(MessageLife.from(state))
-                        RETURNING id
-                        """)
-                    try move.bind(state.rawValue, user, peer, id)
-                    if try move.step() { changed += 1 }
-                    try database.statement("""
-                        DELETE FROM outbox WHERE message IN (SELECT id FROM messages WHERE sender = ? AND recipient = ? AND global_id = ? AND outgoing = 1)
-                        """).bind(user, peer, id).run()
-                }
+                while try move.step() { changed += 1 }
+                try database.statement("""
+                    DELETE FROM outbox WHERE message IN (
+                        SELECT id FROM messages WHERE sender = ? AND recipient = ? AND outgoing = 1 AND global_id IN (SELECT value FROM json_each(?)))
+                    """).bind(user, peer, ids).run()
                 return changed
             }
         }

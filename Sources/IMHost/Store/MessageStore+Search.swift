@@ -8,7 +8,8 @@ extension MessageStore {
     /// word is looked for in the newest messages with `LIKE`. Each word is quoted: nothing typed
     /// is ever read as FTS or LIKE syntax.
     ///
-    /// The index is caught up first (sends leave their words to the next write). A read-only
+    /// The index is caught up first (sends and arrivals leave their words to a later commit,
+    /// ``catchUpSearchIndex(limit:)``). A read-only
     /// store cannot catch it up: the messages past it are looked through with `LIKE` instead.
     public func search(_ words: [String], peer: String?, limit: Int) throws(StoreError) -> [SearchHit] {
         let words = words.filter { !$0.isEmpty }
@@ -32,7 +33,7 @@ extension MessageStore {
     }
 
     /// How far the full-text index reaches, and the newest message's id.
-    private func indexProgress() throws -> (indexed: Int64, newest: Int64) {
+    func indexProgress() throws -> (indexed: Int64, newest: Int64) {
         let progress = try database.statement("SELECT (SELECT indexed_through FROM search_progress), (SELECT coalesce(max(id), 0) FROM messages)")
         _ = try progress.step()
         return (progress.int(0), progress.int(1))

@@ -37,10 +37,20 @@ extension MessageStore {
         return database.lastInsertedRow
     }
 
+    /// The conversation with `peer` (made if it is new), its next position, and the `seq` of
+    /// the user's next message to the peer: one look-up.
+    private func sendingPlace(to peer: String) throws -> (conversation: Int64, position: Int, seq: Int) {
+        let find = try database.statement("SELECT id, message_count, next_seq FROM conversations WHERE peer = ?")
+        try find.bind(peer)
+        if try find.step() { return (find.int(0), Int(find.int(1)), Int(find.int(2))) }
+        // A new conversation (the peer id checked as it is made): empty, and the first seq is 1.
+        return (try conversation(with: peer), 0, 1)
+    }
+
     /// Stores a message the user sends to `peer` and queues it for delivery, in one durable
     /// transaction: when this returns, both are on disk. It gets a new global id and the next
-    /// `seq` to that peer, at the end of the conversation. Its words reach the search index with
-    /// the next write (``indexNewMessages()``), so this commit stays as small as a send can be.
+    /// `seq` to that peer, at the end of the conversation. Its words reach the search index later
+    /// (``catchUpSearchIndex(limit:)``, or a search), so this commit stays as small as a send can be.
     @discardableResult
     /// `draft` is the typed line this message comes from: it goes in the same transaction.
     public func storeOutgoing(to peer: String, key: String, payload: MessagePayload, at time: Int64, jump: JumpPage? = nil,
@@ -48,11 +58,8 @@ extension MessageStore {
         try refuseIfReadOnly()
         return try guarded {
             try database.transaction {
-                let conversation = try conversation(with: peer)
-                let counts = try database.statement("SELECT message_count, next_seq FROM conversations WHERE id = ?")
-                try counts.bind(conversation)
-                _ = try counts.step()
-                let position = Int(counts.int(0)), seq = Int(counts.int(1))
+                wordsPending = true
+                let (conversation, position, seq) = try sendingPlace(to: peer)
                 let globalID = GlobalID.make(at: time)
                 let text = MessageText.of(key: key, payload: payload.json)
                 try database.statement("""
@@ -112,72 +119,116 @@ extension MessageStore {
     /// message it was sent before (``StoredMessage/sentBefore``). Storing costs the same
     /// whatever `seq` a message claims. With a `budget`, what each sender's messages add in a
     /// day is counted, and a message past it is not stored (``Arrival/overBudget``).
+    ///
+    /// What a batch learns of a sender (blocked or not, its conversation and next place, what it
+    /// spent today) is read once and written back once: a message costs its own rows, not a
+    /// dozen statements. Their words reach the search index later, as a send's do
+    /// (``catchUpSearchIndex(limit:)``): the index's pages, a third of what one arrival wrote,
+    /// are not in the commit an arrival waits for.
     public func storeIncoming(_ messages: [IncomingMessage], budget: PeerBudget? = nil) throws(StoreError) -> [Arrival] {
         try refuseIfReadOnly()
         return try guarded {
             try database.transaction {
-                if budget != nil {
-                    // Only today's counts matter.
-                    try database.statement("DELETE FROM peer_budget WHERE day < ?").bind(PeerBudget.day(of: Clock.now())).run()
+                let now = Clock.now(), day = PeerBudget.day(of: now)
+                // Only today's counts matter.
+                if budget != nil { try database.statement("DELETE FROM peer_budget WHERE day < ?").bind(day).run() }
+                var blocked: [String: Bool] = [:]
+                var places: [String: Place] = [:]
+                var spent: [String: Spent] = [:]
+                let arrivals = try messages.map { message -> Arrival in
+                    let sender = message.from
+                    // A blocked sender's messages and a message stored already cost nothing.
+                    let isBlocked = try blocked[sender] ?? self.isBlocked(sender)
+                    blocked[sender] = isBlocked
+                    if isBlocked { return .blocked }
+                    if try isStored(message) { return .duplicate }
+                    if let budget {
+                        var today = try spent[sender] ?? spentToday(by: sender, day: day)
+                        let size = message.payload.json.utf8.count
+                        guard today.messages + 1 <= budget.messages, today.bytes + size <= budget.bytes else { return .overBudget }
+                        today.messages += 1
+                        today.bytes += size
+                        today.changed = true
+                        spent[sender] = today
+                    }
+                    var place = try places[sender] ?? self.place(in: conversation(with: sender))
+                    let stored = try storeIncoming(message, at: place, now: now)
+                    wordsPending = true
+                    place.next += 1
+                    place.stored += 1
+                    place.last = stored.row
+                    places[sender] = place
+                    return .stored(stored)
                 }
-                let arrivals = try messages.map { message in
-                    if let budget, try !isBlocked(message.from), try !spend(budget, on: message) { return Arrival.overBudget }
-                    return try storeIncoming(message)
+                for place in places.values {
+                    try database.statement("""
+                        UPDATE conversations SET message_count = message_count + ?, unread = unread + ?, last_message = ?,
+                            updated_at = max(updated_at, ?)
+                        WHERE id = ?
+                        """).bind(place.stored, place.stored, place.last, now, place.conversation).run()
                 }
-                try indexNewMessages()
+                for (sender, today) in spent where today.changed {
+                    try database.statement("""
+                        INSERT INTO peer_budget (peer, day, messages, bytes) VALUES (?1, ?2, ?3, ?4)
+                        ON CONFLICT (peer, day) DO UPDATE SET messages = ?3, bytes = ?4
+                        """).bind(sender, day, today.messages, today.bytes).run()
+                }
                 return arrivals
             }
         }
     }
 
-    /// Counts `message` against its sender's budget for today; false, counting nothing, when
-    /// it would go past it. A message stored already costs nothing again.
-    private func spend(_ budget: PeerBudget, on message: IncomingMessage) throws -> Bool {
-        let known = try database.statement("SELECT 1 FROM messages WHERE sender = ? AND global_id = ?")
-        try known.bind(message.from, message.globalID)
-        if try known.step() { return true }
-        let day = PeerBudget.day(of: Clock.now()), size = message.payload.json.utf8.count
-        let spent = try database.statement("SELECT messages, bytes FROM peer_budget WHERE peer = ? AND day = ?")
-        try spent.bind(message.from, day)
-        let (count, bytes) = try spent.step() ? (Int(spent.int(0)), Int(spent.int(1))) : (0, 0)
-        guard count + 1 <= budget.messages, bytes + size <= budget.bytes else { return false }
-        try database.statement("""
-            INSERT INTO peer_budget (peer, day, messages, bytes) VALUES (?1, ?2, 1, ?3)
-            ON CONFLICT (peer, day) DO UPDATE SET messages = messages + 1, bytes = bytes + ?3
-            """).bind(message.from, day, size).run()
-        return true
+    /// A conversation a batch of arrivals adds to: the next place in it, and what the batch
+    /// stored there.
+    private struct Place {
+        var conversation: Int64
+        var next: Int
+        var stored = 0
+        var last: Int64 = 0
     }
 
-    private func storeIncoming(_ message: IncomingMessage) throws -> Arrival {
-        if try isBlocked(message.from) { return .blocked }
-        let known = try database.statement("SELECT 1 FROM messages WHERE sender = ? AND global_id = ?")
-        try known.bind(message.from, message.globalID)
-        if try known.step() { return .duplicate }
-        let conversation = try conversation(with: message.from)
+    /// What a sender spent of its budget today, and whether this batch spent more.
+    private struct Spent {
+        var messages: Int
+        var bytes: Int
+        var changed = false
+    }
+
+    private func place(in conversation: Int64) throws -> Place {
         let count = try database.statement("SELECT message_count FROM conversations WHERE id = ?")
         try count.bind(conversation)
         _ = try count.step()
-        let position = Int(count.int(0))
-        let sentBefore = try message.seq.flatMap { seq in try laterMessage(of: message.from, in: conversation, than: seq) }
+        return Place(conversation: conversation, next: Int(count.int(0)))
+    }
+
+    private func spentToday(by sender: String, day: Int64) throws -> Spent {
+        let spent = try database.statement("SELECT messages, bytes FROM peer_budget WHERE peer = ? AND day = ?")
+        try spent.bind(sender, day)
+        return try spent.step() ? Spent(messages: Int(spent.int(0)), bytes: Int(spent.int(1))) : Spent(messages: 0, bytes: 0)
+    }
+
+    /// Whether a message of this sender with this global id is stored.
+    private func isStored(_ message: IncomingMessage) throws -> Bool {
+        let known = try database.statement("SELECT 1 FROM messages WHERE sender = ? AND global_id = ?")
+        try known.bind(message.from, message.globalID)
+        return try known.step()
+    }
+
+    /// Stores a message not stored yet, from a sender not blocked, at `place`; its conversation's
+    /// counts are the batch's to update.
+    private func storeIncoming(_ message: IncomingMessage, at place: Place, now: Int64) throws -> StoredMessage {
+        let sentBefore = try message.seq.flatMap { seq in try laterMessage(of: message.from, in: place.conversation, than: seq) }
         let text = MessageText.of(key: message.key, payload: message.payload.json)
-        let now = Clock.now()
         try database.statement("""
             INSERT INTO messages (conversation, position, sender, recipient, global_id, seq, key, payload, sent_at, stored_at,
                                   outgoing, state, jump, summary, arrived, sent_before)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 'received', ?, ?, ?, ?)
-            """).bind(conversation, position, message.from, user, message.globalID, message.seq, message.key, message.payload.json,
+            """).bind(place.conversation, place.next, message.from, user, message.globalID, message.seq, message.key, message.payload.json,
                       message.sentAt, now, message.jump.map(Self.encode), text, message.arrived, sentBefore).run()
-        let row = database.lastInsertedRow
-        try database.statement("""
-            UPDATE conversations SET message_count = message_count + 1, unread = unread + 1, last_message = ?,
-                updated_at = max(updated_at, ?)
-            WHERE id = ?
-            """).bind(row, now, conversation).run()
-        return .stored(StoredMessage(envelope: envelope(position: position, peer: message.from, from: message.from, to: user,
-                                                        time: message.sentAt, key: message.key, payload: message.payload,
-                                                        globalID: message.globalID),
-                                     position: position, state: .received, reason: nil, seq: message.seq, isOutgoing: false,
-                                     jump: message.jump, row: row, arrived: message.arrived, sentBefore: sentBefore))
+        return StoredMessage(envelope: envelope(position: place.next, peer: message.from, from: message.from, to: user,
+                                                time: message.sentAt, key: message.key, payload: message.payload, globalID: message.globalID),
+                             position: place.next, state: .received, reason: nil, seq: message.seq, isOutgoing: false,
+                             jump: message.jump, row: database.lastInsertedRow, arrived: message.arrived, sentBefore: sentBefore)
     }
 
     /// The position of `sender`'s stored message in `conversation` with the smallest `seq` above
@@ -265,6 +316,36 @@ extension MessageStore {
     /// Adds the words of every message not yet in the full-text index to it, in the open
     /// transaction. The index is derived from `messages.summary` and caught up by every write
     /// but a send, and before a search: never behind for long, and never wrong.
+    /// Catches the search index up with what was stored since (sends and arrivals leave their
+    /// words to this), at most `limit` messages, in a commit that does not wait for the disk: the
+    /// index is made from the messages, and what a power cut takes back of it is made again.
+    /// The process holding the connection calls it when a service brought nothing; a search
+    /// catches up first. Returns whether the index is caught up.
+    @discardableResult
+    public func catchUpSearchIndex(limit: Int) throws(StoreError) -> Bool {
+        guard !isReadOnly, wordsPending else { return true }
+        return try guarded {
+            let (indexed, newest) = try indexProgress()
+            guard indexed < newest else {
+                wordsPending = false
+                return true
+            }
+            return try database.transaction(durable: false) {
+                let bound = try database.statement("SELECT max(id) FROM (SELECT id FROM messages WHERE id > ? ORDER BY id LIMIT ?)")
+                try bound.bind(indexed, limit)
+                _ = try bound.step()
+                let through = bound.int(0)
+                try database.statement("""
+                    INSERT INTO message_text (rowid, text)
+                    SELECT id, summary FROM messages WHERE id > ?1 AND id <= ?2 AND summary != '' ORDER BY id
+                    """).bind(indexed, through).run()
+                try database.statement("UPDATE search_progress SET indexed_through = ?").bind(through).run()
+                wordsPending = through < newest
+                return !wordsPending
+            }
+        }
+    }
+
     func indexNewMessages() throws {
         try Self.indexNewMessages(in: database)
     }

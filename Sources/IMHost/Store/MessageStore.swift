@@ -49,6 +49,11 @@ public final class MessageStore {
     /// were opened: line code runs in this process and could close them (and the numbers be
     /// reused for other files). Checked before every use; see ``guarded(_:)``.
     private var descriptors: [Held] = []
+    /// Whether messages stored since the search index last caught up may have words it lacks:
+    /// set when this process stores one (and at first, for what others stored), cleared by
+    /// ``catchUpSearchIndex(limit:)``. Another process's messages wait for this one's next, or
+    /// for a search.
+    var wordsPending = true
 
     /// The database file this store's connection holds, as it was when opened.
     var heldIdentity: FileIdentity? {

@@ -6,6 +6,7 @@ enum MessageText {
     static let limit = 2000
 
     static func of(key: String, payload: String) -> String {
+        if key == "text", let text = plainText(payload) { return text.utf8.count <= limit || text.count <= limit ? text : String(text.prefix(limit)) }
         guard let root = try? JSONParser.parse(payload) else { return "" }
         var found: [String] = []
         var length = 0
@@ -21,12 +22,25 @@ enum MessageText {
             }
         }
         // A text message's words are its text; a card's, every string in it.
-        if key == "text", case .object(let members) = root.value, let text = members.first(where: { $0.key == "text" })?.value {
+        if key == "text", case .object(let members) = root.value, let text = members.member("text") {
             walk(text)
         } else {
             walk(root)
         }
         let joined = found.joined(separator: " · ")
         return joined.count > limit ? String(joined.prefix(limit)) : joined
+    }
+
+    /// The text of a payload that is exactly `{"text":"…"}` with nothing to unescape: what most
+    /// messages are, read without building a tree (a send's other costs are that small). The
+    /// parser reads the same string out of it; anything else (an escape, a space, another
+    /// member) is `nil`, and goes to the parser.
+    static func plainText(_ payload: String) -> String? {
+        let bytes = payload.utf8
+        let head = #"{"text":""#.utf8, tail = #""}"#.utf8
+        guard bytes.count >= head.count + tail.count, bytes.starts(with: head), bytes.reversed().starts(with: tail.reversed()) else { return nil }
+        let inner = bytes.dropFirst(head.count).dropLast(tail.count)
+        guard !inner.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return nil }
+        return String(payload[inner.startIndex..<inner.endIndex])
     }
 }

@@ -9,6 +9,7 @@ import IMKit
 ///  "jump":{"rootCateID":1,"cateID":12,"infoID":"L1001"}}
 /// {"v":1,"kind":"receipt","state":"delivered"|"read"|"refused","ids":[ID,...],"code":CODE,"reason":TEXT,"confirm":true}
 /// {"v":1,"kind":"confirm","ids":[ID,...]}
+/// {"v":1,"kind":"status","state":"running"|"gone","version":N,"digest":D,"at":MS,"lines":[...],"keys":[...],"partial":true}
 /// ```
 ///
 /// Everything read is input: it is parsed with limits and every field checked; what does not
@@ -33,6 +34,9 @@ public enum Envelope: Sendable, Equatable {
     /// user's session now: `id` names the connection (random, one a process), `at` when it took
     /// it. Only the user itself can write there and read it.
     case presence(id: String, at: Int64)
+    /// A host's status, retained on its status topic (``FleetConfig/statusTopic(of:)``, never an
+    /// inbox): the fleet configuration it applies, and its lines and message keys.
+    case status(Status)
 
     /// The version this host writes and reads.
     public static let version = 1
@@ -131,6 +135,44 @@ public enum Envelope: Sendable, Equatable {
         }
     }
 
+    /// A host's status as the operator reads it. Read leniently, as hosts before this kind wrote
+    /// it without one: a member that is not what a host writes is left out, names that are not
+    /// line ids or message keys are dropped.
+    public struct Status: Sendable, Equatable {
+        public enum State: String, Sendable {
+            /// It runs.
+            case running
+            /// It left, or its will says it vanished.
+            case gone
+        }
+
+        /// `nil` when it said neither.
+        public var state: State?
+        /// When it reported, in ms since 1970.
+        public var at: Int64?
+        /// What it applies and what it has.
+        public var report: FleetReport
+        /// Whether it said what it has: hosts before fleet status carried lines report only their
+        /// version, and a report that did not fit its limit says `"partial"`.
+        public var inventory: Inventory
+
+        public enum Inventory: Sendable, Equatable {
+            case none, partial, complete
+        }
+
+        public init(state: State?, at: Int64?, report: FleetReport, inventory: Inventory) {
+            self.state = state
+            self.at = at
+            self.report = report
+            self.inventory = inventory
+        }
+    }
+
+    /// `items` in receipts' worth: at most ``receiptIDs`` each, in order.
+    static func inReceipts<Item>(_ items: [Item]) -> [ArraySlice<Item>] {
+        stride(from: 0, to: items.count, by: receiptIDs).map { items[$0..<min($0 + receiptIDs, items.count)] }
+    }
+
     // MARK: Writing
 
     /// The envelope as the bytes to publish.
@@ -160,6 +202,17 @@ public enum Envelope: Sendable, Equatable {
             return #"{"v":1,"kind":"probe","id":\#(JSONNode.quoted(id))}"#
         case .presence(let id, let at):
             return #"{"v":1,"kind":"presence","id":\#(JSONNode.quoted(id)),"at":\#(at)}"#
+        case .status(let status):
+            let applied = status.report.applied
+            var text = #"{"v":1,"kind":"status""#
+            if let state = status.state { text += #","state":"\#(state.rawValue)""# }
+            text += #","version":\#(applied.map { String($0.version) } ?? "null"),"digest":\#(applied.map { JSONNode.quoted($0.digest) } ?? "null")"#
+            if let at = status.at { text += #","at":\#(at)"# }
+            if status.inventory != .none {
+                let list = { (names: [String]) in names.map(JSONNode.quoted).joined(separator: ",") }
+                text += #","lines":[\#(list(status.report.lines))],"keys":[\#(list(status.report.keys))]"#
+            }
+            return text + (status.inventory == .partial ? #","partial":true}"# : "}")
         }
     }
 
@@ -197,6 +250,20 @@ public enum Envelope: Sendable, Equatable {
         guard bytes.count <= payloadLimit + overhead else {
             throw Refusal(kind: .tooLarge, description: "an envelope of \(bytes.count) bytes; the limit is \(payloadLimit + overhead) (limits.payloadBytes + \(overhead))")
         }
+        return try envelope(try object(bytes), payloadLimit: payloadLimit, sender: sender)
+    }
+
+    /// Reads a status from its topic: a status envelope, or a status document as hosts wrote it
+    /// before it was one (no `kind`); `nil` for anything else, or more than `limit` bytes.
+    public static func readStatus(_ bytes: [UInt8], limit: Int, sender: String) -> Status? {
+        guard bytes.count <= limit, let members = try? object(bytes) else { return nil }
+        guard members.member("kind") != nil else { return status(members.member) }
+        guard case .status(let status)? = try? envelope(members, payloadLimit: limit, sender: sender) else { return nil }
+        return status
+    }
+
+    /// The members of the JSON object `bytes` hold.
+    private static func object(_ bytes: [UInt8]) throws(Refusal) -> [(key: String, keyPosition: SourcePosition, value: JSONNode)] {
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw Refusal(kind: .notJSON, description: "an envelope that is not UTF-8")
         }
@@ -207,7 +274,13 @@ public enum Envelope: Sendable, Equatable {
             throw Refusal(kind: .notJSON, description: "an envelope that is not JSON (\(error.message) at \(error.position))")
         }
         guard case .object(let members) = root.value else { throw Refusal(kind: .notJSON, description: "an envelope that is not a JSON object") }
-        func member(_ key: String) -> JSONNode? { members.first { $0.key == key }?.value }
+        return members
+    }
+
+    /// The envelope an object's `members` make.
+    private static func envelope(_ members: [(key: String, keyPosition: SourcePosition, value: JSONNode)], payloadLimit: Int,
+                                 sender: String?) throws(Refusal) -> Envelope {
+        func member(_ key: String) -> JSONNode? { members.member(key) }
         let id = member("id").flatMap { node -> String? in
             if case .string(let text) = node.value, GlobalID.isValid(text) { return text }
             return nil
@@ -240,6 +313,7 @@ public enum Envelope: Sendable, Equatable {
                 throw Refusal(kind: .payload, description: "a presence record without a valid id and time")
             }
             return .presence(id: id, at: Int64(at))
+        case "status": return .status(status(member))
         default:
             throw Refusal(kind: .kind, description: "an envelope of kind \"\(kind.prefix(40))\", which this host does not know", messageID: id)
         }
@@ -269,7 +343,7 @@ public enum Envelope: Sendable, Equatable {
         var jump: JumpPage?
         if let node = member("jump") {
             guard case .object(let fields) = node.value else { throw refuse(.payload, "message \(id) has a jump that is not an object") }
-            func field(_ key: String) -> JSONNode? { fields.first { $0.key == key }?.value }
+            func field(_ key: String) -> JSONNode? { fields.member(key) }
             guard case .number(let root, _)? = field("rootCateID")?.value, root == root.rounded(), root >= 0, root <= Double(Int32.max) else {
                 throw refuse(.payload, "message \(id) has a jump without a rootCateID")
             }
@@ -335,5 +409,29 @@ public enum Envelope: Sendable, Equatable {
             reason = String(decoding: text.utf8.prefix(reasonBytes), as: UTF8.self)
         }
         return Receipt(state: state, ids: ids, code: code, reason: reason, confirm: confirm)
+    }
+}
+
+extension Envelope {
+    /// A status's members, leniently (see ``Status``).
+    private static func status(_ member: (String) -> JSONNode?) -> Status {
+        func names(_ key: String, valid: (String) -> Bool) -> [String]? {
+            guard case .array(let items)? = member(key)?.value else { return nil }
+            return items.compactMap { if case .string(let name) = $0.value, valid(name) { name } else { nil } }
+        }
+        var status = Status(state: nil, at: nil, report: FleetReport(), inventory: .none)
+        if case .string(let state)? = member("state")?.value { status.state = Status.State(rawValue: state) }
+        if case .number(let at, _)? = member("at")?.value, at >= 0, at < 1e15 { status.at = Int64(at) }
+        if case .number(let version, _)? = member("version")?.value, version >= 1, version < 1e15 {
+            var digest = ""
+            if case .string(let text)? = member("digest")?.value { digest = text }
+            status.report.applied = FleetConfig.Applied(version: Int64(version), digest: digest)
+        }
+        if let lines = names("lines", valid: LineID.isValid), let keys = names("keys", valid: LineID.isValidMessageKey) {
+            status.report.lines = lines
+            status.report.keys = keys
+            status.inventory = member("partial").map { _ in .partial } ?? .complete
+        }
+        return status
     }
 }

@@ -17,66 +17,16 @@ import Glibc
 /// `getaddrinfo` and connects before it returns), so it runs on a thread of its own; the owner's
 /// loop goes on meanwhile, and is woken when it is done. Until then nothing else touches the
 /// connection.
-package final class MQTTClient {
-    /// How to connect.
-    package struct Settings: Sendable {
-        package var address: HostConfig.Transport.Address
-        package var user: String
-        package var password: String
-        /// Seconds between pings when nothing else is sent.
-        package var keepAlive: Int32 = 30
-        /// Seconds the broker keeps the session (its subscription and queued messages) after a
-        /// disconnect.
-        package var sessionExpiry: UInt32 = 7 * 24 * 3600
-        /// The largest packet this client takes (MQTT 5 Maximum Packet Size): the broker drops
-        /// larger ones instead of sending them.
-        package var maximumPacket: UInt32
-        /// How many QoS 1 messages the broker may have in flight to this client at once.
-        package var receiveMaximum: UInt16 = 256
-        /// TLS (`mqtts://`): the CA the broker's certificate must chain to, and this host's
-        /// certificate and key when the broker asks for one. The broker's name is checked.
-        package var tls: TLSFiles?
-        /// What the broker publishes (retained, QoS 1) when this connection ends without a
-        /// goodbye: a topic and a payload.
-        package var will: (topic: String, payload: [UInt8])?
+package final class MQTTClient: BrokerClient {
+    package typealias Settings = BrokerClientSettings
+    package typealias Failure = BrokerClientFailure
+    package typealias Event = BrokerEvent
 
-        package struct TLSFiles: Sendable {
-            package var ca: String
-            package var cert: String?
-            package var key: String?
-            package init(ca: String, cert: String?, key: String?) {
-                self.ca = ca
-                self.cert = cert
-                self.key = key
-            }
-        }
-
-        package init(address: HostConfig.Transport.Address, user: String, password: String, maximumPacket: UInt32) {
-            self.address = address
-            self.user = user
-            self.password = password
-            self.maximumPacket = maximumPacket
-        }
-    }
-
-    /// What the connection did.
-    package enum Event: Sendable {
-        /// The broker took the connection (`sessionPresent`: it kept the session from before).
-        case connected(sessionPresent: Bool)
-        /// The broker refused the connection: its reason code and text.
-        case refused(code: Int32, reason: String)
-        /// The connection attempt failed before the broker answered (no broker there, a name
-        /// that does not resolve): why.
-        case unreachable(String)
-        /// The connection ended: its reason code (0 when this side asked) and text.
-        case disconnected(code: Int32, reason: String)
-        /// A message arrived.
-        case message(topic: String, payload: [UInt8], retained: Bool)
-        /// The broker answered a QoS 1 publish (`code` 0: it took it; 0x87: not authorised).
-        case published(id: Int32, code: Int32)
-        /// The broker answered a subscription with these granted QoS (or failure codes).
-        case subscribed(id: Int32, granted: [Int32])
-    }
+    /// How long the broker keeps a kept session after a disconnect (MQTT 5 session expiry).
+    static let sessionExpiry: UInt32 = 7 * 24 * 3600
+    /// How many QoS 1 messages the broker may have in flight to this client at once (MQTT 5
+    /// Receive Maximum).
+    static let receiveMaximum: UInt16 = 256
 
     enum State: Equatable {
         case idle, connecting, awaitingAnswer, connected
@@ -99,11 +49,6 @@ package final class MQTTClient {
     /// orders the thread's writes before the owner's reads).
     private struct Handle: @unchecked Sendable {
         let pointer: OpaquePointer
-    }
-
-    /// Why the client could not be made.
-    package struct Failure: Error, CustomStringConvertible {
-        package var description: String
     }
 
     private static let library: Void = { mosquitto_lib_init() }()
@@ -169,11 +114,12 @@ package final class MQTTClient {
             MQTTClient.owner(user).received(message.pointee)
         }
         mosquitto_publish_v5_callback_set(made) { _, user, id, code, _ in
-            MQTTClient.owner(user).events.append(.published(id: id, code: code))
+            MQTTClient.owner(user).events.append(.published(id: id, MQTTClient.answer(code)))
         }
         mosquitto_subscribe_v5_callback_set(made) { _, user, id, count, granted, _ in
-            let codes = granted.map { Array(UnsafeBufferPointer(start: $0, count: Int(count))) } ?? []
-            MQTTClient.owner(user).events.append(.subscribed(id: id, granted: codes))
+            // One topic a subscription: its granted QoS, or a failure code (0x80 and up).
+            let code = granted.flatMap { count > 0 ? $0.pointee : nil }
+            MQTTClient.owner(user).events.append(.subscribed(id: id, code.map(MQTTClient.answer) ?? .refused("no answer")))
         }
     }
 
@@ -200,14 +146,15 @@ package final class MQTTClient {
         state = .connecting
         attempt.result = nil
         attempt.detail = nil
+        attempt.handshake = nil
         attempt.wrongName = false
         attempt.verify = nil
         let handle = handle, settings = settings, wakeWrite = wake.write, result = attempt
         Thread.detachNewThread {
             var properties: OpaquePointer? = nil
-            mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), settings.sessionExpiry)
+            mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), settings.keepsSession ? Self.sessionExpiry : 0)
             mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_MAXIMUM_PACKET_SIZE.rawValue), settings.maximumPacket)
-            mosquitto_property_add_int16(&properties, Int32(MQTT_PROP_RECEIVE_MAXIMUM.rawValue), settings.receiveMaximum)
+            mosquitto_property_add_int16(&properties, Int32(MQTT_PROP_RECEIVE_MAXIMUM.rawValue), Self.receiveMaximum)
             let code: Int32
             switch settings.address {
             case .tcp(let host, let port), .tls(let host, let port):
@@ -225,7 +172,7 @@ package final class MQTTClient {
             // as a would-block error of the blocking connect.
             let wouldBlock = code == MOSQ_ERR_ERRNO.rawValue && (error == EAGAIN || error == EINPROGRESS)
             if code == MOSQ_ERR_TLS.rawValue || wouldBlock, case .tls(let host, _) = settings.address {
-                result.detail = Self.tlsFailure(handle.pointer, host: host, attempt: result)
+                result.handshake = Self.tlsFailure(handle.pointer, host: host, attempt: result)
             }
             result.result = code
             var byte: UInt8 = 1
@@ -235,15 +182,20 @@ package final class MQTTClient {
 
     /// Where the connecting thread leaves its result (a libmosquitto error code), under a lock.
     private final class ConnectAttempt: Sendable {
-        private let cell = Mutex<(code: Int32?, detail: String?, wrongName: Bool, verify: (Int, String)?)>((nil, nil, false, nil))
+        private let cell = Mutex<(code: Int32?, detail: String?, handshake: TLSProblem?, wrongName: Bool, verify: (Int, String)?)>((nil, nil, nil, false, nil))
         var result: Int32? {
             get { cell.withLock { $0.code } }
             set { cell.withLock { $0.code = newValue } }
         }
-        /// What went wrong beyond the error code (a TLS certificate's problem), for a person.
+        /// What went wrong beyond the error code: the system's error, for a person.
         var detail: String? {
             get { cell.withLock { $0.detail } }
             set { cell.withLock { $0.detail = newValue } }
+        }
+        /// The TLS handshake failed: why.
+        var handshake: TLSProblem? {
+            get { cell.withLock { $0.handshake } }
+            set { cell.withLock { $0.handshake = newValue } }
         }
         /// libmosquitto logged that the broker's certificate does not hold the name connected to.
         var wrongName: Bool {
@@ -259,7 +211,7 @@ package final class MQTTClient {
 
     /// Why the TLS connection of `handle` to `host` failed: what libmosquitto logged while it
     /// failed (its name check, OpenSSL's verify result), else OpenSSL's result now.
-    private static func tlsFailure(_ handle: OpaquePointer, host: String, attempt: ConnectAttempt) -> String {
+    private static func tlsFailure(_ handle: OpaquePointer, host: String, attempt: ConnectAttempt) -> TLSProblem {
         // A name libmosquitto refused: OpenSSL knows only that the check failed.
         if attempt.wrongName { return tlsProblem(62, text: "hostname mismatch", host: host) }
         if let (verify, text) = attempt.verify { return tlsProblem(verify, text: text, host: host) }
@@ -268,26 +220,18 @@ package final class MQTTClient {
         return tlsProblem(verify, text: text.map { String(cString: $0) } ?? "", host: host)
     }
 
-    /// Why a TLS connection failed, with the fix, from OpenSSL's verify result.
-    static func tlsProblem(_ verify: Int, text: String, host: String) -> String {
-        switch verify {
-        case 10:
-            return "the broker's certificate has expired (OpenSSL: \(text)): renew it on the broker"
-        case 9:
-            return "the broker's certificate is not valid yet (OpenSSL: \(text)): check this machine's clock and the certificate's dates"
-        case 62:
-            return "the broker's certificate does not name \(host) (OpenSSL: \(text)): connect by a name the certificate holds, or issue it for \(host)"
-        case 2, 18, 19, 20, 21:
-            return "the broker's certificate is not signed by the CA in transport.caFile (OpenSSL: \(text)): set caFile to the CA that signed it"
-        case 0:
-            return "the TLS handshake failed though the broker's certificate was trusted: if the broker asks for a client certificate, set transport.certFile and keyFile"
-        case -1:
-            // OpenSSL's state went with the connection: every cause, and where to look.
-            return "the TLS handshake with the broker failed: check that transport.caFile holds the CA that signed the broker's certificate, that the certificate names \(host) and has not expired, and that this port is the broker's TLS listener"
-        default:
-            // Other results (1, "unspecified") do not tell which check failed: every cause.
-            return tlsProblem(-1, text: text, host: host)
+    /// What OpenSSL's verify result says failed (-1: OpenSSL's state went with the connection).
+    static func tlsProblem(_ verify: Int, text: String, host: String) -> TLSProblem {
+        let kind: TLSProblem.Kind = switch verify {
+        case 10: .expired
+        case 9: .notYetValid
+        case 62: .wrongName
+        case 2, 18, 19, 20, 21: .untrusted
+        case 0: .afterTrust
+        // Other results (1, "unspecified") do not tell which check failed.
+        default: .unknown
         }
+        return TLSProblem(kind: kind, openSSL: text, host: host)
     }
 
     // MARK: The loop
@@ -305,11 +249,6 @@ package final class MQTTClient {
     package var writable: [Int32] {
         guard state == .awaitingAnswer || state == .connected, mosquitto_want_write(handle.pointer) else { return [] }
         return [mosquitto_socket(handle.pointer)].filter { $0 >= 0 }
-    }
-
-    /// ``readable`` and ``writable`` as poll(2) entries.
-    package var descriptors: [pollfd] {
-        readable.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) } + writable.map { pollfd(fd: $0, events: Int16(POLLOUT), revents: 0) }
     }
 
     /// Waits until one of `descriptors` (of one connection or several) is ready, or
@@ -337,15 +276,18 @@ package final class MQTTClient {
                 if socket >= 0 { _ = fcntl(socket, F_SETFD, fcntl(socket, F_GETFD) | FD_CLOEXEC) }
             } else {
                 state = .idle
-                events.append(.unreachable(attempt.detail ?? Self.describe(code)))
+                events.append(.unreachable(attempt.handshake.map(Unreachable.handshake) ?? .network(attempt.detail ?? Self.describe(code))))
             }
         case .awaitingAnswer, .connected:
             let pointer = handle.pointer
             // libmosquitto reads one packet a call when nothing of its own waits: read on while
-            // the socket has more (up to a bound), so a burst is stored and answered in batches.
+            // a packet came of the last read (up to a bound), so a burst is stored and answered in
+            // batches. A read that brought nothing this side hears of (no data, a ping's answer)
+            // ends it: what is left is read at the next call, as the socket stays readable.
             var code = mosquitto_loop_read(pointer, 1)
-            var reads = 1
-            while code == MOSQ_ERR_SUCCESS.rawValue, reads < Self.readsPerService, Self.hasInput(mosquitto_socket(pointer)) {
+            var reads = 1, heard = 0
+            while code == MOSQ_ERR_SUCCESS.rawValue, reads < Self.readsPerService, events.count > heard {
+                heard = events.count
                 code = mosquitto_loop_read(pointer, 1)
                 reads += 1
             }
@@ -357,27 +299,44 @@ package final class MQTTClient {
                 // answered is the handshake's: the broker's certificate was not trusted.
                 if state == .awaitingAnswer, code == MOSQ_ERR_TLS.rawValue, case .tls(let host, _) = settings.address {
                     state = .idle
-                    events.append(.unreachable(Self.tlsFailure(pointer, host: host, attempt: attempt)))
+                    events.append(.unreachable(.handshake(Self.tlsFailure(pointer, host: host, attempt: attempt))))
                     return events
                 }
                 state = .idle
-                events.append(.disconnected(code: code, reason: Self.describe(code)))
+                events.append(.disconnected(.lost(Self.describe(code))))
             }
         }
         return events
     }
 
+    /// The socket ``holdWrites()`` corked, until ``releaseWrites()``; -1 when none is.
+    private var corked: Int32 = -1
+
+    /// Corks the TCP socket (TCP_CORK): libmosquitto writes each packet as it is made, and with
+    /// TCP_NODELAY each went as a segment of its own, through the whole loopback or network
+    /// stack (a fifth of a burst's time). A unix socket has no segments to save.
+    package func holdWrites() {
+        guard corked < 0, state == .connected || state == .awaitingAnswer else { return }
+        if case .unix = settings.address { return }
+        let socket = mosquitto_socket(handle.pointer)
+        var on: Int32 = 1
+        if socket >= 0, setsockopt(socket, Int32(IPPROTO_TCP), TCP_CORK, &on, socklen_t(MemoryLayout<Int32>.size)) == 0 { corked = socket }
+    }
+
+    /// Uncorks the socket: what was held is sent now.
+    package func releaseWrites() {
+        guard corked >= 0 else { return }
+        defer { corked = -1 }
+        // A connection lost meanwhile took its socket with it.
+        guard mosquitto_socket(handle.pointer) == corked else { return }
+        var off: Int32 = 0
+        _ = setsockopt(corked, Int32(IPPROTO_TCP), TCP_CORK, &off, socklen_t(MemoryLayout<Int32>.size))
+    }
+
     /// At most this many packets are read in one ``service()``.
     static let readsPerService = 256
 
-    /// Whether `socket` has bytes to read now.
-    private static func hasInput(_ socket: Int32) -> Bool {
-        guard socket >= 0 else { return false }
-        var entry = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
-        return poll(&entry, 1, 0) > 0 && entry.revents & Int16(POLLIN) != 0
-    }
-
-    /// Publishes at QoS 1. Returns the message id the broker's answer (``Event/published``)
+    /// Publishes at QoS 1. Returns the message id the broker's answer (``BrokerEvent/published(id:_:)``)
     /// names, or why it could not be queued.
     package func publish(topic: String, payload: [UInt8], retain: Bool = false) -> Result<Int32, Failure> {
         guard state == .connected else { return .failure(Failure(description: "not connected")) }
@@ -390,8 +349,9 @@ package final class MQTTClient {
         return .success(id)
     }
 
-    /// Subscribes at QoS 1. Returns the message id ``Event/subscribed`` names. `retained`: whether the broker sends what is retained on the topic
-    /// when the subscription is made (an inbox takes none: a retained message planted there
+    /// Subscribes at QoS 1. Returns the message id ``BrokerEvent/subscribed(id:_:)`` names.
+    /// `retained`: whether the broker sends what is retained on the topic when the subscription
+    /// is made (MQTT 5 retain handling; an inbox takes none: a retained message planted there
     /// would come again at every connect).
     package func subscribe(_ topic: String, retained: Bool = false) -> Result<Int32, Failure> {
         guard state == .connected else { return .failure(Failure(description: "not connected")) }
@@ -420,16 +380,29 @@ package final class MQTTClient {
             events.append(.connected(sessionPresent: flags & 1 != 0))
         } else {
             state = .idle
-            events.append(.refused(code: code, reason: String(cString: mosquitto_reason_string(code))))
+            // Bad user name or password, not authorised (MQTT 5), and their 3.1.1 codes.
+            let credentials = [0x86, 0x87, 0x04, 0x05].contains(code)
+            events.append(.refused(BrokerRefusal(reason: String(cString: mosquitto_reason_string(code)), credentials: credentials)))
         }
     }
 
     private func disconnected(code: Int32) {
         guard state != .idle else { return }
         state = .idle
+        // 0x8E: Session taken over (mosquitto 2.0.11 never sends it: see SessionClaim).
+        guard code != 0x8E else {
+            events.append(.disconnected(.takenOver))
+            return
+        }
         // An MQTT 5 reason code from the broker's DISCONNECT (0x80 and up), or libmosquitto's own.
         let reason = code >= 0x80 ? String(cString: mosquitto_reason_string(code)) : Self.describe(code)
-        events.append(.disconnected(code: code, reason: reason))
+        events.append(.disconnected(.lost(reason)))
+    }
+
+    /// A PUBACK's or SUBACK's reason code as an answer: below 0x80 taken, else refused in the
+    /// broker's words ("Not authorized").
+    private static func answer(_ code: Int32) -> BrokerAnswer {
+        code < 0x80 ? .taken : .refused(String(cString: mosquitto_reason_string(code)))
     }
 
     private func received(_ message: mosquitto_message) {
@@ -437,9 +410,6 @@ package final class MQTTClient {
         let bytes = message.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(message.payloadlen))) } ?? []
         events.append(.message(topic: topic, payload: bytes, retained: message.retain))
     }
-
-    /// An MQTT 5 reason code's text (0x87: "Not authorized").
-    static func reasonText(_ code: Int32) -> UnsafePointer<CChar> { mosquitto_reason_string(code) }
 
     /// A libmosquitto error code for a person (with the system's error for an I/O error).
     static func describe(_ code: Int32) -> String {

@@ -233,7 +233,11 @@ enum FleetCommand {
             output.out(applied + " (as they report).\n")
             return
         }
-        let named = behind.prefix(5).map { user in "\(user) (\(reports.first { $0.user == user }?.version.map { "version \($0)" } ?? "no version"))" }
+        let named = behind.prefix(5).map { user in
+            // Two steps: Swift 6.3.1 crashes compiling this in one expression for release (-O).
+            let version = reports.first { $0.user == user }?.version
+            return "\(user) (\(version.map { "version \($0)" } ?? "no version"))"
+        }
         let more = behind.count > 5 ? " and \(behind.count - 5) more" : ""
         output.out(TerminalText.safe("\(applied) within \(Double(wait) / 1000) s; not yet: \(named.joined(separator: ", "))\(more); imhost fleet status shows when they do.", newlines: false) + "\n")
     }

@@ -81,9 +81,9 @@ enum SyncCommand {
         courier.retries = false
         while Interruption.signal == nil, Clock.monotonic() < deadline {
             for event in host.serviceConnection() {
-                if case .notice(let line) = event {
+                if case .notice(let notice) = event {
                     // Without --json, what the connection says goes to standard error as it comes.
-                    if !json { output.diagnostic("imhost: " + line) }
+                    if !json { output.diagnostic("imhost: " + ConnectionWords.notice(notice)) }
                 }
             }
             if courier.failedAttempt != nil { break }
@@ -97,14 +97,14 @@ enum SyncCommand {
         }
         let outbox: (queued: Int, sent: Int) = (try? host.store?.outboxCounts()) ?? (0, 0)
         if json {
-            output.out(JSONOutput.encode(SyncReport(connected: everConnected, heldBy: nil, counters: courier.counters, failure: courier.failedAttempt,
+            output.out(JSONOutput.encode(SyncReport(connected: everConnected, heldBy: nil, counters: courier.counters, failure: courier.failedAttempt.map(Failure.init),
                                                     queued: outbox.queued, sent: outbox.sent,
                                                     unconfirmedReceipts: try? host.store?.unconfirmedReceipts())))
         }
         guard everConnected else {
             // One line: why, what to do, and what waits meanwhile (no counts of a sync that did
             // not happen).
-            let why = courier.failedAttempt?.reason ?? "no answer from the broker within \(seconds) s"
+            let why = courier.failedAttempt.map { ConnectionWords.offline($0.reason) } ?? "no answer from the broker within \(seconds) s"
             let count = outbox.queued + outbox.sent
             let waiting = count == 0 ? "" : "; \(count) of your messages wait\(count == 1 ? "s" : "") for the next sync or chat"
             output.diagnostic("imhost sync: could not connect: \(why)\(waiting)")
@@ -112,7 +112,7 @@ enum SyncCommand {
         }
         if !json { output.out(report(courier.counters, outbox: outbox) + "\n") }
         // Connected, lost the connection (said as it went), and could not make it again.
-        if let failure = courier.failedAttempt { output.diagnostic("imhost sync: could not connect again: \(failure.reason)") }
+        if let failure = courier.failedAttempt { output.diagnostic("imhost sync: could not connect again: \(ConnectionWords.offline(failure.reason))") }
         return CommandLineTool.ExitCode.ok
     }
 
@@ -146,13 +146,25 @@ enum SyncCommand {
         var counters: Courier.Counters?
         /// Why the attempt to connect failed, and whether trying again later may work as it is
         /// (`transient`: the broker was down) or needs a fix first (a refused password).
-        var failure: Courier.AttemptFailure?
+        var failure: Failure?
         /// The user's messages not yet taken by the broker.
         var queued: Int
         /// The user's messages the broker took, waiting for the receiver's receipt.
         var sent: Int
         /// Read receipts this host sent (or will) that their peers have not confirmed having.
         var unconfirmedReceipts: Int?
+    }
+
+    /// A failed attempt to connect, as `--json` says it.
+    struct Failure: Encodable {
+        /// What failed and what to do, in one line.
+        var reason: String
+        var transient: Bool
+
+        init(_ failure: Courier.AttemptFailure) {
+            reason = ConnectionWords.offline(failure.reason)
+            transient = failure.transient
+        }
     }
 
     /// What a sync that connected did, in one line.

@@ -18,8 +18,9 @@ enum WebCommand {
             to open (it carries a token: only who has it gets in). The start page lists the
             conversations; a chat opens from a jump URL, clicked or pasted, exactly as imhost chat
             opens it, and stays live: arrivals, receipts, a changed host.json, fleet
-            configuration or quarantine, and a rebuilt line show without a reload. Serves until
-            Ctrl-C.
+            configuration or quarantine, and a rebuilt line show without a reload (host.json is
+            read again when it changes, or on SIGHUP, as a chat reads it). Serves until Ctrl-C
+            or SIGTERM.
 
             It listens on 127.0.0.1 only. It holds the user's broker connection, as a chat does;
             each open page runs in a worker of its own, so a line that crashes costs that page a

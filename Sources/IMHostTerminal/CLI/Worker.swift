@@ -173,19 +173,21 @@ final class Worker {
     /// this user's messages to it, so what others send from the first step on arrives.
     private func connectForScenario() throws {
         try host.signIn()
-        runConnection(seconds: 10, say: { line in
-            if !line.hasPrefix("connected to") { output.diagnostic("imhost: \(host.userID): \(line)") }
+        runConnection(seconds: 10, say: { notice in
+            // Connecting is what a scenario does first: only what went otherwise is said.
+            if case .connected(_, _, again: false) = notice { return }
+            output.diagnostic("imhost: \(host.userID): \(ConnectionWords.notice(notice))")
         }, until: { $0.inboxConfirmed })
     }
 
     /// Runs the connection before a page is open, until `done` (or `seconds` pass): notices go
     /// to `say`, arrivals are stored, and a fleet configuration that comes is applied.
-    private func runConnection(seconds: Int64, say: (String) -> Void, until done: (Courier) -> Bool) {
+    private func runConnection(seconds: Int64, say: (ConnectionNotice) -> Void, until done: (Courier) -> Bool) {
         guard let courier = host.courier else { return }
         let deadline = Clock.monotonic() + UInt64(seconds) * 1_000_000_000
         while !done(courier), courier.wantsOnline, Clock.monotonic() < deadline, Interruption.signal == nil {
             for event in host.serviceConnection() {
-                if case .notice(let line) = event { say(line) }
+                if case .notice(let notice) = event { say(notice) }
             }
             if done(courier) { break }
             courier.wait(milliseconds: min(courier.wakeAfter(), 100))
@@ -196,7 +198,7 @@ final class Worker {
     /// ``Courier/fleetWait`` after subscribing; the cached one if the broker cannot be reached).
     private func awaitFleet() {
         // Said as the chat says its notices: a line each, on standard output.
-        runConnection(seconds: 5, say: { output.out(TerminalText.safe($0, newlines: false) + "\n") }, until: { $0.fleetSettled })
+        runConnection(seconds: 5, say: { output.out(ConnectionWords.notice($0) + "\n") }, until: { $0.fleetSettled })
         if host.courier != nil, host.config.fleet == nil {
             output.diagnostic("imhost: no fleet configuration from the broker and none cached: this host opens on host.json alone")
         }

@@ -163,6 +163,7 @@ final class ChatDriver {
             guard let store = host.store, try store.retry(page.conversation, number: number, at: host.clock()) else {
                 return .failed("/retry: #\(number) is not a failed message of yours in this chat")
             }
+            host.wakeConnection()
             return Outcome(said: ["retry: #\(number) is queued again"], redraw: true)
         case .block(let peer), .unblock(let peer):
             let blocking = if case .block = action { true } else { false }
@@ -210,13 +211,16 @@ final class ChatDriver {
                                       : "unblocked \(peer): their messages are taken again (those refused meanwhile are not)"])
     }
 
-    /// Marks the peer's messages the page shows as read; returns how many were read now.
+    /// Marks the peer's messages the page shows as read; returns how many were read now. Their
+    /// read receipts go at once: the process holding the connection is woken.
     @discardableResult
     func markShownRead(_ page: ChatPage) throws -> Int {
         guard let store = host.store else { return 0 }
         let count = try page.messageCount()
-        return try store.markRead(page.conversation, before: count, receipts: host.config.transport?.readReceipts ?? false,
-                                  shownFrom: max(0, count - page.window)).count
+        let receipts = host.config.transport?.readReceipts ?? false
+        let read = try store.markRead(page.conversation, before: count, receipts: receipts, shownFrom: max(0, count - page.window)).count
+        if receipts, read > 0 { host.wakeConnection() }
+        return read
     }
 
     /// Opens a URL through the route table: a chat becomes the open chat; a line's route says

@@ -56,8 +56,8 @@ final class ChatSession {
         var redraw = false
         for event in events {
             switch event {
-            case .notice(let line):
-                say(line)
+            case .notice(let notice):
+                say(ConnectionWords.notice(notice))
             case .arrived(let peer, let messages):
                 if peer == page.conversation {
                     redraw = true

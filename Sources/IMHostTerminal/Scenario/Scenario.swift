@@ -113,8 +113,7 @@ struct Scenario {
         var stepsNode = root
         if case .object = root.value {
             let members = try reader.members(root, "", allowed: ["users", "steps"])
-            guard let usersNode = members.first(where: { $0.key == "users" })?.value,
-                  let listed = members.first(where: { $0.key == "steps" })?.value else {
+            guard let usersNode = members.member("users"), let listed = members.member("steps") else {
                 throw reader.fail(root, "", "a scenario is a list of steps, or { \"users\": [...], \"steps\": [...] } for several people")
             }
             users = try parseUsers(usersNode, file: file, reader)
@@ -130,7 +129,7 @@ struct Scenario {
                 throw reader.fail(node, path, "a step has exactly one action (\(actions.joined(separator: ", "))), found \(named.count)")
             }
             var user: String?
-            if let who = members.first(where: { $0.key == "as" })?.value {
+            if let who = members.member("as") {
                 let name = try reader.string(who, path + ".as")
                 guard names.contains(name) else {
                     throw reader.fail(who, path + ".as", users.isEmpty ? "\"as\" needs the scenario's users: { \"users\": [...], \"steps\": [...] }"
@@ -146,7 +145,7 @@ struct Scenario {
                 throw reader.fail(node, path, "\"fleet\" is the operator's: it takes no \"as\"")
             }
             let value = action.value
-            let payload = members.first { $0.key == "payload" }?.value
+            let payload = members.member("payload")
             let actionPath = path + "." + action.key
             let verb = ChatVerb.byStep[action.key]
             if payload != nil && verb?.argument != .keyAndPayload {
@@ -183,8 +182,8 @@ struct Scenario {
             } else {
                 step.user = users.isEmpty ? nil : (user ?? users[0].name)
             }
-            if let flag = members.first(where: { $0.key == "expectCrash" }) {
-                step.expectCrash = try reader.bool(flag.value, path + ".expectCrash")
+            if let flag = members.member("expectCrash") {
+                step.expectCrash = try reader.bool(flag, path + ".expectCrash")
             }
             steps.append(step)
         }

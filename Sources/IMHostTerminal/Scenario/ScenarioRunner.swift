@@ -104,7 +104,7 @@ final class ScenarioRunner {
                 output.out(try renderer.render(page))
                 var unmet = "the page does not meet the expectation"
                 do { _ = try evaluate(expectation, page) } catch let failure as Failure { unmet = failure.description } catch {}
-                let status = host.courier.map { "\($0.status)" } ?? "no connection"
+                let status = host.courier.map { ConnectionWords.status($0.status) } ?? "no connection"
                 throw Failure(description: "waited \(Int(Self.awaitSeconds)) s: \(unmet) (the page is shown above; this user's connection: \(status))")
             }
             guard let courier = host.courier else { _ = poll(nil, 0, 50); continue }

@@ -140,8 +140,8 @@ final class WebServer {
             case .arrived(let peer, _): changed.insert(peer)
             case .changed(let peers): changed.formUnion(peers)
             case .fleetApplied: all = true
-            case .notice(let line):
-                output.diagnostic("imhost web: " + line)
+            case .notice(let notice):
+                output.diagnostic("imhost web: " + ConnectionWords.notice(notice))
             case .fleet: break
             }
         }

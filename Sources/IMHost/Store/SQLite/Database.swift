@@ -41,6 +41,8 @@ final class Database {
     /// object (on its one thread) uses it.
     private let handle: OpaquePointer
     private var statements: [String: Statement] = [:]
+    /// Statements stepped since the last ``finishStatements()``: the only ones it has to reset.
+    fileprivate var stepped: [Statement] = []
 
     /// How to open.
     enum Mode {
@@ -89,6 +91,7 @@ final class Database {
     private var isClosed = false
 
     deinit {
+        stepped.removeAll()
         statements.removeAll()
         // An abandoned connection is leaked on purpose: closing it would close descriptor
         // numbers that may now belong to other files.
@@ -103,6 +106,7 @@ final class Database {
     /// every use fails with an error, never touching the closed connection.
     func closeLeavingLog() {
         guard !isClosed, !isAbandoned else { return }
+        stepped.removeAll()
         statements.removeAll()
         imhost_sqlite_no_checkpoint_on_close(handle)
         sqlite3_close_v2(handle)
@@ -158,7 +162,12 @@ final class Database {
     /// snapshot would make this connection's next write fail at once (`SQLITE_BUSY_SNAPSHOT`)
     /// when another process wrote meanwhile.
     func finishStatements() {
-        for statement in statements.values { statement.reset() }
+        for statement in stepped {
+            // Its bindings hold no lock: they are cleared when it is next used.
+            statement.finish()
+            statement.isListed = false
+        }
+        stepped.removeAll(keepingCapacity: true)
     }
 
     /// Runs `body` in one transaction: `BEGIN IMMEDIATE` takes the write lock at once (another
@@ -174,13 +183,21 @@ final class Database {
     /// Statements are reset before it begins too: a read left open would pin an old snapshot,
     /// and SQLite refuses at once (no busy wait) to write over one another process has moved on
     /// from (`SQLITE_BUSY_SNAPSHOT`).
-    func transaction<T>(_ body: () throws -> T) throws -> T {
+    ///
+    /// `durable: false` commits without waiting for the disk (`synchronous=NORMAL` for this
+    /// transaction): for what the connection records of its own progress (a claim, `sent`, when
+    /// to try again), which a power cut may take back at no cost but a resend. The write-ahead
+    /// log keeps commits in order, so the next durable commit puts it on disk too. A send, an
+    /// arrival and a receipt's state are always durable.
+    func transaction<T>(durable: Bool = true, _ body: () throws -> T) throws -> T {
         finishStatements()
-        try execute("BEGIN IMMEDIATE")
+        if !durable { try statement("PRAGMA synchronous = NORMAL").run() }
+        defer { if !durable { try? statement("PRAGMA synchronous = FULL").run() } }
+        try statement("BEGIN IMMEDIATE").run()
         do {
             let result = try body()
             finishStatements()
-            try execute("COMMIT")
+            try statement("COMMIT").run()
             return result
         } catch {
             finishStatements()
@@ -227,6 +244,9 @@ final class Statement {
         self.database = database
     }
 
+    /// In its database's ``Database/stepped``: stepped since the last finish.
+    fileprivate var isListed = false
+
     deinit { sqlite3_finalize(raw) }
 
     func reset() {
@@ -234,35 +254,28 @@ final class Statement {
         sqlite3_clear_bindings(raw)
     }
 
+    /// Ends the statement's run (no read transaction is left open by it); its bindings stay.
+    func finish() { sqlite3_reset(raw) }
+
     /// Binds values in order, from parameter 1: `Int`, `Int64`, `Int32`, `Bool`, `String`, or `nil`.
     @discardableResult
-    func bind(_ values: (any Sendable)?...) throws(Database.Failure) -> Statement {
+    func bind(_ values: (any SQLiteValue)?...) throws(Database.Failure) -> Statement {
         for (offset, value) in values.enumerated() { try bind(at: Int32(offset + 1), value) }
         return self
     }
 
     /// Binds one value at parameter `index` (from 1).
-    func bind(at index: Int32, _ value: (any Sendable)?) throws(Database.Failure) {
-        let code: Int32
-        switch value {
-        case nil: code = sqlite3_bind_null(raw, index)
-        case let number as Int: code = sqlite3_bind_int64(raw, index, Int64(number))
-        case let number as Int64: code = sqlite3_bind_int64(raw, index, number)
-        case let number as Int32: code = sqlite3_bind_int64(raw, index, Int64(number))
-        case let flag as Bool: code = sqlite3_bind_int64(raw, index, flag ? 1 : 0)
-        case var text as String:
-            code = text.withUTF8 { bytes in
-                guard let base = bytes.baseAddress else { return imhost_sqlite_bind_text(raw, index, "", 0) }
-                return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) { imhost_sqlite_bind_text(raw, index, $0, Int32(bytes.count)) }
-            }
-        default:
-            preconditionFailure("cannot bind \(type(of: value))")
-        }
+    func bind(at index: Int32, _ value: (any SQLiteValue)?) throws(Database.Failure) {
+        let code = value?.bind(raw, at: index) ?? sqlite3_bind_null(raw, index)
         guard code == SQLITE_OK else { throw database.failure(code) }
     }
 
     /// Steps once: true when a row is ready to read, false when done.
     func step() throws(Database.Failure) -> Bool {
+        if !isListed {
+            isListed = true
+            database.stepped.append(self)
+        }
         let code = sqlite3_step(raw)
         switch code {
         case SQLITE_ROW: return true
@@ -297,6 +310,39 @@ final class Statement {
         for (offset, column) in columns.enumerated() {
             let code = sqlite3_bind_value(raw, Int32(offset + 1), sqlite3_column_value(row.raw, column))
             guard code == SQLITE_OK else { throw database.failure(code) }
+        }
+    }
+}
+
+/// A value a statement binds: each type binds itself, so binding casts nothing (a chain of
+/// dynamic casts cost a tenth of storing a burst of arrivals).
+protocol SQLiteValue: Sendable {
+    /// Binds it at parameter `index` (from 1) of `statement`; SQLite's result code.
+    func bind(_ statement: OpaquePointer, at index: Int32) -> Int32
+}
+
+extension Int64: SQLiteValue {
+    func bind(_ statement: OpaquePointer, at index: Int32) -> Int32 { sqlite3_bind_int64(statement, index, self) }
+}
+
+extension Int: SQLiteValue {
+    func bind(_ statement: OpaquePointer, at index: Int32) -> Int32 { sqlite3_bind_int64(statement, index, Int64(self)) }
+}
+
+extension Int32: SQLiteValue {
+    func bind(_ statement: OpaquePointer, at index: Int32) -> Int32 { sqlite3_bind_int64(statement, index, Int64(self)) }
+}
+
+extension Bool: SQLiteValue {
+    func bind(_ statement: OpaquePointer, at index: Int32) -> Int32 { sqlite3_bind_int64(statement, index, self ? 1 : 0) }
+}
+
+extension String: SQLiteValue {
+    func bind(_ statement: OpaquePointer, at index: Int32) -> Int32 {
+        var text = self
+        return text.withUTF8 { bytes in
+            guard let base = bytes.baseAddress else { return imhost_sqlite_bind_text(statement, index, "", 0) }
+            return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) { imhost_sqlite_bind_text(statement, index, $0, Int32(bytes.count)) }
         }
     }
 }

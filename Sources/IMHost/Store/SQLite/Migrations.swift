@@ -93,7 +93,7 @@ enum Migrations {
         -- are found; its rows are the messages' ids. It holds no text of its own.
         CREATE VIRTUAL TABLE message_text USING fts5 (text, content = '', tokenize = 'trigram');
         -- How far message_text has caught up: messages with a larger id are not in it yet. (A
-        -- send leaves its words to the next write, so its commit stays small.)
+        -- send or an arrival leaves its words to a later commit, so its own stays small.)
         CREATE TABLE search_progress (indexed_through INTEGER NOT NULL);
         INSERT INTO search_progress VALUES (0);
         """,

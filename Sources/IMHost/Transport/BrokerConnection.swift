@@ -1,0 +1,450 @@
+/// The user's connection to the broker, one of the ``Courier``'s parts: it connects (and again,
+/// on a backoff, saying an outage once), subscribes to the inbox, the presence record and the
+/// fleet configuration, checks with a probe that the inbox reaches this host, settles which host
+/// of the user holds the session (``SessionClaim``), reports this host's fleet status, and says
+/// goodbye. Everything else that crosses it (messages, the broker's answers to what the other
+/// parts published) it hands back from ``service(now:)``.
+///
+/// What the connection is, is one value, ``state``, whose cases carry what each knows.
+final class BrokerConnection {
+    enum State {
+        /// Not connected, and why.
+        case offline(OfflineReason)
+        /// Waiting for the broker's answer.
+        case connecting(any BrokerClient)
+        /// Connected, and what it knows so far.
+        case online(any BrokerClient, Online)
+    }
+
+    /// What an online connection knows.
+    struct Online {
+        /// The inbox's subscription: asked for (its id), then granted; until then nothing is sent.
+        var inbox: Subscription = .notAsked
+        /// The subscription that brings the retained presence record.
+        var presence: Int32?
+        /// The fleet configuration's subscription, and when the broker granted it.
+        var fleet: (id: Int32, grantedAt: Int64?)?
+        /// The probe sent through the inbox once it is subscribed.
+        var probe = Probe.notSent
+
+        enum Subscription: Equatable {
+            case notAsked, asked(Int32), granted
+        }
+
+        enum Probe: Equatable {
+            case notSent
+            /// Out, to come back by `deadline`.
+            case out(id: String, deadline: Int64)
+            /// It came back: the broker has delivered everything that waited before it.
+            case back
+            /// It did not come back in time.
+            case lost
+        }
+    }
+
+    /// What a publish the broker has yet to answer was, for whoever made it.
+    enum Publish {
+        case message(QueuedSend)
+        case receipts([MessageStore.QueuedReceipt])
+        /// A receipt, a confirmation, a presence record or a status: nothing waits on its answer.
+        case answer
+        case probe
+    }
+
+    /// What ``service(now:)`` hands back.
+    enum Happening {
+        /// A connection was made: what was not delivered goes again.
+        case connected
+        /// A message that is not the fleet configuration's.
+        case message(topic: String, payload: [UInt8], retained: Bool)
+        /// The broker answered a message or receipts publish.
+        case answered(Publish, BrokerAnswer)
+        /// A fleet configuration came (retained, or as the operator published it): its bytes.
+        case fleet([UInt8])
+    }
+
+    static let reconnectCap: Int64 = 30 * 1000
+    /// Milliseconds a connecting host waits for its probe to come back through its own inbox.
+    static let probeMilliseconds: Int64 = 2000
+    /// The longest a connecting host waits for the retained fleet configuration after subscribing.
+    static let fleetWait: Int64 = 1000
+
+    let settings: HostConfig.Transport
+    let user: String
+    private let payloadLimit: Int
+    private let clock: () -> Int64
+    private let makeClient: MakeBrokerClient
+    private let notices: CourierLedger
+
+    private(set) var state = State.offline(.notConnectedYet)
+    /// Whether the user wants to be online (`/online`, `/offline`).
+    private(set) var wantsOnline = true
+    /// Whether a failed attempt is said and tried again later (a chat), or ends the connection
+    /// unsaid, left in ``failedAttempt`` for a caller that tries once (`imhost sync`).
+    var retries = true
+    /// The last attempt to connect that failed, until one succeeds.
+    private(set) var failedAttempt: Courier.AttemptFailure?
+    private var reconnectAt: Int64 = 0
+    private var reconnectDelay: Int64 = 1000
+    /// What was said of the last outage, so a reconnect loop says it once.
+    private var saidOutage: OfflineReason?
+    /// Whether what the broker retains of the fleet configuration has come, or will not: it
+    /// came, the probe came back after it would have, ``fleetWait`` passed after subscribing, or
+    /// the connection failed (the cached one applies). Once true, it stays.
+    private(set) var fleetSettled = false
+    /// Whether this host holds the user's session, or another host of the user took it.
+    private var claim = SessionClaim(connectionID: "c" + GlobalID.make(at: Clock.now()))
+    /// What each publish the broker has yet to answer was.
+    private var publishing: [Int32: Publish] = [:]
+    /// Told when the connection went or was made anew: the other parts forget what they had in
+    /// flight on it.
+    var onReset: () -> Void = {}
+    /// What this host reports on its status topic (and in its will); a change is reported at once.
+    var fleetReport = FleetReport() {
+        didSet { if fleetReport != oldValue, isOnline { reportFleetStatus() } }
+    }
+
+    init(settings: HostConfig.Transport, user: String, payloadLimit: Int, clock: @escaping () -> Int64,
+         makeClient: @escaping MakeBrokerClient, notices: CourierLedger) {
+        self.settings = settings
+        self.user = user
+        self.payloadLimit = payloadLimit
+        self.clock = clock
+        self.makeClient = makeClient
+        self.notices = notices
+    }
+
+    // MARK: What it knows
+
+    var status: Courier.Status {
+        switch state {
+        case .offline(let why): .offline(why)
+        case .connecting: .connecting
+        case .online: .online
+        }
+    }
+
+    var isOnline: Bool { if case .online = state { true } else { false } }
+
+    private var client: (any BrokerClient)? {
+        switch state {
+        case .offline: nil
+        case .connecting(let client), .online(let client, _): client
+        }
+    }
+
+    private var online: Online? { if case .online(_, let online) = state { online } else { nil } }
+
+    /// The probe came back since the connection was made: the broker has delivered everything
+    /// that waited for this user before it.
+    var inboxConfirmed: Bool { online?.probe == .back }
+    /// Whether what is due may be sent: the inbox is subscribed (its answers can come back) and
+    /// this host knows it holds the session.
+    var canSend: Bool { online?.inbox == .granted && claim.settled }
+    /// Whether this host knows it holds the session: arrivals are stored (before, they are held).
+    var holdsSession: Bool { claim.settled }
+    /// Publishes the broker has not answered yet.
+    var unanswered: Int { publishing.count }
+    var readable: [Int32] { client?.readable ?? [] }
+    var writable: [Int32] { client?.writable ?? [] }
+
+    /// The soonest this connection has something to do, at most a second from `now`.
+    func nextWake(now: Int64) -> Int64 {
+        var next = now + 1000
+        switch state {
+        case .offline: if wantsOnline { next = min(next, reconnectAt) }
+        case .connecting: break
+        case .online(_, let online):
+            if case .out(_, let deadline) = online.probe { next = min(next, deadline) }
+            if !fleetSettled, let at = online.fleet?.grantedAt { next = min(next, at + Self.fleetWait) }
+        }
+        return next
+    }
+
+    /// Changes what an online connection knows.
+    private func update(_ change: (inout Online) -> Void) {
+        guard case .online(let client, var online) = state else { return }
+        change(&online)
+        state = .online(client, online)
+    }
+
+    // MARK: The loop
+
+    /// Connects when it is time, runs the client, and hands back what is for the other parts.
+    func service(now: Int64) -> [Happening] {
+        if case .offline = state, wantsOnline, now >= reconnectAt { connect(now: now) }
+        guard let client else { return [] }
+        var happenings: [Happening] = []
+        for event in client.service() { handle(event, now: now, into: &happenings) }
+        return happenings
+    }
+
+    /// What the client writes until ``releaseWrites()`` leaves together (``BrokerClient/holdWrites()``).
+    func holdWrites() { client?.holdWrites() }
+
+    /// Sends what was held.
+    func releaseWrites() { client?.releaseWrites() }
+
+    /// What an online connection checks as time passes: its probe's deadline, the fleet wait.
+    func checkTimers(now: Int64) {
+        guard let online else { return }
+        if case .out(_, let deadline) = online.probe, now > deadline {
+            update { $0.probe = .lost }
+            if claim.noRecordCame() { publishPresence() }
+            notices.say(.acl(.probeLost))
+        }
+        if !fleetSettled, let at = online.fleet?.grantedAt, now >= at + Self.fleetWait { fleetSettled = true }
+    }
+
+    /// Publishes at QoS 1 as `what`: false when the connection cannot take it now.
+    @discardableResult
+    func publish(topic: String, payload: [UInt8], retain: Bool = false, as what: Publish) -> Bool {
+        guard case .online(let client, _) = state, case .success(let id) = client.publish(topic: topic, payload: payload, retain: retain) else {
+            return false
+        }
+        publishing[id] = what
+        return true
+    }
+
+    /// Connects (`online`) or, having said goodbye, disconnects (keeping the session on the broker).
+    func setOnline(_ online: Bool) {
+        wantsOnline = online
+        if online {
+            reconnectAt = 0
+            reconnectDelay = 1000
+            // Asked for: this host takes the session, from another host of the user if need be.
+            claim.claimNext()
+        } else {
+            lostConnection(.asked)
+        }
+    }
+
+    // MARK: Connecting
+
+    private func connect(now: Int64) {
+        let password: String
+        do throws(FileSystem.Failure) {
+            password = try settings.password()
+        } catch {
+            attemptFailed(.passwordUnreadable(file: settings.passwordFile, error: "\(error)"), transient: false, now: now, delay: Self.reconnectCap)
+            return
+        }
+        var clientSettings = BrokerClientSettings(address: settings.address, user: user, password: password,
+                                                  maximumPacket: UInt32(max(BrokerFolder.maxPacketSize(payloadLimit: payloadLimit), FleetConfig.byteLimit + 1024)))
+        if let ca = settings.caFile { clientSettings.tls = .init(ca: ca, cert: settings.certFile, key: settings.keyFile) }
+        // A host that goes without a goodbye is marked gone on its status topic.
+        clientSettings.will = (FleetConfig.statusTopic(of: user), fleetReport.document(state: .gone, at: clock()))
+        do throws(BrokerClientFailure) {
+            let made = try makeClient(clientSettings)
+            state = .connecting(made)
+            made.connect()
+        } catch {
+            attemptFailed(.clientNotMade(error.description), transient: false, now: now, delay: Self.reconnectCap)
+        }
+    }
+
+    /// An attempt to connect failed: kept for the caller, and an outage (said, and tried again
+    /// later; "retrying" when that may work as it is) unless this connection does not retry.
+    private func attemptFailed(_ reason: OfflineReason, transient: Bool, now: Int64, delay: Int64? = nil) {
+        failedAttempt = Courier.AttemptFailure(reason: reason, transient: transient)
+        if !retries { wantsOnline = false }
+        var said = reason
+        if retries, transient, case .unreachable(let address, let why, _) = reason { said = .unreachable(address: address, why, retrying: true) }
+        outage(said, now: now, delay: delay, aloud: retries)
+    }
+
+    /// The connection failed or was lost: said once for the outage (when `aloud`), and tried
+    /// again later.
+    private func outage(_ why: OfflineReason, now: Int64, delay: Int64? = nil, aloud: Bool = true) {
+        lostConnection(why)
+        if aloud, saidOutage != why {
+            saidOutage = why
+            notices.say(.outage(why))
+        }
+        // The broker cannot be reached: the cached fleet configuration is what applies.
+        fleetSettled = true
+        let wait = delay ?? reconnectDelay
+        reconnectAt = now + wait + Int64.random(in: 0...(wait / 4))
+        reconnectDelay = min(Self.reconnectCap, reconnectDelay * 2)
+    }
+
+    /// Offline, for `why`: everything in flight on the connection is forgotten, here and in the
+    /// other parts.
+    private func lostConnection(_ why: OfflineReason) {
+        state = .offline(why)
+        publishing = [:]
+        onReset()
+    }
+
+    private func handle(_ event: BrokerEvent, now: Int64, into happenings: inout [Happening]) {
+        switch event {
+        case .connected:
+            guard case .connecting(let client) = state else { return }
+            failedAttempt = nil
+            reconnectDelay = 1000
+            notices.say(.connected(address: settings.address, user: user, again: saidOutage != nil))
+            saidOutage = nil
+            publishing = [:]
+            onReset()
+            state = .online(client, Online())
+            happenings.append(.connected)
+            subscribe(client)
+        case .subscribed(let id, let answer):
+            subscribed(id, answer, now: now)
+        case .refused(let refusal):
+            attemptFailed(.refused(address: settings.address, user: user, refusal, passwordFile: settings.passwordFile), transient: false,
+                          now: now, delay: Self.reconnectCap)
+        case .unreachable(let why):
+            // A certificate or handshake that fails now fails again until someone fixes it.
+            let transient = if case .network = why { true } else { false }
+            attemptFailed(.unreachable(address: settings.address, why, retrying: false), transient: transient, now: now)
+        case .disconnected(.takenOver):
+            // Another connection of this user (another device, or another data folder) took the
+            // session. Fighting for it would throw each other off.
+            wantsOnline = false
+            lostConnection(.takenOver(user: user))
+            notices.say(.takenOver(user: user))
+        case .disconnected(.lost(let reason)):
+            outage(.lost(reason), now: now)
+        case .message(let topic, let payload, let retained) where topic == FleetConfig.topic:
+            // What the broker retains is the newest; older ones queued in the session while this
+            // host was away come before it and do not end the wait.
+            if retained { fleetSettled = true }
+            happenings.append(.fleet(payload))
+        case .message(let topic, let payload, let retained):
+            happenings.append(.message(topic: topic, payload: payload, retained: retained))
+        case .published(let id, let answer):
+            guard let what = publishing.removeValue(forKey: id) else { return }
+            switch what {
+            case .answer: break
+            case .probe:
+                if case .refused = answer {
+                    update { $0.probe = .notSent }
+                    notices.say(.acl(.ownInboxRefused(user: user)))
+                }
+            case .message, .receipts: happenings.append(.answered(what, answer))
+            }
+        }
+    }
+
+    /// Subscribes a new connection: the inbox, the presence record, the fleet configuration;
+    /// and claims the session and reports the host's status.
+    private func subscribe(_ client: any BrokerClient) {
+        if claim.connected() { publishPresence() }
+        switch client.subscribe(Courier.topic(to: user, from: "+"), retained: false) {
+        case .success(let id): update { $0.inbox = .asked(id) }
+        case .failure(let failure): notices.say(.inboxNotSubscribed(failure.description))
+        }
+        // The presence record the broker retains there (the inbox's subscription takes no
+        // retained message): before the probe, whose SUBACK comes later.
+        if case .success(let id) = client.subscribe(Courier.topic(to: user, from: user), retained: true) { update { $0.presence = id } }
+        // The fleet configuration, with what the broker retains of it. Subscribed after the
+        // inbox, so the probe (sent when the inbox is subscribed) comes back after it.
+        if case .success(let id) = client.subscribe(FleetConfig.topic, retained: true) {
+            update { $0.fleet = (id, nil) }
+        } else {
+            fleetSettled = true
+        }
+        reportFleetStatus()
+    }
+
+    private func subscribed(_ id: Int32, _ answer: BrokerAnswer, now: Int64) {
+        guard let online else { return }
+        if id == online.fleet?.id {
+            update { $0.fleet?.grantedAt = now }
+            if case .refused(let reason) = answer {
+                fleetSettled = true
+                notices.say(.acl(.fleetRefused(reason)))
+            }
+        } else if id == online.inbox.id {
+            guard answer == .taken else {
+                if case .refused(let reason) = answer { notices.say(.acl(.inboxRefused(reason))) }
+                return
+            }
+            update { $0.inbox = .granted }
+            sendProbe(now: now)
+        }
+    }
+
+    // MARK: Who holds the session
+
+    /// Says, retained on the user's own inbox, that this connection holds the user's session.
+    private func publishPresence() {
+        publish(topic: Courier.topic(to: user, from: user), payload: Envelope.presence(id: claim.connectionID, at: clock()).bytes, retain: true, as: .answer)
+    }
+
+    /// A presence record came through the inbox: this host holds the session, or another host of
+    /// the user took it after this one did, and this one leaves (without a goodbye: the status
+    /// topic is the other host's now) and stays offline until the user says otherwise.
+    func sawPresence(_ id: String) {
+        guard claim.saw(id) == .takenOver, let client else { return }
+        client.disconnect()
+        wantsOnline = false
+        lostConnection(.connectedElsewhere(user: user))
+        notices.say(.connectedElsewhere(user: user))
+    }
+
+    private func sendProbe(now: Int64) {
+        let id = "probe-" + GlobalID.make(at: now)
+        guard publish(topic: Courier.topic(to: user, from: user), payload: Envelope.probe(id: id).bytes, as: .probe) else { return }
+        update { $0.probe = .out(id: id, deadline: now + Self.probeMilliseconds) }
+    }
+
+    /// A probe came back through the inbox: when it is this connection's, the inbox works.
+    func probeCame(_ id: String) {
+        guard case .out(id, _)? = online?.probe else { return }
+        update { $0.probe = .back }
+        // Sent after the fleet subscription: a retained configuration came before it.
+        fleetSettled = true
+        // And after the inbox's: so did a presence record. None came: the broker lost it.
+        if claim.noRecordCame() { publishPresence() }
+    }
+
+    // MARK: Fleet status and goodbye
+
+    /// Publishes this host's status, retained. Returns the publish's message id.
+    @discardableResult
+    private func reportFleetStatus(state: Envelope.Status.State = .running) -> Int32? {
+        guard case .online(let client, _) = self.state,
+              case .success(let id) = client.publish(topic: FleetConfig.statusTopic(of: user), payload: fleetReport.document(state: state, at: clock()), retain: true) else {
+            return nil
+        }
+        publishing[id] = .answer
+        return id
+    }
+
+    /// Reports this host gone (with the version it applied: the will, made at connect, may name
+    /// an older one) and disconnects, keeping the session. Waits (at most half a second) for the
+    /// broker to take the report first: mosquitto 2.0 treats a client that leaves before its
+    /// PUBACK as lost, and publishes its will over the report. The broker's answers to messages
+    /// and receipts meanwhile go to `answered`, a batch at a time; a message arriving now is not
+    /// stored, so not answered: its sender sends it again.
+    func goodbye(_ answered: ([(Publish, BrokerAnswer)]) -> Void) {
+        guard case .online(let client, _) = state, let report = reportFleetStatus(state: .gone) else { return }
+        let deadline = Clock.monotonic() + 500_000_000
+        var taken = false
+        while !taken, Clock.monotonic() < deadline {
+            var batch: [(Publish, BrokerAnswer)] = []
+            for event in client.service() {
+                switch event {
+                case .published(let id, let answer):
+                    if let what = publishing.removeValue(forKey: id) { batch.append((what, answer)) }
+                    if id == report { taken = true }
+                case .disconnected:
+                    answered(batch)
+                    return
+                default:
+                    break
+                }
+            }
+            answered(batch)
+            if !taken { MQTTClient.wait(on: client.descriptors, milliseconds: 20) }
+        }
+        client.disconnect()
+    }
+}
+
+extension BrokerConnection.Online.Subscription {
+    /// The id an answer to it names, while it waits for one.
+    var id: Int32? { if case .asked(let id) = self { id } else { nil } }
+}

@@ -1,0 +1,174 @@
+/// The user's messages on their way, one of the ``Courier``'s parts. Delivery is end to end,
+/// because a broker's PUBACK is not delivery (it drops messages past its queue limits):
+/// - a send is stored and queued in one transaction (``MessageStore/storeOutgoing``); here it is
+///   claimed, published at QoS 1 to `imhost/u/<peer>/from/<user>`, and marked `sent` when the
+///   broker takes it;
+/// - the receiver stores it once (by sender and id) and answers `delivered`; only that receipt
+///   takes it out of the outbox. At most ``Courier/window`` messages per peer wait for a receipt;
+///   one arriving lets the next go at once;
+/// - what is not delivered goes again, oldest first: after a reconnect, a restart, and on a
+///   backoff doubling to at most five minutes while connected; after `giveUpHours` it fails;
+/// - an envelope the receiver will never take is answered `refused`, and fails here with the
+///   receiver's reason.
+final class Delivery {
+    /// The longest wait between resends of an undelivered message.
+    static let resendCap: Int64 = 5 * 60 * 1000
+    /// How long a claim lasts (a process killed with claims leaves them to expire).
+    static let leaseMilliseconds: Int64 = 60 * 1000
+
+    private let store: MessageStore
+    private let connection: BrokerConnection
+    private let ledger: CourierLedger
+    private let giveUpHours: Double
+    /// Messages published in this connection and not yet delivered: by peer, their rows by
+    /// global id (a receipt naming them needs no look-up).
+    private var inFlight: [String: [String: Int64]] = [:]
+    /// The broker's answers to messages, gathered during one service and committed at once.
+    private var accepted: [QueuedSend] = []
+    /// When the outbox is read again for what is due: at once when something changed it (a send,
+    /// a receipt that frees the window, a new connection), at the next resend this host set, and
+    /// at least every second (another process may queue without waking this one). Between, a
+    /// pump costs nothing, however long the outbox.
+    private(set) var readAgainAt: Int64 = 0
+    /// Peers whose window a receipt freed since the last pump: only their messages are looked
+    /// at, not the whole outbox.
+    private var freed: [String] = []
+
+    init(store: MessageStore, connection: BrokerConnection, ledger: CourierLedger, giveUpHours: Double) {
+        self.store = store
+        self.connection = connection
+        self.ledger = ledger
+        self.giveUpHours = giveUpHours
+    }
+
+    /// The connection went or was made anew: nothing is in flight on it.
+    func reset() {
+        inFlight = [:]
+        outboxChanged()
+    }
+
+    /// Something was queued, or made due: the outbox is read at the next pump.
+    func outboxChanged() { readAgainAt = 0 }
+
+    private func readAgain(at time: Int64) { readAgainAt = min(readAgainAt, time) }
+
+    /// Publishes what is due, at most ``Courier/window`` per peer waiting for a receipt: every
+    /// peer's when the outbox is read again, else the peers whose window a receipt freed.
+    func pump(now: Int64) {
+        guard connection.canSend else { return }
+        var peers: [String]
+        if now >= readAgainAt {
+            readAgainAt = now + 1000
+            do throws(StoreError) { peers = try store.duePeers(now: now).map(\.peer) } catch { return }
+        } else {
+            peers = freed
+        }
+        freed = []
+        for peer in peers {
+            let flying = Set((inFlight[peer] ?? [:]).values)
+            let candidates: [Int64]
+            do throws(StoreError) {
+                candidates = try store.dueRows(for: peer, now: now, limit: Courier.window + flying.count)
+            } catch { continue }
+            // Resends of messages already waiting for a receipt, and new ones while there is room.
+            var room = Courier.window - flying.count
+            let chosen = candidates.filter { row in
+                if flying.contains(row) { return true }
+                guard room > 0 else { return false }
+                room -= 1
+                return true
+            }
+            let sends: [QueuedSend]
+            do throws(StoreError) {
+                sends = try store.claim(rows: chosen, now: now, leaseMilliseconds: Self.leaseMilliseconds)
+            } catch { continue }
+            for send in sends {
+                let envelope = Envelope.message(Envelope.Message(id: send.globalID, seq: send.seq ?? 0, key: send.key, payload: send.payload,
+                                                                 sentAt: send.sentAt, jump: send.jump))
+                if connection.publish(topic: Courier.topic(to: send.peer, from: connection.user), payload: envelope.bytes, as: .message(send)) {
+                    inFlight[send.peer, default: [:]][send.globalID] = send.row
+                } else {
+                    try? store.release([send], retryAt: now + 1000)
+                    readAgain(at: now + 1000)
+                }
+            }
+        }
+    }
+
+    /// The broker answered the publish of `send`.
+    func answered(_ send: QueuedSend, _ answer: BrokerAnswer, now: Int64) {
+        switch answer {
+        case .taken:
+            accepted.append(send)
+        case .refused(let reason):
+            inFlight[send.peer]?[send.globalID] = nil
+            try? store.release([send], retryAt: now + Self.resendCap)
+            readAgain(at: now + Self.resendCap)
+            ledger.say(.acl(.publishRefused(user: connection.user, topic: Courier.topic(to: send.peer, from: connection.user), reason: reason)))
+        }
+    }
+
+    /// The broker took the messages answered since the last call: `sent`, and each sent again if
+    /// no receipt comes, after 2 s, doubling to at most 5 minutes. One transaction for all.
+    func markAccepted(now: Int64) {
+        guard !accepted.isEmpty else { return }
+        let sends = accepted
+        accepted = []
+        let retryAt = { (send: QueuedSend) in now + min(Self.resendCap, 2000 << min(send.attempts, 12)) }
+        if let changed = try? store.markSent(sends, retryAt: retryAt) {
+            ledger.counters.published += changed
+        }
+        if let soonest = sends.map(retryAt).min() { readAgain(at: soonest) }
+        ledger.record(.changed(peers: Set(sends.map(\.peer))))
+    }
+
+    /// Applies a receipt from `peer` to the user's messages to `peer` (ids of messages sent to
+    /// anyone else change nothing, and are counted), and confirms it when it asks.
+    func apply(_ receipt: Envelope.Receipt, from peer: String, now: Int64) {
+        do throws(StoreError) {
+            let changed: Int
+            switch receipt.state {
+            case .delivered, .read:
+                changed = try store.receipt(from: peer, ids: receipt.ids, state: receipt.state == .read ? .read : .delivered, at: now)
+                if receipt.state == .read { ledger.counters.read += changed } else { ledger.counters.delivered += changed }
+            case .refused:
+                let refusal = PeerRefusal(peer: peer, code: receipt.code, reason: receipt.reason)
+                changed = try store.fail(to: peer, ids: receipt.ids, reason: refusal.storedReason)
+                ledger.counters.failed += changed
+                if changed > 0 { ledger.say(.peerRefused(refusal, count: changed)) }
+            }
+            // Ids that name no message of the user's to this peer (never sent, or sent to
+            // someone else) changed nothing, and are counted. Those in flight are known to be.
+            let flying = inFlight[peer] ?? [:]
+            let others = receipt.ids.filter { flying[$0] == nil }
+            var own = Set(receipt.ids.filter { flying[$0] != nil })
+            if !others.isEmpty { own.formUnion(try store.ownRows(others, to: peer).keys) }
+            ledger.counters.unknownReceipts += receipt.ids.count - own.count
+            for id in own { inFlight[peer]?[id] = nil }
+            if !own.isEmpty {
+                // The window has room again.
+                if !freed.contains(peer) { freed.append(peer) }
+                ledger.record(.changed(peers: [peer]))
+            }
+            // Applied: the peer may stop sending it. (Ids of no message of ours too: it would
+            // send them until it gives up, for nothing.)
+            if receipt.confirm {
+                connection.publish(topic: Courier.topic(to: peer, from: connection.user), payload: Envelope.confirm(ids: receipt.ids).bytes, as: .answer)
+            }
+        } catch {
+            ledger.say(.receiptNotApplied(peer: peer, error))
+        }
+    }
+
+    /// Fails what was not delivered within `giveUpHours`.
+    func giveUp(now: Int64) {
+        let hoursText = giveUpHours == giveUpHours.rounded() ? "\(Int(giveUpHours))" : "\(giveUpHours)"
+        guard let failed = try? store.failOlder(than: now - Int64(giveUpHours * 3_600_000), reason: "not delivered within \(hoursText) hours"),
+              !failed.isEmpty else { return }
+        ledger.counters.failed += failed.count
+        for (peer, _) in failed { inFlight[peer] = nil }
+        outboxChanged()
+        ledger.record(.changed(peers: Set(failed.map(\.peer))))
+        ledger.say(.givenUp(count: failed.count, hours: giveUpHours))
+    }
+}

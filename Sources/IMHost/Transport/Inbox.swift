@@ -1,0 +1,186 @@
+/// What arrives in the user's inbox, `imhost/u/<user>/from/<sender>`, one of the ``Courier``'s
+/// parts. Everything read is input: the sender is the topic's (the broker's ACL vouches for it),
+/// each envelope is read with limits (``Envelope/read(_:payloadLimit:sender:)``), and what does
+/// not pass is refused: counted, said in one line (ten a minute, then one line sums up the
+/// rest), and answered `refused` with its code when its id could be read. Messages are stored
+/// once each (by sender and id) in one transaction a batch, within each peer's daily budget, and
+/// answered `delivered`; receipts, confirmations, probes and presence records go to the part
+/// they are for.
+final class Inbox {
+    typealias Arrival = (sender: String, message: Envelope.Message)
+
+    /// What an envelope in the inbox is for.
+    enum Inbound {
+        /// A message, to store.
+        case message(Arrival)
+        /// A receipt for the user's messages to `from`.
+        case receipt(Envelope.Receipt, from: String)
+        /// `from` has the user's read receipts for these ids.
+        case confirm([String], from: String)
+        /// The user's own probe came back.
+        case probe(String)
+        /// A presence record of the user's.
+        case presence(String)
+    }
+
+    private let store: MessageStore
+    private let connection: BrokerConnection
+    private let ledger: CourierLedger
+    private let payloadLimit: Int
+    /// What one peer's messages may add to the store in a day.
+    private let budget: MessageStore.PeerBudget
+    private var refusals = RefusalLimit()
+    /// Messages that arrived before this connection knew it holds the session: stored once it
+    /// does, dropped (unanswered, so sent again) when another host holds it.
+    private var held: [Arrival] = []
+
+    init(store: MessageStore, connection: BrokerConnection, ledger: CourierLedger, payloadLimit: Int, budget: MessageStore.PeerBudget) {
+        self.store = store
+        self.connection = connection
+        self.ledger = ledger
+        self.payloadLimit = payloadLimit
+        self.budget = budget
+    }
+
+    private var user: String { connection.user }
+
+    /// The connection went or was made anew: what was held is dropped (its senders send it again).
+    func reset() { held = [] }
+
+    // MARK: Reading
+
+    /// Reads a message the connection handed over. `nil`: refused, or nothing to do.
+    func read(topic: String, payload: [UInt8], retained: Bool, now: Int64) -> Inbound? {
+        // A retained message in an inbox would come again at every connect: nobody sends one but
+        // a host of this user, its presence record; others are refused, once each time they come.
+        if retained, topic == Courier.topic(to: user, from: user),
+           case .presence(let id, _)? = try? Envelope.read(payload, payloadLimit: payloadLimit, sender: user) {
+            return .presence(id)
+        }
+        guard !retained else {
+            refuse("retained", .retainedRefused(topic: topic), now: now)
+            return nil
+        }
+        let prefix = "imhost/u/\(user)/from/"
+        let sender = topic.hasPrefix(prefix) ? String(topic.dropFirst(prefix.count)) : ""
+        // The sender is the topic's, which the broker's ACL vouches for; nothing else says who.
+        guard !sender.isEmpty, sender == user || TransportID.problem(sender) == nil else {
+            refuse("topic", .foreignTopic(topic), now: now)
+            return nil
+        }
+        let envelope: Envelope
+        do throws(Envelope.Refusal) {
+            envelope = try Envelope.read(payload, payloadLimit: payloadLimit, sender: sender)
+        } catch {
+            refuse(error, from: sender, now: now)
+            return nil
+        }
+        switch envelope {
+        case .probe(let id): return sender == user ? .probe(id) : nil
+        case .presence(let id, _): return sender == user ? .presence(id) : nil
+        case .message(let message): return .message((sender, message))
+        case .receipt(let receipt): return .receipt(receipt, from: sender)
+        case .confirm(let ids): return .confirm(ids, from: sender)
+        case .status:
+            refuse(Envelope.Refusal(kind: .kind, description: "a status, which belongs on a status topic, not in an inbox"), from: sender, now: now)
+            return nil
+        }
+    }
+
+    /// Refuses an envelope: counted, said, and answered `refused` when its id could be read.
+    private func refuse(_ refusal: Envelope.Refusal, from sender: String, now: Int64) {
+        guard refuse(refusal.kind.rawValue, .refused(refusal, from: sender), now: now), let id = refusal.messageID else { return }
+        answer(sender, .refused, ids: [id], code: refusal.code, reason: refusal.description)
+    }
+
+    /// Counts a refusal under `counter` and says it, unless ten were said this minute (a flood of
+    /// junk must not bury the chat; `sync --json` counts them all). Returns whether it was said.
+    @discardableResult
+    private func refuse(_ counter: String, _ notice: ConnectionNotice, now: Int64) -> Bool {
+        ledger.counters.refused[counter, default: 0] += 1
+        if refusals.isOver(at: now) { sumRefusals(now: now) }
+        guard refusals.admits(at: now) else { return false }
+        ledger.say(notice)
+        return true
+    }
+
+    /// At the end of a minute in which refusals went unsaid: one line says how many.
+    func sumRefusalsIfDue(now: Int64) {
+        if refusals.unsaid > 0, refusals.isOver(at: now) { sumRefusals(now: now) }
+    }
+
+    private func sumRefusals(now: Int64) {
+        let unsaid = refusals.endMinute(at: now)
+        if unsaid > 0 { ledger.say(.refusalsSummed(unsaid)) }
+    }
+
+    // MARK: Storing
+
+    /// Takes the messages of one service: stored (with what was held) when this host holds the
+    /// session, held until it knows otherwise.
+    func take(_ arrivals: [Arrival], now: Int64) {
+        guard connection.holdsSession else {
+            held += arrivals
+            return
+        }
+        let all = held + arrivals
+        held = []
+        if !all.isEmpty { store(all, now: now) }
+    }
+
+    /// Stores what arrived in one transaction, and answers each sender `delivered` (or
+    /// `refused`, for a blocked sender or one past its budget).
+    private func store(_ arrivals: [Arrival], now: Int64) {
+        let incoming = arrivals.map { arrival in
+            IncomingMessage(from: arrival.sender, globalID: arrival.message.id, seq: arrival.message.seq, key: arrival.message.key,
+                            payload: arrival.message.payload, sentAt: arrival.message.sentAt, jump: arrival.message.jump, arrived: true)
+        }
+        let results: [MessageStore.Arrival]
+        do throws(StoreError) {
+            results = try store.storeIncoming(incoming, budget: budget)
+        } catch {
+            // Not stored, so not answered: the sender sends them again.
+            ledger.say(.notStored(count: arrivals.count, error))
+            return
+        }
+        var delivered: [String: [String]] = [:], blocked: [String: [String]] = [:], overBudget: [String: [String]] = [:]
+        var stored: [String: [StoredMessage]] = [:]
+        for (arrival, result) in zip(arrivals, results) {
+            switch result {
+            case .stored(let message):
+                ledger.counters.received += 1
+                delivered[arrival.sender, default: []].append(arrival.message.id)
+                stored[arrival.sender, default: []].append(message)
+            case .duplicate:
+                ledger.counters.duplicates += 1
+                delivered[arrival.sender, default: []].append(arrival.message.id)
+            case .overBudget:
+                ledger.counters.overBudget += 1
+                overBudget[arrival.sender, default: []].append(arrival.message.id)
+            case .blocked:
+                ledger.counters.blocked += 1
+                blocked[arrival.sender, default: []].append(arrival.message.id)
+            }
+        }
+        for (sender, ids) in delivered { answer(sender, .delivered, ids: ids) }
+        for (sender, ids) in blocked { answer(sender, .refused, ids: ids, code: .blocked, reason: "the receiver blocked you") }
+        for (sender, ids) in overBudget {
+            answer(sender, .refused, ids: ids, code: .budget,
+                   reason: "past \(user)'s budget of \(budget.messages) messages or \(budget.bytes) bytes a day from one person")
+            if store.firstTime("budget said: \(sender) \(MessageStore.PeerBudget.day(of: now))") { ledger.say(.overBudget(peer: sender, budget: budget)) }
+        }
+        for (peer, messages) in stored {
+            // A new conversation opens on the page its first message was sent from.
+            if let jump = messages.compactMap(\.jump).first { try? store.remember(jump, for: peer, unlessKnown: true) }
+            ledger.record(.arrived(peer: peer, messages))
+        }
+    }
+
+    /// Publishes a receipt to `peer`, at most ``Envelope/receiptIDs`` ids each.
+    private func answer(_ peer: String, _ state: Envelope.Receipt.State, ids: [String], code: Envelope.RefusalCode? = nil, reason: String? = nil) {
+        for chunk in Envelope.inReceipts(ids) {
+            let receipt = Envelope.receipt(Envelope.Receipt(state: state, ids: Array(chunk), code: code, reason: reason))
+            connection.publish(topic: Courier.topic(to: peer, from: user), payload: receipt.bytes, as: .answer)
+        }
+    }
+}

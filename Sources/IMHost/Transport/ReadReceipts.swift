@@ -1,0 +1,79 @@
+/// The user's read receipts, one of the ``Courier``'s parts: what chats queued (a message shown)
+/// goes to its sender, asking it to confirm; a broker may lose it (past its queue, or its saved
+/// state lost) and nothing else would say it again, so it goes again, on a backoff and after
+/// every reconnect, until the peer answers `confirm`, or `giveUpHours` pass.
+final class ReadReceipts {
+    private let store: MessageStore
+    private let connection: BrokerConnection
+    private let ledger: CourierLedger
+    /// host.json's `transport.readReceipts`: when off, queued receipts are dropped, not sent.
+    private let enabled: Bool
+    private let giveUpHours: Double
+    /// Receipts handed to the broker and not answered yet: not handed over twice.
+    private var inFlight: Set<Int64> = []
+    /// When the queue is read again: at once when a chat queued a receipt (``queuedChanged()``)
+    /// or the connection was made anew, when one this host sent falls due again, and at least
+    /// every second (another process may queue without waking this one). Between, a service
+    /// costs nothing here.
+    private(set) var readAgainAt: Int64 = 0
+
+    init(store: MessageStore, connection: BrokerConnection, ledger: CourierLedger, enabled: Bool, giveUpHours: Double) {
+        self.store = store
+        self.connection = connection
+        self.ledger = ledger
+        self.enabled = enabled
+        self.giveUpHours = giveUpHours
+    }
+
+    /// The connection went or was made anew: nothing is in flight on it.
+    func reset() {
+        inFlight = []
+        queuedChanged()
+    }
+
+    /// A chat queued a receipt: the queue is read at the next ``send(now:)``.
+    func queuedChanged() { readAgainAt = 0 }
+
+    /// Sends the receipts queued and those due again, at most ``Envelope/receiptIDs`` ids an
+    /// envelope (or drops them, when host.json turns them off).
+    func send(now: Int64) {
+        guard now >= readAgainAt else { return }
+        readAgainAt = now + 1000
+        guard let queued = try? store.dueReceipts(now: now, limit: 500), !queued.isEmpty else { return }
+        guard enabled else {
+            try? store.dropQueuedReceipts()
+            return
+        }
+        var byPeer: [String: [MessageStore.QueuedReceipt]] = [:]
+        for receipt in queued where !inFlight.contains(receipt.row) { byPeer[receipt.peer, default: []].append(receipt) }
+        for (peer, receipts) in byPeer {
+            for chunk in Envelope.inReceipts(receipts) {
+                let envelope = Envelope.receipt(Envelope.Receipt(state: .read, ids: chunk.map(\.globalID), confirm: true))
+                if connection.publish(topic: Courier.topic(to: peer, from: connection.user), payload: envelope.bytes, as: .receipts(Array(chunk))) {
+                    inFlight.formUnion(chunk.map(\.row))
+                }
+            }
+        }
+    }
+
+    /// The broker answered the publish of `receipts`: taken, or refused (then tried again much
+    /// later, not at once); either way sent again unless the peer confirms them first.
+    func answered(_ receipts: [MessageStore.QueuedReceipt], _ answer: BrokerAnswer, now: Int64) {
+        for receipt in receipts { inFlight.remove(receipt.row) }
+        let base = answer == .taken ? 2000 : Delivery.resendCap
+        let retryAt = { (receipt: MessageStore.QueuedReceipt) in now + min(Delivery.resendCap, base << min(receipt.attempts, 12)) }
+        try? store.receiptsSent(receipts, retryAt: retryAt)
+        if let soonest = receipts.map(retryAt).min() { readAgainAt = min(readAgainAt, soonest) }
+    }
+
+    /// `peer` has the read receipts for these ids of its messages: they are not sent again.
+    func confirmed(by peer: String, ids: [String]) {
+        if let confirmed = try? store.receiptsConfirmed(by: peer, ids: ids) { ledger.counters.confirmed += confirmed }
+    }
+
+    /// Receipts a peer never confirmed within `giveUpHours` (its imhost is older than
+    /// confirmations) stop.
+    func giveUp(now: Int64) {
+        _ = try? store.dropReceipts(queuedBefore: now - Int64(giveUpHours * 3_600_000))
+    }
+}

@@ -1,0 +1,183 @@
+@testable import IMHost
+
+/// A broker in the test process, for the in-process tests of delivery and the inbox (beside the
+/// tests against a real mosquitto, never instead of them). It behaves as mosquitto 2.0.11 was
+/// shown to (BrokerTests, TransportTests, SessionClaimTests):
+/// - a PUBACK says the broker took a message, not that anyone got it: past a session's queue
+///   limit (`max_queued_messages`) a message is dropped after its PUBACK, and ``loseNext``
+///   drops taken messages outright (a broker that died before saving them);
+/// - a kept session queues what comes while its user is away;
+/// - a second connection of a user takes the session over, and the first only sees its
+///   connection lost: no DISCONNECT 0x8E;
+/// - the ACL of `imhost broker init`: a user writes `imhost/u/+/from/<user>` and reads
+///   `imhost/u/<user>/#`; a refused publish is answered "Not authorized"; a subscription to what
+///   a user may not read is granted and carries nothing;
+/// - retained messages come at subscribe only when asked for, and a client that goes without a
+///   goodbye leaves its will.
+final class FakeBroker {
+    /// What a publish the broker took goes to, for a test to count.
+    private(set) var taken: [(from: String, topic: String, payload: [UInt8])] = []
+    /// Drops the next this many messages it takes (their PUBACKs still say taken).
+    var loseNext = 0
+    /// How many messages a session keeps queued while its user is away, or its client is slow.
+    var queueLimit = 1000
+
+    private var sessions: [String: Session] = [:]
+    private var retained: [String: [UInt8]] = [:]
+
+    private struct Session {
+        var subscriptions: [String] = []
+        var queued: [(topic: String, payload: [UInt8])] = []
+        weak var client: FakeBrokerClient?
+    }
+
+    /// A courier's way to make its client: connected to this broker.
+    var makeClient: MakeBrokerClient {
+        { [unowned self] settings throws(BrokerClientFailure) in FakeBrokerClient(broker: self, settings: settings) }
+    }
+
+    /// Messages the broker took from `user` to `topic`.
+    func taken(from user: String, to topic: String) -> Int { taken.count { $0.from == user && $0.topic == topic } }
+
+    // MARK: For the clients
+
+    fileprivate func connect(_ client: FakeBrokerClient) -> Bool {
+        let user = client.settings.user
+        let present = sessions[user] != nil
+        // Taken over: the first connection is simply lost (mosquitto 2.0.11 sends no 0x8E).
+        sessions[user]?.client?.lose("session taken over")
+        var session = client.settings.keepsSession ? sessions[user] ?? Session() : Session()
+        session.client = client
+        let queued = session.queued
+        session.queued = []
+        sessions[user] = session
+        for message in queued { client.deliver(message.topic, message.payload, retained: false) }
+        return present
+    }
+
+    fileprivate func left(_ client: FakeBrokerClient, goodbye: Bool) {
+        let user = client.settings.user
+        guard sessions[user]?.client === client else { return }
+        sessions[user]?.client = nil
+        if !client.settings.keepsSession { sessions[user] = nil }
+        if !goodbye, let will = client.settings.will { publish(from: user, topic: will.topic, payload: will.payload, retain: true) }
+    }
+
+    fileprivate func subscribe(_ client: FakeBrokerClient, _ filter: String, retained wanted: Bool) {
+        let user = client.settings.user
+        sessions[user]?.subscriptions.append(filter)
+        guard wanted else { return }
+        for (topic, payload) in retained.sorted(by: { $0.key < $1.key }) where Self.matches(filter, topic) && Self.mayRead(user, topic) {
+            client.deliver(topic, payload, retained: true)
+        }
+    }
+
+    /// Takes a publish: false when the ACL refuses it.
+    @discardableResult
+    fileprivate func publish(from user: String, topic: String, payload: [UInt8], retain: Bool) -> Bool {
+        guard Self.mayWrite(user, topic) else { return false }
+        taken.append((user, topic, payload))
+        guard loseNext == 0 else {
+            loseNext -= 1
+            return true
+        }
+        if retain { retained[topic] = payload.isEmpty ? nil : payload }
+        for (name, session) in sessions where Self.mayRead(name, topic) && session.subscriptions.contains(where: { Self.matches($0, topic) }) {
+            if let client = session.client {
+                client.deliver(topic, payload, retained: false)
+            } else if session.queued.count < queueLimit {
+                sessions[name]?.queued.append((topic, payload))
+            }
+        }
+        return true
+    }
+
+    // MARK: The ACL and topic filters
+
+    private static func mayWrite(_ user: String, _ topic: String) -> Bool {
+        let parts = topic.split(separator: "/", omittingEmptySubsequences: false)
+        if parts.count == 5, parts[0] == "imhost", parts[1] == "u", parts[3] == "from" { return parts[4] == user }
+        return topic == FleetConfig.statusTopic(of: user) || (user == TransportID.operatorID && topic == FleetConfig.topic)
+    }
+
+    private static func mayRead(_ user: String, _ topic: String) -> Bool {
+        topic.hasPrefix("imhost/u/\(user)/") || topic == FleetConfig.topic || topic.hasPrefix("imhost/fleet/status/")
+    }
+
+    static func matches(_ filter: String, _ topic: String) -> Bool {
+        let wanted = filter.split(separator: "/", omittingEmptySubsequences: false)
+        let parts = topic.split(separator: "/", omittingEmptySubsequences: false)
+        for (index, level) in wanted.enumerated() {
+            if level == "#" { return true }
+            guard index < parts.count, level == "+" || level == parts[index] else { return false }
+        }
+        return wanted.count == parts.count
+    }
+}
+
+/// One connection to a ``FakeBroker``: what it did waits for the next ``service()``, as a real
+/// client's events wait on its socket.
+final class FakeBrokerClient: BrokerClient {
+    let settings: BrokerClientSettings
+    private unowned let broker: FakeBroker
+    private var events: [BrokerEvent] = []
+    private var nextID: Int32 = 1
+    private var connected = false
+
+    init(broker: FakeBroker, settings: BrokerClientSettings) {
+        self.broker = broker
+        self.settings = settings
+    }
+
+    func connect() {
+        connected = true
+        events.append(.connected(sessionPresent: broker.connect(self)))
+    }
+
+    func service() -> [BrokerEvent] {
+        defer { events = [] }
+        return events
+    }
+
+    func publish(topic: String, payload: [UInt8], retain: Bool) -> Result<Int32, BrokerClientFailure> {
+        guard connected else { return .failure(BrokerClientFailure(description: "not connected")) }
+        let id = takeID()
+        let taken = broker.publish(from: settings.user, topic: topic, payload: payload, retain: retain)
+        events.append(.published(id: id, taken ? .taken : .refused("Not authorized")))
+        return .success(id)
+    }
+
+    func subscribe(_ topic: String, retained: Bool) -> Result<Int32, BrokerClientFailure> {
+        guard connected else { return .failure(BrokerClientFailure(description: "not connected")) }
+        let id = takeID()
+        events.append(.subscribed(id: id, .taken))
+        broker.subscribe(self, topic, retained: retained)
+        return .success(id)
+    }
+
+    func disconnect() {
+        guard connected else { return }
+        connected = false
+        broker.left(self, goodbye: true)
+    }
+
+    var readable: [Int32] { [] }
+    var writable: [Int32] { [] }
+
+    fileprivate func deliver(_ topic: String, _ payload: [UInt8], retained: Bool) {
+        events.append(.message(topic: topic, payload: payload, retained: retained))
+    }
+
+    /// The connection is lost without a goodbye: the broker publishes the will.
+    func lose(_ why: String) {
+        guard connected else { return }
+        connected = false
+        events.append(.disconnected(.lost(why)))
+        broker.left(self, goodbye: false)
+    }
+
+    private func takeID() -> Int32 {
+        defer { nextID += 1 }
+        return nextID
+    }
+}
