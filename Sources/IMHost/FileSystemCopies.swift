@@ -18,18 +18,44 @@ extension FileSystem {
     }
 
     /// Removes the folders `<prefix><pid>-…` in `parent` that this user owns and whose process
-    /// is gone (another user's, or a running process's, are left alone).
-    package static func removeAbandonedScratch(prefix: String, in parent: String = scratchParent) {
+    /// is gone (another user's, or a running process's, are left alone). With `unnamed`, also
+    /// the folders `<prefix>XXXXXX` made before the process id was in the name: one is removed
+    /// when no process of this user has a file in it open (or works in it).
+    package static func removeAbandonedScratch(prefix: String, in parent: String = scratchParent, unnamed: Bool = false) {
         guard let names = try? entries(of: parent) else { return }
         for name in names where name.hasPrefix(prefix) {
             let rest = name.dropFirst(prefix.count)
-            guard let dash = rest.firstIndex(of: "-"), let pid = pid_t(rest[..<dash]), pid > 0 else { continue }
             let path = parent + "/" + name
             var info = stat()
-            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == geteuid(),
-                  kill(pid, 0) != 0, errno == ESRCH else { continue }
+            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == geteuid() else { continue }
+            if let dash = rest.firstIndex(of: "-"), let pid = pid_t(rest[..<dash]), pid > 0 {
+                guard kill(pid, 0) != 0, errno == ESRCH else { continue }
+            } else {
+                // mkdtemp's six letters and digits, and nothing running uses it.
+                guard unnamed, rest.utf8.count == 6, rest.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }),
+                      !isInUse(path) else { continue }
+            }
             try? removeTree(path)
         }
+    }
+
+    /// Whether a process this user can see has a file under `folder` open, or works in it
+    /// (`/proc/<pid>/fd/*` and `/proc/<pid>/cwd`). A process whose descriptors cannot be read
+    /// (another user's) is taken not to: this user's 0700 folder is not theirs to hold.
+    static func isInUse(_ folder: String) -> Bool {
+        let inside = folder + "/"
+        func within(_ link: String) -> Bool {
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let count = readlink(link, &buffer, buffer.count - 1)
+            guard count > 0 else { return false }
+            let target = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            return target == folder || target.hasPrefix(inside)
+        }
+        for process in (try? entries(of: "/proc")) ?? [] where process.allSatisfy(\.isNumber) {
+            if within("/proc/\(process)/cwd") { return true }
+            for fd in (try? entries(of: "/proc/\(process)/fd")) ?? [] where within("/proc/\(process)/fd/\(fd)") { return true }
+        }
+        return false
     }
 
     /// Copies a regular file's bytes to a new file (mode 0600), flushing nothing: for scratch

@@ -93,7 +93,9 @@ public enum PageHTML {
         html += "</p>"
         switch message.body {
         case .lines(let lines):
-            html += "<pre class=\"bubble\" data-command=\"/tap \(message.number)\">" + escape(lines.joined(separator: "\n")) + "</pre>"
+            html += "<pre class=\"bubble\" data-command=\"/tap \(message.number)\">" + escape(lines.joined(separator: "\n"))
+            if let folded = message.folded { html += "\n<span class=\"folded\">" + escape(PageView.foldMarker(folded)) + "</span>" }
+            html += "</pre>"
         case .card(let card):
             html += self.card(card, number: message.number)
         case .placeholder(let why):

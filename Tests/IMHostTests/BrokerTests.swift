@@ -41,6 +41,26 @@ struct BrokerTests {
         #expect(try imhost(["broker", "init", folder, "--users", "carol", "--force"]).status == 0)
     }
 
+    @Test("broker init --force on a folder whose broker runs is refused, passwords untouched; --while-running writes it and says the running broker keeps the old ones")
+    func forceWhileRunning() throws {
+        let root = try Workspace()
+        let broker = try TestBroker(in: root.root, users: ["alice"])
+        let before = broker.password("alice")
+        let refused = try imhost(["broker", "init", broker.folder, "--users", "alice", "--force"])
+        #expect(refused.status == 1 && refused.stderr.split(separator: "\n").count == 1
+                && refused.stderr.contains("the broker of \(broker.folder) is running (pid \(broker.pid ?? 0))")
+                && refused.stderr.contains("add --while-running to write it anyway"), "\(refused.stderr)")
+        #expect(broker.password("alice") == before, "nothing was written")
+        // A host keeps connecting with the password it has.
+        let alice = try broker.workspace(for: "alice")
+        #expect(try broker.sync(alice, timeout: 2).status == 0)
+
+        let told = try imhost(["broker", "init", broker.folder, "--users", "alice", "--force", "--while-running"])
+        #expect(told.status == 0 && told.stdout.contains("with new passwords for all of them")
+                && told.stdout.contains("is running (pid \(broker.pid ?? 0)) and keeps the old passwords and settings until it is restarted"), "\(told.stdout)")
+        #expect(broker.password("alice") != before)
+    }
+
     @Test("ids that would break topics or the password file are refused, and operator is reserved", arguments: ["a/b", "a+b", "#", "a:b", "", "operator", ".", "..", String(repeating: "x", count: 65)])
     func badUsers(_ id: String) throws {
         let workspace = try Workspace()

@@ -108,12 +108,13 @@ struct FleetRecoveryTests {
         #expect(alone.stdout.contains("No host is running: each applies it when it connects"), "\(alone.stdout)")
     }
 
-    @Test("a line or message key no host reports is refused with the nearest name, and nothing is published; --force publishes it")
+    @Test("a line or message key no host reports, or only one host does, is refused with the nearest known name, and nothing is published; --force publishes it")
     func typos() throws {
         let root = try Workspace()
-        let broker = try TestBroker(in: root.root, users: ["alice"])
-        let op = try operatorWorkspace(broker)
-        let alice = try broker.workspace(for: "alice")
+        let broker = try TestBroker(in: root.root, users: ["alice", "bob"])
+        // An operator with no lines of its own (README's op.json): names are known from hosts.
+        let op = try operatorWorkspace(broker, lines: false)
+        let alice = try broker.workspace(for: "alice"), bob = try broker.workspace(for: "bob")
         // Before any host has said what it has, nothing is known but built-in keys.
         let early = try fleet(["kill", "house", "--init"], op)
         #expect(early.status == 2 && early.stderr.contains("no host reports a line 'house' (no host has said what it has"), "\(early.stderr)")
@@ -127,7 +128,17 @@ struct FleetRecoveryTests {
             return reported.contains(#""house.listing""#)
         }, "\(reported)")
         #expect(reported.contains(#""house""#) && reported.contains(#""jobs""#) && reported.contains(#""jobs.interview""#), "\(reported)")
+        // One host's report is its user's word alone: not enough to make a name known.
+        let alone = try fleet(["kill", "house", "--init"], op)
+        #expect(alone.status == 2 && alone.stderr.contains("only alice reports a line 'house', and a report is its user's to write"), "\(alone.stderr)")
 
+        // A second host reports the same lines: they are known.
+        let bobChat = try broker.chat(bob, with: "alice")
+        try #require(bobChat.waitFor("[house page]"))
+        try #require(waitUntil {
+            reported = (try? fleet(["status", "--json"], op))?.stdout ?? ""
+            return reported.components(separatedBy: #""house.listing""#).count - 1 == 2
+        }, "\(reported)")
         let line = try fleet(["kill", "hosue", "--init"], op)
         #expect(line.status == 2 && line.stderr.split(separator: "\n").count == 1
                 && line.stderr.contains("no host reports a line 'hosue'; did you mean 'house'? --force publishes it anyway"), "\(line.stderr)")
@@ -149,8 +160,49 @@ struct FleetRecoveryTests {
         #expect(shown.contains(#""hosue""#) && shown.contains(#""house.listng""#), "\(shown)")
         // Lifting is never checked: it turns nothing off.
         #expect(try fleet(["lift", "hosue"], op).status == 0)
-        chat.send("/quit")
-        _ = chat.finish()
+        for running in [chat, bobChat] {
+            running.send("/quit")
+            _ = running.finish()
+        }
+    }
+
+    @Test("a status a user writes by hand steers nothing: its names do not pass the typo guard, and its version is not built on")
+    func forgedStatus() throws {
+        let root = try Workspace()
+        let broker = try TestBroker(in: root.root, users: ["alice", "mallory"])
+        let op = try operatorWorkspace(broker)
+        let alice = try broker.workspace(for: "alice")
+        let chat = try broker.chat(alice, with: "bob")
+        defer { chat.signal(SIGKILL); _ = chat.finish() }
+        try #require(chat.waitFor("[house page]"))
+        // Mallory needs no host: her status topic is hers to write. A version a day ahead,
+        // which no operator published, and the names of typos an operator might make.
+        let forged = Clock.now() + FleetConfig.futureSkew - 3_600_000
+        try broker.publish(as: "mallory", topic: FleetConfig.statusTopic(of: "mallory"),
+                           [#"{"v":1,"state":"running","version":\#(forged),"digest":"\#(String(repeating: "ab", count: 32))","at":1,"lines":["hosue","house","jobs"],"keys":["house.listng","house.listing"]}"#],
+                           retain: true)
+        var status = ""
+        try #require(waitUntil {
+            status = (try? fleet(["status"], op))?.stdout ?? ""
+            return status.contains("mallory") && status.contains("alice")
+        }, "\(status)")
+        #expect(status.contains("version \(forged)  a version no configuration this operator knows has (not built on)"), "\(status)")
+
+        let typo = try fleet(["kill", "hosue", "--init"], op)
+        #expect(typo.status == 2 && typo.stderr.contains("only mallory reports a line 'hosue'") && typo.stderr.contains("did you mean 'house'?"), "\(typo.stderr)")
+        let key = try fleet(["kill-message", "house.listng", "--init"], op)
+        #expect(key.status == 2 && key.stderr.contains("only mallory reports a message key 'house.listng'"), "\(key.stderr)")
+        #expect(try fleet(["show"], op).stdout.contains("The broker holds no fleet configuration"), "nothing was published")
+
+        // A real change goes at this machine's time, not above the forged version, and is not
+        // told it is behind a host that "applies" a newer one.
+        let killed = try fleet(["kill", "house", "--init"], op)
+        let version = try #require(publishedVersion(killed), "\(killed.stdout)\(killed.stderr)")
+        #expect(version < Clock.now() + 60_000, "version \(version), forged \(forged)")
+        // Applied means alice reported it: mallory's claim of a higher version counts for nothing.
+        #expect(!killed.stdout.contains("mallory") && killed.stdout.contains("Applied by 1 of 1 running host (as they report)."), "\(killed.stdout)")
+        #expect(chat.waitFor("fleet configuration version \(version) applied (line house off)"), "\(chat.stdout)")
+        #expect(try fleet(["show"], op).status == 0, "nobody is taken to be ahead of the broker")
     }
 
     @Test("a host's status stays within its size limit: names that do not fit are left out and the report says so")

@@ -2,10 +2,14 @@ import Foundation
 import Testing
 @testable import IMHost
 
-/// The operator's workspace: a host.json whose user is `operator`, on `broker`.
-func operatorWorkspace(_ broker: TestBroker) throws -> Workspace {
+/// The operator's workspace: a host.json whose user is `operator`, on `broker`. With `lines`, the
+/// fleet's lines (house and jobs) are installed and named there too, as on the platform team's
+/// machine: the names the operator's own host has are known to `imhost fleet` whatever hosts
+/// report.
+func operatorWorkspace(_ broker: TestBroker, lines: Bool = true) throws -> Workspace {
     let workspace = try Workspace()
-    try workspace.writeConfig(#"{ "user": "operator", "lines": {}, "transport": \#(broker.transport(for: "operator")) }"#)
+    if lines { try workspace.installLines() }
+    try workspace.writeConfig(#"{ "user": "operator", "lines": {\#(lines ? #" "house": {}, "jobs": {} "# : "")}, "transport": \#(broker.transport(for: "operator")) }"#)
     return workspace
 }
 
@@ -302,6 +306,9 @@ struct FleetTests {
         let ahead = FleetConfig(version: Clock.now() + 3600 * 1000, madeAt: 1, killSwitch: .init(lines: ["house", "jobs"]))
         try broker.publish(as: "operator", topic: FleetConfig.topic, [String(decoding: ahead.bytes, as: UTF8.self)], retain: true)
         #expect(chat.waitFor("fleet configuration version \(ahead.version) applied (line jobs off)"))
+        // The operator sees it on the broker: once it is gone, a host reporting it is believed
+        // (published by hand here, it is in no operator's ledger otherwise).
+        #expect(try fleet(["show"], op).status == 0)
         // Removed from the broker: the host keeps what it applied, and says so.
         _ = try IMHostTests.run(BrokerFolder.tool("mosquitto_pub"), ["--unix", broker.socket, "-u", "operator", "-P", broker.password("operator"),
                                                                       "-t", FleetConfig.topic, "-r", "-n", "-q", "1", "-V", "mqttv5"])

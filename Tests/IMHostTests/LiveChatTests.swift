@@ -198,3 +198,26 @@ struct TerminalTypingTests {
         #expect(terminal.isCanonical)
     }
 }
+
+@Suite("A line's file removed under an open chat")
+struct RemovedLineFileTests {
+    @Test("a plugin file removed under an open chat is said once, not again at every look while it stays gone")
+    func removedFileSaidOnce() throws {
+        let workspace = try Workspace.standard()
+        let chat = try RunningProcess(BuildProducts.imhost, ["chat", houseChatURL], in: workspace.root)
+        // A jobs card on the house page opens the jobs line in the chat: its file is watched.
+        chat.send(#"/recv jobs.interview {"company":"58 Tech","position":"iOS engineer","time":"2026-01-08 10:00","place":"Building A, 3F"}"#)
+        try #require(chat.waitFor("58 Tech"), "\(chat.stdout)\(chat.stderr)")
+        try FileManager.default.removeItem(atPath: workspace.plugins + "/jobs.so")
+        let gone = "jobs.so is gone from"
+        try #require(chat.waitFor(gone), "\(chat.stdout)\(chat.stderr)")
+        // A change made after the refusal is seen, settles and is vetted no sooner than the gone
+        // file would be again (both settle on the same looks): once the house reload is said,
+        // a repeated refusal would have been said too.
+        try workspace.installOver("house.so", product: "House")
+        #expect(chat.waitFor("line house reloaded"), "\(chat.stdout)\(chat.stderr)")
+        chat.send("/quit")
+        let result = chat.finish()
+        #expect(result.stderr.components(separatedBy: gone).count - 1 == 1, "said once: \(result.stderr)")
+    }
+}

@@ -140,12 +140,55 @@ struct PeerBudgetTests {
     func bytesPerDay() throws {
         let root = try Workspace()
         let broker = try TestBroker(in: root.root, users: ["bob", "carol"])
-        let bob = try broker.workspace(for: "bob", config: #", "limits": { "peerBytesPerDay": 2048 }"#)
+        // Each of these costs about 7.5 KB stored (its 900-byte payload, its summary, their
+        // search index and its row): two fit.
+        let bob = try broker.workspace(for: "bob", config: #", "limits": { "peerBytesPerDay": 16000 }"#)
         #expect(try broker.sync(bob, timeout: 2).status == 0)
         let big = String(repeating: "x", count: 900)
         try broker.publish(as: "carol", topic: "imhost/u/bob/from/carol",
                            (1...3).map { envelope("01JCAROL0000000000000BIG0\($0)", seq: $0, payload: #"{"text":"\#(big)"}"#) })
         let synced = try broker.syncCounters(bob, timeout: 3).counters
         #expect(synced["received"] as? Int == 2 && synced["overBudget"] as? Int == 1, "\(synced)")
+    }
+
+    @Test("a peer's daily bytes count what its messages add to the database, not only their payloads: the store grows by at most the budget")
+    func storedBytesPerDay() throws {
+        let root = try Workspace()
+        let broker = try TestBroker(in: root.root, users: ["bob", "carol"])
+        let budget = 2_000_000
+        let bob = try broker.workspace(for: "bob", config: #", "limits": { "peerBytesPerDay": \#(budget) }"#)
+        #expect(try broker.sync(bob, timeout: 2).status == 0)
+        let database = bob.data + "/users/bob/messages.sqlite3"
+        let before = try usedBytes(database)
+        // 600 text messages of 2,000 random letters (the search index's worst case): 1.2 MB of
+        // payloads, under the budget as payloads; stored, each costs about seven times that.
+        var seed: UInt64 = 42
+        func letter() -> Character {
+            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            return Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ")[Int(seed >> 33) % 63]
+        }
+        let messages = (1...600).map { number in
+            envelope(String(format: "01JCAROL0000000000000B%04d", number), seq: number, payload: #"{"text":"\#(String((0..<2_000).map { _ in letter() }))"}"#)
+        }
+        try broker.publish(as: "carol", topic: "imhost/u/bob/from/carol", messages)
+        let synced = try broker.syncCounters(bob, timeout: 10).counters
+        let received = synced["received"] as? Int ?? 0, refused = synced["overBudget"] as? Int ?? 0
+        #expect(received > 0 && refused > 0 && received + refused == 600, "\(synced)")
+        let grown = try usedBytes(database) - before
+        #expect(grown <= budget + budget / 10, "the database grew by \(grown) bytes for \(received) messages, over the budget of \(budget)")
+        #expect(grown >= budget / 2, "the count is not far over what is stored either: \(grown) bytes for \(received) messages")
+    }
+
+    /// The bytes of the database's pages in use (its log's included), as SQLite counts them.
+    func usedBytes(_ path: String) throws -> Int {
+        let database = try Database(path: path, mode: .readOnly(immutable: false))
+        defer { database.closeLeavingLog() }
+        func pragma(_ name: String) throws -> Int {
+            let statement = try database.statement("PRAGMA \(name)")
+            defer { statement.reset() }
+            _ = try statement.step()
+            return Int(statement.int(0))
+        }
+        return try (pragma("page_count") - pragma("freelist_count")) * pragma("page_size")
     }
 }

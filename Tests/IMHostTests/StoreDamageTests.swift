@@ -54,6 +54,24 @@ struct StoreDamageTests {
         return held
     }
 
+    /// Overwrites the root page of the messages table (an interior page: every leaf hangs from
+    /// it), or the file's first page (its header and the schema), as a failing disk would.
+    func damageRoot(of path: String, firstPage: Bool = false) throws {
+        let database = try Database(path: path, mode: .readOnly(immutable: true))
+        let schema = try database.statement("SELECT rootpage FROM sqlite_schema WHERE name = 'messages'")
+        try #require(try schema.step())
+        let root = firstPage ? 1 : Int(schema.int(0))
+        schema.reset()
+        database.closeLeavingLog()
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        let pageSize = Int(bytes[16]) << 8 | Int(bytes[17])
+        try #require(firstPage || bytes[(root - 1) * pageSize] == 0x05, "the table's root is an interior page")
+        let file = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try file.seek(toOffset: UInt64((root - 1) * pageSize))
+        try file.write(contentsOf: Data(repeating: 0xFF, count: pageSize))
+        try file.close()
+    }
+
     /// Adds to the file a page the header counts and nothing uses: every page reads, and
     /// quick_check reports it. Returns its number.
     func addUnusedPage(_ path: String) throws -> Int {
@@ -204,5 +222,62 @@ struct StoreDamageTests {
         let line = try said(workspace, why: "database disk image is malformed", lost: lost, queued: try queued(workspace))
         #expect(result.stderr.components(separatedBy: "\n").filter { $0.contains("is damaged") } == ["imhost: " + line], "\(result.stderr)")
         #expect(try imhost(["search", "damage"], in: workspace).stdout.hasPrefix("carol #1 carol · "))
+    }
+
+    @Test("the messages table's root page damaged: every message is still read out, from the leaves nothing leads to any more")
+    func damagedRootPage() throws {
+        let workspace = try Workspace.standard()
+        try history(workspace)
+        try damageRoot(of: databasePath(workspace))
+        let check = try imhost(["store", "check"], in: workspace)
+        #expect(check.status == 1)
+        #expect(check.stdout.contains("a new store started with what could be read out of it: 301 messages, 2 conversations, 150 queued sends, 0 read receipts to send, 1 blocked peer"), "\(check.stdout)\(check.stderr)")
+        let shown = try imhost(["chat", "--peer", "u42"], input: "/more 400\n", in: workspace).stdout
+        #expect(shown.contains("│ to u42 number 1 │") && shown.contains("│ from u42 number 150 │") && shown.contains(" #300 u42 · "), "\(shown)")
+        #expect(try imhost(["search", "interview"], in: workspace).stdout.hasPrefix("bob #1 bob · "))
+    }
+
+    @Test("the file's first page damaged (its header and the schema): nothing opens, and the messages, conversations, blocked peers and drafts are read out of its pages")
+    func damagedFirstPage() throws {
+        let workspace = try Workspace.standard()
+        try history(workspace)
+        do {
+            let store = try MessageStore(dataFolder: workspace.data, user: "me")
+            _ = try store.addDraft(peer: "u42", typed: "typed before the damage", at: 1_767_603_600_000)
+        }
+        try damageRoot(of: databasePath(workspace), firstPage: true)
+        let check = try imhost(["store", "check"], in: workspace)
+        #expect(check.status == 1)
+        #expect(check.stdout.contains("301 messages, 2 conversations, 150 queued sends, 0 read receipts to send, 1 blocked peer, 1 unsent draft; not all of the file could be read"), "\(check.stdout)\(check.stderr)")
+        let store = try MessageStore(dataFolder: workspace.data, user: "me")
+        #expect(try store.drafts(of: "u42").map(\.typed) == ["typed before the damage"])
+        let shown = try imhost(["chat", "--peer", "u42"], input: "/more 400\n", in: workspace).stdout
+        #expect(shown.contains("│ to u42 number 1 │") && shown.contains(" #300 u42 · "), "\(shown)")
+    }
+
+    @Test("what the user typed and had not sent, and each peer's count for the day, are read out of a damaged database too")
+    func draftsAndBudgets() throws {
+        let workspace = try Workspace.standard()
+        try history(workspace)
+        do {
+            let store = try MessageStore(dataFolder: workspace.data, user: "me")
+            _ = try store.addDraft(peer: "u42", typed: "half a thought", at: 1_767_603_600_000)
+            // Carol has spent three of her five messages today.
+            _ = try store.storeIncoming((1...3).map {
+                IncomingMessage(from: "carol", globalID: "carol\($0)", seq: $0, key: "text", payload: MessagePayload(json: #"{"text":"hi"}"#),
+                                sentAt: 1_767_603_600_000, arrived: true)
+            }, budget: MessageStore.PeerBudget(messages: 5, bytes: 1 << 30))
+        }
+        _ = try damage(.middle, of: databasePath(workspace))
+        let check = try imhost(["store", "check"], in: workspace)
+        #expect(check.status == 1 && check.stdout.contains(", 1 unsent draft"), "\(check.stdout)\(check.stderr)")
+        let store = try MessageStore(dataFolder: workspace.data, user: "me")
+        #expect(try store.drafts(of: "u42").map(\.typed) == ["half a thought"])
+        // Two more from carol fit today; the third does not: her count came through.
+        let more = try store.storeIncoming((4...6).map {
+            IncomingMessage(from: "carol", globalID: "carol\($0)", seq: $0, key: "text", payload: MessagePayload(json: #"{"text":"hi"}"#),
+                            sentAt: 1_767_603_600_000, arrived: true)
+        }, budget: MessageStore.PeerBudget(messages: 5, bytes: 1 << 30))
+        #expect(more.map { if case .overBudget = $0 { "over" } else { "in" } } == ["in", "in", "over"], "\(more)")
     }
 }

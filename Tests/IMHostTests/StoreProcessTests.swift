@@ -188,6 +188,26 @@ struct StoreProcessTests {
         #expect(try copies() == [running])
     }
 
+    @Test("a private copy an older imhost left (named without its process id) is removed at the next start, unless a process still has it open")
+    func olderCopiesRemoved() throws {
+        let workspace = try Workspace.standard()
+        let temporary = workspace.root + "/tmp"
+        try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        let abandoned = "imhost-store-Ab3dEf", held = "imhost-store-Gh5jKl", other = "imhost-store-notacopy"
+        for name in [abandoned, held, other] {
+            try FileManager.default.createDirectory(atPath: temporary + "/" + name, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+            try "a copy".write(toFile: temporary + "/" + name + "/messages.sqlite3", atomically: false, encoding: .utf8)
+        }
+        // An older imhost still reading its copy: a process with the file open.
+        let holder = try RunningProcess("/bin/sh", ["-c", "exec 3< \"$1\"; echo holding; read line", "sh", temporary + "/" + held + "/messages.sqlite3"],
+                                        in: workspace.root)
+        defer { holder.signal(SIGKILL); _ = holder.finish() }
+        try #require(holder.waitFor("holding"))
+        #expect(try imhost(["chats"], in: workspace, environment: ["TMPDIR": temporary]).status == 0)
+        let left = try FileManager.default.contentsOfDirectory(atPath: temporary).sorted()
+        #expect(left == [held, other], "the abandoned one is gone; the one in use, and a name mkdtemp never made, stay: \(left)")
+    }
+
     @Test("a damaged database is said in one line naming it, moved aside, and the chat goes on with a fresh one")
     func damaged() throws {
         let workspace = try Workspace.standard()

@@ -59,7 +59,7 @@ struct SupervisionPolicyTests {
     func protocolRoundTrip() throws {
         let hold = Quarantine.Hold(CrashRecord(time: "2026-11-23T09:00:00Z", line: "cars", file: "cars.so", identity: nil, what: "builder",
                                                key: "cars.offer", message: "m1", signal: "SIGSEGV"), scope: .key)
-        let resume = WorkerResume(url: "im://chat?rootCateID=1&peer=u1", window: 40, online: false,
+        let resume = WorkerResume(url: "im://chat?rootCateID=1&peer=u1", window: 40, online: false, elsewhere: true,
                                   scenario: ScenarioProgress(killSwitch: .init(lines: ["house"], messages: [], components: ["topPost"]),
                                                              lastTap: "opened", minute: 3),
                                   quarantine: [hold])
@@ -71,7 +71,7 @@ struct SupervisionPolicyTests {
             #expect(try JSONDecoder().decode(ToWorker.self, from: Data(line)) == message)
         }
         let fromWorker: [FromWorker] = [.hello(version: WorkerProtocol.version), .ready(resume), .failed(reason: "expected x", resume: resume),
-                                        .exiting(code: 3)]
+                                        .exiting(code: 3), .resume(resume)]
         for message in fromWorker {
             #expect(try JSONDecoder().decode(FromWorker.self, from: Data(try JSONLines.encode(message))) == message)
         }

@@ -32,4 +32,21 @@ struct WhyTests {
         let json = try pageMessages(workspace, url: url)
         #expect((json.first?["why"] as? String).map { why.hasSuffix($0) } == true, "\(json)")
     }
+
+    @Test("on the legacy page, a line's card whose payload does not decode says so first, then the legacy page")
+    func legacyAndUndecodable() throws {
+        let workspace = try Workspace.standard()
+        let url = "im://chat?rootCateID=77&peer=zhao"
+        let result = try imhost(["chat", url], input: """
+            /recv house.listing {"id":"L1","title":"Sunny flat"}
+            /why 1
+            /quit
+            """, in: workspace)
+        let why = try #require(result.stdout.split(separator: "\n").first { $0.hasPrefix("why #1") }.map(String.init), "\(result.stdout)\(result.stderr)")
+        let payload = try #require(why.range(of: "the payload does not decode: missing field 'price'"), "\(why)")
+        let legacy = try #require(why.range(of: "the legacy page shows built-in messages only"), "\(why)")
+        #expect(payload.lowerBound < legacy.lowerBound, "\(why)")
+        let json = try pageMessages(workspace, url: url)
+        #expect((json.first?["why"] as? String)?.contains("does not decode") == true, "\(json)")
+    }
 }

@@ -27,6 +27,10 @@ public struct HostConfig: Sendable, Equatable {
         public var scanSeconds: Double
         /// Seconds one call into a line may take in a chat (default 5).
         public var callSeconds: Double
+        /// Seconds the builders of one page may take together (default 1): messages left when
+        /// they are spent show as placeholders ("drawing took too long"), tried again at the
+        /// next draw, so a slow line cannot freeze the chat for a whole page of its calls.
+        public var drawSeconds: Double = 1
         /// The largest message payload stored or sent, in bytes of JSON (default 64 KiB).
         public var payloadBytes: Int
         /// The longest line of chat input, in bytes (default 1 MiB); a longer one is dropped.
@@ -34,7 +38,9 @@ public struct HostConfig: Sendable, Equatable {
         /// The most messages stored from one peer in a day (UTC) (default 5,000): past it, that
         /// peer's messages are refused (`budget`) until the day ends.
         public var peerMessagesPerDay: Int = 5000
-        /// The most payload bytes stored from one peer in a day (UTC) (default 50 MB).
+        /// The most bytes one peer's messages may add to the store in a day (UTC), as stored: the
+        /// row, its summary and its share of the search index (``MessageStore/storedBytes(of:recipient:)``;
+        /// default 50 MB).
         public var peerBytesPerDay: Int = 50_000_000
 
         /// How deeply a payload's JSON may nest (objects and arrays). host.json and scenario
@@ -256,8 +262,8 @@ extension DocumentReader {
 
         var limits = HostConfig.Limits()
         if let node = member("limits") {
-            for entry in try members(node, "limits", allowed: ["scanSeconds", "callSeconds", "payloadBytes", "inputLineBytes", "peerMessagesPerDay",
-                                                                "peerBytesPerDay"]) {
+            for entry in try members(node, "limits", allowed: ["scanSeconds", "callSeconds", "drawSeconds", "payloadBytes", "inputLineBytes",
+                                                                "peerMessagesPerDay", "peerBytesPerDay"]) {
                 let path = "limits." + entry.key
                 guard case .number(let value, let text) = entry.value.value else {
                     throw fail(entry.value, path, "expected a number, found \(entry.value.kindName)")
@@ -282,7 +288,11 @@ extension DocumentReader {
                     guard value >= 0.1, value <= 600 else {
                         throw fail(entry.value, path, "expected seconds from 0.1 to 600, found \(text)")
                     }
-                    if entry.key == "scanSeconds" { limits.scanSeconds = value } else { limits.callSeconds = value }
+                    switch entry.key {
+                    case "scanSeconds": limits.scanSeconds = value
+                    case "drawSeconds": limits.drawSeconds = value
+                    default: limits.callSeconds = value
+                    }
                 }
             }
         }

@@ -212,7 +212,7 @@ extension FleetConfig {
 
 extension FleetConfig {
     /// What a host applies, all that decides whether the next document replaces it.
-    public struct Applied: Sendable, Equatable {
+    public struct Applied: Sendable, Hashable {
         public var version: Int64
         /// ``FleetConfig/digest`` of the document applied.
         public var digest: String

@@ -39,13 +39,20 @@ extension FleetOperator {
     /// subscription ``standing()`` made, so a change's own read is what this follows.
     public func awaitReports(of users: [String], applying config: FleetConfig, milliseconds: Int64) throws(Failure) -> [FleetStatus] {
         let deadline = Clock.monotonic() + UInt64(max(0, milliseconds)) * 1_000_000
-        func done() -> Bool { users.allSatisfy { (reports[$0]?.version ?? 0) >= config.version } }
+        func done() -> Bool { users.allSatisfy { reports[$0].map { applies($0, config) } ?? false } }
         return try retrying { (retries) throws(Failure) in
             // A connection made again (taken over meanwhile) subscribes again.
             if retries > 0 { _ = try statuses() }
             if !done() { _ = try serve(until: deadline) { _ in done() } }
             return users.compactMap { reports[$0] }
         }
+    }
+
+    /// Whether `status` reports applying `config`: that very document, or a later version this
+    /// operator vouches for (a report claiming a higher one nobody published applies nothing).
+    public func applies(_ status: FleetStatus, _ config: FleetConfig) -> Bool {
+        guard let applied = status.report.applied else { return false }
+        return applied == config.applied || (applied.version > config.version && known.contains(applied))
     }
 
     /// Runs `attempt` until it has a result: again when another operator's change won
@@ -118,6 +125,8 @@ extension FleetOperator {
     /// Publishes `config` retained and waits for the broker's answer.
     private func publish(_ config: FleetConfig) throws(Failure) {
         let client = try connected()
+        // Known before it goes: a host may report it before it is read back.
+        know(config)
         guard case .success(let id) = client.publish(topic: FleetConfig.topic, payload: config.bytes, retain: true) else {
             throw gone("cannot publish the fleet configuration: the connection is gone")
         }

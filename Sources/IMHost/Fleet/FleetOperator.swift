@@ -30,12 +30,27 @@ public final class FleetOperator {
     private var seen: FleetConfig?
     /// Every host's report as last seen on this connection (retained, or live), by user.
     private(set) var reports: [String: FleetStatus] = [:]
+    /// Where the configurations this operator knew on the fleet topic are kept between commands.
+    private let ledger: FleetLedger?
+    /// The configurations this operator knows were on the fleet topic (the ledger's, and what
+    /// went by or was published on this connection): the versions a host's report may claim
+    /// and be believed.
+    private(set) var known: Set<FleetConfig.Applied>
 
     /// `transport` as host.json names it; `user` must be `operator` for changes to be taken.
-    public init(transport: HostConfig.Transport, user: String, clock: @escaping () -> Int64 = { Clock.now() }) {
+    /// `ledger` keeps what this operator published and saw (``FleetLedger``).
+    public init(transport: HostConfig.Transport, user: String, clock: @escaping () -> Int64 = { Clock.now() }, ledger: FleetLedger? = nil) {
         settings = transport
         self.user = user
         self.clock = clock
+        self.ledger = ledger
+        known = ledger?.load() ?? []
+    }
+
+    /// Notes that `config` was on the fleet topic (read there, or published by this operator).
+    func know(_ config: FleetConfig) {
+        guard known.insert(config.applied).inserted else { return }
+        ledger?.record([config.applied])
     }
 
     deinit { client?.disconnect() }
@@ -61,8 +76,16 @@ public final class FleetOperator {
         public var ahead: [FleetStatus]
         /// The highest version a host reports that a change can go above: one dated at most
         /// ``FleetConfig/futureSkew`` ahead of this machine's clock (above a later one, every
-        /// host whose clock is right would refuse the change).
+        /// host whose clock is right would refuse the change), and vouched for.
         public var highest: Int64?
+        /// Hosts whose report claims a configuration nobody vouches for: not one this operator
+        /// published or saw on the fleet topic (``FleetLedger``), nor one that two hosts report.
+        /// A user writes its own report as it likes: these are not built on, and their names
+        /// do not count as known.
+        public var unvouched: [FleetStatus] = []
+        /// What the operator's own host has (host.json's lines, its plugins' lines and keys):
+        /// names known without any host's report. The command that judges names sets it.
+        public var own: FleetReport?
 
         /// One line when hosts will not apply what the broker holds: which, why, and what to
         /// do; `nil` when every host that reports applies it (or will when it catches up).
@@ -90,11 +113,19 @@ public final class FleetOperator {
         let hosts = try statuses()
         let now = clock()
         let verdict = FleetConfig.verdict(on: bytes, applied: nil, now: now)
-        let ahead = hosts.filter {
+        // A report's version is believed when the operator knows it was on the fleet topic, or
+        // when another host reports the same one: one user's report alone steers nothing.
+        let claims = Dictionary(grouping: hosts.compactMap(\.report.applied), by: { $0 }).mapValues(\.count)
+        let vouched = hosts.filter { host in
+            host.report.applied.map { known.contains($0) || claims[$0, default: 0] >= Standing.corroboration } ?? true
+        }
+        let ahead = vouched.filter {
             if case .older = FleetConfig.verdict(on: bytes, applied: $0.report.applied, now: now) { true } else { false }
         }
-        let highest = hosts.compactMap(\.version).filter { $0 <= now + FleetConfig.futureSkew }.max()
-        return Standing(bytes: bytes, verdict: verdict, config: inForce(verdict), hosts: hosts, ahead: ahead, highest: highest)
+        let highest = vouched.compactMap(\.version).filter { $0 <= now + FleetConfig.futureSkew }.max()
+        var standing = Standing(bytes: bytes, verdict: verdict, config: inForce(verdict), hosts: hosts, ahead: ahead, highest: highest)
+        standing.unvouched = hosts.filter { host in !vouched.contains { $0.user == host.user } }
+        return standing
     }
 
     /// What the broker retains on the fleet topic (empty: nothing).
@@ -120,6 +151,8 @@ public final class FleetOperator {
         guard case .message(let topic, let payload, _) = event else { return }
         let statusPrefix = FleetConfig.statusTopic(of: "")
         if topic == FleetConfig.topic {
+            // Whatever reads as a configuration was an operator's: a host may report it.
+            if let config = try? FleetConfig.read(payload) { know(config) }
             // Only what hosts would take: one they refuse is nothing to build on.
             if case .applies(let config) = FleetConfig.verdict(on: payload, applied: seen?.applied, now: clock()) { seen = config }
         } else if topic.hasPrefix(statusPrefix) {

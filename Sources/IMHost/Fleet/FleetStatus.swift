@@ -81,21 +81,42 @@ public struct FleetStatus: Sendable, Equatable {
 }
 
 extension FleetOperator.Standing {
-    /// Why turning `line` off would reach nothing: no host reports having it (one line, with the
-    /// nearest line hosts do report); `nil` when a host reports it.
+    /// How many hosts must report a name, or a configuration, before the operator believes it
+    /// without vouching for it itself: any user writes its own report as it likes, so one
+    /// report alone steers nothing.
+    public static let corroboration = 2
+
+    /// Why turning `line` off would reach nothing, or may be a typo: no host reports having it,
+    /// or only one does and the operator's own host does not have it (one line, with the
+    /// nearest known line); `nil` when it is known.
     public func unreported(line: String) -> String? {
-        let known = Set(hosts.flatMap(\.report.lines))
-        return known.contains(line) ? nil : unreported("a line", line, among: known)
+        unknown("a line", line, reported: \.lines, own: own?.lines ?? [])
     }
 
     /// The same for a message key: the host's built-in keys are known without a report.
     public func unreported(key: String) -> String? {
-        let known = Set(hosts.flatMap(\.report.keys)).union(MessageRegistry.builtIn.allKeys)
-        return known.contains(key) ? nil : unreported("a message key", key, among: known)
+        unknown("a message key", key, reported: \.keys, own: (own?.keys ?? []) + MessageRegistry.builtIn.allKeys)
     }
 
-    private func unreported(_ what: String, _ name: String, among known: Set<String>) -> String {
+    /// The names known: the operator's own, and those at least ``corroboration`` hosts whose
+    /// reports are vouched for report.
+    private func known(_ names: KeyPath<FleetReport, [String]>, own: [String]) -> Set<String> {
+        var reporters: [String: Set<String>] = [:]
+        for host in hosts where !unvouched.contains(where: { $0.user == host.user }) {
+            for name in host.report[keyPath: names] { reporters[name, default: []].insert(host.user) }
+        }
+        return Set(own).union(reporters.filter { $0.value.count >= Self.corroboration }.keys)
+    }
+
+    private func unknown(_ what: String, _ name: String, reported names: KeyPath<FleetReport, [String]>, own: [String]) -> String? {
+        let known = known(names, own: own)
+        guard !known.contains(name) else { return nil }
         let hint = closestMatch(to: name, among: known.sorted()).map { "did you mean '\($0)'? " } ?? ""
+        let reporters = hosts.filter { $0.report[keyPath: names].contains(name) }.map(\.user)
+        if !reporters.isEmpty {
+            let who = reporters.prefix(3).joined(separator: ", ")
+            return "only \(who) report\(reporters.count == 1 ? "s" : "") \(what) '\(name)', and a report is its user's to write: a name is known when this operator's own host.json or plugins have it, or \(Self.corroboration) hosts whose versions it can vouch for report it; \(hint)--force publishes it anyway"
+        }
         let cut = hosts.count { $0.inventory == .partial }
         var why = ""
         if !hosts.contains(where: { $0.inventory != .none }) {

@@ -10,7 +10,7 @@ extension ChatHost {
     /// Takes the user's connection when this process is to talk to the broker and nobody else
     /// of this user does; otherwise notes who does. Either way, what `sender` queues wakes the
     /// process that holds it.
-    func takeConnection(store: MessageStore, sender: MessageSender, online: Bool) {
+    func takeConnection(store: MessageStore, sender: MessageSender, online: Bool, elsewhere: Bool = false) {
         guard let transport = config.transport, let command = connectionCommand else { return }
         sender.onQueued = { [weak self] _ in self?.wakeConnection() }
         guard userID != TransportID.operatorID else {
@@ -24,7 +24,7 @@ extension ChatHost {
                                   // Real time, even under a scenario's fixed clock: backoffs, leases and
                                   // giving up are measured in it.
                                   clock: { Clock.now() })
-            if !online { courier.setOnline(false) }
+            if !online { courier.setOnline(false) } else if elsewhere { courier.resumeElsewhere() }
             courier.fleetReport = fleetReport
             self.courier = courier
         case .held(let holder):

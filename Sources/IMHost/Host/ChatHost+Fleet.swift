@@ -71,7 +71,7 @@ extension ChatHost {
     /// What this host reports with its fleet status: the configuration it applies, the lines
     /// installed or configured, and the message keys their manifests register (as the plugin
     /// cache knows them: no line's library is opened for it).
-    var fleetReport: FleetReport {
+    public var fleetReport: FleetReport {
         let lines = Set(config.lineOrder).union(self.lines.rows.compactMap(\.lineID))
         let keys = Set(self.lines.rows.flatMap { $0.manifest?.messageKeys ?? [] })
         return FleetReport(applied: config.fleet?.config.applied, lines: lines.sorted(), keys: keys.sorted())

@@ -134,7 +134,9 @@ public final class ChatHost {
     /// none, and what they send stays queued. Every command that opens a chat or a route signs
     /// in first, explicitly: nothing signs in as a side effect.
     /// - Throws: ``StoreError`` when the user's store cannot be opened.
-    public func signIn(online: Bool = true) throws {
+    /// `elsewhere`: another host of the user took the session before this process started (a
+    /// chat's worker started again after that): the connection stays offline until `/online`.
+    public func signIn(online: Bool = true, elsewhere: Bool = false) throws {
         guard signedIn == nil else { return }
         let store = durable ? try MessageStore(dataFolder: dataFolder, user: userID, say: announce) : try MessageStore(memoryFor: userID)
         let sender = MessageSender(
@@ -154,7 +156,7 @@ public final class ChatHost {
         }
         wantsOnline = online
         signedIn = SignedIn(session: session, store: store, sender: sender)
-        takeConnection(store: store, sender: sender, online: online)
+        takeConnection(store: store, sender: sender, online: online, elsewhere: elsewhere)
     }
 
     /// Signs the current user out (every service finalized, in reverse order) and then signs

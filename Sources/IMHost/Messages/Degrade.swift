@@ -27,6 +27,9 @@ public enum Degrade: Equatable, Sendable, Codable, CustomStringConvertible {
     /// The stored payload is larger than the payload limit (written by another tool, or under a
     /// larger limit): it is not drawn. Its size and the limit, in bytes.
     case tooLarge(size: Int, limit: Int)
+    /// The page's builders took all of `limits.drawSeconds` (these seconds) before this
+    /// message's turn: it is tried again at the next draw.
+    case drawingTooSlow(seconds: Double)
 
     /// The whole reason, for `/why` and `--json`: one line, with anything a line or a payload
     /// said shown escaped.
@@ -46,6 +49,8 @@ public enum Degrade: Equatable, Sendable, Codable, CustomStringConvertible {
         case .builderFailed(let why): "the builder failed: \(why)"
         case .unreadable(let why): "the stored line does not read: \(why)"
         case .tooLarge(let size, let limit): "its payload is \(size) bytes, over the limit of \(limit) (limits.payloadBytes in host.json): it is kept as stored, and not drawn"
+        case .drawingTooSlow(let seconds):
+            "drawing this page took longer than \(seconds.formatted) s (limits.drawSeconds in host.json) before this message's turn: a line's builders are slow; it is drawn again at the next draw"
         }
     }
 
@@ -77,6 +82,12 @@ public enum Degrade: Equatable, Sendable, Codable, CustomStringConvertible {
         case .builderFailed: "builder failed"
         case .unreadable: "unreadable"
         case .tooLarge: "too large"
+        case .drawingTooSlow: "drawing took too long"
         }
     }
+}
+
+private extension Double {
+    /// Seconds as host.json writes them: "1", "0.5".
+    var formatted: String { self == rounded() ? String(Int(self)) : String(self) }
 }

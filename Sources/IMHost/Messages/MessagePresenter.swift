@@ -37,7 +37,10 @@ package struct MessagePresenter {
 
     /// `origin` says, for a message from another host, who sent it and its global id: a crash
     /// drawing it is recorded against that message alone.
-    package func present(_ message: MessageEnvelope, outgoing: Bool, width: Int, origin: Breadcrumb.MessageOrigin? = nil) -> PresentedMessage {
+    /// `outOfTime` (the page's drawing budget, in seconds, when it is spent) turns a line's
+    /// builder away: the message is a placeholder that says so, and no line code runs for it.
+    package func present(_ message: MessageEnvelope, outgoing: Bool, width: Int, origin: Breadcrumb.MessageOrigin? = nil,
+                         outOfTime: Double? = nil) -> PresentedMessage {
         func degraded(_ why: Degrade) -> PresentedMessage {
             PresentedMessage(shown: ShownMessage(envelope: message, model: nil, isOutgoing: outgoing), view: nil, degrade: why)
         }
@@ -55,6 +58,8 @@ package struct MessagePresenter {
             return degraded(degrade(message.key) ?? .unknownKey)
         }
         if legacy && entry.line != nil { return degraded(.legacyPage) }
+        // The host's own builders are not slow; a line's wait for the next draw.
+        if let outOfTime, entry.line != nil { return degraded(.drawingTooSlow(seconds: outOfTime)) }
         do {
             let (model, view) = try lineGuard.run(.builder, entry.mark, key: message.key, message: origin?.crumb ?? message.id) {
                 try render(entry.builder, message.payload, width: width)
@@ -74,14 +79,18 @@ package struct MessagePresenter {
     package func causes(of message: MessageEnvelope, outgoing: Bool, width: Int, origin: Breadcrumb.MessageOrigin? = nil) -> [Degrade] {
         guard let first = present(message, outgoing: outgoing, width: width, origin: origin).degrade else { return [] }
         switch first {
-        case .unreadable, .tooLarge: return [first]
+        case .unreadable, .tooLarge, .drawingTooSlow: return [first]
         default: break
         }
         var found: [Degrade] = []
         let lineKey = LineID.owner(ofMessageKey: message.key) != nil
         if let why = degrade(message.key) {
             found.append(why)
-        } else if lineKey, lookup(message.key) == nil {
+        } else if lineKey, let entry = lookup(message.key) {
+            // The legacy page never runs the builder, so whether the payload decodes is asked
+            // here: a card that would not show on its line's page either says so, first.
+            if legacy, let why = decodes(entry, message, origin: origin) { found.append(why) }
+        } else if lineKey {
             found.append(degrade(message.key) ?? .unknownKey)
         }
         if let origin, let sender = origin.sender, let id = origin.globalID, let why = degradeMessage(sender, id, message.key) { found.append(why) }
@@ -90,6 +99,20 @@ package struct MessagePresenter {
     }
 
     private struct Failure: Error { var degrade: Degrade }
+
+    /// Why `message`'s payload does not decode with `entry`'s builder (its first step only, in
+    /// the builder's breadcrumb frame); `nil` when it does.
+    private func decodes(_ entry: RegisteredBuilder, _ message: MessageEnvelope, origin: Breadcrumb.MessageOrigin?) -> Degrade? {
+        func check<Builder: MessageBuilder>(_ builder: Builder) -> Degrade? {
+            do {
+                _ = try builder.content(from: message.payload)
+                return nil
+            } catch {
+                return .undecodable(PayloadDiagnosis.describe(error, payload: message.payload, as: Builder.Content.self))
+            }
+        }
+        return lineGuard.run(.builder, entry.mark, key: message.key, message: origin?.crumb ?? message.id) { check(entry.builder) }
+    }
 
     /// Runs the builder's three steps, telling a payload that does not decode from a builder that fails.
     private func render<Builder: MessageBuilder>(_ builder: Builder, _ payload: MessagePayload, width: Int) throws -> (MessageModel, MessageView) {

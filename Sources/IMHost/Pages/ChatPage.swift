@@ -86,8 +86,12 @@ public final class ChatPage {
 
     /// The messages the page shows now, oldest first, each with its number (its position in the
     /// conversation, from 1), laid out for a page `width` columns wide.
+    /// The builders together get `limits.drawSeconds`: the newest messages are drawn first, and
+    /// a line's message left when the time is spent is a placeholder (``Degrade/drawingTooSlow(seconds:)``),
+    /// tried again at the next draw.
     public func presented(width: Int) throws -> [(number: Int, message: PresentedMessage)] {
-        try present(environment.store.stored(of: conversation, endingBefore: nil, limit: window), width: width)
+        try present(environment.store.stored(of: conversation, endingBefore: nil, limit: window), width: width,
+                    budget: environment.limits.drawSeconds)
     }
 
     private var presenter: MessagePresenter {
@@ -97,16 +101,25 @@ public final class ChatPage {
         return presenter
     }
 
-    private func present(_ entries: [StoredMessage], width: Int) -> [(number: Int, message: PresentedMessage)] {
+    /// `budget`, in seconds, bounds the builders' time for the whole list (see ``presented(width:)``).
+    private func present(_ entries: [StoredMessage], width: Int, budget: Double? = nil) -> [(number: Int, message: PresentedMessage)] {
         let presenter = presenter
         let bodyWidth = Self.bodyWidth(forPage: width)
-        return entries.map { entry in
-            var presented = presenter.present(entry.envelope, outgoing: entry.isOutgoing, width: bodyWidth, origin: Self.origin(of: entry))
-            presented.state = entry.state
-            presented.failure = entry.reason
-            presented.sentBefore = entry.sentBefore.map { $0 + 1 }
-            return (entry.number, presented)
+        let start = Clock.monotonic()
+        let limit = budget.map { UInt64($0 * 1_000_000_000) }
+        // Newest first: what the person reads first is drawn first when time runs short.
+        var presented: [(number: Int, message: PresentedMessage)] = []
+        presented.reserveCapacity(entries.count)
+        for entry in entries.reversed() {
+            let spent = limit.map { Clock.monotonic() - start >= $0 } ?? false
+            var message = presenter.present(entry.envelope, outgoing: entry.isOutgoing, width: bodyWidth, origin: Self.origin(of: entry),
+                                            outOfTime: spent ? budget : nil)
+            message.state = entry.state
+            message.failure = entry.reason
+            message.sentBefore = entry.sentBefore.map { $0 + 1 }
+            presented.append((entry.number, message))
         }
+        return presented.reversed()
     }
 
     /// Who sent a message that came from another host, and its global id: line code that crashes
@@ -151,10 +164,20 @@ public final class ChatPage {
             (carrier.title, self.components.compactMap(PageView.Component.of))
         }
         let messages = try presented(width: width).map { number, presented in
+            // A view longer than a page gives one message is folded here, before it travels (a
+            // card is laid out by each front end, which folds its text as it draws it).
+            let folded = presented.view.flatMap { $0.card == nil ? PageView.fold($0.lines) : nil }
             var message = PageView.Message(number: number, envelope: presented.shown.envelope, isOutgoing: presented.shown.isOutgoing,
                                            state: presented.state, failure: presented.failure, sentBefore: presented.sentBefore,
-                                           body: Self.body(presented))
-            if presented.view == nil { message.causes = (try? causes(number)).flatMap { $0 } ?? [] }
+                                           body: Self.body(presented, lines: folded?.lines))
+            if let folded, folded.folded > 0 { message.folded = folded.folded }
+            // A message the budget turned away has that one cause: asking for more would run its
+            // slow builder again.
+            if case .drawingTooSlow? = presented.degrade {
+                message.causes = [presented.degrade!]
+            } else if presented.view == nil {
+                message.causes = (try? causes(number)).flatMap { $0 } ?? []
+            }
             return message
         }
         let reason = decision.reason
@@ -163,10 +186,11 @@ public final class ChatPage {
                         components: components, messages: messages, total: try messageCount(), width: width)
     }
 
-    /// What a presented message shows: its card, its lines, or why it is a placeholder.
-    private static func body(_ presented: PresentedMessage) -> PageView.Body {
+    /// What a presented message shows: its card, its lines (`lines`, folded, when given), or why
+    /// it is a placeholder.
+    private static func body(_ presented: PresentedMessage, lines: [String]?) -> PageView.Body {
         guard let view = presented.view else { return .placeholder(presented.degrade ?? .unknownKey) }
-        return view.card.map { .card(PageView.Card($0)) } ?? .lines(view.lines)
+        return view.card.map { .card(PageView.Card($0)) } ?? .lines(lines ?? view.lines)
     }
 
     /// Message number `number` (as shown, from 1) as the page shows it now, or `nil` when no

@@ -88,6 +88,27 @@ public struct PageView: Codable, Sendable, Equatable {
         public var body: Body
         /// For a placeholder, every reason it is one, the deepest first (what `/why` says).
         public var causes: [Degrade] = []
+        /// How many lines of its view are not shown (past ``PageView/messageLineLimit``): `nil`
+        /// when every line is.
+        public var folded: Int?
+    }
+
+    /// The most lines one message takes on a page, its fold marker included: a message of ten
+    /// thousand lines (a peer's flood of newlines) does not bury the page. The rest is folded,
+    /// and ``foldMarker(_:)`` says how much.
+    public static let messageLineLimit = 40
+
+    /// `lines` cut to fit ``messageLineLimit`` with the marker, and how many lines are folded
+    /// then (`more` folded already, as a page value says): `(lines, 0)` when they all fit.
+    public static func fold(_ lines: [String], more: Int = 0) -> (lines: [String], folded: Int) {
+        guard lines.count > messageLineLimit || more > 0 else { return (lines, 0) }
+        let kept = min(lines.count, messageLineLimit - 1)
+        return (Array(lines.prefix(kept)), more + lines.count - kept)
+    }
+
+    /// The line that stands for `count` folded lines.
+    public static func foldMarker(_ count: Int) -> String {
+        "… \(count) more line\(count == 1 ? "" : "s")"
     }
 
     /// What a message shows.

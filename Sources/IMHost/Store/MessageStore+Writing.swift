@@ -144,7 +144,7 @@ extension MessageStore {
                     if try isStored(message) { return .duplicate }
                     if let budget {
                         var today = try spent[sender] ?? spentToday(by: sender, day: day)
-                        let size = message.payload.json.utf8.count
+                        let size = Self.storedBytes(of: message, recipient: user)
                         guard today.messages + 1 <= budget.messages, today.bytes + size <= budget.bytes else { return .overBudget }
                         today.messages += 1
                         today.bytes += size

@@ -360,9 +360,11 @@ public final class MessageStore {
     static let copyPrefix = "imhost-store-"
 
     /// Removes the private copies (``openReadOnly(_:exists:notes:)``) that processes killed
-    /// before they could remove them left behind.
+    /// before they could remove them left behind, those of older imhosts (named without their
+    /// process id) included.
     static func removeAbandonedCopies() {
-        FileSystem.removeAbandonedScratch(prefix: copyPrefix)
+        // Copies made before the process id was in the name too (imhost-store-XXXXXX).
+        FileSystem.removeAbandonedScratch(prefix: copyPrefix, unnamed: true)
     }
 
     /// A database error as the store says it.

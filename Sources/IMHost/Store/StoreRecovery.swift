@@ -8,6 +8,12 @@ import CSQLite
 /// places renumbered one after another in each conversation, in their old order; each
 /// conversation's counts taken again; every undelivered message of the user's back in the
 /// outbox; the search index built.
+///
+/// A table that cannot be read whole that way (its root page damaged, so no range reads; the
+/// file's first page damaged, so nothing opens) is looked for page by page too (``PageScan``):
+/// the rows of messages, drafts, conversations, read receipts and blocked peers left on leaf
+/// pages nothing leads to any more are copied, each recognised by its shape (its columns' count
+/// and types), with its rowid.
 struct StoreRecovery {
     /// What was copied, and what could not be read.
     struct Counts: Sendable, Equatable, CustomStringConvertible {
@@ -18,6 +24,8 @@ struct StoreRecovery {
         var queued = 0
         var receipts = 0
         var blocked = 0
+        /// What the user typed and had not sent (``MessageStore/addDraft(peer:typed:at:)``).
+        var drafts = 0
         /// What could not be read whole, for a person ("the outbox"), beside messages' lost
         /// rowids, which are counted.
         var unreadable: [String] = []
@@ -33,13 +41,16 @@ struct StoreRecovery {
             text += ", " + count(queued, "queued send", "queued sends")
             text += ", " + count(receipts, "read receipt to send", "read receipts to send")
             text += ", " + count(blocked, "blocked peer", "blocked peers")
+            if drafts > 0 { text += ", " + count(drafts, "unsent draft", "unsent drafts") }
             if !unreadable.isEmpty { text += "; not all of " + unreadable.joined(separator: ", ") + " could be read" }
             return text
         }
     }
 
-    /// The damaged database, opened to be read only.
-    private let source: Database
+    /// The damaged database, opened to be read only; `nil` when it does not open.
+    private let source: Database?
+    /// Its path, for reading its pages.
+    private let path: String
     /// The new one, its schema made, in a transaction.
     private let target: Database
     private var counts = Counts()
@@ -48,30 +59,42 @@ struct StoreRecovery {
     /// foreign keys off: a message may outlive its conversation's row), in one transaction.
     /// Throws only what `target` throws; what cannot be read of `path` is counted.
     static func copy(from path: String, into target: Database) throws -> Counts {
-        let source: Database
-        do {
-            source = try Database(path: path, mode: .readOnly(immutable: false))
-        } catch {
-            return Counts(unreadable: ["the file"])
+        // A file whose first page is damaged does not open, or opens and reads no schema: its
+        // pages are still read.
+        var source = try? Database(path: path, mode: .readOnly(immutable: false))
+        if let opened = source, (try? opened.statement("SELECT count(*) FROM sqlite_schema").step()) != true {
+            opened.closeLeavingLog()
+            source = nil
         }
-        defer { source.closeLeavingLog() }
-        var recovery = StoreRecovery(source: source, target: target)
+        defer { source?.closeLeavingLog() }
+        var recovery = StoreRecovery(source: source, path: path, target: target)
         try target.transaction {
-            try recovery.copyTables()
+            if source != nil { try recovery.copyTables() }
+            try recovery.scanPages()
             try recovery.makeWhole()
             try recovery.countCopied()
         }
+        if source == nil { recovery.counts.unreadable = ["the file"] }
         return recovery.counts
     }
 
-    private init(source: Database, target: Database) {
+    private init(source: Database?, path: String, target: Database) {
         self.source = source
+        self.path = path
         self.target = target
     }
 
-    /// The tables copied, in order, each with what a person calls it.
+    /// The tables copied by rowid, in order, each with what a person calls it.
     private static let tables = [("conversations", "conversations"), ("messages", "messages"), ("outbox", "the outbox"),
-                                 ("receipts_out", "read receipts to send"), ("blocked", "blocked peers"), ("store_facts", "the store's facts")]
+                                 ("receipts_out", "read receipts to send"), ("blocked", "blocked peers"), ("store_facts", "the store's facts"),
+                                 ("drafts", "unsent drafts")]
+
+    /// The tables also looked for page by page when they could not be read whole: what the
+    /// user wrote or chose, which nothing else says again. (The outbox is made again from the
+    /// messages' states, the search index from their summaries.) Their rows' shapes differ.
+    private static let scanned: Set<String> = ["messages", "drafts", "blocked", "conversations", "receipts_out"]
+    /// Those of them not read whole by rowid (all of them, until the copy says otherwise).
+    private var unfinished: [String: Int] = Dictionary(uniqueKeysWithValues: scanned.map { ($0, 0) })
 
     /// Each table, rows as they were (ids kept, so references between them hold).
     private mutating func copyTables() throws {
@@ -81,13 +104,106 @@ struct StoreRecovery {
         for (table, name) in Self.tables {
             let lost = try copy(table, newest: table == "messages" ? newest : nil)
             if table == "messages" { counts.lostMessages = lost.rows }
+            if Self.scanned.contains(table) {
+                if lost.any { unfinished[table] = lost.rows } else { unfinished[table] = nil }
+            }
             // Messages' lost rowids are counted; a table whose lost rows are not is named.
             if lost.any && (table != "messages" || lost.rows == 0) { counts.unreadable.append(name) }
         }
+        try copyBudgets()
+    }
+
+    /// Each peer's count for the day (a table without rowids, so read in its key's order from
+    /// both ends: what lies before and after a damaged page), so a peer past its budget stays
+    /// past it.
+    private mutating func copyBudgets() throws {
+        guard let source else { return }
+        var failed = false
+        for order in ["peer, day", "peer DESC, day DESC"] {
+            var read: [(peer: String, day: Int64, messages: Int64, bytes: Int64)] = []
+            do {
+                let rows = try source.statement("SELECT peer, day, messages, bytes FROM peer_budget ORDER BY \(order)")
+                defer { rows.reset() }
+                while try rows.step() { read.append((rows.text(0), rows.int(1), rows.int(2), rows.int(3))) }
+            } catch {
+                failed = true
+            }
+            for row in read {
+                try target.statement("INSERT OR IGNORE INTO peer_budget (peer, day, messages, bytes) VALUES (?, ?, ?, ?)")
+                    .bind(row.peer, row.day, row.messages, row.bytes).run()
+            }
+        }
+        if failed { counts.unreadable.append("the day's budgets") }
+    }
+
+    /// The rows of the messages and drafts tables that could not all be read by rowid, looked
+    /// for on every table leaf page of the file (and its log), recognised by their shape.
+    private mutating func scanPages() throws {
+        guard !unfinished.isEmpty, let pages = PageScan(path: path) else { return }
+        defer { pages.close() }
+        struct Shape {
+            var table: String
+            var columns: [(name: String, integer: Bool, nullable: Bool)]
+            /// Columns a row may lack (added after it was written): nullable or defaulted, at the end.
+            var optionalTail: Int
+            /// Whether the first column is the INTEGER PRIMARY KEY, the rowid's name.
+            var rowidKey: Bool
+            var insert: String
+        }
+        var shapes: [Shape] = []
+        for table in unfinished.keys.sorted() {
+            let info = try target.statement("SELECT name, type, \"notnull\", dflt_value IS NOT NULL, pk FROM pragma_table_info('\(table)') ORDER BY cid")
+            var columns: [(name: String, integer: Bool, nullable: Bool)] = [], tail = 0, rowidKey = false
+            while try info.step() {
+                // The INTEGER PRIMARY KEY is the rowid: its record holds NULL.
+                let key = info.int(4) == 1 && info.text(1) == "INTEGER"
+                if key && columns.isEmpty { rowidKey = true }
+                columns.append((info.text(0), info.text(1) == "INTEGER", key || info.int(2) == 0))
+                tail = info.int(2) == 0 || info.int(3) == 1 ? tail + 1 : 0
+            }
+            info.reset()
+            let names = columns.map(\.name).joined(separator: ", ")
+            shapes.append(Shape(table: table, columns: columns, optionalTail: tail, rowidKey: rowidKey,
+                                insert: "INSERT OR IGNORE INTO \(table) (\(names)) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"))
+        }
+        var found: [String: Int] = [:]
+        try pages.rows { row in
+            for shape in shapes {
+                guard row.values.count <= shape.columns.count, row.values.count >= shape.columns.count - shape.optionalTail,
+                      zip(row.values, shape.columns).allSatisfy({ value, column in
+                          switch value {
+                          case .null: column.nullable
+                          case .integer: column.integer
+                          case .text: !column.integer
+                          case .real, .blob: false
+                          }
+                      }) else { continue }
+                let insert = try target.statement(shape.insert)
+                for index in shape.columns.indices {
+                    let value: (any SQLiteValue)? = switch index < row.values.count ? row.values[index] : .null {
+                    // The INTEGER PRIMARY KEY's record holds NULL: its value is the rowid.
+                    case _ where index == 0 && shape.rowidKey: row.rowid
+                    case .integer(let number): number
+                    case .text(let bytes): String(decoding: bytes, as: UTF8.self)
+                    default: nil
+                    }
+                    try insert.bind(at: Int32(index + 1), value)
+                }
+                do {
+                    try insert.run()
+                    found[shape.table, default: 0] += target.changes
+                } catch let error as Database.Failure where error.primary == SQLITE_CONSTRAINT {
+                    // A row the damage made into one the store never holds.
+                }
+                break
+            }
+        }
+        counts.lostMessages = max(0, counts.lostMessages - (found["messages"] ?? 0))
     }
 
     /// One value of the source, `nil` for NULL; throws when it cannot be read.
     private func scalar(_ sql: String) throws -> Int64? {
+        guard let source else { return nil }
         let statement = try source.statement(sql)
         defer { statement.reset() }
         return try statement.step() ? statement.optionalInt(0) : nil
@@ -95,6 +211,7 @@ struct StoreRecovery {
 
     /// The columns of `table` both databases have (an older store lacks later ones).
     private func columns(of table: String) throws -> [String] {
+        guard let source else { return [] }
         func names(_ database: Database) throws -> [String] {
             // A table name of ours, never outside text.
             let info = try database.statement("SELECT name FROM pragma_table_info('\(table)')")
@@ -111,6 +228,7 @@ struct StoreRecovery {
     private mutating func copy(_ table: String, newest: Int64?) throws -> (rows: Int, any: Bool) {
         guard let names = try? columns(of: table), !names.isEmpty else { return (0, true) }
         let list = names.joined(separator: ", ")
+        guard let source else { return (0, true) }
         var copier = TableCopier(source: source, target: target,
                                  range: "SELECT rowid, \(list) FROM \(table) WHERE rowid BETWEEN ? AND ? ORDER BY rowid",
                                  single: "SELECT rowid, \(list) FROM \(table) WHERE rowid = ?",
@@ -172,6 +290,7 @@ struct StoreRecovery {
         counts.queued = try count("outbox")
         counts.receipts = try count("receipts_out")
         counts.blocked = try count("blocked")
+        counts.drafts = try count("drafts")
     }
 }
 

@@ -52,7 +52,9 @@ public final class LineBuildWatch {
         var files: Set<String> = []
         for build in builds where files.insert(build.file).inserted {
             let current = FileIdentity.of(build.file)
-            let known = vetted[build.file].flatMap { $0.build == build.identity ? $0.file : nil } ?? build.identity
+            // What the file was when last vetted, gone (`nil`) included: a file vetted as gone is
+            // not a change again at every look while it stays gone.
+            let known: FileIdentity? = if let entry = vetted[build.file], entry.build == build.identity { entry.file } else { build.identity }
             guard current != known else {
                 seen[build.file] = nil
                 continue

@@ -160,6 +160,7 @@ public final class Supervisor {
             case .message(.exiting(let code)): return .exited(reap(watch, code: code))
             case .message(.say(let line)): diagnostics(TerminalText.safe(line))
             case .message(.lines(let said)): builds = said
+            case .message(.resume(let state)): remember(state)
             case .message(.out(let text)): shows?(.text(text))
             case .message(.page(let page)): shows?(.page(page))
             case .message: continue
@@ -287,6 +288,8 @@ public final class Supervisor {
                     diagnostics(TerminalText.safe(line))
                 case .lines(let said):
                     builds = said
+                case .resume(let state):
+                    remember(state)
                 case .out(let text):
                     shows?(.text(text))
                 case .page(let page):

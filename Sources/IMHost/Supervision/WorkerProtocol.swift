@@ -9,7 +9,7 @@
 /// line that says so rather than misreading its worker.
 public enum WorkerProtocol {
     /// Changes whenever a message changes.
-    public static let version = 7
+    public static let version = 8
 }
 
 /// The supervisor's messages to its worker.
@@ -51,6 +51,9 @@ public enum FromWorker: Codable, Sendable, Equatable, ChildMessage {
     /// The builds of the lines the worker serves, before its first answer and whenever they
     /// change: the supervisor watches their files, and tells `imhost plugins` what the chat runs.
     case lines(builds: [LineBuild])
+    /// What to reopen changed between commands (another host of the user took the session, or
+    /// this one took it back): a worker started after this keeps it so.
+    case resume(WorkerResume)
 
     static var protocolVersion: Int { WorkerProtocol.version }
     var helloVersion: Int? { if case .hello(let version) = self { version } else { nil } }
@@ -83,8 +86,12 @@ public struct WorkerResume: Codable, Sendable, Equatable {
     public var url: String?
     /// How many messages it shows.
     public var window: Int?
-    /// Whether the user is online.
+    /// Whether the user wants to be online (`/online`, `/offline`): what they asked, not whether
+    /// the broker answered.
     public var online: Bool?
+    /// Whether another host of the user took the session and this one stays offline until
+    /// `/online`: a new worker does not take it back by itself.
+    public var elsewhere: Bool?
     /// The peer of the chat open now: the conversation typed lines are kept as drafts for.
     public var conversation: String?
     /// Where a scenario was.
@@ -93,9 +100,10 @@ public struct WorkerResume: Codable, Sendable, Equatable {
     /// so a crash that cannot be recorded still does not crash again.
     public var quarantine: [Quarantine.Hold]?
 
-    public init(url: String? = nil, window: Int? = nil, online: Bool? = nil, conversation: String? = nil, scenario: ScenarioProgress? = nil,
-                quarantine: [Quarantine.Hold]? = nil) {
+    public init(url: String? = nil, window: Int? = nil, online: Bool? = nil, elsewhere: Bool? = nil, conversation: String? = nil,
+                scenario: ScenarioProgress? = nil, quarantine: [Quarantine.Hold]? = nil) {
         self.url = url
+        self.elsewhere = elsewhere
         self.conversation = conversation
         self.window = window
         self.online = online

@@ -93,7 +93,14 @@ final class BrokerConnection {
     /// the connection failed (the cached one applies). Once true, it stays.
     private(set) var fleetSettled = false
     /// Whether this host holds the user's session, or another host of the user took it.
-    private var claim = SessionClaim(connectionID: "c" + GlobalID.make(at: Clock.now()))
+    private var claim: SessionClaim
+    /// Whether another host of the user took the session from this one, and it stays offline
+    /// until the user says `/online`.
+    private(set) var connectedElsewhere = false
+    /// Whether this host's presence record stays when it leaves (`imhost sync --take`): the host
+    /// it took the session from stays offline until its own `/online`, however soon this one is
+    /// done. Otherwise a host that leaves clears its record.
+    var keepsPresence = false
     /// What each publish the broker has yet to answer was.
     private var publishing: [Int32: Publish] = [:]
     /// Told when the connection went or was made anew: the other parts forget what they had in
@@ -105,7 +112,8 @@ final class BrokerConnection {
     }
 
     init(settings: HostConfig.Transport, user: String, payloadLimit: Int, clock: @escaping () -> Int64,
-         makeClient: @escaping MakeBrokerClient, notices: CourierLedger) {
+         makeClient: @escaping MakeBrokerClient, notices: CourierLedger, host: String? = nil) {
+        claim = SessionClaim(connectionID: "c" + GlobalID.make(at: Clock.now()), host: host)
         self.settings = settings
         self.user = user
         self.payloadLimit = payloadLimit
@@ -214,6 +222,7 @@ final class BrokerConnection {
             reconnectDelay = 1000
             // Asked for: this host takes the session, from another host of the user if need be.
             claim.claimNext()
+            connectedElsewhere = false
         } else {
             lostConnection(.asked)
         }
@@ -380,8 +389,23 @@ final class BrokerConnection {
         guard claim.saw(id) == .takenOver, let client else { return }
         client.disconnect()
         wantsOnline = false
+        connectedElsewhere = true
         lostConnection(.connectedElsewhere(user: user))
         notices.say(.connectedElsewhere(user: user))
+    }
+
+    /// The first connection takes the session only if no other host of the user holds it; when
+    /// one does, this one leaves at once (``connectedElsewhere``). For `imhost sync`: a one-shot
+    /// command must not throw a running chat off for good.
+    func connectUnlessHeld() { claim.claimNone() }
+
+    /// Starts where a worker that was thrown off left it (a chat's worker started again):
+    /// offline, connected elsewhere, until `/online` takes the session back.
+    func resumeElsewhere() {
+        wantsOnline = false
+        connectedElsewhere = true
+        lostConnection(.connectedElsewhere(user: user))
+        notices.say(.stillElsewhere(user: user))
     }
 
     private func sendProbe(now: Int64) {
@@ -420,7 +444,12 @@ final class BrokerConnection {
     /// and receipts meanwhile go to `answered`, a batch at a time; a message arriving now is not
     /// stored, so not answered: its sender sends it again.
     func goodbye(_ answered: ([(Publish, BrokerAnswer)]) -> Void) {
-        guard case .online(let client, _) = state, let report = reportFleetStatus(state: .gone) else { return }
+        guard case .online(let client, _) = state else { return }
+        // Its presence record goes with the host that holds the session (before the status,
+        // whose answer is waited for): a host of the user that comes later does not take it
+        // for one still here.
+        if claim.settled, !keepsPresence { _ = client.publish(topic: Courier.topic(to: user, from: user), payload: [], retain: true) }
+        guard let report = reportFleetStatus(state: .gone) else { return }
         let deadline = Clock.monotonic() + 500_000_000
         var taken = false
         while !taken, Clock.monotonic() < deadline {

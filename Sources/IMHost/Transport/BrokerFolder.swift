@@ -231,9 +231,12 @@ public struct BrokerFolder: Sendable {
     // MARK: Making it
 
     /// Makes the folder: configuration, ACL, password hashes and one password file per user
-    /// (and `operator`). An existing configuration is never overwritten unless `force`.
+    /// (and `operator`). An existing configuration is never overwritten unless `force`, and not
+    /// while its broker runs unless `whileRunning` too: every password would be new, and every
+    /// host connected now refused at its next connect.
     public static func initialize(at folder: String, users: [String], listener: Listener, payloadLimit: Int = 64 * 1024,
-                                  tls: TLSListener? = nil, bridge: Bridge? = nil, force: Bool = false) throws(Failure) -> BrokerFolder {
+                                  tls: TLSListener? = nil, bridge: Bridge? = nil, force: Bool = false,
+                                  whileRunning: Bool = false) throws(Failure) -> BrokerFolder {
         for user in users {
             if let problem = TransportID.problem(user) { throw Failure("the user id \"\(user)\" \(problem)") }
         }
@@ -247,6 +250,9 @@ public struct BrokerFolder: Sendable {
         let broker = BrokerFolder(path: folder)
         if !force, access(broker.configPath, F_OK) == 0 {
             throw Failure("\(broker.configPath) exists: this folder has a broker already; add users with imhost broker add-user, or pass --force to write it again")
+        }
+        if force, !whileRunning, let pid = broker.runningPID() {
+            throw Failure("the broker of \(folder) is running (pid \(pid)): writing it again gives every user and operator a new password, and every host connected now is refused at its next connect; stop it first, add users with imhost broker add-user, or add --while-running to write it anyway")
         }
         do throws(FileSystem.Failure) {
             try FileSystem.makeFolders(folder + "/passwords")

@@ -14,6 +14,9 @@ public enum ConnectionNotice: Sendable, Equatable {
     /// Another host of `user` signed in after this one and holds the session (its presence
     /// record came): this one stays offline, what is sent waits queued, until `/online`.
     case connectedElsewhere(user: String)
+    /// A chat's worker started again after another host of `user` took the session: it stays
+    /// offline, as the one before it did, until `/online`.
+    case stillElsewhere(user: String)
     /// The inbox's subscription could not be asked for (the client's words).
     case inboxNotSubscribed(String)
     /// The broker's ACL keeps this host from something it needs.

@@ -102,7 +102,8 @@ public final class Courier {
         self.store = store
         self.lock = lock
         self.clock = clock
-        connection = BrokerConnection(settings: settings, user: user, payloadLimit: payloadLimit, clock: clock, makeClient: makeClient, notices: ledger)
+        connection = BrokerConnection(settings: settings, user: user, payloadLimit: payloadLimit, clock: clock, makeClient: makeClient, notices: ledger,
+                                      host: store.hostID)
         delivery = Delivery(store: store, connection: connection, ledger: ledger, giveUpHours: settings.giveUpHours)
         inbox = Inbox(store: store, connection: connection, ledger: ledger, payloadLimit: payloadLimit, budget: budget)
         receipts = ReadReceipts(store: store, connection: connection, ledger: ledger, enabled: settings.readReceipts, giveUpHours: settings.giveUpHours)
@@ -130,6 +131,23 @@ public final class Courier {
     }
     /// The last attempt to connect that failed, until one succeeds.
     public var failedAttempt: AttemptFailure? { connection.failedAttempt }
+    /// Whether another host of the user took the session from this one, and it stays offline
+    /// until the user says `/online`.
+    public var connectedElsewhere: Bool { connection.connectedElsewhere }
+    /// Whether this host's presence record stays when it leaves (`imhost sync --take`): the host
+    /// it took the session from stays offline until its own `/online`. Otherwise a host that
+    /// leaves clears its record.
+    public var keepsPresence: Bool {
+        get { connection.keepsPresence }
+        set { connection.keepsPresence = newValue }
+    }
+    /// The first connection takes the session only if no other host of the user holds it; when
+    /// one does, this one leaves at once (``connectedElsewhere``). For `imhost sync`: a one-shot
+    /// command must not throw a running chat off for good.
+    public func connectUnlessHeld() { connection.connectUnlessHeld() }
+    /// Starts where a worker that was thrown off left it (a chat's worker started again):
+    /// offline, connected elsewhere, until `/online` takes the session back.
+    public func resumeElsewhere() { connection.resumeElsewhere() }
     /// The probe came back through the inbox since the connection was made: the broker has
     /// delivered everything that waited for this user before it.
     public var inboxConfirmed: Bool { connection.inboxConfirmed }

@@ -14,16 +14,31 @@
 /// another host took the session after this one did: this one leaves at once, stays offline,
 /// and says so, until the user says `/online`. Messages that arrived in that moment are not
 /// stored or answered: their senders send them again, to the host that holds the session.
+///
+/// A connection id starts with its data folder's host id (``MessageStore/hostID``): a record
+/// with this folder's id was left by an earlier process of this folder (one that was killed;
+/// the connection lock says no other runs now), and is as good as this one's own. A host that
+/// leaves clears its record (``Courier``), so one that comes later does not take it for a host
+/// still there. And a connection that does not claim (`imhost sync`, which must not throw a
+/// running chat off) leaves at once when the record is another host's.
 struct SessionClaim {
     /// This process's connection, as its presence record names it.
     let connectionID: String
+    /// This data folder's host id, the start of its connection ids; `nil` when it has none.
+    let host: String?
     /// Whether the next connection takes the session (first connect, or `/online`).
     private(set) var claiming = true
     /// Whether this connection knows it holds the session: it claimed it, saw its own record, or
     /// its probe came back with no record of another.
     private(set) var settled = false
 
-    init(connectionID: String) { self.connectionID = connectionID }
+    init(connectionID: String, host: String? = nil) {
+        self.host = host
+        self.connectionID = host.map { "\($0)-\(connectionID)" } ?? connectionID
+    }
+
+    /// The next connection takes the session only when no other host holds it.
+    mutating func claimNone() { claiming = false }
 
     /// What a presence record means for this host.
     enum Verdict: Equatable {
@@ -45,7 +60,7 @@ struct SessionClaim {
 
     /// A presence record arrived (retained at subscribe, or as another host published it).
     mutating func saw(_ id: String) -> Verdict {
-        if id == connectionID || settled {
+        if id == connectionID || settled || host.map({ id.hasPrefix($0 + "-") }) == true {
             settled = true
             return .holding
         }

@@ -41,7 +41,8 @@ enum BrokerCommand {
                       .option("--bridge-user", .text("ID"), "the user the bridge logs in as on the other broker"),
                       .option("--bridge-password-file", .text("FILE"), "that user's password file"),
                       payloadBytes,
-                      .flag("--force", "write over an existing folder's configuration"),
+                      .flag("--force", "write over an existing folder's configuration (every password new); refused while its broker runs"),
+                      .flag("--while-running", "with --force, write it while its broker runs: the running broker keeps the old passwords until it is restarted"),
                       json,
                   ]),
             .init(name: "add-user", arguments: "DIR ID",
@@ -134,8 +135,10 @@ enum BrokerCommand {
             guard !password.isEmpty else { return usage("--bridge-password-file: cannot read a password from \(TerminalText.safe(passwordFile))") }
             bridge = BrokerFolder.Bridge(host: host, port: port, user: user, password: password)
         }
+        let running = folder.runningPID()
         let made = try BrokerFolder.initialize(at: folder.path, users: users, listener: listener, payloadLimit: arguments.number(Self.payloadBytes)!,
-                                               tls: tls, bridge: bridge, force: arguments.flags.contains("--force"))
+                                               tls: tls, bridge: bridge, force: arguments.flags.contains("--force"),
+                                               whileRunning: arguments.flags.contains("--while-running"))
         let url = try made.url()
         let remote = tls.map { "mqtts://\($0.host == "0.0.0.0" || $0.host == "::" ? "BROKER-NAME" : $0.host):\($0.port)" }
         if arguments.has(json) {
@@ -149,6 +152,14 @@ enum BrokerCommand {
             Then, in each user's host.json:
 
             """
+        if let running {
+            text = """
+                Wrote a broker for \(users.joined(separator: ", ")) (and operator) in \(made.path), with new passwords for all of them.
+                Its broker is running (pid \(running)) and keeps the old passwords and settings until it is restarted: stop it and run imhost broker run \(made.path) again.
+                Then every host needs its new password file; in each user's host.json:
+
+                """
+        }
         text += users.map { hostMembers($0, url: url, passwordFile: made.passwordFile(of: $0)) }.joined(separator: "\n")
         if let remote {
             text += """

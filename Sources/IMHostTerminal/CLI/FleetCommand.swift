@@ -76,9 +76,10 @@ enum FleetCommand {
             }
         }
 
-        /// Why it would turn off something no host reports having (a typo), with the nearest
-        /// name hosts do report; `nil` when some host reports it. Lifting is never checked: it
-        /// turns nothing off.
+        /// Why it would turn off something not known to be anywhere (a typo, or a name only one
+        /// user's report claims), with the nearest known name; `nil` when it is known
+        /// (``FleetOperator/Standing/unreported(line:)``). Lifting is never checked: it turns
+        /// nothing off.
         func unreported(in standing: FleetOperator.Standing) -> String? {
             switch self {
             case .kill(let line): standing.unreported(line: line)
@@ -124,11 +125,17 @@ enum FleetCommand {
             output.diagnostic("imhost fleet: \(TerminalText.safe(config.file))'s user is \"\(TerminalText.safe(config.user))\"; fleet commands run as \(TransportID.operatorID): use a host.json with \"user\": \"\(TransportID.operatorID)\" and operator's password file (DIR/passwords/\(TransportID.operatorID))")
             return CommandLineTool.ExitCode.usage
         }
-        let fleet = FleetOperator(transport: transport, user: config.user)
+        // What this operator published and saw on the fleet topic: the versions hosts' reports
+        // may claim and be believed.
+        let fleet = FleetOperator(transport: transport, user: config.user, ledger: FleetLedger(dataFolder: config.dataFolder))
         let json = arguments.flags.contains("--json")
         do throws(FleetOperator.Failure) {
-            let standing = try fleet.standing()
+            var standing = try fleet.standing()
             if let change {
+                // A name the operator's own host has is known whatever hosts report.
+                if !arguments.flags.contains("--force"), change.unreported(in: standing) != nil {
+                    standing.own = CommandLineTool.makeHost(config).fleetReport
+                }
                 if !arguments.flags.contains("--force"), let unknown = change.unreported(in: standing) {
                     output.diagnostic("imhost fleet \(verb): \(TerminalText.safe(unknown))")
                     return CommandLineTool.ExitCode.usage
@@ -217,7 +224,9 @@ enum FleetCommand {
             let after = retries == 0 ? "" : " (on top of another operator's change, after \(retries) retr\(retries == 1 ? "y" : "ies"))"
             output.out("published fleet configuration version \(made.version): \(what ?? "in place of the one hosts did not apply; \(offSummary(made))")\(after)\n")
         }
-        let running = standing.hosts.filter { $0.state == "running" }.map(\.user)
+        // A host whose report claims a version nobody vouches for is not waited for: what it
+        // says of itself cannot be believed.
+        let running = standing.hosts.filter { host in host.state == "running" && !standing.unvouched.contains { $0.user == host.user } }.map(\.user)
         guard !running.isEmpty else {
             output.out("No host is running: each applies it when it connects; imhost fleet status shows who has.\n")
             return
@@ -227,7 +236,7 @@ enum FleetCommand {
             return
         }
         let reports = try fleet.awaitReports(of: running, applying: config, milliseconds: wait)
-        let behind = running.filter { user in (reports.first { $0.user == user }?.version ?? 0) < config.version }
+        let behind = running.filter { user in !(reports.first { $0.user == user }.map { fleet.applies($0, config) } ?? false) }
         let applied = "Applied by \(running.count - behind.count) of \(running.count) running host\(running.count == 1 ? "" : "s")"
         guard !behind.isEmpty else {
             output.out(applied + " (as they report).\n")
@@ -298,6 +307,9 @@ enum FleetCommand {
             var version: Int64?
             var at: Int64?
             var caughtUp: Bool
+            /// Whether the version it reports is one the operator vouches for (published or
+            /// saw on the fleet topic, or two hosts report): one that is not is not built on.
+            var vouched: Bool
             /// The lines and message keys it reports having.
             var lines: [String]
             var keys: [String]
@@ -311,7 +323,8 @@ enum FleetCommand {
         if let problem = standing.problem { output.diagnostic("imhost fleet status: \(TerminalText.safe(problem))") }
         let hosts = standing.hosts.map { status in
             ShownStatus.Host(user: status.user, state: status.state, version: status.version, at: status.at,
-                             caughtUp: status.version == current, lines: status.report.lines, keys: status.report.keys)
+                             caughtUp: status.version == current, vouched: !standing.unvouched.contains { $0.user == status.user },
+                             lines: status.report.lines, keys: status.report.keys)
         }
         // A host that went away has not caught up only if it will come back behind: listed, but
         // "behind" names running hosts that apply another version.
@@ -330,7 +343,8 @@ enum FleetCommand {
         for host in hosts {
             let version = host.version.map(String.init) ?? "none"
             let ahead = standing.ahead.contains { $0.user == host.user }
-            let note = host.caughtUp ? "" : ahead ? "  ahead of the broker" : host.state == "running" ? "  not caught up" : ""
+            let note = !host.vouched ? "  a version no configuration this operator knows has (not built on)"
+                : host.caughtUp ? "" : ahead ? "  ahead of the broker" : host.state == "running" ? "  not caught up" : ""
             lines.append("  \(host.user.padding(toLength: width, withPad: " ", startingAt: 0))  \(host.state.padding(toLength: 11, withPad: " ", startingAt: 0))  version \(version)\(note)")
         }
         let running = hosts.count { $0.state == "running" }

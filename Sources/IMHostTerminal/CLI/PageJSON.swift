@@ -33,6 +33,9 @@ struct PageJSON: Encodable {
         /// For a message that arrived late, the number of the shown message it was sent before
         /// (it shows where it arrived); absent for every other message.
         var sentBefore: Int?
+        /// How many of the builder's lines are folded (past the page's limit for one message,
+        /// 40); absent when every line is in `lines`.
+        var folded: Int?
     }
 
     var url: String
@@ -75,8 +78,14 @@ struct PageJSON: Encodable {
             return Message(number: message.number, id: envelope.id, from: envelope.from, key: envelope.key,
                            outgoing: message.isOutgoing, state: message.state.rawValue, failure: message.failure,
                            globalID: envelope.globalID,
-                           lines: lines, card: message.body.card, why: message.body.degrade.map { Self.why(page, message.number, first: $0) },
-                           short: message.body.degrade?.short, sentBefore: message.sentBefore)
+                           lines: lines, card: message.body.card,
+                           // The page value carries its placeholders' causes (a message the drawing budget
+                           // turned away: that one, without running its builder again).
+                           why: message.body.degrade.map { first in
+                               message.causes.isEmpty ? Self.why(page, message.number, first: first)
+                                   : message.causes.map(\.description).joined(separator: "; and ")
+                           },
+                           short: message.body.degrade?.short, sentBefore: message.sentBefore, folded: message.folded)
         }
     }
 }

@@ -14,6 +14,7 @@ enum SyncCommand {
             timeout,
             .json("what happened as JSON: counters, refused envelopes by why, what is still queued; when it could not connect, the failure and whether it is transient (trying later may work as it is)"),
             .user,
+            .flag("--take", "take the session from another host of the user that holds it (that host stays offline until its /online)"),
         ],
         help: """
             Connects to the broker host.json's "transport" names, as the signed-in user:
@@ -24,6 +25,12 @@ enum SyncCommand {
 
             When another imhost (a chat) holds this user's connection, sync does not take it:
             it says which process does, and waits for that one to send what is queued.
+
+            When another host of this user (a chat in another data folder, or on another
+            machine) holds the user's session on the broker, sync does not take it either: a
+            one-shot command must not throw a running chat off. It leaves at once, takes
+            nothing, says so, and exits 1; --take takes the session (that host stays offline
+            until its /online).
 
             Exit 0 when it connected (whatever was delivered); 1 at once when it could not:
             it tries once, and says why and what to do in one line; 2 for a bad host.json or
@@ -66,6 +73,10 @@ enum SyncCommand {
                 }
                 return throughDatabase(host, seconds: seconds, json: json, output)
             }
+            // Another host of the user keeps the session, unless told to take it.
+            // Taken, it stays taken when sync is done: the host it was taken from does not come
+            // back by itself.
+            if arguments.flags.contains("--take") { courier.keepsPresence = true } else { courier.connectUnlessHeld() }
             return run(host, courier, seconds: seconds, json: json, output)
         })
 
@@ -82,11 +93,12 @@ enum SyncCommand {
         while Interruption.signal == nil, Clock.monotonic() < deadline {
             for event in host.serviceConnection() {
                 if case .notice(let notice) = event {
-                    // Without --json, what the connection says goes to standard error as it comes.
-                    if !json { output.diagnostic("imhost: " + ConnectionWords.notice(notice)) }
+                    // Without --json, what the connection says goes to standard error as it comes
+                    // (another host holding the session is said below, in sync's own words).
+                    if !json, !courier.connectedElsewhere { output.diagnostic("imhost: " + ConnectionWords.notice(notice)) }
                 }
             }
-            if courier.failedAttempt != nil { break }
+            if courier.failedAttempt != nil || courier.connectedElsewhere { break }
             if courier.status == .online { everConnected = true }
             if courier.inboxConfirmed, courier.unanswered == 0,
                (try? host.store?.queuedCount()) == 0, (try? host.store?.dueReceipts(now: host.clock(), limit: 1).isEmpty) ?? true {
@@ -100,6 +112,12 @@ enum SyncCommand {
             output.out(JSONOutput.encode(SyncReport(connected: everConnected, heldBy: nil, counters: courier.counters, failure: courier.failedAttempt.map(Failure.init),
                                                     queued: outbox.queued, sent: outbox.sent,
                                                     unconfirmedReceipts: try? host.store?.unconfirmedReceipts())))
+        }
+        if courier.connectedElsewhere {
+            let count = outbox.queued + outbox.sent
+            let waiting = count == 0 ? "" : "; \(count) of your messages wait\(count == 1 ? "s" : "") here"
+            output.diagnostic("imhost sync: \(TerminalText.safe(courier.user)) is connected elsewhere: another host of \(TerminalText.safe(courier.user)) holds the session, and sync does not throw it off: nothing was taken\(waiting); sync where that host runs, end it first, or add --take (it then stays offline until its /online)")
+            return CommandLineTool.ExitCode.failure
         }
         guard everConnected else {
             // One line: why, what to do, and what waits meanwhile (no counts of a sync that did

@@ -23,6 +23,10 @@ final class Worker {
     private let resume: WorkerResume?
     /// The builds of lines last told to the supervisor.
     private var toldBuilds: [LineBuild]?
+    /// What the open chat would reopen now, for telling the supervisor between commands.
+    private var currentResume: (() -> WorkerResume)?
+    /// Whether the supervisor was last told the session is another host's.
+    private var toldElsewhere = false
 
     init(host: ChatHost, channel: WorkerChannel, output: Output, width: Int, colors: Bool, arguments: Arguments, resume: WorkerResume?) {
         self.host = host
@@ -61,8 +65,10 @@ final class Worker {
     func chat(url: String) -> Int32 {
         let session: ChatSession
         do {
-            // After a crash the user stays as they were: offline, if they were.
-            try host.signIn(online: resume?.online ?? true)
+            // After a crash or a line's new build the user stays as they were: offline, if they
+            // asked to be, or thrown off by another host of theirs, until /online.
+            try host.signIn(online: resume?.online ?? true, elsewhere: resume?.elsewhere ?? false)
+            toldElsewhere = resume?.elsewhere ?? false
             if resume == nil { awaitFleet() }
             if resume == nil {
                 CommandLineTool.reportNotes(host.store, output: output)
@@ -86,11 +92,16 @@ final class Worker {
         session.show()
         if arguments.flags.contains("--terminal") && resume == nil { output.out("Type /help for commands.\n") }
         if CommandLineTool.outputLost(output, command: "chat") { return CommandLineTool.ExitCode.failure }
+        let state = { [host] in
+            WorkerResume(url: session.url, window: session.page.window, online: host.wantsOnline,
+                         elsewhere: host.courier?.connectedElsewhere, conversation: session.page.conversation)
+        }
+        currentResume = state
         func ready() {
             CommandLineTool.reportNotices(host, output: output)
             tellBuilds()
-            channel.say(.ready(WorkerResume(url: session.url, window: session.page.window, online: host.isOnline,
-                                            conversation: session.page.conversation)))
+            toldElsewhere = host.courier?.connectedElsewhere ?? false
+            channel.say(.ready(state()))
         }
         takeUpDrafts(session)
         ready()
@@ -137,6 +148,12 @@ final class Worker {
                 session?.present(events)
                 // Drawing what arrived may have opened a line.
                 if session != nil, !events.isEmpty { tellBuilds() }
+                // Thrown off by another host of the user (or back): a worker started after this
+                // must not take the session back by itself.
+                if let currentResume, let courier, courier.connectedElsewhere != toldElsewhere {
+                    toldElsewhere = courier.connectedElsewhere
+                    channel.say(.resume(currentResume()))
+                }
                 follow?(events)
             } else if host.hasTransport {
                 // The process holding the connection keeps what the operator publishes in the cache.

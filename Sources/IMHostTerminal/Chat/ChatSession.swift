@@ -38,6 +38,7 @@ final class ChatSession {
             draw(view)
             shown = view
             try driver.markShownRead(page)
+            sayUntold()
         } catch {
             output.diagnostic("imhost chat: cannot read the conversation: \(error)")
         }
@@ -45,6 +46,22 @@ final class ChatSession {
 
     /// The page as last drawn.
     private var shown: PageView?
+
+    /// Peers in other conversations whose arrivals were said since the page was last drawn,
+    /// with how many came after that line: a flood is one line a peer a draw, not one a batch.
+    private var toldArrivals: [(peer: String, since: Int)] = []
+
+    /// Says what arrived from other peers since their line, once the page is drawn again.
+    private func sayUntold() {
+        let untold = toldArrivals.filter { $0.since > 0 }
+        toldArrivals = []
+        for (peer, count) in untold { sayArrived(count, from: peer, more: true) }
+    }
+
+    private func sayArrived(_ count: Int, from peer: String, more: Bool = false) {
+        let unread = (try? host.store?.unreadCount(of: peer)) ?? nil
+        say("\(count)\(more ? " more" : "") new message\(count == 1 ? "" : "s") from \(peer)\(unread.map { " (\($0) unread)" } ?? ""): imhost chat --peer \(peer), or /chats")
+    }
 
     /// Draws the page again if it would look different now (a message arrived, a state changed).
     func showIfChanged() { show(onlyIfChanged: true) }
@@ -61,9 +78,11 @@ final class ChatSession {
             case .arrived(let peer, let messages):
                 if peer == page.conversation {
                     redraw = true
+                } else if let told = toldArrivals.firstIndex(where: { $0.peer == peer }) {
+                    toldArrivals[told].since += messages.count
                 } else {
-                    let unread = (try? host.store?.unreadCount(of: peer)) ?? nil
-                    say("\(messages.count) new message\(messages.count == 1 ? "" : "s") from \(peer)\(unread.map { " (\($0) unread)" } ?? ""): imhost chat --peer \(peer), or /chats")
+                    sayArrived(messages.count, from: peer)
+                    toldArrivals.append((peer, 0))
                 }
             case .changed(let peers):
                 if peers.contains(page.conversation) { redraw = true }

@@ -30,6 +30,8 @@ enum ConnectionWords {
             "another connection of \(user) took the session over (another device or data folder): this one stays offline; /online takes it back"
         case .connectedElsewhere(let user):
             "\(user) is connected elsewhere: another host signed in as \(user) after this one and holds the session; this one stays offline (what you send waits, queued); /online takes the session back"
+        case .stillElsewhere(let user):
+            "\(user) is still connected elsewhere: another host took the session before this chat restarted; this one stays offline (what you send waits, queued); /online takes the session back"
         case .inboxNotSubscribed(let why):
             "cannot subscribe to this host's inbox: \(why)"
         case .acl(let problem):

@@ -88,7 +88,8 @@ public struct PageRenderer {
         case .placeholder: nil
         }
         return cell(number: message.number, envelope: message.envelope, view: view, outgoing: message.isOutgoing,
-                    state: message.isOutgoing ? message.state : nil, degrade: message.body.degrade, sentBefore: message.sentBefore)
+                    state: message.isOutgoing ? message.state : nil, degrade: message.body.degrade, sentBefore: message.sentBefore,
+                    folded: message.folded ?? 0)
     }
 
     /// A card as the box of text the terminal draws: IMKit's text of the card (title, subtitle,
@@ -116,10 +117,17 @@ public struct PageRenderer {
     /// sent one; a `nil` view is the placeholder. The same view serves both directions: builders
     /// never draw bubbles.
     public func cell(number: Int, envelope: MessageEnvelope, view: MessageView?, outgoing: Bool, state: MessageState? = nil,
-                     degrade: Degrade? = nil, sentBefore: Int? = nil) -> [String] {
+                     degrade: Degrade? = nil, sentBefore: Int? = nil, folded: Int = 0) -> [String] {
         let bodyWidth = ChatPage.bodyWidth(forPage: width)
         var body = view.map { $0.lines.isEmpty ? ["(empty message)"] : Self.escaped($0.lines, width: bodyWidth) }
             ?? Self.placeholder(degrade, number: number)
+        // At most PageView.messageLineLimit lines a message, escaping's extra lines included;
+        // what is folded (here, or already in the page value) is said on the last.
+        var more = 0
+        if view != nil {
+            (body, more) = PageView.fold(body, more: folded)
+            if more > 0 { body.append(PageView.foldMarker(more)) }
+        }
         var widths = body.map(TextWidth.columns)
         for index in body.indices where widths[index] > bodyWidth {
             body[index] = TextWidth.truncate(body[index], to: bodyWidth)
@@ -134,9 +142,10 @@ public struct PageRenderer {
         let indent = outgoing ? spaces[max(1, width - (inner + 4))] : " "
         let metaIndent = outgoing ? spaces[max(1, width - TextWidth.columns(meta))] : " "
         var rows = [metaIndent + style("2", meta), indent + "╭" + rule + "╮"]
-        for (line, used) in zip(body, widths) {
+        for (index, (line, used)) in zip(body, widths).enumerated() {
             let text = line + spaces[inner - used]
-            rows.append(indent + "│ " + (view == nil ? style("2", text) : text) + " │")
+            let marker = more > 0 && index == body.count - 1
+            rows.append(indent + "│ " + (view == nil || marker ? style("2", text) : text) + " │")
         }
         rows.append(indent + "╰" + rule + "╯")
         return rows
