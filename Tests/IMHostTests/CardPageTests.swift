@@ -135,6 +135,23 @@ struct CardPageTests {
         #expect(out.contains("/send: not sent: your own 'tasks' line cannot draw this tasks.broken (its builder failed: the card's button \"Do it\" has the id \"do it\""), "\(out)")
     }
 
+    @Test("a flood of newlines a peer put in a card's field is folded in the terminal as any message's lines are")
+    func flood() throws {
+        let workspace = try Workspace()
+        try workspace.install("FixtureCards", as: "tasks.so")
+        try workspace.writeConfig(#"{ "lines": { "tasks": { "enabled": true } }, "routes": [ { "rootCateID": 77, "cateID": "*", "line": "tasks" } ] }"#)
+        let flood = String(repeating: "\\n", count: 3000)
+        let result = try imhost(["chat", "im://chat?rootCateID=77&peer=u1"], input: """
+            /recv tasks.task {"title":"Flooded","due":"a\(flood)b"}
+            /recv text {"text":"after the flood"}
+            /quit
+            """, in: workspace)
+        #expect(result.status == 0, "\(result.stderr)")
+        let last = result.stdout.components(separatedBy: "════════════════════════════════════════════════════════════════════════\n").last ?? ""
+        #expect(last.contains("│ ☑️ Flooded") && last.contains("more lines") && last.contains("│ after the flood │"), "\(last)")
+        #expect(last.split(separator: "\n").count < 70, "\(last)")
+    }
+
     @Test("a host-side check of a card's buttons: ids a person can type, each once")
     func buttonRules() {
         func card(_ ids: String...) -> MessageCard { MessageCard(title: "t", buttons: ids.map { CardButton(id: $0, label: $0) }) }

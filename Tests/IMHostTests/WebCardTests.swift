@@ -29,6 +29,8 @@ extension BrowserSuites {
             #expect(try browser.execute("return document.querySelectorAll('.message.received pre').length") as? Int == 0)
             #expect(try browser.execute("return getComputedStyle(document.querySelector('.card-fields')).display") as? String == "grid")
             #expect(try browser.execute("return getComputedStyle(document.querySelector('.card')).whiteSpace") as? String == "normal")
+            #expect(try browser.execute("return getComputedStyle(document.querySelector('.card-fields dd')).whiteSpace") as? String == "normal",
+                    "a peer's newlines in a field run together: a flood of them cannot bury the page")
 
             try browser.click(".card-buttons button[data-command='/tap 1 viewing']")
             #expect(try browser.waitFor("#said", containing: "tap #1 viewing: asked u42 for a viewing of listing L1001 (Sunny flat)"))
