@@ -263,8 +263,8 @@ struct StoreDamageTests {
             let store = try MessageStore(dataFolder: workspace.data, user: "me")
             _ = try store.addDraft(peer: "u42", typed: "half a thought", at: 1_767_603_600_000)
             // Carol has spent three of her five messages today.
-            _ = try store.storeIncoming((1...3).map {
-                IncomingMessage(from: "carol", globalID: "carol\($0)", seq: $0, key: "text", payload: MessagePayload(json: #"{"text":"hi"}"#),
+            _ = try store.storeIncoming((1...3).map { (number: Int) in
+                IncomingMessage(from: "carol", globalID: "carol\(number)", seq: number, key: "text", payload: MessagePayload(json: #"{"text":"hi"}"#),
                                 sentAt: 1_767_603_600_000, arrived: true)
             }, budget: MessageStore.PeerBudget(messages: 5, bytes: 1 << 30))
         }
@@ -274,8 +274,8 @@ struct StoreDamageTests {
         let store = try MessageStore(dataFolder: workspace.data, user: "me")
         #expect(try store.drafts(of: "u42").map(\.typed) == ["half a thought"])
         // Two more from carol fit today; the third does not: her count came through.
-        let more = try store.storeIncoming((4...6).map {
-            IncomingMessage(from: "carol", globalID: "carol\($0)", seq: $0, key: "text", payload: MessagePayload(json: #"{"text":"hi"}"#),
+        let more = try store.storeIncoming((4...6).map { (number: Int) in
+            IncomingMessage(from: "carol", globalID: "carol\(number)", seq: number, key: "text", payload: MessagePayload(json: #"{"text":"hi"}"#),
                             sentAt: 1_767_603_600_000, arrived: true)
         }, budget: MessageStore.PeerBudget(messages: 5, bytes: 1 << 30))
         #expect(more.map { if case .overBudget = $0 { "over" } else { "in" } } == ["in", "in", "over"], "\(more)")
