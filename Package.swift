@@ -14,11 +14,12 @@ let lines = [
     line("BenchLine", path: "Benchmarks/BenchLine"),
 ]
 
-/// Swift plugins that misbehave on purpose, for the loader's tests, and two builds (0.2.0 and
-/// 0.3.0) of one small line, `rent`, installed over each other under an open chat.
+/// Swift plugins that misbehave on purpose, for the loader's tests; two builds (0.2.0 and
+/// 0.3.0) of one small line, `rent`, installed over each other under an open chat; and `tasks`,
+/// the line guide's smallest cards.
 let fixtures = [
     "FixtureMinimal", "FixtureFailing", "FixtureForeignKey", "FixtureOutsideNamespace", "FixtureRouteClash",
-    "FixtureServiceCycle", "FixtureCrashy", "FixtureRentOld", "FixtureRentNew",
+    "FixtureServiceCycle", "FixtureCrashy", "FixtureRentOld", "FixtureRentNew", "FixtureCards",
 ].map {
     line($0, path: "Tests/Fixtures/\($0)")
 }

@@ -96,6 +96,8 @@ public enum PageHTML {
             html += "<pre class=\"bubble\" data-command=\"/tap \(message.number)\">" + escape(lines.joined(separator: "\n"))
             if let folded = message.folded { html += "\n<span class=\"folded\">" + escape(PageView.foldMarker(folded)) + "</span>" }
             html += "</pre>"
+        case .card(let card):
+            html += self.card(card, number: message.number)
         case .placeholder(let why):
             html += "<details class=\"bubble placeholder\"><summary>" + escape(MessagePresenter.placeholderText) + " <small>("
                 + escape(why.short) + ")</small></summary><p>" + escape(message.causes.isEmpty ? why.description : message.causes.map(\.description).joined(separator: "; and "))
@@ -103,6 +105,37 @@ public enum PageHTML {
         }
         if message.isOutgoing { html += state(message) }
         return html + "</article>"
+    }
+
+    /// A card: the picture's place, the title with its badge, the subtitle, the fields, the
+    /// buttons. A click on the card taps the message (`/tap N`); a button sends `/tap N ID`.
+    static func card(_ card: PageView.Card, number: Int) -> String {
+        var html = "<section class=\"bubble card\" data-command=\"/tap \(number)\">"
+        if let image = card.image {
+            switch image {
+            case .picture(let name):
+                // Pictures do not reach the host yet: the card keeps their place, empty.
+                html += "<div class=\"card-image coming\" role=\"img\" data-picture=\"" + escape(name) + "\" aria-label=\""
+                    + escape("picture " + name + " (coming)") + "\"></div>"
+            }
+        }
+        html += "<header class=\"card-head\"><h2 class=\"card-title\">" + escape(card.title) + "</h2>"
+        if let badge = card.badge {
+            html += "<span class=\"badge \(badge.tone.rawValue)\">" + escape(badge.text) + "</span>"
+        }
+        html += "</header>"
+        if let subtitle = card.subtitle { html += "<p class=\"card-subtitle\">" + escape(subtitle) + "</p>" }
+        if !card.fields.isEmpty {
+            html += "<dl class=\"card-fields\">" + card.fields.map { field in
+                "<div><dt>" + escape(field.label) + "</dt><dd>" + escape(field.value) + "</dd></div>"
+            }.joined() + "</dl>"
+        }
+        if !card.buttons.isEmpty {
+            html += "<div class=\"card-buttons\">" + card.buttons.map { button in
+                "<button type=\"button\" data-command=\"" + escape("/tap \(number) " + button.id) + "\">" + escape(button.label) + "</button>"
+            }.joined() + "</div>"
+        }
+        return html + "</section>"
     }
 
     static func state(_ message: PageView.Message) -> String {

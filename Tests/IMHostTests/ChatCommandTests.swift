@@ -29,7 +29,7 @@ struct ChatCommandTests {
         #expect(first.stderr == noTransportNotice, "the only thing said, and said once")
         let out = first.stdout
         #expect(out.contains("│ hello there │"))
-        #expect(out.contains("│ 🏠 Sunny flat │"))
+        #expect(out.contains("│ 🏠 Sunny flat "))
         #expect(out.contains("tap #2: opened listing L1 detail: Sunny flat, ¥4200, 2 rooms"))
         #expect(out.contains("│ Is this still available? │"))
         #expect(out.contains("│ [Location] Wangjing"))
@@ -91,7 +91,7 @@ struct ChatCommandTests {
         let workspace = try Workspace.standard()
         let chat = try RunningProcess(BuildProducts.imhost, ["chat", Self.houseURL], in: workspace.root)
         chat.send("/recv house.listing \(Self.listing)")
-        try #require(chat.waitFor("│ 🏠 Sunny flat │"), "the chat is up")
+        try #require(chat.waitFor("│ 🏠 Sunny flat "), "the chat is up")
         try workspace.writeConfig(Workspace.standardConfig.replacingOccurrences(of: #""killSwitch": { "lines": []"#, with: #""killSwitch": { "lines": ["house"]"#))
         #expect(chat.waitFor("reloaded host.json: killed: routes[0]"))
         #expect(chat.waitFor("[legacy page]"))

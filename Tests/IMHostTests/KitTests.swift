@@ -33,11 +33,12 @@ struct KitTests {
 
         let tried = try followHints(made, folder: folder)
         try #require(tried.status == 0, "the hints do not work as printed: \(tried.stdout.suffix(3000)) \(tried.stderr.suffix(2000))")
-        #expect(tried.stdout.hasSuffix("4 steps passed.\n"), "\(tried.stdout)")
+        #expect(tried.stdout.hasSuffix("6 steps passed.\n"), "\(tried.stdout)")
+        #expect(tried.stdout.contains("tap #1 open: opened note n1"), "its button reaches the builder's didTapButton")
         #expect(!tried.stderr.contains("info: opened"), "informational log entries stay out of standard error")
         let verbose = try run(BuildProducts.imhost, ["play", "scenario.json", "--verbose"], currentDirectory: folder)
         #expect(verbose.status == 0)
-        #expect(verbose.stderr.contains("[used-cars] info: opened 1 note"), "--verbose shows them on standard error too")
+        #expect(verbose.stderr.contains("[used-cars] info: opened 2 notes"), "--verbose shows them on standard error too")
 
         let bar = try run(BuildProducts.imhost, ["chat", "im://chat?rootCateID=77&peer=u1"], input: "/bar 5\n", currentDirectory: folder)
         #expect(bar.stdout.contains("bar: shared this chat with u1"), "the page's own bar item, through didSelectBottomBarItem")
@@ -59,12 +60,22 @@ struct KitTests {
         let tried = try followHints(made, folder: folder)
         try #require(tried.status == 0, "\(tried.stdout.suffix(3000)) \(tried.stderr.suffix(2000))")
         #expect(tried.stdout.contains("bar: shared your résumé with hr"))
-        #expect(tried.stdout.hasSuffix("5 steps passed.\n"))
-        for name in ["house", "cars"] {
+        #expect(tried.stdout.contains("tap #1 decline: declined interview at 58 Tech"))
+        #expect(tried.stdout.hasSuffix("7 steps passed.\n"))
+        for (name, product, said) in [("house", "House", "tap #1 viewing: asked landlord for a viewing of listing L1001 (Sunny flat)"),
+                                      ("cars", "Cars", "tap #1 call: calling Zhao Motors at 400-000 about the Golf")] {
             let other = try imhost(["new-line", "--example", name, "--path", workspace.root + "/" + name], in: workspace)
             #expect(other.status == 0, "\(other.stderr)")
             let readme = try String(contentsOfFile: workspace.root + "/\(name)/README.md", encoding: .utf8)
             #expect(readme.contains("imhost new-line --example \(name)"))
+            // Its scenario plays against this build of the line (building the package is what jobs shows).
+            let plugins = workspace.root + "/\(name)/Plugins"
+            try FileManager.default.createDirectory(atPath: plugins, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o755])
+            try FileManager.default.copyItem(atPath: BuildProducts.library(product), toPath: plugins + "/\(name).so")
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: plugins + "/\(name).so")
+            let played = try run(BuildProducts.imhost, ["play", "scenario.json"], currentDirectory: workspace.root + "/" + name)
+            #expect(played.status == 0, "\(played.stdout.suffix(2000)) \(played.stderr)")
+            #expect(played.stdout.contains(said), "\(played.stdout.suffix(2000))")
         }
         let named = try imhost(["new-line", "mine", "--example", "jobs"], in: workspace)
         #expect(named.status == 2)

@@ -52,6 +52,8 @@ struct PluginLoadingTests {
         let payload = MessagePayload(json: #"{"id":"L1","title":"Sunny flat","price":4200,"area":56,"rooms":2}"#)
         let view = try entry.builder.render(payload, layout: MessageLayout(width: 40))
         #expect(view.lines.first == "🏠 Sunny flat")
+        #expect(view.card?.title == "🏠 Sunny flat" && view.card?.buttons.map(\.id) == ["details", "viewing"],
+                "the plugin's card is the host's MessageCard: one IMKit on both sides of dlopen")
 
         let maps = try FileSystem.readText("/proc/self/maps")
         let imkitImages = Set(maps.split(separator: "\n").compactMap { line -> Substring? in

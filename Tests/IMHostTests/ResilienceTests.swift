@@ -63,9 +63,9 @@ struct ResilienceTests {
     }
 }
 
-/// The 1.0 baseline: a line compiled against the committed interface of IMKit 1.0, not against
-/// the IMKit being built, loads and works in this host; and the API check fails when 1.0's API
-/// is not all there.
+/// The baselines: a line compiled against the committed interface of IMKit 1.0 (and of 1.2, the
+/// last release before cards), not against the IMKit being built, loads and works in this host;
+/// and the API check fails when a baseline's API is not all there.
 @Suite("IMKit 1.0 baseline", .timeLimit(.minutes(5)))
 struct BaselineTests {
     static let baseline = BuildProducts.repository + "/Sources/IMKit/API/IMKit-1.0.swiftinterface"
@@ -76,35 +76,10 @@ struct BaselineTests {
         return (path + ["/opt/swift/usr/bin/swiftc"]).first { FileManager.default.isExecutableFile(atPath: $0) } ?? "swiftc"
     }
 
-    @Test("a line built against IMKit 1.0's interface loads and works with the current IMKit")
-    func lineBuiltAgainstBaseline() throws {
+    @Test("a line built against IMKit 1.0's interface, or 1.2's, loads and works with the current IMKit", arguments: ["1.0", "1.2"])
+    func lineBuiltAgainstBaseline(release: String) throws {
         let workspace = try Workspace()
-        let sdk = workspace.root + "/imkit-1.0"
-        try FileManager.default.createDirectory(atPath: sdk, withIntermediateDirectories: true)
-        // The interface as this compiler would have written it (see .ci/api-check), built into
-        // a module: all the line sees of IMKit.
-        let version = try #require(try imhost(["--version"]).stdout.split(separator: "\n")
-            .first { $0.hasPrefix("Swift ") }.map { String($0.dropFirst("Swift ".count)) })
-        let interface = try String(contentsOfFile: Self.baseline, encoding: .utf8)
-            .replacingOccurrences(of: "// swift-compiler-version: @SWIFT_COMPILER_VERSION@", with: "// swift-compiler-version: Swift version \(version)")
-            .replacingOccurrences(of: "-interface-compiler-version @SWIFT_COMPILER_VERSION@",
-                                  with: "-interface-compiler-version \(version.split(separator: " ")[0])")
-            .replacingOccurrences(of: "@SWIFT_COMPILER_VERSION@", with: version)
-        try interface.write(toFile: sdk + "/IMKit.swiftinterface", atomically: true, encoding: .utf8)
-        let module = try run(Self.swiftc, ["-frontend", "-compile-module-from-interface", sdk + "/IMKit.swiftinterface",
-                                            "-module-name", "IMKit", "-module-cache-path", sdk + "/cache", "-o", sdk + "/IMKit.swiftmodule"])
-        try #require(module.status == 0, "the 1.0 interface does not build: \(module.stderr)")
-        let library = workspace.plugins + "/baseline.so"
-        let built = try run(Self.swiftc, [
-            "-emit-library", "-module-name", "BaselineLine", "-swift-version", "6", "-I", sdk, "-module-cache-path", sdk + "/cache",
-            "-L", BuildProducts.folder, "-lIMKit", "-o", library,
-            BuildProducts.repository + "/Tests/Compatibility/BaselineLine/BaselineLine.swift",
-        ])
-        try #require(built.status == 0, "the baseline line does not build against IMKit 1.0: \(built.stderr)")
-        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: library)
-        try workspace.writeConfig("""
-            { "lines": { "baseline": { "enabled": true } }, "routes": [ { "rootCateID": 88, "cateID": "*", "line": "baseline" } ] }
-            """)
+        try workspace.installBaselineLine(builtAgainst: release)
 
         let result = try imhost(["chat", "im://chat?rootCateID=88&peer=u1"], input: """
             /recv baseline.note {"id":"n7","text":"hello from 1.0"}
@@ -112,6 +87,7 @@ struct BaselineTests {
             /tap 1
             /tap 1
             /tap 2
+            /tap 1 open
             /offline
             /menu 4
             hi
@@ -122,10 +98,11 @@ struct BaselineTests {
         #expect(out.contains("Baseline · u1"))
         #expect(out.contains("Built against 1.0"))
         #expect(out.contains("[4] From 1.0"))
-        #expect(out.contains("│ 📝 hello from 1.0 │"))
+        #expect(out.contains("│ 📝 hello from 1.0 │"), "a line of 1.x before cards still draws its lines")
         #expect(out.contains("tap #1: opened note n7 (opened 1 time)"))
         #expect(out.contains("tap #1: opened note n7 (opened 2 times)"))
         #expect(out.contains("tap #2: failed: this note has no id"))
+        #expect(out.contains("/tap: message #1 has no buttons; /tap 1 taps it"), "lines have no buttons to press")
         #expect(out.contains("menu: counter says 2 opened, online false"), "the service saw the transport go offline")
         #expect(!out.contains("[Photo]"), "the line's mask is kept")
         #expect(!result.stderr.contains("info: sent"), "informational entries go to lines.log only")
@@ -140,7 +117,9 @@ struct BaselineTests {
         let passed = try run(check, [])
         #expect(passed.status == 0, "\(passed.stderr)")
         #expect(passed.stdout.contains("IMKit keeps the API and ABI of Sources/IMKit/API/IMKit-1.0.swiftinterface"))
-        #expect(passed.stdout.contains("IMKit keeps the API and ABI of Sources/IMKit/API/IMKit-1.1.swiftinterface"))
+        for release in ["1.1", "1.2", "1.3"] {
+            #expect(passed.stdout.contains("IMKit keeps the API and ABI of Sources/IMKit/API/IMKit-\(release).swiftinterface"))
+        }
 
         // A baseline with one more public declaration: to the check, the build removed it.
         let workspace = try Workspace()
@@ -151,5 +130,39 @@ struct BaselineTests {
         #expect(failed.status == 1)
         #expect(failed.stderr.contains("IMKit no longer keeps the API and ABI of \(baseline)"))
         #expect(failed.stderr.contains("RemovedSince10"), "\(failed.stderr)")
+    }
+}
+
+extension Workspace {
+    /// Builds `Tests/Compatibility/BaselineLine` against the committed interface of IMKit
+    /// `release` (as this compiler would have written it, see .ci/api-check: all the line sees of
+    /// IMKit), links it to the current libIMKit.so, installs it as `baseline.so` and writes a
+    /// host.json that routes rootCateID 88 to it.
+    func installBaselineLine(builtAgainst release: String) throws {
+        let sdk = root + "/imkit-\(release)"
+        try FileManager.default.createDirectory(atPath: sdk, withIntermediateDirectories: true)
+        let version = try #require(try imhost(["--version"]).stdout.split(separator: "\n")
+            .first { $0.hasPrefix("Swift ") }.map { String($0.dropFirst("Swift ".count)) })
+        let baseline = BuildProducts.repository + "/Sources/IMKit/API/IMKit-\(release).swiftinterface"
+        let interface = try String(contentsOfFile: baseline, encoding: .utf8)
+            .replacingOccurrences(of: "// swift-compiler-version: @SWIFT_COMPILER_VERSION@", with: "// swift-compiler-version: Swift version \(version)")
+            .replacingOccurrences(of: "-interface-compiler-version @SWIFT_COMPILER_VERSION@",
+                                  with: "-interface-compiler-version \(version.split(separator: " ")[0])")
+            .replacingOccurrences(of: "@SWIFT_COMPILER_VERSION@", with: version)
+        try interface.write(toFile: sdk + "/IMKit.swiftinterface", atomically: true, encoding: .utf8)
+        let module = try run(BaselineTests.swiftc, ["-frontend", "-compile-module-from-interface", sdk + "/IMKit.swiftinterface",
+                                                    "-module-name", "IMKit", "-module-cache-path", sdk + "/cache", "-o", sdk + "/IMKit.swiftmodule"])
+        try #require(module.status == 0, "the \(release) interface does not build: \(module.stderr)")
+        let library = plugins + "/baseline.so"
+        let built = try run(BaselineTests.swiftc, [
+            "-emit-library", "-module-name", "BaselineLine", "-swift-version", "6", "-I", sdk, "-module-cache-path", sdk + "/cache",
+            "-L", BuildProducts.folder, "-lIMKit", "-o", library,
+            BuildProducts.repository + "/Tests/Compatibility/BaselineLine/BaselineLine.swift",
+        ])
+        try #require(built.status == 0, "the baseline line does not build against IMKit \(release): \(built.stderr)")
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: library)
+        try writeConfig("""
+            { "lines": { "baseline": { "enabled": true } }, "routes": [ { "rootCateID": 88, "cateID": "*", "line": "baseline" } ] }
+            """)
     }
 }

@@ -10,7 +10,7 @@ struct ScenarioPeopleTests {
         let first = try imhost(["demo", "two-people"], in: workspace)
         #expect(first.status == 0, "\(first.stderr)")
         for shown in ["── 8. bob: await ✓", "(line house turned off)", "why #1 (house.listing): line 'house' is in killSwitch.lines",
-                      "│ 🏠 阳光两居室 Sunny 2-room flat │", "#2 me · 09:01 · read ✓✓", "#3 me · 09:02 · delivered ✓",
+                      "│ 🏠 阳光两居室 Sunny 2-room flat ", "#2 me · 09:01 · read ✓✓", "#3 me · 09:02 · delivered ✓",
                       "── 25. operator: imhost fleet kill house\n   → published: line house off; alice and bob applied it",
                       "── 28. bob: expect ✓ legacy page", "── 32. bob: expect ✓ house page", "33 steps passed."] {
             #expect(first.stdout.contains(shown), "\(shown)")

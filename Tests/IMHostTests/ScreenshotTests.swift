@@ -58,7 +58,7 @@ extension BrowserSuites {
                 try browser.resize(width: 600, height: 900)
                 try browser.navigate(try #require(address(person), "no address for \(person): \(demo.stdout)"))
                 try browser.click("#conversations li a")
-                #expect(try browser.waitFor(".message pre.bubble", containing: "阳光两居室"), "\(person)'s page shows no card")
+                #expect(try browser.waitFor(".message .card .card-title", containing: "阳光两居室"), "\(person)'s page shows no card")
             }
             // Bob's open page reads what alice sent while he was away.
             #expect(try alice.waitUntil("Array.from(document.querySelectorAll('.message.sent .state')).every(state => state.textContent.startsWith('read'))"))
@@ -73,12 +73,28 @@ extension BrowserSuites {
             for person in ["alice", "bob"] { try FileManager.default.removeItem(atPath: folder + "/" + person + ".png") }
         }
 
+        @Test("cards.png: the house and jobs cards as the browser draws them, a button pressed and its answer")
+        func cards() throws {
+            let workspace = try Workspace.standard()
+            let web = try WebServing(workspace)
+            let browser = try Browser()
+            try browser.resize(width: 700, height: 1200)
+            try browser.open(chat: houseChatURL, on: web)
+            try browser.send(#"/recv house.listing {"id":"L1001","title":"阳光两居室 Sunny 2-room flat","price":4200,"area":56,"rooms":2,"status":"available"}"#)
+            try browser.send(#"/recv jobs.interview {"company":"58 Tech","position":"iOS engineer","time":"2026-01-08 10:00","place":"Building A, 3F"}"#)
+            #expect(try browser.waitFor(".message.received .card .badge", containing: "Invitation"))
+            try browser.click(".card-buttons button[data-command='/tap 1 viewing']")
+            #expect(try browser.waitFor("#said", containing: "tap #1 viewing: asked u42 for a viewing"))
+            #expect(try browser.waitFor(".message.sent pre.bubble", containing: "Could I view listing L1001"))
+            try take(browser, "cards.png", width: 700)
+        }
+
         @Test("placeholder.png: a card whose line is not installed, its placeholder open on why")
         func placeholder() throws {
             let workspace = try Workspace.standard()
             let web = try WebServing(workspace)
             let browser = try Browser()
-            try browser.resize(width: 700, height: 800)
+            try browser.resize(width: 700, height: 1050)
             try browser.open(chat: houseChatURL, on: web)
             try browser.send(listingArrival)
             try browser.send("Is the flat still free?")

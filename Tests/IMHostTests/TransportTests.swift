@@ -63,7 +63,7 @@ struct TransportTests {
         #expect(aliceChat.waitFor("read ✓✓", occurrences: 2), "bob's chat showed both: read receipts came back")
         // Bob's operator lifts the switch: the card renders with bob's own house line.
         try bob.writeConfig(try String(contentsOfFile: bob.configPath, encoding: .utf8).replacingOccurrences(of: #""lines": ["house"]"#, with: #""lines": []"#))
-        #expect(bobChat.waitFor("│ 🏠 Sunny flat │"))
+        #expect(bobChat.waitFor("│ 🏠 Sunny flat "))
         bobChat.send("/quit")
         aliceChat.send("/quit")
         #expect(bobChat.finish().status == 0)

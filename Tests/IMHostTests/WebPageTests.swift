@@ -28,8 +28,8 @@ extension BrowserSuites {
 
             // A card arrives; clicked, the line's tap opens the listing, as /tap does.
             try browser.send(listingArrival)
-            #expect(try browser.waitFor(".message.received pre.bubble", containing: "🏠 Sunny flat"))
-            try browser.click(".message.received pre.bubble")
+            #expect(try browser.waitFor(".message.received .card .card-title", containing: "🏠 Sunny flat"))
+            try browser.click(".message.received .card .card-title")
             #expect(try browser.waitFor("#said", containing: "tap #1: opened listing L1001 detail: Sunny flat"))
 
             try browser.click("#page .quick-replies button[data-command='/quick 4']")

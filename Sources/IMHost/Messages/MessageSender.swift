@@ -129,7 +129,10 @@ final class MessageSender {
         }
         do {
             let model = try builder.model(for: content, layout: MessageLayout(width: ChatPage.bodyWidth(forPage: ChatPage.defaultWidth)))
-            _ = builder.view(for: model)
+            // A card with a button no one could press shows as a placeholder at the receiver too.
+            if let card = builder.view(for: model).card, let problem = MessagePresenter.problem(card) {
+                return .failed(TerminalText.safe(problem, newlines: false))
+            }
             return .drawn
         } catch {
             return .failed(TerminalText.safe("\(error)", newlines: false))

@@ -164,11 +164,12 @@ public final class ChatPage {
             (carrier.title, self.components.compactMap(PageView.Component.of))
         }
         let messages = try presented(width: width).map { number, presented in
-            // A view longer than a page gives one message is folded here, before it travels.
-            let folded = presented.view.map { PageView.fold($0.lines) }
+            // A view longer than a page gives one message is folded here, before it travels (a
+            // card is laid out by each front end, which folds its text as it draws it).
+            let folded = presented.view.flatMap { $0.card == nil ? PageView.fold($0.lines) : nil }
             var message = PageView.Message(number: number, envelope: presented.shown.envelope, isOutgoing: presented.shown.isOutgoing,
                                            state: presented.state, failure: presented.failure, sentBefore: presented.sentBefore,
-                                           body: folded.map { .lines($0.lines) } ?? .placeholder(presented.degrade ?? .unknownKey))
+                                           body: Self.body(presented, lines: folded?.lines))
             if let folded, folded.folded > 0 { message.folded = folded.folded }
             // A message the budget turned away has that one cause: asking for more would run its
             // slow builder again.
@@ -183,6 +184,13 @@ public final class ChatPage {
         return PageView(url: decision.url, conversation: conversation, title: title, lineID: lineID, isLegacy: isLegacy,
                         route: PageView.Route(reason: reason.rawValue, source: reason.source, explanation: decision.explanation),
                         components: components, messages: messages, total: try messageCount(), width: width)
+    }
+
+    /// What a presented message shows: its card, its lines (`lines`, folded, when given), or why
+    /// it is a placeholder.
+    private static func body(_ presented: PresentedMessage, lines: [String]?) -> PageView.Body {
+        guard let view = presented.view else { return .placeholder(presented.degrade ?? .unknownKey) }
+        return view.card.map { .card(PageView.Card($0)) } ?? .lines(lines ?? view.lines)
     }
 
     /// Message number `number` (as shown, from 1) as the page shows it now, or `nil` when no
@@ -232,6 +240,40 @@ public final class ChatPage {
     private static func builderTap<Builder: MessageBuilder>(_ builder: Builder, _ message: ShownMessage, _ context: ChatContext) -> TapResult {
         guard let content = message.model?.content as? Builder.Content else { return .ignored }
         return builder.didTap(content, message: message, context: context)
+    }
+
+    /// Why a button press does not reach a line: the message is a placeholder, shows no card
+    /// with buttons, or its card has no button of that id.
+    public enum ButtonRefusal: Error, Equatable {
+        case placeholder
+        case noButtons
+        /// The id pressed, and the ids the card has.
+        case unknown(String, buttons: [String])
+    }
+
+    /// Presses button `id` of message number `number`'s card (as shown, from 1): its builder's
+    /// `didTapButton` answers, in a breadcrumb frame of the card's line, on whichever page the
+    /// card is shown. The page is not asked: a card's buttons are its builder's. Only an id the
+    /// card shows now reaches the line.
+    /// - Returns: what pressing it did, or why it was refused; `nil` when no message has that number.
+    public func tapButton(_ number: Int, _ id: String) throws -> Result<TapResult, ButtonRefusal>? {
+        guard let entry = try stored(number), let presented = present([entry], width: Self.defaultWidth).first?.message else { return nil }
+        guard let view = presented.view else { return .failure(.placeholder) }
+        guard let card = view.card, !card.buttons.isEmpty else { return .failure(.noButtons) }
+        guard card.buttons.contains(where: { $0.id == id }) else { return .failure(.unknown(id, buttons: card.buttons.map(\.id))) }
+        guard let builder = environment.lookup(presented.shown.envelope.key) else { return .success(.ignored) }
+        let message = presented.shown
+        let crumb = Self.origin(of: entry)?.crumb ?? message.envelope.id
+        let context = context
+        return .success(environment.lineGuard.run(.tap, builder.mark, key: message.envelope.key, message: crumb) {
+            Self.builderButton(builder.builder, id, message, context)
+        })
+    }
+
+    private static func builderButton<Builder: MessageBuilder>(_ builder: Builder, _ id: String, _ message: ShownMessage,
+                                                               _ context: ChatContext) -> TapResult {
+        guard let content = message.model?.content as? Builder.Content else { return .ignored }
+        return builder.didTapButton(id, content: content, message: message, context: context)
     }
 
     /// Taps quick reply `number` (from 1), which the input bar sends as text.

@@ -113,14 +113,106 @@ public struct PageView: Codable, Sendable, Equatable {
 
     /// What a message shows.
     public enum Body: Codable, Sendable, Equatable {
-        /// Lines laid out for ``PageView/width`` (what IMKit 1.0–1.2 builders make).
+        /// Lines laid out for ``PageView/width`` (what IMKit 1.0–1.2 builders make, and text).
         case lines([String])
         /// A placeholder, and why: the deepest cause first.
         case placeholder(Degrade)
+        /// A structured card (IMKit 1.3), which each front end lays out for itself.
+        case card(Card)
 
         /// The reason, for a placeholder.
         public var degrade: Degrade? {
             if case .placeholder(let why) = self { why } else { nil }
+        }
+
+        /// The card, for a card.
+        public var card: Card? {
+            if case .card(let card) = self { card } else { nil }
+        }
+    }
+
+    /// A card as its builder made it (IMKit's `MessageCard`), its strings as the line wrote
+    /// them: the terminal draws it as a box of text, the browser as a card.
+    public struct Card: Codable, Sendable, Equatable {
+        public var title: String
+        public var subtitle: String?
+        public var fields: [Field]
+        public var image: Image?
+        public var badge: Badge?
+        public var buttons: [Button]
+
+        /// A `label: value` row.
+        public struct Field: Codable, Sendable, Equatable {
+            public var label: String
+            public var value: String
+        }
+
+        /// A picture the card names. Until a line can hand its pictures to the host, front ends
+        /// keep its place: a box naming it in the terminal, an empty slot in the browser.
+        public enum Image: Codable, Sendable, Equatable {
+            /// A picture the line ships, by name.
+            case picture(name: String)
+        }
+
+        /// The status badge: its text, and how it reads.
+        public struct Badge: Codable, Sendable, Equatable {
+            public var text: String
+            public var tone: Tone
+        }
+
+        /// How a badge reads (IMKit's `CardBadge.Tone`); a tone this host does not know reads neutral.
+        public enum Tone: String, Codable, Sendable, Equatable {
+            case neutral, positive, warning, negative
+        }
+
+        /// A button: the id `/tap N ID` names and the builder's hook receives, and its label.
+        public struct Button: Codable, Sendable, Equatable {
+            public var id: String
+            public var label: String
+        }
+
+        /// The page's value of a builder's card.
+        public init(_ card: MessageCard) {
+            title = card.title
+            subtitle = card.subtitle
+            fields = card.fields.map { Field(label: $0.label, value: $0.value) }
+            image = card.image.flatMap { image in
+                switch image {
+                case .picture(let name): .picture(name: name)
+                @unknown default: nil
+                }
+            }
+            badge = card.badge.map { badge in
+                let tone: Tone = switch badge.tone {
+                case .neutral: .neutral
+                case .positive: .positive
+                case .warning: .warning
+                case .negative: .negative
+                @unknown default: .neutral
+                }
+                return Badge(text: badge.text, tone: tone)
+            }
+            buttons = card.buttons.map { Button(id: $0.id, label: $0.label) }
+        }
+
+        /// The card as IMKit has it, for laying it out as text (`MessageLayout.card(_:)`).
+        public var messageCard: MessageCard {
+            MessageCard(title: title, subtitle: subtitle, fields: fields.map { CardField($0.label, $0.value) },
+                        image: image.map { image -> CardImage in
+                            switch image {
+                            case .picture(let name): .picture(name)
+                            }
+                        },
+                        badge: badge.map { badge -> CardBadge in
+                            let tone: CardBadge.Tone = switch badge.tone {
+                            case .neutral: .neutral
+                            case .positive: .positive
+                            case .warning: .warning
+                            case .negative: .negative
+                            }
+                            return CardBadge(badge.text, tone: tone)
+                        },
+                        buttons: buttons.map { CardButton(id: $0.id, label: $0.label) })
         }
     }
 

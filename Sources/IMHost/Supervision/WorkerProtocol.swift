@@ -9,7 +9,7 @@
 /// line that says so rather than misreading its worker.
 public enum WorkerProtocol {
     /// Changes whenever a message changes.
-    public static let version = 7
+    public static let version = 8
 }
 
 /// The supervisor's messages to its worker.

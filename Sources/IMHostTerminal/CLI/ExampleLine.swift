@@ -16,21 +16,23 @@ struct ExampleLine {
     static let all: [ExampleLine] = [
         ExampleLine(
             id: "house", type: "House",
-            about: "a carrier page titled by sub-category with the listing as its top post, a listing card (`house.listing`) that stays readable in its first, older shape, a per-user service (`house.listings`) and a route (`house://listing/:id`) that a tap on a card opens, and a menu item of the line's own",
+            about: "a carrier page titled by sub-category with the listing as its top post, a listing card (`house.listing`: a structured card with a status badge and two buttons) that stays readable in its first, older shape, a per-user service (`house.listings`) and a route (`house://listing/:id`) that a tap on a card opens, and a menu item of the line's own",
             routes: [(1, "\"*\"")], chat: "im://chat?rootCateID=1&cateID=12&peer=landlord&infoID=L1001",
             scenario: """
                 [
                   { "open": "im://chat?rootCateID=1&cateID=12&peer=landlord&infoID=L1001" },
-                  { "receive": "house.listing", "payload": { "id": "L1001", "title": "Sunny flat", "price": 4200, "area": 56, "rooms": 2 } },
+                  { "receive": "house.listing", "payload": { "id": "L1001", "title": "Sunny flat", "price": 4200, "area": 56, "rooms": 2, "status": "available" } },
                   { "tap": 1 },
+                  { "expect": { "page": "house", "contains": ["🏠 Sunny flat", "● Available"], "tap": "opened listing L1001 detail: Sunny flat, ¥4200, 2 rooms" } },
+                  { "tap": "1 viewing" },
                   { "menu": 4 },
-                  { "expect": { "page": "house", "contains": ["🏠 Sunny flat"], "tap": "opened listing L1001 detail: Sunny flat, ¥4200, 2 rooms" } }
+                  { "expect": { "contains": ["Could I view listing L1001 (Sunny flat)"], "tap": "asked landlord for a viewing of listing L1001 (Sunny flat)" } }
                 ]
 
                 """),
         ExampleLine(
             id: "jobs", type: "Jobs",
-            about: "a page without a menu or quick replies, an interview card (`jobs.interview`) that the page answers when tapped (accept, then decline) by sending a text in the chat, a bottom-bar item of its own (`Résumé`, answered by `didSelectBottomBarItem`), and a route",
+            about: "a page without a menu or quick replies, an interview card (`jobs.interview`) with Accept and Decline buttons, which the page also answers when tapped (accept, then decline), by sending a text in the chat, a bottom-bar item of its own (`Résumé`, answered by `didSelectBottomBarItem`), and a route",
             routes: [(9, "[12, 13]")], chat: "im://chat?rootCateID=9&cateID=12&peer=hr",
             scenario: """
                 [
@@ -38,18 +40,22 @@ struct ExampleLine {
                   { "receive": "jobs.interview", "payload": { "company": "58 Tech", "position": "iOS engineer", "time": "2026-01-08 10:00", "place": "Building A" } },
                   { "tap": 1 },
                   { "bar": 5 },
-                  { "expect": { "page": "jobs", "stored": 2, "contains": ["I accept the interview at 58 Tech"] } }
+                  { "expect": { "page": "jobs", "stored": 2, "contains": ["I accept the interview at 58 Tech"] } },
+                  { "tap": "1 decline" },
+                  { "expect": { "stored": 3, "contains": ["Sorry, I have to decline the interview"] } }
                 ]
 
                 """),
         ExampleLine(
             id: "cars", type: "Cars",
-            about: "an offer card (`cars.offer`) whose page calls the dealer when it is tapped, with a bug on purpose: a private seller's offer has no dealer, and tapping it crashes the page. Tap one to see the host record the crash, quarantine the line and reopen the chat on the legacy page (`imhost quarantine lift cars` to try again)",
+            about: "an offer card (`cars.offer`) whose Call button, and whose page when it is tapped, calls the dealer, with a bug on purpose: a private seller's offer has no dealer, and tapping it crashes the page. Tap one to see the host record the crash, quarantine the line and reopen the chat on the legacy page (`imhost quarantine lift cars` to try again)",
             routes: [(4, "\"*\"")], chat: "im://chat?rootCateID=4&peer=seller",
             scenario: """
                 [
                   { "open": "im://chat?rootCateID=4&peer=seller" },
                   { "receive": "cars.offer", "payload": { "id": "C7", "model": "Golf", "year": 2019, "price": 86000, "mileage": 42000, "dealer": { "name": "Zhao Motors", "phone": "400-000" } } },
+                  { "tap": "1 call" },
+                  { "expect": { "page": "cars", "contains": ["● Dealer"], "tap": "calling Zhao Motors at 400-000 about the Golf" } },
                   { "tap": 1 },
                   { "expect": { "page": "cars", "tap": "calling Zhao Motors at 400-000 about the Golf" } }
                 ]

@@ -162,16 +162,28 @@ struct LineTemplate {
             var text: String
         }
 
-        /// `\(id).note`: a card; a tap opens the note's route, on whichever page it is shown.
+        /// `\(id).note`: a card with a button. A tap on the card, or its Open button, opens the
+        /// note's route, on whichever page the card is shown.
         struct NoteBuilder: MessageBuilder {
             let key = "\(id).note"
 
             func model(for note: Note, layout: MessageLayout) throws -> MessageModel {
-                MessageModel(content: note, lines: layout.card(title: "📝 \\(note.text)", fields: [CardField("Note", note.id)]),
-                             summary: "[Note] \\(note.text)")
+                let card = MessageCard(title: "📝 \\(note.text)", fields: [CardField("Note", note.id)],
+                                       buttons: [CardButton(id: "open", label: "Open")])
+                return MessageModel(content: note, card: card, layout: layout, summary: "[Note] \\(note.text)")
             }
 
             func didTap(_ note: Note, message: ShownMessage, context: ChatContext) -> TapResult {
+                open(note, context: context)
+            }
+
+            /// A press of one of the card's buttons, by its id: `/tap N open` in a chat, or a click
+            /// in the browser.
+            func didTapButton(_ button: String, content note: Note, message: ShownMessage, context: ChatContext) -> TapResult {
+                button == "open" ? open(note, context: context) : .ignored
+            }
+
+            private func open(_ note: Note, context: ChatContext) -> TapResult {
                 switch context.open("\(id)://note/\\(note.id)") {
                 case .opened(let what): return .handled("opened \\(what)")
                 case .notFound(let why), .refused(let why): return .failed(why)
@@ -189,7 +201,9 @@ struct LineTemplate {
           { "open": "im://chat?rootCateID=\(rootCateID)&peer=u1&infoID=N1" },
           { "receive": "\(id).note", "payload": { "id": "n1", "text": "Hello from \(type)" } },
           { "tap": 1 },
-          { "expect": { "page": "\(id)", "contains": ["📝 Hello from \(type)", "📌 N1"], "tap": "opened note n1" } }
+          { "expect": { "page": "\(id)", "contains": ["📝 Hello from \(type)", "📌 N1"], "tap": "opened note n1" } },
+          { "tap": "1 open" },
+          { "expect": { "contains": ["[Open] /tap 1 open"], "tap": "opened note n1" } }
         ]
 
         """
@@ -240,8 +254,8 @@ struct LineTemplate {
         # \(type): the '\(id)' business line
 
         A plugin for the imhost chat host, made by `imhost new-line \(id)`. It has a carrier page
-        (`\(type)Page`), one message (`\(id).note`, built by `NoteBuilder`; tapping it opens the
-        route `\(id)://note/:id`), and a service (`NoteHistory`).
+        (`\(type)Page`), one message (`\(id).note`, a card built by `NoteBuilder`; tapping it or
+        its Open button opens the route `\(id)://note/:id`), and a service (`NoteHistory`).
 
         \(Self.tryIt(id: id, type: type, routes: [(rootCateID, "\"*\"")], chat: "im://chat?rootCateID=\(rootCateID)&peer=u1"))
 

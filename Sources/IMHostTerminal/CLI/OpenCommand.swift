@@ -9,7 +9,7 @@ enum OpenCommand {
         arguments: "URL",
         options: [
             .flag("--external", "open as if from outside the app (a push, the web): routes a line marked internal are refused (exit 1)"),
-            .json("print the page (or what opened) as JSON; a message that shows as a placeholder has \"why\", the whole reason"),
+            .json("print the page (or what opened) as JSON; a message that shows as a placeholder has \"why\", the whole reason, and a card \"card\", its parts"),
             .width, .user,
         ],
         help: """

@@ -21,8 +21,10 @@ struct PageJSON: Encodable {
         var failure: String?
         /// The id its sender gave it.
         var globalID: String?
-        /// The builder's lines; absent for a placeholder.
+        /// The builder's lines, or its card as the terminal draws it; absent for a placeholder.
         var lines: [String]?
+        /// The card, for a message its builder shows as one (IMKit 1.3).
+        var card: PageView.Card?
         /// Why the message shows as a placeholder, in full: every cause, the deepest first;
         /// absent when it shows normally.
         var why: String?
@@ -68,11 +70,15 @@ struct PageJSON: Encodable {
         total = view.total
         messages = view.messages.map { message in
             let envelope = message.envelope
-            let lines: [String]? = if case .lines(let lines) = message.body { lines } else { nil }
+            let lines: [String]? = switch message.body {
+            case .lines(let lines): lines
+            case .card(let card): PageRenderer.lines(of: card, number: message.number, width: ChatPage.bodyWidth(forPage: view.width))
+            case .placeholder: nil
+            }
             return Message(number: message.number, id: envelope.id, from: envelope.from, key: envelope.key,
                            outgoing: message.isOutgoing, state: message.state.rawValue, failure: message.failure,
                            globalID: envelope.globalID,
-                           lines: lines,
+                           lines: lines, card: message.body.card,
                            // The page value carries its placeholders' causes (a message the drawing budget
                            // turned away: that one, without running its builder again).
                            why: message.body.degrade.map { first in

@@ -8,7 +8,8 @@ enum ChatAction: Equatable, Sendable {
     case text(String)
     case send(key: String, payload: String)
     case receive(key: String, payload: String)
-    case tap(Int)
+    /// Tap message #N, or (with a button id) press that button of its card.
+    case tap(Int, button: String? = nil)
     case why(Int)
     case quick(Int)
     /// Show the menu (`nil`), or pick item N.

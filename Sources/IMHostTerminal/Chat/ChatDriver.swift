@@ -100,7 +100,9 @@ final class ChatDriver {
                 if case .send = action { return .failed("\(action.verb): not sent: \(error)") }
                 return .failed("\(action.verb): not stored: \(error)")
             }
-        case .tap(let number):
+        case .tap(let number, let button?):
+            return try press(button, of: number, on: page)
+        case .tap(let number, nil):
             guard let shown = try page.message(number) else { return .failed("/tap: there is no message #\(number) on screen") }
             if shown.degrade != nil {
                 lastTap = "nothing happens: it shows as a placeholder (/why \(number) says why)"
@@ -172,6 +174,26 @@ final class ChatDriver {
             return Outcome(said: ["/online: " + host.setOnline(true)])
         case .help, .quit, .reload, .open, .chats, .search:
             return Outcome()
+        }
+    }
+
+    /// Presses button `id` of message #`number`'s card: its line answers, as a tap's does; an id
+    /// the card does not have is refused in one line that names the ones it has.
+    private func press(_ id: String, of number: Int, on page: ChatPage) throws -> Outcome {
+        let before = try page.messageCount()
+        guard let pressed = try page.tapButton(number, id) else { return .failed("/tap: there is no message #\(number) on screen") }
+        let shownID = TerminalText.safe(id)
+        switch pressed {
+        case .failure(.placeholder):
+            lastTap = "nothing happens: it shows as a placeholder (/why \(number) says why)"
+            return Outcome(said: ["tap #\(number) \(shownID): \(lastTap!)"])
+        case .failure(.noButtons):
+            return .failed("/tap: message #\(number) has no buttons; /tap \(number) taps it")
+        case .failure(.unknown(_, let buttons)):
+            return .failed("/tap: message #\(number) has no button '\(shownID)'; its buttons: \(buttons.joined(separator: ", "))")
+        case .success(let result):
+            lastTap = result == .ignored ? "nothing happens (the card's builder does not act on this button)" : result.outcome
+            return Outcome(said: ["tap #\(number) \(shownID): \(lastTap!)"], redraw: try page.messageCount() != before)
         }
     }
 
@@ -247,7 +269,7 @@ extension ChatAction {
         case .text(let text): "type \"\(text)\""
         case .send(let key, let payload): "/send \(key) \(payload)"
         case .receive(let key, let payload): "/recv \(key) \(payload)"
-        case .tap(let number): "/tap \(number)"
+        case .tap(let number, let button): "/tap \(number)" + (button.map { " \($0)" } ?? "")
         case .why(let number): "/why \(number)"
         case .quick(let number): "/quick \(number)"
         case .menu(let number): "/menu" + (number.map { " \($0)" } ?? "")

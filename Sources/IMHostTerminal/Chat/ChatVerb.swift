@@ -19,6 +19,8 @@ struct ChatVerb: Sendable {
         case optionalRest
         /// A message key and its JSON payload (a scenario step has `"payload"`).
         case keyAndPayload
+        /// A number from 1, then perhaps a word (a scenario step says `N` or `"N WORD"`).
+        case numberAndOptionalWord
     }
 
     /// Typed as `/name`.
@@ -40,6 +42,7 @@ struct ChatVerb: Sendable {
         case number(Int)
         case text(String)
         case message(key: String, payload: String)
+        case numberAndWord(Int, String?)
     }
 
     static let all: [ChatVerb] = [
@@ -49,8 +52,9 @@ struct ChatVerb: Sendable {
         ChatVerb(name: "recv", step: "receive", argument: .keyAndPayload, shape: "KEY JSON",
                  summary: "store a message from the peer, sending nothing", example: "/recv house.listing {\"id\":\"L1\",...}",
                  make: { if case .message(let key, let payload) = $0 { .receive(key: key, payload: payload) } else { .help } }),
-        ChatVerb(name: "tap", step: "tap", argument: .number, shape: "N", summary: "tap message #N",
-                 make: { .tap($0.number ?? 0) }),
+        ChatVerb(name: "tap", step: "tap", argument: .numberAndOptionalWord, shape: "N [BUTTON]",
+                 summary: "tap message #N, or press its card's button BUTTON (by id)", example: "/tap 2 details",
+                 make: { if case .numberAndWord(let number, let button) = $0 { .tap(number, button: button) } else { .tap($0.number ?? 0) } }),
         ChatVerb(name: "why", step: "why", argument: .number, shape: "N", summary: "why message #N shows as a placeholder, in full",
                  make: { .why($0.number ?? 0) }),
         ChatVerb(name: "quick", step: "quick", argument: .number, shape: "N", summary: "tap quick reply N",
@@ -115,6 +119,7 @@ struct ChatVerb: Sendable {
         case .rest: verb.shape == "URL" ? "URL" : "\"\(verb.shape)\""
         case .optionalRest: "\"\(verb.shape.trimmingCharacters(in: ["[", "]"]))\" or true"
         case .keyAndPayload: "KEY, \"payload\": JSON"
+        case .numberAndOptionalWord: "N or \"N BUTTON\""
         }
         let shape = "{ \"\(step)\": \(value) }"
         return "  " + shape.padding(37, cut: false) + (shape.count >= 37 ? " " : "") + verb.summary
@@ -141,7 +146,8 @@ struct ChatVerb: Sendable {
     }
 
     private func parse(typed rest: String) -> Result<Parsed, UsageError> {
-        let usage = UsageError(description: "usage: /\(name)\(shape.isEmpty ? "" : " " + shape)" + (argument == .number || argument == .optionalNumber ? ", with N a number from 1" : ""))
+        let numbered = argument == .number || argument == .optionalNumber || argument == .numberAndOptionalWord
+        let usage = UsageError(description: "usage: /\(name)\(shape.isEmpty ? "" : " " + shape)" + (numbered ? ", with N a number from 1" : ""))
         switch argument {
         case .none:
             return rest.isEmpty ? .success(.none) : .failure(usage)
@@ -153,6 +159,8 @@ struct ChatVerb: Sendable {
             return rest.isEmpty ? .failure(usage) : .success(.text(rest))
         case .optionalRest:
             return .success(rest.isEmpty ? .none : .text(rest))
+        case .numberAndOptionalWord:
+            return Self.numberAndWord(rest).map { .success($0) } ?? .failure(usage)
         case .keyAndPayload:
             let pieces = rest.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true).map(String.init)
             guard pieces.count == 2 else {
@@ -165,6 +173,15 @@ struct ChatVerb: Sendable {
             }
             return .success(.message(key: pieces[0], payload: pieces[1]))
         }
+    }
+}
+
+extension ChatVerb {
+    /// `N` or `N WORD` (spaces around and between), with N a number from 1 and WORD one word.
+    static func numberAndWord(_ text: String) -> ChatVerb.Parsed? {
+        let pieces = text.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+        guard (1...2).contains(pieces.count), let number = Int(pieces[0]), number > 0 else { return nil }
+        return .numberAndWord(number, pieces.count == 2 ? pieces[1] : nil)
     }
 }
 

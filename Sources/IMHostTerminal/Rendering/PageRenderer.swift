@@ -82,10 +82,33 @@ public struct PageRenderer {
 
     /// A message cell: a meta line and a bubble, on the left for received, the right for sent.
     private func cell(_ message: PageView.Message) -> [String] {
-        let view: MessageView? = if case .lines(let lines) = message.body { MessageView(lines: lines) } else { nil }
+        let view: MessageView? = switch message.body {
+        case .lines(let lines): MessageView(lines: lines)
+        case .card(let card): MessageView(lines: Self.lines(of: card, number: message.number, width: ChatPage.bodyWidth(forPage: width)))
+        case .placeholder: nil
+        }
         return cell(number: message.number, envelope: message.envelope, view: view, outgoing: message.isOutgoing,
                     state: message.isOutgoing ? message.state : nil, degrade: message.body.degrade, sentBefore: message.sentBefore,
                     folded: message.folded ?? 0)
+    }
+
+    /// A card as the box of text the terminal draws: IMKit's text of the card (title, subtitle,
+    /// badge, the picture's place, fields) for `width` columns, then each button on a line of
+    /// its own with what to type to press it (`[Details] /tap 2 details`).
+    static func lines(of card: PageView.Card, number: Int, width: Int) -> [String] {
+        var text = card.messageCard
+        text.buttons = []
+        var lines = MessageLayout(width: width).card(text)
+        for button in card.buttons {
+            let label = "[" + TerminalText.safe(button.label) + "]", typed = "/tap \(number) " + TerminalText.safe(button.id)
+            if TextWidth.columns(label) + 1 + TextWidth.columns(typed) <= width {
+                lines.append(label + " " + typed)
+            } else {
+                // Too narrow for both: the label, then what to type on a line of its own.
+                lines += TextWidth.wrap(label, width: width) + TextWidth.wrap(typed, width: width)
+            }
+        }
+        return lines
     }
 
     /// A message cell: the meta line (number, sender, time, for the user's own messages where

@@ -10,7 +10,7 @@ import IMKit
 ///   { "receive": "house.listing", "payload": { "id": "L1", "title": "Flat", "price": 1, "area": 2, "rooms": 1 } },
 ///   { "send": "text", "payload": { "text": "hi" } },
 ///   { "text": "typed into the input bar" },
-///   { "tap": 1 }, { "why": 1 }, { "quick": 2 }, { "more": 20 }, { "menu": true }, { "menu": 2 }, { "bar": 5 },
+///   { "tap": 1 }, { "tap": "1 details" }, { "why": 1 }, { "quick": 2 }, { "more": 20 }, { "menu": true }, { "menu": 2 }, { "bar": 5 },
 ///   { "route": true }, { "open": "house://listing/L1" }, { "offline": true }, { "online": true }, { "reload": true },
 /// ```
 ///
@@ -245,6 +245,14 @@ struct Scenario {
                 return verb.make(.none)
             }
             return verb.make(.text(try reader.string(value, actionPath)))
+        case .numberAndOptionalWord:
+            if case .string(let text) = value.value {
+                guard let parsed = ChatVerb.numberAndWord(text) else {
+                    throw reader.fail(value, actionPath, "expected a number from 1, or \"N BUTTON\": a number, a space and a button's id")
+                }
+                return verb.make(parsed)
+            }
+            return verb.make(.numberAndWord(try count(), nil))
         case .keyAndPayload:
             guard let payload else { throw reader.fail(node, path, "\"\(verb.step ?? verb.name)\" needs a \"payload\": the message's JSON") }
             return verb.make(.message(key: try reader.string(value, actionPath), payload: payload.jsonText))

@@ -12,7 +12,7 @@ enum TwoPeopleDemo {
       { "as": "alice", "open": "im://chat?rootCateID=1&cateID=12&peer=bob&infoID=L1001" },
 
       { "say": "Alice, on the house page, sends a listing card and a line of text. Bob's host draws them with its own plugins: its house line is off, so the card is a placeholder that says why." },
-      { "as": "alice", "send": "house.listing", "payload": { "id": "L1001", "title": "阳光两居室 Sunny 2-room flat", "price": 4200, "area": 56, "rooms": 2 } },
+      { "as": "alice", "send": "house.listing", "payload": { "id": "L1001", "title": "阳光两居室 Sunny 2-room flat", "price": 4200, "area": 56, "rooms": 2, "status": "available" } },
       { "as": "alice", "text": "Still available, viewings on Saturday." },
       { "as": "bob", "await": { "contains": ["Still available, viewings on Saturday.", "(line house turned off)"] } },
       { "as": "bob", "why": 1 },

@@ -18,18 +18,27 @@ struct Offer: Codable, Sendable, Hashable {
     var dealer: Dealer?
 }
 
-/// `cars.offer`: a card with the car, its year, price and mileage.
+/// `cars.offer`: a card with the car, its year, price, mileage and seller, a badge for a dealer
+/// or a private seller, and a button that calls the dealer (a private seller's card has none).
 struct OfferBuilder: MessageBuilder {
     let key = "cars.offer"
 
     func model(for offer: Offer, layout: MessageLayout) throws -> MessageModel {
-        MessageModel(
-            content: offer,
-            lines: layout.card(title: "🚗 \(offer.model) (\(offer.year))", fields: [
+        let card = MessageCard(
+            title: "🚗 \(offer.model) (\(offer.year))",
+            subtitle: "Offer \(offer.id)",
+            fields: [
                 CardField("Price", "¥\(offer.price)"),
                 CardField("Mileage", "\(offer.mileage) km"),
                 CardField("Seller", offer.dealer?.name ?? "private"),
-            ]),
-            summary: "[Car] \(offer.model)")
+            ],
+            badge: offer.dealer == nil ? CardBadge("Private seller") : CardBadge("Dealer", tone: .positive),
+            buttons: offer.dealer == nil ? [] : [CardButton(id: "call", label: "Call the dealer")])
+        return MessageModel(content: offer, card: card, layout: layout, summary: "[Car] \(offer.model)")
+    }
+
+    func didTapButton(_ button: String, content offer: Offer, message: ShownMessage, context: ChatContext) -> TapResult {
+        guard button == "call", let dealer = offer.dealer else { return .ignored }
+        return .handled("calling \(dealer.name) at \(dealer.phone) about the \(offer.model)")
     }
 }

@@ -2,9 +2,9 @@ import IMKit
 
 /// A listing: what a `house.listing` message carries.
 ///
-/// Stored messages keep the shape they were sent in. The first shape had no `id`; so `id` is
-/// optional, and every field added later must be optional or have a default, or old messages
-/// would stop rendering.
+/// Stored messages keep the shape they were sent in. The first shape had no `id`, and the
+/// status came later still; so both are optional, and every field added later must be optional
+/// or have a default, or old messages would stop rendering.
 struct Listing: Codable, Sendable, Hashable {
     /// The listing's id; absent in messages stored before listings had one.
     var id: String?
@@ -14,6 +14,8 @@ struct Listing: Codable, Sendable, Hashable {
     /// Floor area in square metres: any JSON number.
     var area: Double
     var rooms: Int
+    /// `available`, `reserved` or `let`; absent in messages stored before listings had one.
+    var status: String?
 }
 
 /// A listing the card cannot show honestly.
@@ -21,7 +23,8 @@ struct InvalidListing: Error, CustomStringConvertible {
     var description: String
 }
 
-/// `house.listing`: a card with the listing's title, price, area and rooms. A tap opens the
+/// `house.listing`: a card with the listing's title, price, area and rooms, its status as a
+/// badge, and two buttons: Details (as a tap does) and Book a viewing. A tap opens the
 /// listing's detail, on whichever page the card is shown.
 struct ListingBuilder: MessageBuilder {
     let key = "house.listing"
@@ -30,17 +33,54 @@ struct ListingBuilder: MessageBuilder {
         guard listing.price >= 0, listing.area > 0, listing.rooms >= 0 else {
             throw InvalidListing(description: "a listing needs a price of 0 or more, an area above 0 and 0 rooms or more")
         }
-        return MessageModel(
-            content: listing,
-            lines: layout.card(title: "🏠 \(listing.title)", fields: [
+        let card = MessageCard(
+            title: "🏠 \(listing.title)",
+            subtitle: listing.id.map { "Listing \($0)" },
+            fields: [
                 CardField("Price", "¥\(HouseLine.number(listing.price))"),
                 CardField("Area", "\(HouseLine.number(listing.area)) m²"),
                 CardField("Rooms", "\(listing.rooms)"),
-            ]),
-            summary: "[Listing] \(listing.title)")
+            ],
+            image: .picture("listing"),
+            badge: Self.badge(listing.status),
+            buttons: [CardButton(id: "details", label: "Details"), CardButton(id: "viewing", label: "Book a viewing")])
+        return MessageModel(content: listing, card: card, layout: layout, summary: "[Listing] \(listing.title)")
+    }
+
+    /// The status as a badge: known ones with their tone, any other as written.
+    static func badge(_ status: String?) -> CardBadge? {
+        switch status {
+        case "available": CardBadge("Available", tone: .positive)
+        case "reserved": CardBadge("Reserved", tone: .warning)
+        case "let": CardBadge("Let", tone: .negative)
+        default: status.map { CardBadge($0) }
+        }
     }
 
     func didTap(_ listing: Listing, message: ShownMessage, context: ChatContext) -> TapResult {
+        open(listing, context: context)
+    }
+
+    func didTapButton(_ button: String, content listing: Listing, message: ShownMessage, context: ChatContext) -> TapResult {
+        switch button {
+        case "details":
+            return open(listing, context: context)
+        case "viewing":
+            guard !message.isOutgoing else { return .failed("you sent this listing; the one you sent it to books a viewing") }
+            let which = listing.id.map { "listing \($0) (\(listing.title))" } ?? listing.title
+            do {
+                try context.send(TextContent(text: "Could I view \(which) this weekend?"), with: BuiltinBuilders.Text())
+            } catch {
+                return .failed("could not ask for a viewing: \(error)")
+            }
+            return .handled("asked \(context.peerID) for a viewing of \(which)")
+        default:
+            return .ignored
+        }
+    }
+
+    /// Opens the listing's detail through the line's route.
+    private func open(_ listing: Listing, context: ChatContext) -> TapResult {
         guard let id = listing.id else {
             return .failed("this listing was sent before listings had ids, so its detail cannot be opened")
         }

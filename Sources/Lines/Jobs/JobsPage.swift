@@ -1,7 +1,8 @@
 import IMKit
 
 /// The jobs carrier page: no dropdown menu and no quick replies, a "Résumé" bar item, and a tap
-/// on an invitation accepts it (a second tap declines it), answering the recruiter in the chat.
+/// on an invitation accepts it (a second tap declines it), answering the recruiter in the chat
+/// (the card's own buttons do the same on any page).
 final class JobsPage: CarrierPage {
     /// Answers given to invitations on this page, by message id.
     private var answers: [String: Bool] = [:]
@@ -23,11 +24,8 @@ final class JobsPage: CarrierPage {
         }
         let accepted = !(answers[message.envelope.id] ?? false)
         answers[message.envelope.id] = accepted
-        let answer = accepted
-            ? "I accept the interview at \(interview.company) on \(interview.time)."
-            : "Sorry, I have to decline the interview at \(interview.company)."
         do {
-            try context.send(TextContent(text: answer), with: BuiltinBuilders.Text())
+            try context.send(TextContent(text: interview.answer(accepting: accepted)), with: BuiltinBuilders.Text())
         } catch {
             return .failed("could not answer: \(error)")
         }

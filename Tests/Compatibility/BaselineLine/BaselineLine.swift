@@ -1,6 +1,7 @@
 // A line built against IMKit 1.0's committed interface (Sources/IMKit/API/IMKit-1.0.swiftinterface),
-// not against the IMKit being built: the library-evolution test compiles it with swiftc, links it
-// to the current libIMKit.so, and drives it through `imhost chat`. It uses as much of the 1.0
+// and against 1.2's, the last before cards, not against the IMKit being built: the
+// library-evolution tests compile it with swiftc, link it to the current libIMKit.so, and drive
+// it through `imhost chat` and, built against 1.2, `imhost web`. It uses as much of the 1.0
 // surface as a line would (a page and its hooks, a builder and its tap, a route, a service on
 // the transport, the bus, the log), so a 1.x change that breaks lines built against 1.0 fails
 // here as well as in .ci/api-check.

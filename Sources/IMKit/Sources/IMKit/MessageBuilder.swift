@@ -5,7 +5,9 @@
 /// including other lines' pages (messages roam). The host never draws bubbles or senders around
 /// your view: it wraps the same view in a sent cell or a received cell. When the user taps the
 /// message, the page's ``CarrierPage/didTap(_:)`` is asked first; if it returns
-/// ``TapResult/ignored``, the builder's ``didTap(_:message:context:)`` is.
+/// ``TapResult/ignored``, the builder's ``didTap(_:message:context:)`` is. A builder may show a
+/// card (``MessageCard``, since IMKit 1.3) instead of lines; its buttons reach
+/// ``didTapButton(_:content:message:context:)``.
 ///
 /// Any step may throw. The host then shows the message as a placeholder with a short reason
 /// ("does not decode", "builder failed") and keeps the stored message unchanged, so it renders
@@ -51,6 +53,16 @@ public protocol MessageBuilder: Sendable {
     /// ``CarrierPage/didTap(_:)`` ignored it. `message` is the message as shown; `context` is
     /// the page's (which may be another line's page). Default: ``TapResult/ignored``.
     func didTap(_ content: Content, message: ShownMessage, context: ChatContext) -> TapResult
+
+    /// Called when the user presses a button of this key's card (``MessageCard/buttons``) on
+    /// any page the card is shown: a click in the browser, `/tap N ID` in the terminal. `button`
+    /// is the pressed button's ``CardButton/id``: the host calls this only with an id of a
+    /// button the card shows now, and refuses any other itself. `content` is the message's
+    /// decoded content, `message` the message as shown, `context` the page's (which may be
+    /// another line's page). Return what pressing it did; the chat shows it as it shows a tap's.
+    /// The page is not asked first, as it is for a tap: a card's buttons are its builder's.
+    /// Default: ``TapResult/ignored``. Since IMKit 1.3.
+    func didTapButton(_ button: String, content: Content, message: ShownMessage, context: ChatContext) -> TapResult
 }
 
 extension MessageBuilder where Content: Decodable {
@@ -68,13 +80,19 @@ extension MessageBuilder where Content: Encodable {
 }
 
 extension MessageBuilder {
-    /// Shows the model's lines as they are.
+    /// Shows the model's lines as they are, or its card.
     public func view(for model: MessageModel) -> MessageView {
-        MessageView(lines: model.lines)
+        if let card = model.card { return MessageView(card: card, lines: model.lines) }
+        return MessageView(lines: model.lines)
     }
 
     /// Does nothing: the tap is ignored.
     public func didTap(_ content: Content, message: ShownMessage, context: ChatContext) -> TapResult {
+        .ignored
+    }
+
+    /// Does nothing: the button is ignored.
+    public func didTapButton(_ button: String, content: Content, message: ShownMessage, context: ChatContext) -> TapResult {
         .ignored
     }
 

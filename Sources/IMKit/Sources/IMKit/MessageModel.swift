@@ -36,14 +36,19 @@ public struct CardField: Sendable, Hashable {
     }
 }
 
-/// The laid-out form of one message: its decoded content and the lines it takes.
+/// The laid-out form of one message: its decoded content and the lines it takes, or the card it
+/// shows.
 public struct MessageModel: Sendable {
     /// The decoded content; a page's tap hook casts it to the line's own type.
     public let content: any Sendable
-    /// The laid-out lines, each at most the layout's width in terminal columns.
+    /// The laid-out lines, each at most the layout's width in terminal columns. For a card, the
+    /// card as text (``MessageLayout/card(_:)``).
     public let lines: [String]
     /// A short summary for lists and notifications, e.g. "[Listing] 2-room flat".
     public let summary: String
+    /// The card, for a model made with ``init(content:card:layout:summary:)``; `nil` for one
+    /// made of lines. Since IMKit 1.3.
+    public let card: MessageCard?
 
     /// The columns the widest line takes.
     public var columns: Int { lines.map(TextWidth.columns).max() ?? 0 }
@@ -56,16 +61,41 @@ public struct MessageModel: Sendable {
         self.content = content
         self.lines = lines
         self.summary = summary ?? lines.first ?? ""
+        card = nil
+    }
+
+    /// Creates the model of a card: the browser draws it as a card, the terminal as the box of
+    /// text ``lines`` holds (the card laid out for `layout`). `summary` defaults to the card's
+    /// title. Since IMKit 1.3.
+    public init(content: any Sendable, card: MessageCard, layout: MessageLayout, summary: String? = nil) {
+        self.content = content
+        self.card = card
+        lines = layout.card(card)
+        self.summary = summary ?? card.title
     }
 }
 
-/// What a message shows inside its cell. The host adds the bubble, alignment and sender.
+/// What a message shows inside its cell: lines, or (since IMKit 1.3) a card. The host adds the
+/// bubble, alignment and sender.
 public struct MessageView: Sendable, Hashable {
-    /// The lines of the view, top to bottom.
+    /// The lines of the view, top to bottom; for a card, the card as text.
     public var lines: [String]
+    /// The card the view shows, or `nil` for a view of lines. A front end that draws cards
+    /// draws this; one that draws text draws the card as text. Since IMKit 1.3.
+    public var card: MessageCard?
 
     /// Creates a view from lines.
-    public init(lines: [String]) { self.lines = lines }
+    public init(lines: [String]) {
+        self.lines = lines
+        card = nil
+    }
+
+    /// Creates a view of a card, with the card as text for whoever reads a view's lines
+    /// (``MessageLayout/card(_:)`` makes them). Since IMKit 1.3.
+    public init(card: MessageCard, lines: [String]) {
+        self.lines = lines
+        self.card = card
+    }
 }
 
 /// A message as a page sees it: the stored envelope, and the model its builder made.

@@ -1,0 +1,143 @@
+/// A structured card: what a builder returns when its message is a listing, an offer or an
+/// invitation rather than text. Since IMKit 1.3.
+///
+/// A front end draws it in its own way: the browser as a card (a picture, the title with its
+/// badge, the subtitle, the fields as a table, the buttons as buttons), the terminal as the box
+/// of text ``MessageLayout/card(_:)`` lays out, with how to press each button. Return one through
+/// ``MessageModel/init(content:card:layout:summary:)``:
+///
+/// ```swift
+/// func model(for note: Note, layout: MessageLayout) throws -> MessageModel {
+///     MessageModel(content: note, card: MessageCard(title: "📝 \(note.text)"), layout: layout)
+/// }
+/// ```
+///
+/// Every string is shown as written, escaped by each front end: a card cannot carry markup or
+/// terminal control sequences.
+public struct MessageCard: Sendable, Hashable {
+    /// The first line, e.g. `"🏠 Sunny 2-room flat"`.
+    public var title: String
+    /// A line under the title, e.g. `"Whole flat · Chaoyang"`.
+    public var subtitle: String?
+    /// `label: value` rows, in order.
+    public var fields: [CardField]
+    /// A picture for the card; see ``CardImage`` for what is drawn today.
+    public var image: CardImage?
+    /// A short status beside the title, e.g. `"Available"`.
+    public var badge: CardBadge?
+    /// Buttons the user may press; each reaches the builder's
+    /// ``MessageBuilder/didTapButton(_:content:message:context:)`` with its id.
+    public var buttons: [CardButton]
+
+    /// Creates a card; everything but the title is optional.
+    public init(title: String, subtitle: String? = nil, fields: [CardField] = [], image: CardImage? = nil,
+                badge: CardBadge? = nil, buttons: [CardButton] = []) {
+        self.title = title
+        self.subtitle = subtitle
+        self.fields = fields
+        self.image = image
+        self.badge = badge
+        self.buttons = buttons
+    }
+}
+
+/// A picture a card shows. Since IMKit 1.3.
+///
+/// Today a card names a picture the line ships; how a line hands its pictures to the host (and a
+/// card showing one of its message's photos) comes in a later IMKit 1.x. Until then the front
+/// ends keep the picture's place: the terminal draws a box naming it, the browser an empty slot.
+/// This enum may grow: a `switch` over it needs `@unknown default`.
+public enum CardImage: Sendable, Hashable {
+    /// A picture the line ships, by its name, e.g. `.picture("listing")`.
+    case picture(String)
+}
+
+/// A card's status badge: a word or two, and how it reads. Since IMKit 1.3.
+public struct CardBadge: Sendable, Hashable {
+    /// How a badge reads; the browser colours it, the terminal shows the text only. May grow:
+    /// a `switch` over it needs `@unknown default`.
+    public enum Tone: Sendable, Hashable {
+        /// Neither good nor bad news: "New", "Invitation".
+        case neutral
+        /// Good news: "Available", "Verified dealer".
+        case positive
+        /// Worth a look: "Reserved", "Price changed".
+        case warning
+        /// Bad news: "Sold", "Expired".
+        case negative
+    }
+
+    /// What the badge says, e.g. `"Available"`.
+    public var text: String
+    /// How it reads.
+    public var tone: Tone
+
+    /// Creates a badge.
+    public init(_ text: String, tone: Tone = .neutral) {
+        self.text = text
+        self.tone = tone
+    }
+}
+
+/// A button of a card. Since IMKit 1.3.
+///
+/// Pressing it (a click in the browser, `/tap N ID` in the terminal) calls the builder's
+/// ``MessageBuilder/didTapButton(_:content:message:context:)`` with its ``id``, on whichever
+/// page the card is shown; the chat shows what the hook returns, as it shows a tap's answer.
+public struct CardButton: Sendable, Hashable {
+    /// What the builder's hook receives and what a person types after `/tap N`: 1 to 32 ASCII
+    /// letters, digits, `-`, `_` or `.`, starting with a letter or a digit, and unique within
+    /// the card. A card with another id shows as a placeholder that says which (its builder
+    /// failed), so a mistake shows at once.
+    public var id: String
+    /// What the button says, e.g. `"Book a viewing"`.
+    public var label: String
+
+    /// Creates a button.
+    public init(id: String, label: String) {
+        self.id = id
+        self.label = label
+    }
+}
+
+extension MessageLayout {
+    /// A card as text, each line at most the layout's width: the title, the subtitle, the
+    /// badge (`● Available`), a box where the picture goes, one `label: value` line per field,
+    /// then the buttons as `[Label]`, as many to a line as fit. What ``MessageModel`` keeps as
+    /// a card's ``MessageModel/lines``. Since IMKit 1.3.
+    public func card(_ card: MessageCard) -> [String] {
+        var lines = wrap(card.title)
+        if let subtitle = card.subtitle { lines += wrap(subtitle) }
+        if let badge = card.badge { lines += wrap("● " + badge.text) }
+        if let image = card.image { lines += box(image) }
+        for field in card.fields {
+            lines += wrap("\(field.label): \(field.value)")
+        }
+        var row = ""
+        for button in card.buttons {
+            let label = "[" + TextWidth.truncate(TerminalText.safe(button.label), to: max(1, width - 2)) + "]"
+            if row.isEmpty {
+                row = label
+            } else if TextWidth.columns(row) + 1 + TextWidth.columns(label) <= width {
+                row += " " + label
+            } else {
+                lines.append(row)
+                row = label
+            }
+        }
+        if !row.isEmpty { lines.append(row) }
+        return lines
+    }
+
+    /// The place a picture goes, as a box of text naming it.
+    private func box(_ image: CardImage) -> [String] {
+        let name = switch image {
+        case .picture(let name): "picture: " + TerminalText.safe(name)
+        }
+        guard width >= 6 else { return [TextWidth.truncate("[" + name + "]", to: width)] }
+        let text = TextWidth.truncate(name, to: width - 4)
+        let inner = TextWidth.columns(text)
+        let rule = String(repeating: "─", count: inner + 2)
+        return ["┌" + rule + "┐", "│ " + text + " │", "└" + rule + "┘"]
+    }
+}

@@ -1,0 +1,235 @@
+import Foundation
+import Testing
+@testable import IMHost
+import IMHostTerminal
+@testable import IMHostWeb
+import IMKit
+
+/// A listing with every part of a card: a status, so a badge.
+let availableListing = #"{"id":"L1","title":"Sunny flat","price":4200,"area":56,"rooms":2,"status":"available"}"#
+
+/// Cards (IMKit 1.3) and their buttons, through the real house, jobs and tasks plugins, loaded as
+/// every command loads them.
+@Suite("Cards and their buttons")
+struct CardPageTests {
+    @Test("a card from a real plugin is a card in the page value, and the terminal draws it as the box of text it drew: title and fields, with the subtitle, badge, the picture's place and each button with what to type")
+    func terminal() throws {
+        let (workspace, host) = try pageHost()
+        defer { withExtendedLifetime(workspace) {} }
+        let house = try host.open(houseURL)
+        try house.receive(key: "house.listing", payload: MessagePayload(json: #"{"id":"L7","title":"Loft","price":5100,"area":70,"rooms":2,"status":"reserved"}"#))
+        let card = try #require(try house.view(width: 72).messages.first?.body.card)
+        #expect(card == PageView.Card(MessageCard(
+            title: "🏠 Loft", subtitle: "Listing L7",
+            fields: [CardField("Price", "¥5100"), CardField("Area", "70 m²"), CardField("Rooms", "2")],
+            image: .picture("listing"), badge: CardBadge("Reserved", tone: .warning),
+            buttons: [CardButton(id: "details", label: "Details"), CardButton(id: "viewing", label: "Book a viewing")])))
+        let text = try house.render()
+        #expect(text.contains("""
+             ╭─────────────────────────────────╮
+             │ 🏠 Loft                         │
+             │ Listing L7                      │
+             │ ● Reserved                      │
+             │ ┌──────────────────┐            │
+             │ │ picture: listing │            │
+             │ └──────────────────┘            │
+             │ Price: ¥5100                    │
+             │ Area: 70 m²                     │
+             │ Rooms: 2                        │
+             │ [Details] /tap 1 details        │
+             │ [Book a viewing] /tap 1 viewing │
+             ╰─────────────────────────────────╯
+            """), "\(text)")
+        // A card stored before listings had a status has no badge; a line's text stays lines.
+        try house.receive(key: "house.listing", payload: MessagePayload(json: listingJSON))
+        try house.receive(key: "text", payload: MessagePayload(json: #"{"text":"hi"}"#))
+        let view = try house.view(width: 72)
+        #expect(view.messages[1].body.card?.badge == nil)
+        #expect(view.messages[2].body == .lines(["hi"]))
+    }
+
+    @Test("a button reaches its card's builder on any page; a text, a placeholder and an id the card lacks never reach a line")
+    func pressing() throws {
+        let (workspace, host) = try pageHost()
+        defer { withExtendedLifetime(workspace) {} }
+        let house = try host.open(houseURL)
+        try house.receive(key: "house.listing", payload: MessagePayload(json: listingJSON))
+        try house.receive(key: "text", payload: MessagePayload(json: #"{"text":"hi"}"#))
+        try house.receive(key: "cars.offer", payload: MessagePayload(json: "{}"))
+        #expect(try house.tapButton(1, "details") == .success(.handled("opened listing L1001 detail: 阳光两居室 Sunny 2-room flat, ¥4200, 2 rooms")))
+        #expect(try house.tapButton(1, "nope") == .failure(.unknown("nope", buttons: ["details", "viewing"])))
+        #expect(try house.tapButton(1, "Details") == .failure(.unknown("Details", buttons: ["details", "viewing"])), "ids are exact")
+        #expect(try house.tapButton(2, "details") == .failure(.noButtons))
+        #expect(try house.tapButton(3, "details") == .failure(.placeholder))
+        #expect(try house.tapButton(9, "details") == nil)
+
+        // The jobs card on the house page: its builder answers the recruiter, here the house page's peer.
+        try house.receive(key: "jobs.interview", payload: MessagePayload(json: interviewJSON))
+        #expect(try house.tapButton(4, "decline") == .success(.handled("declined interview at 58 Tech, 2026-11-25 10:00")))
+        #expect(try #require(host.store).messages(of: "u42", endingBefore: nil, limit: 1).last?.message.payload.json
+                == #"{"text":"Sorry, I have to decline the interview at 58 Tech."}"#)
+        // A house card on the jobs page opens its listing there.
+        let jobs = try host.open(jobsURL)
+        try jobs.receive(key: "house.listing", payload: MessagePayload(json: listingJSON))
+        #expect(try jobs.tapButton(1, "details") == .success(.handled("opened listing L1001 detail: 阳光两居室 Sunny 2-room flat, ¥4200, 2 rooms")))
+        // One's own card: the builder says why its button does nothing.
+        try jobs.send(key: "house.listing", payload: MessagePayload(json: listingJSON))
+        #expect(try jobs.tapButton(2, "viewing") == .success(.failed("you sent this listing; the one you sent it to books a viewing")))
+    }
+
+    @Test("/tap N BUTTON in imhost chat: the line's answer shows as a tap's; an id the card lacks is refused in one line naming its buttons; a message without buttons and a bad argument say so")
+    func chatVerb() throws {
+        let workspace = try Workspace.standard()
+        let result = try imhost(["chat", ChatCommandTests.houseURL], input: """
+            /recv house.listing \(availableListing)
+            /tap 1 details
+            /tap 1 nope
+            /tap 1 viewing
+            /tap 2 details
+            /tap 1 a b
+            /tap 7 details
+            /tap 1
+            /quit
+            """, in: workspace)
+        #expect(result.status == 0, "\(result.stderr)")
+        let out = result.stdout
+        #expect(out.contains("│ [Details] /tap 1 details "), "\(out)")
+        #expect(out.contains("│ ● Available "))
+        #expect(out.contains("\ntap #1 details: opened listing L1 detail: Sunny flat, ¥4200, 2 rooms\n"))
+        #expect(out.contains("\n/tap: message #1 has no button 'nope'; its buttons: details, viewing\n"), "one line")
+        #expect(out.contains("\ntap #1 viewing: asked u42 for a viewing of listing L1 (Sunny flat)\n"))
+        #expect(out.contains("│ Could I view listing L1 (Sunny flat) this"), "what the button sent shows")
+        #expect(out.contains("\n/tap: message #2 has no buttons; /tap 2 taps it\n"))
+        #expect(out.contains("\nusage: /tap N [BUTTON], with N a number from 1\n"))
+        #expect(out.contains("\n/tap: there is no message #7 on screen\n"))
+        #expect(out.contains("\ntap #1: opened listing L1 detail: Sunny flat, ¥4200, 2 rooms\n"), "a tap on the card is still a tap")
+        #expect(result.stderr == noTransportNotice)
+    }
+
+    @Test("a card whose button id no one could type shows as a placeholder that says which; the sender's own line refuses to send one; the smallest card is a title")
+    func badButton() throws {
+        let workspace = try Workspace()
+        try workspace.install("FixtureCards", as: "tasks.so")
+        try workspace.writeConfig(#"{ "lines": { "tasks": { "enabled": true } }, "routes": [ { "rootCateID": 77, "cateID": "*", "line": "tasks" } ] }"#)
+        let result = try imhost(["chat", "im://chat?rootCateID=77&peer=u1"], input: """
+            /recv tasks.note {"text":"hi"}
+            /recv tasks.task {"title":"Sign the lease","due":"Friday"}
+            /recv tasks.broken {"text":"oops"}
+            /tap 2 done
+            /tap 3 do
+            /why 3
+            /send tasks.broken {"text":"mine"}
+            /quit
+            """, in: workspace)
+        #expect(result.status == 0, "\(result.stderr)")
+        let out = result.stdout
+        #expect(out.contains("""
+             ╭───────╮
+             │ 📝 hi │
+             ╰───────╯
+            """), "\(out)")
+        #expect(out.contains("│ [Mark done] /tap 2 done │"))
+        #expect(out.contains("tap #2 done: marked \"Sign the lease\" done"))
+        #expect(out.contains("tap #3 do: nothing happens: it shows as a placeholder (/why 3 says why)"))
+        #expect(out.contains("why #3 (tasks.broken): the builder failed: the card's button \"Do it\" has the id \"do it\"; a button id is 1 to 32 ASCII letters, digits, '-', '_' or '.', starting with a letter or a digit"))
+        #expect(out.contains("/send: not sent: your own 'tasks' line cannot draw this tasks.broken (its builder failed: the card's button \"Do it\" has the id \"do it\""), "\(out)")
+    }
+
+    @Test("a flood of newlines a peer put in a card's field is folded in the terminal as any message's lines are")
+    func flood() throws {
+        let workspace = try Workspace()
+        try workspace.install("FixtureCards", as: "tasks.so")
+        try workspace.writeConfig(#"{ "lines": { "tasks": { "enabled": true } }, "routes": [ { "rootCateID": 77, "cateID": "*", "line": "tasks" } ] }"#)
+        let flood = String(repeating: "\\n", count: 3000)
+        let result = try imhost(["chat", "im://chat?rootCateID=77&peer=u1"], input: """
+            /recv tasks.task {"title":"Flooded","due":"a\(flood)b"}
+            /recv text {"text":"after the flood"}
+            /quit
+            """, in: workspace)
+        #expect(result.status == 0, "\(result.stderr)")
+        let last = result.stdout.components(separatedBy: "════════════════════════════════════════════════════════════════════════\n").last ?? ""
+        #expect(last.contains("│ ☑️ Flooded") && last.contains("more lines") && last.contains("│ after the flood │"), "\(last)")
+        #expect(last.split(separator: "\n").count < 70, "\(last)")
+    }
+
+    @Test("a host-side check of a card's buttons: ids a person can type, each once")
+    func buttonRules() {
+        func card(_ ids: String...) -> MessageCard { MessageCard(title: "t", buttons: ids.map { CardButton(id: $0, label: $0) }) }
+        #expect(MessagePresenter.problem(card()) == nil)
+        #expect(MessagePresenter.problem(card("a", "B-2", "c_d.e", String(repeating: "x", count: 32))) == nil)
+        for bad in ["", "-a", ".a", "_a", "a b", "é", "a/b", String(repeating: "x", count: 33), "a\n"] {
+            #expect(MessagePresenter.problem(card(bad))?.contains("a button id is 1 to 32 ASCII letters") == true, "\(bad)")
+        }
+        #expect(MessagePresenter.problem(card("a", "a")) == "the card has two buttons with the id \"a\"; a card's button ids are unique")
+    }
+
+    @Test("a scenario presses a button with { \"tap\": \"N BUTTON\" }, and says what it expected of one that is not")
+    func scenario() throws {
+        let workspace = try Workspace.standard()
+        let file = workspace.root + "/cards.json"
+        try """
+            [
+              { "open": "\(ChatCommandTests.houseURL)" },
+              { "receive": "house.listing", "payload": \(availableListing) },
+              { "tap": "1 details" },
+              { "expect": { "contains": ["● Available", "[Book a viewing] /tap 1 viewing"], "tap": "opened listing L1 detail: Sunny flat, ¥4200, 2 rooms" } },
+              { "tap": " 1   viewing " },
+              { "expect": { "stored": 2, "tap": "asked u42 for a viewing of listing L1 (Sunny flat)" } }
+            ]
+            """.write(toFile: file, atomically: true, encoding: .utf8)
+        let played = try imhost(["play", file], in: workspace)
+        #expect(played.status == 0, "\(played.stdout.suffix(2000)) \(played.stderr)")
+        #expect(played.stdout.contains("── 3. /tap 1 details\n   → tap #1 details: opened listing L1"), "\(played.stdout)")
+        #expect(played.stdout.hasSuffix("6 steps passed.\n"))
+
+        try #"[ { "tap": "one details" } ]"#.write(toFile: file, atomically: true, encoding: .utf8)
+        let bad = try imhost(["play", file], in: workspace)
+        #expect(bad.status == 2)
+        #expect(bad.stderr == "imhost play: \(file):1:12: step 1.tap: expected a number from 1, or \"N BUTTON\": a number, a space and a button's id\n", "\(bad.stderr)")
+    }
+
+    @Test("open --json gives a card as the terminal draws it and as its parts")
+    func json() throws {
+        let workspace = try Workspace.standard()
+        let stored = try imhost(["chat", ChatCommandTests.houseURL], input: "/recv house.listing \(availableListing)\n", in: workspace)
+        #expect(stored.status == 0)
+        let result = try imhost(["open", ChatCommandTests.houseURL, "--json"], in: workspace)
+        #expect(result.status == 0, "\(result.stderr)")
+        let page = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let message = try #require((page["messages"] as? [[String: Any]])?.first)
+        let lines = try #require(message["lines"] as? [String])
+        #expect(lines.first == "🏠 Sunny flat" && lines.contains("[Details] /tap 1 details"), "\(lines)")
+        let card = try #require(message["card"] as? [String: Any])
+        #expect(card["title"] as? String == "🏠 Sunny flat")
+        #expect((card["badge"] as? [String: String]) == ["text": "Available", "tone": "positive"])
+        #expect((card["buttons"] as? [[String: String]])?.map { $0["id"] ?? "" } == ["details", "viewing"])
+        #expect((card["image"] as? [String: [String: String]]) == ["picture": ["name": "listing"]])
+    }
+
+    @Test("a page with a card crosses the worker protocol as itself")
+    func workerProtocol() throws {
+        let (workspace, host) = try pageHost()
+        defer { withExtendedLifetime(workspace) {} }
+        let house = try host.open(houseURL)
+        try house.receive(key: "house.listing", payload: MessagePayload(json: listingJSON))
+        let message = FromWorker.page(try house.view(width: 72))
+        #expect(try JSONDecoder().decode(FromWorker.self, from: Data(try JSONLines.encode(message))) == message)
+    }
+
+    @Test("the browser's card: every string escaped, the badge's tone a class, the picture an empty slot, each button a /tap N ID; lines stay preformatted")
+    func html() {
+        let hostile = "<script>alert('x')</script>&\"'"
+        let card = PageView.Card(MessageCard(
+            title: hostile, subtitle: hostile, fields: [CardField(hostile, hostile)], image: .picture(hostile),
+            badge: CardBadge(hostile, tone: .negative), buttons: [CardButton(id: "ok", label: hostile)]))
+        let html = PageHTML.card(card, number: 3)
+        #expect(!html.contains("<script") && !html.contains("'x'") && !html.contains("&\""), "\(html)")
+        #expect(html.contains("<h2 class=\"card-title\">&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&quot;&#39;</h2>"))
+        #expect(html.hasPrefix("<section class=\"bubble card\" data-command=\"/tap 3\"><div class=\"card-image coming\" role=\"img\" data-picture=\"&lt;script&gt;"))
+        #expect(html.contains("<span class=\"badge negative\">&lt;script&gt;"))
+        #expect(html.contains("<dl class=\"card-fields\"><div><dt>&lt;script&gt;"))
+        #expect(html.contains("<button type=\"button\" data-command=\"/tap 3 ok\">&lt;script&gt;"))
+        #expect(PageHTML.card(PageView.Card(MessageCard(title: "t")), number: 1)
+                == "<section class=\"bubble card\" data-command=\"/tap 1\"><header class=\"card-head\"><h2 class=\"card-title\">t</h2></header></section>")
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+
+extension BrowserSuites {
+    @Suite("Cards in a browser", .timeLimit(.minutes(5)))
+    struct WebCardTests {
+        @Test("the house card drawn as a card: title and badge, subtitle, fields as a table, an empty place for its picture, its buttons; a button clicked answers in #said as /tap N BUTTON does, a click on the card taps it, an id it lacks is refused")
+        func houseCard() throws {
+            let workspace = try Workspace.standard()
+            let web = try WebServing(workspace)
+            let browser = try Browser()
+            try browser.open(chat: houseChatURL, on: web)
+            try browser.send(#"/recv house.listing {"id":"L1001","title":"Sunny flat","price":4200,"area":56,"rooms":2,"status":"available"}"#)
+
+            #expect(try browser.waitFor(".message.received section.card .card-title", containing: "🏠 Sunny flat"))
+            func strings(_ script: String) throws -> [String] { try browser.execute(script) as? [String] ?? [] }
+            #expect(try browser.textContent(".card .card-subtitle") == "Listing L1001")
+            #expect(try browser.textContent(".card .card-head .badge") == "Available")
+            #expect(try browser.execute("return document.querySelector('.card .badge').className") as? String == "badge positive")
+            #expect(try strings("return Array.from(document.querySelectorAll('.card-fields dt'), e => e.textContent)") == ["Price", "Area", "Rooms"])
+            #expect(try strings("return Array.from(document.querySelectorAll('.card-fields dd'), e => e.textContent)") == ["¥4200", "56 m²", "2"])
+            #expect(try browser.findAll(".card-buttons button").map { try $0.text() } == ["Details", "Book a viewing"])
+            #expect(try strings("return Array.from(document.querySelectorAll('.card-buttons button'), e => e.dataset.command)")
+                    == ["/tap 1 details", "/tap 1 viewing"])
+            // The picture's place is kept, empty: nothing is fetched.
+            #expect(try browser.execute("return document.querySelector('.card .card-image').dataset.picture") as? String == "listing")
+            #expect(try browser.execute("return document.querySelectorAll('.card img, .card .card-image *').length") as? Int == 0)
+            // Drawn as a card, not as preformatted text, with the page's own style.
+            #expect(try browser.execute("return document.querySelectorAll('.message.received pre').length") as? Int == 0)
+            #expect(try browser.execute("return getComputedStyle(document.querySelector('.card-fields')).display") as? String == "grid")
+            #expect(try browser.execute("return getComputedStyle(document.querySelector('.card')).whiteSpace") as? String == "normal")
+            #expect(try browser.execute("return getComputedStyle(document.querySelector('.card-fields dd')).whiteSpace") as? String == "normal",
+                    "a peer's newlines in a field run together: a flood of them cannot bury the page")
+
+            try browser.click(".card-buttons button[data-command='/tap 1 viewing']")
+            #expect(try browser.waitFor("#said", containing: "tap #1 viewing: asked u42 for a viewing of listing L1001 (Sunny flat)"))
+            #expect(try browser.waitFor(".message.sent pre.bubble", containing: "Could I view listing L1001 (Sunny flat)"))
+            try browser.click(".card-buttons button[data-command='/tap 1 details']")
+            #expect(try browser.waitFor("#said", containing: "tap #1 details: opened listing L1001 detail: Sunny flat, ¥4200, 2 rooms"))
+            try browser.click(".card .card-fields")
+            #expect(try browser.waitFor("#said", containing: "tap #1: opened listing L1001 detail"), "a click on the card, not a button, taps it")
+            try browser.send("/tap 1 nope")
+            #expect(try browser.waitFor("#said", containing: "/tap: message #1 has no button 'nope'; its buttons: details, viewing"))
+            let console = try browser.consoleLog()
+            #expect(console.filter { $0.level == "SEVERE" }.isEmpty, "\(console)")
+        }
+
+        @Test("the jobs card's Decline button, pressed in the browser on the house page, answers the recruiter in the chat")
+        func roamingButton() throws {
+            let workspace = try Workspace.standard()
+            let web = try WebServing(workspace)
+            let browser = try Browser()
+            try browser.open(chat: houseChatURL, on: web)
+            try browser.send(#"/recv jobs.interview {"company":"58 Tech","position":"iOS engineer","time":"2026-11-25 10:00","place":"Building A"}"#)
+            #expect(try browser.waitFor(".message.received .card .badge", containing: "Invitation"))
+            try browser.click(".card-buttons button[data-command='/tap 1 decline']")
+            #expect(try browser.waitFor("#said", containing: "tap #1 decline: declined interview at 58 Tech, 2026-11-25 10:00"))
+            #expect(try browser.waitFor(".message.sent pre.bubble", containing: "Sorry, I have to decline the interview"))
+        }
+
+        @Test("a line built against IMKit 1.2 still draws in the browser: its lines as preformatted text, which a click taps")
+        func lineOf12() throws {
+            let workspace = try Workspace()
+            try workspace.installBaselineLine(builtAgainst: "1.2")
+            let web = try WebServing(workspace)
+            let browser = try Browser()
+            try browser.open(chat: "im://chat?rootCateID=88&peer=u1", on: web)
+            #expect(try browser.waitFor("#page .title h1", containing: "Baseline · u1"))
+            try browser.send(#"/recv baseline.note {"id":"n7","text":"hello from 1.2"}"#)
+            #expect(try browser.waitFor(".message.received pre.bubble", containing: "📝 hello from 1.2\nNote: n7"))
+            #expect(try browser.find(".message.received .card") == nil)
+            try browser.click(".message.received pre.bubble")
+            #expect(try browser.waitFor("#said", containing: "tap #1: opened note n7 (opened 1 time)"))
+        }
+    }
+}
