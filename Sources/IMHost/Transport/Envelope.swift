@@ -48,6 +48,14 @@ public enum Envelope: Sendable, Equatable {
     public static let infoIDBytes = 128
     /// Bytes an envelope may take beyond its payload.
     public static let overhead = 4096
+    /// The most photos one message carries.
+    public static let photosPerMessage = 4
+
+    /// The largest envelope a host takes: the payload, `photoLimit` bytes of photos as base64
+    /// (4 characters for every 3 bytes), and ``overhead`` for the rest.
+    public static func limit(payloadLimit: Int, photoLimit: Int) -> Int {
+        payloadLimit + overhead + (photoLimit + 2) / 3 * 4
+    }
 
     /// A message.
     public struct Message: Sendable, Equatable {
