@@ -60,7 +60,9 @@ let package = Package(
         // The terminal on top of the core: commands, the chat loop, rendering, scenarios.
         .target(
             name: "IMHostTerminal",
-            dependencies: ["IMHost", "IMHostWeb", "CIMHostSupport", .product(name: "IMKit", package: "IMKit")]
+            dependencies: ["IMHost", "IMHostWeb", "CIMHostSupport", .product(name: "IMKit", package: "IMKit")],
+            // The files the bundled demos send (a flat's photo).
+            resources: [.copy("Demo")]
         ),
         .executableTarget(name: "imhost", dependencies: ["IMHostTerminal"]),
         .executableTarget(

@@ -23,14 +23,18 @@ public final class HTTPServer {
     /// Streams that are open: kept alive here until libmicrohttpd lets go of them.
     private var streams: [ObjectIdentifier: EventStream] = [:]
 
-    /// The largest request body taken, in bytes; a larger one is refused (413).
+    /// The largest request body taken by default, in bytes; a larger one is refused (413).
     public static let bodyLimit = 1 << 20
+    /// The largest request body this server takes (a photo picked in a page may be larger than
+    /// ``bodyLimit`` when host.json's `limits.photoBytes` is).
+    public let bodyLimit: Int
     /// At most this many connections at once.
     public static let connectionLimit: UInt32 = 256
 
     /// Starts listening on 127.0.0.1:`port` (0: a free port, which ``port`` then says).
-    public init(port: UInt16 = 0, handler: @escaping (HTTPRequest) -> HTTPReply) throws(Failure) {
+    public init(port: UInt16 = 0, bodyLimit: Int = HTTPServer.bodyLimit, handler: @escaping (HTTPRequest) -> HTTPReply) throws(Failure) {
         self.handler = handler
+        self.bodyLimit = bodyLimit
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
@@ -90,7 +94,7 @@ public final class HTTPServer {
 
     fileprivate func handle(_ connection: OpaquePointer, method: String, path: String, pending: Pending) -> MHD_Result {
         let request = HTTPRequest(method: method, path: path, connection: connection, body: pending.body)
-        let reply = pending.tooLarge ? HTTPReply.text(413, "refused: the request is larger than \(Self.bodyLimit) bytes\n") : handler(request)
+        let reply = pending.tooLarge ? HTTPReply.text(413, "refused: the request is larger than \(bodyLimit) bytes (limits.photoBytes in host.json, for a photo)\n") : handler(request)
         return queue(reply, on: connection)
     }
 
@@ -131,7 +135,7 @@ private let access: MHD_AccessHandlerCallback = { cls, connection, url, method, 
     let pending = Unmanaged<HTTPServer.Pending>.fromOpaque(kept).takeUnretainedValue()
     if uploadSize.pointee > 0 {
         if let upload, !pending.tooLarge {
-            if pending.body.count + uploadSize.pointee > HTTPServer.bodyLimit {
+            if pending.body.count + uploadSize.pointee > server.bodyLimit {
                 pending.tooLarge = true
                 pending.body = []
             } else {

@@ -48,7 +48,7 @@ public enum PageHTML {
             html += "<button class=\"older\" data-command=\"/more 20\">↑ \(older) older message\(older == 1 ? "" : "s")</button>"
         }
         if page.messages.isEmpty { html += "<p class=\"empty\">No messages yet.</p>" }
-        for message in page.messages { html += self.message(message) }
+        for message in page.messages { html += self.message(message, peer: page.conversation) }
         html += "</main>"
         if page.component(.inputBar) != nil {
             html += "<form class=\"input\" data-send><input name=\"text\" autocomplete=\"off\" placeholder=\"type a message\" maxlength=\"4000\">"
@@ -73,7 +73,12 @@ public enum PageHTML {
                 + buttons.joined() + (available ? "" : "<small>unavailable: no input bar</small>") + "</nav>"
         case .bottomBar(let items):
             return "<nav class=\"bottom-bar\" aria-label=\"Tools\">" + items.enumerated().map { index, item in
-                "<button class=\"" + (item.byLine ? "line" : "platform") + "\" data-command=\"/bar \(index + 1)\">" + escape(item.name) + "</button>"
+                // The platform's Photo item picks a file; the page's script sends its bytes.
+                if !item.byLine, item.name == "Photo" {
+                    return "<button class=\"platform\" data-photo>Photo</button>"
+                        + "<input type=\"file\" class=\"photo-file\" accept=\"image/png,image/jpeg,image/webp\" hidden>"
+                }
+                return "<button class=\"" + (item.byLine ? "line" : "platform") + "\" data-command=\"/bar \(index + 1)\">" + escape(item.name) + "</button>"
             }.joined() + "</nav>"
         case .menu(let items):
             return "<details class=\"menu\"><summary>☰ Menu</summary>" + items.enumerated().map { index, item in
@@ -84,7 +89,7 @@ public enum PageHTML {
         }
     }
 
-    static func message(_ message: PageView.Message) -> String {
+    static func message(_ message: PageView.Message, peer: String) -> String {
         let side = message.isOutgoing ? "sent" : "received"
         var html = "<article class=\"message \(side)\" id=\"m\(message.number)\" data-number=\"\(message.number)\">"
         html += "<p class=\"meta\">#\(message.number) " + (message.isOutgoing ? "me" : escape(message.envelope.from)) + " · "
@@ -97,27 +102,61 @@ public enum PageHTML {
             if let folded = message.folded { html += "\n<span class=\"folded\">" + escape(PageView.foldMarker(folded)) + "</span>" }
             html += "</pre>"
         case .card(let card):
-            html += self.card(card, number: message.number)
+            html += self.card(card, message: message, peer: peer)
         case .placeholder(let why):
             html += "<details class=\"bubble placeholder\"><summary>" + escape(MessagePresenter.placeholderText) + " <small>("
                 + escape(why.short) + ")</small></summary><p>" + escape(message.causes.isEmpty ? why.description : message.causes.map(\.description).joined(separator: "; and "))
                 + "</p></details>"
         }
+        if message.body.degrade == nil {
+            for (index, slot) in message.photosAfterBody {
+                html += "<figure class=\"photo\">" + photo(slot, index: index, number: message.number, peer: peer, inCard: false) + "</figure>"
+            }
+        }
         if message.isOutgoing { html += state(message) }
         return html + "</article>"
     }
 
+    /// Where the page fetches photo `index` of message `number` of the chat with `peer`: from
+    /// this host's own store, through its own server (nothing is fetched from anywhere else).
+    public static func photoAddress(peer: String, number: Int, index: Int) -> String {
+        "/photo?peer=" + WebDocument.percentEncoded(peer) + "&n=\(number)&i=\(index)"
+    }
+
+    /// Where the page fetches a picture a line ships.
+    public static func pictureAddress(line: String, version: String, name: String) -> String {
+        "/picture/" + WebDocument.percentEncoded(line) + "/" + WebDocument.percentEncoded(version) + "/" + WebDocument.percentEncoded(name)
+    }
+
+    /// A message's photo: the picture, at its size (so the page does not jump as it loads), or
+    /// why it is not shown.
+    static func photo(_ slot: PhotoSlot, index: Int, number: Int, peer: String, inCard: Bool) -> String {
+        let kind = inCard ? "card-image" : "photo-image"
+        switch slot {
+        case .photo(let photo):
+            return "<img class=\"\(kind)\" src=\"" + escape(photoAddress(peer: peer, number: number, index: index)) + "\" width=\"\(photo.width)\" height=\"\(photo.height)\" alt=\""
+                + escape("photo \(index + 1), \(photo.kind.name) \(photo.width)×\(photo.height)") + "\" loading=\"lazy\">"
+        case .refused(let why):
+            return "<div class=\"\(kind) not-shown\" role=\"img\">" + escape("Photo not shown: " + why) + "</div>"
+        }
+    }
+
     /// A card: the picture's place, the title with its badge, the subtitle, the fields, the
     /// buttons. A click on the card taps the message (`/tap N`); a button sends `/tap N ID`.
-    static func card(_ card: PageView.Card, number: Int) -> String {
+    static func card(_ card: PageView.Card, message: PageView.Message, peer: String) -> String {
+        let number = message.number
         var html = "<section class=\"bubble card\" data-command=\"/tap \(number)\">"
-        if let image = card.image {
-            switch image {
-            case .picture(let name):
-                // Pictures do not reach the host yet: the card keeps their place, empty.
-                html += "<div class=\"card-image coming\" role=\"img\" data-picture=\"" + escape(name) + "\" aria-label=\""
-                    + escape("picture " + name + " (coming)") + "\"></div>"
-            }
+        switch card.image {
+        case .picture(let name, let line?, let version?, let photo?)?:
+            html += "<img class=\"card-image\" src=\"" + escape(pictureAddress(line: line, version: version, name: name)) + "\" width=\"\(photo.width)\" height=\"\(photo.height)\" alt=\""
+                + escape("picture " + name) + "\">"
+        case .picture(let name, _, _, _)?:
+            html += "<div class=\"card-image not-shown\" role=\"img\">" + escape("No picture \"\(name)\": its line registered none by that name") + "</div>"
+        case .photo(let index)? where message.photos.indices.contains(index):
+            html += photo(message.photos[index], index: index, number: number, peer: peer, inCard: true)
+        case .photo?, nil:
+            // A photo the message does not carry keeps no place (a listing sent without one).
+            break
         }
         html += "<header class=\"card-head\"><h2 class=\"card-title\">" + escape(card.title) + "</h2>"
         if let badge = card.badge {

@@ -12,7 +12,7 @@ let availableListing = #"{"id":"L1","title":"Sunny flat","price":4200,"area":56,
 /// every command loads them.
 @Suite("Cards and their buttons")
 struct CardPageTests {
-    @Test("a card from a real plugin is a card in the page value, and the terminal draws it as the box of text it drew: title and fields, with the subtitle, badge, the picture's place and each button with what to type")
+    @Test("a card from a real plugin is a card in the page value, and the terminal draws it as the box of text it drew: title and fields, with the subtitle, badge and each button with what to type (a listing sent without a photo keeps no place for one)")
     func terminal() throws {
         let (workspace, host) = try pageHost()
         defer { withExtendedLifetime(workspace) {} }
@@ -22,7 +22,7 @@ struct CardPageTests {
         #expect(card == PageView.Card(MessageCard(
             title: "🏠 Loft", subtitle: "Listing L7",
             fields: [CardField("Price", "¥5100"), CardField("Area", "70 m²"), CardField("Rooms", "2")],
-            image: .picture("listing"), badge: CardBadge("Reserved", tone: .warning),
+            image: .photo(0), badge: CardBadge("Reserved", tone: .warning),
             buttons: [CardButton(id: "details", label: "Details"), CardButton(id: "viewing", label: "Book a viewing")])))
         let text = try house.render()
         #expect(text.contains("""
@@ -30,9 +30,6 @@ struct CardPageTests {
              │ 🏠 Loft                         │
              │ Listing L7                      │
              │ ● Reserved                      │
-             │ ┌──────────────────┐            │
-             │ │ picture: listing │            │
-             │ └──────────────────┘            │
              │ Price: ¥5100                    │
              │ Area: 70 m²                     │
              │ Rooms: 2                        │
@@ -203,7 +200,7 @@ struct CardPageTests {
         #expect(card["title"] as? String == "🏠 Sunny flat")
         #expect((card["badge"] as? [String: String]) == ["text": "Available", "tone": "positive"])
         #expect((card["buttons"] as? [[String: String]])?.map { $0["id"] ?? "" } == ["details", "viewing"])
-        #expect((card["image"] as? [String: [String: String]]) == ["picture": ["name": "listing"]])
+        #expect((card["image"] as? [String: [String: Int]]) == ["photo": ["index": 0]])
     }
 
     @Test("a page with a card crosses the worker protocol as itself")
@@ -216,20 +213,28 @@ struct CardPageTests {
         #expect(try JSONDecoder().decode(FromWorker.self, from: Data(try JSONLines.encode(message))) == message)
     }
 
-    @Test("the browser's card: every string escaped, the badge's tone a class, the picture an empty slot, each button a /tap N ID; lines stay preformatted")
+    /// A message of the page value showing `card`, as number `number`.
+    static func shown(_ card: PageView.Card, number: Int, photos: [PhotoSlot] = []) -> PageView.Message {
+        PageView.Message(number: number, envelope: MessageEnvelope(id: "m\(number)", conversation: "bob", from: "bob", to: "me", timestamp: 0,
+                                                                   key: "house.listing", payload: MessagePayload(json: "{}")),
+                         isOutgoing: false, state: .received, body: .card(card), photos: photos)
+    }
+
+    @Test("the browser's card: every string escaped, the badge's tone a class, a picture its line did not register a slot saying so, each button a /tap N ID; lines stay preformatted")
     func html() {
         let hostile = "<script>alert('x')</script>&\"'"
         let card = PageView.Card(MessageCard(
             title: hostile, subtitle: hostile, fields: [CardField(hostile, hostile)], image: .picture(hostile),
             badge: CardBadge(hostile, tone: .negative), buttons: [CardButton(id: "ok", label: hostile)]))
-        let html = PageHTML.card(card, number: 3)
+        let html = PageHTML.card(card, message: Self.shown(card, number: 3), peer: "bob")
         #expect(!html.contains("<script") && !html.contains("'x'") && !html.contains("&\""), "\(html)")
         #expect(html.contains("<h2 class=\"card-title\">&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&quot;&#39;</h2>"))
-        #expect(html.hasPrefix("<section class=\"bubble card\" data-command=\"/tap 3\"><div class=\"card-image coming\" role=\"img\" data-picture=\"&lt;script&gt;"))
+        #expect(html.hasPrefix("<section class=\"bubble card\" data-command=\"/tap 3\"><div class=\"card-image not-shown\" role=\"img\">No picture &quot;&lt;script&gt;"))
         #expect(html.contains("<span class=\"badge negative\">&lt;script&gt;"))
         #expect(html.contains("<dl class=\"card-fields\"><div><dt>&lt;script&gt;"))
         #expect(html.contains("<button type=\"button\" data-command=\"/tap 3 ok\">&lt;script&gt;"))
-        #expect(PageHTML.card(PageView.Card(MessageCard(title: "t")), number: 1)
+        let plain = PageView.Card(MessageCard(title: "t"))
+        #expect(PageHTML.card(plain, message: Self.shown(plain, number: 1), peer: "bob")
                 == "<section class=\"bubble card\" data-command=\"/tap 1\"><header class=\"card-head\"><h2 class=\"card-title\">t</h2></header></section>")
     }
 }

@@ -4,13 +4,21 @@ import Testing
 extension BrowserSuites {
     @Suite("Cards in a browser", .timeLimit(.minutes(5)))
     struct WebCardTests {
-        @Test("the house card drawn as a card: title and badge, subtitle, fields as a table, an empty place for its picture, its buttons; a button clicked answers in #said as /tap N BUTTON does, a click on the card taps it, an id it lacks is refused")
+        @Test("the house card drawn as a card: its photo (the bytes the message carried, decoded by Chromium at the size the host read), title and badge, subtitle, fields as a table, its buttons; a button clicked answers in #said as /tap N BUTTON does, a click on the card taps it, an id it lacks is refused")
         func houseCard() throws {
             let workspace = try Workspace.standard()
+            // The listing comes with a photo of the flat, stored as a scenario stores it.
+            let scenario = workspace.root + "/listing.json"
+            try """
+                [ { "open": "\(houseChatURL)" },
+                  { "receive": "house.listing", "payload": {"id":"L1001","title":"Sunny flat","price":4200,"area":56,"rooms":2,"status":"available"},
+                    "photos": ["\(PhotoFixtures.path("flat.jpg"))"] } ]
+                """.write(toFile: scenario, atomically: true, encoding: .utf8)
+            let played = try imhost(["play", scenario], in: workspace)
+            #expect(played.status == 0, "\(played.stdout)\(played.stderr)")
             let web = try WebServing(workspace)
             let browser = try Browser()
             try browser.open(chat: houseChatURL, on: web)
-            try browser.send(#"/recv house.listing {"id":"L1001","title":"Sunny flat","price":4200,"area":56,"rooms":2,"status":"available"}"#)
 
             #expect(try browser.waitFor(".message.received section.card .card-title", containing: "🏠 Sunny flat"))
             func strings(_ script: String) throws -> [String] { try browser.execute(script) as? [String] ?? [] }
@@ -22,9 +30,10 @@ extension BrowserSuites {
             #expect(try browser.findAll(".card-buttons button").map { try $0.text() } == ["Details", "Book a viewing"])
             #expect(try strings("return Array.from(document.querySelectorAll('.card-buttons button'), e => e.dataset.command)")
                     == ["/tap 1 details", "/tap 1 viewing"])
-            // The picture's place is kept, empty: nothing is fetched.
-            #expect(try browser.execute("return document.querySelector('.card .card-image').dataset.picture") as? String == "listing")
-            #expect(try browser.execute("return document.querySelectorAll('.card img, .card .card-image *').length") as? Int == 0)
+            // The photo, from this host's own server, decoded by the browser at the size the host read.
+            #expect(try browser.execute("return document.querySelector('.card img.card-image').getAttribute('src')") as? String == "/photo?peer=u42&n=1&i=0")
+            #expect(try browser.waitUntil("const i = document.querySelector('.card img.card-image'); return i.complete && i.naturalWidth > 0"))
+            #expect(try browser.execute("const i = document.querySelector('.card img.card-image'); return [i.naturalWidth, i.naturalHeight]") as? [Int] == [640, 400])
             // Drawn as a card, not as preformatted text, with the page's own style.
             #expect(try browser.execute("return document.querySelectorAll('.message.received pre').length") as? Int == 0)
             #expect(try browser.execute("return getComputedStyle(document.querySelector('.card-fields')).display") as? String == "grid")
@@ -45,7 +54,36 @@ extension BrowserSuites {
             #expect(console.filter { $0.level == "SEVERE" }.isEmpty, "\(console)")
         }
 
-        @Test("the jobs card's Decline button, pressed in the browser on the house page, answers the recruiter in the chat")
+        @Test("a photo alice picks with the Photo item goes to bob through the broker and shows inline on his open page, decoded by Chromium at the size the host read; a file that is not a picture is refused in one line, and nothing is sent")
+        func photoBetweenTwo() throws {
+            let root = try Workspace()
+            let broker = try TestBroker(in: root.root, users: ["alice", "bob"])
+            let aliceHome = try broker.workspace(for: "alice"), bobHome = try broker.workspace(for: "bob")
+            let aliceWeb = try WebServing(aliceHome)
+            let bobWeb = try WebServing(bobHome)
+            for web in [aliceWeb, bobWeb] { #expect(web.process.waitFor("connected to"), "\(web.process.stdout)\(web.process.stderr)") }
+            let alice = try Browser()
+            let bob = try alice.secondSession()
+            try alice.open(chat: houseChat(with: "bob"), on: aliceWeb)
+            try bob.open(chat: houseChat(with: "alice"), on: bobWeb)
+
+            try #require(try alice.waitFor("input.photo-file")).type(PhotoFixtures.path("flat.png"))
+            #expect(try bob.waitFor(".message.received figure.photo img.photo-image") != nil, "bob's page did not show the photo")
+            #expect(try bob.waitUntil("const i = document.querySelector('figure.photo img'); return i.complete && i.naturalWidth > 0"))
+            #expect(try bob.execute("const i = document.querySelector('figure.photo img'); return [i.naturalWidth, i.naturalHeight]") as? [Int] == [640, 400])
+            #expect(try alice.waitUntil("const i = document.querySelector('.message.sent figure.photo img'); return i !== null && i.complete && i.naturalWidth == 640"))
+            #expect(try alice.waitFor(".message.sent .state", containing: "read ✓✓"), "alice's page did not show it read")
+
+            let notes = root.root + "/notes.png"
+            try "not a picture at all\n".write(toFile: notes, atomically: true, encoding: .utf8)
+            try #require(try alice.waitFor("input.photo-file")).type(notes)
+            #expect(try alice.waitFor("#said", containing: "refused: not sent: the file is not a photo this host sends: it is not a PNG, JPEG or WebP picture"))
+            #expect(try alice.findAll(".message").count == 1 && bob.findAll(".message").count == 1)
+            let console = try bob.consoleLog()
+            #expect(console.filter { $0.level == "SEVERE" }.isEmpty, "\(console)")
+        }
+
+        @Test("the jobs card shows the picture its line ships; its Decline button, pressed in the browser on the house page, answers the recruiter in the chat")
         func roamingButton() throws {
             let workspace = try Workspace.standard()
             let web = try WebServing(workspace)
@@ -53,6 +91,9 @@ extension BrowserSuites {
             try browser.open(chat: houseChatURL, on: web)
             try browser.send(#"/recv jobs.interview {"company":"58 Tech","position":"iOS engineer","time":"2026-11-25 10:00","place":"Building A"}"#)
             #expect(try browser.waitFor(".message.received .card .badge", containing: "Invitation"))
+            // The jobs line's own picture, handed to the host when it registered, from the page's server.
+            #expect(try browser.execute("return document.querySelector('.card img.card-image').getAttribute('src')") as? String == "/picture/jobs/1.0.0/logo")
+            #expect(try browser.waitUntil("const i = document.querySelector('.card img.card-image'); return i.complete && i.naturalWidth == 96 && i.naturalHeight == 96"))
             try browser.click(".card-buttons button[data-command='/tap 1 decline']")
             #expect(try browser.waitFor("#said", containing: "tap #1 decline: declined interview at 58 Tech, 2026-11-25 10:00"))
             #expect(try browser.waitFor(".message.sent pre.bubble", containing: "Sorry, I have to decline the interview"))

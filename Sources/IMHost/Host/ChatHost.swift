@@ -419,6 +419,7 @@ public final class ChatHost {
             lookup: { [weak self] key in self?.registeredBuilder(for: key) },
             degrade: { [weak self] key in self?.degrade(forKey: key) },
             degradeMessage: { [weak self] sender, id, key in self?.lines.degrade(forMessage: sender, globalID: id, key: key) },
+            picture: { [weak self] line, name in self?.lines.picture(line: line, name: name) },
             killedComponents: config.killedComponents,
             componentPlace: { [config] component in config.switchedOff(component: component)?.place("components") },
             limits: config.limits,

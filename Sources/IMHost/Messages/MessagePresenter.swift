@@ -141,13 +141,7 @@ package struct MessagePresenter {
         var seen = Set<String>()
         for button in card.buttons {
             let id = button.id
-            let allowed = id.utf8.allSatisfy { byte in
-                (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
-                    || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
-                    || byte == UInt8(ascii: ".")
-            }
-            let first = id.utf8.first.map { $0 != UInt8(ascii: "-") && $0 != UInt8(ascii: "_") && $0 != UInt8(ascii: ".") } ?? false
-            guard allowed, first, id.utf8.count <= 32 else {
+            guard CardButton.isValidID(id) else {
                 return "the card's button \"\(button.label)\" has the id \"\(id)\"; a button id is 1 to 32 ASCII letters, digits, '-', '_' or '.', starting with a letter or a digit"
             }
             guard seen.insert(id).inserted else { return "the card has two buttons with the id \"\(id)\"; a card's button ids are unique" }

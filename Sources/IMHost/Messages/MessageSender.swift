@@ -40,8 +40,17 @@ final class MessageSender {
     /// message as the receiver's would (decode the payload, make its model and view): what the
     /// sender's own line cannot draw is not sent. Then it is stored and handed to the connection.
     /// `jump` is the page it was sent from, when a page sent it.
+    /// `photos` (checked already: ``AttachedPhoto/reading(_:limit:)``) travel with it; together
+    /// they may have `limits.photoBytes`, and a message at most ``Envelope/photosPerMessage``.
     func send(key: String, payload: MessagePayload, to peer: String, fromLegacyPage legacy: Bool = false,
-              jump: JumpPage? = nil) throws(SendError) -> StoredMessage {
+              jump: JumpPage? = nil, photos: [AttachedPhoto] = []) throws(SendError) -> StoredMessage {
+        let photoBytes = photos.reduce(0) { $0 + $1.bytes.count }
+        guard photos.count <= Envelope.photosPerMessage else {
+            throw SendError(.tooLarge, "a message carries at most \(Envelope.photosPerMessage) photos; this one has \(photos.count)")
+        }
+        guard photoBytes <= limits.photoBytes else {
+            throw SendError(.tooLarge, "its photos are \(photoBytes) bytes together; the limit is \(limits.photoBytes) (limits.photoBytes in host.json)")
+        }
         if legacy, let line = LineID.owner(ofMessageKey: key) {
             throw SendError(.unavailable, "the legacy page sends built-in messages only; '\(key)' belongs to line '\(line)'")
         }
@@ -67,7 +76,7 @@ final class MessageSender {
         }
         let message: StoredMessage
         do throws(StoreError) {
-            message = try store.storeOutgoing(to: peer, key: key, payload: payload, at: clock(), jump: jump, draft: draft)
+            message = try store.storeOutgoing(to: peer, key: key, payload: payload, at: clock(), jump: jump, draft: draft, photos: photos)
             draft = nil
         } catch {
             throw SendError(.notStored, "the message could not be stored: \(error)")
@@ -78,10 +87,10 @@ final class MessageSender {
 
     /// Stores a message from `peer`, as if it had arrived, and sends nothing. It is kept whatever
     /// its key: a message this host cannot show is shown as a placeholder, never dropped.
-    func receive(key: String, payload: MessagePayload, from peer: String) throws(SendError) -> StoredMessage {
+    func receive(key: String, payload: MessagePayload, from peer: String, photos: [AttachedPhoto] = []) throws(SendError) -> StoredMessage {
         try Self.check(payload, limits)
         do throws(StoreError) {
-            return try store.storeLocal(from: peer, key: key, payload: payload, at: clock())
+            return try store.storeLocal(from: peer, key: key, payload: payload, at: clock(), photos: photos)
         } catch {
             throw SendError(.notStored, "\(error)")
         }

@@ -68,8 +68,9 @@ public final class ChatPage {
     ///
     /// - Throws: ``SendError`` saying what was refused and why.
     @discardableResult
-    public func send(key: String, payload: MessagePayload) throws(SendError) -> MessageEnvelope {
-        try environment.sender.send(key: key, payload: payload, to: context.peerID, fromLegacyPage: isLegacy, jump: page).envelope
+    /// `photos` travel with it, beside the payload.
+    public func send(key: String, payload: MessagePayload, photos: [AttachedPhoto] = []) throws(SendError) -> MessageEnvelope {
+        try environment.sender.send(key: key, payload: payload, to: context.peerID, fromLegacyPage: isLegacy, jump: page, photos: photos).envelope
     }
 
     /// The page this chat was opened on: its jump's rootCateID, cateID and infoID.
@@ -80,8 +81,8 @@ public final class ChatPage {
     /// Stores a message from the peer, as if it had arrived. It is kept whatever its key: a
     /// message this host cannot show is shown as a placeholder, never dropped.
     @discardableResult
-    public func receive(key: String, payload: MessagePayload) throws(SendError) -> MessageEnvelope {
-        try environment.sender.receive(key: key, payload: payload, from: context.peerID).envelope
+    public func receive(key: String, payload: MessagePayload, photos: [AttachedPhoto] = []) throws(SendError) -> MessageEnvelope {
+        try environment.sender.receive(key: key, payload: payload, from: context.peerID, photos: photos).envelope
     }
 
     /// The messages the page shows now, oldest first, each with its number (its position in the
@@ -163,7 +164,7 @@ public final class ChatPage {
         let (title, components) = environment.lineGuard.run(.pageHook, environment.mark, key: "title and components") {
             (carrier.title, self.components.compactMap(PageView.Component.of))
         }
-        let messages = try presented(width: width).map { number, presented in
+        var messages = try presented(width: width).map { number, presented in
             // A view longer than a page gives one message is folded here, before it travels (a
             // card is laid out by each front end, which folds its text as it draws it).
             let folded = presented.view.flatMap { $0.card == nil ? PageView.fold($0.lines) : nil }
@@ -180,10 +181,32 @@ public final class ChatPage {
             }
             return message
         }
+        let photos = try photoSlots(messages)
+        for index in messages.indices {
+            messages[index].photos = photos[messages[index].number - 1] ?? []
+            messages[index].body = resolvePicture(messages[index])
+        }
         let reason = decision.reason
         return PageView(url: decision.url, conversation: conversation, title: title, lineID: lineID, isLegacy: isLegacy,
                         route: PageView.Route(reason: reason.rawValue, source: reason.source, explanation: decision.explanation),
                         components: components, messages: messages, total: try messageCount(), width: width)
+    }
+
+    /// The photos of the messages shown, by position: one query for the page, without their bytes.
+    private func photoSlots(_ messages: [PageView.Message]) throws -> [Int: [PhotoSlot]] {
+        guard let first = messages.first?.number, let last = messages.last?.number else { return [:] }
+        return try environment.store.photoSlots(peer: conversation, positions: (first - 1)...(last - 1))
+    }
+
+    /// A card's picture named by a line, with which line's picture it is and what it is, when
+    /// the card's line registered it.
+    private func resolvePicture(_ message: PageView.Message) -> PageView.Body {
+        guard case .card(var card) = message.body, case .picture(let name, _, _, _)? = card.image,
+              let line = LineID.owner(ofMessageKey: message.envelope.key).map(String.init) else { return message.body }
+        if let found = environment.picture(line, name) {
+            card.image = .picture(name: name, line: line, version: found.version, photo: found.picture.photo)
+        }
+        return .card(card)
     }
 
     /// What a presented message shows: its card, its lines (`lines`, folded, when given), or why

@@ -17,6 +17,8 @@ struct PageEnvironment {
     let degrade: (String) -> Degrade?
     /// Why one message from another host (its sender and global id) cannot show: quarantined.
     var degradeMessage: (_ sender: String, _ globalID: String, _ key: String) -> Degrade? = { _, _, _ in nil }
+    /// A picture a line registered: its line's version and the picture, when the line is open.
+    var picture: (_ line: String, _ name: String) -> (version: String, picture: LinePicture)? = { _, _ in nil }
     let killedComponents: ComponentSet
     /// Who turned a component off, as a place ("killSwitch.components in host.json").
     let componentPlace: @Sendable (ComponentSet) -> String?

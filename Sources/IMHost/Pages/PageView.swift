@@ -91,6 +91,15 @@ public struct PageView: Codable, Sendable, Equatable {
         /// How many lines of its view are not shown (past ``PageView/messageLineLimit``): `nil`
         /// when every line is.
         public var folded: Int?
+        /// The photos it carries, in order (their bytes are fetched apart): a card may show one
+        /// as its image; the rest show after the body.
+        public var photos: [PhotoSlot] = []
+
+        /// The photos shown after the body: all but the one its card shows as its image.
+        public var photosAfterBody: [(index: Int, slot: PhotoSlot)] {
+            let inCard: Int? = if case .photo(let index)? = body.card?.image { index } else { nil }
+            return photos.enumerated().filter { $0.offset != inCard }.map { ($0.offset, $0.element) }
+        }
     }
 
     /// The most lines one message takes on a page, its fold marker included: a message of ten
@@ -147,11 +156,13 @@ public struct PageView: Codable, Sendable, Equatable {
             public var value: String
         }
 
-        /// A picture the card names. Until a line can hand its pictures to the host, front ends
-        /// keep its place: a box naming it in the terminal, an empty slot in the browser.
+        /// A picture the card shows: one its line registered, or one of its message's photos.
         public enum Image: Codable, Sendable, Equatable {
-            /// A picture the line ships, by name.
-            case picture(name: String)
+            /// A picture a line ships, by name; `line`, `version` and `photo` say which and what
+            /// it is when the host has it (`nil`: the line registered none by that name).
+            case picture(name: String, line: String? = nil, version: String? = nil, photo: Photo? = nil)
+            /// The message's photo at `index`, from 0 (``PageView/Message/photos``).
+            case photo(index: Int)
         }
 
         /// The status badge: its text, and how it reads.
@@ -179,6 +190,7 @@ public struct PageView: Codable, Sendable, Equatable {
             image = card.image.flatMap { image in
                 switch image {
                 case .picture(let name): .picture(name: name)
+                case .photo(let index): .photo(index: index)
                 @unknown default: nil
                 }
             }
@@ -200,7 +212,8 @@ public struct PageView: Codable, Sendable, Equatable {
             MessageCard(title: title, subtitle: subtitle, fields: fields.map { CardField($0.label, $0.value) },
                         image: image.map { image -> CardImage in
                             switch image {
-                            case .picture(let name): .picture(name)
+                            case .picture(let name, _, _, _): .picture(name)
+                            case .photo(let index): .photo(index)
                             }
                         },
                         badge: badge.map { badge -> CardBadge in

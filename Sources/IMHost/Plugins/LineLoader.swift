@@ -16,6 +16,8 @@ struct RegisteredLine {
     var identity: FileIdentity?
     var version: String?
     var servicesStarted = false
+    /// The pictures it registered, by name.
+    var pictures: [String: LinePicture] = [:]
 }
 
 /// Opens a vetted line's library in this process and registers it, every step inside a
@@ -49,7 +51,7 @@ enum LineLoader {
             RouteTable.Route(pattern: $0.pattern, allowExternal: $0.allowExternal, line: line, handler: $0.handler)
         }
         return RegisteredLine(page: staged.page, builders: staged.builders, services: staged.services, routes: routes,
-                              mark: mark, file: path, identity: status.identity, version: descriptor.version)
+                              mark: mark, file: path, identity: status.identity, version: descriptor.version, pictures: staged.pictures)
     }
 
     private static func describe(_ manifest: LineManifest) -> String {

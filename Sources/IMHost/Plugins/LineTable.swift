@@ -272,6 +272,22 @@ public final class LineTable {
         }
     }
 
+    /// Picture `name` of line `line`, when the line is open and registered one by that name,
+    /// with the line's version.
+    public func picture(line: String, name: String) -> (version: String, picture: LinePicture)? {
+        guard let opened = registered[line], let picture = opened.pictures[name] else { return nil }
+        return (opened.version ?? "?", picture)
+    }
+
+    /// Every picture of the open lines, as a front end that serves them (the browser's) gets them.
+    public var pictures: [ShippedPicture] {
+        registered.flatMap { line, opened in
+            opened.pictures.map { name, picture in
+                ShippedPicture(line: line, version: opened.version ?? "?", name: name, photo: picture.photo, bytes: picture.bytes)
+            }
+        }.sorted { ($0.line, $0.name) < ($1.line, $1.name) }
+    }
+
     /// Lines that are configured, enabled and not serving: refused, failed, crashed, hung,
     /// quarantined or missing. (Killed and disabled lines are the operator's choice.)
     public var notServing: [LineStatus] {

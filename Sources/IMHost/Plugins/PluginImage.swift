@@ -98,7 +98,16 @@ enum PluginImage {
             throw PluginRefusal(.registrationFailed, "registration failed: \(problem)",
                                 fix: "fix the line's services; none of its registrations were kept")
         }
-        return StagedLine(page: registrar.page, builders: registrar.builders, services: services, routes: registrar.routes)
+        var pictures: [String: LinePicture] = [:]
+        for (name, bytes) in registrar.pictures {
+            do throws(Photo.Refusal) {
+                pictures[name] = LinePicture(photo: try Photo.read(bytes, limit: LineRegistrar.pictureBytesLimit), bytes: bytes)
+            } catch {
+                throw PluginRefusal(.registrationFailed, "registration failed: its picture '\(name)' cannot be shown: \(error.description)",
+                                    fix: "register a PNG, JPEG or WebP file's bytes; none of its registrations were kept")
+            }
+        }
+        return StagedLine(page: registrar.page, builders: registrar.builders, services: services, routes: registrar.routes, pictures: pictures)
     }
 
     /// A line's services may use the host's and their own line's; refuses a dependency on
@@ -124,6 +133,8 @@ struct StagedLine {
     var builders: [any MessageBuilder]
     var services: [ServiceRegistration]
     var routes: [RegisteredRoute]
+    /// The pictures it registered, each read and checked, by name.
+    var pictures: [String: LinePicture] = [:]
 
     /// What it registered, as names: the facts the cache keeps.
     var manifest: LineManifest {
@@ -131,4 +142,10 @@ struct StagedLine {
                      services: services.map(\.id),
                      routes: routes.map { LineManifest.Route(pattern: "\($0.pattern)", allowExternal: $0.allowExternal) })
     }
+}
+
+/// A picture a line registered (`LineRegistrar.registerPicture`): what it is, and its bytes.
+public struct LinePicture: Sendable, Equatable {
+    public var photo: Photo
+    public var bytes: [UInt8]
 }

@@ -29,6 +29,8 @@ extension MessageStore {
         let summary = MessageText.of(key: message.key, payload: message.payload.json).utf8.count
         let row = message.payload.json.utf8.count + summary + message.globalID.utf8.count + message.key.utf8.count
             + message.from.utf8.count + recipient.utf8.count + (message.jump.map { encode($0).utf8.count } ?? 0)
-        return row + summary * searchIndexBytesPerByte + rowOverheadBytes
+        // A photo's bytes are stored as they came, in a row of their own.
+        let photos = message.photos.reduce(0) { $0 + $1.bytes.count + rowOverheadBytes }
+        return row + summary * searchIndexBytesPerByte + rowOverheadBytes + photos
     }
 }

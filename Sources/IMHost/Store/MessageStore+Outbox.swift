@@ -20,6 +20,8 @@ public struct QueuedSend: Sendable, Equatable {
     public var jump: JumpPage?
     /// How many times it has been handed over before.
     public var attempts: Int
+    /// The photos it carries, with their bytes.
+    public var photos: [AttachedPhoto] = []
 }
 
 /// The outbox is a table: a message is queued in the transaction that stores it, and leaves the
@@ -53,7 +55,8 @@ extension MessageStore {
     func queuedSends(_ rows: [Int64]) throws -> [QueuedSend] {
         guard !rows.isEmpty else { return [] }
         let find = try database.statement("""
-            SELECT o.message, o.peer, m.global_id, m.seq, m.key, m.payload, m.sent_at, m.jump, o.attempts
+            SELECT o.message, o.peer, m.global_id, m.seq, m.key, m.payload, m.sent_at, m.jump, o.attempts,
+                   EXISTS (SELECT 1 FROM photos p WHERE p.message = o.message)
             FROM outbox o JOIN messages m ON m.id = o.message WHERE o.message IN (SELECT value FROM json_each(?)) ORDER BY o.message
             """)
         try find.bind(Self.jsonList(rows))
@@ -63,6 +66,7 @@ extension MessageStore {
                                     key: find.text(4), payload: MessagePayload(json: find.text(5)), sentAt: find.int(6),
                                     jump: find.optionalText(7).flatMap { try? JSONDecoder().decode(JumpPage.self, from: Data($0.utf8)) },
                                     attempts: Int(find.int(8)) - 1))
+            if find.int(9) != 0 { sends[sends.count - 1].photos = try photos(ofRow: find.int(0)) }
         }
         return sends
     }

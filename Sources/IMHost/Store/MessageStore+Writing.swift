@@ -11,9 +11,12 @@ public struct IncomingMessage: Sendable {
     public var jump: JumpPage?
     /// It came over the transport from another host (not `/recv`).
     public var arrived: Bool
+    /// The photos it carries, each checked (or why it was refused), stored apart from the payload.
+    public var photos: [AttachedPhoto]
 
     public init(from: String, globalID: String, seq: Int?, key: String, payload: MessagePayload, sentAt: Int64, jump: JumpPage? = nil,
-                arrived: Bool = false) {
+                arrived: Bool = false, photos: [AttachedPhoto] = []) {
+        self.photos = photos
         self.from = from
         self.globalID = globalID
         self.seq = seq
@@ -53,8 +56,9 @@ extension MessageStore {
     /// (``catchUpSearchIndex(limit:)``, or a search), so this commit stays as small as a send can be.
     @discardableResult
     /// `draft` is the typed line this message comes from: it goes in the same transaction.
+    /// `photos` are stored with it, apart from its payload.
     public func storeOutgoing(to peer: String, key: String, payload: MessagePayload, at time: Int64, jump: JumpPage? = nil,
-                              draft: Int64? = nil) throws(StoreError) -> StoredMessage {
+                              draft: Int64? = nil, photos: [AttachedPhoto] = []) throws(StoreError) -> StoredMessage {
         try refuseIfReadOnly()
         return try guarded {
             try database.transaction {
@@ -68,6 +72,7 @@ extension MessageStore {
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, 'queued', ?, ?)
                     """).bind(conversation, position, user, peer, globalID, seq, key, payload.json, time, Clock.now(), jump.map(Self.encode), text).run()
                 let row = database.lastInsertedRow
+                if !photos.isEmpty { try insertPhotos(photos, message: row) }
                 try database.statement("INSERT INTO outbox (message, peer, queued_at) VALUES (?, ?, ?)").bind(row, peer, time).run()
                 if let draft { try database.statement("DELETE FROM drafts WHERE id = ?").bind(draft).run() }
                 try database.statement("""
@@ -225,10 +230,12 @@ extension MessageStore {
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 'received', ?, ?, ?, ?)
             """).bind(place.conversation, place.next, message.from, user, message.globalID, message.seq, message.key, message.payload.json,
                       message.sentAt, now, message.jump.map(Self.encode), text, message.arrived, sentBefore).run()
+        let row = database.lastInsertedRow
+        if !message.photos.isEmpty { try insertPhotos(message.photos, message: row) }
         return StoredMessage(envelope: envelope(position: place.next, peer: message.from, from: message.from, to: user,
                                                 time: message.sentAt, key: message.key, payload: message.payload, globalID: message.globalID),
                              position: place.next, state: .received, reason: nil, seq: message.seq, isOutgoing: false,
-                             jump: message.jump, row: database.lastInsertedRow, arrived: message.arrived, sentBefore: sentBefore)
+                             jump: message.jump, row: row, arrived: message.arrived, sentBefore: sentBefore)
     }
 
     /// The position of `sender`'s stored message in `conversation` with the smallest `seq` above
@@ -245,9 +252,10 @@ extension MessageStore {
     /// Stores a message from `peer` as if it had arrived, with a fresh global id, sending
     /// nothing (`/recv`, a scenario's `receive`).
     @discardableResult
-    public func storeLocal(from peer: String, key: String, payload: MessagePayload, at time: Int64) throws(StoreError) -> StoredMessage {
+    public func storeLocal(from peer: String, key: String, payload: MessagePayload, at time: Int64,
+                           photos: [AttachedPhoto] = []) throws(StoreError) -> StoredMessage {
         let arrivals = try storeIncoming([IncomingMessage(from: peer, globalID: GlobalID.make(at: time), seq: nil, key: key,
-                                                          payload: payload, sentAt: time)])
+                                                          payload: payload, sentAt: time, photos: photos)])
         guard case .stored(let stored)? = arrivals.first else {
             throw StoreError(.refused, "'\(peer)' is blocked: nothing from them is stored; /unblock \(peer) first")
         }

@@ -27,7 +27,9 @@ enum MessageText {
         } else {
             walk(root)
         }
-        let joined = found.joined(separator: " · ")
+        var joined = found.joined(separator: " · ")
+        // A photo's words say it is one (its bytes are never words), then its caption.
+        if key == "photo" { joined = "[Photo]" + (joined.isEmpty ? "" : " " + joined) }
         return joined.count > limit ? String(joined.prefix(limit)) : joined
     }
 

@@ -103,6 +103,8 @@ public final class Supervisor {
     public enum Shown: Sendable {
         case text(String)
         case page(PageView)
+        /// Pictures the page's lines ship, for a front end that serves them.
+        case pictures([ShippedPicture])
     }
 
     public init(settings: Settings, diagnostics: @escaping (String) -> Void, shows: ((Shown) -> Void)? = nil) {
@@ -163,6 +165,7 @@ public final class Supervisor {
             case .message(.resume(let state)): remember(state)
             case .message(.out(let text)): shows?(.text(text))
             case .message(.page(let page)): shows?(.page(page))
+            case .message(.pictures(let pictures)): shows?(.pictures(pictures))
             case .message: continue
             }
         }
@@ -193,6 +196,7 @@ public final class Supervisor {
             case .message(.say(let line)): diagnostics(TerminalText.safe(line))
             case .message(.out(let text)): shows?(.text(text))
             case .message(.page(let page)): shows?(.page(page))
+            case .message(.pictures(let pictures)): shows?(.pictures(pictures))
             case .quiet, .message, .mismatch: continue
             }
         }
@@ -294,6 +298,8 @@ public final class Supervisor {
                     shows?(.text(text))
                 case .page(let page):
                     shows?(.page(page))
+                case .pictures(let pictures):
+                    shows?(.pictures(pictures))
                 case .ready(let state):
                     remember(state)
                     return .outcome(.done(failure: nil))

@@ -97,7 +97,7 @@ public final class Courier {
     private var lastGiveUp: Int64 = 0
 
     package init(settings: HostConfig.Transport, user: String, store: MessageStore, payloadLimit: Int,
-                 budget: MessageStore.PeerBudget = MessageStore.PeerBudget(HostConfig.Limits()), lock: ConnectionLock,
+                 photoLimit: Int = HostConfig.Limits().photoBytes, budget: MessageStore.PeerBudget = MessageStore.PeerBudget(HostConfig.Limits()), lock: ConnectionLock,
                  clock: @escaping () -> Int64, makeClient: @escaping MakeBrokerClient = { settings throws(BrokerClientFailure) in try MQTTClient(settings) }) {
         self.store = store
         self.lock = lock
@@ -105,7 +105,7 @@ public final class Courier {
         connection = BrokerConnection(settings: settings, user: user, payloadLimit: payloadLimit, clock: clock, makeClient: makeClient, notices: ledger,
                                       host: store.hostID)
         delivery = Delivery(store: store, connection: connection, ledger: ledger, giveUpHours: settings.giveUpHours)
-        inbox = Inbox(store: store, connection: connection, ledger: ledger, payloadLimit: payloadLimit, budget: budget)
+        inbox = Inbox(store: store, connection: connection, ledger: ledger, payloadLimit: payloadLimit, photoLimit: photoLimit, budget: budget)
         receipts = ReadReceipts(store: store, connection: connection, ledger: ledger, enabled: settings.readReceipts, giveUpHours: settings.giveUpHours)
         wake = store.folder.flatMap(WakeSocket.init(folder:))
         connection.onReset = { [delivery, inbox, receipts] in

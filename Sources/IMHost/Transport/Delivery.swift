@@ -84,7 +84,7 @@ final class Delivery {
             } catch { continue }
             for send in sends {
                 let envelope = Envelope.message(Envelope.Message(id: send.globalID, seq: send.seq ?? 0, key: send.key, payload: send.payload,
-                                                                 sentAt: send.sentAt, jump: send.jump))
+                                                                 sentAt: send.sentAt, jump: send.jump, photos: send.photos))
                 if connection.publish(topic: Courier.topic(to: send.peer, from: connection.user), payload: envelope.bytes, as: .message(send)) {
                     inFlight[send.peer, default: [:]][send.globalID] = send.row
                 } else {

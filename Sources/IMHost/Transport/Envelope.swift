@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import IMKit
 
 /// What crosses the wire between two hosts: version 1 of imhost's envelope, one JSON object per
@@ -6,7 +11,8 @@ import IMKit
 ///
 /// ```
 /// {"v":1,"kind":"message","id":ID,"seq":N,"key":KEY,"payload":{...},"sentAt":MS,
-///  "jump":{"rootCateID":1,"cateID":12,"infoID":"L1001"}}
+///  "jump":{"rootCateID":1,"cateID":12,"infoID":"L1001"},
+///  "photos":[{"type":"png"|"jpeg"|"webp","width":W,"height":H,"data":BASE64},...]}
 /// {"v":1,"kind":"receipt","state":"delivered"|"read"|"refused","ids":[ID,...],"code":CODE,"reason":TEXT,"confirm":true}
 /// {"v":1,"kind":"confirm","ids":[ID,...]}
 /// {"v":1,"kind":"status","state":"running"|"gone","version":N,"digest":D,"at":MS,"lines":[...],"keys":[...],"partial":true}
@@ -70,8 +76,14 @@ public enum Envelope: Sendable, Equatable {
         public var sentAt: Int64
         /// The page the sender was on, if it said.
         public var jump: JumpPage?
+        /// The photos it carries (at most ``Envelope/photosPerMessage``), beside the payload: as
+        /// read, each one checked, a photo that is not what it says kept as the reason it is not
+        /// shown.
+        public var photos: [AttachedPhoto]
 
-        public init(id: String, seq: Int, key: String, payload: MessagePayload, sentAt: Int64, jump: JumpPage? = nil) {
+        public init(id: String, seq: Int, key: String, payload: MessagePayload, sentAt: Int64, jump: JumpPage? = nil,
+                    photos: [AttachedPhoto] = []) {
+            self.photos = photos
             self.id = id
             self.seq = seq
             self.key = key
@@ -197,6 +209,11 @@ public enum Envelope: Sendable, Equatable {
                 if let info = jump.infoID { text += #","infoID":\#(JSONNode.quoted(info))"# }
                 text += "}"
             }
+            let photos = message.photos.compactMap { attached -> String? in
+                guard case .photo(let photo, let bytes) = attached else { return nil }
+                return #"{"type":"\#(photo.kind.rawValue)","width":\#(photo.width),"height":\#(photo.height),"data":"\#(Data(bytes).base64EncodedString())"}"#
+            }
+            if !photos.isEmpty { text += #","photos":[\#(photos.joined(separator: ","))]"# }
             return text + "}"
         case .receipt(let receipt):
             let ids = receipt.ids.map(JSONNode.quoted).joined(separator: ",")
@@ -254,11 +271,14 @@ public enum Envelope: Sendable, Equatable {
     /// payload this host takes (host.json's `limits.payloadBytes`). `sender` is the topic's:
     /// an envelope that names another (a `from` or `sender` member) is refused, whatever else
     /// it says.
-    public static func read(_ bytes: [UInt8], payloadLimit: Int, sender: String? = nil) throws(Refusal) -> Envelope {
-        guard bytes.count <= payloadLimit + overhead else {
-            throw Refusal(kind: .tooLarge, description: "an envelope of \(bytes.count) bytes; the limit is \(payloadLimit + overhead) (limits.payloadBytes + \(overhead))")
+    /// `photoLimit` is the most bytes of photos one message may carry (`limits.photoBytes`).
+    public static func read(_ bytes: [UInt8], payloadLimit: Int, photoLimit: Int = HostConfig.Limits().photoBytes,
+                            sender: String? = nil) throws(Refusal) -> Envelope {
+        let limit = Self.limit(payloadLimit: payloadLimit, photoLimit: photoLimit)
+        guard bytes.count <= limit else {
+            throw Refusal(kind: .tooLarge, description: "an envelope of \(bytes.count) bytes; the limit is \(limit) (limits.payloadBytes and limits.photoBytes, as base64, + \(overhead))")
         }
-        return try envelope(try object(bytes), payloadLimit: payloadLimit, sender: sender)
+        return try envelope(try object(bytes), payloadLimit: payloadLimit, photoLimit: photoLimit, sender: sender)
     }
 
     /// Reads a status from its topic: a status envelope, or a status document as hosts wrote it
@@ -266,7 +286,7 @@ public enum Envelope: Sendable, Equatable {
     public static func readStatus(_ bytes: [UInt8], limit: Int, sender: String) -> Status? {
         guard bytes.count <= limit, let members = try? object(bytes) else { return nil }
         guard members.member("kind") != nil else { return status(members.member) }
-        guard case .status(let status)? = try? envelope(members, payloadLimit: limit, sender: sender) else { return nil }
+        guard case .status(let status)? = try? envelope(members, payloadLimit: limit, photoLimit: 0, sender: sender) else { return nil }
         return status
     }
 
@@ -287,7 +307,7 @@ public enum Envelope: Sendable, Equatable {
 
     /// The envelope an object's `members` make.
     private static func envelope(_ members: [(key: String, keyPosition: SourcePosition, value: JSONNode)], payloadLimit: Int,
-                                 sender: String?) throws(Refusal) -> Envelope {
+                                 photoLimit: Int, sender: String?) throws(Refusal) -> Envelope {
         func member(_ key: String) -> JSONNode? { members.member(key) }
         let id = member("id").flatMap { node -> String? in
             if case .string(let text) = node.value, GlobalID.isValid(text) { return text }
@@ -310,7 +330,7 @@ public enum Envelope: Sendable, Equatable {
             throw Refusal(kind: .kind, description: "an envelope without a kind", messageID: id)
         }
         switch kind {
-        case "message": return .message(try message(member, id: id, payloadLimit: payloadLimit))
+        case "message": return .message(try message(member, id: id, payloadLimit: payloadLimit, photoLimit: photoLimit))
         case "receipt": return .receipt(try receipt(member))
         case "confirm": return .confirm(ids: try ids(member, of: "a confirmation"))
         case "probe":
@@ -327,7 +347,7 @@ public enum Envelope: Sendable, Equatable {
         }
     }
 
-    private static func message(_ member: (String) -> JSONNode?, id: String?, payloadLimit: Int) throws(Refusal) -> Message {
+    private static func message(_ member: (String) -> JSONNode?, id: String?, payloadLimit: Int, photoLimit: Int) throws(Refusal) -> Message {
         guard let id else { throw Refusal(kind: .id, description: "a message whose id is not 1 to 64 of A-Z a-z 0-9 _ -") }
         func refuse(_ kind: Refusal.Kind, _ why: String) -> Refusal { Refusal(kind: kind, description: why, messageID: id) }
         guard case .number(let seqValue, _)? = member("seq")?.value, seqValue == seqValue.rounded(), seqValue >= 1, seqValue <= 9_007_199_254_740_991 else {
@@ -371,7 +391,46 @@ public enum Envelope: Sendable, Equatable {
             }
             jump = page
         }
-        return Message(id: id, seq: Int(seqValue), key: key, payload: payload, sentAt: Int64(sent), jump: jump)
+        var photos: [AttachedPhoto] = []
+        if let node = member("photos") {
+            guard case .array(let items) = node.value, items.count <= photosPerMessage else {
+                throw refuse(.payload, "message \(id) has a photos member that is not a list of at most \(photosPerMessage)")
+            }
+            var room = photoLimit
+            photos = items.map { item in
+                let photo = Self.photo(item, room: room)
+                room -= photo.bytes.count
+                return photo
+            }
+        }
+        return Message(id: id, seq: Int(seqValue), key: key, payload: payload, sentAt: Int64(sent), jump: jump, photos: photos)
+    }
+
+    /// One element of a message's `photos`, with `room` bytes left of the message's limit:
+    /// taken when its bytes are the picture it says (kind and size), else the reason it is not,
+    /// in words for the receiver's page. A peer's photo is never taken on its word.
+    private static func photo(_ item: JSONNode, room: Int) -> AttachedPhoto {
+        guard case .object(let fields) = item.value else { return .refused(why: "the photo is not an object") }
+        guard case .string(let type)? = fields.member("type")?.value, case .number(let width, _)? = fields.member("width")?.value,
+              case .number(let height, _)? = fields.member("height")?.value, case .string(let data)? = fields.member("data")?.value else {
+            return .refused(why: "the photo does not say its type, width, height and data")
+        }
+        let said = "\(TerminalText.safe(String(type.prefix(16)), newlines: false)) \(Int(exactly: width).map(String.init) ?? "?")×\(Int(exactly: height).map(String.init) ?? "?")"
+        guard data.utf8.count <= (room + 2) / 3 * 4 + 4 else {
+            return .refused(why: "the photo is larger than the \(max(0, room)) bytes left of this host's limit (limits.photoBytes)")
+        }
+        guard let decoded = Data(base64Encoded: data) else { return .refused(why: "the photo's data is not base64") }
+        let bytes = [UInt8](decoded)
+        let photo: Photo
+        do throws(Photo.Refusal) {
+            photo = try Photo.read(bytes, limit: max(0, room))
+        } catch {
+            return .refused(why: "it said it was a \(said) picture, but \(error.description)")
+        }
+        guard type == photo.kind.rawValue, Double(photo.width) == width, Double(photo.height) == height else {
+            return .refused(why: "it said it was a \(said) picture, but its bytes are a \(photo.kind.rawValue) of \(photo.width)×\(photo.height)")
+        }
+        return .photo(photo, bytes: bytes)
     }
 
     /// The `ids` member: 1 to ``receiptIDs`` global ids.

@@ -27,6 +27,8 @@ final class Inbox {
     private let connection: BrokerConnection
     private let ledger: CourierLedger
     private let payloadLimit: Int
+    /// The most bytes of photos one message may carry (`limits.photoBytes`).
+    private let photoLimit: Int
     /// What one peer's messages may add to the store in a day.
     private let budget: MessageStore.PeerBudget
     private var refusals = RefusalLimit()
@@ -34,7 +36,8 @@ final class Inbox {
     /// does, dropped (unanswered, so sent again) when another host holds it.
     private var held: [Arrival] = []
 
-    init(store: MessageStore, connection: BrokerConnection, ledger: CourierLedger, payloadLimit: Int, budget: MessageStore.PeerBudget) {
+    init(store: MessageStore, connection: BrokerConnection, ledger: CourierLedger, payloadLimit: Int, photoLimit: Int, budget: MessageStore.PeerBudget) {
+        self.photoLimit = photoLimit
         self.store = store
         self.connection = connection
         self.ledger = ledger
@@ -70,7 +73,7 @@ final class Inbox {
         }
         let envelope: Envelope
         do throws(Envelope.Refusal) {
-            envelope = try Envelope.read(payload, payloadLimit: payloadLimit, sender: sender)
+            envelope = try Envelope.read(payload, payloadLimit: payloadLimit, photoLimit: photoLimit, sender: sender)
         } catch {
             refuse(error, from: sender, now: now)
             return nil
@@ -133,7 +136,8 @@ final class Inbox {
     private func store(_ arrivals: [Arrival], now: Int64) {
         let incoming = arrivals.map { arrival in
             IncomingMessage(from: arrival.sender, globalID: arrival.message.id, seq: arrival.message.seq, key: arrival.message.key,
-                            payload: arrival.message.payload, sentAt: arrival.message.sentAt, jump: arrival.message.jump, arrived: true)
+                            payload: arrival.message.payload, sentAt: arrival.message.sentAt, jump: arrival.message.jump, arrived: true,
+                            photos: arrival.message.photos)
         }
         let results: [MessageStore.Arrival]
         do throws(StoreError) {

@@ -36,6 +36,25 @@ struct PageJSON: Encodable {
         /// How many of the builder's lines are folded (past the page's limit for one message,
         /// 40); absent when every line is in `lines`.
         var folded: Int?
+        /// The photos it carries, in order; absent when it carries none.
+        var photos: [PhotoJSON]?
+    }
+
+    /// A message's photo: its kind (`png`, `jpeg`, `webp`), size in pixels and bytes, or why it
+    /// is not shown (`refused`).
+    struct PhotoJSON: Encodable {
+        var kind: String?
+        var width: Int?
+        var height: Int?
+        var bytes: Int?
+        var refused: String?
+
+        init(_ slot: PhotoSlot) {
+            switch slot {
+            case .photo(let photo): (kind, width, height, bytes) = (photo.kind.rawValue, photo.width, photo.height, photo.size)
+            case .refused(let why): refused = why
+            }
+        }
     }
 
     var url: String
@@ -70,11 +89,7 @@ struct PageJSON: Encodable {
         total = view.total
         messages = view.messages.map { message in
             let envelope = message.envelope
-            let lines: [String]? = switch message.body {
-            case .lines(let lines): lines
-            case .card(let card): PageRenderer.lines(of: card, number: message.number, width: ChatPage.bodyWidth(forPage: view.width))
-            case .placeholder: nil
-            }
+            let lines = PageRenderer.body(of: message, width: ChatPage.bodyWidth(forPage: view.width))
             return Message(number: message.number, id: envelope.id, from: envelope.from, key: envelope.key,
                            outgoing: message.isOutgoing, state: message.state.rawValue, failure: message.failure,
                            globalID: envelope.globalID,
@@ -85,7 +100,8 @@ struct PageJSON: Encodable {
                                message.causes.isEmpty ? Self.why(page, message.number, first: first)
                                    : message.causes.map(\.description).joined(separator: "; and ")
                            },
-                           short: message.body.degrade?.short, sentBefore: message.sentBefore, folded: message.folded)
+                           short: message.body.degrade?.short, sentBefore: message.sentBefore, folded: message.folded,
+                           photos: message.photos.isEmpty ? nil : message.photos.map(PhotoJSON.init))
         }
     }
 }

@@ -93,7 +93,7 @@ enum PlayCommand {
               let config = CommandLineTool.loadConfig(arguments, output: output) else { return CommandLineTool.ExitCode.usage }
         let scenario: Scenario
         do {
-            scenario = try Scenario.parse(text, file: file, lineOrder: config.lineOrder)
+            scenario = try Scenario.parse(text, file: file, folder: demo ? DemoFiles.folder ?? "/nonexistent" : nil, lineOrder: config.lineOrder)
         } catch {
             output.diagnostic("imhost play: \(error.description)")
             return CommandLineTool.ExitCode.usage

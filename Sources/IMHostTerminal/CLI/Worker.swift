@@ -27,6 +27,8 @@ final class Worker {
     private var currentResume: (() -> WorkerResume)?
     /// Whether the supervisor was last told the session is another host's.
     private var toldElsewhere = false
+    /// The pictures of the open lines last told to the supervisor (a browser's page only).
+    private var toldPictures: [String] = []
 
     init(host: ChatHost, channel: WorkerChannel, output: Output, width: Int, colors: Bool, arguments: Arguments, resume: WorkerResume?) {
         self.host = host
@@ -77,7 +79,11 @@ final class Worker {
                 }
             }
             session = try ChatSession(host: host, url: resume?.url ?? url, window: resume?.window ?? 20, configPath: configPath,
-                                      output: output, width: width) { [channel] page in channel.say(.page(page)) }
+                                      output: output, width: width) { [weak self, channel] page in
+                // A browser's page fetches the pictures its cards show from its server: they go first.
+                self?.tellPictures()
+                channel.say(.page(page))
+            }
             // Opens the conversation's files now: an id the store refuses is refused here.
             _ = try session.page.messageCount()
         } catch let error as ChatHost.OpenError {
@@ -186,6 +192,16 @@ final class Worker {
         channel.say(.lines(builds: builds))
     }
 
+    /// Tells the server of a browser's page the pictures of the lines it opened, when they changed.
+    private func tellPictures() {
+        guard arguments.flags.contains("--web-page") else { return }
+        let pictures = host.lines.pictures
+        let names = pictures.map { "\($0.line)/\($0.version)/\($0.name)" }
+        guard names != toldPictures else { return }
+        toldPictures = names
+        channel.say(.pictures(pictures))
+    }
+
     /// A scenario of several people: signs in and waits (at most 10 s) until the broker hands
     /// this user's messages to it, so what others send from the first step on arrives.
     private func connectForScenario() throws {
@@ -228,7 +244,8 @@ final class Worker {
         do {
             let bundled = demo ? DemoScenario.named(file) : nil
             let text = try bundled?.text ?? FileSystem.readDocument(file, limit: HostConfig.Limits.documentBytes)
-            scenario = try Scenario.parse(text, file: bundled?.name ?? file, lineOrder: host.config.lineOrder)
+            scenario = try Scenario.parse(text, file: bundled?.name ?? file, folder: bundled != nil ? DemoFiles.folder ?? "/nonexistent" : nil,
+                                          lineOrder: host.config.lineOrder)
         } catch {
             output.diagnostic("imhost play: \(error)")
             return CommandLineTool.ExitCode.usage

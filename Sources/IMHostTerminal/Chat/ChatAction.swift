@@ -8,6 +8,9 @@ enum ChatAction: Equatable, Sendable {
     case text(String)
     case send(key: String, payload: String)
     case receive(key: String, payload: String)
+    /// Send (or, with `receive`, store as the peer's) a message with photos read from files
+    /// (`/photo PATH`: key `photo`, no caption; a scenario's `send` or `receive` with `"photos"`).
+    case withPhotos(key: String, payload: String, files: [String], receive: Bool = false)
     /// Tap message #N, or (with a button id) press that button of its card.
     case tap(Int, button: String? = nil)
     case why(Int)

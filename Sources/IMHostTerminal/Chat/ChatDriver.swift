@@ -100,6 +100,34 @@ final class ChatDriver {
                 if case .send = action { return .failed("\(action.verb): not sent: \(error)") }
                 return .failed("\(action.verb): not stored: \(error)")
             }
+        case .withPhotos(let key, let payload, let files, let receive):
+            var photos: [AttachedPhoto] = []
+            let limit = host.config.limits.photoBytes
+            for file in files {
+                let path = file.hasPrefix("~/") ? (Environment.value("HOME") ?? "") + file.dropFirst() : file
+                let bytes: [UInt8]
+                do throws(FileSystem.Failure) {
+                    // A byte more than the limit says "too large" without reading a huge file.
+                    bytes = try FileSystem.readBytes(path, limit: limit + 1)
+                } catch {
+                    return .failed("\(action.verb): not sent: cannot read \(TerminalText.safe(file)): \(error)")
+                }
+                do throws(Photo.Refusal) {
+                    photos.append(try AttachedPhoto.reading(bytes, limit: limit))
+                } catch {
+                    return .failed("\(action.verb): not sent: \(TerminalText.safe(file)) is not a photo this host sends: \(error)")
+                }
+            }
+            do throws(SendError) {
+                if receive {
+                    try page.receive(key: key, payload: MessagePayload(json: payload), photos: photos)
+                } else {
+                    try page.send(key: key, payload: MessagePayload(json: payload), photos: photos)
+                }
+                return Outcome(redraw: true)
+            } catch {
+                return .failed("\(action.verb): \(receive ? "not stored" : "not sent"): \(error)")
+            }
         case .tap(let number, let button?):
             return try press(button, of: number, on: page)
         case .tap(let number, nil):
@@ -269,6 +297,10 @@ extension ChatAction {
         case .text(let text): "type \"\(text)\""
         case .send(let key, let payload): "/send \(key) \(payload)"
         case .receive(let key, let payload): "/recv \(key) \(payload)"
+        case .withPhotos("photo", "{}", let files, false) where files.count == 1: "/photo \(files[0])"
+        case .withPhotos(let key, let payload, let files, let receive):
+            // A scenario's files by name: the transcript is the same wherever it runs.
+            "\(receive ? "/recv" : "/send") \(key) \(payload) with photos \(files.map(FileSystem.baseName).joined(separator: ", "))"
         case .tap(let number, let button): "/tap \(number)" + (button.map { " \($0)" } ?? "")
         case .why(let number): "/why \(number)"
         case .quick(let number): "/quick \(number)"
@@ -290,6 +322,7 @@ extension ChatAction {
         case .text: "text"
         case .send: "/send"
         case .receive: "/recv"
+        case .withPhotos(let key, _, _, let receive): receive ? "/recv" : key == "photo" ? "/photo" : "/send"
         case .tap: "/tap"
         case .why: "/why"
         case .quick: "/quick"

@@ -1,5 +1,5 @@
 import IMHost
-import IMKit
+@_spi(Host) import IMKit
 
 /// Draws a chat page as text, deterministically for a width: the title, the components in the
 /// platform's order, then the messages. Received messages sit on the left under their sender,
@@ -82,23 +82,52 @@ public struct PageRenderer {
 
     /// A message cell: a meta line and a bubble, on the left for received, the right for sent.
     private func cell(_ message: PageView.Message) -> [String] {
-        let view: MessageView? = switch message.body {
-        case .lines(let lines): MessageView(lines: lines)
-        case .card(let card): MessageView(lines: Self.lines(of: card, number: message.number, width: ChatPage.bodyWidth(forPage: width)))
-        case .placeholder: nil
-        }
+        let view = Self.body(of: message, width: ChatPage.bodyWidth(forPage: width)).map { MessageView(lines: $0) }
         return cell(number: message.number, envelope: message.envelope, view: view, outgoing: message.isOutgoing,
                     state: message.isOutgoing ? message.state : nil, degrade: message.body.degrade, sentBefore: message.sentBefore,
                     folded: message.folded ?? 0)
     }
 
+    /// A message's body as text for `width` columns: its lines or its card, then a line for
+    /// each photo its card does not show (`[Photo 640×400]`); `nil` for a placeholder.
+    static func body(of message: PageView.Message, width: Int) -> [String]? {
+        var lines: [String]
+        switch message.body {
+        case .lines(let text): lines = text
+        case .card(let card): lines = Self.lines(of: card, message: message, width: width)
+        case .placeholder: return nil
+        }
+        for (index, slot) in message.photosAfterBody {
+            lines += TextWidth.wrap(photoText(slot, index: index), width: width)
+        }
+        return lines
+    }
+
+    /// A photo as the terminal names it.
+    static func photoText(_ slot: PhotoSlot, index: Int) -> String {
+        switch slot {
+        case .photo(let photo): "[Photo \(photo.width)×\(photo.height)]"
+        case .refused(let why): "[Photo not shown: " + TerminalText.safe(why, newlines: false) + "]"
+        }
+    }
+
     /// A card as the box of text the terminal draws: IMKit's text of the card (title, subtitle,
     /// badge, the picture's place, fields) for `width` columns, then each button on a line of
     /// its own with what to type to press it (`[Details] /tap 2 details`).
-    static func lines(of card: PageView.Card, number: Int, width: Int) -> [String] {
+    static func lines(of card: PageView.Card, message: PageView.Message, width: Int) -> [String] {
+        let number = message.number
         var text = card.messageCard
         text.buttons = []
-        var lines = MessageLayout(width: width).card(text)
+        // A photo the message does not carry keeps no place (a listing sent without one).
+        if case .photo(let index)? = card.image, !message.photos.indices.contains(index) { text.image = nil }
+        var lines = MessageLayout(width: width).card(text) { _ in
+            switch card.image {
+            case .picture(let name, _, _, let photo?)?: "Picture \(name) \(photo.width)×\(photo.height)"
+            case .picture(let name, _, _, nil)?: "No picture \"\(name)\""
+            case .photo(let index)? where message.photos.indices.contains(index): String(photoText(message.photos[index], index: index).dropFirst().dropLast())
+            case .photo?, nil: ""
+            }
+        }
         for button in card.buttons {
             let label = "[" + TerminalText.safe(button.label) + "]", typed = "/tap \(number) " + TerminalText.safe(button.id)
             if TextWidth.columns(label) + 1 + TextWidth.columns(typed) <= width {

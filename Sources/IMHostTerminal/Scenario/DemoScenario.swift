@@ -16,7 +16,7 @@ enum DemoScenario {
     [
       { "say": "A housing chat, opened from the jump URL callers already send. The converter routes rootCateID 1 to the house line's page." },
       { "open": "im://chat?rootCateID=1&cateID=12&peer=landlord_wang&infoID=L1001&title=%E9%98%B3%E5%85%89%E4%B8%A4%E5%B1%85%E5%AE%A4" },
-      { "receive": "house.listing", "payload": { "id": "L1001", "title": "阳光两居室 Sunny 2-room flat", "price": 4200, "area": 56, "rooms": 2, "status": "available" } },
+      { "receive": "house.listing", "payload": { "id": "L1001", "title": "阳光两居室 Sunny 2-room flat", "price": 4200, "area": 56, "rooms": 2, "status": "available" }, "photos": ["flat.jpg"] },
       { "quick": 4 },
       { "show": true },
       { "expect": { "page": "house", "components": ["topPost", "quickReplies", "bottomBar", "dropdownMenu", "inputBar"], "contains": ["🏠 阳光两居室", "📌 阳光两居室 Sunny 2-room flat"] } },

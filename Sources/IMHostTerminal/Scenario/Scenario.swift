@@ -101,7 +101,9 @@ struct Scenario {
     static let actions = ChatVerb.all.compactMap(\.step) + ownSteps
 
     /// Parses a scenario; every problem names the file, line, column and step.
-    static func parse(_ text: String, file: String, lineOrder: [String]) throws(ConfigError) -> Scenario {
+    /// `folder` is where the files it names (photos) are, when not beside `file` (a bundled demo's).
+    static func parse(_ text: String, file: String, folder: String? = nil, lineOrder: [String]) throws(ConfigError) -> Scenario {
+        let filesFolder = folder ?? FileSystem.directory(of: FileSystem.resolve(file, against: "."))
         let root: JSONNode
         do {
             root = try JSONParser.parse(text)
@@ -123,8 +125,8 @@ struct Scenario {
         var steps: [Step] = []
         for (index, node) in try reader.array(stepsNode, users.isEmpty ? "" : "steps").enumerated() {
             let path = "step \(index + 1)"
-            let members = try reader.members(node, path, allowed: actions + ["payload", "expectCrash", "as"])
-            let named = members.filter { $0.key != "payload" && $0.key != "expectCrash" && $0.key != "as" }
+            let members = try reader.members(node, path, allowed: actions + ["payload", "photos", "expectCrash", "as"])
+            let named = members.filter { !["payload", "photos", "expectCrash", "as"].contains($0.key) }
             guard named.count == 1, let action = named.first else {
                 throw reader.fail(node, path, "a step has exactly one action (\(actions.joined(separator: ", "))), found \(named.count)")
             }
@@ -152,7 +154,23 @@ struct Scenario {
                 throw reader.fail(node, path, "\"payload\" goes with \"send\" or \"receive\" only")
             }
             let parsed: Action
+            let photos = members.member("photos")
+            if photos != nil && action.key != "send" && action.key != "receive" {
+                throw reader.fail(node, path, "\"photos\" goes with \"send\" or \"receive\" only")
+            }
             switch action.key {
+            case _ where photos != nil:
+                var files: [String] = []
+                for (i, element) in try reader.array(photos!, path + ".photos").enumerated() {
+                    files.append(FileSystem.resolve(try reader.string(element, path + ".photos[\(i)]"), against: filesFolder))
+                }
+                let made = try parseVerb(verb!, value, payload: payload, node: node, path: path, reader)
+                let parts: (key: String, json: String)? = switch made {
+                case .send(let key, let json), .receive(let key, let json): (key, json)
+                default: nil
+                }
+                guard let parts else { throw reader.fail(node, path, "\"photos\" goes with \"send\" or \"receive\" only") }
+                parsed = .verb(.withPhotos(key: parts.key, payload: parts.json, files: files, receive: action.key == "receive"))
             case _ where verb != nil: parsed = .verb(try parseVerb(verb!, value, payload: payload, node: node, path: path, reader))
             case "text": parsed = .verb(.text(try reader.string(value, actionPath)))
             case "killSwitch": parsed = .killSwitch(try reader.killSwitch(value, actionPath, lineOrder: lineOrder))

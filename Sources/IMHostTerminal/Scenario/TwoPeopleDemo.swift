@@ -11,8 +11,8 @@ enum TwoPeopleDemo {
       { "as": "bob", "open": "im://chat?rootCateID=1&cateID=12&peer=alice" },
       { "as": "alice", "open": "im://chat?rootCateID=1&cateID=12&peer=bob&infoID=L1001" },
 
-      { "say": "Alice, on the house page, sends a listing card and a line of text. Bob's host draws them with its own plugins: its house line is off, so the card is a placeholder that says why." },
-      { "as": "alice", "send": "house.listing", "payload": { "id": "L1001", "title": "阳光两居室 Sunny 2-room flat", "price": 4200, "area": 56, "rooms": 2, "status": "available" } },
+      { "say": "Alice, on the house page, sends a listing card with a photo of the flat, and a line of text. The photo travels with the message, through the broker. Bob's host draws them with its own plugins: its house line is off, so the card is a placeholder that says why." },
+      { "as": "alice", "send": "house.listing", "payload": { "id": "L1001", "title": "阳光两居室 Sunny 2-room flat", "price": 4200, "area": 56, "rooms": 2, "status": "available" }, "photos": ["flat.jpg"] },
       { "as": "alice", "text": "Still available, viewings on Saturday." },
       { "as": "bob", "await": { "contains": ["Still available, viewings on Saturday.", "(line house turned off)"] } },
       { "as": "bob", "why": 1 },
@@ -20,7 +20,7 @@ enum TwoPeopleDemo {
       { "say": "Bob's operator lifts the switch: the same message renders as a card on bob's house page." },
       { "as": "bob", "killSwitch": {} },
       { "as": "bob", "show": true },
-      { "as": "bob", "expect": { "page": "house", "contains": ["🏠 阳光两居室"] } },
+      { "as": "bob", "expect": { "page": "house", "contains": ["🏠 阳光两居室", "Photo 640×400"] } },
 
       { "say": "Bob reads them: a read receipt goes back, and alice's page shows both read." },
       { "as": "bob", "read": true },

@@ -24,6 +24,8 @@ final class PageLink: Sendable {
     /// From the page to the server.
     enum Output: Sendable {
         case page(PageView)
+        /// The pictures the page's lines ship, which its cards show.
+        case pictures([ShippedPicture])
         /// What a command said, for the reader.
         case text(String)
         /// A diagnostic: a crash and what it cost, a refusal.
@@ -137,6 +139,7 @@ enum PageThread {
             switch shown {
             case .text(let text): link.emit(.text(text))
             case .page(let page): link.emit(.page(page))
+            case .pictures(let pictures): link.emit(.pictures(pictures))
             }
         }
         if let code = chat.start() {

@@ -41,8 +41,12 @@ final class WebServer {
     private var gate: WebGate
     private(set) var http: HTTPServer!
     private var pages: [String: Page] = [:]
+    /// Pictures lines ship, as the pages' workers told them, by address (line, version, name).
+    private var pictures: [String: ShippedPicture] = [:]
     private var listStreams: [EventStream] = []
     private var lastHeartbeat = Clock.monotonic()
+    /// Photos picked in pages, kept in files until their page has sent them: removed a minute on.
+    private var uploads: [(file: String, at: UInt64)] = []
     private let hostJSON: ConfigWatcher
     private let quarantine: ConfigWatcher
     /// Whether pages carry the Content-Security-Policy (off only for the test that shows
@@ -74,7 +78,7 @@ final class WebServer {
         gate = WebGate(port: 0)
         // The handler is set once the server exists: it needs the port for the gate.
         var handler: ((HTTPRequest) -> HTTPReply)?
-        http = try HTTPServer(port: port) { request in handler?(request) ?? .text(503, "starting\n") }
+        http = try HTTPServer(port: port, bodyLimit: max(HTTPServer.bodyLimit, config.limits.photoBytes + 1)) { request in handler?(request) ?? .text(503, "starting\n") }
         gate = WebGate(port: http.port)
         handler = { [unowned self] request in handle(request) }
     }
@@ -160,6 +164,10 @@ final class WebServer {
                 page.view = view
                 let html = PageHTML.body(view)
                 for stream in page.streams { stream.send("page", data: html) }
+            case .pictures(let shipped):
+                for picture in shipped {
+                    pictures[PageHTML.pictureAddress(line: picture.line, version: picture.version, name: picture.name)] = picture
+                }
             case .text(let text):
                 let lines = text.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
                 for stream in page.streams { for line in lines { stream.send("say", data: line) } }
@@ -179,6 +187,11 @@ final class WebServer {
     /// Heartbeats, and pages whose tab has been gone a while are closed.
     private func tidy() {
         let now = Clock.monotonic()
+        // A page's /photo reads its file at once; a minute is far past that.
+        while let first = uploads.first, now - first.at > 60_000_000_000 {
+            unlink(first.file)
+            uploads.removeFirst()
+        }
         if now - lastHeartbeat > Self.heartbeatSeconds * 1_000_000_000 {
             lastHeartbeat = now
             for stream in listStreams + pages.values.flatMap(\.streams) { stream.heartbeat() }
@@ -209,6 +222,8 @@ final class WebServer {
             for page in pages.values { deliver(page) }
         }
         http.stop()
+        for upload in uploads { unlink(upload.file) }
+        uploads = []
     }
 
     // MARK: Requests
@@ -233,8 +248,15 @@ final class WebServer {
             return open(request.argument("url") ?? "", session: request.cookie(gate.cookieName) ?? "")
         case ("GET", "/events"):
             return events(request)
+        case ("POST", let path) where path.hasPrefix("/page/") && path.hasSuffix("/photo"):
+            return photo(page: String(path.dropFirst("/page/".count).dropLast("/photo".count)), request)
         case ("POST", let path) where path.hasPrefix("/page/"):
             return command(page: String(path.dropFirst("/page/".count)), request)
+        case ("GET", "/photo"):
+            return photo(request)
+        case ("GET", let path) where path.hasPrefix("/picture/"):
+            guard let picture = pictures[path] else { return .text(404, "not found: no line open here ships that picture\n") }
+            return image(picture.photo, picture.bytes)
         case ("GET", let path) where path.hasPrefix("/static/"):
             guard let asset = WebAssets.all[path] else { return .text(404, "not found: \(path)\n") }
             return HTTPReply(status: 200, headers: [("Content-Type", asset.contentType), ("Cache-Control", "no-cache")], body: .bytes(asset.bytes))
@@ -289,6 +311,48 @@ final class WebServer {
             return .text(413, "refused: a line of \(command.utf8.count) bytes; the limit is \(config.limits.inputLineBytes) (limits.inputLineBytes in host.json)\n")
         }
         page.link.send(.command(command))
+        return HTTPReply(status: 204, body: .bytes([]))
+    }
+
+    /// A photo of a message, from the store: `?peer=P&n=N&i=I` (message #N of the chat with P,
+    /// its photo I from 0).
+    private func photo(_ request: HTTPRequest) -> HTTPReply {
+        guard let peer = request.argument("peer"), let number = request.argument("n").flatMap(Int.init), number >= 1,
+              let index = request.argument("i").flatMap(Int.init), index >= 0 else {
+            return .text(400, "refused: a photo is asked for as /photo?peer=P&n=N&i=I\n")
+        }
+        guard let found = (try? host.store?.photo(peer: peer, number: number, index: index)) ?? nil else {
+            return .text(404, "not found: no such photo\n")
+        }
+        return image(found.photo, found.bytes)
+    }
+
+    /// A picture's bytes, as the type its bytes say (never guessed again by the browser).
+    private func image(_ photo: Photo, _ bytes: [UInt8]) -> HTTPReply {
+        HTTPReply(status: 200, headers: [("Content-Type", photo.kind.mediaType), ("X-Content-Type-Options", "nosniff"),
+                                         ("Cache-Control", "private, max-age=3600"), ("Content-Security-Policy", "default-src 'none'")],
+                  body: .bytes(bytes))
+    }
+
+    /// A photo picked in the page (the Photo item): its bytes are checked here, kept in a file
+    /// of the data folder, and the page sends them as `/photo FILE` would in the terminal.
+    private func photo(page id: String, _ request: HTTPRequest) -> HTTPReply {
+        guard let page = pages[id], !page.ended else { return .text(404, "not found: that page is closed; open the chat again from the list\n") }
+        do throws(Photo.Refusal) {
+            _ = try Photo.read(request.body, limit: config.limits.photoBytes)
+        } catch {
+            return .text(415, "refused: not sent: the file is not a photo this host sends: \(error)\n")
+        }
+        let folder = config.dataFolder + "/uploads"
+        let file = folder + "/" + String(WebGate.randomSecret().prefix(16))
+        do throws(FileSystem.Failure) {
+            try FileSystem.makeFolders(folder)
+            try FileSystem.writeAtomically(request.body, to: file)
+        } catch {
+            return .text(500, "refused: not sent: the photo could not be kept for sending: \(error)\n")
+        }
+        uploads.append((file, Clock.monotonic()))
+        page.link.send(.command("/photo " + file))
         return HTTPReply(status: 204, body: .bytes([]))
     }
 

@@ -50,7 +50,25 @@ function chatPage(root) {
   events.addEventListener("say", (event) => said(event.data));
   events.addEventListener("crash", (event) => said(event.data, "crash"));
   events.addEventListener("ended", (event) => { said(event.data, "ended"); events.close(); });
+  // The Photo item: pick a file, and its bytes go to the server as they are; the server checks
+  // them (a PNG, JPEG or WebP within the limit) and sends them as the chat's /photo would.
+  root.addEventListener("change", (event) => {
+    const input = event.target;
+    if (!input.classList || !input.classList.contains("photo-file") || !input.files || input.files.length === 0) return;
+    const file = input.files[0];
+    input.value = "";
+    fetch("/page/" + encodeURIComponent(page) + "/photo", { method: "POST", body: file, credentials: "same-origin",
+                                                           headers: { "Content-Type": "application/octet-stream" } })
+      .then((reply) => { if (!reply.ok) return reply.text().then((why) => said(why.trim(), "refused")); });
+  });
   root.addEventListener("click", (event) => {
+    const photo = event.target.closest("[data-photo]");
+    if (photo && root.contains(photo)) {
+      event.preventDefault();
+      const input = root.querySelector("input.photo-file");
+      if (input) input.click();
+      return;
+    }
     const target = event.target.closest("[data-command]");
     if (!target || !root.contains(target)) return;
     event.preventDefault();

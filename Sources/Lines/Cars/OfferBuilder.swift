@@ -32,6 +32,7 @@ struct OfferBuilder: MessageBuilder {
                 CardField("Mileage", "\(offer.mileage) km"),
                 CardField("Seller", offer.dealer?.name ?? "private"),
             ],
+            image: .picture("car"),
             badge: offer.dealer == nil ? CardBadge("Private seller") : CardBadge("Dealer", tone: .positive),
             buttons: offer.dealer == nil ? [] : [CardButton(id: "call", label: "Call the dealer")])
         return MessageModel(content: offer, card: card, layout: layout, summary: "[Car] \(offer.model)")

@@ -41,7 +41,8 @@ struct ListingBuilder: MessageBuilder {
                 CardField("Area", "\(HouseLine.number(listing.area)) m²"),
                 CardField("Rooms", "\(listing.rooms)"),
             ],
-            image: .picture("listing"),
+            // The photo sent with the listing, if the sender sent one.
+            image: .photo(0),
             badge: Self.badge(listing.status),
             buttons: [CardButton(id: "details", label: "Details"), CardButton(id: "viewing", label: "Book a viewing")])
         return MessageModel(content: listing, card: card, layout: layout, summary: "[Listing] \(listing.title)")

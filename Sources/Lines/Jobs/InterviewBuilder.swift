@@ -24,6 +24,7 @@ struct InterviewBuilder: MessageBuilder {
             title: "💼 Interview: \(interview.position)",
             subtitle: interview.company,
             fields: [CardField("Time", interview.time), CardField("Place", interview.place)],
+            image: .picture("logo"),
             badge: CardBadge("Invitation"),
             buttons: [CardButton(id: "accept", label: "Accept"), CardButton(id: "decline", label: "Decline")])
         return MessageModel(content: interview, card: card, layout: layout, summary: "[Interview] \(interview.company)")

@@ -304,6 +304,13 @@ final class Statement {
 
     func optionalText(_ column: Int32) -> String? { isNull(column) ? nil : text(column) }
 
+    /// A blob column's bytes (empty for NULL).
+    func blob(_ column: Int32) -> [UInt8] {
+        let count = Int(sqlite3_column_bytes(raw, column))
+        guard count > 0, let bytes = sqlite3_column_blob(raw, column) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: bytes, count: count))
+    }
+
     /// Binds columns `columns` of the row `row` is on to parameters 1, 2, ... of this
     /// statement, as they are (integer, real, text, blob or null), whatever their type.
     func bind(columnsOf row: Statement, _ columns: Range<Int32>) throws(Database.Failure) {
@@ -335,6 +342,12 @@ extension Int32: SQLiteValue {
 
 extension Bool: SQLiteValue {
     func bind(_ statement: OpaquePointer, at index: Int32) -> Int32 { sqlite3_bind_int64(statement, index, self ? 1 : 0) }
+}
+
+extension [UInt8]: SQLiteValue {
+    func bind(_ statement: OpaquePointer, at index: Int32) -> Int32 {
+        withUnsafeBytes { bytes in imhost_sqlite_bind_blob(statement, index, bytes.baseAddress, Int32(bytes.count)) }
+    }
 }
 
 extension String: SQLiteValue {

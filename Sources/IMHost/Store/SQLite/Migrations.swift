@@ -145,6 +145,24 @@ enum Migrations {
           OR (NEW.outgoing = 0 AND NEW.state NOT IN ('received', 'read'))
         BEGIN SELECT RAISE(ABORT, 'a message state imhost does not know'); END;
         """,
+        // 5: photos a message carries, apart from its payload and the search index (a page
+        // reads what they are without their bytes; the browser fetches the bytes one by one).
+        """
+        CREATE TABLE photos (
+            id INTEGER PRIMARY KEY,
+            message INTEGER NOT NULL REFERENCES messages (id),
+            -- Its place among the message's photos, from 0: what a card's image names.
+            position INTEGER NOT NULL,
+            -- png, jpeg or webp, and its size in pixels, as its bytes say; NULL with a problem.
+            kind TEXT,
+            width INTEGER,
+            height INTEGER,
+            bytes BLOB,
+            -- Why a photo a peer sent is not shown (not a picture, or not what it said it was).
+            problem TEXT,
+            UNIQUE (message, position)
+        );
+        """,
     ]
 
     /// The version this code writes.

@@ -22,6 +22,15 @@ public struct ImageContent: Codable, Sendable, Hashable {
     }
 }
 
+/// The content of a `photo` message: the words sent with its photos, if any. The photos
+/// themselves travel beside the payload and are shown by the host. Since IMKit 1.3.
+public struct PhotoContent: Codable, Sendable, Hashable {
+    /// A line sent with the photos, e.g. `"the view from the balcony"`.
+    public var caption: String?
+    /// Creates photo content.
+    public init(caption: String? = nil) { self.caption = caption }
+}
+
 /// The content of a `voice` message.
 public struct VoiceContent: Codable, Sendable, Hashable {
     /// Where the recording is.
@@ -96,6 +105,25 @@ public enum BuiltinBuilders {
         }
     }
 
+    /// `photo`: photos a person sent (the platform's Photo item, `/photo PATH`), with a caption
+    /// when one was written. Its lines are the caption alone: each front end draws the photos
+    /// themselves (the browser inline, the terminal as `[Photo W×H]`). Since IMKit 1.3.
+    public struct Photo: MessageBuilder {
+        /// `"photo"`: a built-in key, without a line prefix.
+        public let key = "photo"
+        /// The builder; the host registers it.
+        public init() {}
+        /// Reads the payload: `{}` or `{"caption":"…"}`.
+        public func content(from payload: MessagePayload) throws -> PhotoContent {
+            if let object = FlatJSON(payload.json) { return PhotoContent(caption: object.string("caption")) }
+            return try payload.decode()
+        }
+        /// The caption, wrapped; no lines without one.
+        public func model(for content: PhotoContent, layout: MessageLayout) throws -> MessageModel {
+            MessageModel(content: content, lines: content.caption.map(layout.wrap) ?? [], summary: "[Photo]")
+        }
+    }
+
     /// `voice`: the recording's length as a bar.
     public struct Voice: MessageBuilder {
         /// `"voice"`: a built-in key, without a line prefix.
@@ -144,5 +172,5 @@ public enum BuiltinBuilders {
     }
 
     /// Every built-in builder.
-    public static let all: [any MessageBuilder] = [Text(), Image(), Voice(), Location()]
+    public static let all: [any MessageBuilder] = [Text(), Image(), Voice(), Location(), Photo()]
 }

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+internal import FoundationEssentials
+#else
+internal import Foundation
+#endif
+
 /// What a line registers, scoped to that line: it can add its own page and builders, never
 /// another line's or the host's.
 ///
@@ -17,6 +23,8 @@ public final class LineRegistrar {
     @_spi(Host) public private(set) var services: [any Service.Type] = []
     /// The routes registered, in order.
     @_spi(Host) public private(set) var routes: [RegisteredRoute] = []
+    /// The pictures registered, by name, in order (``registerPicture(_:bytes:)``).
+    @_spi(Host) public private(set) var pictures: [(name: String, bytes: [UInt8])] = []
     /// The descriptor this registrar registers for (its address identifies the plugin).
     @_spi(Host) public let descriptor: UnsafeRawPointer?
 
@@ -123,6 +131,54 @@ public final class LineRegistrar {
             try refuse(.duplicateKey, "route '\(pattern)' is already registered by \(owner); line '\(lineID)' cannot register it too. Use a scheme or path of your own")
         }
         routes.append(RegisteredRoute(pattern: parsed, allowExternal: allowExternal, handler: handler))
+    }
+
+    /// The most pictures a line registers.
+    public static let pictureLimit = 16
+    /// The most bytes one picture a line registers may have.
+    public static let pictureBytesLimit = 256 * 1024
+
+    /// Hands the host a picture the line ships, under `name`: a card shows it with
+    /// ``CardImage/picture(_:)`` and that name. `bytes` are a PNG, JPEG or WebP file's, as it
+    /// is (the host recognises its kind and reads its size from the bytes when it loads the line,
+    /// and refuses the line's registration, saying why, when they are not such a picture). The
+    /// host never fetches a picture from anywhere: what a card shows is what a line registered or
+    /// a photo its message carries. Since IMKit 1.3.
+    ///
+    /// ```swift
+    /// try registrar.registerPicture("logo", base64: Pictures.logo)
+    /// ```
+    ///
+    /// - Throws: ``RegistrationError`` `.invalid` for a name that is not 1 to 32 ASCII
+    ///   letters, digits, `-`, `_` or `.` (starting with a letter or digit), for empty bytes,
+    ///   more than ``pictureBytesLimit`` bytes or more than ``pictureLimit`` pictures;
+    ///   `.duplicateKey` for a name registered twice.
+    public func registerPicture(_ name: String, bytes: [UInt8]) throws(RegistrationError) {
+        guard CardButton.isValidID(name) else {
+            try refuse(.invalid, "line '\(lineID)' registered picture '\(name)'; a picture's name is 1 to 32 ASCII letters, digits, '-', '_' or '.', starting with a letter or digit. Rename it")
+        }
+        guard !pictures.contains(where: { $0.name == name }) else {
+            try refuse(.duplicateKey, "line '\(lineID)' registered picture '\(name)' twice. Register each picture once")
+        }
+        guard !bytes.isEmpty, bytes.count <= Self.pictureBytesLimit else {
+            try refuse(.invalid, "line '\(lineID)' registered picture '\(name)' of \(bytes.count) bytes; a picture has 1 to \(Self.pictureBytesLimit). Make it smaller")
+        }
+        guard pictures.count < Self.pictureLimit else {
+            try refuse(.invalid, "line '\(lineID)' registered more than \(Self.pictureLimit) pictures. Register at most \(Self.pictureLimit)")
+        }
+        pictures.append((name, bytes))
+    }
+
+    /// ``registerPicture(_:bytes:)`` with the file's bytes as base64 text, the way a line
+    /// carries a small picture in its source (`base64 -w0 logo.png`). Since IMKit 1.3.
+    ///
+    /// - Throws: ``RegistrationError`` `.invalid` when `base64` is not base64, and as
+    ///   ``registerPicture(_:bytes:)`` does.
+    public func registerPicture(_ name: String, base64: String) throws(RegistrationError) {
+        guard let data = Data(base64Encoded: base64) else {
+            try refuse(.invalid, "line '\(lineID)' registered picture '\(name)' whose text is not base64. Write it with base64 -w0 FILE")
+        }
+        try registerPicture(name, bytes: [UInt8](data))
     }
 
     private func refuse(_ code: RegistrationError.Code, _ reason: String) throws(RegistrationError) -> Never {

@@ -43,13 +43,18 @@ public struct MessageCard: Sendable, Hashable {
 
 /// A picture a card shows. Since IMKit 1.3.
 ///
-/// Today a card names a picture the line ships; how a line hands its pictures to the host (and a
-/// card showing one of its message's photos) comes in a later IMKit 1.x. Until then the front
-/// ends keep the picture's place: the terminal draws a box naming it, the browser an empty slot.
-/// This enum may grow: a `switch` over it needs `@unknown default`.
+/// Either a picture the line ships, handed to the host when it registers
+/// (``LineRegistrar/registerPicture(_:bytes:)``), or one of the photos the card's message
+/// carries (a person sent it with the message). Nothing else: a card never names a URL, since
+/// fetching a peer's URL would tell that peer who looked at the card, and when. The browser
+/// shows the picture; the terminal draws a box with its kind and size. A picture the host does not
+/// have (a name not registered, a photo the message does not carry or that was refused) keeps
+/// its place, saying so. This enum may grow: a `switch` over it needs `@unknown default`.
 public enum CardImage: Sendable, Hashable {
-    /// A picture the line ships, by its name, e.g. `.picture("listing")`.
+    /// A picture the line registered, by its name, e.g. `.picture("listing")`.
     case picture(String)
+    /// The message's photo at `index`, from 0: `.photo(0)` is the first photo sent with it.
+    case photo(Int)
 }
 
 /// A card's status badge: a word or two, and how it reads. Since IMKit 1.3.
@@ -98,6 +103,19 @@ public struct CardButton: Sendable, Hashable {
         self.id = id
         self.label = label
     }
+
+    /// Whether `id` is one a button may have (and a picture's name, for
+    /// ``LineRegistrar/registerPicture(_:bytes:)``): 1 to 32 ASCII letters, digits, `-`, `_` or
+    /// `.`, starting with a letter or a digit. Since IMKit 1.3.
+    public static func isValidID(_ id: String) -> Bool {
+        let bytes = id.utf8
+        guard let first = bytes.first, bytes.count <= 32 else { return false }
+        func letterOrDigit(_ byte: UInt8) -> Bool {
+            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+        }
+        return letterOrDigit(first) && bytes.allSatisfy { letterOrDigit($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ".") }
+    }
 }
 
 extension MessageLayout {
@@ -106,10 +124,22 @@ extension MessageLayout {
     /// then the buttons as `[Label]`, as many to a line as fit. What ``MessageModel`` keeps as
     /// a card's ``MessageModel/lines``. Since IMKit 1.3.
     public func card(_ card: MessageCard) -> [String] {
+        self.card(card) { image in
+            switch image {
+            case .picture(let name): "picture: " + name
+            case .photo(let index): "photo \(index + 1)"
+            }
+        }
+    }
+
+    /// A card as text, its picture's box saying what `describe` says of it (the host says the
+    /// picture's kind and size).
+    @_spi(Host)
+    public func card(_ card: MessageCard, describe: (CardImage) -> String) -> [String] {
         var lines = wrap(card.title)
         if let subtitle = card.subtitle { lines += wrap(subtitle) }
         if let badge = card.badge { lines += wrap("● " + badge.text) }
-        if let image = card.image { lines += box(image) }
+        if let image = card.image { lines += box(TerminalText.safe(describe(image), newlines: false)) }
         for field in card.fields {
             lines += wrap("\(field.label): \(field.value)")
         }
@@ -130,10 +160,7 @@ extension MessageLayout {
     }
 
     /// The place a picture goes, as a box of text naming it.
-    private func box(_ image: CardImage) -> [String] {
-        let name = switch image {
-        case .picture(let name): "picture: " + TerminalText.safe(name)
-        }
+    private func box(_ name: String) -> [String] {
         guard width >= 6 else { return [TextWidth.truncate("[" + name + "]", to: width)] }
         let text = TextWidth.truncate(name, to: width - 4)
         let inner = TextWidth.columns(text)
