@@ -9,7 +9,7 @@
 /// line that says so rather than misreading its worker.
 public enum WorkerProtocol {
     /// Changes whenever a message changes.
-    public static let version = 8
+    public static let version = 9
 }
 
 /// The supervisor's messages to its worker.

@@ -36,6 +36,27 @@ struct PageJSON: Encodable {
         /// How many of the builder's lines are folded (past the page's limit for one message,
         /// 40); absent when every line is in `lines`.
         var folded: Int?
+        /// For the user's own message of a line's key: how the peer drew it, as its read receipt
+        /// said; absent until one says.
+        var drawn: PeerDrawn?
+    }
+
+    /// How a peer drew one of the user's messages: by `line` at `version`, or as a
+    /// `placeholder` (a word) with a `reason`; `said` is what the page says of it.
+    struct PeerDrawn: Encodable {
+        var line: String?
+        var version: String?
+        var placeholder: String?
+        var reason: String?
+        var said: String
+
+        init(_ drawn: Drawn, peer: String) {
+            switch drawn {
+            case .line(let line, let version): (self.line, self.version) = (line, version)
+            case .placeholder(let word, let reason): (placeholder, self.reason) = (word, reason)
+            }
+            said = TerminalText.safe(drawn.said(at: peer))
+        }
     }
 
     var url: String
@@ -85,7 +106,8 @@ struct PageJSON: Encodable {
                                message.causes.isEmpty ? Self.why(page, message.number, first: first)
                                    : message.causes.map(\.description).joined(separator: "; and ")
                            },
-                           short: message.body.degrade?.short, sentBefore: message.sentBefore, folded: message.folded)
+                           short: message.body.degrade?.short, sentBefore: message.sentBefore, folded: message.folded,
+                           drawn: message.isOutgoing ? message.peerDrawn.map { PeerDrawn($0, peer: envelope.to) } : nil)
         }
     }
 }
