@@ -10,7 +10,8 @@ import IMKit
 /// {"v":1,"kind":"receipt","state":"delivered"|"read"|"refused","ids":[ID,...],"code":CODE,"reason":TEXT,"confirm":true,
 ///  "drawn":{ID:{"line":LINE,"version":V}|{"placeholder":WORD,"reason":TEXT},...}}
 /// {"v":1,"kind":"confirm","ids":[ID,...]}
-/// {"v":1,"kind":"status","state":"running"|"gone","version":N,"digest":D,"at":MS,"lines":[...],"keys":[...],"partial":true}
+/// {"v":1,"kind":"status","state":"running"|"gone","version":N,"digest":D,"at":MS,"lines":[...],"keys":[...],
+///  "drawn":{LINE:{"versions":{V:N,...},"placeholders":{WORD:N,...}},...},"partial":true}
 /// ```
 ///
 /// Everything read is input: it is parsed with limits and every field checked; what does not
@@ -229,6 +230,7 @@ public enum Envelope: Sendable, Equatable {
                 let list = { (names: [String]) in names.map(JSONNode.quoted).joined(separator: ",") }
                 text += #","lines":[\#(list(status.report.lines))],"keys":[\#(list(status.report.keys))]"#
             }
+            if !status.report.drawn.isEmpty { text += #","drawn":"# + DrawnCounts.json(DrawnCounts.ordered(status.report.drawn)) }
             return text + (status.inventory == .partial ? #","partial":true}"# : "}")
         }
     }
@@ -462,6 +464,7 @@ extension Envelope {
             status.report.keys = keys
             status.inventory = member("partial").map { _ in .partial } ?? .complete
         }
+        status.report.drawn = DrawnCounts.read(member("drawn"))
         return status
     }
 }
