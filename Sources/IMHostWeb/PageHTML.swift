@@ -114,6 +114,10 @@ public enum PageHTML {
             }
         }
         if message.isOutgoing { html += state(message) }
+        if message.isOutgoing, let drawn = message.peerDrawn {
+            // How the peer drew it, as its read receipt said: its words escaped.
+            html += "<p class=\"drawn" + (drawn.isPlaceholder ? " placeholder" : "") + "\">" + escape(drawn.said(at: message.envelope.to)) + "</p>"
+        }
         return html + "</article>"
     }
 

@@ -11,11 +11,15 @@ public struct FleetReport: Sendable, Equatable {
     public var lines: [String]
     /// The message keys those lines register (their manifests), sorted.
     public var keys: [String]
+    /// How the host drew the line messages from other hosts its chats showed, by line (its
+    /// store's ``MessageStore/drawnCounts()``); a status carries the most shown lines that fit.
+    public var drawn: [String: DrawnCounts]
 
-    public init(applied: FleetConfig.Applied? = nil, lines: [String] = [], keys: [String] = []) {
+    public init(applied: FleetConfig.Applied? = nil, lines: [String] = [], keys: [String] = [], drawn: [String: DrawnCounts] = [:]) {
         self.applied = applied
         self.lines = lines
         self.keys = keys
+        self.drawn = drawn
     }
 
     /// The status document, a status ``Envelope`` of at most ``FleetStatus/byteLimit`` bytes:
@@ -41,6 +45,15 @@ public struct FleetReport: Sendable, Equatable {
         status.report.lines = lines
         status.report.keys = keys
         status.inventory = linesCut || keysCut ? .partial : .complete
+        // Then how it drew lines' messages: the most shown lines first, as many as fit (at most
+        // DrawnCounts.linesLimit); counts are not names, so leaving some out is not partial.
+        for (line, counts) in DrawnCounts.ordered(drawn).prefix(DrawnCounts.linesLimit) {
+            status.report.drawn[line] = counts
+            if Envelope.status(status).bytes.count > FleetStatus.byteLimit {
+                status.report.drawn[line] = nil
+                break
+            }
+        }
         return Envelope.status(status).bytes
     }
 }

@@ -418,6 +418,7 @@ public final class ChatHost {
             lineGuard: lineGuard, mark: mark, isLegacy: legacy,
             lookup: { [weak self] key in self?.registeredBuilder(for: key) },
             degrade: { [weak self] key in self?.degrade(forKey: key) },
+            lineServes: { [weak self] line in self?.lines.availability(of: line) == .available },
             degradeMessage: { [weak self] sender, id, key in self?.lines.degrade(forMessage: sender, globalID: id, key: key) },
             picture: { [weak self] line, name in self?.lines.picture(line: line, name: name) },
             killedComponents: config.killedComponents,

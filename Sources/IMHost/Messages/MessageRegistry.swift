@@ -8,7 +8,7 @@ public struct MessageRegistry: Sendable {
     public static var builtIn: MessageRegistry {
         var registry = MessageRegistry()
         for builder in BuiltinBuilders.all {
-            registry.builders[builder.key] = RegisteredBuilder(builder: builder, line: nil, mark: nil)
+            registry.builders[builder.key] = RegisteredBuilder(builder: builder, line: nil, mark: nil, version: nil)
         }
         return registry
     }
@@ -25,9 +25,9 @@ public struct MessageRegistry: Sendable {
         add(builders, line: line, mark: LineMark(line: line, file: nil, identity: nil))
     }
 
-    mutating func add(_ added: [any MessageBuilder], line: String, mark: LineMark?) {
+    mutating func add(_ added: [any MessageBuilder], line: String, mark: LineMark?, version: String? = nil) {
         for builder in added {
-            builders[builder.key] = RegisteredBuilder(builder: builder, line: line, mark: mark)
+            builders[builder.key] = RegisteredBuilder(builder: builder, line: line, mark: mark, version: version)
         }
     }
 }
@@ -39,4 +39,6 @@ public struct RegisteredBuilder: Sendable {
     public let line: String?
     /// What a breadcrumb says while the builder runs; `nil` for the host's own.
     let mark: LineMark?
+    /// The version of the line that registered it, as its descriptor said, when it said.
+    public let version: String?
 }

@@ -15,4 +15,6 @@ public struct PresentedMessage {
     public var failure: String?
     /// For a message that arrived late, the number of the shown message it was sent before.
     public var sentBefore: Int?
+    /// For the user's own message of a line's key: how the peer drew it, as its read receipt said.
+    public var peerDrawn: Drawn?
 }

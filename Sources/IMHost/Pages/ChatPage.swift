@@ -118,6 +118,7 @@ public final class ChatPage {
             message.state = entry.state
             message.failure = entry.reason
             message.sentBefore = entry.sentBefore.map { $0 + 1 }
+            message.peerDrawn = entry.peerDrawn
             presented.append((entry.number, message))
         }
         return presented.reversed()
@@ -172,6 +173,7 @@ public final class ChatPage {
                                            state: presented.state, failure: presented.failure, sentBefore: presented.sentBefore,
                                            body: Self.body(presented, lines: folded?.lines))
             if let folded, folded.folded > 0 { message.folded = folded.folded }
+            message.peerDrawn = presented.peerDrawn
             // A message the budget turned away has that one cause: asking for more would run its
             // slow builder again.
             if case .drawingTooSlow? = presented.degrade {
@@ -207,6 +209,23 @@ public final class ChatPage {
             card.image = .picture(name: name, line: line, version: found.version, photo: found.picture.photo)
         }
         return .card(card)
+    }
+
+    /// How `view` (this page's) drew the peer's messages of a line's key, by their global ids:
+    /// what their read receipts tell the sender. By the line at its version, or as a placeholder
+    /// and why; a message the drawing budget turned away is left out (it is drawn next time).
+    public func drawn(in view: PageView) -> [String: Drawn] {
+        var drawn: [String: Drawn] = [:]
+        for message in view.messages where !message.isOutgoing {
+            let key = message.envelope.key
+            guard let id = message.envelope.globalID, let owner = LineID.owner(ofMessageKey: key) else { continue }
+            if let degrade = message.body.degrade {
+                drawn[id] = Drawn.placeholder(degrade, key: key, lineKnown: environment.lineServes(String(owner)))
+            } else {
+                drawn[id] = .line(String(owner), version: environment.lookup(key)?.version.flatMap { Drawn.isVersion($0) ? $0 : nil })
+            }
+        }
+        return drawn
     }
 
     /// What a presented message shows: its card, its lines (`lines`, folded, when given), or why

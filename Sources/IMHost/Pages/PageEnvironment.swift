@@ -15,6 +15,8 @@ struct PageEnvironment {
     let lookup: (String) -> RegisteredBuilder?
     /// Why messages of a key cannot show now (turned off, quarantined, line unavailable).
     let degrade: (String) -> Degrade?
+    /// Whether a line serves on this host now (its key unknown there means its version lacks it).
+    var lineServes: (String) -> Bool = { _ in false }
     /// Why one message from another host (its sender and global id) cannot show: quarantined.
     var degradeMessage: (_ sender: String, _ globalID: String, _ key: String) -> Degrade? = { _, _, _ in nil }
     /// A picture a line registered: its line's version and the picture, when the line is open.

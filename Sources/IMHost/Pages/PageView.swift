@@ -91,6 +91,9 @@ public struct PageView: Codable, Sendable, Equatable {
         /// How many lines of its view are not shown (past ``PageView/messageLineLimit``): `nil`
         /// when every line is.
         public var folded: Int?
+        /// For the user's own message of a line's key: how the peer's host drew it, as its read
+        /// receipt said (``Drawn/said(at:)`` words it); `nil` until one says.
+        public var peerDrawn: Drawn?
         /// The photos it carries, in order (their bytes are fetched apart): a card may show one
         /// as its image; the rest show after the body.
         public var photos: [PhotoSlot] = []

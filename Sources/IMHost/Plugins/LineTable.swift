@@ -209,7 +209,7 @@ public final class LineTable {
         var registry = MessageRegistry.builtIn
         var routes = RouteTable()
         for (id, line) in registered.sorted(by: { $0.key < $1.key }) {
-            registry.add(line.builders, line: id, mark: line.mark)
+            registry.add(line.builders, line: id, mark: line.mark, version: line.version)
             for route in line.routes { routes.add(route) }
         }
         self.registry = registry

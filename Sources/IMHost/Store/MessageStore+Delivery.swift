@@ -111,17 +111,20 @@ extension MessageStore {
         public var state: String
         /// How often it was handed to the broker before.
         public var attempts: Int
+        /// How this host drew the message, for a line's (the receipt's `drawn` entry).
+        public var drawn: Drawn?
     }
 
     /// Up to `limit` queued receipts due at `now` (never sent, or not confirmed by the time
     /// their next try came), oldest first.
     public func dueReceipts(now: Int64, limit: Int) throws(StoreError) -> [QueuedReceipt] {
         try guarded {
-            let rows = try database.statement("SELECT id, peer, global_id, state, attempts FROM receipts_out WHERE next_at <= ? ORDER BY id LIMIT ?")
+            let rows = try database.statement("SELECT id, peer, global_id, state, attempts, drawn FROM receipts_out WHERE next_at <= ? ORDER BY id LIMIT ?")
             try rows.bind(now, limit)
             var found: [QueuedReceipt] = []
             while try rows.step() {
-                found.append(QueuedReceipt(row: rows.int(0), peer: rows.text(1), globalID: rows.text(2), state: rows.text(3), attempts: Int(rows.int(4))))
+                found.append(QueuedReceipt(row: rows.int(0), peer: rows.text(1), globalID: rows.text(2), state: rows.text(3), attempts: Int(rows.int(4)),
+                                           drawn: rows.optionalText(5).flatMap { Drawn.read(json: $0) }))
             }
             return found
         }

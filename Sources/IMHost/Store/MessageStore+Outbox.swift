@@ -118,9 +118,11 @@ extension MessageStore {
 
     /// What a receipt from `peer` for the user's messages `ids` changes: `delivered` (the peer
     /// stored them: they leave the outbox), `read` (its chat showed them). Ids the user never
-    /// sent to that peer change nothing. Returns how many changed.
+    /// sent to that peer change nothing. Returns how many changed. `drawn` is what a read
+    /// receipt said of how the peer drew them (``keepDrawn(_:by:)``).
     @discardableResult
-    public func receipt(from peer: String, ids: [String], state: OutgoingState, at time: Int64) throws(StoreError) -> Int {
+    public func receipt(from peer: String, ids: [String], state: OutgoingState, at time: Int64,
+                        drawn: [String: Drawn] = [:]) throws(StoreError) -> Int {
         guard !isReadOnly, !ids.isEmpty, state == .delivered || state == .read else { return 0 }
         return try guarded {
             // `delivered` lost to a power cut costs a resend the receiver answers again; `read`
@@ -143,6 +145,7 @@ extension MessageStore {
                     DELETE FROM outbox WHERE message IN (
                         SELECT id FROM messages WHERE sender = ? AND recipient = ? AND outgoing = 1 AND global_id IN (SELECT value FROM json_each(?)))
                     """).bind(user, peer, ids).run()
+                if !drawn.isEmpty { _ = try keepDrawn(drawn, by: peer) }
                 return changed
             }
         }

@@ -8,7 +8,7 @@ import IMKit
 extension MessageStore {
     private static let columns = """
         m.id, m.position, m.sender, m.recipient, m.global_id, m.seq, m.key, m.payload, m.sent_at, m.outgoing, m.state, m.reason, m.jump,
-        m.arrived, m.sent_before
+        m.arrived, m.sent_before, m.drawn
         """
 
     private func stored(_ row: Statement, peer: String) -> StoredMessage {
@@ -22,7 +22,8 @@ extension MessageStore {
                                                 key: row.text(6), payload: MessagePayload(json: row.text(7)), globalID: row.text(4)),
                              position: position, state: state, reason: reason,
                              seq: row.optionalInt(5).map(Int.init), isOutgoing: row.int(9) != 0, jump: jump, row: row.int(0),
-                             arrived: row.int(13) != 0, sentBefore: row.optionalInt(14).map(Int.init))
+                             arrived: row.int(13) != 0, sentBefore: row.optionalInt(14).map(Int.init),
+                             peerDrawn: outgoing ? row.optionalText(15).flatMap { Drawn.read(json: $0) } : nil)
     }
 
     /// How many messages the conversation with `peer` holds.
@@ -63,7 +64,7 @@ extension MessageStore {
                 WHERE m.sender = ? AND m.global_id = ?
                 """)
             try rows.bind(sender, globalID)
-            return try rows.step() ? stored(rows, peer: rows.text(15)) : nil
+            return try rows.step() ? stored(rows, peer: rows.text(16)) : nil
         }
     }
 

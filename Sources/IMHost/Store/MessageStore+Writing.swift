@@ -281,8 +281,11 @@ extension MessageStore {
     /// global ids of those read now. With `receipts`, a read receipt for each of those that came
     /// over the transport and sits at `start` or later (what the page shows) is queued in the
     /// same transaction (``dueReceipts(now:limit:)``): older ones leave the unread count, and
-    /// their sender is not told they were seen.
-    public func markRead(_ peer: String, before end: Int, receipts: Bool = false, shownFrom start: Int = 0) throws(StoreError) -> [String] {
+    /// their sender is not told they were seen. `drawn` says, by global id, how the page drew
+    /// the line's messages it shows: their receipts carry it, and each is counted in
+    /// ``drawnCounts()`` (with receipts or without).
+    public func markRead(_ peer: String, before end: Int, receipts: Bool = false, shownFrom start: Int = 0,
+                         drawn: [String: Drawn] = [:]) throws(StoreError) -> [String] {
         guard !isReadOnly else { return [] }
         return try guarded {
             try database.transaction {
@@ -292,20 +295,23 @@ extension MessageStore {
                 let conversation = find.int(0)
                 let read = try database.statement("""
                     UPDATE messages SET state = 'read' WHERE conversation = ? AND outgoing = 0 AND \(MessageLife.from(IncomingState.read)) AND position < ?
-                    RETURNING global_id, arrived, position
+                    RETURNING global_id, arrived, position, key
                     """)
                 try read.bind(conversation, end)
-                var ids: [String] = [], arrived: [String] = []
+                var ids: [String] = [], arrived: [(id: String, key: String)] = []
                 while try read.step() {
                     ids.append(read.text(0))
                     // A read receipt says the person saw it: only for what the page shows.
-                    if read.int(1) != 0, read.int(2) >= Int64(start) { arrived.append(read.text(0)) }
+                    if read.int(1) != 0, read.int(2) >= Int64(start) { arrived.append((read.text(0), read.text(3))) }
                 }
                 if receipts {
-                    for id in arrived {
-                        try database.statement("INSERT INTO receipts_out (peer, global_id, state, queued_at) VALUES (?, ?, 'read', ?)")
-                            .bind(peer, id, Clock.now()).run()
+                    for (id, _) in arrived {
+                        try database.statement("INSERT INTO receipts_out (peer, global_id, state, queued_at, drawn) VALUES (?, ?, 'read', ?, ?)")
+                            .bind(peer, id, Clock.now(), drawn[id]?.json).run()
                     }
+                }
+                for (id, key) in arrived {
+                    if let how = drawn[id] { try count(how, key: key) }
                 }
                 try database.statement("""
                     UPDATE conversations SET unread = (SELECT count(*) FROM messages WHERE conversation = ?1 AND outgoing = 0 AND state = 'received')

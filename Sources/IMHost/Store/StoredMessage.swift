@@ -35,6 +35,8 @@ public struct StoredMessage: Sendable, Equatable {
     /// For a message that arrived late (its sender had sent a message stored here already after
     /// it), the position of the shown message it was sent before; it shows where it arrived.
     public var sentBefore: Int?
+    /// For the user's own message of a line's key: how the peer drew it, as its read receipt said.
+    public var peerDrawn: Drawn?
 
     /// Its number as the chat shows it, from 1.
     public var number: Int { position + 1 }

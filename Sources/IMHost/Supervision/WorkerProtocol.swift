@@ -14,7 +14,7 @@ import Foundation
 /// line that says so rather than misreading its worker.
 public enum WorkerProtocol {
     /// Changes whenever a message changes.
-    public static let version = 9
+    public static let version = 10
 }
 
 /// The supervisor's messages to its worker.

@@ -156,10 +156,21 @@ public final class Courier {
     public var fleetSettled: Bool { connection.fleetSettled }
     /// What this host reports on its status topic (and in its will): the fleet configuration it
     /// applies, and its lines and message keys. The host sets it; a change is reported at once.
+    /// How the host drew lines' messages is the store's to say: the courier keeps it current
+    /// (``drawnEvery``), whatever the host sets.
     public var fleetReport: FleetReport {
         get { connection.fleetReport }
-        set { connection.fleetReport = newValue }
+        set {
+            var report = newValue
+            report.drawn = connection.fleetReport.drawn
+            connection.fleetReport = report
+        }
     }
+
+    /// How often the store's counts of how lines' messages were drawn are read again, in
+    /// milliseconds: a change is reported with the next read, so at most this often.
+    static let drawnEvery: Int64 = 10_000
+    private var drawnReadAt: Int64?
     /// Publishes the broker has not answered yet.
     public var unanswered: Int { connection.unanswered }
     public var counters: Counters { ledger.counters }
@@ -226,6 +237,12 @@ public final class Courier {
         }
         inbox.take(arrivals, now: now)
         delivery.markAccepted(now: now)
+        // Read before the first status goes (the connection's first service) and every
+        // drawnEvery after: a change is reported then (BrokerConnection.fleetReport).
+        if drawnReadAt.map({ now - $0 >= Self.drawnEvery }) ?? true {
+            drawnReadAt = now
+            if let counts = try? store.drawnCounts() { connection.fleetReport.drawn = counts }
+        }
         if connection.isOnline {
             receipts.send(now: now)
             delivery.pump(now: now)

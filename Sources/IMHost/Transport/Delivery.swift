@@ -129,7 +129,8 @@ final class Delivery {
             let changed: Int
             switch receipt.state {
             case .delivered, .read:
-                changed = try store.receipt(from: peer, ids: receipt.ids, state: receipt.state == .read ? .read : .delivered, at: now)
+                changed = try store.receipt(from: peer, ids: receipt.ids, state: receipt.state == .read ? .read : .delivered, at: now,
+                                            drawn: receipt.drawn)
                 if receipt.state == .read { ledger.counters.read += changed } else { ledger.counters.delivered += changed }
             case .refused:
                 let refusal = PeerRefusal(peer: peer, code: receipt.code, reason: receipt.reason)

@@ -13,9 +13,11 @@ import IMKit
 /// {"v":1,"kind":"message","id":ID,"seq":N,"key":KEY,"payload":{...},"sentAt":MS,
 ///  "jump":{"rootCateID":1,"cateID":12,"infoID":"L1001"},
 ///  "photos":[{"type":"png"|"jpeg"|"webp","width":W,"height":H,"data":BASE64},...]}
-/// {"v":1,"kind":"receipt","state":"delivered"|"read"|"refused","ids":[ID,...],"code":CODE,"reason":TEXT,"confirm":true}
+/// {"v":1,"kind":"receipt","state":"delivered"|"read"|"refused","ids":[ID,...],"code":CODE,"reason":TEXT,"confirm":true,
+///  "drawn":{ID:{"line":LINE,"version":V}|{"placeholder":WORD,"reason":TEXT},...}}
 /// {"v":1,"kind":"confirm","ids":[ID,...]}
-/// {"v":1,"kind":"status","state":"running"|"gone","version":N,"digest":D,"at":MS,"lines":[...],"keys":[...],"partial":true}
+/// {"v":1,"kind":"status","state":"running"|"gone","version":N,"digest":D,"at":MS,"lines":[...],"keys":[...],
+///  "drawn":{LINE:{"versions":{V:N,...},"placeholders":{WORD:N,...}},...},"partial":true}
 /// ```
 ///
 /// Everything read is input: it is parsed with limits and every field checked; what does not
@@ -145,13 +147,18 @@ public enum Envelope: Sendable, Equatable {
         /// The receiver keeps sending this receipt until the sender answers ``Envelope/confirm(ids:)``
         /// (`read` receipts: the broker may lose them, and nothing else would say them again).
         public var confirm = false
+        /// For `read`: how the receiver drew those of its ids that are a line's messages, by id
+        /// (absent from hosts before it; read leniently, ids not among ``ids`` dropped).
+        public var drawn: [String: Drawn] = [:]
 
-        public init(state: State, ids: [String], code: RefusalCode? = nil, reason: String? = nil, confirm: Bool = false) {
+        public init(state: State, ids: [String], code: RefusalCode? = nil, reason: String? = nil, confirm: Bool = false,
+                    drawn: [String: Drawn] = [:]) {
             self.state = state
             self.ids = ids
             self.code = code
             self.reason = reason
             self.confirm = confirm
+            self.drawn = drawn
         }
     }
 
@@ -220,7 +227,10 @@ public enum Envelope: Sendable, Equatable {
             let code = receipt.code.map { #","code":\#(JSONNode.quoted($0.rawValue))"# } ?? ""
             let reason = receipt.reason.map { #","reason":\#(JSONNode.quoted($0))"# } ?? ""
             let confirm = receipt.confirm ? #","confirm":true"# : ""
-            return #"{"v":1,"kind":"receipt","state":"\#(receipt.state.rawValue)","ids":[\#(ids)]\#(code)\#(reason)\#(confirm)}"#
+            // In the order of the ids.
+            let entries = receipt.ids.compactMap { id in receipt.drawn[id].map { JSONNode.quoted(id) + ":" + $0.json } }
+            let drawn = entries.isEmpty ? "" : #","drawn":{\#(entries.joined(separator: ","))}"#
+            return #"{"v":1,"kind":"receipt","state":"\#(receipt.state.rawValue)","ids":[\#(ids)]\#(code)\#(reason)\#(confirm)\#(drawn)}"#
         case .confirm(let ids):
             return #"{"v":1,"kind":"confirm","ids":[\#(ids.map(JSONNode.quoted).joined(separator: ","))]}"#
         case .probe(let id):
@@ -237,6 +247,7 @@ public enum Envelope: Sendable, Equatable {
                 let list = { (names: [String]) in names.map(JSONNode.quoted).joined(separator: ",") }
                 text += #","lines":[\#(list(status.report.lines))],"keys":[\#(list(status.report.keys))]"#
             }
+            if !status.report.drawn.isEmpty { text += #","drawn":"# + DrawnCounts.json(DrawnCounts.ordered(status.report.drawn)) }
             return text + (status.inventory == .partial ? #","partial":true}"# : "}")
         }
     }
@@ -475,7 +486,20 @@ public enum Envelope: Sendable, Equatable {
             // Kept short and on one line: it is shown to the sender's user.
             reason = String(decoding: text.utf8.prefix(reasonBytes), as: UTF8.self)
         }
-        return Receipt(state: state, ids: ids, code: code, reason: reason, confirm: confirm)
+        return Receipt(state: state, ids: ids, code: code, reason: reason, confirm: confirm,
+                       drawn: state == .read ? drawn(member("drawn"), ids: ids) : [:])
+    }
+
+    /// A read receipt's `drawn` member, leniently: entries for ids the receipt names, each as
+    /// ``Drawn/read(_:key:)`` takes it; anything else is dropped, never refused (it only tells).
+    private static func drawn(_ node: JSONNode?, ids: [String]) -> [String: Drawn] {
+        guard case .object(let entries)? = node?.value else { return [:] }
+        let named = Set(ids)
+        var drawn: [String: Drawn] = [:]
+        for entry in entries where named.contains(entry.key) && drawn[entry.key] == nil {
+            if let how = Drawn.read(entry.value) { drawn[entry.key] = how }
+        }
+        return drawn
     }
 }
 
@@ -499,6 +523,7 @@ extension Envelope {
             status.report.keys = keys
             status.inventory = member("partial").map { _ in .partial } ?? .complete
         }
+        status.report.drawn = DrawnCounts.read(member("drawn"))
         return status
     }
 }

@@ -35,7 +35,9 @@ final class ReadReceipts {
     func queuedChanged() { readAgainAt = 0 }
 
     /// Sends the receipts queued and those due again, at most ``Envelope/receiptIDs`` ids an
-    /// envelope (or drops them, when host.json turns them off).
+    /// envelope, each with how this host drew the message when it is a line's, in envelopes of
+    /// at most ``Envelope/overhead`` bytes (what any receiver takes, whatever its payload limit);
+    /// or drops them, when host.json turns them off.
     func send(now: Int64) {
         guard now >= readAgainAt else { return }
         readAgainAt = now + 1000
@@ -47,13 +49,36 @@ final class ReadReceipts {
         var byPeer: [String: [MessageStore.QueuedReceipt]] = [:]
         for receipt in queued where !inFlight.contains(receipt.row) { byPeer[receipt.peer, default: []].append(receipt) }
         for (peer, receipts) in byPeer {
-            for chunk in Envelope.inReceipts(receipts) {
-                let envelope = Envelope.receipt(Envelope.Receipt(state: .read, ids: chunk.map(\.globalID), confirm: true))
+            for chunk in Self.inEnvelopes(receipts) {
+                var drawn: [String: Drawn] = [:]
+                for receipt in chunk { drawn[receipt.globalID] = receipt.drawn }
+                let envelope = Envelope.receipt(Envelope.Receipt(state: .read, ids: chunk.map(\.globalID), confirm: true, drawn: drawn))
                 if connection.publish(topic: Courier.topic(to: peer, from: connection.user), payload: envelope.bytes, as: .receipts(Array(chunk))) {
                     inFlight.formUnion(chunk.map(\.row))
                 }
             }
         }
+    }
+
+    /// `receipts` in envelopes' worth, in order: at most ``Envelope/receiptIDs`` each, and what
+    /// they take (ids and drawn entries) within ``Envelope/overhead`` bytes with room to spare.
+    static func inEnvelopes(_ receipts: [MessageStore.QueuedReceipt]) -> [ArraySlice<MessageStore.QueuedReceipt>] {
+        let room = Envelope.overhead - 200
+        var chunks: [ArraySlice<MessageStore.QueuedReceipt>] = []
+        var start = 0, used = 0
+        for (index, receipt) in receipts.enumerated() {
+            // The id in "ids", and with its drawn entry ("ID":{...}), each with a comma.
+            let id = receipt.globalID.utf8.count + 3
+            let cost = id + (receipt.drawn.map { id + 1 + $0.json.utf8.count } ?? 0)
+            if index > start, index - start == Envelope.receiptIDs || used + cost > room {
+                chunks.append(receipts[start..<index])
+                start = index
+                used = 0
+            }
+            used += cost
+        }
+        if start < receipts.count { chunks.append(receipts[start...]) }
+        return chunks
     }
 
     /// The broker answered the publish of `receipts`: taken, or refused (then tried again much

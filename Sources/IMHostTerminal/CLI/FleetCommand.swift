@@ -32,6 +32,9 @@ enum FleetCommand {
               summary: "replace a configuration on the broker that hosts refuse (not valid, or dated more than a day ahead) or ignore (older than the one they apply: a broker restored from a backup): publish what it turns off, when that can be read, above every version hosts report, so every host moves to it",
               options: [wait]),
         .init(name: "status", summary: "every host's report: the version it applies, and who has not caught up", options: [.json()]),
+        .init(name: "cards",
+              summary: "how hosts drew each line's messages their chats showed: by the line's version, or as placeholders by why (not-installed, turned-off, held, builder-failed, ...), summed across the hosts that reported",
+              options: [.json()]),
     ]
 
     static let command = CommandLineTool.Command(
@@ -153,6 +156,8 @@ enum FleetCommand {
                 try said(try fleet.replace(), nil, standing: standing, fleet: fleet, wait: wait, output: output)
             } else if verb == "show" {
                 return show(standing, json: json, output: output)
+            } else if verb == "cards" {
+                cards(standing, json: json, output: output)
             } else {
                 status(standing, json: json, output: output)
             }
@@ -187,7 +192,7 @@ enum FleetCommand {
             }
         }
         switch verb {
-        case "show", "status", "replace":
+        case "show", "status", "replace", "cards":
             return rest.isEmpty ? .success(nil) : .failure(Usage(text: "\(verb) takes no arguments, got '\(TerminalText.safe(rest[0]))'"))
         case "kill": return line().map { .kill($0) }
         case "lift": return line().map { .lift($0) }
@@ -313,6 +318,8 @@ enum FleetCommand {
             /// The lines and message keys it reports having.
             var lines: [String]
             var keys: [String]
+            /// How it drew lines' messages its chats showed, by line (absent when it said nothing).
+            var drawn: [String: DrawnCounts]?
         }
     }
 
@@ -324,7 +331,8 @@ enum FleetCommand {
         let hosts = standing.hosts.map { status in
             ShownStatus.Host(user: status.user, state: status.state, version: status.version, at: status.at,
                              caughtUp: status.version == current, vouched: !standing.unvouched.contains { $0.user == status.user },
-                             lines: status.report.lines, keys: status.report.keys)
+                             lines: status.report.lines, keys: status.report.keys,
+                             drawn: status.report.drawn.isEmpty ? nil : status.report.drawn)
         }
         // A host that went away has not caught up only if it will come back behind: listed, but
         // "behind" names running hosts that apply another version.

@@ -38,6 +38,9 @@ struct PageJSON: Encodable {
         var folded: Int?
         /// The photos it carries, in order; absent when it carries none.
         var photos: [PhotoJSON]?
+        /// For the user's own message of a line's key: how the peer drew it, as its read receipt
+        /// said; absent until one says.
+        var drawn: PeerDrawn?
     }
 
     /// A message's photo: its kind (`png`, `jpeg`, `webp`), size in pixels and bytes, or why it
@@ -54,6 +57,24 @@ struct PageJSON: Encodable {
             case .photo(let photo): (kind, width, height, bytes) = (photo.kind.rawValue, photo.width, photo.height, photo.size)
             case .refused(let why): refused = why
             }
+        }
+    }
+
+    /// How a peer drew one of the user's messages: by `line` at `version`, or as a
+    /// `placeholder` (a word) with a `reason`; `said` is what the page says of it.
+    struct PeerDrawn: Encodable {
+        var line: String?
+        var version: String?
+        var placeholder: String?
+        var reason: String?
+        var said: String
+
+        init(_ drawn: Drawn, peer: String) {
+            switch drawn {
+            case .line(let line, let version): (self.line, self.version) = (line, version)
+            case .placeholder(let word, let reason): (placeholder, self.reason) = (word, reason)
+            }
+            said = TerminalText.safe(drawn.said(at: peer))
         }
     }
 
@@ -101,7 +122,8 @@ struct PageJSON: Encodable {
                                    : message.causes.map(\.description).joined(separator: "; and ")
                            },
                            short: message.body.degrade?.short, sentBefore: message.sentBefore, folded: message.folded,
-                           photos: message.photos.isEmpty ? nil : message.photos.map(PhotoJSON.init))
+                           photos: message.photos.isEmpty ? nil : message.photos.map(PhotoJSON.init),
+                           drawn: message.isOutgoing ? message.peerDrawn.map { PeerDrawn($0, peer: envelope.to) } : nil)
         }
     }
 }

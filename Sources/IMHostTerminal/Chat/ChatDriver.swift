@@ -185,7 +185,8 @@ final class ChatDriver {
             let decision = page.decision
             return Outcome(said: ["route: \(decision.url)", "  \(decision.reason.rawValue): \(decision.explanation)"])
         case .read:
-            let read = try markShownRead(page)
+            // How the page draws them now is what their receipts say.
+            let read = try markShownRead(page, view: try? page.view(width: ChatPage.defaultWidth))
             return Outcome(said: ["read: \(read) message\(read == 1 ? "" : "s") marked read"])
         case .retry(let number):
             guard let store = host.store, try store.retry(page.conversation, number: number, at: host.clock()) else {
@@ -240,13 +241,15 @@ final class ChatDriver {
     }
 
     /// Marks the peer's messages the page shows as read; returns how many were read now. Their
-    /// read receipts go at once: the process holding the connection is woken.
+    /// read receipts go at once: the process holding the connection is woken. `view`, the page
+    /// as it was drawn, says how its line messages were drawn: their receipts tell the sender.
     @discardableResult
-    func markShownRead(_ page: ChatPage) throws -> Int {
+    func markShownRead(_ page: ChatPage, view: PageView? = nil) throws -> Int {
         guard let store = host.store else { return 0 }
         let count = try page.messageCount()
         let receipts = host.config.transport?.readReceipts ?? false
-        let read = try store.markRead(page.conversation, before: count, receipts: receipts, shownFrom: max(0, count - page.window)).count
+        let read = try store.markRead(page.conversation, before: count, receipts: receipts, shownFrom: max(0, count - page.window),
+                                      drawn: view.map(page.drawn(in:)) ?? [:]).count
         if receipts, read > 0 { host.wakeConnection() }
         return read
     }

@@ -37,7 +37,7 @@ final class ChatSession {
             if onlyIfChanged, view == shown { return }
             draw(view)
             shown = view
-            try driver.markShownRead(page)
+            try driver.markShownRead(page, view: view)
             sayUntold()
         } catch {
             output.diagnostic("imhost chat: cannot read the conversation: \(error)")

@@ -85,7 +85,7 @@ public struct PageRenderer {
         let view = Self.body(of: message, width: ChatPage.bodyWidth(forPage: width)).map { MessageView(lines: $0) }
         return cell(number: message.number, envelope: message.envelope, view: view, outgoing: message.isOutgoing,
                     state: message.isOutgoing ? message.state : nil, degrade: message.body.degrade, sentBefore: message.sentBefore,
-                    folded: message.folded ?? 0)
+                    folded: message.folded ?? 0, peerDrawn: message.isOutgoing ? message.peerDrawn : nil)
     }
 
     /// A message's body as text for `width` columns: its lines or its card, then a line for
@@ -144,9 +144,10 @@ public struct PageRenderer {
     /// they stand, and for a message that arrived late the number of the one it was sent before)
     /// and the bubble around the view, on the left for a received message and the right for a
     /// sent one; a `nil` view is the placeholder. The same view serves both directions: builders
-    /// never draw bubbles.
+    /// never draw bubbles. Under a sent message of a line's, how the peer drew it, when its read
+    /// receipt said (`peerDrawn`): "shown as a placeholder at bob: line rent not installed".
     public func cell(number: Int, envelope: MessageEnvelope, view: MessageView?, outgoing: Bool, state: MessageState? = nil,
-                     degrade: Degrade? = nil, sentBefore: Int? = nil, folded: Int = 0) -> [String] {
+                     degrade: Degrade? = nil, sentBefore: Int? = nil, folded: Int = 0, peerDrawn: Drawn? = nil) -> [String] {
         let bodyWidth = ChatPage.bodyWidth(forPage: width)
         var body = view.map { $0.lines.isEmpty ? ["(empty message)"] : Self.escaped($0.lines, width: bodyWidth) }
             ?? Self.placeholder(degrade, number: number)
@@ -177,6 +178,12 @@ public struct PageRenderer {
             rows.append(indent + "│ " + (view == nil || marker ? style("2", text) : text) + " │")
         }
         rows.append(indent + "╰" + rule + "╯")
+        if let peerDrawn {
+            // The peer's words (its reason) escaped; right-aligned under the bubble.
+            for line in TextWidth.wrap(TerminalText.safe(peerDrawn.said(at: envelope.to)), width: width - 2) {
+                rows.append(spaces[max(1, width - TextWidth.columns(line))] + style("2", line))
+            }
+        }
         return rows
     }
 

@@ -22,9 +22,9 @@ enum TwoPeopleDemo {
       { "as": "bob", "show": true },
       { "as": "bob", "expect": { "page": "house", "contains": ["🏠 阳光两居室", "Photo 640×400"] } },
 
-      { "say": "Bob reads them: a read receipt goes back, and alice's page shows both read." },
+      { "say": "Bob reads them: a read receipt goes back, and alice's page shows both read, and how bob's host drew her card." },
       { "as": "bob", "read": true },
-      { "as": "alice", "await": { "contains": ["#1 me · 09:00 · read ✓✓", "#2 me · 09:01 · read ✓✓"] } },
+      { "as": "alice", "await": { "contains": ["#1 me · 09:00 · read ✓✓", "#2 me · 09:01 · read ✓✓", "drawn by house 1.0.0 at bob"] } },
 
       { "say": "Bob goes offline. Alice sends; the broker keeps it in bob's session, and alice sees it sent, not delivered." },
       { "as": "bob", "offline": true },

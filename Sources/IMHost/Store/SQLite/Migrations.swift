@@ -163,6 +163,26 @@ enum Migrations {
             UNIQUE (message, position)
         );
         """,
+        // 6: read receipts say how the receiver drew a line's message; the sender keeps what
+        // its peer said; and each host counts how it drew each line's messages, for its fleet
+        // status.
+        """
+        -- For a read receipt of a line's message: how this host drew it, as the receipt's drawn
+        -- entry says it (JSON). NULL for the rest.
+        ALTER TABLE receipts_out ADD COLUMN drawn TEXT;
+        -- For the user's own message of a line's key: how the peer drew it, as its read receipt
+        -- said (JSON). NULL until one says.
+        ALTER TABLE messages ADD COLUMN drawn TEXT;
+        -- How this host drew the line messages from other hosts that its chats showed: by line,
+        -- `version` (name: the line's version, '' unknown) or `placeholder` (name: why, a word).
+        CREATE TABLE drawn_counts (
+            line TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            name TEXT NOT NULL,
+            count INTEGER NOT NULL,
+            PRIMARY KEY (line, kind, name)
+        ) WITHOUT ROWID;
+        """,
     ]
 
     /// The version this code writes.
