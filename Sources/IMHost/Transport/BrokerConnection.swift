@@ -156,8 +156,6 @@ final class BrokerConnection {
     var canSend: Bool { online?.inbox == .granted && claim.settled }
     /// Whether this host knows it holds the session: arrivals are stored (before, they are held).
     var holdsSession: Bool { claim.settled }
-    /// The largest packet the broker takes, as it said when it took this connection.
-    var packetLimit: Int? { online?.packetLimit }
     /// Publishes the broker has not answered yet.
     var unanswered: Int { publishing.count }
     var readable: [Int32] { client?.readable ?? [] }
