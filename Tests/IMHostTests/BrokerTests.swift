@@ -29,7 +29,7 @@ struct BrokerTests {
         }
         let config = try String(contentsOfFile: folder + "/mosquitto.conf", encoding: .utf8)
         for line in ["per_listener_settings true", "allow_anonymous false", "use_username_as_clientid true", "persistence true",
-                     "autosave_interval 1", "max_packet_size 70656", "listener 0 \(folder)/mosquitto.sock"] {
+                     "autosave_interval 1", "max_packet_size 1468760", "max_queued_bytes 33554432", "listener 0 \(folder)/mosquitto.sock"] {
             #expect(config.contains("\n" + line + "\n"), "\(line)")
         }
         // Every setting is in a paragraph that starts with a comment saying why.

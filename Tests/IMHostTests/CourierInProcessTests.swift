@@ -239,4 +239,31 @@ struct CourierInProcessTests {
         #expect(sent.map(\.state) == [.failed] && sent.first?.reason == "bob blocked you; it is not sent again")
         #expect(try bob.texts(from: "alice").isEmpty && bob.courier.counters.blocked == 1)
     }
+
+    @Test("a message larger than the broker takes fails at the sender, never handed over, whether the broker said its limit at connect or the client refused the publish; /retry sends it once the limit is raised", arguments: [true, false])
+    func tooLargeForBroker(_ said: Bool) throws {
+        broker.packetLimit = 2000
+        broker.saysPacketLimit = said
+        let sides = try connected("alice", "bob")
+        let (alice, bob) = (sides[0], sides[1])
+        let message = try alice.send(String(repeating: "x", count: 3000), to: "bob", clock: clock)
+        func refused() -> BrokerTooLarge? {
+            alice.notices.lazy.compactMap { if case .tooLargeForBroker(let refusal) = $0 { refusal } else { nil } }.first
+        }
+        #expect(exchange(sides, clock: clock) { refused() != nil })
+        let refusal = try #require(refused())
+        #expect(refusal.peer == "bob" && refusal.bytes > 3000 && refusal.limit == (said ? 2000 : nil), "\(refusal)")
+        let stored = try alice.store.stored(of: "bob", endingBefore: nil, limit: 10)
+        #expect(stored.map(\.state) == [.failed] && stored.first?.reason == refusal.storedReason, "\(stored)")
+        #expect(refusal.storedReason.hasPrefix(said ? "the broker takes messages up to 2 KB; this one is 3 KB: not sent." : "the broker does not take a message this large; this one is 3 KB"),
+                "\(refusal.storedReason)")
+        #expect(try alice.store.outboxCounts() == (0, 0) && broker.taken(from: "alice", to: "imhost/u/bob/from/alice") == 0, "never handed over")
+        #expect(alice.courier.counters.failed == 1 && alice.courier.status == .online, "the connection stays")
+        // The operator raises the limit and restarts the broker; /retry sends it.
+        broker.packetLimit = nil
+        broker.dropConnections()
+        #expect(try alice.store.retry("bob", number: message.number, at: clock.now))
+        #expect(try exchange(sides, clock: clock, step: 100) { try alice.store.outboxCounts() == (0, 0) && bob.texts(from: "alice").count == 1 })
+        #expect(try alice.store.stored(of: "bob", endingBefore: nil, limit: 10).map(\.state) == [.delivered])
+    }
 }

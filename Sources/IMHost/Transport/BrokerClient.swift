@@ -49,17 +49,34 @@ package protocol BrokerClient: AnyObject {
     func holdWrites()
     /// Sends at once what ``holdWrites()`` held.
     func releaseWrites()
+    /// The largest packet the broker said it takes when it took this connection (MQTT 5's
+    /// Maximum Packet Size in CONNACK), or `nil` when it said none. A publish larger than it is
+    /// refused by the client (``BrokerClientFailure/tooLarge``), never sent: the broker would end
+    /// the connection over it.
+    var brokerMaximumPacket: Int? { get }
 }
 
 extension BrokerClient {
     /// A client with nothing to gain by holding writes back (the fake) does nothing.
     package func holdWrites() {}
     package func releaseWrites() {}
+    /// A client whose protocol cannot say it (the fake, 3.1.1) knows of no limit.
+    package var brokerMaximumPacket: Int? { nil }
 
     /// ``readable`` and ``writable`` as poll(2) entries.
     package var descriptors: [pollfd] {
         readable.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) } + writable.map { pollfd(fd: $0, events: Int16(POLLOUT), revents: 0) }
     }
+}
+
+/// The bytes of a QoS 1 PUBLISH of `payload` bytes to a topic of `topic` bytes, as MQTT 5 counts
+/// them against a Maximum Packet Size: the fixed header (a byte and the remaining length), the
+/// topic, the packet id, an empty property list, and the payload.
+package func publishPacketSize(topic: Int, payload: Int) -> Int {
+    let remaining = 2 + topic + 2 + 1 + payload
+    var lengthBytes = 1
+    while lengthBytes < 4, remaining >= 1 << (7 * lengthBytes) { lengthBytes += 1 }
+    return 1 + lengthBytes + remaining
 }
 
 /// Makes a client, not yet connected.
@@ -108,7 +125,13 @@ package struct BrokerClientSettings: Sendable {
 /// Why a client could not be made, or could not queue a publish or a subscription.
 package struct BrokerClientFailure: Error, CustomStringConvertible {
     package var description: String
-    package init(description: String) { self.description = description }
+    /// A publish larger than the broker takes (``BrokerClient/brokerMaximumPacket``): it fails
+    /// the same way again, until the broker's limit is raised.
+    package var tooLarge = false
+    package init(description: String, tooLarge: Bool = false) {
+        self.description = description
+        self.tooLarge = tooLarge
+    }
 }
 
 /// What a connection did.

@@ -26,6 +26,9 @@ final class BrokerConnection {
         var fleet: (id: Int32, grantedAt: Int64?)?
         /// The probe sent through the inbox once it is subscribed.
         var probe = Probe.notSent
+        /// The largest packet the broker takes, as it said when it took the connection (`nil`:
+        /// it said none).
+        var packetLimit: Int?
 
         enum Subscription: Equatable {
             case notAsked, asked(Int32), granted
@@ -72,6 +75,7 @@ final class BrokerConnection {
     let settings: HostConfig.Transport
     let user: String
     private let payloadLimit: Int
+    private let photoLimit: Int
     private let clock: () -> Int64
     private let makeClient: MakeBrokerClient
     private let notices: CourierLedger
@@ -111,12 +115,13 @@ final class BrokerConnection {
         didSet { if fleetReport != oldValue, isOnline { reportFleetStatus() } }
     }
 
-    init(settings: HostConfig.Transport, user: String, payloadLimit: Int, clock: @escaping () -> Int64,
+    init(settings: HostConfig.Transport, user: String, payloadLimit: Int, photoLimit: Int, clock: @escaping () -> Int64,
          makeClient: @escaping MakeBrokerClient, notices: CourierLedger, host: String? = nil) {
         claim = SessionClaim(connectionID: "c" + GlobalID.make(at: Clock.now()), host: host)
         self.settings = settings
         self.user = user
         self.payloadLimit = payloadLimit
+        self.photoLimit = photoLimit
         self.clock = clock
         self.makeClient = makeClient
         self.notices = notices
@@ -207,11 +212,34 @@ final class BrokerConnection {
     /// Publishes at QoS 1 as `what`: false when the connection cannot take it now.
     @discardableResult
     func publish(topic: String, payload: [UInt8], retain: Bool = false, as what: Publish) -> Bool {
-        guard case .online(let client, _) = state, case .success(let id) = client.publish(topic: topic, payload: payload, retain: retain) else {
-            return false
+        send(topic: topic, payload: payload, retain: retain, as: what) == .queued
+    }
+
+    /// What became of a publish.
+    enum Sent: Equatable {
+        /// Queued on the connection; the broker's answer comes later.
+        case queued
+        /// The connection cannot take it now (offline, or the client could not queue it).
+        case notNow
+        /// Larger than the broker takes: a packet of `bytes`, and the broker's limit when it said
+        /// one. It fails the same way until the broker's operator raises the limit.
+        case tooLarge(bytes: Int, limit: Int?)
+    }
+
+    /// Publishes at QoS 1 as `what`, unless the packet is larger than the broker said it takes:
+    /// the broker would end the connection over it (and the host would send it again at every
+    /// reconnect).
+    func send(topic: String, payload: [UInt8], retain: Bool = false, as what: Publish) -> Sent {
+        guard case .online(let client, let online) = state else { return .notNow }
+        let bytes = publishPacketSize(topic: topic.utf8.count, payload: payload.count)
+        if let limit = online.packetLimit, bytes > limit { return .tooLarge(bytes: bytes, limit: limit) }
+        switch client.publish(topic: topic, payload: payload, retain: retain) {
+        case .success(let id):
+            publishing[id] = what
+            return .queued
+        case .failure(let failure):
+            return failure.tooLarge ? .tooLarge(bytes: bytes, limit: online.packetLimit ?? client.brokerMaximumPacket) : .notNow
         }
-        publishing[id] = what
-        return true
     }
 
     /// Connects (`online`) or, having said goodbye, disconnects (keeping the session on the broker).
@@ -239,7 +267,7 @@ final class BrokerConnection {
             return
         }
         var clientSettings = BrokerClientSettings(address: settings.address, user: user, password: password,
-                                                  maximumPacket: UInt32(max(BrokerFolder.maxPacketSize(payloadLimit: payloadLimit), FleetConfig.byteLimit + 1024)))
+                                                  maximumPacket: UInt32(Self.maximumPacket(payloadLimit: payloadLimit, photoLimit: photoLimit)))
         if let ca = settings.caFile { clientSettings.tls = .init(ca: ca, cert: settings.certFile, key: settings.keyFile) }
         // A host that goes without a goodbye is marked gone on its status topic.
         clientSettings.will = (FleetConfig.statusTopic(of: user), fleetReport.document(state: .gone, at: clock()))
@@ -250,6 +278,13 @@ final class BrokerConnection {
         } catch {
             attemptFailed(.clientNotMade(error.description), transient: false, now: now, delay: Self.reconnectCap)
         }
+    }
+
+    /// The largest packet this host takes, said to the broker at connect (MQTT 5 Maximum Packet
+    /// Size), so it never sends a larger one: this host's own largest envelope and a topic, or a
+    /// fleet configuration if that is larger.
+    static func maximumPacket(payloadLimit: Int, photoLimit: Int) -> Int {
+        max(BrokerFolder.maxPacketSize(payloadLimit: payloadLimit, photoLimit: photoLimit), FleetConfig.byteLimit + BrokerFolder.topicRoom)
     }
 
     /// An attempt to connect failed: kept for the caller, and an outage (said, and tried again
@@ -295,7 +330,7 @@ final class BrokerConnection {
             saidOutage = nil
             publishing = [:]
             onReset()
-            state = .online(client, Online())
+            state = .online(client, Online(packetLimit: client.brokerMaximumPacket))
             happenings.append(.connected)
             subscribe(client)
         case .subscribed(let id, let answer):

@@ -36,6 +36,8 @@ public enum ConnectionNotice: Sendable, Equatable {
     case overBudget(peer: String, budget: MessageStore.PeerBudget)
     /// A peer refused `count` of the user's messages: they failed.
     case peerRefused(PeerRefusal, count: Int)
+    /// One of the user's messages is larger than the broker takes: it failed here, never handed over.
+    case tooLargeForBroker(BrokerTooLarge)
     /// A receipt from `peer` could not be applied (it comes again).
     case receiptNotApplied(peer: String, StoreError)
     /// `count` of the user's messages were not delivered within `hours` (`transport.giveUpHours`):
@@ -115,6 +117,42 @@ public struct PeerRefusal: Sendable, Equatable {
         case nil:
             return "refused by \(peer)\(reason.map { ": \($0)" } ?? "")"
         }
+    }
+}
+
+/// One of the user's messages larger than the broker takes (its `max_packet_size`, which it says
+/// at connect): never handed over (the broker would drop it, and the connection with it), so it
+/// fails at the sender, and `/retry N` sends it again once the broker's operator has raised the
+/// limit (`imhost broker upgrade DIR`, and a restart of the broker).
+public struct BrokerTooLarge: Sendable, Equatable {
+    public var peer: String
+    /// The packet it takes, in bytes: the envelope and its topic.
+    public var bytes: Int
+    /// The largest packet the broker takes, when it said.
+    public var limit: Int?
+
+    public init(peer: String, bytes: Int, limit: Int?) {
+        self.peer = peer
+        self.bytes = bytes
+        self.limit = limit
+    }
+
+    /// What the failed message keeps as its reason. Made here because the store keeps it as
+    /// text, and the page shows it (as ``PeerRefusal/storedReason``).
+    public var storedReason: String {
+        var size = Self.size(bytes), most = limit.map(Self.size)
+        // Sizes that round alike say their bytes.
+        if size == most { size = "\(bytes) bytes"; most = limit.map { "\($0) bytes" } }
+        let takes = most.map { "the broker takes messages up to \($0)" } ?? "the broker does not take a message this large"
+        return "\(takes); this one is \(size): not sent. The broker's operator runs imhost broker upgrade DIR and restarts it; then /retry N sends it again"
+    }
+
+    /// A size for a person: "900 bytes", "70 KB", "1.2 MB" (1000s, as a file manager says them).
+    static func size(_ bytes: Int) -> String {
+        if bytes < 1000 { return "\(bytes) bytes" }
+        if bytes < 1_000_000 { return "\(bytes / 1000) KB" }
+        let tenths = (bytes + 50_000) / 100_000
+        return "\(tenths / 10).\(tenths % 10) MB"
     }
 }
 

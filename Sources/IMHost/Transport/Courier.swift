@@ -96,13 +96,13 @@ public final class Courier {
     private let wake: WakeSocket?
     private var lastGiveUp: Int64 = 0
 
-    package init(settings: HostConfig.Transport, user: String, store: MessageStore, payloadLimit: Int,
-                 photoLimit: Int = HostConfig.Limits().photoBytes, budget: MessageStore.PeerBudget = MessageStore.PeerBudget(HostConfig.Limits()), lock: ConnectionLock,
+    package init(settings: HostConfig.Transport, user: String, store: MessageStore, payloadLimit: Int, photoLimit: Int = HostConfig.Limits().photoBytes,
+                 budget: MessageStore.PeerBudget = MessageStore.PeerBudget(HostConfig.Limits()), lock: ConnectionLock,
                  clock: @escaping () -> Int64, makeClient: @escaping MakeBrokerClient = { settings throws(BrokerClientFailure) in try MQTTClient(settings) }) {
         self.store = store
         self.lock = lock
         self.clock = clock
-        connection = BrokerConnection(settings: settings, user: user, payloadLimit: payloadLimit, clock: clock, makeClient: makeClient, notices: ledger,
+        connection = BrokerConnection(settings: settings, user: user, payloadLimit: payloadLimit, photoLimit: photoLimit, clock: clock, makeClient: makeClient, notices: ledger,
                                       host: store.hostID)
         delivery = Delivery(store: store, connection: connection, ledger: ledger, giveUpHours: settings.giveUpHours)
         inbox = Inbox(store: store, connection: connection, ledger: ledger, payloadLimit: payloadLimit, photoLimit: photoLimit, budget: budget)

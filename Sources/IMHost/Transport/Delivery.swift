@@ -9,7 +9,9 @@
 /// - what is not delivered goes again, oldest first: after a reconnect, a restart, and on a
 ///   backoff doubling to at most five minutes while connected; after `giveUpHours` it fails;
 /// - an envelope the receiver will never take is answered `refused`, and fails here with the
-///   receiver's reason.
+///   receiver's reason;
+/// - an envelope larger than the broker takes (its Maximum Packet Size, said at connect) is never
+///   handed over: it fails here at once (``BrokerTooLarge``), and `/retry N` sends it again.
 final class Delivery {
     /// The longest wait between resends of an undelivered message.
     static let resendCap: Int64 = 5 * 60 * 1000
@@ -85,14 +87,27 @@ final class Delivery {
             for send in sends {
                 let envelope = Envelope.message(Envelope.Message(id: send.globalID, seq: send.seq ?? 0, key: send.key, payload: send.payload,
                                                                  sentAt: send.sentAt, jump: send.jump, photos: send.photos))
-                if connection.publish(topic: Courier.topic(to: send.peer, from: connection.user), payload: envelope.bytes, as: .message(send)) {
+                switch connection.send(topic: Courier.topic(to: send.peer, from: connection.user), payload: envelope.bytes, as: .message(send)) {
+                case .queued:
                     inFlight[send.peer, default: [:]][send.globalID] = send.row
-                } else {
+                case .notNow:
                     try? store.release([send], retryAt: now + 1000)
                     readAgain(at: now + 1000)
+                case .tooLarge(let bytes, let limit):
+                    tooLarge(send, BrokerTooLarge(peer: send.peer, bytes: bytes, limit: limit))
                 }
             }
         }
+    }
+
+    /// `send` is larger than the broker takes: it fails, with the sizes, and is not sent again
+    /// until `/retry N`.
+    private func tooLarge(_ send: QueuedSend, _ refusal: BrokerTooLarge) {
+        inFlight[send.peer]?[send.globalID] = nil
+        guard let changed = try? store.fail(to: send.peer, ids: [send.globalID], reason: refusal.storedReason), changed > 0 else { return }
+        ledger.counters.failed += changed
+        ledger.say(.tooLargeForBroker(refusal))
+        ledger.record(.changed(peers: [send.peer]))
     }
 
     /// The broker answered the publish of `send`.

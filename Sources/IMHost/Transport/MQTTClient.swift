@@ -33,6 +33,10 @@ package final class MQTTClient: BrokerClient {
     }
 
     private(set) var state = State.idle
+    /// The largest packet the broker takes, as its CONNACK said (MQTT 5 Maximum Packet Size;
+    /// mosquitto says it when `max_packet_size` is set). libmosquitto refuses a larger publish
+    /// itself (`MOSQ_ERR_OVERSIZE_PACKET`), never sending it.
+    package private(set) var brokerMaximumPacket: Int?
     private let settings: Settings
     /// The connection. Used by one thread at a time: the connecting thread between
     /// ``connect()`` and its wake-up, the owner's thread otherwise.
@@ -103,8 +107,10 @@ package final class MQTTClient: BrokerClient {
                 }
             }
         }
-        mosquitto_connect_v5_callback_set(made) { _, user, code, flags, _ in
-            MQTTClient.owner(user).connectAnswered(code: code, flags: flags)
+        mosquitto_connect_v5_callback_set(made) { _, user, code, flags, properties in
+            var maximum: UInt32 = 0
+            let said = mosquitto_property_read_int32(properties, Int32(MQTT_PROP_MAXIMUM_PACKET_SIZE.rawValue), &maximum, false) != nil
+            MQTTClient.owner(user).connectAnswered(code: code, flags: flags, maximumPacket: said ? Int(maximum) : nil)
         }
         mosquitto_disconnect_v5_callback_set(made) { _, user, code, _ in
             MQTTClient.owner(user).disconnected(code: code)
@@ -344,7 +350,9 @@ package final class MQTTClient: BrokerClient {
         let code = payload.withUnsafeBytes { bytes in
             mosquitto_publish_v5(handle.pointer, &id, topic, Int32(bytes.count), bytes.baseAddress, 1, retain, nil)
         }
-        guard code == MOSQ_ERR_SUCCESS.rawValue else { return .failure(Failure(description: Self.describe(code))) }
+        guard code == MOSQ_ERR_SUCCESS.rawValue else {
+            return .failure(Failure(description: Self.describe(code), tooLarge: code == MOSQ_ERR_OVERSIZE_PACKET.rawValue))
+        }
         _ = mosquitto_loop_write(handle.pointer, 1)
         return .success(id)
     }
@@ -374,9 +382,10 @@ package final class MQTTClient: BrokerClient {
 
     // MARK: Callbacks
 
-    private func connectAnswered(code: Int32, flags: Int32) {
+    private func connectAnswered(code: Int32, flags: Int32, maximumPacket: Int?) {
         if code == 0 {
             state = .connected
+            brokerMaximumPacket = maximumPacket
             events.append(.connected(sessionPresent: flags & 1 != 0))
         } else {
             state = .idle

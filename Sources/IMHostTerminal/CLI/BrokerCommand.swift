@@ -23,6 +23,11 @@ enum BrokerCommand {
                                         "bridge this broker to another (mqtt://HOST:PORT) for imhost/#: users of either chat with users of the other. Needs --bridge-user and --bridge-password-file: a user made on the other broker with add-user --bridge, and its password file. A bridge bypasses the receiving broker's ACL: bridge only brokers that trust each other.")
     static let payloadBytes = Option.option("--payload-bytes", .number(1024...(64 << 20), "a number of bytes", default: HostConfig.Limits().payloadBytes),
                                             "the largest payload the hosts allow: the broker's max_packet_size is sized from it")
+    static let photoBytes = Option.option("--photo-bytes", .number(0...(16 << 20), "a number of bytes", default: HostConfig.Limits().photoBytes),
+                                          "the most bytes of photos one message carries (the hosts' limits.photoBytes; 0: a broker for text only): they travel base64 in the envelope, so max_packet_size is sized from it too")
+    /// `upgrade`'s: no default of its own, the folder's.
+    static let upgradePayloadBytes = Option.option("--payload-bytes", .number(1024...(64 << 20), "a number of bytes"),
+                                                   "the largest payload the hosts allow (default: the one the folder was made for, as its mosquitto.conf says)")
     static let json = Option.json("the folder, the URL, and each user's password file and host.json members, as JSON")
 
     static let command = CommandLineTool.Command(
@@ -40,7 +45,7 @@ enum BrokerCommand {
                       bridgeTo,
                       .option("--bridge-user", .text("ID"), "the user the bridge logs in as on the other broker"),
                       .option("--bridge-password-file", .text("FILE"), "that user's password file"),
-                      payloadBytes,
+                      payloadBytes, photoBytes,
                       .flag("--force", "write over an existing folder's configuration (every password new); refused while its broker runs"),
                       .flag("--while-running", "with --force, write it while its broker runs: the running broker keeps the old passwords until it is restarted"),
                       json,
@@ -49,6 +54,10 @@ enum BrokerCommand {
                   summary: "add a user and print its host.json members (a running broker reloads)",
                   options: [.flag("--bridge", "a user another broker's bridge logs in as (it reads and writes all of imhost/), with no host.json"), json]),
             .init(name: "remove-user", arguments: "DIR ID", summary: "remove a user (a running broker reloads)"),
+            .init(name: "upgrade", arguments: "DIR",
+                  summary: "size a folder made before photos (or for other limits) as init would now: rewrites max_packet_size and max_queued_bytes, nothing else, and says whether the running broker must be restarted",
+                  options: [upgradePayloadBytes, photoBytes,
+                            .json("what changed: the sizes before and after, and whether the running broker must be restarted, as JSON")]),
             .init(name: "run", arguments: "DIR",
                   summary: "run the broker in the foreground (logging to DIR/mosquitto.log) and say its URL once it accepts connections"),
         ],
@@ -59,7 +68,15 @@ enum BrokerCommand {
             for operator: DIR/passwords/<user> (mode 0600), for host.json's
             "transport": { "url": ..., "passwordFile": ... }. It listens on a unix socket,
             DIR/mosquitto.sock, unless --socket PATH or --port N (loopback only) says otherwise.
-            An existing DIR is written again only with --force.
+            An existing DIR is written again only with --force. max_packet_size is sized from
+            --payload-bytes and --photo-bytes (the hosts' limits), and hosts refuse at the sender
+            a message larger than the broker takes.
+
+            imhost broker upgrade DIR sizes a folder made before photos (or for other limits) as
+            init would now, rewriting only its sizing paragraph (passwords, ACL, listeners, TLS and
+            bridge stay); run again, it says the folder is up to date. mosquitto reads the sizes at
+            start only (a reload keeps the old ones): a running broker must be restarted, and
+            upgrade says so.
 
             imhost broker run stops on Ctrl-C, SIGTERM or SIGHUP, and the broker never outlives
             it (not even kill -9).
@@ -92,6 +109,8 @@ enum BrokerCommand {
                     // A bridge user is another broker's, not a host's: it has no host.json.
                     if !bridge { text += "In \(user)'s host.json:\n" + hostMembers(user, url: try folder.url(), passwordFile: folder.passwordFile(of: user)) }
                     output.out(TerminalText.safe(text, newlines: true))
+                case "upgrade":
+                    return try upgrade(folder, arguments, output)
                 case "remove-user":
                     let told = try folder.removeUser(positionals[2])
                     output.out(TerminalText.safe("removed \(positionals[2])\(told ? "; the running broker reloaded (a connection open now stays until it ends)" : "")") + "\n")
@@ -137,7 +156,7 @@ enum BrokerCommand {
         }
         let running = folder.runningPID()
         let made = try BrokerFolder.initialize(at: folder.path, users: users, listener: listener, payloadLimit: arguments.number(Self.payloadBytes)!,
-                                               tls: tls, bridge: bridge, force: arguments.flags.contains("--force"),
+                                               photoLimit: arguments.number(Self.photoBytes)!, tls: tls, bridge: bridge, force: arguments.flags.contains("--force"),
                                                whileRunning: arguments.flags.contains("--while-running"))
         let url = try made.url()
         let remote = tls.map { "mqtts://\($0.host == "0.0.0.0" || $0.host == "::" ? "BROKER-NAME" : $0.host):\($0.port)" }
@@ -172,6 +191,47 @@ enum BrokerCommand {
         }
         output.out(TerminalText.safe(text, newlines: true))
         return CommandLineTool.ExitCode.ok
+    }
+
+    /// `upgrade`: rewrites the folder's sizing, and says in one line what changed and what the
+    /// running broker needs.
+    private static func upgrade(_ folder: BrokerFolder, _ arguments: Arguments, _ output: Output) throws(BrokerFolder.Failure) -> Int32 {
+        let done = try folder.upgrade(payloadLimit: arguments.number(Self.upgradePayloadBytes), photoLimit: arguments.number(Self.photoBytes)!)
+        if arguments.has(json) {
+            output.out(JSONOutput.encode(Upgraded(folder: folder.path, changed: done.changed, payloadBytes: done.payloadLimit, photoBytes: done.photoLimit,
+                                                  maxPacketSize: .init(before: done.packetBefore, after: done.packet),
+                                                  maxQueuedBytes: .init(before: done.queuedBefore, after: done.queued),
+                                                  restartNeeded: done.restartNeeded != nil, pid: done.restartNeeded)))
+            return CommandLineTool.ExitCode.ok
+        }
+        let limits = "payloads of \(done.payloadLimit) bytes, photos of \(done.photoLimit) bytes"
+        let changes = [("max_packet_size", done.packetBefore, done.packet), ("max_queued_bytes", done.queuedBefore, done.queued)]
+            .filter { $0.1 != $0.2 }.map { "\($0.0) \($0.1.map(String.init) ?? "unset") → \($0.2)" }
+        var text = !done.changed
+            ? "\(folder.configPath) is up to date: max_packet_size \(done.packet), max_queued_bytes \(done.queued) (\(limits))"
+            : changes.isEmpty ? "rewrote the sizing comments of \(folder.configPath); its sizes were right (\(limits))"
+            : "upgraded \(folder.configPath): \(changes.joined(separator: ", ")) (\(limits))"
+        if let pid = done.restartNeeded {
+            text += "; its broker (pid \(pid)) runs with the old sizes until it is restarted (mosquitto does not read them again on a reload): stop imhost broker run \(folder.path) and start it again"
+        } else if done.changed, folder.runningPID() == nil {
+            text += "; the broker takes them when it starts (imhost broker run \(folder.path))"
+        }
+        output.out(TerminalText.safe(text) + "\n")
+        return CommandLineTool.ExitCode.ok
+    }
+
+    /// What `upgrade --json` says.
+    struct Upgraded: Encodable {
+        var folder: String
+        var changed: Bool
+        var payloadBytes: Int
+        var photoBytes: Int
+        var maxPacketSize: Change
+        var maxQueuedBytes: Change
+        /// Whether the running broker must be restarted to take the sizes, and its pid.
+        var restartNeeded: Bool
+        var pid: Int32?
+        struct Change: Encodable { var before: Int?; var after: Int }
     }
 
     /// `--listen`'s host and port: `0.0.0.0:8883`, `[::1]:8883`.

@@ -50,6 +50,8 @@ enum ConnectionWords {
             "refusing \(peer)'s messages for the rest of the day (UTC): past the budget of \(budget.messages) messages or \(budget.bytes) bytes a day from one person (limits.peerMessagesPerDay, limits.peerBytesPerDay in host.json); \(peer) is told"
         case .peerRefused(let refusal, let count):
             "\(count) message\(plural(count)) to \(refusal.peer) failed: \(refusal.storedReason)"
+        case .tooLargeForBroker(let refusal):
+            "a message to \(refusal.peer) failed: \(refusal.storedReason)"
         case .receiptNotApplied(let peer, let error):
             "a receipt from \(peer) could not be applied (\(error)); it will come again"
         case .givenUp(let count, let hours):

@@ -13,8 +13,9 @@ final class TestBroker {
         var description: String
     }
 
-    /// `maxQueued` lowers how many messages the broker keeps for an absent client (1000 as made).
-    init(in root: String, users: [String], options: [String] = [], maxQueued: Int? = nil) throws {
+    /// `maxQueued` lowers how many messages the broker keeps for an absent client (1000 as made);
+    /// `configure` changes its mosquitto.conf before it runs (as an older imhost wrote it).
+    init(in root: String, users: [String], options: [String] = [], maxQueued: Int? = nil, configure: ((String) -> String)? = nil) throws {
         self.root = root
         self.users = users
         folder = root + "/broker"
@@ -25,6 +26,10 @@ final class TestBroker {
             let config = try String(contentsOfFile: path, encoding: .utf8)
             guard config.contains("\nmax_queued_messages 1000\n") else { throw Failure(description: "no max_queued_messages in \(path)") }
             try config.replacingOccurrences(of: "\nmax_queued_messages 1000\n", with: "\nmax_queued_messages \(maxQueued)\n").write(toFile: path, atomically: true, encoding: .utf8)
+        }
+        if let configure {
+            let path = folder + "/mosquitto.conf"
+            try configure(try String(contentsOfFile: path, encoding: .utf8)).write(toFile: path, atomically: true, encoding: .utf8)
         }
         process = try Self.run(folder, in: root)
     }
@@ -56,6 +61,13 @@ final class TestBroker {
 
     /// The running mosquitto's process id.
     var pid: Int32? { BrokerFolder(path: folder).runningPID() }
+
+    /// Stops the broker as its operator would (Ctrl-C to `imhost broker run`), then starts it again.
+    func restart() throws {
+        process.signal(SIGINT)
+        _ = process.finish()
+        process = try Self.run(folder, in: root)
+    }
 
     /// Kills mosquitto outright (as a crash would), then starts it again from its folder.
     func killAndRestart() throws {

@@ -21,6 +21,16 @@ final class FakeBroker {
     var loseNext = 0
     /// How many messages a session keeps queued while its user is away, or its client is slow.
     var queueLimit = 1000
+    /// The largest packet it takes (`max_packet_size`): a client refuses a larger publish, as
+    /// libmosquitto does (`MOSQ_ERR_OVERSIZE_PACKET`), and, when ``saysPacketLimit``, knows it
+    /// from the connect's answer as mosquitto says it in CONNACK.
+    var packetLimit: Int?
+    var saysPacketLimit = true
+
+    /// Every connection is lost, as when the broker restarts.
+    func dropConnections() {
+        for session in sessions.values { session.client?.lose("broker restarted") }
+    }
 
     private var sessions: [String: Session] = [:]
     private var retained: [String: [UInt8]] = [:]
@@ -129,8 +139,12 @@ final class FakeBrokerClient: BrokerClient {
         self.settings = settings
     }
 
+    /// What the broker said at connect: its packet limit, when it says it.
+    private(set) var brokerMaximumPacket: Int?
+
     func connect() {
         connected = true
+        brokerMaximumPacket = broker.saysPacketLimit ? broker.packetLimit : nil
         events.append(.connected(sessionPresent: broker.connect(self)))
     }
 
@@ -141,6 +155,9 @@ final class FakeBrokerClient: BrokerClient {
 
     func publish(topic: String, payload: [UInt8], retain: Bool) -> Result<Int32, BrokerClientFailure> {
         guard connected else { return .failure(BrokerClientFailure(description: "not connected")) }
+        if let limit = broker.packetLimit, publishPacketSize(topic: topic.utf8.count, payload: payload.count) > limit {
+            return .failure(BrokerClientFailure(description: "Packet larger than supported by the server", tooLarge: true))
+        }
         let id = takeID()
         let taken = broker.publish(from: settings.user, topic: topic, payload: payload, retain: retain)
         events.append(.published(id: id, taken ? .taken : .refused("Not authorized")))
