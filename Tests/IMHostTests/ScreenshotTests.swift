@@ -59,6 +59,8 @@ extension BrowserSuites {
                 try browser.navigate(try #require(address(person), "no address for \(person): \(demo.stdout)"))
                 try browser.click("#conversations li a")
                 #expect(try browser.waitFor(".message .card .card-title", containing: "阳光两居室"), "\(person)'s page shows no card")
+                #expect(try browser.waitUntil("(i => i !== null && i.complete && i.naturalWidth === 640)(document.querySelector('.card img.card-image'))"),
+                        "\(person)'s card shows no photo")
             }
             // Bob's open page reads what alice sent while he was away.
             #expect(try alice.waitUntil("Array.from(document.querySelectorAll('.message.sent .state')).every(state => state.textContent.startsWith('read'))"))
@@ -73,19 +75,27 @@ extension BrowserSuites {
             for person in ["alice", "bob"] { try FileManager.default.removeItem(atPath: folder + "/" + person + ".png") }
         }
 
-        @Test("cards.png: the house and jobs cards as the browser draws them, a button pressed and its answer")
+        @Test("cards.png: the house card with the photo sent with it and the jobs card with its line's picture, as the browser draws them, a button pressed and its answer")
         func cards() throws {
             let workspace = try Workspace.standard()
+            let scenario = workspace.root + "/listing.json"
+            try """
+                [ { "open": "\(houseChatURL)" },
+                  { "receive": "house.listing", "payload": {"id":"L1001","title":"阳光两居室 Sunny 2-room flat","price":4200,"area":56,"rooms":2,"status":"available"},
+                    "photos": ["\(PhotoFixtures.path("flat.jpg"))"] } ]
+                """.write(toFile: scenario, atomically: true, encoding: .utf8)
+            #expect(try imhost(["play", scenario, "--data", workspace.data], in: workspace).status == 0)
             let web = try WebServing(workspace)
             let browser = try Browser()
-            try browser.resize(width: 700, height: 1200)
+            try browser.resize(width: 700, height: 1500)
             try browser.open(chat: houseChatURL, on: web)
-            try browser.send(#"/recv house.listing {"id":"L1001","title":"阳光两居室 Sunny 2-room flat","price":4200,"area":56,"rooms":2,"status":"available"}"#)
             try browser.send(#"/recv jobs.interview {"company":"58 Tech","position":"iOS engineer","time":"2026-01-08 10:00","place":"Building A, 3F"}"#)
             #expect(try browser.waitFor(".message.received .card .badge", containing: "Invitation"))
             try browser.click(".card-buttons button[data-command='/tap 1 viewing']")
             #expect(try browser.waitFor("#said", containing: "tap #1 viewing: asked u42 for a viewing"))
             #expect(try browser.waitFor(".message.sent pre.bubble", containing: "Could I view listing L1001"))
+            #expect(try browser.waitUntil("Array.from(document.querySelectorAll('img.card-image')).every(i => i.complete && i.naturalWidth > 0) && document.querySelectorAll('img.card-image').length === 2"))
+            _ = try browser.execute("document.querySelector('.messages').scrollTop = 0")
             try take(browser, "cards.png", width: 700)
         }
 

@@ -62,8 +62,8 @@ enum PlayCommand {
     static let demo = CommandLineTool.Command(
         name: "demo",
         summary: "play a bundled demo: lines and the kill switch, or two people chatting through a broker",
-        arguments: "[lines | two-people [--web]]",
-        options: [.width, .flag("--web", "two-people: once it has played, serve alice's and bob's chats to a browser (as imhost web does, one URL each) until Ctrl-C")],
+        arguments: "[lines | two-people] [--web]",
+        options: [.width, .flag("--web", "once it has played, serve its chats to a browser (as imhost web does; two-people: alice's and bob's, one URL each) until Ctrl-C")],
         help: """
             imhost demo (or imhost demo lines) plays a bundled scenario against the plugins
             host.json names: a housing chat and a jobs chat opened from unchanged jump URLs,
@@ -203,10 +203,30 @@ enum PlayCommand {
             return CommandLineTool.ExitCode.failure
         }
         output.out("\n\(scenario.steps.count) steps passed.\n")
-        if code == 0, arguments.flags.contains("--web"), let broker {
-            return serveWeb(scenario.users, broker: broker, dataFolder: dataFolder, arguments: arguments, output: output)
+        if code == 0, arguments.flags.contains("--web") {
+            if let broker { return serveWeb(scenario.users, broker: broker, dataFolder: dataFolder, arguments: arguments, output: output) }
+            return serveWeb(config: config, dataFolder: dataFolder, arguments: arguments, output: output)
         }
         return code
+    }
+
+    /// After a scenario of one person: their chats served to a browser, as `imhost web` serves
+    /// them, on the scenario's data (its scratch folder lives until Ctrl-C), until Ctrl-C.
+    private static func serveWeb(config: HostConfig, dataFolder: String, arguments: Arguments, output: Output) -> Int32 {
+        var config = config
+        config.dataFolder = dataFolder
+        let user = arguments.options["--user"] ?? config.user
+        let host = CommandLineTool.makeHost(config, user: user, dataFolder: dataFolder, connection: "web")
+        do {
+            try host.signIn()
+            let server = try WebServer(host: host, config: config, configPath: CommandLineTool.configPath(arguments), user: user, port: 0,
+                                       verbose: false, workerOptions: ["--data", dataFolder], output: output)
+            output.out("\(user)'s chats: \(server.url)\nOpen it in a browser on this machine; Ctrl-C stops it.\n")
+            return WebServer.serve([server])
+        } catch {
+            output.diagnostic("imhost demo: cannot serve the chats to a browser: \(error)")
+            return CommandLineTool.ExitCode.failure
+        }
     }
 
     /// After a scenario of several people: each person's chats served to a browser, as

@@ -84,4 +84,47 @@ struct CardTests {
     func version() {
         #expect(IMKitVersion.current == "1.3.0")
     }
+
+    @Test("a line's pictures: registered by name as bytes or base64; a bad name, a name twice, no bytes, too many bytes, too many pictures and text that is not base64 are refused, saying why")
+    func pictures() throws {
+        let registrar = LineRegistrar(lineID: "demo", descriptor: nil) { _ in nil }
+        try registrar.registerPicture("logo", bytes: [0x89, 0x50, 0x4E, 0x47])
+        try registrar.registerPicture("badge.v2", base64: "iVBORw0K")
+        #expect(registrar.pictures.map(\.name) == ["logo", "badge.v2"])
+        #expect(registrar.pictures.last?.bytes == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A])
+        func refusal(_ registrar: LineRegistrar, _ name: String, bytes: [UInt8] = [1], base64: String? = nil) -> String? {
+            do throws(RegistrationError) {
+                if let base64 { try registrar.registerPicture(name, base64: base64) } else { try registrar.registerPicture(name, bytes: bytes) }
+                return nil
+            } catch {
+                return error.description
+            }
+        }
+        let fresh = { LineRegistrar(lineID: "demo", descriptor: nil) { _ in nil } }
+        #expect(refusal(fresh(), "-logo")?.contains("a picture's name is 1 to 32 ASCII letters") == true)
+        #expect(refusal(registrar, "logo")?.contains("registered picture 'logo' twice") == true)
+        #expect(refusal(fresh(), "empty", bytes: [])?.contains("of 0 bytes; a picture has 1 to 262144") == true)
+        #expect(refusal(fresh(), "huge", bytes: [UInt8](repeating: 0, count: 262_145))?.contains("of 262145 bytes") == true)
+        #expect(refusal(fresh(), "text", base64: "not base64!")?.contains("whose text is not base64") == true)
+        let many = fresh()
+        for index in 0..<LineRegistrar.pictureLimit { try many.registerPicture("p\(index)", bytes: [1]) }
+        #expect(refusal(many, "one-more")?.contains("more than 16 pictures") == true)
+        #expect(many.firstRefusal != nil, "a refusal fails the whole line's registration")
+    }
+
+    @Test("a card's photo is laid out as a box the host names; by itself IMKit says which photo")
+    func photoBox() {
+        let card = MessageCard(title: "Flat", image: .photo(0))
+        #expect(MessageLayout(width: 30).card(card) == ["Flat", "┌─────────┐", "│ photo 1 │", "└─────────┘"])
+        #expect(MessageLayout(width: 30).card(card) { _ in "Photo 640×400" } == ["Flat", "┌───────────────┐", "│ Photo 640×400 │", "└───────────────┘"])
+        #expect(CardButton.isValidID("a.b-c_9") && !CardButton.isValidID("") && !CardButton.isValidID("_x") && !CardButton.isValidID(String(repeating: "a", count: 33)))
+    }
+
+    @Test("a photo message's lines are its caption; its summary says it is a photo")
+    func photoMessage() throws {
+        let builder = BuiltinBuilders.Photo()
+        let captioned = try builder.model(for: try builder.content(from: MessagePayload(json: #"{"caption":"the balcony"}"#)), layout: MessageLayout(width: 30))
+        #expect(captioned.lines == ["the balcony"] && captioned.summary == "[Photo]")
+        #expect(try builder.model(for: try builder.content(from: MessagePayload(json: "{}")), layout: MessageLayout(width: 30)).lines.isEmpty)
+    }
 }
