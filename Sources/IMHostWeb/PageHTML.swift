@@ -152,7 +152,7 @@ public enum PageHTML {
         var html = "<section class=\"bubble card\" data-command=\"/tap \(number)\">"
         switch card.image {
         case .picture(let name, let line?, let version?, let photo?)?:
-            html += "<img class=\"card-image\" src=\"" + escape(pictureAddress(line: line, version: version, name: name)) + "\" width=\"\(photo.width)\" height=\"\(photo.height)\" alt=\""
+            html += "<img class=\"card-image picture\" src=\"" + escape(pictureAddress(line: line, version: version, name: name)) + "\" width=\"\(photo.width)\" height=\"\(photo.height)\" alt=\""
                 + escape("picture " + name) + "\">"
         case .picture(let name, _, _, _)?:
             html += "<div class=\"card-image not-shown\" role=\"img\">" + escape("No picture \"\(name)\": its line registered none by that name") + "</div>"

@@ -55,7 +55,7 @@ extension BrowserSuites {
                 </style></head><body><img src="alice.png"><img src="bob.png"></body></html>
                 """])
             for (browser, person) in [(alice, "alice"), (bob, "bob")] {
-                try browser.resize(width: 600, height: 900)
+                try browser.resize(width: 600, height: 1150)
                 try browser.navigate(try #require(address(person), "no address for \(person): \(demo.stdout)"))
                 try browser.click("#conversations li a")
                 #expect(try browser.waitFor(".message .card .card-title", containing: "阳光两居室"), "\(person)'s page shows no card")
@@ -68,7 +68,7 @@ extension BrowserSuites {
                 try take(browser, person + ".png", width: 600)
                 try FileManager.default.copyItem(atPath: folder + "/" + person + ".png", toPath: site.workspace.root + "/" + person + ".png")
             }
-            try alice.resize(width: 1200, height: 900)
+            try alice.resize(width: 1200, height: 1150)
             try alice.navigate(site.url + "side-by-side.html")
             #expect(try alice.waitUntil("Array.from(document.images).every(image => image.complete && image.naturalWidth === 600)"))
             try take(alice, "two-people.png", width: 1200)

@@ -87,7 +87,7 @@ struct StoreRecovery {
     /// The tables copied by rowid, in order, each with what a person calls it.
     private static let tables = [("conversations", "conversations"), ("messages", "messages"), ("outbox", "the outbox"),
                                  ("receipts_out", "read receipts to send"), ("blocked", "blocked peers"), ("store_facts", "the store's facts"),
-                                 ("drafts", "unsent drafts")]
+                                 ("drafts", "unsent drafts"), ("photos", "photos")]
 
     /// The tables also looked for page by page when they could not be read whole: what the
     /// user wrote or chose, which nothing else says again. (The outbox is made again from the
