@@ -86,15 +86,45 @@ public final class HTTPServer {
 
     // MARK: From libmicrohttpd
 
+    /// What the server does with a request whose headers are read and whose body is not yet.
+    public enum Admission {
+        /// Read its body, up to this many bytes (a larger one is answered 413).
+        case read(bodyLimit: Int)
+        /// Answer it now, before a byte of its body is taken.
+        case answer(HTTPReply)
+    }
+
+    /// Asked once a request's headers are in, before its body: who may send a body, and how
+    /// large, is decided before memory is spent on it. Without it, every body up to
+    /// ``bodyLimit`` is read.
+    public var admit: ((HTTPRequest) -> Admission)?
+
     /// A request being read: its body, as it comes.
     fileprivate final class Pending {
         var body: [UInt8] = []
         var tooLarge = false
+        var limit: Int
+        /// Answered already (refused before its body was read): what comes of the body is dropped.
+        var answered = false
+        init(limit: Int) { self.limit = limit }
+    }
+
+    /// A request begins: admitted (its body to be read, up to a limit), or answered at once.
+    fileprivate func begin(_ connection: OpaquePointer, method: String, path: String) -> (Pending, MHD_Result?) {
+        guard let admit else { return (Pending(limit: bodyLimit), nil) }
+        switch admit(HTTPRequest(method: method, path: path, connection: connection, body: [])) {
+        case .read(let limit):
+            return (Pending(limit: limit), nil)
+        case .answer(let reply):
+            let pending = Pending(limit: 0)
+            pending.answered = true
+            return (pending, queue(reply, on: connection))
+        }
     }
 
     fileprivate func handle(_ connection: OpaquePointer, method: String, path: String, pending: Pending) -> MHD_Result {
         let request = HTTPRequest(method: method, path: path, connection: connection, body: pending.body)
-        let reply = pending.tooLarge ? HTTPReply.text(413, "refused: the request is larger than \(bodyLimit) bytes (limits.photoBytes in host.json, for a photo)\n") : handler(request)
+        let reply = pending.tooLarge ? HTTPReply.text(413, "refused: the request is larger than \(pending.limit) bytes (limits.photoBytes in host.json, for a photo)\n") : handler(request)
         return queue(reply, on: connection)
     }
 
@@ -127,15 +157,21 @@ public final class HTTPServer {
 private let access: MHD_AccessHandlerCallback = { cls, connection, url, method, _, upload, uploadSize, context in
     guard let cls, let connection, let context, let uploadSize else { return .NO }
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
-    // The first call only says a request began: keep a place for its body.
+    // The first call only says a request began (its headers are in): admit it, or answer it
+    // before its body is read, and keep a place for its body.
     guard let kept = context.pointee else {
-        context.pointee = Unmanaged.passRetained(HTTPServer.Pending()).toOpaque()
-        return .YES
+        let (pending, answered) = server.begin(connection, method: method.map { String(cString: $0) } ?? "", path: url.map { String(cString: $0) } ?? "")
+        context.pointee = Unmanaged.passRetained(pending).toOpaque()
+        return answered ?? .YES
     }
     let pending = Unmanaged<HTTPServer.Pending>.fromOpaque(kept).takeUnretainedValue()
+    if pending.answered {
+        uploadSize.pointee = 0
+        return .YES
+    }
     if uploadSize.pointee > 0 {
         if let upload, !pending.tooLarge {
-            if pending.body.count + uploadSize.pointee > server.bodyLimit {
+            if pending.body.count + uploadSize.pointee > pending.limit {
                 pending.tooLarge = true
                 pending.body = []
             } else {

@@ -45,6 +45,14 @@ public struct WebGate: Sendable {
     }
 
     /// Judges a request: its Host, its Origin when it changes something, and its token or cookie.
+    /// Why `request` would be refused, judged on its headers alone (before its body is read);
+    /// `nil` when ``judge(_:)`` may let it in. Makes no session.
+    public func refusal(_ request: HTTPRequest) -> (status: Int, why: String)? {
+        var copy = self
+        if case .refused(let status, let why) = copy.judge(request) { return (status, why) }
+        return nil
+    }
+
     public mutating func judge(_ request: HTTPRequest) -> Verdict {
         guard request.header("Host") == "127.0.0.1:\(port)" else {
             return .refused(421, "refused: this server answers only http://127.0.0.1:\(port) (the Host header said otherwise); open the URL imhost web printed")

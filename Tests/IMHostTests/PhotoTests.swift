@@ -25,6 +25,12 @@ struct PhotoTests {
         }
         // The name plays no part: a PNG called .jpg is a PNG.
         #expect(try Photo.read(try PhotoFixtures.bytes("flat.png"), limit: 1 << 20).kind == .png)
+        // A phone's JPEG: a full EXIF block and an ICC profile before the header that says its size.
+        let jpeg = try PhotoFixtures.bytes("flat.jpg")
+        let exif: [UInt8] = [0xFF, 0xE1, 0xFF, 0xFF] + Array("Exif\0\0".utf8) + [UInt8](repeating: 0x20, count: 65_533 - 6)
+        let icc: [UInt8] = [0xFF, 0xE2, 0x03, 0xEA] + [UInt8](repeating: 0x11, count: 1_000)
+        let phone = Array(jpeg.prefix(2)) + exif + icc + Array(jpeg.dropFirst(2))
+        #expect(try Photo.read(phone, limit: 1 << 20) == Photo(kind: .jpeg, width: 640, height: 400, size: phone.count))
     }
 
     @Test("anything else is refused in one line that says what it is: another kind, text, nothing, a size no picture has, too many bytes")
@@ -32,8 +38,9 @@ struct PhotoTests {
         func refusal(_ bytes: [UInt8], limit: Int = 1 << 20) -> String? {
             do throws(Photo.Refusal) { _ = try Photo.read(bytes, limit: limit); return nil } catch { return error.description }
         }
-        #expect(refusal(Array("GIF89a\u{1}\u{0}\u{1}\u{0}".utf8)) == "it is not a PNG, JPEG or WebP picture (its first bytes say GIF)")
-        #expect(refusal(Array("hello, this is text\n".utf8)) == "it is not a PNG, JPEG or WebP picture (its first bytes say 68 65 6C 6C 6F 2C 20 74)")
+        #expect(refusal(Array("GIF89a\u{1}\u{0}\u{1}\u{0}".utf8)) == "it is not a PNG, JPEG or WebP picture (it is a GIF)")
+        // What a file that is none of them holds is not said: it may be any file the user can read.
+        #expect(refusal(Array("root:*:19000:0:99999:7:::\n".utf8)) == "it is not a PNG, JPEG or WebP picture")
         #expect(refusal([]) == "it is empty")
         let png = try PhotoFixtures.bytes("flat.png")
         #expect(refusal(png, limit: 1000) == "it is \(png.count) bytes; the limit is 1000 (limits.photoBytes in host.json)")
@@ -84,8 +91,8 @@ struct PhotoTests {
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("│ [Photo 640×400] │"), "\(result.stdout)")
         // What a command refuses is said where the chat's answers go, on one line each.
-        #expect(result.stdout.contains("\n/photo: not sent: \(notes) is not a photo this host sends: it is not a PNG, JPEG or WebP picture (its first bytes say 73 68 6F 70 70 69 6E 67)\n"), "\(result.stdout)")
-        #expect(result.stdout.contains("\n/photo: not sent: \(large) is not a photo this host sends: it is 1048577 bytes; the limit is 1048576 (limits.photoBytes in host.json)\n"), "\(result.stdout)")
+        #expect(result.stdout.contains("\n/photo: not sent: \(notes) is not a photo this host sends: it is not a PNG, JPEG or WebP picture\n"), "\(result.stdout)")
+        #expect(result.stdout.contains("\n/photo: not sent: \(large) is larger than a photo may be: 1048576 bytes (limits.photoBytes in host.json)\n"), "\(result.stdout)")
         let messages = try pageMessages(workspace, url: url)
         #expect(messages.count == 1)
         let photos = try #require(messages.first?["photos"] as? [[String: Any]])
@@ -143,17 +150,20 @@ struct PhotoTests {
         try broker.publish(as: "carol", topic: "imhost/u/bob/from/carol", [
             forged(1, caption: "kind", wrongKind), forged(2, caption: "size", wrongSize), forged(3, caption: "svg", noPicture),
             forged(4, caption: "base64", notBase64), forged(5, caption: "cut", truncated),
+            // A "type" of one letter and 100,000 combining accents: said back as a short word.
+            forged(6, caption: "accents", #"{"type":"a\#(String(repeating: "\u{301}", count: 100_000))","width":1,"height":1,"data":""}"#),
         ])
         let synced = try broker.sync(bob, timeout: 3)
-        #expect(synced.stdout.hasPrefix("received 5,"), "\(synced.stdout)\(synced.stderr)")
+        #expect(synced.stdout.hasPrefix("received 6,"), "\(synced.stdout)\(synced.stderr)")
         let shown = try pageMessages(bob, url: houseChat(with: "carol"))
         let refusals = shown.map { (($0["photos"] as? [[String: Any]])?.first?["refused"] as? String) ?? "(shown)" }
         #expect(refusals == [
             "it said it was a png 640×400 picture, but its bytes are a jpeg of 640×400",
             "it said it was a jpeg 800×600 picture, but its bytes are a jpeg of 640×400",
-            "it said it was a png 1×1 picture, but it is not a PNG, JPEG or WebP picture (its first bytes say XML or SVG)",
+            "it said it was a png 1×1 picture, but it is not a PNG, JPEG or WebP picture (it is XML or SVG)",
             "the photo's data is not base64",
             "it said it was a png 640×400 picture, but it starts as a PNG but has no IHDR header",
+            "it said it was a a 1×1 picture, but it is empty",
         ], "\(refusals)")
         let page = try transcript(bob, with: "carol")
         #expect(page.stdout.contains("│ kind "), "\(page.stdout)")

@@ -108,6 +108,11 @@ extension BrowserSuites {
             #expect(rebound.status == 421 && String(decoding: rebound.body, as: UTF8.self).contains("answers only http://127.0.0.1:\(web.port)"))
             let foreign = try web.request("POST", "/page/0", headers: session + [("Origin", "http://attacker.example")], body: "command=hello")
             #expect(foreign.status == 403 && String(decoding: foreign.body, as: UTF8.self).contains("must come from this server's own pages"))
+            // A body the gate would refuse is never read: the refusal comes on the headers alone,
+            // while the 16 MB the request announces are still to come.
+            let announced = try LoopbackHTTP.request(port: web.port, "POST", "/page/0/photo", headers: [("Origin", web.origin)],
+                                                     claimedLength: 16_000_000, timeout: 10)
+            #expect(announced.status == 403, "\(announced.status)")
             let page = try web.request("GET", "/", headers: session)
             let policy = try #require(page.header("Content-Security-Policy"))
             #expect(policy.contains("script-src 'self'") && policy.contains("default-src 'none'") && !policy.contains("unsafe-inline"))

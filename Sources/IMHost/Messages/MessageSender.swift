@@ -48,6 +48,10 @@ final class MessageSender {
         guard photos.count <= Envelope.photosPerMessage else {
             throw SendError(.tooLarge, "a message carries at most \(Envelope.photosPerMessage) photos; this one has \(photos.count)")
         }
+        let pixels = photos.reduce(0) { $0 + ($1.slot.photo.map { $0.width * $0.height } ?? 0) }
+        guard pixels <= Photo.messagePixelLimit else {
+            throw SendError(.tooLarge, "its photos together have \(pixels) pixels; a message's photos have at most \(Photo.messagePixelLimit / 1_000_000) million")
+        }
         guard photoBytes <= limits.photoBytes else {
             throw SendError(.tooLarge, "its photos are \(photoBytes) bytes together; the limit is \(limits.photoBytes) (limits.photoBytes in host.json)")
         }

@@ -41,6 +41,9 @@ public struct Photo: Sendable, Equatable, Codable {
         self.size = size
     }
 
+    /// The most pixels a message's photos may have together: a page shows several messages, and
+    /// each photo costs a browser its pixels' memory to decode.
+    public static let messagePixelLimit = pixelLimit
     /// The widest and tallest picture taken, in pixels.
     public static let sideLimit = 16_384
     /// The most pixels a picture may have (a small file can say it is huge, and a browser would
@@ -60,7 +63,9 @@ public struct Photo: Sendable, Equatable, Codable {
         guard bytes.count <= limit else {
             throw Refusal("it is \(bytes.count) bytes; the limit is \(limit) (limits.photoBytes in host.json)")
         }
-        let header = Array(bytes.prefix(64 * 1024))
+        // All of it, not a prefix: a phone's JPEG may carry more than 64 KiB of metadata before
+        // the header that says its size. It is at most `limit` bytes, read in one pass.
+        let header = Array(bytes)
         let photo: Photo
         if header.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) {
             photo = try png(header, size: bytes.count)
@@ -69,7 +74,7 @@ public struct Photo: Sendable, Equatable, Codable {
         } else if header.count >= 12, header.starts(with: Array("RIFF".utf8)), Array(header[8..<12]) == Array("WEBP".utf8) {
             photo = try webp(header, size: bytes.count)
         } else {
-            throw Refusal("it is not a PNG, JPEG or WebP picture (its first bytes say \(describe(header)))")
+            throw Refusal("it is not a PNG, JPEG or WebP picture\(describe(header).map { " (it is \($0))" } ?? "")")
         }
         guard photo.width >= 1, photo.height >= 1 else { throw Refusal("its \(photo.kind.name) header says it is \(photo.width)×\(photo.height) pixels") }
         guard photo.width <= sideLimit, photo.height <= sideLimit, photo.width * photo.height <= pixelLimit else {
@@ -78,16 +83,17 @@ public struct Photo: Sendable, Equatable, Codable {
         return photo
     }
 
-    /// What a file's first bytes look like, for a refusal: a known kind's name, or hex.
-    private static func describe(_ header: [UInt8]) -> String {
-        if header.starts(with: Array("GIF8".utf8)) { return "GIF" }
-        if header.starts(with: Array("%PDF".utf8)) { return "PDF" }
-        if header.starts(with: [0x42, 0x4D]) { return "BMP" }
+    /// What a file's first bytes say it is, for a refusal, when they say a kind people know (the
+    /// bytes themselves are not shown: the file may be anything the user can read).
+    private static func describe(_ header: [UInt8]) -> String? {
+        if header.starts(with: Array("GIF8".utf8)) { return "a GIF" }
+        if header.starts(with: Array("%PDF".utf8)) { return "a PDF" }
+        if header.starts(with: [0x42, 0x4D]) { return "a BMP" }
         if header.starts(with: Array("<svg".utf8)) || header.starts(with: Array("<?xml".utf8)) { return "XML or SVG" }
-        return header.prefix(8).map { byte in
-            let hex = String(byte, radix: 16, uppercase: true)
-            return byte < 16 ? "0" + hex : hex
-        }.joined(separator: " ")
+        if header.starts(with: [0x50, 0x4B, 0x03, 0x04]) { return "a ZIP archive" }
+        if header.count >= 12, header.starts(with: Array("RIFF".utf8)) { return "a RIFF file, not WebP" }
+        if header.count >= 12, Array(header[4..<8]) == Array("ftyp".utf8) { return "an ISO media file (HEIC, AVIF or a video)" }
+        return nil
     }
 
     private static func bigEndian(_ bytes: [UInt8], _ at: Int, _ count: Int) -> Int {

@@ -30,7 +30,10 @@ extension MessageStore {
         let row = message.payload.json.utf8.count + summary + message.globalID.utf8.count + message.key.utf8.count
             + message.from.utf8.count + recipient.utf8.count + (message.jump.map { encode($0).utf8.count } ?? 0)
         // A photo's bytes are stored as they came, in a row of their own.
-        let photos = message.photos.reduce(0) { $0 + $1.bytes.count + rowOverheadBytes }
+        let photos = message.photos.reduce(0) { total, photo in
+            let problem = if case .refused(let why) = photo { why.utf8.count } else { 0 }
+            return total + photo.bytes.count + problem + rowOverheadBytes
+        }
         return row + summary * searchIndexBytesPerByte + rowOverheadBytes + photos
     }
 }

@@ -407,9 +407,16 @@ public enum Envelope: Sendable, Equatable {
             guard case .array(let items) = node.value, items.count <= photosPerMessage else {
                 throw refuse(.payload, "message \(id) has a photos member that is not a list of at most \(photosPerMessage)")
             }
-            var room = photoLimit
+            var room = photoLimit, pixels = 0
             photos = items.map { item in
-                let photo = Self.photo(item, room: room)
+                var photo = Self.photo(item, room: room)
+                if case .photo(let read, _) = photo {
+                    if pixels + read.width * read.height > Photo.messagePixelLimit {
+                        photo = .refused(why: "the message's photos together have more than \(Photo.messagePixelLimit / 1_000_000) million pixels")
+                    } else {
+                        pixels += read.width * read.height
+                    }
+                }
                 room -= photo.bytes.count
                 return photo
             }
@@ -426,7 +433,10 @@ public enum Envelope: Sendable, Equatable {
               case .number(let height, _)? = fields.member("height")?.value, case .string(let data)? = fields.member("data")?.value else {
             return .refused(why: "the photo does not say its type, width, height and data")
         }
-        let said = "\(TerminalText.safe(String(type.prefix(16)), newlines: false)) \(Int(exactly: width).map(String.init) ?? "?")×\(Int(exactly: height).map(String.init) ?? "?")"
+        // Said back as a short word: a peer's "type" could be one letter and a million accents.
+        let word = String(String.UnicodeScalarView(type.unicodeScalars.prefix(8).filter { $0.isASCII && $0.properties.isAlphabetic }))
+        let side = { (value: Double) in Int(exactly: value).flatMap { $0 >= 0 && $0 < 1_000_000 ? String($0) : nil } ?? "?" }
+        let said = "\(word.isEmpty ? "?" : word.lowercased()) \(side(width))×\(side(height))"
         guard data.utf8.count <= (room + 2) / 3 * 4 + 4 else {
             return .refused(why: "the photo is larger than the \(max(0, room)) bytes left of this host's limit (limits.photoBytes)")
         }

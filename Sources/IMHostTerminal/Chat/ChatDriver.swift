@@ -104,13 +104,18 @@ final class ChatDriver {
             var photos: [AttachedPhoto] = []
             let limit = host.config.limits.photoBytes
             for file in files {
-                let path = file.hasPrefix("~/") ? (Environment.value("HOME") ?? "") + file.dropFirst() : file
+                let home = Environment.value("HOME").flatMap { $0.isEmpty ? nil : $0 }
+                let path = file.hasPrefix("~/") && home != nil ? home! + file.dropFirst() : file
                 let bytes: [UInt8]
                 do throws(FileSystem.Failure) {
                     // A byte more than the limit says "too large" without reading a huge file.
                     bytes = try FileSystem.readBytes(path, limit: limit + 1)
                 } catch {
                     return .failed("\(action.verb): not sent: cannot read \(TerminalText.safe(file)): \(error)")
+                }
+                // Read to one byte past the limit: its size is not known past that.
+                guard bytes.count <= limit else {
+                    return .failed("\(action.verb): not sent: \(TerminalText.safe(file)) is larger than a photo may be: \(limit) bytes (limits.photoBytes in host.json)")
                 }
                 do throws(Photo.Refusal) {
                     photos.append(try AttachedPhoto.reading(bytes, limit: limit))

@@ -76,11 +76,22 @@ final class WebServer {
         hostJSON = ConfigWatcher(paths: [configPath])
         quarantine = ConfigWatcher(paths: [config.dataFolder + "/quarantine.json"])
         gate = WebGate(port: 0)
+        // Photos picked in pages of a server that was killed, never sent: nothing else is there.
+        if let left = try? FileSystem.entries(of: config.dataFolder + "/uploads/" + user) {
+            for file in left { unlink(config.dataFolder + "/uploads/" + user + "/" + file) }
+        }
         // The handler is set once the server exists: it needs the port for the gate.
         var handler: ((HTTPRequest) -> HTTPReply)?
-        http = try HTTPServer(port: port, bodyLimit: max(HTTPServer.bodyLimit, config.limits.photoBytes + 1)) { request in handler?(request) ?? .text(503, "starting\n") }
+        http = try HTTPServer(port: port) { request in handler?(request) ?? .text(503, "starting\n") }
         gate = WebGate(port: http.port)
         handler = { [unowned self] request in handle(request) }
+        // No body is read from a request the gate refuses; a photo's may be as large as a photo.
+        let photoLimit = max(HTTPServer.bodyLimit, config.limits.photoBytes + 1)
+        http.admit = { [unowned self] request in
+            if let (status, why) = gate.refusal(request) { return .answer(.text(status, why + "\n")) }
+            let photo = request.method == "POST" && request.path.hasPrefix("/page/") && request.path.hasSuffix("/photo")
+            return .read(bodyLimit: photo ? photoLimit : HTTPServer.bodyLimit)
+        }
     }
 
     /// The URL to open: the start page, with the token.
@@ -166,7 +177,8 @@ final class WebServer {
                 for stream in page.streams { stream.send("page", data: html) }
             case .pictures(let shipped):
                 for picture in shipped {
-                    pictures[PageHTML.pictureAddress(line: picture.line, version: picture.version, name: picture.name)] = picture
+                    // By the path as the server reads it (percent-decoded), not as the page writes it.
+                    pictures["/picture/" + picture.line + "/" + picture.version + "/" + picture.name] = picture
                 }
             case .text(let text):
                 let lines = text.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
@@ -330,7 +342,7 @@ final class WebServer {
     /// A picture's bytes, as the type its bytes say (never guessed again by the browser).
     private func image(_ photo: Photo, _ bytes: [UInt8]) -> HTTPReply {
         HTTPReply(status: 200, headers: [("Content-Type", photo.kind.mediaType), ("X-Content-Type-Options", "nosniff"),
-                                         ("Cache-Control", "private, max-age=3600"), ("Content-Security-Policy", "default-src 'none'")],
+                                         ("Cache-Control", "private, no-cache"), ("Content-Security-Policy", "default-src 'none'")],
                   body: .bytes(bytes))
     }
 
@@ -343,7 +355,7 @@ final class WebServer {
         } catch {
             return .text(415, "refused: not sent: the file is not a photo this host sends: \(error)\n")
         }
-        let folder = config.dataFolder + "/uploads"
+        let folder = config.dataFolder + "/uploads/" + user
         let file = folder + "/" + String(WebGate.randomSecret().prefix(16))
         do throws(FileSystem.Failure) {
             try FileSystem.makeFolders(folder)

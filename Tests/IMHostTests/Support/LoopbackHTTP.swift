@@ -25,15 +25,16 @@ enum LoopbackHTTP {
 
     /// Sends `method` `path` to 127.0.0.1:`port` and reads the response: to its Content-Length,
     /// or to the end of the connection. `timeout` seconds bound the whole exchange.
+    /// `claimedLength` says a Content-Length other than the body's (a body announced, not sent).
     static func request(port: Int, _ method: String, _ path: String, headers: [(String, String)] = [], body: Data? = nil,
-                        timeout: Double = 120) throws -> Response {
+                        claimedLength: Int? = nil, timeout: Double = 120) throws -> Response {
         let deadline = Date().addingTimeInterval(timeout)
         let fd = try connect(port: port)
         defer { close(fd) }
         var head = "\(method) \(path) HTTP/1.1\r\n"
         if !headers.contains(where: { $0.0.lowercased() == "host" }) { head += "Host: 127.0.0.1:\(port)\r\n" }
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
-        head += "Connection: close\r\nContent-Length: \(body?.count ?? 0)\r\n\r\n"
+        head += "Connection: close\r\nContent-Length: \(claimedLength ?? body?.count ?? 0)\r\n\r\n"
         try send(Data(head.utf8) + (body ?? Data()), to: fd)
 
         var received = Data()
