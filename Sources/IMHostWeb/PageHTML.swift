@@ -97,6 +97,9 @@ public enum PageHTML {
         if let before = message.sentBefore { html += " · sent before <a href=\"#m\(before)\">#\(before)</a>" }
         html += "</p>"
         switch message.body {
+        case .lines(let lines) where lines.isEmpty && !message.photos.isEmpty:
+            // A photo without a caption: the photo is the message.
+            break
         case .lines(let lines):
             html += "<pre class=\"bubble\" data-command=\"/tap \(message.number)\">" + escape(lines.joined(separator: "\n"))
             if let folded = message.folded { html += "\n<span class=\"folded\">" + escape(PageView.foldMarker(folded)) + "</span>" }

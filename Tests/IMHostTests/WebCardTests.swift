@@ -71,6 +71,8 @@ extension BrowserSuites {
             #expect(try bob.waitFor(".message.received figure.photo img.photo-image") != nil, "bob's page did not show the photo")
             #expect(try bob.waitUntil("(i => i !== null && i.complete && i.naturalWidth > 0)(document.querySelector('figure.photo img'))"))
             #expect(try bob.execute("const i = document.querySelector('figure.photo img'); return [i.naturalWidth, i.naturalHeight]") as? [Int] == [640, 400])
+            #expect(try bob.execute("return document.querySelectorAll('.message.received pre.bubble').length") as? Int == 0,
+                    "a photo without a caption is the photo alone, with no empty bubble above it")
             #expect(try alice.waitUntil("(i => i !== null && i.complete && i.naturalWidth == 640)(document.querySelector('.message.sent figure.photo img'))"))
             #expect(try alice.waitFor(".message.sent .state", containing: "read ✓✓"), "alice's page did not show it read")
 
