@@ -104,7 +104,7 @@ struct CommandDeclarationTests {
         (["ch"], "imhost: unknown command 'ch'; see imhost --help"),
         (["broker", "iint"], "imhost broker: unknown subcommand 'iint'; did you mean 'init'?; see imhost broker --help"),
         (["fleet", "stauts"], "imhost fleet: unknown subcommand 'stauts'; did you mean 'status'?; see imhost fleet --help"),
-        (["broker"], "imhost broker: expected a subcommand: init, add-user, remove-user, upgrade or run; see imhost broker --help"),
+        (["broker"], "imhost broker: expected a subcommand: init, add-user, remove-user, add-device, remove-device, devices, upgrade or run; see imhost broker --help"),
         (["broker", "run", "b", "--force"], "imhost broker: --force is not an option of 'broker run' (it goes with broker init); see imhost broker --help"),
         (["quarantine", "--all"], "imhost quarantine: --all is not an option of 'quarantine' (it goes with quarantine lift); see imhost quarantine --help"),
     ])

@@ -187,11 +187,9 @@ struct FleetTests {
         let alice = try broker.workspace(for: "alice")
         let refused = try imhost(["fleet", "kill", "house", "--init"], in: alice)
         #expect(refused.status == 2 && refused.stderr.contains(#"user is "alice"; fleet commands run as operator"#), "\(refused.stderr)")
-        // A broker whose ACL does not let operator write the configuration.
-        let acl = broker.folder + "/acl"
-        let text = try String(contentsOfFile: acl, encoding: .utf8)
-        try text.replacingOccurrences(of: "topic readwrite imhost/fleet/#", with: "topic read imhost/fleet/#").write(toFile: acl, atomically: true, encoding: .utf8)
-        if let pid = broker.pid { kill(pid, SIGHUP) }
+        // A broker whose roles do not let operator write the configuration.
+        try broker.removeACL("publishClientSend", "imhost/fleet/#", from: "operator")
+        try broker.killAndRestart()
         let op = try operatorWorkspace(broker)
         var result = try fleet(["kill-component", "quickReplies", "--init"], op)
         // The reload is the broker's own time: go again until it took it (a line of the log).

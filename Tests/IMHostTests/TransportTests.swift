@@ -338,8 +338,7 @@ struct TransportTests {
         #expect(unreachable.stdout.isEmpty, "no counts of a sync that did not happen: \(unreachable.stdout)")
 
         // An ACL without the inbox rule: the host notices its own probe never comes back.
-        let acl = try String(contentsOfFile: broker.folder + "/acl", encoding: .utf8)
-        try acl.replacingOccurrences(of: "pattern read imhost/u/%u/#", with: "").write(toFile: broker.folder + "/acl", atomically: false, encoding: .utf8)
+        try broker.removeACL("publishClientReceive", "imhost/u/alice/#", from: "user:alice")
         try broker.killAndRestart()
         let hidden = try broker.sync(try broker.workspace(for: "alice"), timeout: 4)
         #expect(hidden.stderr.contains("check the broker's ACL"), "\(hidden.stderr)")

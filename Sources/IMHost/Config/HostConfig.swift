@@ -315,6 +315,10 @@ extension DocumentReader {
                 throw fail(member("user") ?? node, member("user") == nil ? "transport" : "user",
                            "the user id \"\(user)\" \(problem)\(member("user") == nil ? "; set \"user\"" : "")")
             }
+            // A device's login is its user's: the broker grants it the user's topics only.
+            if let login = transport?.login, let node = member("transport"), DynamicSecurity.parse(login: login)?.user != user {
+                throw fail(node, "transport.login", "the login \"\(login)\" is not one of \(user)'s devices: a device of \(user) logs in as \(user) or \(user)\(DynamicSecurity.separator)DEVICE (imhost broker add-device DIR \(user) DEVICE prints its members)")
+            }
         }
 
         return HostConfig(file: file, pluginsFolder: FileSystem.resolve(pluginsFolder, against: folder),

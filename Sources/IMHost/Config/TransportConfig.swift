@@ -26,7 +26,10 @@ extension HostConfig {
         }
 
         public var address: Address
-        /// The file whose first line is the user's password at the broker, absolute.
+        /// This device's login at the broker, when it is not the user (its first device):
+        /// `alice~phone`, made by `imhost broker add-device`. Its own session; the user's topics.
+        public var login: String?
+        /// The file whose first line is the login's password at the broker, absolute.
         public var passwordFile: String
         /// Hours after which a message nobody confirmed is marked failed (default 72).
         public var giveUpHours: Double = 72
@@ -48,7 +51,7 @@ extension HostConfig {
         }
 
         /// The keys `transport` may have.
-        static let keys = ["url", "passwordFile", "giveUpHours", "readReceipts", "caFile", "certFile", "keyFile"]
+        static let keys = ["url", "login", "passwordFile", "giveUpHours", "readReceipts", "caFile", "certFile", "keyFile"]
 
         /// Reads a broker URL: `mqtt://host[:port]` (1883 by default), `mqtts://host[:port]`
         /// (TLS, 8883 by default) or `unix:PATH` (relative to `folder`). Returns why not, for a
@@ -196,6 +199,13 @@ extension DocumentReader {
             throw fail(passwordNode, "transport.passwordFile", problem)
         }
         var transport = HostConfig.Transport(address: address, passwordFile: passwordFile)
+        if let loginNode = field("login") {
+            let login = try string(loginNode, "transport.login")
+            guard DynamicSecurity.parse(login: login) != nil else {
+                throw fail(loginNode, "transport.login", "expected a device's login, USER\(DynamicSecurity.separator)DEVICE (each 1 to 64 of A-Z a-z 0-9 . _ -), found \"\(login)\"")
+            }
+            transport.login = login
+        }
         if let hours = field("giveUpHours") {
             guard case .number(let value, let text) = hours.value else {
                 throw fail(hours, "transport.giveUpHours", "expected a number of hours, found \(hours.kindName)")

@@ -74,6 +74,17 @@ final class BrokerConnection {
 
     let settings: HostConfig.Transport
     let user: String
+    /// This device's login at the broker (its client id too): the user for its first device.
+    var login: String { settings.login ?? user }
+    /// Where this device's presence record is retained: the user's own inbox topic for its first
+    /// device (as before devices), below it for another (`imhost/u/alice/from/alice/phone`), so a
+    /// device's record speaks for its own session only and another device of the user never
+    /// takes it for a host that took its session.
+    var presenceTopic: String {
+        let own = Courier.topic(to: user, from: user)
+        guard let device = DynamicSecurity.parse(login: login)?.device else { return own }
+        return own + "/" + device
+    }
     private let payloadLimit: Int
     private let photoLimit: Int
     private let clock: () -> Int64
@@ -266,7 +277,7 @@ final class BrokerConnection {
             attemptFailed(.passwordUnreadable(file: settings.passwordFile, error: "\(error)"), transient: false, now: now, delay: Self.reconnectCap)
             return
         }
-        var clientSettings = BrokerClientSettings(address: settings.address, user: user, password: password,
+        var clientSettings = BrokerClientSettings(address: settings.address, user: login, password: password,
                                                   maximumPacket: UInt32(Self.maximumPacket(payloadLimit: payloadLimit, photoLimit: photoLimit)))
         if let ca = settings.caFile { clientSettings.tls = .init(ca: ca, cert: settings.certFile, key: settings.keyFile) }
         // A host that goes without a goodbye is marked gone on its status topic.
@@ -381,7 +392,7 @@ final class BrokerConnection {
         }
         // The presence record the broker retains there (the inbox's subscription takes no
         // retained message): before the probe, whose SUBACK comes later.
-        if case .success(let id) = client.subscribe(Courier.topic(to: user, from: user), retained: true) { update { $0.presence = id } }
+        if case .success(let id) = client.subscribe(presenceTopic, retained: true) { update { $0.presence = id } }
         // The fleet configuration, with what the broker retains of it. Subscribed after the
         // inbox, so the probe (sent when the inbox is subscribed) comes back after it.
         if case .success(let id) = client.subscribe(FleetConfig.topic, retained: true) {
@@ -414,7 +425,7 @@ final class BrokerConnection {
 
     /// Says, retained on the user's own inbox, that this connection holds the user's session.
     private func publishPresence() {
-        publish(topic: Courier.topic(to: user, from: user), payload: Envelope.presence(id: claim.connectionID, at: clock()).bytes, retain: true, as: .answer)
+        publish(topic: presenceTopic, payload: Envelope.presence(id: claim.connectionID, at: clock()).bytes, retain: true, as: .answer)
     }
 
     /// A presence record came through the inbox: this host holds the session, or another host of
@@ -483,7 +494,7 @@ final class BrokerConnection {
         // Its presence record goes with the host that holds the session (before the status,
         // whose answer is waited for): a host of the user that comes later does not take it
         // for one still here.
-        if claim.settled, !keepsPresence { _ = client.publish(topic: Courier.topic(to: user, from: user), payload: [], retain: true) }
+        if claim.settled, !keepsPresence { _ = client.publish(topic: presenceTopic, payload: [], retain: true) }
         guard let report = reportFleetStatus(state: .gone) else { return }
         let deadline = Clock.monotonic() + 500_000_000
         var taken = false

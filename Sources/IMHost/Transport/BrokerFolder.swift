@@ -4,15 +4,16 @@ import Glibc
 #endif
 
 /// A folder holding a private Mosquitto broker set up for imhost: its configuration, the
-/// password file, one password file per user for host.json's `passwordFile`, and the ACL. Made by
+/// dynamic-security plugin's file (logins, their password hashes, and what each may do), and one
+/// password file per login for host.json's `passwordFile`. Made by
 /// `imhost broker init`, run by `imhost broker run`; the tests, `imhost play` and the benchmarks
 /// make theirs the same way.
 ///
 /// ```
 /// DIR/mosquitto.conf      the broker's configuration, each line saying why
-/// DIR/acl                 who may publish and read what
-/// DIR/passwd              the users' password hashes (mosquitto_passwd)
-/// DIR/passwords/<user>    each user's password, mode 0600, for host.json's passwordFile
+/// DIR/dynamic-security.json  the plugin's logins (a device each), roles (a user each), hashes
+/// DIR/passwords/<login>   each login's password, mode 0600, for host.json's passwordFile
+///                         (alice, alice~phone; ~admin: imhost broker's own)
 /// DIR/data/               the broker's persistence (sessions and queued messages)
 /// DIR/mosquitto.sock      the default listener: a unix socket
 /// DIR/mosquitto.log       the broker's log
@@ -67,46 +68,59 @@ public struct BrokerFolder: Sendable {
     /// Why the folder could not be set up or changed: one line for a person.
     public struct Failure: Error, CustomStringConvertible, Sendable {
         public var description: String
-        init(_ description: String) { self.description = description }
+        package init(_ description: String) { self.description = description }
     }
 
     public init(path: String) { self.path = path }
 
     public var configPath: String { path + "/mosquitto.conf" }
-    public var aclPath: String { path + "/acl" }
-    public var passwordHashes: String { path + "/passwd" }
+    /// The dynamic-security plugin's file: its clients (a login each, with its password's hash),
+    /// roles and default access. The plugin writes it at each change of a running broker.
+    public var securityPath: String { path + "/dynamic-security.json" }
+    /// As an imhost before devices made the folder: the password hashes and the ACL, which
+    /// ``upgradeAuthentication()`` turns into ``securityPath``.
+    var legacyACLPath: String { path + "/acl" }
+    var legacyPasswordHashes: String { path + "/passwd" }
     public var logPath: String { path + "/mosquitto.log" }
     public var pidPath: String { path + "/mosquitto.pid" }
     public func passwordFile(of user: String) -> String { path + "/passwords/" + user }
 
-    /// The ACL: a user publishes only under its own name and reads only its own inbox; only
-    /// `operator` writes the fleet configuration, which every user reads; each user writes only
-    /// its own fleet status.
-    public static let acl = """
-        # Written by imhost broker init. The broker checks every publish and every delivery
-        # against these rules (mosquitto 2.0 does not refuse subscriptions: a subscription to
-        # another's inbox is granted, and nothing is delivered through it).
-
-        # A message or receipt from a to b is published to imhost/u/b/from/a: a user may publish
-        # only under its own name, so the topic says who sent it, and nobody can forge it.
-        pattern write imhost/u/+/from/%u
-        # A user reads only its own inbox.
-        pattern read imhost/u/%u/#
-        # Each host reports what it applied of the fleet configuration under its own name.
-        pattern write imhost/fleet/status/%u
-        # Everyone reads the fleet configuration ... (a pattern, because mosquitto applies
-        # topic lines above the first user line to anonymous clients only).
-        pattern read imhost/fleet/config
-
-        # ... and only the operator writes it, and reads the hosts' reports.
-        user operator
-        topic readwrite imhost/fleet/#
-
+    /// Said under each listener (mosquitto keeps it a listener's).
+    static let clientIDParagraph = """
+        # The client id is the login: one session a device, so nobody takes over another
+        # device's session (and its queued messages) by connecting with its client id.
+        use_username_as_clientid true
         """
+
+    /// The first words of the authentication paragraph, by which ``upgrade(payloadLimit:photoLimit:)``
+    /// knows a folder has it.
+    static let authenticationStart = "# Every listener shares one authentication"
+
+    /// How every listener authenticates and authorises: mosquitto's dynamic-security plugin,
+    /// one for the whole broker, reading and writing ``securityPath``.
+    func authentication(plugin: String) -> String {
+        """
+        \(Self.authenticationStart): mosquitto's dynamic-security plugin, one for
+        # the whole broker (with per_listener_settings true each listener had a plugin of its own:
+        # every client was listed twice, and a client made through one listener connected on another).
+        per_listener_settings false
+        # Nobody connects without a login and password, on any listener (listeners share one topic
+        # tree: one anonymous listener would let anyone write into anyone's inbox) ...
+        allow_anonymous false
+        # ... checked by the plugin against \(securityPath): a client a device (its username the
+        # device's login: alice, alice~phone), a role a user granting that user's topics (a device
+        # publishes only under its user's name and reads only its user's inbox; only operator writes
+        # the fleet configuration, and each user only its own fleet status); nothing is published,
+        # read or subscribed that no role grants. imhost broker add-user and add-device change it on
+        # the running broker, through $CONTROL/dynamic-security/v1, as \(DynamicSecurity.adminLogin).
+        plugin \(plugin)
+        plugin_opt_config_file \(securityPath)
+        """
+    }
 
     /// The broker's configuration for this folder.
     public func configuration(listener: Listener, payloadLimit: Int, photoLimit: Int = HostConfig.Limits().photoBytes, runAs owner: String,
-                              tls: TLSListener? = nil, bridge: Bridge? = nil) -> String {
+                              tls: TLSListener? = nil, bridge: Bridge? = nil, plugin: String) -> String {
         var listen: String, nodelay: String
         switch listener {
         case .socket(let socket):
@@ -130,18 +144,7 @@ public struct BrokerFolder: Sendable {
                 set_tcp_nodelay true
                 """
         }
-        let ownAuth = """
-            # Nobody connects without a user name and password ...
-            allow_anonymous false
-            # ... checked against these hashes (mosquitto_passwd; imhost broker add-user adds more).
-            password_file \(passwordHashes)
-            # What each user may publish and read: see the file.
-            acl_file \(aclPath)
-            # The client id is the user name: one session per user, so nobody takes over another
-            # user's session (and its queued messages) by connecting with its client id. One
-            # device per user at a time: a second connection of a user takes the session over.
-            use_username_as_clientid true
-            """
+        let clientID = Self.clientIDParagraph
         var tlsBlock = ""
         if let tls {
             tlsBlock = "\n\n" + """
@@ -151,8 +154,7 @@ public struct BrokerFolder: Sendable {
                 listener \(tls.port) \(tls.host)
                 certfile \(tlsCertificate)
                 keyfile \(tlsKey)
-                # This listener's own authentication, as every listener's:
-                \(ownAuth)
+                \(clientID)
                 """
             nodelay = """
                 # Messages leave at once: without this, Nagle's algorithm meeting delayed ACKs adds
@@ -182,13 +184,10 @@ public struct BrokerFolder: Sendable {
         return """
             # Written by imhost broker init. Each line says why it is here.
 
-            # Every listener has its own authentication: none can be left anonymous by mistake
-            # (listeners share one topic tree, so one anonymous listener would let anyone write
-            # into anyone's inbox).
-            per_listener_settings true
+            \(authentication(plugin: plugin))
 
             \(listen)
-            \(ownAuth)\(tlsBlock)
+            \(clientID)\(tlsBlock)
 
             # Sessions and queued messages survive a restart of the broker ...
             persistence true
@@ -202,8 +201,8 @@ public struct BrokerFolder: Sendable {
 
             \(nodelay)
 
-            # The broker's log, and the file the running broker's process id is written to (for
-            # imhost broker add-user and remove-user, which make it reload).
+            # The broker's log, and the file the running broker's process id is written to (by
+            # which imhost broker knows whether it runs).
             log_dest file \(logPath)
             log_type error
             log_type warning
@@ -277,6 +276,7 @@ public struct BrokerFolder: Sendable {
         for path in paths where path.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F }) {
             throw Failure("\(TerminalText.safe(path)) holds a space or a control character, which mosquitto.conf cannot quote: choose a folder (and socket) without them")
         }
+        guard let plugin = DynamicSecurity.pluginPath() else { throw Failure(DynamicSecurity.missingPlugin) }
         let broker = BrokerFolder(path: folder)
         if !force, access(broker.configPath, F_OK) == 0 {
             throw Failure("\(broker.configPath) exists: this folder has a broker already; add users with imhost broker add-user, or pass --force to write it again")
@@ -295,14 +295,16 @@ public struct BrokerFolder: Sendable {
         if case .socket(let socket) = listener, socket.utf8.count > 107 {
             throw Failure("the socket path \(socket) is \(socket.utf8.count) bytes; a unix socket path holds at most 107: use a shorter folder, or --port")
         }
-        try broker.write(Self.acl, to: broker.aclPath, mode: 0o644)
         var plain: [(String, String)] = []
-        for user in users + [TransportID.operatorID] {
+        for user in users + [TransportID.operatorID, DynamicSecurity.adminLogin] {
             let password = Self.newPassword()
             try broker.write(password + "\n", to: broker.passwordFile(of: user), mode: 0o600)
             plain.append((user, password))
         }
-        try broker.hash(plain, into: broker.passwordHashes, replacing: true)
+        let hashes = try broker.hashes(plain)
+        try broker.writeSecurity(DynamicSecurity.document(users: users + [TransportID.operatorID], bridges: [], hashes: hashes))
+        unlink(broker.legacyACLPath)
+        unlink(broker.legacyPasswordHashes)
         if let tls {
             // Copied in, so the broker (running as the folder's owner) can read them, and the
             // folder holds all it needs.
@@ -319,44 +321,9 @@ public struct BrokerFolder: Sendable {
             try broker.write(key, to: broker.tlsKey, mode: 0o600)
         }
         // With a bridge the configuration holds a password: its owner's only.
-        try broker.write(broker.configuration(listener: listener, payloadLimit: payloadLimit, photoLimit: photoLimit, runAs: owner, tls: tls, bridge: bridge),
+        try broker.write(broker.configuration(listener: listener, payloadLimit: payloadLimit, photoLimit: photoLimit, runAs: owner, tls: tls, bridge: bridge, plugin: plugin),
                          to: broker.configPath, mode: bridge == nil ? 0o644 : 0o600)
         return broker
-    }
-
-    /// Adds a user: a password file for it, its hash; a running broker reloads. Returns whether
-    /// a running broker was told.
-    @discardableResult
-    public func addUser(_ user: String, bridge: Bool = false) throws(Failure) -> Bool {
-        try requireInitialized()
-        if let problem = TransportID.problem(user) { throw Failure("the user id \"\(user)\" \(problem)") }
-        guard access(passwordFile(of: user), F_OK) != 0 else { throw Failure("user \(user) exists in \(path); remove-user first to give it a new password") }
-        let password = Self.newPassword()
-        try write(password + "\n", to: passwordFile(of: user), mode: 0o600)
-        try hash([(user, password)], into: passwordHashes, replacing: false)
-        if bridge {
-            // Another broker's bridge carries every user's messages: it reads and writes all of
-            // imhost/ (and is trusted as much as this broker).
-            let acl: String
-            do throws(FileSystem.Failure) { acl = try FileSystem.readText(aclPath) } catch { throw Failure("cannot read \(aclPath): \(error)") }
-            try write(acl + "\n# A bridge from another broker: it carries every user's messages.\nuser \(user)\ntopic readwrite imhost/#\n",
-                      to: aclPath, mode: 0o644)
-        }
-        return reload()
-    }
-
-    /// Removes a user: its hash and password file; a running broker reloads (it refuses the
-    /// user's next connection; one open now stays until it ends). Returns whether a running broker
-    /// was told.
-    @discardableResult
-    public func removeUser(_ user: String) throws(Failure) -> Bool {
-        try requireInitialized()
-        guard user != TransportID.operatorID else { throw Failure("operator publishes the fleet configuration; it cannot be removed") }
-        guard TransportID.problem(user) == nil, access(passwordFile(of: user), F_OK) == 0 else { throw Failure("there is no user \(user) in \(path)") }
-        let result = run(Self.tool("mosquitto_passwd"), ["-D", passwordHashes, user])
-        guard result.status == 0 else { throw Failure("mosquitto_passwd -D failed: \(result.output)") }
-        unlink(passwordFile(of: user))
-        return reload()
     }
 
     // MARK: Upgrading it
@@ -371,6 +338,9 @@ public struct BrokerFolder: Sendable {
         public var payloadLimit: Int, photoLimit: Int
         /// Whether the configuration was written (false: it was up to date).
         public var changed: Bool
+        /// Whether a folder made before devices (a password file and an ACL) was moved to the
+        /// dynamic-security plugin: every login keeps its password and session.
+        public var devices = false
         /// The running broker's process id, when it runs with sizes older than the configuration's:
         /// it must be restarted (mosquitto 2.0 does not read them again on a reload).
         public var restartNeeded: Int32?
@@ -383,10 +353,14 @@ public struct BrokerFolder: Sendable {
     /// changes anything.
     public func upgrade(payloadLimit: Int?, photoLimit: Int) throws(Failure) -> Upgrade {
         try requireInitialized()
-        let text: String
+        var text: String
         do throws(FileSystem.Failure) { text = try FileSystem.readText(configPath) } catch { throw Failure("cannot read \(configPath): \(error)") }
         guard text.hasPrefix("# Written by imhost broker init.") else {
             throw Failure("\(configPath) was not written by imhost broker init, so imhost does not rewrite it: set max_packet_size \(Self.maxPacketSize(payloadLimit: payloadLimit ?? HostConfig.Limits().payloadBytes, photoLimit: photoLimit)) in it by hand")
+        }
+        let devices = try upgradeAuthentication()
+        if devices {
+            do throws(FileSystem.Failure) { text = try FileSystem.readText(configPath) } catch { throw Failure("cannot read \(configPath): \(error)") }
         }
         var lines = text.components(separatedBy: "\n")
         func value(_ name: String) -> Int? {
@@ -413,7 +387,7 @@ public struct BrokerFolder: Sendable {
         let sizing = Self.sizing(payloadLimit: payload, photoLimit: photoLimit, queuedMessages: value("max_queued_messages") ?? 1000)
         let packet = Self.maxPacketSize(payloadLimit: payload, photoLimit: photoLimit)
         var upgrade = Upgrade(packetBefore: packetBefore, queuedBefore: queuedBefore, packet: packet, queued: Self.maxQueuedBytes(packet: packet),
-                              payloadLimit: payload, photoLimit: photoLimit, changed: false)
+                              payloadLimit: payload, photoLimit: photoLimit, changed: devices, devices: devices)
         if lines[start...end].joined(separator: "\n") != sizing {
             lines.replaceSubrange(start...end, with: sizing.components(separatedBy: "\n"))
             // Its mode stays: with a bridge it holds a password, and is its owner's only.
@@ -495,13 +469,13 @@ public struct BrokerFolder: Sendable {
 
     // MARK: Helpers
 
-    private func requireInitialized() throws(Failure) {
+    func requireInitialized() throws(Failure) {
         guard access(configPath, F_OK) == 0 else {
             throw Failure("\(path) is not a broker folder (no mosquitto.conf); make it with imhost broker init \(path) --users ...")
         }
     }
 
-    private func write(_ text: String, to file: String, mode: mode_t) throws(Failure) {
+    func write(_ text: String, to file: String, mode: mode_t) throws(Failure) {
         do throws(FileSystem.Failure) {
             unlink(file)
             try FileSystem.writeAtomically(Array(text.utf8), to: file)
@@ -511,23 +485,47 @@ public struct BrokerFolder: Sendable {
         }
     }
 
-    /// Hashes `users` with mosquitto_passwd into `file` (its `-U` turns a plain `user:password`
-    /// file into hashes, so no password ever appears on a command line).
-    private func hash(_ users: [(String, String)], into file: String, replacing: Bool) throws(Failure) {
+    /// Hashes `logins`' passwords with mosquitto_passwd (its `-U` turns a plain `login:password`
+    /// file into hashes, so no password ever appears on a command line): PBKDF2-SHA512, as the
+    /// dynamic-security plugin keeps them.
+    func hashes(_ logins: [(String, String)]) throws(Failure) -> [String: DynamicSecurity.Hash] {
         let plain = path + "/passwd.new"
-        try write(users.map { "\($0.0):\($0.1)\n" }.joined(), to: plain, mode: 0o600)
+        try write(logins.map { "\($0.0):\($0.1)\n" }.joined(), to: plain, mode: 0o600)
         defer { unlink(plain) }
         let result = run(Self.tool("mosquitto_passwd"), ["-U", plain])
-        guard result.status == 0 else { throw Failure("mosquitto_passwd -U failed: \(result.output); is mosquitto-clients installed?") }
+        guard result.status == 0 else { throw Failure("mosquitto_passwd -U failed: \(result.output); is mosquitto installed?") }
         let hashed: String
-        do throws(FileSystem.Failure) {
-            hashed = try FileSystem.readText(plain)
-        } catch {
-            throw Failure("cannot read \(plain): \(error)")
+        do throws(FileSystem.Failure) { hashed = try FileSystem.readText(plain) } catch { throw Failure("cannot read \(plain): \(error)") }
+        return try Self.readHashes(hashed, from: plain)
+    }
+
+    /// `login:$7$...` lines as mosquitto_passwd writes them.
+    static func readHashes(_ text: String, from file: String) throws(Failure) -> [String: DynamicSecurity.Hash] {
+        var found: [String: DynamicSecurity.Hash] = [:]
+        for line in text.split(separator: "\n") where !line.isEmpty {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let login = String(line[..<colon])
+            guard let hash = DynamicSecurity.Hash(passwd: String(line[line.index(after: colon)...])) else {
+                throw Failure("\(file) holds \(login)'s password hashed in a form older than mosquitto 2.0's ($7$, PBKDF2-SHA512), which the dynamic-security plugin cannot check: give \(login) a new password (imhost broker remove-user, then add-user) and try again")
+            }
+            found[login] = hash
         }
-        var existing = ""
-        if !replacing, let old = try? FileSystem.readText(file) { existing = old.hasSuffix("\n") || old.isEmpty ? old : old + "\n" }
-        try write(existing + hashed, to: file, mode: 0o600)
+        return found
+    }
+
+    /// Writes the plugin's file, readable by its owner only (it holds every login's hash).
+    func writeSecurity(_ document: DynamicSecurity.Document) throws(Failure) {
+        try write(DynamicSecurity.encode(document), to: securityPath, mode: 0o600)
+    }
+
+    /// Reads the plugin's file.
+    func readSecurity() throws(Failure) -> DynamicSecurity.Document {
+        let text: String
+        do throws(FileSystem.Failure) { text = try FileSystem.readText(securityPath) } catch {
+            throw Failure("cannot read \(securityPath) (\(error)): a folder made before devices is upgraded by imhost broker upgrade \(path)")
+        }
+        guard let document = DynamicSecurity.decode(text) else { throw Failure("\(securityPath) is not the dynamic-security plugin's JSON: restore it from a backup, or write the folder again with imhost broker init --force") }
+        return document
     }
 
     /// 24 letters and digits from the system's random source.
@@ -555,7 +553,7 @@ public struct BrokerFolder: Sendable {
     }
 
     /// Runs a program to its end; its status and what it printed (standard output and error).
-    private func run(_ program: String, _ arguments: [String]) -> (status: Int32, output: String) {
+    func run(_ program: String, _ arguments: [String]) -> (status: Int32, output: String) {
         do throws(FileSystem.Failure) {
             let child = try ChildProcess(executable: program, arguments: arguments, stdin: .null, stdout: .pipe, stderr: .pipe)
             var output: [UInt8] = []

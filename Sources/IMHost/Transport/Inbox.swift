@@ -56,7 +56,9 @@ final class Inbox {
     func read(topic: String, payload: [UInt8], retained: Bool, now: Int64) -> Inbound? {
         // A retained message in an inbox would come again at every connect: nobody sends one but
         // a host of this user, its presence record; others are refused, once each time they come.
-        if retained, topic == Courier.topic(to: user, from: user),
+        // (A device's own record, below the inbox, comes live too, when a host of the same login
+        // takes its session.)
+        if retained || topic != Courier.topic(to: user, from: user), topic == connection.presenceTopic,
            case .presence(let id, _)? = try? Envelope.read(payload, payloadLimit: payloadLimit, sender: user) {
             return .presence(id)
         }
@@ -80,7 +82,8 @@ final class Inbox {
         }
         switch envelope {
         case .probe(let id): return sender == user ? .probe(id) : nil
-        case .presence(let id, _): return sender == user ? .presence(id) : nil
+        // Another device's record (the first device's, on the user's own topic) is not this one's.
+        case .presence(let id, _): return sender == user && topic == connection.presenceTopic ? .presence(id) : nil
         case .message(let message): return .message((sender, message))
         case .receipt(let receipt): return .receipt(receipt, from: sender)
         case .confirm(let ids): return .confirm(ids, from: sender)

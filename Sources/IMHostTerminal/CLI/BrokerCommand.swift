@@ -51,30 +51,46 @@ enum BrokerCommand {
                       json,
                   ]),
             .init(name: "add-user", arguments: "DIR ID",
-                  summary: "add a user and print its host.json members (a running broker reloads)",
+                  summary: "add a user and print its host.json members (a running broker takes it at once)",
                   options: [.flag("--bridge", "a user another broker's bridge logs in as (it reads and writes all of imhost/), with no host.json"), json]),
-            .init(name: "remove-user", arguments: "DIR ID", summary: "remove a user (a running broker reloads)"),
+            .init(name: "remove-user", arguments: "DIR ID", summary: "remove a user and all its devices (a running broker ends their connections at once)"),
+            .init(name: "add-device", arguments: "DIR USER DEVICE",
+                  summary: "give USER another device on the running broker: a login of its own (USER~DEVICE) with its own session, granted only USER's topics; print that device's host.json members",
+                  options: [.json("the device's login, password file and host.json members, as JSON")]),
+            .init(name: "remove-device", arguments: "DIR USER DEVICE",
+                  summary: "remove a device of USER from the running broker: its connection ends at once and its login is refused from then on"),
+            .init(name: "devices", arguments: "DIR [USER]",
+                  summary: "list the users' devices (of USER only, when given) and their logins",
+                  options: [.json("each device's user, name and login, as JSON")]),
             .init(name: "upgrade", arguments: "DIR",
-                  summary: "size a folder made before photos (or for other limits) as init would now: rewrites max_packet_size and max_queued_bytes, nothing else, and says whether the running broker must be restarted",
+                  summary: "bring a folder made by an older imhost to what init writes now: a folder made before devices moves to the dynamic-security plugin (every password and session kept), one made before photos (or for other limits) is sized anew; says whether the running broker must be restarted",
                   options: [upgradePayloadBytes, photoBytes,
                             .json("what changed: the sizes before and after, and whether the running broker must be restarted, as JSON")]),
             .init(name: "run", arguments: "DIR",
                   summary: "run the broker in the foreground (logging to DIR/mosquitto.log) and say its URL once it accepts connections"),
         ],
         help: """
-            imhost broker init writes DIR/mosquitto.conf (every line says why), the ACL (a user
-            publishes only under its own name and reads only its own inbox; only operator writes
-            the fleet configuration), the password hashes, and one password file per user and
-            for operator: DIR/passwords/<user> (mode 0600), for host.json's
-            "transport": { "url": ..., "passwordFile": ... }. It listens on a unix socket,
+            imhost broker init writes DIR/mosquitto.conf (every line says why), the file of
+            mosquitto's dynamic-security plugin, DIR/dynamic-security.json (a login a device, a
+            role a user: a device publishes only under its user's name and reads only its user's
+            inbox; only operator writes the fleet configuration), and one password file per login
+            and for operator: DIR/passwords/<login> (mode 0600), for host.json's
+            "transport": { "url": ..., "passwordFile": ... }. A user's first device logs in as the
+            user; add-device gives it another, logging in as USER~DEVICE (no user id holds a ~)
+            with a session of its own, and says what that device's host.json takes. add-device,
+            remove-device, and add-user or remove-user on a running broker change it at once
+            through $CONTROL/dynamic-security/v1, logged in as ~admin (its password in
+            DIR/passwords/~admin, never on a command line). It listens on a unix socket,
             DIR/mosquitto.sock, unless --socket PATH or --port N (loopback only) says otherwise.
             An existing DIR is written again only with --force. max_packet_size is sized from
             --payload-bytes and --photo-bytes (the hosts' limits), and hosts refuse at the sender
             a message larger than the broker takes.
 
-            imhost broker upgrade DIR sizes a folder made before photos (or for other limits) as
-            init would now, rewriting only its sizing paragraph (passwords, ACL, listeners, TLS and
-            bridge stay); run again, it says the folder is up to date. mosquitto reads the sizes at
+            imhost broker upgrade DIR moves a folder made before devices (a password file and an
+            ACL) to the plugin: every login keeps its password hash, so every host connects as
+            before and finds its session and queued messages. It sizes a folder made before
+            photos (or for other limits) as init would now, rewriting only its sizing paragraph
+            (listeners, TLS and bridge stay); run again, it says the folder is up to date. mosquitto reads the sizes at
             start only (a reload keeps the old ones): a running broker must be restarted, and
             upgrade says so.
 
@@ -89,9 +105,14 @@ enum BrokerCommand {
             }
             // The subcommand, chosen and checked as declared.
             let verb = positionals.first ?? ""
-            let count = verb == "add-user" || verb == "remove-user" ? 3 : 2
-            guard positionals.count == count else {
-                return usage("\(verb) takes \(count == 2 ? "DIR" : "DIR ID"), got \(positionals.count - 1) argument\(positionals.count == 2 ? "" : "s")")
+            let (counts, shape): (ClosedRange<Int>, String) = switch verb {
+            case "add-user", "remove-user": (3...3, "DIR ID")
+            case "add-device", "remove-device": (4...4, "DIR USER DEVICE")
+            case "devices": (2...3, "DIR [USER]")
+            default: (2...2, "DIR")
+            }
+            guard counts.contains(positionals.count) else {
+                return usage("\(verb) takes \(shape), got \(positionals.count - 1) argument\(positionals.count == 2 ? "" : "s")")
             }
             let folder = BrokerFolder(path: FileSystem.resolve(positionals[1], against: FileSystem.currentDirectory()))
             do throws(BrokerFolder.Failure) {
@@ -105,7 +126,7 @@ enum BrokerCommand {
                         output.out(JSONOutput.encode(Made(folder: folder.path, url: try folder.url(), users: [member], reloaded: told)))
                         return CommandLineTool.ExitCode.ok
                     }
-                    var text = "added \(user): its password is in \(folder.passwordFile(of: user))\(told ? "; the running broker reloaded" : "")\n"
+                    var text = "added \(user): its password is in \(folder.passwordFile(of: user))\(told ? "; the running broker took it at once" : "")\n"
                     // A bridge user is another broker's, not a host's: it has no host.json.
                     if !bridge { text += "In \(user)'s host.json:\n" + hostMembers(user, url: try folder.url(), passwordFile: folder.passwordFile(of: user)) }
                     output.out(TerminalText.safe(text, newlines: true))
@@ -113,7 +134,22 @@ enum BrokerCommand {
                     return try upgrade(folder, arguments, output)
                 case "remove-user":
                     let told = try folder.removeUser(positionals[2])
-                    output.out(TerminalText.safe("removed \(positionals[2])\(told ? "; the running broker reloaded (a connection open now stays until it ends)" : "")") + "\n")
+                    output.out(TerminalText.safe("removed \(positionals[2]) and its devices\(told ? "; the running broker ended their connections" : "")") + "\n")
+                case "add-device":
+                    let added = try folder.addDevice(positionals[3], of: positionals[2])
+                    let file = folder.passwordFile(of: added.login)
+                    if arguments.has(json) {
+                        output.out(JSONOutput.encode(Made.User(added.user, login: added.login, passwordFile: file, url: try folder.url())))
+                        return CommandLineTool.ExitCode.ok
+                    }
+                    let text = "added \(added.user)'s device \(positionals[3]): it logs in as \(added.login), its password is in \(file)\n"
+                        + "In that device's host.json:\n" + hostMembers(added.user, login: added.login, url: try folder.url(), passwordFile: file)
+                    output.out(TerminalText.safe(text, newlines: true))
+                case "remove-device":
+                    let removed = try folder.removeDevice(positionals[3], of: positionals[2])
+                    output.out(TerminalText.safe("removed \(removed.user)'s device \(positionals[3]) (\(removed.login)): its connection ended, and its login is refused from now on") + "\n")
+                case "devices":
+                    return try devices(folder, user: positionals.count == 3 ? positionals[2] : nil, arguments, output)
                 default:
                     return run(folder, output)
                 }
@@ -201,7 +237,7 @@ enum BrokerCommand {
             output.out(JSONOutput.encode(Upgraded(folder: folder.path, changed: done.changed, payloadBytes: done.payloadLimit, photoBytes: done.photoLimit,
                                                   maxPacketSize: .init(before: done.packetBefore, after: done.packet),
                                                   maxQueuedBytes: .init(before: done.queuedBefore, after: done.queued),
-                                                  restartNeeded: done.restartNeeded != nil, pid: done.restartNeeded)))
+                                                  devices: done.devices, restartNeeded: done.restartNeeded != nil, pid: done.restartNeeded)))
             return CommandLineTool.ExitCode.ok
         }
         let limits = "payloads of \(done.payloadLimit) bytes, photos of \(done.photoLimit) bytes"
@@ -209,10 +245,15 @@ enum BrokerCommand {
             .filter { $0.1 != $0.2 }.map { "\($0.0) \($0.1.map(String.init) ?? "unset") → \($0.2)" }
         var text = !done.changed
             ? "\(folder.configPath) is up to date: max_packet_size \(done.packet), max_queued_bytes \(done.queued) (\(limits))"
-            : changes.isEmpty ? "rewrote the sizing comments of \(folder.configPath); its sizes were right (\(limits))"
+            : changes.isEmpty ? done.devices ? "sizes right (\(limits))" : "rewrote the sizing comments of \(folder.configPath); its sizes were right (\(limits))"
             : "upgraded \(folder.configPath): \(changes.joined(separator: ", ")) (\(limits))"
+        if done.devices {
+            text = "moved \(folder.path) to mosquitto's dynamic-security plugin (\(folder.securityPath)): every login keeps its password and session, and a user may have several devices (imhost broker add-device); " + text
+        }
         if let pid = done.restartNeeded {
             text += "; its broker (pid \(pid)) runs with the old sizes until it is restarted (mosquitto does not read them again on a reload): stop imhost broker run \(folder.path) and start it again"
+        } else if done.changed, done.devices, folder.runningPID() != nil {
+            text += "; its running broker must be restarted to take it: stop imhost broker run \(folder.path) and start it again"
         } else if done.changed, folder.runningPID() == nil {
             text += "; the broker takes them when it starts (imhost broker run \(folder.path))"
         }
@@ -228,6 +269,8 @@ enum BrokerCommand {
         var photoBytes: Int
         var maxPacketSize: Change
         var maxQueuedBytes: Change
+        /// Whether a folder made before devices moved to the dynamic-security plugin.
+        var devices: Bool
         /// Whether the running broker must be restarted to take the sizes, and its pid.
         var restartNeeded: Bool
         var pid: Int32?
@@ -259,31 +302,67 @@ enum BrokerCommand {
 
         struct User: Encodable {
             var user: String
+            /// A device's login, when it is not the user's first device's (the user).
+            var login: String?
             var passwordFile: String
             /// The "user" and "transport" members of its host.json; none for a bridge's user.
             var hostJSON: HostMembers?
 
-            init(_ user: String, passwordFile: String, url: String?) {
+            init(_ user: String, login: String? = nil, passwordFile: String, url: String?) {
                 self.user = user
+                self.login = login
                 self.passwordFile = passwordFile
-                hostJSON = url.map { HostMembers(user: user, transport: .init(url: $0, passwordFile: passwordFile)) }
+                hostJSON = url.map { HostMembers(user: user, transport: .init(url: $0, login: login, passwordFile: passwordFile)) }
             }
         }
 
         struct HostMembers: Encodable {
             var user: String
             var transport: Transport
-            struct Transport: Encodable { var url: String; var passwordFile: String }
+            struct Transport: Encodable { var url: String; var login: String?; var passwordFile: String }
         }
     }
 
-    /// What `user`'s host.json needs to reach this broker: its "user" and "transport" members.
-    private static func hostMembers(_ user: String, url: String, passwordFile: String) -> String {
+    /// What `user`'s host.json needs to reach this broker: its "user" and "transport" members
+    /// (with a device's `login` when it is not the user's first device).
+    private static func hostMembers(_ user: String, login: String? = nil, url: String, passwordFile: String) -> String {
         """
           "user": "\(user)",
-          "transport": { "url": "\(url)", "passwordFile": "\(passwordFile)" }
+          "transport": { "url": "\(url)", \(login.map { "\"login\": \"\($0)\", " } ?? "")"passwordFile": "\(passwordFile)" }
 
         """
+    }
+
+    /// `devices`: a line a device, `USER  DEVICE  LOGIN` (a first device's name is "(first)").
+    private static func devices(_ folder: BrokerFolder, user: String?, _ arguments: Arguments, _ output: Output) throws(BrokerFolder.Failure) -> Int32 {
+        if let user, let problem = TransportID.problem(user) { throw BrokerFolder.Failure("the user id \"\(user)\" \(problem)") }
+        let running = folder.runningPID() != nil
+        let found = try folder.devices(of: user)
+        if arguments.has(json) {
+            output.out(JSONOutput.encode(Listed(folder: folder.path, running: running,
+                                                devices: found.map { .init(user: $0.user, device: $0.device, login: $0.login, passwordFile: folder.passwordFile(of: $0.login)) })))
+            return CommandLineTool.ExitCode.ok
+        }
+        guard !found.isEmpty else {
+            output.out(TerminalText.safe(user.map { "\(folder.path) has no user \($0)" } ?? "\(folder.path) has no users") + "\n")
+            return user == nil ? CommandLineTool.ExitCode.ok : CommandLineTool.ExitCode.failure
+        }
+        let width = found.map { $0.user.count }.max() ?? 0, deviceWidth = max(8, found.map { ($0.device ?? "").count }.max() ?? 0)
+        var text = running ? "" : "(its broker is not running: as \(folder.securityPath) says)\n"
+        for device in found {
+            let name = device.device ?? "(first)"
+            text += device.user.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + name.padding(toLength: deviceWidth, withPad: " ", startingAt: 0) + "  " + device.login + "\n"
+        }
+        output.out(TerminalText.safe(text, newlines: true))
+        return CommandLineTool.ExitCode.ok
+    }
+
+    /// What `devices --json` says.
+    struct Listed: Encodable {
+        var folder: String
+        var running: Bool
+        var devices: [Device]
+        struct Device: Encodable { var user: String; var device: String?; var login: String; var passwordFile: String }
     }
 
     /// Runs the broker in the foreground until it ends or a signal ends this command. SIGINT,

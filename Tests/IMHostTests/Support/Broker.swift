@@ -15,7 +15,9 @@ final class TestBroker {
 
     /// `maxQueued` lowers how many messages the broker keeps for an absent client (1000 as made);
     /// `configure` changes its mosquitto.conf before it runs (as an older imhost wrote it).
-    init(in root: String, users: [String], options: [String] = [], maxQueued: Int? = nil, configure: ((String) -> String)? = nil) throws {
+    /// `legacy`: the folder as an imhost before devices made it (a password file and an ACL,
+    /// a listener each), for `imhost broker upgrade`.
+    init(in root: String, users: [String], options: [String] = [], maxQueued: Int? = nil, legacy: Bool = false, configure: ((String) -> String)? = nil) throws {
         self.root = root
         self.users = users
         folder = root + "/broker"
@@ -27,6 +29,7 @@ final class TestBroker {
             guard config.contains("\nmax_queued_messages 1000\n") else { throw Failure(description: "no max_queued_messages in \(path)") }
             try config.replacingOccurrences(of: "\nmax_queued_messages 1000\n", with: "\nmax_queued_messages \(maxQueued)\n").write(toFile: path, atomically: true, encoding: .utf8)
         }
+        if legacy { try Self.makeLegacy(folder) }
         if let configure {
             let path = folder + "/mosquitto.conf"
             try configure(try String(contentsOfFile: path, encoding: .utf8)).write(toFile: path, atomically: true, encoding: .utf8)
@@ -88,14 +91,95 @@ final class TestBroker {
         process = try Self.run(folder, in: root)
     }
 
-    /// The transport section of a host.json for `user`.
-    func transport(for user: String, extra: String = "") -> String {
-        #"{ "url": "\#(url)", "passwordFile": "\#(passwordFile(user))"\#(extra) }"#
+    /// The transport section of a host.json for `user` (its device's `login`, when not the first).
+    func transport(for user: String, login: String? = nil, extra: String = "") -> String {
+        #"{ "url": "\#(url)", \#(login.map { #""login": "\#($0)", "# } ?? "")"passwordFile": "\#(passwordFile(login ?? user))"\#(extra) }"#
     }
+
+    /// `imhost broker add-device` on this broker: the device's login.
+    func addDevice(_ device: String, of user: String) throws -> String {
+        let added = try imhost(["broker", "add-device", folder, user, device])
+        guard added.status == 0 else { throw Failure(description: "imhost broker add-device failed: \(added.stderr)") }
+        return user + "~" + device
+    }
+
+    /// Changes the dynamic-security plugin's file (the broker reads it when it starts).
+    func editSecurity(_ change: (inout [String: Any]) -> Void) throws {
+        let path = folder + "/dynamic-security.json"
+        var document = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any] ?? [:]
+        change(&document)
+        try JSONSerialization.data(withJSONObject: document).write(to: URL(fileURLWithPath: path))
+    }
+
+    /// Takes an ACL entry (`acltype` on `topic`) out of role `role`.
+    func removeACL(_ acltype: String, _ topic: String, from role: String) throws {
+        try editSecurity { document in
+            var roles = document["roles"] as? [[String: Any]] ?? []
+            for index in roles.indices where roles[index]["rolename"] as? String == role {
+                roles[index]["acls"] = (roles[index]["acls"] as? [[String: Any]] ?? []).filter { !($0["acltype"] as? String == acltype && $0["topic"] as? String == topic) }
+            }
+            document["roles"] = roles
+        }
+    }
+
+    /// Turns a folder init made into one as an imhost before devices made it: the logins'
+    /// hashes in a password file, the ACL, and each listener's own authentication.
+    static func makeLegacy(_ folder: String) throws {
+        let passwords = folder + "/passwords"
+        let logins = try FileManager.default.contentsOfDirectory(atPath: passwords).filter { !$0.hasPrefix("~") }.sorted()
+        let plain = try logins.map { "\($0):" + (try String(contentsOfFile: passwords + "/" + $0, encoding: .utf8)).trimmingCharacters(in: .newlines) + "\n" }.joined()
+        try plain.write(toFile: folder + "/passwd", atomically: true, encoding: .utf8)
+        let hashed = try IMHostTests.run(BrokerFolder.tool("mosquitto_passwd"), ["-U", folder + "/passwd"], input: "")
+        guard hashed.status == 0 else { throw Failure(description: "mosquitto_passwd -U: \(hashed.stderr)") }
+        try legacyACL.write(toFile: folder + "/acl", atomically: true, encoding: .utf8)
+        for file in ["/dynamic-security.json", "/passwords/~admin"] { try? FileManager.default.removeItem(atPath: folder + file) }
+        var config = try String(contentsOfFile: folder + "/mosquitto.conf", encoding: .utf8)
+        let lines = config.components(separatedBy: "\n")
+        guard let start = lines.firstIndex(where: { $0.hasPrefix(BrokerFolder.authenticationStart) }),
+              let end = lines.firstIndex(where: { $0.hasPrefix("plugin_opt_config_file ") }) else { throw Failure(description: "no authentication paragraph") }
+        config = (lines[..<start] + legacyPerListener.components(separatedBy: "\n") + lines[(end + 1)...]).joined(separator: "\n")
+        config = config.replacingOccurrences(of: BrokerFolder.clientIDParagraph, with: legacyOwnAuth(folder))
+        try config.write(toFile: folder + "/mosquitto.conf", atomically: true, encoding: .utf8)
+    }
+
+    static let legacyPerListener = """
+        # Every listener has its own authentication: none can be left anonymous by mistake
+        # (listeners share one topic tree, so one anonymous listener would let anyone write
+        # into anyone's inbox).
+        per_listener_settings true
+        """
+
+    static func legacyOwnAuth(_ folder: String) -> String {
+        """
+        # Nobody connects without a user name and password ...
+        allow_anonymous false
+        # ... checked against these hashes (mosquitto_passwd; imhost broker add-user adds more).
+        password_file \(folder)/passwd
+        # What each user may publish and read: see the file.
+        acl_file \(folder)/acl
+        # The client id is the user name: one session per user, so nobody takes over another
+        # user's session (and its queued messages) by connecting with its client id. One
+        # device per user at a time: a second connection of a user takes the session over.
+        use_username_as_clientid true
+        """
+    }
+
+    /// The ACL imhost broker init wrote before devices.
+    static let legacyACL = """
+        # Written by imhost broker init.
+        pattern write imhost/u/+/from/%u
+        pattern read imhost/u/%u/#
+        pattern write imhost/fleet/status/%u
+        pattern read imhost/fleet/config
+
+        user operator
+        topic readwrite imhost/fleet/#
+
+        """
 
     /// A workspace for `user`: house and jobs (and `more` products) installed, a host.json with
     /// this broker as its transport; `config` adds members to host.json.
-    func workspace(for user: String, config: String = "", transport extra: String = "", more: [(String, String)] = []) throws -> Workspace {
+    func workspace(for user: String, login: String? = nil, config: String = "", transport extra: String = "", more: [(String, String)] = []) throws -> Workspace {
         let workspace = try Workspace()
         try workspace.installLines()
         for (product, name) in more { try workspace.install(product, as: name) }
@@ -107,7 +191,7 @@ final class TestBroker {
                 { "rootCateID": 1, "cateID": "*", "line": "house" },
                 { "rootCateID": 9, "cateID": [12, 13], "line": "jobs" }\(more.contains { $0.1 == "crashy.so" } ? #", { "rootCateID": 66, "cateID": "*", "line": "crashy" }"# : "")\(more.contains { $0.1 == "cars.so" } ? #", { "rootCateID": 4, "cateID": "*", "line": "cars" }"# : "")
               ],
-              "transport": \(transport(for: user, extra: extra))\(config)
+              "transport": \(transport(for: user, login: login, extra: extra))\(config)
             }
             """)
         return workspace

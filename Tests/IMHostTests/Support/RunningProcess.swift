@@ -20,6 +20,8 @@ final class RunningProcess {
     }
 
     var pid: Int32 { process.processIdentifier }
+    /// Whether it has not ended yet.
+    var isRunning: Bool { process.isRunning }
 
     /// Types a line. A program that has ended takes nothing: the line is lost, as a person's
     /// typing would be, and the test goes on to check what it said.

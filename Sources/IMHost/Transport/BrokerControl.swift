@@ -1,0 +1,140 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import IMKit
+
+/// Changes a running broker's dynamic-security plugin: logs in as ``DynamicSecurity/adminLogin``
+/// (its password in the broker folder, mode 0600), publishes JSON commands to
+/// `$CONTROL/dynamic-security/v1` and reads their answers on `…/response`, as mosquitto_ctrl
+/// does, but with no password on a command line.
+struct BrokerControl {
+    static let topic = "$CONTROL/dynamic-security/v1"
+    static let responseTopic = topic + "/response"
+
+    let address: HostConfig.Transport.Address
+    let password: String
+
+    /// One command: its name and members (strings, numbers, booleans, lists and objects of them).
+    struct Command: Encodable, Sendable {
+        var members: [String: Value]
+        init(_ name: String, _ members: [String: Value] = [:]) {
+            self.members = members
+            self.members["command"] = .text(name)
+        }
+        func encode(to encoder: any Encoder) throws { try members.encode(to: encoder) }
+    }
+
+    indirect enum Value: Encodable, Sendable {
+        case text(String), number(Int), bool(Bool), list([Value]), object([String: Value])
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .text(let text): try container.encode(text)
+            case .number(let number): try container.encode(number)
+            case .bool(let bool): try container.encode(bool)
+            case .list(let list): try container.encode(list)
+            case .object(let object): try container.encode(object)
+            }
+        }
+    }
+
+    /// A command's answer: its error, or its data.
+    struct Response: Decodable, Sendable {
+        var command: String
+        var error: String?
+        var data: ResponseData?
+    }
+
+    /// What `listClients` and `getClient` answer with (the members imhost reads).
+    struct ResponseData: Decodable, Sendable {
+        var clients: [String]?
+        var client: ClientData?
+        struct ClientData: Decodable, Sendable { var username: String; var disabled: Bool? }
+    }
+
+    private struct Commands: Encodable { var commands: [Command] }
+    private struct Responses: Decodable { var responses: [Response] }
+
+    /// Sends `commands` in one message and returns their answers, in order.
+    func send(_ commands: [Command]) throws(BrokerFolder.Failure) -> [Response] {
+        var settings = MQTTClient.Settings(address: address, user: DynamicSecurity.adminLogin, password: password, maximumPacket: 1 << 20)
+        settings.keepsSession = false
+        let client: MQTTClient
+        do throws(MQTTClient.Failure) { client = try MQTTClient(settings) } catch { throw BrokerFolder.Failure("cannot make a connection: \(error)") }
+        defer { client.disconnect() }
+        client.connect()
+        let deadline = Clock.monotonic() + 10_000_000_000
+        func pump(_ done: (MQTTClient.Event) throws(BrokerFolder.Failure) -> Bool) throws(BrokerFolder.Failure) {
+            while true {
+                for event in client.service() {
+                    if case .disconnected(let how) = event { throw BrokerFolder.Failure("the broker ended the connection (\(how))") }
+                    if try done(event) { return }
+                }
+                let now = Clock.monotonic()
+                guard now < deadline else { throw BrokerFolder.Failure("the broker at \(address) did not answer within 10 s") }
+                MQTTClient.wait(on: client.descriptors, milliseconds: Int32(min(100, (deadline - now) / 1_000_000 + 1)))
+            }
+        }
+        try pump { (event) throws(BrokerFolder.Failure) -> Bool in
+            switch event {
+            case .connected: return true
+            case .refused(let refusal):
+                throw BrokerFolder.Failure("the broker at \(address) refused \(DynamicSecurity.adminLogin) (\(refusal.reason)): is it running with this folder's dynamic-security.json? (imhost broker upgrade makes an older folder's)")
+            case .unreachable(let why): throw BrokerFolder.Failure("cannot reach the broker at \(address) (\(why))")
+            default: return false
+            }
+        }
+        guard case .success(let subscription) = client.subscribe(Self.responseTopic, retained: false) else { throw BrokerFolder.Failure("cannot subscribe to \(Self.responseTopic)") }
+        try pump { (event) throws(BrokerFolder.Failure) -> Bool in
+            guard case .subscribed(subscription, let answer) = event else { return false }
+            if case .refused(let reason) = answer { throw BrokerFolder.Failure("the broker refused \(DynamicSecurity.adminLogin) reading \(Self.responseTopic) (\(reason))") }
+            return true
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let payload: [UInt8]
+        do { payload = Array(try encoder.encode(Commands(commands: commands))) } catch { throw BrokerFolder.Failure("cannot encode the commands: \(error)") }
+        guard case .success = client.publish(topic: Self.topic, payload: payload) else { throw BrokerFolder.Failure("cannot publish to \(Self.topic)") }
+        var responses: [Response] = []
+        try pump { (event) throws(BrokerFolder.Failure) -> Bool in
+            guard case .message(Self.responseTopic, let bytes, _) = event else { return false }
+            guard let read = try? JSONDecoder().decode(Responses.self, from: Data(bytes)) else {
+                throw BrokerFolder.Failure("the broker's answer on \(Self.responseTopic) is not what the plugin writes: \(TerminalText.safe(String(decoding: bytes.prefix(200), as: UTF8.self)))")
+            }
+            responses = read.responses
+            return true
+        }
+        return responses
+    }
+
+    /// Sends `commands` and fails on the first answer with an error (`tolerating` errors that
+    /// say the change was there already).
+    @discardableResult
+    func apply(_ commands: [Command], tolerating: [String] = []) throws(BrokerFolder.Failure) -> [Response] {
+        let responses = try send(commands)
+        for response in responses {
+            if let error = response.error, !tolerating.contains(where: { error.contains($0) }) {
+                throw BrokerFolder.Failure("the broker refused \(response.command): \(error)")
+            }
+        }
+        return responses
+    }
+
+    // MARK: The commands imhost sends
+
+    static func createRole(_ role: DynamicSecurity.Document.Role) -> Command {
+        Command("createRole", ["rolename": .text(role.rolename), "textname": .text(role.textname ?? ""),
+                               "acls": .list(role.acls.map { .object(["acltype": .text($0.acltype), "topic": .text($0.topic), "allow": .bool($0.allow)]) })])
+    }
+
+    static func createClient(_ login: String, password: String, roles: [DynamicSecurity.Document.RoleReference]) -> Command {
+        Command("createClient", ["username": .text(login), "password": .text(password),
+                                 "roles": .list(roles.map { .object(["rolename": .text($0.rolename)]) })])
+    }
+
+    static func deleteClient(_ login: String) -> Command { Command("deleteClient", ["username": .text(login)]) }
+    static func deleteRole(_ role: String) -> Command { Command("deleteRole", ["rolename": .text(role)]) }
+    static let listClients = Command("listClients", ["verbose": .bool(false), "count": .number(-1), "offset": .number(0)])
+}
