@@ -108,7 +108,8 @@ struct BrokerTests {
         _ = bob.finish()
         try broker.publish(as: "alice", topic: "imhost/u/bob/from/alice", ["waiting for bob"])
         // Carol connects with bob's client id, asking for the session that holds it.
-        let carol = try broker.subscribe(as: "carol", topic: "#", clientID: "bob", cleanSession: false)
+        // (Its own inbox, and bob's: the broker refuses that subscription, as any no role grants.)
+        let carol = try broker.subscribe(as: "carol", topics: ["imhost/u/carol/#", "imhost/u/bob/#"], clientID: "bob", cleanSession: false)
         #expect(try waitSubscribed(carol, broker: broker, publisher: "alice", topic: "imhost/u/carol/from/alice"))
         carol.signal(SIGKILL)
         #expect(!carol.finish().stdout.contains("waiting for bob"))

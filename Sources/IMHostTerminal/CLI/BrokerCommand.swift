@@ -245,15 +245,15 @@ enum BrokerCommand {
             .filter { $0.1 != $0.2 }.map { "\($0.0) \($0.1.map(String.init) ?? "unset") → \($0.2)" }
         var text = !done.changed
             ? "\(folder.configPath) is up to date: max_packet_size \(done.packet), max_queued_bytes \(done.queued) (\(limits))"
-            : changes.isEmpty ? done.devices ? "sizes right (\(limits))" : "rewrote the sizing comments of \(folder.configPath); its sizes were right (\(limits))"
+            : changes.isEmpty ? done.devices ? "its sizes were right (\(limits))" : "rewrote the sizing comments of \(folder.configPath); its sizes were right (\(limits))"
             : "upgraded \(folder.configPath): \(changes.joined(separator: ", ")) (\(limits))"
         if done.devices {
             text = "moved \(folder.path) to mosquitto's dynamic-security plugin (\(folder.securityPath)): every login keeps its password and session, and a user may have several devices (imhost broker add-device); " + text
         }
-        if let pid = done.restartNeeded {
+        if let pid = done.restartNeeded, done.devices {
+            text += "; its broker (pid \(pid)) runs as before until it is restarted (mosquitto reads its plugin and logins at start): stop imhost broker run \(folder.path) and start it again"
+        } else if let pid = done.restartNeeded {
             text += "; its broker (pid \(pid)) runs with the old sizes until it is restarted (mosquitto does not read them again on a reload): stop imhost broker run \(folder.path) and start it again"
-        } else if done.changed, done.devices, folder.runningPID() != nil {
-            text += "; its running broker must be restarted to take it: stop imhost broker run \(folder.path) and start it again"
         } else if done.changed, folder.runningPID() == nil {
             text += "; the broker takes them when it starts (imhost broker run \(folder.path))"
         }
