@@ -448,13 +448,6 @@ public struct BrokerFolder: Sendable {
         }
     }
 
-    /// Tells a running broker to read its password and ACL files again (SIGHUP). Returns whether
-    /// one was running.
-    public func reload() -> Bool {
-        guard let pid = runningPID() else { return false }
-        return kill(pid, SIGHUP) == 0
-    }
-
     /// The running broker's process id, when its pid file names a live mosquitto.
     public func runningPID() -> Int32? {
         guard let text = try? FileSystem.readText(pidPath), let pid = text.split(whereSeparator: \.isWhitespace).first.flatMap({ Int32($0) }), pid > 0,
