@@ -347,7 +347,7 @@ final class BrokerConnection {
         case .subscribed(let id, let answer):
             subscribed(id, answer, now: now)
         case .refused(let refusal):
-            attemptFailed(.refused(address: settings.address, user: user, refusal, passwordFile: settings.passwordFile), transient: false,
+            attemptFailed(.refused(address: settings.address, user: login, refusal, passwordFile: settings.passwordFile), transient: false,
                           now: now, delay: Self.reconnectCap)
         case .unreachable(let why):
             // A certificate or handshake that fails now fails again until someone fixes it.

@@ -61,6 +61,14 @@ enum ConnectionWords {
         }
     }
 
+    /// The command that makes `login` at the broker: a user's, or a device's (`alice~phone`).
+    private static func making(_ login: String) -> String {
+        if let parsed = DynamicSecurity.parse(login: login), let device = parsed.device {
+            return "imhost broker add-device DIR \(parsed.user) \(device) makes the device and its password file; a removed device's login is refused"
+        }
+        return "imhost broker add-user DIR \(login) makes a user and its password file"
+    }
+
     private static func reason(_ why: OfflineReason) -> String {
         switch why {
         case .notConnectedYet:
@@ -73,7 +81,7 @@ enum ConnectionWords {
             "cannot make a connection: \(error)"
         case .refused(let address, let user, let refusal, let passwordFile):
             "the broker at \(address) refused \(user): \(refusal.reason); "
-                + (refusal.credentials ? "check transport.passwordFile (\(passwordFile)) against the broker (imhost broker add-user DIR \(user) makes a user and its password file)"
+                + (refusal.credentials ? "check transport.passwordFile (\(passwordFile)) against the broker (" + making(user) + ")"
                                        : "check the broker's log")
         case .unreachable(let address, .network(let why), let retrying):
             "cannot reach the broker at \(address) (\(why)); is it running? (imhost broker run DIR)" + (retrying ? "; retrying" : "")
