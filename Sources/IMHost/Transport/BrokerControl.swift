@@ -58,34 +58,50 @@ struct BrokerControl {
     private struct Responses: Decodable { var responses: [Response] }
 
     /// Sends `commands` in one message and returns their answers, in order.
-    func send(_ commands: [Command]) throws(BrokerFolder.Failure) -> [Response] {
-        var settings = MQTTClient.Settings(address: address, user: DynamicSecurity.adminLogin, password: password, maximumPacket: 1 << 20)
+    /// A connection as `login`, connected (`refused`: what to say when the broker refuses it).
+    private func connect(as login: String, password: String, refused: String) throws(BrokerFolder.Failure) -> MQTTClient {
+        var settings = MQTTClient.Settings(address: address, user: login, password: password, maximumPacket: 1 << 20)
         settings.keepsSession = false
         let client: MQTTClient
         do throws(MQTTClient.Failure) { client = try MQTTClient(settings) } catch { throw BrokerFolder.Failure("cannot make a connection: \(error)") }
-        defer { client.disconnect() }
         client.connect()
-        let deadline = Clock.monotonic() + 10_000_000_000
-        func pump(_ done: (MQTTClient.Event) throws(BrokerFolder.Failure) -> Bool) throws(BrokerFolder.Failure) {
-            while true {
-                for event in client.service() {
-                    if case .disconnected(let how) = event { throw BrokerFolder.Failure("the broker ended the connection (\(how))") }
-                    if try done(event) { return }
-                }
-                let now = Clock.monotonic()
-                guard now < deadline else { throw BrokerFolder.Failure("the broker at \(address) did not answer within 10 s") }
-                MQTTClient.wait(on: client.descriptors, milliseconds: Int32(min(100, (deadline - now) / 1_000_000 + 1)))
-            }
-        }
-        try pump { (event) throws(BrokerFolder.Failure) -> Bool in
+        try pump(client) { (event) throws(BrokerFolder.Failure) -> Bool in
             switch event {
             case .connected: return true
-            case .refused(let refusal):
-                throw BrokerFolder.Failure("the broker at \(address) refused \(DynamicSecurity.adminLogin) (\(refusal.reason)): is it running with this folder's dynamic-security.json? (imhost broker upgrade makes an older folder's)")
+            case .refused(let refusal): throw BrokerFolder.Failure("the broker at \(address) refused \(login) (\(refusal.reason)): \(refused)")
             case .unreachable(let why): throw BrokerFolder.Failure("cannot reach the broker at \(address) (\(why))")
             default: return false
             }
         }
+        return client
+    }
+
+    /// Services `client` until `done` says so, at most 10 s.
+    private func pump(_ client: MQTTClient, _ done: (MQTTClient.Event) throws(BrokerFolder.Failure) -> Bool) throws(BrokerFolder.Failure) {
+        let deadline = Clock.monotonic() + 10_000_000_000
+        while true {
+            for event in client.service() {
+                if case .disconnected(let how) = event { throw BrokerFolder.Failure("the broker ended the connection (\(how))") }
+                if try done(event) { return }
+            }
+            let now = Clock.monotonic()
+            guard now < deadline else { throw BrokerFolder.Failure("the broker at \(address) did not answer within 10 s") }
+            MQTTClient.wait(on: client.descriptors, milliseconds: Int32(min(100, (deadline - now) / 1_000_000 + 1)))
+        }
+    }
+
+    /// Ends `login`'s session and forgets it with what it queued: connects as it (taking the
+    /// session over, which ends a connection of it open now) with no session expiry, and leaves.
+    func endSession(of login: String, password: String) throws(BrokerFolder.Failure) {
+        let client = try connect(as: login, password: password, refused: "its session could not be ended")
+        client.disconnect()
+    }
+
+    func send(_ commands: [Command]) throws(BrokerFolder.Failure) -> [Response] {
+        let client = try connect(as: DynamicSecurity.adminLogin, password: password,
+                                 refused: "is it running with this folder's dynamic-security.json? (imhost broker upgrade makes an older folder's)")
+        defer { client.disconnect() }
+        func pump(_ done: (MQTTClient.Event) throws(BrokerFolder.Failure) -> Bool) throws(BrokerFolder.Failure) { try self.pump(client, done) }
         guard case .success(let subscription) = client.subscribe(Self.responseTopic, retained: false) else { throw BrokerFolder.Failure("cannot subscribe to \(Self.responseTopic)") }
         try pump { (event) throws(BrokerFolder.Failure) -> Bool in
             guard case .subscribed(subscription, let answer) = event else { return false }
@@ -135,6 +151,9 @@ struct BrokerControl {
     }
 
     static func deleteClient(_ login: String) -> Command { Command("deleteClient", ["username": .text(login)]) }
+    static func setClientPassword(_ login: String, _ password: String) -> Command {
+        Command("setClientPassword", ["username": .text(login), "password": .text(password)])
+    }
     static func deleteRole(_ role: String) -> Command { Command("deleteRole", ["rolename": .text(role)]) }
     static let listClients = Command("listClients", ["verbose": .bool(false), "count": .number(-1), "offset": .number(0)])
 }

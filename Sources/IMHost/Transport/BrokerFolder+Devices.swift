@@ -119,9 +119,8 @@ extension BrokerFolder {
         return Device(user: user, device: device, login: login)
     }
 
-    /// Removes `device` of `user` from the running broker: its login goes, which ends its
-    /// connection at once, and its password file. Its session is never taken again: no login has
-    /// its client id.
+    /// Removes `device` of `user` from the running broker: its session and what was queued for it
+    /// go, its connection ends at once, and its login and password file go.
     public func removeDevice(_ device: String, of user: String) throws(Failure) -> Device {
         try requireDynamicSecurity()
         if let problem = TransportID.problem(user) { throw Failure("the user id \"\(user)\" \(problem)") }
@@ -131,6 +130,12 @@ extension BrokerFolder {
         guard try devices(of: user, through: control).contains(where: { $0.login == login }) else {
             throw Failure("\(user) has no device \(device) in \(path) (imhost broker devices \(path) \(user) lists them); \(user)'s first device logs in as \(user), and goes with remove-user")
         }
+        // Its session goes with what the broker queued for it (else it would queue its user's
+        // messages for two weeks, for nobody): a password only this command knows, a connection
+        // as it with no session expiry (which also ends the device's connection), then its login.
+        let ending = Self.newPassword()
+        try control.apply([BrokerControl.setClientPassword(login, ending)])
+        try control.endSession(of: login, password: ending)
         try control.apply([BrokerControl.deleteClient(login)])
         unlink(passwordFile(of: login))
         return Device(user: user, device: device, login: login)
