@@ -90,10 +90,14 @@ struct BrokerControl {
         }
     }
 
-    /// Ends `login`'s session and forgets it with what it queued: connects as it (taking the
-    /// session over, which ends a connection of it open now) with no session expiry, and leaves.
-    func endSession(of login: String, password: String) throws(BrokerFolder.Failure) {
-        let client = try connect(as: login, password: password, refused: "its session could not be ended")
+    /// Ends `login`'s session and forgets it with what the broker queued for it (else a removed
+    /// login's queue would sit on the broker until its sessions expire): gives it a password only
+    /// this command knows, connects as it with no session expiry (taking the session over, which
+    /// ends a connection of it open now, and its reconnect is refused), and leaves.
+    func endSession(of login: String) throws(BrokerFolder.Failure) {
+        let ending = BrokerFolder.newPassword()
+        try apply([Self.setClientPassword(login, ending)])
+        let client = try connect(as: login, password: ending, refused: "its session could not be ended")
         client.disconnect()
     }
 

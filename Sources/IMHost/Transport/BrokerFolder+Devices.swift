@@ -87,6 +87,7 @@ extension BrokerFolder {
         guard TransportID.problem(user) == nil, access(passwordFile(of: user), F_OK) == 0 else { throw Failure("there is no user \(user) in \(path)") }
         let logins = try devices(of: user).map(\.login)
         if let control = try control() {
+            for login in logins { try control.endSession(of: login) }
             try control.apply(logins.map(BrokerControl.deleteClient) + [BrokerControl.deleteRole(DynamicSecurity.roleName(of: user))],
                               tolerating: ["not found"])
         } else {
@@ -130,12 +131,7 @@ extension BrokerFolder {
         guard try devices(of: user, through: control).contains(where: { $0.login == login }) else {
             throw Failure("\(user) has no device \(device) in \(path) (imhost broker devices \(path) \(user) lists them); \(user)'s first device logs in as \(user), and goes with remove-user")
         }
-        // Its session goes with what the broker queued for it (else it would queue its user's
-        // messages for two weeks, for nobody): a password only this command knows, a connection
-        // as it with no session expiry (which also ends the device's connection), then its login.
-        let ending = Self.newPassword()
-        try control.apply([BrokerControl.setClientPassword(login, ending)])
-        try control.endSession(of: login, password: ending)
+        try control.endSession(of: login)
         try control.apply([BrokerControl.deleteClient(login)])
         unlink(passwordFile(of: login))
         return Device(user: user, device: device, login: login)
