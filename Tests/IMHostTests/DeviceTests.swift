@@ -188,4 +188,33 @@ struct DeviceTests {
         #expect(try broker.publish(as: "alice~phone", topic: "imhost/u/bob/from/alice", ["from the phone"]).status == 0)
         #expect(back.waitFor("imhost/u/bob/from/alice from the phone"))
     }
+
+    @Test("upgrade of a folder with a TLS listener made before devices: the TLS listener takes the same logins, a device connects through it, and nobody anonymous does")
+    func upgradeWithTLS() throws {
+        let root = try Workspace()
+        let certificates = try TestCertificates(in: root.root)
+        let certificate = try certificates.broker("broker", names: ["localhost"])
+        let port = BrokerFolder.freeLoopbackPort()
+        let broker = try TestBroker(in: root.root, users: ["alice", "bob"], options: ["--listen", "127.0.0.1:\(port)", "--tls-cert", certificate.0, "--tls-key", certificate.1],
+                                    legacy: true)
+        let old = try String(contentsOfFile: broker.folder + "/mosquitto.conf", encoding: .utf8)
+        #expect(old.components(separatedBy: "password_file ").count == 3 && old.contains("# This listener's own authentication"), "\(old)")
+        let upgraded = try imhost(["broker", "upgrade", broker.folder])
+        #expect(upgraded.status == 0, "\(upgraded.stderr)")
+        let config = try String(contentsOfFile: broker.folder + "/mosquitto.conf", encoding: .utf8)
+        #expect(!config.contains("password_file") && !config.contains("own authentication") && config.components(separatedBy: "use_username_as_clientid true").count == 3, "\(config)")
+        try broker.restart()
+        let login = try broker.addDevice("phone", of: "alice")
+        func overTLS(_ user: String, _ password: String?, topic: String) throws -> ProcessResult {
+            try run(BrokerFolder.tool("mosquitto_pub"), ["-h", "localhost", "-p", "\(port)", "--cafile", certificates.folder + "/ca.pem"]
+                    + (password.map { ["-u", user, "-P", $0] } ?? []) + ["-t", topic, "-q", "1", "-V", "mqttv5", "-m", "over TLS"])
+        }
+        let reader = try broker.subscribe(as: "bob", topic: "imhost/u/bob/#")
+        defer { reader.signal(SIGKILL); _ = reader.finish() }
+        #expect(try waitSubscribed(reader, broker: broker, publisher: "alice", topic: "imhost/u/bob/from/alice"))
+        #expect(try overTLS(login, broker.password(login), topic: "imhost/u/bob/from/alice").status == 0)
+        #expect(reader.waitFor("imhost/u/bob/from/alice over TLS"), "\(reader.stdout)")
+        #expect(try overTLS(login, broker.password(login), topic: "imhost/u/bob/from/carol").stderr.contains("Not authorized"))
+        #expect(try overTLS("anyone", nil, topic: "imhost/u/bob/from/anyone").status != 0)
+    }
 }

@@ -138,6 +138,9 @@ final class TestBroker {
         guard let start = lines.firstIndex(where: { $0.hasPrefix(BrokerFolder.authenticationStart) }),
               let end = lines.firstIndex(where: { $0.hasPrefix("plugin_opt_config_file ") }) else { throw Failure(description: "no authentication paragraph") }
         config = (lines[..<start] + legacyPerListener.components(separatedBy: "\n") + lines[(end + 1)...]).joined(separator: "\n")
+        // A TLS listener's said it was its own, as every listener's.
+        config = config.replacingOccurrences(of: "keyfile \(folder)/tls/broker.key\n" + BrokerFolder.clientIDParagraph,
+                                             with: "keyfile \(folder)/tls/broker.key\n# This listener's own authentication, as every listener's:\n" + legacyOwnAuth(folder))
         config = config.replacingOccurrences(of: BrokerFolder.clientIDParagraph, with: legacyOwnAuth(folder))
         try config.write(toFile: folder + "/mosquitto.conf", atomically: true, encoding: .utf8)
     }
