@@ -63,6 +63,10 @@ struct DeviceTests {
         #expect(reader.waitFor("imhost/u/alice/from/carol for alice"))
         #expect(!reader.stdout.contains("secret for bob"), "\(reader.stdout)")
 
+        // Nor does it change the broker: $CONTROL is the admin login's alone.
+        let control = #"{"commands":[{"command":"createClient","username":"alice~evil","password":"evil","roles":[{"rolename":"user:bob"}]}]}"#
+        #expect(try broker.publish(as: login, topic: "$CONTROL/dynamic-security/v1", [control]).stderr.contains("Not authorized"))
+        #expect(try broker.publish(as: "alice~evil", password: "evil", topic: "imhost/u/alice/from/bob", ["x"]).status != 0)
         let stolen = try broker.workspace(for: "bob", login: login)
         let refused = try imhost(["sync"], in: stolen)
         #expect(refused.status != 0 && refused.stderr.contains("transport.login") && refused.stderr.contains("is not one of bob's devices"), "\(refused.stderr)")
