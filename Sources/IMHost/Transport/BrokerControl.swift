@@ -81,7 +81,9 @@ struct BrokerControl {
         let deadline = Clock.monotonic() + 10_000_000_000
         while true {
             for event in client.service() {
-                if case .disconnected(let how) = event { throw BrokerFolder.Failure("the broker ended the connection (\(how))") }
+                if case .disconnected = event {
+                    throw BrokerFolder.Failure("the broker at \(address) ended this command's connection (another imhost broker command at the same moment takes its login's session): run it again")
+                }
                 if try done(event) { return }
             }
             let now = Clock.monotonic()
