@@ -161,6 +161,20 @@ struct DeviceTests {
                 && stopped.stderr.contains("is not running") && stopped.stderr.contains("imhost broker run \(broker.folder)"), "\(stopped.stderr)")
     }
 
+    @Test("add-device run eight times at once makes eight devices: the commands take turns")
+    func devicesAtOnce() throws {
+        let root = try Workspace()
+        let broker = try TestBroker(in: root.root, users: ["alice"])
+        let running = try (1...8).map { try RunningProcess(BuildProducts.imhost, ["broker", "add-device", broker.folder, "alice", "d\($0)"], in: root.root) }
+        for process in running {
+            let result = process.finish()
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+        let listed = try imhost(["broker", "devices", broker.folder, "alice"])
+        #expect(listed.stdout.split(separator: "\n").count == 9, "\(listed.stdout)")
+        #expect((1...8).allSatisfy { FileManager.default.fileExists(atPath: broker.passwordFile("alice~d\($0)")) })
+    }
+
     @Test("upgrade moves a folder made before devices to the plugin: every password and session kept, a message queued for bob arrives, and devices can be added")
     func upgradeKeepsSessions() throws {
         let root = try Workspace()

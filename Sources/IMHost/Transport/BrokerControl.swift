@@ -4,17 +4,41 @@ import FoundationEssentials
 import Foundation
 #endif
 import IMKit
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Changes a running broker's dynamic-security plugin: logs in as ``DynamicSecurity/adminLogin``
 /// (its password in the broker folder, mode 0600), publishes JSON commands to
 /// `$CONTROL/dynamic-security/v1` and reads their answers on `…/response`, as mosquitto_ctrl
-/// does, but with no password on a command line.
-struct BrokerControl {
+/// does, but with no password on a command line. One at a time a folder: every command logs in
+/// as the same login, so a second one at once would take the first one's session over between
+/// its steps (measured: of twelve add-device at once, two were made); each holds
+/// `DIR/control.lock` (`flock`) while it works.
+final class BrokerControl {
     static let topic = "$CONTROL/dynamic-security/v1"
     static let responseTopic = topic + "/response"
 
     let address: HostConfig.Transport.Address
     let password: String
+    private let lock: Int32
+
+    /// Waits for the folder's other commands to finish (a few milliseconds each).
+    init(address: HostConfig.Transport.Address, password: String, lockPath: String) throws(BrokerFolder.Failure) {
+        self.address = address
+        self.password = password
+        lock = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard lock >= 0 else { throw BrokerFolder.Failure("cannot open \(lockPath): \(String(cString: strerror(errno)))") }
+        while flock(lock, LOCK_EX) != 0 {
+            guard errno == EINTR else {
+                let why = String(cString: strerror(errno))
+                close(lock)
+                throw BrokerFolder.Failure("cannot lock \(lockPath): \(why)")
+            }
+        }
+    }
+
+    deinit { close(lock) }
 
     /// One command: its name and members (strings, numbers, booleans, lists and objects of them).
     struct Command: Encodable, Sendable {
@@ -82,7 +106,7 @@ struct BrokerControl {
         while true {
             for event in client.service() {
                 if case .disconnected = event {
-                    throw BrokerFolder.Failure("the broker at \(address) ended this command's connection (another imhost broker command at the same moment takes its login's session): run it again")
+                    throw BrokerFolder.Failure("the broker at \(address) ended this command's connection (it stopped, or another client logged in as \(DynamicSecurity.adminLogin)): run it again")
                 }
                 if try done(event) { return }
             }

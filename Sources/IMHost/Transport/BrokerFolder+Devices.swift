@@ -38,7 +38,7 @@ extension BrokerFolder {
         case .socket(let socket): .unix(path: socket)
         case .port(let port): .tcp(host: "127.0.0.1", port: port)
         }
-        return BrokerControl(address: address, password: password)
+        return try BrokerControl(address: address, password: password, lockPath: path + "/control.lock")
     }
 
     /// The running broker's control; it not running is one line saying what to do.

@@ -18,6 +18,7 @@ import Glibc
 /// DIR/mosquitto.sock      the default listener: a unix socket
 /// DIR/mosquitto.log       the broker's log
 /// DIR/mosquitto.pid       the running broker's process id
+/// DIR/control.lock        held by the imhost broker command changing the running broker
 /// ```
 public struct BrokerFolder: Sendable {
     /// The folder, absolute.
