@@ -1,3 +1,4 @@
+import CIMHostSupport
 import Foundation
 import Testing
 
@@ -257,18 +258,12 @@ struct ShellRun {
         let spawned = posix_spawn(&pid, "/bin/bash", &actions, &attributes, argv, envp)
         guard spawned == 0 else { throw Workspace.Failure("posix_spawn bash: \(String(cString: strerror(spawned)))") }
 
-        let deadline = Date().addingTimeInterval(seconds)
         var waited: Int32 = 0
-        while true {
-            let done = waitpid(pid, &waited, WNOHANG)
-            if done == pid { break }
-            if Date() >= deadline {
-                timedOut = true
-                kill(-pid, SIGKILL)
-                _ = waitpid(pid, &waited, 0)
-                break
-            }
-            usleep(20_000)
+        Self.awaitEnd(of: [pid], until: Date().addingTimeInterval(seconds))
+        if waitpid(pid, &waited, WNOHANG) != pid {
+            timedOut = true
+            kill(-pid, SIGKILL)
+            _ = waitpid(pid, &waited, 0)
         }
         if !timedOut {
             status = (waited & 0x7f) == 0 ? (waited >> 8) & 0xff : 128 + (waited & 0x7f)
@@ -276,13 +271,28 @@ struct ShellRun {
         // What the block started may take a moment to end after it (a broker told to stop).
         let settle = Date().addingTimeInterval(3)
         var remaining = Self.members(of: pid)
-        while !remaining.isEmpty, Date() < settle {
-            usleep(50_000)
+        while !remaining.isEmpty, Date() < settle, Self.awaitEnd(of: remaining.map(\.pid), until: settle) {
             remaining = Self.members(of: pid)
         }
         if !timedOut { leftRunning = remaining.map { "\($0.pid) \($0.command)" } }
         for member in remaining { kill(member.pid, SIGKILL) }
         output = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+    }
+
+    /// Waits until each of `pids` has ended (its pidfd turns readable) or `deadline` passes, on
+    /// the processes' own ends, not on a clock. Returns false when it could watch none of them.
+    @discardableResult
+    static func awaitEnd(of pids: [pid_t], until deadline: Date) -> Bool {
+        let fds = pids.map { imhost_pidfd_open($0) }.filter { $0 >= 0 }
+        defer { fds.forEach { close($0) } }
+        var polls = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        guard !polls.isEmpty else { return false }
+        while !polls.isEmpty {
+            let left = Int32(max(0, deadline.timeIntervalSinceNow * 1000))
+            guard left > 0, poll(&polls, nfds_t(polls.count), left) > 0 else { break }
+            polls.removeAll { $0.revents != 0 }
+        }
+        return true
     }
 
     /// The live processes of session `session` (zombies aside): their ids and command lines.

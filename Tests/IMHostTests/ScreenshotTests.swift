@@ -78,13 +78,7 @@ extension BrowserSuites {
         @Test("cards.png: the house card with the photo sent with it and the jobs card with its line's picture, as the browser draws them, a button pressed and its answer")
         func cards() throws {
             let workspace = try Workspace.standard()
-            let scenario = workspace.root + "/listing.json"
-            try """
-                [ { "open": "\(houseChatURL)" },
-                  { "receive": "house.listing", "payload": {"id":"L1001","title":"阳光两居室 Sunny 2-room flat","price":4200,"area":56,"rooms":2,"status":"available"},
-                    "photos": ["\(PhotoFixtures.path("flat.jpg"))"] } ]
-                """.write(toFile: scenario, atomically: true, encoding: .utf8)
-            #expect(try imhost(["play", scenario, "--data", workspace.data], in: workspace).status == 0)
+            try workspace.receiveListingWithPhoto(title: "阳光两居室 Sunny 2-room flat")
             let web = try WebServing(workspace)
             let browser = try Browser()
             try browser.resize(width: 700, height: 1500)

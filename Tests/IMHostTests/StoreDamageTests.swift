@@ -106,6 +106,19 @@ struct StoreDamageTests {
         return own.count
     }
 
+    @Test("a photo is read out of a damaged database with its message, its bytes as they were")
+    func photos() throws {
+        let workspace = try Workspace.standard()
+        let sent = try imhost(["chat", "im://chat?rootCateID=1&cateID=12&peer=carol"], input: "/photo \(PhotoFixtures.path("flat.png"))\n", in: workspace)
+        try #require(sent.status == 0, "\(sent.stderr)")
+        try history(workspace)
+        _ = try damage(.middle, of: databasePath(workspace))
+        #expect(try imhost(["store", "check"], in: workspace).status == 1)
+        let store = try MessageStore(dataFolder: workspace.data, user: "me")
+        #expect(try store.photo(peer: "carol", number: 1, index: 0)?.bytes == (try PhotoFixtures.bytes("flat.png")))
+        #expect(try pageMessages(workspace, url: "im://chat?rootCateID=1&cateID=12&peer=carol").first?["key"] as? String == "photo")
+    }
+
     @Test("store check on a damaged page: exit 1, one line naming where it went and what was read; the history and the queued sends are there after")
     func check() throws {
         let workspace = try Workspace.standard()

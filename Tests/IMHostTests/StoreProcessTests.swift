@@ -35,6 +35,25 @@ struct StoreProcessTests {
         }
     }
 
+    @Test("a chat that starts takes up the drafts of a chat that is gone, never those of another chat of the user that runs now (which would send them twice)")
+    func draftsOfARunningChat() throws {
+        let workspace = try Workspace.standard()
+        let store = try MessageStore(dataFolder: workspace.data, user: "me")
+        // Kept by this test's process, which runs: as a running chat's supervisor keeps what is typed.
+        let kept = try store.addDraft(peer: "u42", typed: "typed in a chat that still runs", at: 1)
+        let chat = try imhost(["chat", Self.url], input: "/quit\n", in: workspace)
+        #expect(chat.status == 0, "\(chat.stderr)")
+        #expect(!chat.stdout.contains("taking up what you typed"), "\(chat.stdout)")
+        #expect(try stored(workspace).isEmpty)
+        #expect(try store.drafts(of: "u42").map(\.id) == [kept])
+        // Sent by its own chat, it is sent once; sent again (by a chat that took it up meanwhile), it is refused.
+        _ = try store.storeOutgoing(to: "u42", key: "text", payload: MessagePayload(json: #"{"text":"typed in a chat that still runs"}"#), at: 2, draft: kept)
+        #expect(throws: StoreError.self) {
+            try store.storeOutgoing(to: "u42", key: "text", payload: MessagePayload(json: #"{"text":"typed in a chat that still runs"}"#), at: 3, draft: kept)
+        }
+        #expect(try stored(workspace).count == 1)
+    }
+
     @Test("kill -9 while sending: every send reported is there, once, and nothing is half written")
     func killedWriter() throws {
         let workspace = try Workspace.standard()

@@ -7,15 +7,7 @@ extension BrowserSuites {
         @Test("the house card drawn as a card: its photo (the bytes the message carried, decoded by Chromium at the size the host read), title and badge, subtitle, fields as a table, its buttons; a button clicked answers in #said as /tap N BUTTON does, a click on the card taps it, an id it lacks is refused")
         func houseCard() throws {
             let workspace = try Workspace.standard()
-            // The listing comes with a photo of the flat, stored as a scenario stores it.
-            let scenario = workspace.root + "/listing.json"
-            try """
-                [ { "open": "\(houseChatURL)" },
-                  { "receive": "house.listing", "payload": {"id":"L1001","title":"Sunny flat","price":4200,"area":56,"rooms":2,"status":"available"},
-                    "photos": ["\(PhotoFixtures.path("flat.jpg"))"] } ]
-                """.write(toFile: scenario, atomically: true, encoding: .utf8)
-            let played = try imhost(["play", scenario, "--data", workspace.data], in: workspace)
-            #expect(played.status == 0, "\(played.stdout)\(played.stderr)")
+            try workspace.receiveListingWithPhoto(title: "Sunny flat")
             let web = try WebServing(workspace)
             let browser = try Browser()
             try browser.open(chat: houseChatURL, on: web)
@@ -56,16 +48,8 @@ extension BrowserSuites {
 
         @Test("a photo alice picks with the Photo item goes to bob through the broker and shows inline on his open page, decoded by Chromium at the size the host read; a file that is not a picture is refused in one line, and nothing is sent")
         func photoBetweenTwo() throws {
-            let root = try Workspace()
-            let broker = try TestBroker(in: root.root, users: ["alice", "bob"])
-            let aliceHome = try broker.workspace(for: "alice"), bobHome = try broker.workspace(for: "bob")
-            let aliceWeb = try WebServing(aliceHome)
-            let bobWeb = try WebServing(bobHome)
-            for web in [aliceWeb, bobWeb] { #expect(web.process.waitFor("connected to"), "\(web.process.stdout)\(web.process.stderr)") }
-            let alice = try Browser()
-            let bob = try alice.secondSession()
-            try alice.open(chat: houseChat(with: "bob"), on: aliceWeb)
-            try bob.open(chat: houseChat(with: "alice"), on: bobWeb)
+            let people = try TwoPeopleInABrowser()
+            let (alice, bob) = (people.alice, people.bob)
 
             try #require(try alice.waitFor("input.photo-file")).type(PhotoFixtures.path("flat.png"))
             #expect(try bob.waitFor(".message.received figure.photo img.photo-image") != nil, "bob's page did not show the photo")
@@ -76,7 +60,7 @@ extension BrowserSuites {
             #expect(try alice.waitUntil("(i => i !== null && i.complete && i.naturalWidth == 640)(document.querySelector('.message.sent figure.photo img'))"))
             #expect(try alice.waitFor(".message.sent .state", containing: "read ✓✓"), "alice's page did not show it read")
 
-            let notes = root.root + "/notes.png"
+            let notes = people.root.root + "/notes.png"
             try "not a picture at all\n".write(toFile: notes, atomically: true, encoding: .utf8)
             try #require(try alice.waitFor("input.photo-file")).type(notes)
             #expect(try alice.waitFor("#said", containing: "refused: not sent: the file is not a photo this host sends: it is not a PNG, JPEG or WebP picture"))

@@ -147,16 +147,8 @@ extension BrowserSuites {
 
         @Test("two people, each with their own imhost web, in two windows of one browser: what alice sends arrives on bob's open page, and her page shows it delivered, then read")
         func twoPeople() throws {
-            let root = try Workspace()
-            let broker = try TestBroker(in: root.root, users: ["alice", "bob"])
-            let aliceHome = try broker.workspace(for: "alice"), bobHome = try broker.workspace(for: "bob")
-            let aliceWeb = try WebServing(aliceHome)
-            let bobWeb = try WebServing(bobHome)
-            for web in [aliceWeb, bobWeb] { #expect(web.process.waitFor("connected to"), "\(web.process.stdout)\(web.process.stderr)") }
-            let alice = try Browser()
-            let bob = try alice.secondSession()
-            try alice.open(chat: houseChat(with: "bob"), on: aliceWeb)
-            try bob.open(chat: houseChat(with: "alice"), on: bobWeb)
+            let people = try TwoPeopleInABrowser()
+            let (alice, bob, aliceWeb, bobWeb) = (people.alice, people.bob, people.aliceWeb, people.bobWeb)
             #expect(try alice.cookies().map(\.name).sorted() == ["imhost-\(aliceWeb.port)", "imhost-\(bobWeb.port)"].sorted(),
                     "one profile holds both sessions, kept apart by the port in their names")
 

@@ -190,8 +190,11 @@ public final class ChatHost {
         guard let draft, let signedIn else { return try body() }
         signedIn.sender.draft = draft
         defer {
+            // Still there when nothing was queued from it. One a send queued is gone already, and
+            // its id may be another chat's new draft by now (SQLite gives a deleted largest rowid
+            // again): never forgotten twice.
+            if signedIn.sender.draft != nil { _ = try? signedIn.store.discardDraft(draft) }
             signedIn.sender.draft = nil
-            _ = try? signedIn.store.discardDraft(draft)
         }
         return try body()
     }

@@ -83,6 +83,8 @@ final class MessageSender {
             message = try store.storeOutgoing(to: peer, key: key, payload: payload, at: clock(), jump: jump, draft: draft, photos: photos)
             draft = nil
         } catch {
+            // Its draft is gone (another chat of the user sent it): nothing of it to forget.
+            if error.code == .taken { draft = nil }
             throw SendError(.notStored, "the message could not be stored: \(error)")
         }
         onQueued(message)

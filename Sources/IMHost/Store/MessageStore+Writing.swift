@@ -74,7 +74,14 @@ extension MessageStore {
                 let row = database.lastInsertedRow
                 if !photos.isEmpty { try insertPhotos(photos, message: row) }
                 try database.statement("INSERT INTO outbox (message, peer, queued_at) VALUES (?, ?, ?)").bind(row, peer, time).run()
-                if let draft { try database.statement("DELETE FROM drafts WHERE id = ?").bind(draft).run() }
+                if let draft {
+                    // The draft is taken in the send's transaction: a send of a draft another
+                    // process sent already stores nothing.
+                    try database.statement("DELETE FROM drafts WHERE id = ?").bind(draft).run()
+                    guard database.changes > 0 else {
+                        throw StoreError(.taken, "what was typed was sent already, by another chat of this user")
+                    }
+                }
                 try database.statement("""
                     UPDATE conversations SET message_count = message_count + 1, next_seq = next_seq + 1, last_message = ?, updated_at = ?
                     WHERE id = ?

@@ -92,6 +92,8 @@ public struct StoreError: Error, CustomStringConvertible, Equatable {
         case damaged
         /// An id or a value it will not take.
         case refused
+        /// The typed line a send came from was sent already, by another chat of the user.
+        case taken
         /// Anything else SQLite or the system said.
         case failed
     }

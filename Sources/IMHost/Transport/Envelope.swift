@@ -424,36 +424,6 @@ public enum Envelope: Sendable, Equatable {
         return Message(id: id, seq: Int(seqValue), key: key, payload: payload, sentAt: Int64(sent), jump: jump, photos: photos)
     }
 
-    /// One element of a message's `photos`, with `room` bytes left of the message's limit:
-    /// taken when its bytes are the picture it says (kind and size), else the reason it is not,
-    /// in words for the receiver's page. A peer's photo is never taken on its word.
-    private static func photo(_ item: JSONNode, room: Int) -> AttachedPhoto {
-        guard case .object(let fields) = item.value else { return .refused(why: "the photo is not an object") }
-        guard case .string(let type)? = fields.member("type")?.value, case .number(let width, _)? = fields.member("width")?.value,
-              case .number(let height, _)? = fields.member("height")?.value, case .string(let data)? = fields.member("data")?.value else {
-            return .refused(why: "the photo does not say its type, width, height and data")
-        }
-        // Said back as a short word: a peer's "type" could be one letter and a million accents.
-        let word = String(String.UnicodeScalarView(type.unicodeScalars.prefix(8).filter { $0.isASCII && $0.properties.isAlphabetic }))
-        let side = { (value: Double) in Int(exactly: value).flatMap { $0 >= 0 && $0 < 1_000_000 ? String($0) : nil } ?? "?" }
-        let said = "\(word.isEmpty ? "?" : word.lowercased()) \(side(width))×\(side(height))"
-        guard data.utf8.count <= (room + 2) / 3 * 4 + 4 else {
-            return .refused(why: "the photo is larger than the \(max(0, room)) bytes left of this host's limit (limits.photoBytes)")
-        }
-        guard let decoded = Data(base64Encoded: data) else { return .refused(why: "the photo's data is not base64") }
-        let bytes = [UInt8](decoded)
-        let photo: Photo
-        do throws(Photo.Refusal) {
-            photo = try Photo.read(bytes, limit: max(0, room))
-        } catch {
-            return .refused(why: "it said it was a \(said) picture, but \(error.description)")
-        }
-        guard type == photo.kind.rawValue, Double(photo.width) == width, Double(photo.height) == height else {
-            return .refused(why: "it said it was a \(said) picture, but its bytes are a \(photo.kind.rawValue) of \(photo.width)×\(photo.height)")
-        }
-        return .photo(photo, bytes: bytes)
-    }
-
     /// The `ids` member: 1 to ``receiptIDs`` global ids.
     private static func ids(_ member: (String) -> JSONNode?, of what: String) throws(Refusal) -> [String] {
         guard case .array(let elements)? = member("ids")?.value, (1...receiptIDs).contains(elements.count) else {
@@ -510,30 +480,5 @@ public enum Envelope: Sendable, Equatable {
             if let how = Drawn.read(entry.value) { drawn[entry.key] = how }
         }
         return drawn
-    }
-}
-
-extension Envelope {
-    /// A status's members, leniently (see ``Status``).
-    private static func status(_ member: (String) -> JSONNode?) -> Status {
-        func names(_ key: String, valid: (String) -> Bool) -> [String]? {
-            guard case .array(let items)? = member(key)?.value else { return nil }
-            return items.compactMap { if case .string(let name) = $0.value, valid(name) { name } else { nil } }
-        }
-        var status = Status(state: nil, at: nil, report: FleetReport(), inventory: .none)
-        if case .string(let state)? = member("state")?.value { status.state = Status.State(rawValue: state) }
-        if case .number(let at, _)? = member("at")?.value, at >= 0, at < 1e15 { status.at = Int64(at) }
-        if case .number(let version, _)? = member("version")?.value, version >= 1, version < 1e15 {
-            var digest = ""
-            if case .string(let text)? = member("digest")?.value { digest = text }
-            status.report.applied = FleetConfig.Applied(version: Int64(version), digest: digest)
-        }
-        if let lines = names("lines", valid: LineID.isValid), let keys = names("keys", valid: LineID.isValidMessageKey) {
-            status.report.lines = lines
-            status.report.keys = keys
-            status.inventory = member("partial").map { _ in .partial } ?? .complete
-        }
-        status.report.drawn = DrawnCounts.read(member("drawn"))
-        return status
     }
 }

@@ -135,7 +135,9 @@ final class Worker {
     /// quick replies are never kept, so never done again.
     private func takeUpDrafts(_ session: ChatSession) {
         guard let store = host.store, let drafts = try? store.drafts(of: session.page.conversation), !drafts.isEmpty else { return }
-        for draft in drafts {
+        // Another chat of the user, running now, sends its own drafts.
+        let supervisor = getppid()
+        for draft in drafts where draft.isLeft(supervisor: supervisor) {
             output.out(TerminalText.safe("taking up what you typed before the chat restarted: \(draft.typed)", newlines: false) + "\n")
             _ = host.sending(draft: draft.id) { session.handle(draft.typed) }
         }

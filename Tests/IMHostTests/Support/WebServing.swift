@@ -85,3 +85,45 @@ extension Browser {
         try execute("const found = document.querySelector(arguments[0]); return found ? found.textContent : null", [selector]) as? String
     }
 }
+
+extension Workspace {
+    /// Stores a house listing from u42 with the flat's photo, as `imhost play` stores a scenario's
+    /// `receive` with `"photos"`: a listing card that shows a photo, for the pages to show.
+    func receiveListingWithPhoto(title: String) throws {
+        let scenario = root + "/listing.json"
+        try """
+            [ { "open": "\(houseChatURL)" },
+              { "receive": "house.listing", "payload": {"id":"L1001","title":"\(title)","price":4200,"area":56,"rooms":2,"status":"available"},
+                "photos": ["\(PhotoFixtures.path("flat.jpg"))"] } ]
+            """.write(toFile: scenario, atomically: true, encoding: .utf8)
+        let played = try imhost(["play", scenario, "--data", data], in: self)
+        #expect(played.status == 0, "\(played.stdout)\(played.stderr)")
+    }
+}
+
+/// alice and bob, each with their own `imhost web` on one private broker, connected, and each
+/// with the house chat with the other open in a window of one browser.
+struct TwoPeopleInABrowser {
+    let root: Workspace
+    let broker: TestBroker
+    /// Their folders (a workspace's folder goes with it).
+    let aliceHome: Workspace, bobHome: Workspace
+    let aliceWeb: WebServing
+    let bobWeb: WebServing
+    let alice: Browser
+    let bob: Browser
+
+    init() throws {
+        root = try Workspace()
+        broker = try TestBroker(in: root.root, users: ["alice", "bob"])
+        aliceHome = try broker.workspace(for: "alice")
+        bobHome = try broker.workspace(for: "bob")
+        aliceWeb = try WebServing(aliceHome)
+        bobWeb = try WebServing(bobHome)
+        for web in [aliceWeb, bobWeb] { #expect(web.process.waitFor("connected to"), "\(web.process.stdout)\(web.process.stderr)") }
+        alice = try Browser()
+        bob = try alice.secondSession()
+        try alice.open(chat: houseChat(with: "bob"), on: aliceWeb)
+        try bob.open(chat: houseChat(with: "alice"), on: bobWeb)
+    }
+}

@@ -183,6 +183,12 @@ enum Migrations {
             PRIMARY KEY (line, kind, name)
         ) WITHOUT ROWID;
         """,
+        // 7: a draft names the process that kept it (the chat's supervisor): a chat that starts
+        // takes up only drafts whose chat is gone, never those another chat of the user is
+        // about to send (which it then sent twice).
+        """
+        ALTER TABLE drafts ADD COLUMN owner INTEGER;
+        """,
     ]
 
     /// The version this code writes.

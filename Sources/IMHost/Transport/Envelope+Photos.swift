@@ -1,0 +1,40 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import IMKit
+
+/// A message's photos as the wire carries them (``Envelope/Message/photos``), each read and
+/// checked on its bytes.
+extension Envelope {
+    /// One element of a message's `photos`, with `room` bytes left of the message's limit:
+    /// taken when its bytes are the picture it says (kind and size), else the reason it is not,
+    /// in words for the receiver's page. A peer's photo is never taken on its word.
+    static func photo(_ item: JSONNode, room: Int) -> AttachedPhoto {
+        guard case .object(let fields) = item.value else { return .refused(why: "the photo is not an object") }
+        guard case .string(let type)? = fields.member("type")?.value, case .number(let width, _)? = fields.member("width")?.value,
+              case .number(let height, _)? = fields.member("height")?.value, case .string(let data)? = fields.member("data")?.value else {
+            return .refused(why: "the photo does not say its type, width, height and data")
+        }
+        // Said back as a short word: a peer's "type" could be one letter and a million accents.
+        let word = String(String.UnicodeScalarView(type.unicodeScalars.prefix(8).filter { $0.isASCII && $0.properties.isAlphabetic }))
+        let side = { (value: Double) in Int(exactly: value).flatMap { $0 >= 0 && $0 < 1_000_000 ? String($0) : nil } ?? "?" }
+        let said = "\(word.isEmpty ? "?" : word.lowercased()) \(side(width))×\(side(height))"
+        guard data.utf8.count <= (room + 2) / 3 * 4 + 4 else {
+            return .refused(why: "the photo is larger than the \(max(0, room)) bytes left of this host's limit (limits.photoBytes)")
+        }
+        guard let decoded = Data(base64Encoded: data) else { return .refused(why: "the photo's data is not base64") }
+        let bytes = [UInt8](decoded)
+        let photo: Photo
+        do throws(Photo.Refusal) {
+            photo = try Photo.read(bytes, limit: max(0, room))
+        } catch {
+            return .refused(why: "it said it was a \(said) picture, but \(error.description)")
+        }
+        guard type == photo.kind.rawValue, Double(photo.width) == width, Double(photo.height) == height else {
+            return .refused(why: "it said it was a \(said) picture, but its bytes are a \(photo.kind.rawValue) of \(photo.width)×\(photo.height)")
+        }
+        return .photo(photo, bytes: bytes)
+    }
+}
