@@ -277,6 +277,7 @@ public final class FleetOperator {
                     switch how {
                     case .takenOver: throw gone("another \(user) connection took the session over (another imhost fleet command at the same time?); try again")
                     case .lost(let reason): throw gone("the connection to the broker was lost (\(reason))")
+                    case .administrative: throw gone("the broker ended the connection (an administrator removed or disabled \(user))")
                     }
                 }
                 if try handle(event) { return true }

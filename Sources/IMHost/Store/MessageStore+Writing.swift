@@ -13,9 +13,13 @@ public struct IncomingMessage: Sendable {
     public var arrived: Bool
     /// The photos it carries, each checked (or why it was refused), stored apart from the payload.
     public var photos: [AttachedPhoto]
+    /// The sender's device that wrote it (`nil`: its first device): a sender's messages are in
+    /// order by (device, seq), as each device numbers its own.
+    public var device: String?
 
     public init(from: String, globalID: String, seq: Int?, key: String, payload: MessagePayload, sentAt: Int64, jump: JumpPage? = nil,
-                arrived: Bool = false, photos: [AttachedPhoto] = []) {
+                arrived: Bool = false, photos: [AttachedPhoto] = [], device: String? = nil) {
+        self.device = device
         self.photos = photos
         self.from = from
         self.globalID = globalID
@@ -192,7 +196,7 @@ extension MessageStore {
 
     /// A conversation a batch of arrivals adds to: the next place in it, and what the batch
     /// stored there.
-    private struct Place {
+    struct Place {
         var conversation: Int64
         var next: Int
         var stored = 0
@@ -206,7 +210,7 @@ extension MessageStore {
         var changed = false
     }
 
-    private func place(in conversation: Int64) throws -> Place {
+    func place(in conversation: Int64) throws -> Place {
         let count = try database.statement("SELECT message_count FROM conversations WHERE id = ?")
         try count.bind(conversation)
         _ = try count.step()
@@ -220,7 +224,7 @@ extension MessageStore {
     }
 
     /// Whether a message of this sender with this global id is stored.
-    private func isStored(_ message: IncomingMessage) throws -> Bool {
+    func isStored(_ message: IncomingMessage) throws -> Bool {
         let known = try database.statement("SELECT 1 FROM messages WHERE sender = ? AND global_id = ?")
         try known.bind(message.from, message.globalID)
         return try known.step()
@@ -228,15 +232,15 @@ extension MessageStore {
 
     /// Stores a message not stored yet, from a sender not blocked, at `place`; its conversation's
     /// counts are the batch's to update.
-    private func storeIncoming(_ message: IncomingMessage, at place: Place, now: Int64) throws -> StoredMessage {
-        let sentBefore = try message.seq.flatMap { seq in try laterMessage(of: message.from, in: place.conversation, than: seq) }
+    func storeIncoming(_ message: IncomingMessage, at place: Place, now: Int64) throws -> StoredMessage {
+        let sentBefore = try message.seq.flatMap { seq in try laterMessage(of: message.from, device: message.device, in: place.conversation, than: seq) }
         let text = MessageText.of(key: message.key, payload: message.payload.json)
         try database.statement("""
             INSERT INTO messages (conversation, position, sender, recipient, global_id, seq, key, payload, sent_at, stored_at,
-                                  outgoing, state, jump, summary, arrived, sent_before)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 'received', ?, ?, ?, ?)
+                                  outgoing, state, jump, summary, arrived, sent_before, device)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 'received', ?, ?, ?, ?, ?)
             """).bind(place.conversation, place.next, message.from, user, message.globalID, message.seq, message.key, message.payload.json,
-                      message.sentAt, now, message.jump.map(Self.encode), text, message.arrived, sentBefore).run()
+                      message.sentAt, now, message.jump.map(Self.encode), text, message.arrived, sentBefore, message.device).run()
         let row = database.lastInsertedRow
         if !message.photos.isEmpty { try insertPhotos(message.photos, message: row) }
         return StoredMessage(envelope: envelope(position: place.next, peer: message.from, from: message.from, to: user,
@@ -248,11 +252,11 @@ extension MessageStore {
     /// The position of `sender`'s stored message in `conversation` with the smallest `seq` above
     /// `seq`, when there is one (then a message with `seq` arrived late): one seek in
     /// `messages_by_seq`, however long the conversation.
-    private func laterMessage(of sender: String, in conversation: Int64, than seq: Int) throws -> Int? {
+    private func laterMessage(of sender: String, device: String?, in conversation: Int64, than seq: Int) throws -> Int? {
         let later = try database.statement("""
-            SELECT position FROM messages WHERE conversation = ? AND sender = ? AND outgoing = 0 AND seq > ? ORDER BY seq, id LIMIT 1
+            SELECT position FROM messages WHERE conversation = ? AND sender = ? AND device IS ? AND outgoing = 0 AND seq > ? ORDER BY seq, id LIMIT 1
             """)
-        try later.bind(conversation, sender, seq)
+        try later.bind(conversation, sender, device, seq)
         return try later.step() ? Int(later.int(0)) : nil
     }
 
@@ -291,8 +295,10 @@ extension MessageStore {
     /// their sender is not told they were seen. `drawn` says, by global id, how the page drew
     /// the line's messages it shows: their receipts carry it, and each is counted in
     /// ``drawnCounts()`` (with receipts or without).
+    /// With `noteSiblings` (unless another device said it), the user's other devices are told
+    /// (``noteSiblings(_:peer:id:blocked:)``), so the conversation is read on them too.
     public func markRead(_ peer: String, before end: Int, receipts: Bool = false, shownFrom start: Int = 0,
-                         drawn: [String: Drawn] = [:]) throws(StoreError) -> [String] {
+                         drawn: [String: Drawn] = [:], noteSiblings: Bool = true) throws(StoreError) -> [String] {
         guard !isReadOnly else { return [] }
         return try guarded {
             try database.transaction {
@@ -306,8 +312,10 @@ extension MessageStore {
                     """)
                 try read.bind(conversation, end)
                 var ids: [String] = [], arrived: [(id: String, key: String)] = []
+                var newest: (position: Int64, id: String)?
                 while try read.step() {
                     ids.append(read.text(0))
+                    if read.int(2) > newest?.position ?? -1 { newest = (read.int(2), read.text(0)) }
                     // A read receipt says the person saw it: only for what the page shows.
                     if read.int(1) != 0, read.int(2) >= Int64(start) { arrived.append((read.text(0), read.text(3))) }
                 }
@@ -320,6 +328,7 @@ extension MessageStore {
                 for (id, key) in arrived {
                     if let how = drawn[id] { try count(how, key: key) }
                 }
+                if noteSiblings, let newest, try hasSiblingsNow() { try self.noteSiblings("seen", peer: peer, id: newest.id) }
                 try database.statement("""
                     UPDATE conversations SET unread = (SELECT count(*) FROM messages WHERE conversation = ?1 AND outgoing = 0 AND state = 'received')
                     WHERE id = ?1
@@ -400,14 +409,24 @@ extension MessageStore {
     }
 
     /// Blocks or unblocks `peer`: a blocked peer's messages are not stored.
-    public func setBlocked(_ peer: String, _ blocked: Bool) throws(StoreError) {
+    /// With `noteSiblings` (unless another device said it), the user's other devices do the same.
+    public func setBlocked(_ peer: String, _ blocked: Bool, noteSiblings: Bool = true) throws(StoreError) {
         try refuseIfReadOnly()
         try guarded {
-            if blocked {
-                try database.statement("INSERT OR IGNORE INTO blocked (peer, since) VALUES (?, ?)").bind(peer, Clock.now()).run()
-            } else {
-                try database.statement("DELETE FROM blocked WHERE peer = ?").bind(peer).run()
+            try database.transaction {
+                if blocked {
+                    try database.statement("INSERT OR IGNORE INTO blocked (peer, since) VALUES (?, ?)").bind(peer, Clock.now()).run()
+                } else {
+                    try database.statement("DELETE FROM blocked WHERE peer = ?").bind(peer).run()
+                }
+                if database.changes > 0, noteSiblings, try hasSiblingsNow() { try self.noteSiblings("block", peer: peer, blocked: blocked) }
             }
         }
+    }
+
+    /// Whether another device of the user is known, in the caller's transaction: notes for them
+    /// are kept only then.
+    func hasSiblingsNow() throws -> Bool {
+        try database.statement("SELECT 1 FROM siblings LIMIT 1").step()
     }
 }

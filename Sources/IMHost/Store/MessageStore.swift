@@ -420,6 +420,19 @@ public final class MessageStore {
     func note(_ text: String) { notes.append(text) }
 
     /// Whether `fact` is told for the first time: recorded now, so it is told once a store.
+    /// Whether this data folder connected to the broker as `login` before.
+    public func hasConnected(as login: String) -> Bool {
+        (try? guarded {
+            try database.statement("SELECT 1 FROM store_facts WHERE name = ?").bind("connected as " + login).step()
+        }) ?? false
+    }
+
+    /// Remembers that this data folder connected as `login`; returns true.
+    public func connected(as login: String) -> Bool {
+        _ = firstTime("connected as " + login)
+        return true
+    }
+
     public func firstTime(_ fact: String) -> Bool {
         guard !isReadOnly else { return false }
         return (try? guarded {

@@ -220,6 +220,9 @@ package enum Disconnection: Sendable, Equatable {
     case lost(String)
     /// The broker said another connection of the same user took the session over.
     case takenOver
+    /// The broker ended the connection by an administrator's action (MQTT 5 reason 0x98): the
+    /// dynamic-security plugin does this to a client it deletes or disables.
+    case administrative
 }
 
 extension TLSProblem: CustomStringConvertible {

@@ -44,6 +44,9 @@ final class BrokerConnection {
     private(set) var state = State.offline(.notConnectedYet)
     /// Whether the user wants to be online (`/online`, `/offline`).
     private(set) var wantsOnline = true
+    /// Whether this login connected before, from this data folder: a refusal of its password
+    /// then means the device was removed, not that host.json is wrong.
+    var knownLogin = false
     /// Whether a failed attempt is said and tried again later (a chat), or ends the connection
     /// unsaid, left in ``failedAttempt`` for a caller that tries once (`imhost sync`).
     var retries = true
@@ -296,6 +299,10 @@ final class BrokerConnection {
             subscribe(client)
         case .subscribed(let id, let answer):
             subscribed(id, answer, now: now)
+        case .refused(let refusal) where refusal.credentials && knownLogin && DynamicSecurity.parse(login: login)?.device != nil:
+            // A device that connected before is refused its login: it was removed from the
+            // user's devices (or its password changed), and nothing more comes to it.
+            attemptFailed(.deviceRemoved(address: settings.address, login: login), transient: false, now: now, delay: Self.reconnectCap)
         case .refused(let refusal):
             attemptFailed(.refused(address: settings.address, user: login, refusal, passwordFile: settings.passwordFile), transient: false,
                           now: now, delay: Self.reconnectCap)
@@ -311,6 +318,12 @@ final class BrokerConnection {
             notices.say(.takenOver(user: user))
         case .disconnected(.lost(let reason)):
             outage(.lost(reason), now: now)
+        case .disconnected(.administrative) where DynamicSecurity.parse(login: login)?.device != nil:
+            // imhost broker remove-device ends the device's connection so: it is tried again
+            // now and then (an operator may add the device again), and said once.
+            outage(.deviceRemoved(address: settings.address, login: login), now: now, delay: Self.reconnectCap)
+        case .disconnected(.administrative):
+            outage(.lost("Administrative action"), now: now)
         case .message(let topic, let payload, let retained) where topic == FleetConfig.topic:
             // What the broker retains is the newest; older ones queued in the session while this
             // host was away come before it and do not end the wait.
@@ -343,6 +356,9 @@ final class BrokerConnection {
         // The presence record the broker retains there (the inbox's subscription takes no
         // retained message): before the probe, whose SUBACK comes later.
         if case .success(let id) = client.subscribe(presenceTopic, retained: true) { update { $0.presence = id } }
+        // What the user's other devices say to this one alone: the first device's is below the
+        // presence record's topic (another device's is that topic).
+        if DynamicSecurity.parse(login: login)?.device == nil { _ = client.subscribe(Siblings.topic(of: login, user: user), retained: false) }
         // The fleet configuration, with what the broker retains of it. Subscribed after the
         // inbox, so the probe (sent when the inbox is subscribed) comes back after it.
         if case .success(let id) = client.subscribe(FleetConfig.topic, retained: true) {

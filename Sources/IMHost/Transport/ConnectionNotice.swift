@@ -46,6 +46,12 @@ public enum ConnectionNotice: Sendable, Equatable {
     /// A fleet configuration that came was not applied, and why; `unsaid`: others not said
     /// before it (at most ten a minute are).
     case fleetNotApplied(FleetNotApplied, unsaid: Int)
+    /// Catching up from another device of the user (its login): asked for what this one lacks
+    /// (`stored` 0), done, or stalled (it goes on at the next connect). `of`: how many messages
+    /// that device named.
+    case history(from: String, stored: Int, of: Int, stalled: Bool)
+    /// This device heard from another device of the user (its login) for the first time.
+    case siblingKnown(String)
 }
 
 /// Why the connection is offline.
@@ -65,6 +71,9 @@ public enum OfflineReason: Sendable, Equatable {
     case unreachable(address: HostConfig.Transport.Address, Unreachable, retrying: Bool)
     /// The connection was lost (the broker's or the system's words); it reconnects.
     case lost(String)
+    /// The broker refused device `login`, which connected before from this data folder: it was
+    /// removed from its user's devices (or its password changed).
+    case deviceRemoved(address: HostConfig.Transport.Address, login: String)
     /// The broker said another connection of `user` took the session over.
     case takenOver(user: String)
     /// Another host of `user` holds the session.

@@ -93,6 +93,7 @@ public final class Courier {
     private let delivery: Delivery
     private let inbox: Inbox
     private let receipts: ReadReceipts
+    private let siblings: Siblings
     private let wake: WakeSocket?
     private var lastGiveUp: Int64 = 0
 
@@ -104,14 +105,17 @@ public final class Courier {
         self.clock = clock
         connection = BrokerConnection(settings: settings, user: user, payloadLimit: payloadLimit, photoLimit: photoLimit, clock: clock, makeClient: makeClient, notices: ledger,
                                       host: store.hostID)
-        delivery = Delivery(store: store, connection: connection, ledger: ledger, giveUpHours: settings.giveUpHours)
+        siblings = Siblings(store: store, connection: connection, ledger: ledger)
+        delivery = Delivery(store: store, connection: connection, ledger: ledger, siblings: siblings, giveUpHours: settings.giveUpHours)
         inbox = Inbox(store: store, connection: connection, ledger: ledger, payloadLimit: payloadLimit, photoLimit: photoLimit, budget: budget)
         receipts = ReadReceipts(store: store, connection: connection, ledger: ledger, enabled: settings.readReceipts, giveUpHours: settings.giveUpHours)
         wake = store.folder.flatMap(WakeSocket.init(folder:))
-        connection.onReset = { [delivery, inbox, receipts] in
+        connection.knownLogin = store.hasConnected(as: connection.login)
+        connection.onReset = { [delivery, inbox, receipts, siblings] in
             delivery.reset()
             inbox.reset()
             receipts.reset()
+            siblings.reset()
         }
     }
 
@@ -220,6 +224,7 @@ public final class Courier {
             case .connected:
                 // What was sent and not delivered goes again, oldest first.
                 try? store.makeAllDue()
+                if !connection.knownLogin { connection.knownLogin = store.connected(as: connection.login) }
             case .message(let topic, let payload, let retained):
                 switch inbox.read(topic: topic, payload: payload, retained: retained, now: now) {
                 case .message(let arrival)?: arrivals.append(arrival)
@@ -227,6 +232,7 @@ public final class Courier {
                 case .confirm(let ids, let peer)?: receipts.confirmed(by: peer, ids: ids)
                 case .probe(let id)?: connection.probeCame(id)
                 case .presence(let id)?: connection.sawPresence(id)
+                case .sibling(let sibling)?: siblings.take(sibling, now: now)
                 case nil: break
                 }
             case .answered(let what, let answer):
@@ -236,6 +242,7 @@ public final class Courier {
             }
         }
         inbox.take(arrivals, now: now)
+        siblings.flush(now: now)
         delivery.markAccepted(now: now)
         // Read before the first status goes (the connection's first service) and every
         // drawnEvery after: a change is reported then (BrokerConnection.fleetReport).
@@ -246,6 +253,7 @@ public final class Courier {
         if connection.isOnline {
             receipts.send(now: now)
             delivery.pump(now: now)
+            siblings.service(now: now)
             connection.checkTimers(now: now)
             if now - lastGiveUp > 60_000 {
                 lastGiveUp = now

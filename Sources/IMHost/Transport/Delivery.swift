@@ -21,6 +21,7 @@ final class Delivery {
     private let store: MessageStore
     private let connection: BrokerConnection
     private let ledger: CourierLedger
+    private let siblings: Siblings
     private let giveUpHours: Double
     /// Messages published in this connection and not yet delivered: by peer, their rows by
     /// global id (a receipt naming them needs no look-up).
@@ -36,7 +37,8 @@ final class Delivery {
     /// at, not the whole outbox.
     private var freed: [String] = []
 
-    init(store: MessageStore, connection: BrokerConnection, ledger: CourierLedger, giveUpHours: Double) {
+    init(store: MessageStore, connection: BrokerConnection, ledger: CourierLedger, siblings: Siblings, giveUpHours: Double) {
+        self.siblings = siblings
         self.store = store
         self.connection = connection
         self.ledger = ledger
@@ -84,12 +86,16 @@ final class Delivery {
             do throws(StoreError) {
                 sends = try store.claim(rows: chosen, now: now, leaseMilliseconds: Self.leaseMilliseconds)
             } catch { continue }
+            // Each device numbers its own sends: the envelope says which device wrote it.
+            let device = DynamicSecurity.parse(login: connection.login)?.device
             for send in sends {
-                let envelope = Envelope.message(Envelope.Message(id: send.globalID, seq: send.seq ?? 0, key: send.key, payload: send.payload,
-                                                                 sentAt: send.sentAt, jump: send.jump, photos: send.photos))
-                switch connection.send(topic: Courier.topic(to: send.peer, from: connection.user), payload: envelope.bytes, as: .message(send)) {
+                let message = Envelope.Message(id: send.globalID, seq: send.seq ?? 0, key: send.key, payload: send.payload,
+                                               sentAt: send.sentAt, jump: send.jump, photos: send.photos, device: device)
+                switch connection.send(topic: Courier.topic(to: send.peer, from: connection.user), payload: Envelope.message(message).bytes, as: .message(send)) {
                 case .queued:
                     inFlight[send.peer, default: [:]][send.globalID] = send.row
+                    // The user's other devices show it too.
+                    if send.attempts == 0 { siblings.copyOut(send, message) }
                 case .notNow:
                     try? store.release([send], retryAt: now + 1000)
                     readAgain(at: now + 1000)

@@ -45,6 +45,8 @@ public enum Envelope: Sendable, Equatable {
     /// A host's status, retained on its status topic (``FleetConfig/statusTopic(of:)``, never an
     /// inbox): the fleet configuration it applies, and its lines and message keys.
     case status(Status)
+    /// Between the devices of one user, on its own topics (``Sibling``): never from anyone else.
+    case sibling(Sibling)
 
     /// The version this host writes and reads.
     public static let version = 1
@@ -82,9 +84,13 @@ public enum Envelope: Sendable, Equatable {
         /// read, each one checked, a photo that is not what it says kept as the reason it is not
         /// shown.
         public var photos: [AttachedPhoto]
+        /// The sender's device that wrote it (`dev`; absent: its first device). Each device
+        /// numbers its own sends, so a sender's messages are in order by (device, seq).
+        public var device: String?
 
         public init(id: String, seq: Int, key: String, payload: MessagePayload, sentAt: Int64, jump: JumpPage? = nil,
-                    photos: [AttachedPhoto] = []) {
+                    photos: [AttachedPhoto] = [], device: String? = nil) {
+            self.device = device
             self.photos = photos
             self.id = id
             self.seq = seq
@@ -221,6 +227,7 @@ public enum Envelope: Sendable, Equatable {
                 return #"{"type":"\#(photo.kind.rawValue)","width":\#(photo.width),"height":\#(photo.height),"data":"\#(Data(bytes).base64EncodedString())"}"#
             }
             if !photos.isEmpty { text += #","photos":[\#(photos.joined(separator: ","))]"# }
+            if let device = message.device { text += #","dev":\#(JSONNode.quoted(device))"# }
             return text + "}"
         case .receipt(let receipt):
             let ids = receipt.ids.map(JSONNode.quoted).joined(separator: ",")
@@ -249,6 +256,7 @@ public enum Envelope: Sendable, Equatable {
             }
             if !status.report.drawn.isEmpty { text += #","drawn":"# + DrawnCounts.json(DrawnCounts.ordered(status.report.drawn)) }
             return text + (status.inventory == .partial ? #","partial":true}"# : "}")
+        case .sibling(let sibling): return sibling.text
         }
     }
 
@@ -353,16 +361,27 @@ public enum Envelope: Sendable, Equatable {
             }
             return .presence(id: id, at: Int64(at))
         case "status": return .status(status(member))
+        case _ where Sibling.kinds.contains(kind):
+            return .sibling(try Sibling.read(kind: kind, member, id: id, payloadLimit: payloadLimit, photoLimit: photoLimit))
         default:
             throw Refusal(kind: .kind, description: "an envelope of kind \"\(kind.prefix(40))\", which this host does not know", messageID: id)
         }
     }
 
-    private static func message(_ member: (String) -> JSONNode?, id: String?, payloadLimit: Int, photoLimit: Int) throws(Refusal) -> Message {
+    /// A message's members; `copy`: as a device copies its user's message to another (`seq` 0
+    /// for one that had none).
+    static func message(_ member: (String) -> JSONNode?, id: String?, payloadLimit: Int, photoLimit: Int, copy: Bool = false) throws(Refusal) -> Message {
         guard let id else { throw Refusal(kind: .id, description: "a message whose id is not 1 to 64 of A-Z a-z 0-9 _ -") }
         func refuse(_ kind: Refusal.Kind, _ why: String) -> Refusal { Refusal(kind: kind, description: why, messageID: id) }
-        guard case .number(let seqValue, _)? = member("seq")?.value, seqValue == seqValue.rounded(), seqValue >= 1, seqValue <= 9_007_199_254_740_991 else {
+        guard case .number(let seqValue, _)? = member("seq")?.value, seqValue == seqValue.rounded(), seqValue >= (copy ? 0 : 1), seqValue <= 9_007_199_254_740_991 else {
             throw refuse(.payload, "message \(id) has no seq (a whole number from 1)")
+        }
+        var device: String?
+        if let node = member("dev") {
+            guard case .string(let name) = node.value, DynamicSecurity.deviceProblem(name) == nil else {
+                throw refuse(.payload, "message \(id) has a dev that is not a device name (1 to 64 of A-Z a-z 0-9 . _ -)")
+            }
+            device = name
         }
         guard case .string(let key)? = member("key")?.value, LineID.isValidMessageKey(key) else {
             throw refuse(.key, "message \(id) has a key that is not a message key (a built-in key, or <line>.<name>)")
@@ -421,7 +440,7 @@ public enum Envelope: Sendable, Equatable {
                 return photo
             }
         }
-        return Message(id: id, seq: Int(seqValue), key: key, payload: payload, sentAt: Int64(sent), jump: jump, photos: photos)
+        return Message(id: id, seq: Int(seqValue), key: key, payload: payload, sentAt: Int64(sent), jump: jump, photos: photos, device: device)
     }
 
     /// The `ids` member: 1 to ``receiptIDs`` global ids.

@@ -21,6 +21,8 @@ final class Inbox {
         case probe(String)
         /// A presence record of the user's.
         case presence(String)
+        /// Another device of the user said something (``Siblings``).
+        case sibling(Envelope.Sibling)
     }
 
     private let store: MessageStore
@@ -67,7 +69,10 @@ final class Inbox {
             return nil
         }
         let prefix = "imhost/u/\(user)/from/"
-        let sender = topic.hasPrefix(prefix) ? String(topic.dropFirst(prefix.count)) : ""
+        // This device's own topic below the user's (``Siblings/topic(of:user:)``): only the
+        // user's devices write there.
+        let sender = topic == Siblings.topic(of: connection.login, user: user) ? user
+            : topic.hasPrefix(prefix) ? String(topic.dropFirst(prefix.count)) : ""
         // The sender is the topic's, which the broker's ACL vouches for; nothing else says who.
         guard !sender.isEmpty, sender == user || TransportID.problem(sender) == nil else {
             refuse("topic", .foreignTopic(topic), now: now)
@@ -90,6 +95,12 @@ final class Inbox {
         case .status:
             refuse(Envelope.Refusal(kind: .kind, description: "a status, which belongs on a status topic, not in an inbox"), from: sender, now: now)
             return nil
+        case .sibling(let sibling):
+            guard sender == user else {
+                refuse(Envelope.Refusal(kind: .sender, description: "what only the user's own devices say to each other"), from: sender, now: now)
+                return nil
+            }
+            return .sibling(sibling)
         }
     }
 

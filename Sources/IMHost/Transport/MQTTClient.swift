@@ -403,6 +403,11 @@ package final class MQTTClient: BrokerClient {
             events.append(.disconnected(.takenOver))
             return
         }
+        // 0x98: Administrative action (a device removed from its user's devices).
+        guard code != 0x98 else {
+            events.append(.disconnected(.administrative))
+            return
+        }
         // An MQTT 5 reason code from the broker's DISCONNECT (0x80 and up), or libmosquitto's own.
         let reason = code >= 0x80 ? String(cString: mosquitto_reason_string(code)) : Self.describe(code)
         events.append(.disconnected(.lost(reason)))

@@ -58,6 +58,12 @@ enum ConnectionWords {
             "\(count) message\(plural(count)) not delivered within \(hours == hours.rounded() ? "\(Int(hours))" : "\(hours)") hours failed; /retry N sends one again"
         case .fleetNotApplied(let why, let unsaid):
             fleet(why) + (unsaid > 0 ? " (and \(unsaid) more not said)" : "")
+        case .siblingKnown(let sibling):
+            "\(sibling) is another device of \(DynamicSecurity.parse(login: sibling)?.user ?? sibling)'s: what is sent, read or blocked here shows there too"
+        case .history(let sibling, let stored, let total, let stalled):
+            stalled ? "catching up from \(sibling) stopped after \(stored) message\(plural(stored)) (it had \(total) to compare); it goes on at the next connect"
+                : stored == 0 ? "catching up from \(sibling): comparing its \(total) message\(plural(total)) with this device's"
+                : "caught up from \(sibling): \(stored) message\(plural(stored)) this device lacked (of \(total) it named)"
         }
     }
 
@@ -89,6 +95,10 @@ enum ConnectionWords {
             "cannot connect to the broker at \(address): \(problem)"
         case .lost(let why):
             "the connection to the broker was lost (\(why)); reconnecting"
+        case .deviceRemoved(let address, let login):
+            "the broker at \(address) no longer takes \(login): this device was removed from "
+                + "\(DynamicSecurity.parse(login: login)?.user ?? login)'s devices (imhost broker remove-device), or its password changed; nothing more comes to it; "
+                + making(login)
         case .takenOver(let user):
             "another connection of \(user) took the session over"
         case .connectedElsewhere(let user):

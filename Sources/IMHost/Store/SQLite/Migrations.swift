@@ -189,6 +189,29 @@ enum Migrations {
         """
         ALTER TABLE drafts ADD COLUMN owner INTEGER;
         """,
+        // 8: one person, several devices. A message names the device that wrote it (its
+        // sender's; NULL: the sender's first device, or for the user's own messages this
+        // device), and a sender's messages are in order by (device, seq). The user's other
+        // devices this one knows, with how far it has what each has (their messages table's
+        // ids); what it says to them (a conversation read, a peer blocked) until it is said.
+        """
+        ALTER TABLE messages ADD COLUMN device TEXT;
+        DROP INDEX messages_by_seq;
+        CREATE INDEX messages_by_seq ON messages (conversation, sender, device, seq) WHERE outgoing = 0;
+        CREATE TABLE siblings (
+            login TEXT PRIMARY KEY,
+            through INTEGER,
+            seen_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE sibling_notes (
+            id INTEGER PRIMARY KEY,
+            kind TEXT NOT NULL,
+            peer TEXT NOT NULL,
+            global_id TEXT,
+            blocked INTEGER,
+            queued_at INTEGER NOT NULL
+        );
+        """,
     ]
 
     /// The version this code writes.

@@ -1,0 +1,217 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import IMKit
+
+/// What a device keeps of its user's other devices (``Migrations``, 8): which it knows and how
+/// far it has what each has (`siblings.through`, in that device's own numbering of what it
+/// stores), what it has to tell them (`sibling_notes`), and the messages it gives them and takes
+/// from them (``Envelope/Sibling``).
+extension MessageStore {
+    public typealias SiblingItem = Envelope.Sibling.Item
+
+    /// The user's other devices this one has heard from, by login, with how far this one has
+    /// what each has (`nil`: nothing asked of it yet).
+    public func siblings() throws(StoreError) -> [String: Int64?] {
+        try guarded {
+            let rows = try database.statement("SELECT login, through FROM siblings")
+            var known: [String: Int64?] = [:]
+            while try rows.step() { known[rows.text(0)] = rows.optionalInt(1) }
+            return known
+        }
+    }
+
+    /// Whether this device knows another of its user's: only then does it copy its sends.
+    public func hasSiblings() -> Bool { (try? siblings().isEmpty == false) ?? false }
+
+    /// Remembers that device `login` of the user exists (it said something).
+    public func sawSibling(_ login: String, now: Int64) throws(StoreError) {
+        try refuseIfReadOnly()
+        try guarded {
+            try database.statement("INSERT INTO siblings (login, seen_at) VALUES (?1, ?2) ON CONFLICT (login) DO UPDATE SET seen_at = ?2")
+                .bind(login, now).run()
+        }
+    }
+
+    /// This device has all that `login` had through its `through`.
+    public func setSiblingThrough(_ login: String, _ through: Int64) throws(StoreError) {
+        try refuseIfReadOnly()
+        try guarded {
+            try database.statement("""
+                INSERT INTO siblings (login, through, seen_at) VALUES (?1, ?2, ?3)
+                ON CONFLICT (login) DO UPDATE SET through = max(coalesce(through, 0), ?2)
+                """).bind(login, through, Clock.now()).run()
+        }
+    }
+
+    /// Forgets device `login` (removed from the user's devices).
+    public func forgetSibling(_ login: String) throws(StoreError) {
+        try refuseIfReadOnly()
+        try guarded { try database.statement("DELETE FROM siblings WHERE login = ?").bind(login).run() }
+    }
+
+    /// What this device has for another that asked (``Envelope/Sibling/sync(by:since:limit:)``),
+    /// in the order it stored them, with its numbering of each: every message after `through`;
+    /// with no `through` (a new device), the newest `limit` messages whose photos come to at
+    /// most `photoBytes`. The user's own messages and those that came over the transport (not a
+    /// scenario's or `/recv`'s, which are this device's alone).
+    public func siblingIndex(after through: Int64?, limit: Int, photoBytes: Int) throws(StoreError) -> [(row: Int64, item: SiblingItem)] {
+        try guarded {
+            var start = through ?? 0
+            if through == nil {
+                // From the newest back, until the count or the photos' bytes are reached.
+                let newest = try database.statement("""
+                    SELECT m.id, (SELECT coalesce(sum(length(p.bytes)), 0) FROM photos p WHERE p.message = m.id)
+                    FROM messages m WHERE m.outgoing = 1 OR m.arrived = 1 ORDER BY m.id DESC LIMIT ?
+                    """)
+                try newest.bind(limit)
+                var bytes: Int64 = 0
+                while try newest.step() {
+                    bytes += newest.int(1)
+                    if bytes > Int64(photoBytes) { break }
+                    start = newest.int(0) - 1
+                }
+            }
+            let rows = try database.statement("""
+                SELECT m.id, c.peer, m.global_id, m.outgoing FROM messages m JOIN conversations c ON c.id = m.conversation
+                WHERE m.id > ? AND (m.outgoing = 1 OR m.arrived = 1) ORDER BY m.id
+                """)
+            try rows.bind(start)
+            var items: [(row: Int64, item: SiblingItem)] = []
+            while try rows.step() {
+                items.append((rows.int(0), SiblingItem(peer: rows.text(1), id: rows.text(2), outgoing: rows.int(3) != 0)))
+            }
+            return items
+        }
+    }
+
+    /// Those of `items` this device does not have.
+    public func lacking(_ items: [SiblingItem]) throws(StoreError) -> [SiblingItem] {
+        try guarded {
+            let find = try database.statement("SELECT 1 FROM messages WHERE sender = ? AND global_id = ?")
+            return try items.filter { item in
+                find.reset()
+                try find.bind(item.outgoing ? user : item.peer, item.id)
+                return try !find.step()
+            }
+        }
+    }
+
+    /// Copies of `items` as this device has them (those it has), for device `by` (this one) to
+    /// send; `device` is this device's name (its own messages are stored without one).
+    public func copies(of items: [SiblingItem], by: String, device: String?) throws(StoreError) -> [Envelope.Sibling.Copy] {
+        try guarded {
+            let find = try database.statement("""
+                SELECT id, seq, key, payload, sent_at, jump, state, device FROM messages WHERE sender = ? AND global_id = ?
+                """)
+            var copies: [Envelope.Sibling.Copy] = []
+            for item in items {
+                find.reset()
+                try find.bind(item.outgoing ? user : item.peer, item.id)
+                guard try find.step() else { continue }
+                let jump = find.optionalText(5).flatMap { try? JSONDecoder().decode(JumpPage.self, from: Data($0.utf8)) }
+                let message = Envelope.Message(id: item.id, seq: Int(find.optionalInt(1) ?? 0), key: find.text(2), payload: MessagePayload(json: find.text(3)),
+                                               sentAt: find.int(4), jump: jump, photos: try photos(ofRow: find.int(0)),
+                                               device: find.optionalText(7) ?? (item.outgoing ? device : nil))
+                copies.append(Envelope.Sibling.Copy(by: by, peer: item.peer, outgoing: item.outgoing, state: find.text(6), message: message))
+            }
+            return copies
+        }
+    }
+
+    /// Stores what another device of the user copied that this one lacks, in one transaction:
+    /// the user's own messages in the state they were in there (never queued here: their
+    /// device delivers them), the peers' as arrived, read if they were read there. `device` is
+    /// this device's name. Returns the peers whose conversations changed.
+    public func storeCopies(_ copies: [Envelope.Sibling.Copy], device: String?) throws(StoreError) -> Set<String> {
+        try refuseIfReadOnly()
+        return try guarded {
+            try database.transaction {
+                let now = Clock.now()
+                var changed: Set<String> = []
+                for copy in copies {
+                    let message = copy.message
+                    let origin = message.device == device ? nil : message.device
+                    let incoming = IncomingMessage(from: copy.outgoing ? user : copy.peer, globalID: message.id, seq: message.seq == 0 ? nil : message.seq,
+                                                   key: message.key, payload: message.payload, sentAt: message.sentAt, jump: message.jump, arrived: !copy.outgoing,
+                                                   photos: message.photos, device: origin)
+                    if try isStored(incoming) { continue }
+                    // A peer blocked here is blocked on every device: its messages are not kept.
+                    if !copy.outgoing, try isBlocked(copy.peer) { continue }
+                    let conversation = try self.conversation(with: copy.peer)
+                    let place = try self.place(in: conversation)
+                    let row: Int64
+                    if copy.outgoing {
+                        let state = copy.state == "queued" ? "sent" : copy.state
+                        try database.statement("""
+                            INSERT INTO messages (conversation, position, sender, recipient, global_id, seq, key, payload, sent_at, stored_at,
+                                                  outgoing, state, jump, summary, device)
+                            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)
+                            """).bind(conversation, place.next, user, copy.peer, message.id, incoming.seq, message.key, message.payload.json, message.sentAt, now,
+                                      state, message.jump.map(Self.encode), MessageText.of(key: message.key, payload: message.payload.json), origin).run()
+                        row = database.lastInsertedRow
+                        if !message.photos.isEmpty { try insertPhotos(message.photos, message: row) }
+                    } else {
+                        row = try storeIncoming(incoming, at: place, now: now).row
+                        if copy.state == "read" { try database.statement("UPDATE messages SET state = 'read' WHERE id = ?").bind(row).run() }
+                    }
+                    try database.statement("""
+                        UPDATE conversations SET message_count = message_count + 1, last_message = ?, updated_at = max(updated_at, ?),
+                            unread = (SELECT count(*) FROM messages WHERE conversation = ?3 AND outgoing = 0 AND state = 'received')
+                        WHERE id = ?3
+                        """).bind(row, message.sentAt, conversation).run()
+                    wordsPending = true
+                    changed.insert(copy.peer)
+                }
+                return changed
+            }
+        }
+    }
+
+    /// Another device read the conversation with `peer` up to the message `upTo`: it is read
+    /// here too, without a receipt (the device that showed it sent one). Returns whether
+    /// anything changed.
+    public func siblingSaw(_ peer: String, upTo id: String) throws(StoreError) -> Bool {
+        guard let position = try guarded({ () throws -> Int? in
+            let find = try database.statement("""
+                SELECT m.position FROM messages m JOIN conversations c ON c.id = m.conversation WHERE c.peer = ? AND m.sender = ? AND m.global_id = ?
+                """)
+            try find.bind(peer, peer, id)
+            return try find.step() ? Int(find.int(0)) : nil
+        }) else { return false }
+        return try !markRead(peer, before: position + 1, noteSiblings: false).isEmpty
+    }
+
+    // MARK: What this device tells the others
+
+    /// A note for the user's other devices, in the caller's transaction: sent when online.
+    func noteSiblings(_ kind: String, peer: String, id: String? = nil, blocked: Bool? = nil) throws {
+        try database.statement("INSERT INTO sibling_notes (kind, peer, global_id, blocked, queued_at) VALUES (?, ?, ?, ?, ?)")
+            .bind(kind, peer, id, blocked, Clock.now()).run()
+    }
+
+    /// The notes waiting to be told, oldest first, as envelopes written by `by`, with their rows.
+    public func siblingNotes(by: String, limit: Int) throws(StoreError) -> [(row: Int64, note: Envelope.Sibling)] {
+        try guarded {
+            let rows = try database.statement("SELECT id, kind, peer, global_id, blocked FROM sibling_notes ORDER BY id LIMIT ?")
+            try rows.bind(limit)
+            var notes: [(row: Int64, note: Envelope.Sibling)] = []
+            while try rows.step() {
+                if rows.text(1) == "seen", let id = rows.optionalText(3) {
+                    notes.append((rows.int(0), .seen(by: by, peer: rows.text(2), upTo: id)))
+                } else {
+                    notes.append((rows.int(0), .block(by: by, peer: rows.text(2), blocked: rows.int(4) != 0)))
+                }
+            }
+            return notes
+        }
+    }
+
+    /// Notes told (or not to be told: no other device).
+    public func dropSiblingNotes(through row: Int64) throws(StoreError) {
+        guard !isReadOnly else { return }
+        try guarded { try database.statement("DELETE FROM sibling_notes WHERE id <= ?").bind(row).run() }
+    }
+}

@@ -1,0 +1,205 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import IMKit
+
+extension Envelope {
+    /// What the devices of one user say to each other, on the user's own topics only: broadcast
+    /// on `imhost/u/<user>/from/<user>` (every device of the user reads it), or to one device on
+    /// `imhost/u/<user>/from/<user>/<device>` (`~` for the first device). The broker vouches
+    /// that it comes from a device of the user; `by` says which (each device trusts its user's
+    /// other devices as itself), and an envelope of these kinds from anyone else is refused.
+    ///
+    /// ```
+    /// {"v":1,"kind":"copy","by":LOGIN,"peer":P,"out":true,"state":S, ...a message's members...}
+    /// {"v":1,"kind":"sync","by":LOGIN,"since":{LOGIN:N,...},"limit":N}
+    /// {"v":1,"kind":"index","by":LOGIN,"to":LOGIN,"items":[[P,ID,0|1],...],"through":N,"last":true,"total":N}
+    /// {"v":1,"kind":"want","by":LOGIN,"to":LOGIN,"items":[[P,ID,0|1],...]}
+    /// {"v":1,"kind":"seen","by":LOGIN,"peer":P,"upTo":ID}
+    /// {"v":1,"kind":"block","by":LOGIN,"peer":P,"blocked":true|false}
+    /// ```
+    ///
+    /// A device that comes online asks the others (`sync`) for what they have since the point
+    /// it knows of each (their own numbering of what they store, `through`); each answers with
+    /// the ids it has (`index`, in order, a chunk at a time); the device asks for those it lacks
+    /// (`want`) and is sent each as a `copy`. A new device knows no point: it is sent the newest
+    /// `limit` messages. A message a device sends goes as a `copy` to the others at once; a
+    /// conversation read (`seen`) and a peer blocked (`block`) follow the person too.
+    public enum Sibling: Sendable, Equatable {
+        case copy(Copy)
+        case sync(by: String, since: [String: Int64], limit: Int)
+        case index(Index)
+        case want(by: String, to: String, items: [Item])
+        case seen(by: String, peer: String, upTo: String)
+        case block(by: String, peer: String, blocked: Bool)
+
+        /// The kinds, as the wire names them.
+        static let kinds: Set<String> = ["copy", "sync", "index", "want", "seen", "block"]
+        /// The most items an `index` or `want` carries.
+        public static let itemsPerEnvelope = 200
+        /// The most devices a `sync` names.
+        static let sinceEntries = 64
+
+        /// One of the user's messages, named as a store knows it: the conversation's peer, the
+        /// sender's id for it, and whether the user sent it (then its sender is the user).
+        public struct Item: Sendable, Hashable {
+            public var peer: String
+            public var id: String
+            public var outgoing: Bool
+            public init(peer: String, id: String, outgoing: Bool) {
+                self.peer = peer
+                self.id = id
+                self.outgoing = outgoing
+            }
+        }
+
+        /// A message of the user's conversation with `peer`, as the device `by` has it.
+        public struct Copy: Sendable, Equatable {
+            public var by: String
+            public var peer: String
+            /// The user sent it (else `peer` did).
+            public var outgoing: Bool
+            /// Its state there: for the user's own, as ``StoredMessage/State`` names them; for
+            /// the peer's, `received` or `read`.
+            public var state: String
+            public var message: Message
+            public init(by: String, peer: String, outgoing: Bool, state: String, message: Message) {
+                self.by = by
+                self.peer = peer
+                self.outgoing = outgoing
+                self.state = state
+                self.message = message
+            }
+        }
+
+        /// Ids a device has, in the order it stored them, for the device `to` that asked.
+        public struct Index: Sendable, Equatable {
+            public var by: String, to: String
+            public var items: [Item]
+            /// Its numbering of the last message this index covers: the next `sync` asks from here.
+            public var through: Int64
+            /// The last chunk of the answer.
+            public var last: Bool
+            /// How many the whole answer names.
+            public var total: Int
+            public init(by: String, to: String, items: [Item], through: Int64, last: Bool, total: Int) {
+                self.by = by
+                self.to = to
+                self.items = items
+                self.through = through
+                self.last = last
+                self.total = total
+            }
+        }
+
+        /// The device that wrote it.
+        public var by: String {
+            switch self {
+            case .copy(let copy): copy.by
+            case .sync(let by, _, _), .want(let by, _, _), .seen(let by, _, _), .block(let by, _, _): by
+            case .index(let index): index.by
+            }
+        }
+
+        // MARK: Writing
+
+        var text: String {
+            func quoted(_ text: String) -> String { JSONNode.quoted(text) }
+            func items(_ items: [Item]) -> String {
+                "[" + items.map { "[\(quoted($0.peer)),\(quoted($0.id)),\($0.outgoing ? 1 : 0)]" }.joined(separator: ",") + "]"
+            }
+            switch self {
+            case .copy(let copy):
+                // A message envelope's members, after the copy's own.
+                let message = Envelope.message(copy.message).text
+                return #"{"v":1,"kind":"copy","by":\#(quoted(copy.by)),"peer":\#(quoted(copy.peer)),"out":\#(copy.outgoing),"state":\#(quoted(copy.state)),"#
+                    + message.dropFirst(#"{"v":1,"kind":"message","#.count)
+            case .sync(let by, let since, let limit):
+                let entries = since.sorted { $0.key < $1.key }.map { "\(quoted($0.key)):\($0.value)" }.joined(separator: ",")
+                return #"{"v":1,"kind":"sync","by":\#(quoted(by)),"since":{\#(entries)},"limit":\#(limit)}"#
+            case .index(let index):
+                return #"{"v":1,"kind":"index","by":\#(quoted(index.by)),"to":\#(quoted(index.to)),"items":\#(items(index.items)),"through":\#(index.through),"last":\#(index.last),"total":\#(index.total)}"#
+            case .want(let by, let to, let wanted):
+                return #"{"v":1,"kind":"want","by":\#(quoted(by)),"to":\#(quoted(to)),"items":\#(items(wanted))}"#
+            case .seen(let by, let peer, let upTo):
+                return #"{"v":1,"kind":"seen","by":\#(quoted(by)),"peer":\#(quoted(peer)),"upTo":\#(quoted(upTo))}"#
+            case .block(let by, let peer, let blocked):
+                return #"{"v":1,"kind":"block","by":\#(quoted(by)),"peer":\#(quoted(peer)),"blocked":\#(blocked)}"#
+            }
+        }
+
+        // MARK: Reading
+
+        static func read(kind: String, _ member: (String) -> JSONNode?, id: String?, payloadLimit: Int, photoLimit: Int) throws(Refusal) -> Sibling {
+            func refuse(_ why: String) -> Refusal { Refusal(kind: .payload, description: "a \(kind) from another device of this user \(why)") }
+            func login(_ key: String) throws(Refusal) -> String {
+                guard case .string(let text)? = member(key)?.value, DynamicSecurity.parse(login: text) != nil else {
+                    throw refuse("whose \(key) is not a device's login")
+                }
+                return text
+            }
+            func peer() throws(Refusal) -> String {
+                guard case .string(let text)? = member("peer")?.value, TransportID.problem(text) == nil else { throw refuse("whose peer is not a user id") }
+                return text
+            }
+            func whole(_ key: String, from low: Double = 0) throws(Refusal) -> Int64 {
+                guard case .number(let value, _)? = member(key)?.value, value == value.rounded(), value >= low, value <= 9_007_199_254_740_991 else {
+                    throw refuse("whose \(key) is not a whole number")
+                }
+                return Int64(value)
+            }
+            func flag(_ key: String) throws(Refusal) -> Bool {
+                guard case .bool(let value)? = member(key)?.value else { throw refuse("whose \(key) is not true or false") }
+                return value
+            }
+            func items() throws(Refusal) -> [Item] {
+                guard case .array(let elements)? = member("items")?.value, elements.count <= itemsPerEnvelope else {
+                    throw refuse("without a list of at most \(itemsPerEnvelope) items")
+                }
+                var items: [Item] = []
+                for element in elements {
+                    guard case .array(let parts) = element.value, parts.count == 3, case .string(let peer) = parts[0].value, TransportID.problem(peer) == nil,
+                          case .string(let id) = parts[1].value, GlobalID.isValid(id), case .number(let out, _) = parts[2].value, out == 0 || out == 1 else {
+                        throw refuse("naming an item that is not [peer, id, 0 or 1]")
+                    }
+                    items.append(Item(peer: peer, id: id, outgoing: out == 1))
+                }
+                return items
+            }
+            let by = try login("by")
+            switch kind {
+            case "copy":
+                let outgoing = try flag("out")
+                guard case .string(let state)? = member("state")?.value,
+                      (outgoing ? ["queued", "sent", "delivered", "read", "failed", "given-up"] : ["received", "read"]).contains(state) else {
+                    throw refuse("whose state is not one its message can be in")
+                }
+                let message = try Envelope.message(member, id: id, payloadLimit: payloadLimit, photoLimit: photoLimit, copy: true)
+                return .copy(Copy(by: by, peer: try peer(), outgoing: outgoing, state: state, message: message))
+            case "sync":
+                guard case .object(let entries)? = member("since")?.value, entries.count <= sinceEntries else {
+                    throw refuse("without since, an object of at most \(sinceEntries) devices")
+                }
+                var since: [String: Int64] = [:]
+                for entry in entries {
+                    guard DynamicSecurity.parse(login: entry.key) != nil, case .number(let value, _) = entry.value.value, value == value.rounded(), value >= 0,
+                          value <= 9_007_199_254_740_991 else { throw refuse("whose since is not device logins and whole numbers") }
+                    since[entry.key] = Int64(value)
+                }
+                return .sync(by: by, since: since, limit: Int(min(try whole("limit"), 1_000_000)))
+            case "index":
+                return .index(Index(by: by, to: try login("to"), items: try items(), through: try whole("through"), last: try flag("last"),
+                                    total: Int(min(try whole("total"), 1_000_000_000))))
+            case "want":
+                return .want(by: by, to: try login("to"), items: try items())
+            case "seen":
+                guard case .string(let upTo)? = member("upTo")?.value, GlobalID.isValid(upTo) else { throw refuse("whose upTo is not a message id") }
+                return .seen(by: by, peer: try peer(), upTo: upTo)
+            default:
+                return .block(by: by, peer: try peer(), blocked: try flag("blocked"))
+            }
+        }
+    }
+}

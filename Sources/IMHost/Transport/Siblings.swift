@@ -1,0 +1,217 @@
+/// The user's other devices, one of the ``Courier``'s parts (``Envelope/Sibling``). Each device
+/// gets every message to its user from the broker (a session each); what this part adds is what
+/// the broker cannot:
+/// - what this device sends shows on the others: a `copy` goes to them as it is published;
+/// - a device that was away past the broker's queue, or through a broker restart, catches up:
+///   at each connect it asks the others (`sync`) for what they stored since the point it knows
+///   of each, compares their ids with its own (`index`), asks for those it lacks (`want`), and
+///   stores the copies it is sent, a chunk at a time, moving its point on as each chunk is
+///   complete (an interrupted catch-up goes on from there at the next connect). A new device
+///   knows no point: it is sent the newest ``historyLimit`` messages (at most
+///   ``historyPhotoBytes`` of photos), and says how far it got;
+/// - a conversation read on one device is read on all (`seen`), and a peer blocked on one is
+///   blocked on all (`block`), from notes the store keeps until they are said.
+final class Siblings {
+    /// The most messages a new device is given, and the most bytes of photos among them.
+    static let historyLimit = 10_000
+    static let historyPhotoBytes = 200 << 20
+    /// How long a catch-up waits for the copies it asked for before it leaves the rest to the
+    /// next connect, in milliseconds.
+    static let stallMilliseconds: Int64 = 15_000
+
+    private let store: MessageStore
+    private let connection: BrokerConnection
+    private let ledger: CourierLedger
+    /// Whether the `sync` of this connection was sent.
+    private var asked = false
+    /// Whether another device of the user is known (then this one's sends are copied).
+    private var knowsSiblings: Bool
+    /// What this device is catching up from each other device, by its login.
+    private var catching: [String: Catching] = [:]
+    /// Copies that came in this service, stored together at its end.
+    private var copies: [Envelope.Sibling.Copy] = []
+
+    private struct Catching {
+        /// Index chunks not yet compared.
+        var chunks: [Envelope.Sibling.Index] = []
+        /// The chunk being filled: what was asked for and not yet stored, and its point.
+        var wanted: Set<Envelope.Sibling.Item> = []
+        var through: Int64 = 0
+        var last = false
+        /// For saying how far it got.
+        var total = 0, named = 0, stored = 0
+        var lastProgress: Int64 = 0
+        var said = false
+    }
+
+    init(store: MessageStore, connection: BrokerConnection, ledger: CourierLedger) {
+        self.store = store
+        self.connection = connection
+        self.ledger = ledger
+        knowsSiblings = store.hasSiblings()
+    }
+
+    private var user: String { connection.user }
+    private var login: String { connection.login }
+    /// This device's name (`nil`: the user's first device).
+    private var device: String? { DynamicSecurity.parse(login: connection.login)?.device }
+    /// Where every device of the user reads.
+    private var everyDevice: String { Courier.topic(to: user, from: user) }
+
+    /// Where only the device `login` of `user` reads: below the user's own topic, its device
+    /// name, `~` for the first device.
+    static func topic(of login: String, user: String) -> String {
+        Courier.topic(to: user, from: user) + "/" + (DynamicSecurity.parse(login: login)?.device ?? "~")
+    }
+
+    /// The connection went or was made anew: the next one asks again; a catch-up under way goes
+    /// on from its last complete chunk.
+    func reset() {
+        asked = false
+        catching = [:]
+        copies = []
+    }
+
+    // MARK: What this device says
+
+    /// Once the connection is confirmed, asks the others for what it lacks; says what the
+    /// store noted for them; gives up a catch-up that stalled.
+    func service(now: Int64) {
+        guard connection.isOnline, connection.inboxConfirmed else { return }
+        if !asked {
+            asked = true
+            let known = (try? store.siblings()) ?? [:]
+            let since = known.compactMapValues { $0 }
+            publish(.sync(by: login, since: since, limit: Self.historyLimit), to: everyDevice)
+        }
+        tellNotes()
+        for (sibling, state) in catching where !state.wanted.isEmpty && now - state.lastProgress > Self.stallMilliseconds {
+            catching[sibling] = nil
+            ledger.say(.history(from: sibling, stored: state.stored, of: state.total, stalled: true))
+        }
+    }
+
+    /// A message this device sends, as it is first handed to the broker: copied to the others.
+    func copyOut(_ send: QueuedSend, _ message: Envelope.Message) {
+        guard knowsSiblings else { return }
+        publish(.copy(Envelope.Sibling.Copy(by: login, peer: send.peer, outgoing: true, state: "sent", message: message)), to: everyDevice)
+    }
+
+    private func tellNotes() {
+        guard let notes = try? store.siblingNotes(by: login, limit: 100), let last = notes.last else { return }
+        for (_, note) in notes { publish(note, to: everyDevice) }
+        try? store.dropSiblingNotes(through: last.row)
+    }
+
+    private func publish(_ sibling: Envelope.Sibling, to topic: String) {
+        connection.publish(topic: topic, payload: Envelope.sibling(sibling).bytes, as: .answer)
+    }
+
+    // MARK: What the others say
+
+    /// Takes what another device of the user said (the broker vouches it is the user's; what
+    /// this device wrote itself, back through the broadcast, is not news).
+    func take(_ sibling: Envelope.Sibling, now: Int64) {
+        let by = sibling.by
+        guard by != login, DynamicSecurity.parse(login: by)?.user == user else { return }
+        if !knowsSiblings || (try? store.siblings()[by]) == nil {
+            try? store.sawSibling(by, now: now)
+            knowsSiblings = true
+            ledger.say(.siblingKnown(by))
+        }
+        switch sibling {
+        case .copy(let copy):
+            copies.append(copy)
+        case .sync(_, let since, let limit):
+            answer(by, since: since[login], limit: min(limit, Self.historyLimit))
+        case .index(let index) where index.to == login:
+            var state = catching[by] ?? Catching()
+            state.chunks.append(index)
+            state.total = index.total
+            state.lastProgress = now
+            catching[by] = state
+            next(from: by)
+        case .want(_, let to, let items) where to == login:
+            guard let sent = try? store.copies(of: items, by: login, device: device) else { return }
+            for copy in sent { publish(.copy(copy), to: Self.topic(of: by, user: user)) }
+        case .seen(_, let peer, let upTo):
+            if (try? store.siblingSaw(peer, upTo: upTo)) == true { ledger.record(.changed(peers: [peer])) }
+        case .block(_, let peer, let blocked):
+            try? store.setBlocked(peer, blocked, noteSiblings: false)
+            ledger.record(.changed(peers: [peer]))
+        case .index, .want:
+            break
+        }
+    }
+
+    /// Stores the copies that came in this service, in one transaction, and moves each
+    /// catch-up on.
+    func flush(now: Int64) {
+        guard !copies.isEmpty else { return }
+        let taken = copies
+        copies = []
+        guard let changed = try? store.storeCopies(taken, device: device) else { return }
+        if !changed.isEmpty { ledger.record(.changed(peers: changed)) }
+        for copy in taken {
+            let item = Envelope.Sibling.Item(peer: copy.peer, id: copy.message.id, outgoing: copy.outgoing)
+            guard var state = catching[copy.by], state.wanted.remove(item) != nil else { continue }
+            state.stored += 1
+            state.lastProgress = now
+            catching[copy.by] = state
+        }
+        for sibling in Set(taken.map(\.by)) where catching[sibling]?.wanted.isEmpty == true { chunkDone(sibling) }
+    }
+
+    /// Answers device `by`'s `sync`: the ids this device stored after `through`, a chunk an
+    /// envelope (or an empty last one: nothing new).
+    private func answer(_ by: String, since through: Int64?, limit: Int) {
+        guard let items = try? store.siblingIndex(after: through, limit: limit, photoBytes: Self.historyPhotoBytes) else { return }
+        let topic = Self.topic(of: by, user: user)
+        guard !items.isEmpty else {
+            publish(.index(.init(by: login, to: by, items: [], through: through ?? 0, last: true, total: 0)), to: topic)
+            return
+        }
+        let size = Envelope.Sibling.itemsPerEnvelope
+        for start in stride(from: 0, to: items.count, by: size) {
+            let chunk = items[start..<min(start + size, items.count)]
+            publish(.index(.init(by: login, to: by, items: chunk.map(\.item), through: chunk.last!.row, last: start + size >= items.count,
+                                 total: items.count)), to: topic)
+        }
+    }
+
+    /// Compares the next index chunk from `sibling` with what this device has, and asks for
+    /// what it lacks; chunks with nothing lacking move the point on at once.
+    private func next(from sibling: String) {
+        while var state = catching[sibling], state.wanted.isEmpty, !state.chunks.isEmpty {
+            let chunk = state.chunks.removeFirst()
+            state.named += chunk.items.count
+            state.through = chunk.through
+            state.last = chunk.last
+            let lacking = (try? store.lacking(chunk.items)) ?? []
+            state.wanted = Set(lacking)
+            catching[sibling] = state
+            if lacking.isEmpty {
+                chunkDone(sibling)
+            } else {
+                if !state.said {
+                    catching[sibling]?.said = true
+                    ledger.say(.history(from: sibling, stored: state.stored, of: state.total, stalled: false))
+                }
+                publish(.want(by: login, to: sibling, items: lacking), to: Self.topic(of: sibling, user: user))
+            }
+        }
+    }
+
+    /// The chunk being filled from `sibling` is complete: the point moves on, and the next
+    /// chunk is compared.
+    private func chunkDone(_ sibling: String) {
+        guard let state = catching[sibling] else { return }
+        try? store.setSiblingThrough(sibling, state.through)
+        if state.last && state.chunks.isEmpty {
+            if state.said { ledger.say(.history(from: sibling, stored: state.stored, of: state.total, stalled: false)) }
+            catching[sibling] = nil
+            return
+        }
+        next(from: sibling)
+    }
+}

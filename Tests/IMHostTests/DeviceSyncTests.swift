@@ -1,0 +1,223 @@
+import Foundation
+import Testing
+@testable import IMHost
+import IMKit
+
+/// One person, several devices (issue 31, points 2 to 7): every device gets every message, what
+/// one sends shows on all, read and blocked follow the person, a device away too long catches up
+/// from a sibling, a new device gets the history, a removed one says so. Real hosts, a real broker.
+@Suite("Devices: one person's messages on each of their devices")
+struct DeviceSyncTests {
+    /// Alice's laptop (her first device) and phone, and bob: each a host of its own.
+    struct People {
+        let root: Workspace
+        let broker: TestBroker
+        let laptop: Workspace, phone: Workspace, bob: Workspace
+
+        init(users: [String] = ["alice", "bob"]) throws {
+            root = try Workspace()
+            broker = try TestBroker(in: root.root, users: users)
+            let login = try broker.addDevice("phone", of: "alice")
+            laptop = try broker.workspace(for: "alice")
+            phone = try broker.workspace(for: "alice", login: login)
+            bob = try broker.workspace(for: "bob")
+        }
+
+        /// Chats of the laptop and the phone with `peer`, each having heard from the other.
+        func aliceOnBoth(with peer: String = "bob") throws -> (laptop: RunningProcess, phone: RunningProcess) {
+            let laptopChat = try broker.chat(laptop, with: peer)
+            try #require(laptopChat.waitFor("connected to \(broker.url) as alice"), "\(laptopChat.stdout)\(laptopChat.stderr)")
+            let phoneChat = try broker.chat(phone, with: peer)
+            try #require(phoneChat.waitFor("connected to \(broker.url) as alice"), "\(phoneChat.stdout)\(phoneChat.stderr)")
+            // The phone's sync reaches the laptop; the laptop's answer reaches the phone.
+            try #require(laptopChat.waitFor("alice~phone is another device of alice's"), "\(laptopChat.stdout)")
+            try #require(phoneChat.waitFor("alice is another device of alice's"), "\(phoneChat.stdout)")
+            return (laptopChat, phoneChat)
+        }
+    }
+
+    @Test("what alice sends from one device shows on the other with its delivery state; bob's reach both; bob sees alice's two devices' messages in order, none late")
+    func sendsShowOnEveryDevice() throws {
+        let people = try People()
+        let (laptop, phone) = try people.aliceOnBoth()
+        defer { for chat in [laptop, phone] { chat.signal(SIGKILL); _ = chat.finish() } }
+        let bob = try people.broker.chat(people.bob, with: "alice")
+        defer { bob.signal(SIGKILL); _ = bob.finish() }
+        try #require(bob.waitFor("connected to \(people.broker.url) as bob"))
+
+        phone.send("one from the phone")
+        #expect(bob.waitFor("│ one from the phone │"), "\(bob.stdout)")
+        #expect(laptop.waitFor("│ one from the phone │"), "the laptop shows what the phone sent: \(laptop.stdout)")
+        laptop.send("two from the laptop")
+        #expect(phone.waitFor("│ two from the laptop │"), "\(phone.stdout)")
+        phone.send("three from the phone")
+        #expect(bob.waitFor("│ three from the phone │"), "\(bob.stdout)")
+        // Bob's open chat read all three: the read receipts reach both of alice's devices.
+        #expect(laptop.waitFor("read ✓✓", occurrences: 3), "\(laptop.stdout)")
+        #expect(phone.waitFor("read ✓✓", occurrences: 3), "\(phone.stdout)")
+        bob.send("to both of you")
+        #expect(laptop.waitFor("│ to both of you │") && phone.waitFor("│ to both of you │"))
+        for chat in [laptop, phone, bob] { chat.send("/quit") }
+        for chat in [laptop, phone, bob] { #expect(chat.finish().status == 0) }
+
+        // Each device has the four messages once each, in the order they were sent.
+        let url = houseChat(with: "bob")
+        for device in [people.laptop, people.phone] {
+            let texts = try pageTexts(device, with: "bob")
+            #expect(texts == ["one from the phone", "two from the laptop", "three from the phone", "to both of you"], "\(texts)")
+        }
+        // Bob: the phone's seq 1 and 2 and the laptop's seq 1 are three senders' worth of order
+        // (device, seq), so none of them arrived "late".
+        let bobs = try pageMessages(people.bob, url: houseChat(with: "alice"))
+        #expect(bobs.count == 4 && bobs.allSatisfy { $0["sentBefore"] == nil } && bobs.allSatisfy { $0["state"] as? String == "read" }, "\(bobs)")
+    }
+
+    @Test("read on one device, read on the other: the phone's unread count clears when the laptop shows bob's messages")
+    func readOnOneReadOnAll() throws {
+        let people = try People(users: ["alice", "bob", "carol"])
+        // The phone's chat is with carol: bob's messages arrive there unread.
+        let laptop = try people.broker.chat(people.laptop, with: "carol")
+        defer { laptop.signal(SIGKILL); _ = laptop.finish() }
+        try #require(laptop.waitFor("connected to \(people.broker.url) as alice"))
+        let phone = try people.broker.chat(people.phone, with: "carol")
+        defer { phone.signal(SIGKILL); _ = phone.finish() }
+        try #require(phone.waitFor("alice is another device of alice's"), "\(phone.stdout)")
+        try people.broker.publish(as: "bob", topic: "imhost/u/alice/from/bob", [envelope("b1", seq: 1, payload: #"{"text":"first"}"#),
+                                                                               envelope("b2", seq: 2, payload: #"{"text":"second"}"#)])
+        #expect(phone.waitFor("from bob"), "\(phone.stdout)")
+        #expect(laptop.waitFor("from bob"), "\(laptop.stdout)")
+        #expect(try unread(people.phone, from: "bob") == 2)
+        // The laptop opens the conversation with bob: read there, and so on the phone.
+        laptop.send("/open \(houseChat(with: "bob"))")
+        #expect(laptop.waitFor("│ second │"), "\(laptop.stdout)")
+        #expect(waitUntil { (try? unread(people.phone, from: "bob")) == 0 }, "the phone's unread count cleared")
+        // One read receipt reached bob (from the laptop, which showed them), not one a device.
+        for chat in [laptop, phone] { chat.send("/quit") }
+        #expect(laptop.finish().status == 0 && phone.finish().status == 0)
+    }
+
+    @Test("blocking a peer on one device blocks it on the other")
+    func blockFollows() throws {
+        let people = try People()
+        let (laptop, phone) = try people.aliceOnBoth()
+        defer { for chat in [laptop, phone] { chat.signal(SIGKILL); _ = chat.finish() } }
+        laptop.send("/block")
+        #expect(laptop.waitFor("blocked bob"), "\(laptop.stdout)")
+        let phoneStore = try MessageStore(dataFolder: people.phone.root + "/.imhost", user: "alice")
+        #expect(waitUntil { (try? phoneStore.blocked("bob")) == true }, "the phone blocked bob too")
+        let bob = try people.broker.chat(people.bob, with: "alice")
+        defer { bob.signal(SIGKILL); _ = bob.finish() }
+        bob.send("are you there")
+        #expect(bob.waitFor("blocked you"), "\(bob.stdout)")
+        #expect(!phone.stdout.contains("│ are you there │") && !laptop.stdout.contains("│ are you there │"))
+    }
+
+    @Test("a device away through a broker that lost its queue catches up from the other, each message once")
+    func catchUpFromSibling() throws {
+        let people = try People()
+        // The phone has a session and knows the laptop; then it is away.
+        let (laptop, phone) = try people.aliceOnBoth()
+        defer { laptop.signal(SIGKILL); _ = laptop.finish() }
+        phone.send("/quit")
+        #expect(phone.finish().status == 0)
+        for number in 1...5 {
+            try people.broker.publish(as: "bob", topic: "imhost/u/alice/from/bob", [envelope("away\(number)", seq: number, payload: #"{"text":"while away \#(number)"}"#)])
+        }
+        #expect(laptop.waitFor("│ while away 5 │"), "\(laptop.stdout)")
+        // The broker loses what it kept for the phone.
+        try people.broker.loseStateAndRestart()
+        #expect(laptop.waitFor("connected again to \(people.broker.url) as alice"), "\(laptop.stdout)")
+        let back = try people.broker.chat(people.phone, with: "bob")
+        defer { back.signal(SIGKILL); _ = back.finish() }
+        #expect(back.waitFor("caught up from alice: 5 messages this device lacked"), "\(back.stdout)\(back.stderr)")
+        #expect(back.waitFor("│ while away 5 │"), "\(back.stdout)")
+        back.send("/quit")
+        #expect(back.finish().status == 0)
+        let texts = try pageTexts(people.phone, with: "bob")
+        #expect(texts == (1...5).map { "while away \($0)" }, "\(texts)")
+    }
+
+    @Test("a new device gets the history from one that is online, photos included, and says how far it got")
+    func newDeviceGetsHistory() throws {
+        let root = try Workspace()
+        let broker = try TestBroker(in: root.root, users: ["alice", "bob"])
+        let laptop = try broker.workspace(for: "alice"), bob = try broker.workspace(for: "bob")
+        #expect(try broker.sync(bob, timeout: 2).status == 0)
+        let laptopChat = try broker.chat(laptop, with: "bob")
+        defer { laptopChat.signal(SIGKILL); _ = laptopChat.finish() }
+        try #require(laptopChat.waitFor("connected to \(broker.url) as alice"))
+        let photo = PhotoFixtures.path("flat.png")
+        laptopChat.send("before the tablet")
+        laptopChat.send("/photo \(photo)")
+        try broker.publish(as: "bob", topic: "imhost/u/alice/from/bob", [envelope("fromBob", seq: 1, payload: #"{"text":"bob wrote"}"#)])
+        #expect(laptopChat.waitFor("│ bob wrote │"))
+        #expect(laptopChat.waitFor("sent", occurrences: 1))
+
+        let login = try broker.addDevice("tablet", of: "alice")
+        let tablet = try broker.workspace(for: "alice", login: login)
+        let tabletChat = try broker.chat(tablet, with: "bob")
+        defer { tabletChat.signal(SIGKILL); _ = tabletChat.finish() }
+        #expect(tabletChat.waitFor("catching up from alice: comparing its 3 messages"), "\(tabletChat.stdout)\(tabletChat.stderr)")
+        #expect(tabletChat.waitFor("caught up from alice: 3 messages this device lacked"), "\(tabletChat.stdout)")
+        #expect(tabletChat.waitFor("[Photo 640×400]"), "\(tabletChat.stdout)")
+        tabletChat.send("/quit")
+        #expect(tabletChat.finish().status == 0)
+        let messages = try pageMessages(tablet, url: houseChat(with: "bob"))
+        let summary = messages.map { "\($0["from"] ?? "?"): \($0["key"] ?? "?") \(($0["photos"] as? [Any])?.count ?? 0)" }
+        #expect(summary == ["alice: text 0", "alice: photo 1", "bob: text 0"], "\(summary)")
+        #expect(try pageTexts(tablet, with: "bob") == ["before the tablet", "bob wrote"])
+    }
+
+    @Test("a device removed while it chats ends at once and says, in one line, that it was removed from alice's devices")
+    func removedDeviceSaysSo() throws {
+        let people = try People()
+        let phone = try people.broker.chat(people.phone, with: "bob")
+        defer { phone.signal(SIGKILL); _ = phone.finish() }
+        try #require(phone.waitFor("connected to \(people.broker.url) as alice"))
+        let removed = try imhost(["broker", "remove-device", people.broker.folder, "alice", "phone"])
+        #expect(removed.status == 0, "\(removed.stderr)")
+        #expect(phone.waitFor("this device was removed from alice's devices"), "\(phone.stdout)\(phone.stderr)")
+        let line = (phone.stdout + phone.stderr).split(separator: "\n").first { $0.contains("was removed from alice's devices") } ?? ""
+        #expect(line.contains("no longer takes alice~phone") && line.contains("imhost broker add-device DIR alice phone") && !line.contains("passwordFile"), "\(line)")
+        try people.broker.publish(as: "bob", topic: "imhost/u/alice/from/bob", [envelope("late", seq: 1, payload: #"{"text":"after removal"}"#)])
+        phone.send("/quit")
+        _ = phone.finish()
+        #expect(!phone.stdout.contains("after removal"))
+    }
+}
+
+/// The texts of the conversation with `peer` at `workspace`, as `imhost open --json` gives them.
+func pageTexts(_ workspace: Workspace, with peer: String) throws -> [String] {
+    try pageMessages(workspace, url: houseChat(with: peer)).filter { $0["key"] as? String == "text" }.map { ($0["lines"] as? [String] ?? []).joined(separator: " ") }
+}
+
+/// Bob's unread count at alice's device `workspace`, as `imhost chats --json` says it.
+private func unread(_ workspace: Workspace, from peer: String) throws -> Int? {
+    let listed = try imhost(["chats", "--json"], in: workspace)
+    let rows = try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]] ?? []
+    return rows.first { $0["peer"] as? String == peer }?["unread"] as? Int
+}
+
+@Suite("Devices: what a device's store gives another and takes from it")
+struct SiblingStoreTests {
+    @Test("a new device is given the newest messages, takes those it lacks once each, in the order they were stored, and its point moves on")
+    func indexAndCopies() throws {
+        let folder = try Workspace()
+        let laptop = try MessageStore(dataFolder: folder.root + "/laptop", user: "alice")
+        let tablet = try MessageStore(dataFolder: folder.root + "/tablet", user: "alice")
+        try laptop.storeOutgoing(to: "bob", key: "text", payload: MessagePayload(json: #"{"text":"one"}"#), at: 1_000)
+        _ = try laptop.storeIncoming([IncomingMessage(from: "bob", globalID: "fromBob", seq: 1, key: "text", payload: MessagePayload(json: #"{"text":"two"}"#),
+                                                      sentAt: 2_000, arrived: true)])
+        try laptop.storeLocal(from: "carol", key: "text", payload: MessagePayload(json: #"{"text":"a scenario's"}"#), at: 3_000)
+        let index = try laptop.siblingIndex(after: nil, limit: 10, photoBytes: 1 << 20)
+        #expect(index.map(\.item.peer) == ["bob", "bob"] && index.map(\.item.outgoing) == [true, false], "\(index)")
+        let lacking = try tablet.lacking(index.map(\.item))
+        #expect(lacking.count == 2)
+        let copies = try laptop.copies(of: lacking, by: "alice", device: nil)
+        #expect(try tablet.storeCopies(copies, device: "tablet") == ["bob"])
+        #expect(try tablet.storeCopies(copies, device: "tablet").isEmpty, "stored once")
+        #expect(try tablet.lacking(index.map(\.item)).isEmpty)
+        #expect(try laptop.siblingIndex(after: index.last!.row, limit: 10, photoBytes: 1 << 20).isEmpty)
+        #expect(try laptop.siblingIndex(after: nil, limit: 1, photoBytes: 1 << 20).map(\.item.id) == ["fromBob"], "the newest, when the limit is 1")
+    }
+}
