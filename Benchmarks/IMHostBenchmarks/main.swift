@@ -20,6 +20,7 @@ let sections: [(name: String, run: () throws -> [Row])] = [
     ("crash", { try ContainmentBenchmark.run(folder: scratch + "/crash") }),
     ("limits", { try LimitsBenchmark.run(folder: scratch + "/limits") }),
     ("transport", { try TransportBenchmark.run(folder: scratch + "/transport") }),
+    ("devices", { try DeviceBenchmark.run(folder: scratch + "/devices") }),
     ("scale", { try ScaleBenchmark.run(folder: scratch + "/scale") }),
     ("fleet", { try FleetBenchmark.run(folder: scratch + "/fleet") }),
     ("web", { try WebBenchmark.run(folder: scratch + "/web") }),

@@ -145,12 +145,22 @@ extension MessageStore {
                     let row: Int64
                     if copy.outgoing {
                         let state = copy.state == "queued" ? "sent" : copy.state
+                        // One of another device's sends that came after a later one (a catch-up)
+                        // says which shown message it was sent before, as a peer's late one does.
+                        var sentBefore: Int?
+                        if let origin, let seq = incoming.seq {
+                            let later = try database.statement("""
+                                SELECT position FROM messages WHERE conversation = ? AND device = ? AND outgoing = 1 AND seq > ? ORDER BY seq, id LIMIT 1
+                                """)
+                            try later.bind(conversation, origin, seq)
+                            sentBefore = try later.step() ? Int(later.int(0)) : nil
+                        }
                         try database.statement("""
                             INSERT INTO messages (conversation, position, sender, recipient, global_id, seq, key, payload, sent_at, stored_at,
-                                                  outgoing, state, jump, summary, device)
-                            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)
+                                                  outgoing, state, jump, summary, device, sent_before)
+                            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)
                             """).bind(conversation, place.next, user, copy.peer, message.id, incoming.seq, message.key, message.payload.json, message.sentAt, now,
-                                      state, message.jump.map(Self.encode), MessageText.of(key: message.key, payload: message.payload.json), origin).run()
+                                      state, message.jump.map(Self.encode), MessageText.of(key: message.key, payload: message.payload.json), origin, sentBefore).run()
                         row = database.lastInsertedRow
                         if !message.photos.isEmpty { try insertPhotos(message.photos, message: row) }
                     } else {

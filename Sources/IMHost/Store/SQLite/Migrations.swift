@@ -198,6 +198,7 @@ enum Migrations {
         ALTER TABLE messages ADD COLUMN device TEXT;
         DROP INDEX messages_by_seq;
         CREATE INDEX messages_by_seq ON messages (conversation, sender, device, seq) WHERE outgoing = 0;
+        CREATE INDEX own_messages_by_seq ON messages (conversation, device, seq) WHERE outgoing = 1 AND device IS NOT NULL;
         CREATE TABLE siblings (
             login TEXT PRIMARY KEY,
             through INTEGER,
