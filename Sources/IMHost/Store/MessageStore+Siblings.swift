@@ -12,6 +12,10 @@ import IMKit
 extension MessageStore {
     public typealias SiblingItem = Envelope.Sibling.Item
 
+    /// How the user's own messages sent from its first device are stored at its other devices
+    /// (`messages.device`; this device's own name none): no device is named so.
+    static let firstDevice = "~"
+
     /// The user's other devices this one has heard from, by login, with how far this one has
     /// what each has (`nil`: nothing asked of it yet).
     public func siblings() throws(StoreError) -> [String: Int64?] {
@@ -114,7 +118,7 @@ extension MessageStore {
                 let jump = find.optionalText(5).flatMap { try? JSONDecoder().decode(JumpPage.self, from: Data($0.utf8)) }
                 let message = Envelope.Message(id: item.id, seq: Int(find.optionalInt(1) ?? 0), key: find.text(2), payload: MessagePayload(json: find.text(3)),
                                                sentAt: find.int(4), jump: jump, photos: try photos(ofRow: find.int(0)),
-                                               device: find.optionalText(7) ?? (item.outgoing ? device : nil))
+                                               device: find.optionalText(7).map { $0 == Self.firstDevice ? nil : $0 } ?? (item.outgoing ? device : nil))
                 copies.append(Envelope.Sibling.Copy(by: by, peer: item.peer, outgoing: item.outgoing, state: find.text(6), message: message))
             }
             return copies
@@ -133,7 +137,9 @@ extension MessageStore {
                 var changed: Set<String> = []
                 for copy in copies {
                     let message = copy.message
-                    let origin = message.device == device ? nil : message.device
+                    // The user's own messages name the device that sent them: none for this
+                    // one, `~` for the user's first device (whose own messages name none).
+                    let origin = copy.outgoing ? (message.device == device ? nil : message.device ?? Self.firstDevice) : message.device
                     let incoming = IncomingMessage(from: copy.outgoing ? user : copy.peer, globalID: message.id, seq: message.seq == 0 ? nil : message.seq,
                                                    key: message.key, payload: message.payload, sentAt: message.sentAt, jump: message.jump, arrived: !copy.outgoing,
                                                    photos: message.photos, device: origin)

@@ -151,7 +151,7 @@ final class Inbox {
         let incoming = arrivals.map { arrival in
             IncomingMessage(from: arrival.sender, globalID: arrival.message.id, seq: arrival.message.seq, key: arrival.message.key,
                             payload: arrival.message.payload, sentAt: arrival.message.sentAt, jump: arrival.message.jump, arrived: true,
-                            photos: arrival.message.photos)
+                            photos: arrival.message.photos, device: arrival.message.device)
         }
         let results: [MessageStore.Arrival]
         do throws(StoreError) {

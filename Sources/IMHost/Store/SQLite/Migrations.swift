@@ -191,7 +191,7 @@ enum Migrations {
         """,
         // 8: one person, several devices. A message names the device that wrote it (its
         // sender's; NULL: the sender's first device, or for the user's own messages this
-        // device), and a sender's messages are in order by (device, seq). The user's other
+        // device, whose first device is then '~'), and a sender's messages are in order by (device, seq). The user's other
         // devices this one knows, with how far it has what each has (their messages table's
         // ids); what it says to them (a conversation read, a peer blocked) until it is said.
         """
