@@ -5,7 +5,7 @@ export PATH := $(PATH):/opt/swift/usr/bin
 BUILD := .build/debug
 LINES := house:House jobs:Jobs cars:Cars
 
-.PHONY: demo test build plugins bench clean api-check fuzz deps soak reference screenshots
+.PHONY: demo test build plugins bench clean api-check fuzz deps soak soak-devices reference screenshots
 
 # The system packages imhost builds and runs against (Mosquitto, libmosquitto, SQLite's headers):
 # installed with apt-get where missing (as root), or named in one line elsewhere.
@@ -53,6 +53,12 @@ bench: deps
 # lost, shown twice, out of order or never delivered. About 25 minutes on two cores.
 soak: build
 	.ci/soak
+
+# One person on two devices, both sides: alice's and bob's laptops and phones type at once while
+# kill -9 takes a device or the broker, 20 runs (RUNS=N, MESSAGES=N); every message on every
+# device of its sender and receiver, once, in order, delivered. About 15 minutes on two cores.
+soak-devices: build
+	.ci/soak-devices
 
 clean:
 	rm -rf .build Plugins/*.so

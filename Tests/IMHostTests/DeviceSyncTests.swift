@@ -205,6 +205,7 @@ private func unread(_ workspace: Workspace, from peer: String) throws -> Int? {
 
 @Suite("Devices: what a device's store gives another and takes from it")
 struct SiblingStoreTests {
+    typealias SiblingItem = MessageStore.SiblingItem
     @Test("a new device is given the newest messages, takes those it lacks once each, in the order they were stored, and its point moves on")
     func indexAndCopies() throws {
         let folder = try Workspace()
@@ -218,11 +219,25 @@ struct SiblingStoreTests {
         #expect(index.map(\.item.peer) == ["bob", "bob"] && index.map(\.item.outgoing) == [true, false], "\(index)")
         let lacking = try tablet.lacking(index.map(\.item))
         #expect(lacking.count == 2)
-        let copies = try laptop.copies(of: lacking, by: "alice", device: nil)
+        let answer = try laptop.copies(of: lacking + [SiblingItem(peer: "bob", id: "neverSent", outgoing: true)], by: "alice", device: nil)
+        #expect(answer.missing.map(\.id) == ["neverSent"] && answer.later.isEmpty)
+        let copies = answer.copies
+        // A byte budget smaller than one message still gives one, and leaves the rest for later.
+        let first = try laptop.copies(of: lacking, by: "alice", device: nil, byteBudget: 1)
+        #expect(first.copies.count == 1 && first.later == Array(lacking.dropFirst()))
         #expect(try tablet.storeCopies(copies, device: "tablet") == ["bob"])
+        #expect(try tablet.conversations().first?.unread == 1, "bob's message is unread at the tablet as at the laptop")
         #expect(try tablet.storeCopies(copies, device: "tablet").isEmpty, "stored once")
         #expect(try tablet.lacking(index.map(\.item)).isEmpty)
         #expect(try laptop.siblingIndex(after: index.last!.row, limit: 10, photoBytes: 1 << 20).isEmpty)
         #expect(try laptop.siblingIndex(after: nil, limit: 1, photoBytes: 1 << 20).map(\.item.id) == ["fromBob"], "the newest, when the limit is 1")
+        #expect(try laptop.siblingIndex(after: nil, limit: 0, photoBytes: 1 << 20).isEmpty)
+
+        // A catch-up that stalls twice on one chunk moves past it; once, it does not.
+        try tablet.sawSibling("alice", now: 1)
+        #expect(try !tablet.siblingStalled("alice", at: 7))
+        #expect(try tablet.siblingPoints(limit: 64).isEmpty)
+        #expect(try tablet.siblingStalled("alice", at: 7))
+        #expect(try tablet.siblingPoints(limit: 64) == ["alice": 7])
     }
 }

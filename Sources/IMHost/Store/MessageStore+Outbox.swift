@@ -204,7 +204,7 @@ extension MessageStore {
             try database.transaction {
                 let find = try database.statement("""
                     SELECT m.id FROM messages m JOIN conversations c ON c.id = m.conversation
-                    WHERE c.peer = ? AND m.position = ? AND m.outgoing = 1 AND \(MessageLife.from(OutgoingState.queued, column: "m.state"))
+                    WHERE c.peer = ? AND m.position = ? AND m.outgoing = 1 AND m.device IS NULL AND \(MessageLife.from(OutgoingState.queued, column: "m.state"))
                     """)
                 try find.bind(peer, number - 1)
                 guard try find.step() else { return false }

@@ -27,6 +27,38 @@ extension MessageStore {
         }
     }
 
+    /// The points a `sync` names: those of the `limit` devices heard from most lately that this
+    /// one has asked something of (a device removed long ago drops out).
+    public func siblingPoints(limit: Int) throws(StoreError) -> [String: Int64] {
+        try guarded {
+            let rows = try database.statement("SELECT login, through FROM siblings WHERE through IS NOT NULL ORDER BY seen_at DESC LIMIT ?")
+            try rows.bind(limit)
+            var points: [String: Int64] = [:]
+            while try rows.step() { points[rows.text(0)] = rows.int(1) }
+            return points
+        }
+    }
+
+    /// A catch-up from `login` stalled on the chunk that ends at `through`. The first time, it
+    /// is noted (the next connect tries it again); the second, the point moves past it and this
+    /// returns true: what it could not give is not asked for again.
+    public func siblingStalled(_ login: String, at through: Int64) throws(StoreError) -> Bool {
+        try refuseIfReadOnly()
+        return try guarded {
+            try database.transaction {
+                let find = try database.statement("SELECT stalled FROM siblings WHERE login = ?")
+                try find.bind(login)
+                let before = try find.step() ? find.optionalInt(0) : nil
+                guard before == through else {
+                    try database.statement("UPDATE siblings SET stalled = ? WHERE login = ?").bind(through, login).run()
+                    return false
+                }
+                try database.statement("UPDATE siblings SET stalled = NULL, through = max(coalesce(through, 0), ?) WHERE login = ?").bind(through, login).run()
+                return true
+            }
+        }
+    }
+
     /// Whether this device knows another of its user's: only then does it copy its sends.
     public func hasSiblings() -> Bool { (try? siblings().isEmpty == false) ?? false }
 
@@ -62,7 +94,8 @@ extension MessageStore {
     /// most `photoBytes`. The user's own messages and those that came over the transport (not a
     /// scenario's or `/recv`'s, which are this device's alone).
     public func siblingIndex(after through: Int64?, limit: Int, photoBytes: Int) throws(StoreError) -> [(row: Int64, item: SiblingItem)] {
-        try guarded {
+        guard limit > 0 else { return [] }
+        return try guarded {
             var start = through ?? 0
             if through == nil {
                 // From the newest back, until the count or the photos' bytes are reached.
@@ -103,25 +136,37 @@ extension MessageStore {
         }
     }
 
-    /// Copies of `items` as this device has them (those it has), for device `by` (this one) to
-    /// send; `device` is this device's name (its own messages are stored without one).
-    public func copies(of items: [SiblingItem], by: String, device: String?) throws(StoreError) -> [Envelope.Sibling.Copy] {
+    /// Copies of `items` as this device has them, for device `by` (this one) to send, until
+    /// their payloads and photos come to `byteBudget` (at least one); `device` is this device's
+    /// name (its own messages are stored without one). Also: the items it does not have, and
+    /// those left for a later ask.
+    public func copies(of items: [SiblingItem], by: String, device: String?,
+                       byteBudget: Int = .max) throws(StoreError) -> (copies: [Envelope.Sibling.Copy], missing: [SiblingItem], later: [SiblingItem]) {
         try guarded {
             let find = try database.statement("""
                 SELECT id, seq, key, payload, sent_at, jump, state, device FROM messages WHERE sender = ? AND global_id = ?
                 """)
-            var copies: [Envelope.Sibling.Copy] = []
+            var copies: [Envelope.Sibling.Copy] = [], missing: [SiblingItem] = [], later: [SiblingItem] = []
+            var bytes = 0
             for item in items {
+                guard bytes < byteBudget || copies.isEmpty else {
+                    later.append(item)
+                    continue
+                }
                 find.reset()
                 try find.bind(item.outgoing ? user : item.peer, item.id)
-                guard try find.step() else { continue }
+                guard try find.step() else {
+                    missing.append(item)
+                    continue
+                }
                 let jump = find.optionalText(5).flatMap { try? JSONDecoder().decode(JumpPage.self, from: Data($0.utf8)) }
                 let message = Envelope.Message(id: item.id, seq: Int(find.optionalInt(1) ?? 0), key: find.text(2), payload: MessagePayload(json: find.text(3)),
                                                sentAt: find.int(4), jump: jump, photos: try photos(ofRow: find.int(0)),
                                                device: find.optionalText(7).map { $0 == Self.firstDevice ? nil : $0 } ?? (item.outgoing ? device : nil))
+                bytes += message.payload.json.utf8.count + message.photos.reduce(0) { $0 + $1.bytes.count }
                 copies.append(Envelope.Sibling.Copy(by: by, peer: item.peer, outgoing: item.outgoing, state: find.text(6), message: message))
             }
-            return copies
+            return (copies, missing, later)
         }
     }
 
@@ -173,11 +218,11 @@ extension MessageStore {
                         row = try storeIncoming(incoming, at: place, now: now).row
                         if copy.state == "read" { try database.statement("UPDATE messages SET state = 'read' WHERE id = ?").bind(row).run() }
                     }
+                    let unread = !copy.outgoing && copy.state != "read" ? 1 : 0
                     try database.statement("""
-                        UPDATE conversations SET message_count = message_count + 1, last_message = ?, updated_at = max(updated_at, ?),
-                            unread = (SELECT count(*) FROM messages WHERE conversation = ?3 AND outgoing = 0 AND state = 'received')
-                        WHERE id = ?3
-                        """).bind(row, message.sentAt, conversation).run()
+                        UPDATE conversations SET message_count = message_count + 1, last_message = ?, updated_at = max(updated_at, ?), unread = unread + ?
+                        WHERE id = ?
+                        """).bind(row, message.sentAt, unread, conversation).run()
                     wordsPending = true
                     changed.insert(copy.peer)
                 }

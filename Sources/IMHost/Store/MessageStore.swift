@@ -419,7 +419,6 @@ public final class MessageStore {
     /// Adds a note for a person.
     func note(_ text: String) { notes.append(text) }
 
-    /// Whether `fact` is told for the first time: recorded now, so it is told once a store.
     /// Whether this data folder connected to the broker as `login` before.
     public func hasConnected(as login: String) -> Bool {
         (try? guarded {
@@ -433,6 +432,7 @@ public final class MessageStore {
         return true
     }
 
+    /// Whether `fact` is told for the first time: recorded now, so it is told once a store.
     public func firstTime(_ fact: String) -> Bool {
         guard !isReadOnly else { return false }
         return (try? guarded {

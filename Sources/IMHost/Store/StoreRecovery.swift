@@ -87,7 +87,8 @@ struct StoreRecovery {
     /// The tables copied by rowid, in order, each with what a person calls it.
     private static let tables = [("conversations", "conversations"), ("messages", "messages"), ("outbox", "the outbox"),
                                  ("receipts_out", "read receipts to send"), ("blocked", "blocked peers"), ("store_facts", "the store's facts"),
-                                 ("drafts", "unsent drafts"), ("photos", "photos")]
+                                 ("drafts", "unsent drafts"), ("photos", "photos"), ("siblings", "the user's other devices"),
+                                 ("sibling_notes", "notes for the user's other devices")]
 
     /// The tables also looked for page by page when they could not be read whole: what the
     /// user wrote or chose, which nothing else says again. (The outbox is made again from the
@@ -267,12 +268,12 @@ struct StoreRecovery {
                 message_count = (SELECT count(*) FROM messages m WHERE m.conversation = conversations.id),
                 unread = (SELECT count(*) FROM messages m WHERE m.conversation = conversations.id AND m.outgoing = 0 AND m.state = 'received'),
                 last_message = (SELECT m.id FROM messages m WHERE m.conversation = conversations.id ORDER BY m.position DESC LIMIT 1),
-                next_seq = max(next_seq, coalesce((SELECT max(m.seq) FROM messages m WHERE m.conversation = conversations.id AND m.outgoing = 1), 0) + 1),
+                next_seq = max(next_seq, coalesce((SELECT max(m.seq) FROM messages m WHERE m.conversation = conversations.id AND m.outgoing = 1 AND m.device IS NULL), 0) + 1),
                 updated_at = max(updated_at, coalesce((SELECT max(m.stored_at) FROM messages m WHERE m.conversation = conversations.id), 0));
             DELETE FROM outbox WHERE message NOT IN (SELECT id FROM messages);
             UPDATE outbox SET lease_pid = NULL, lease_until = NULL;
             INSERT INTO outbox (message, peer, queued_at)
-            SELECT id, recipient, sent_at FROM messages WHERE outgoing = 1 AND state IN ('queued', 'sent') AND id NOT IN (SELECT message FROM outbox);
+            SELECT id, recipient, sent_at FROM messages WHERE outgoing = 1 AND device IS NULL AND state IN ('queued', 'sent') AND id NOT IN (SELECT message FROM outbox);
             """)
         try MessageStore.indexNewMessages(in: target)
     }

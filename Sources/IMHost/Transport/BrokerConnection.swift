@@ -26,6 +26,10 @@ final class BrokerConnection {
     let user: String
     /// This device's login at the broker (its client id too): the user for its first device.
     var login: String { settings.login ?? user }
+    /// This device's name (`nil`: the user's first device) and the topic only it reads, where
+    /// the user's other devices write to it alone (``Siblings/topic(of:user:)``).
+    let device: String?
+    let deviceTopic: String
     /// Where this device's presence record is retained: the user's own inbox topic for its first
     /// device (as before devices), below it for another (`imhost/u/alice/from/alice/phone`), so a
     /// device's record speaks for its own session only and another device of the user never
@@ -89,6 +93,9 @@ final class BrokerConnection {
         self.clock = clock
         self.makeClient = makeClient
         self.notices = notices
+        let login = settings.login ?? user
+        device = DynamicSecurity.parse(login: login)?.device
+        deviceTopic = Siblings.topic(of: login, user: user)
     }
 
     // MARK: What it knows
@@ -358,7 +365,7 @@ final class BrokerConnection {
         if case .success(let id) = client.subscribe(presenceTopic, retained: true) { update { $0.presence = id } }
         // What the user's other devices say to this one alone: the first device's is below the
         // presence record's topic (another device's is that topic).
-        if DynamicSecurity.parse(login: login)?.device == nil { _ = client.subscribe(Siblings.topic(of: login, user: user), retained: false) }
+        if device == nil { _ = client.subscribe(deviceTopic, retained: false) }
         // The fleet configuration, with what the broker retains of it. Subscribed after the
         // inbox, so the probe (sent when the inbox is subscribed) comes back after it.
         if case .success(let id) = client.subscribe(FleetConfig.topic, retained: true) {

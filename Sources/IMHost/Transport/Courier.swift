@@ -218,6 +218,9 @@ public final class Courier {
         connection.holdWrites()
         if wake?.drain() == true { sendSoon() }
         var arrivals: [Inbox.Arrival] = []
+        // Receipts are applied after what came with them is stored: a receipt for a copy of
+        // this user's message that came in the same service finds it.
+        var receiptsCame: [(Envelope.Receipt, String)] = []
         let happenings = connection.service(now: now)
         for happening in happenings {
             switch happening {
@@ -227,12 +230,20 @@ public final class Courier {
                 if !connection.knownLogin { connection.knownLogin = store.connected(as: connection.login) }
             case .message(let topic, let payload, let retained):
                 switch inbox.read(topic: topic, payload: payload, retained: retained, now: now) {
-                case .message(let arrival)?: arrivals.append(arrival)
-                case .receipt(let receipt, let peer)?: delivery.apply(receipt, from: peer, now: now)
+                case .message(let arrival)?:
+                    // Messages and another device's copies are stored in the order they came.
+                    if siblings.holdsCopies { siblings.flush(now: now) }
+                    arrivals.append(arrival)
+                case .receipt(let receipt, let peer)?: receiptsCame.append((receipt, peer))
                 case .confirm(let ids, let peer)?: receipts.confirmed(by: peer, ids: ids)
                 case .probe(let id)?: connection.probeCame(id)
                 case .presence(let id)?: connection.sawPresence(id)
-                case .sibling(let sibling)?: siblings.take(sibling, now: now)
+                case .sibling(let sibling)?:
+                    if case .copy = sibling, !arrivals.isEmpty {
+                        inbox.take(arrivals, now: now)
+                        arrivals = []
+                    }
+                    siblings.take(sibling, now: now)
                 case nil: break
                 }
             case .answered(let what, let answer):
@@ -243,6 +254,7 @@ public final class Courier {
         }
         inbox.take(arrivals, now: now)
         siblings.flush(now: now)
+        for (receipt, peer) in receiptsCame { delivery.apply(receipt, from: peer, now: now) }
         delivery.markAccepted(now: now)
         // Read before the first status goes (the connection's first service) and every
         // drawnEvery after: a change is reported then (BrokerConnection.fleetReport).

@@ -87,7 +87,7 @@ final class Delivery {
                 sends = try store.claim(rows: chosen, now: now, leaseMilliseconds: Self.leaseMilliseconds)
             } catch { continue }
             // Each device numbers its own sends: the envelope says which device wrote it.
-            let device = DynamicSecurity.parse(login: connection.login)?.device
+            let device = connection.device
             for send in sends {
                 let message = Envelope.Message(id: send.globalID, seq: send.seq ?? 0, key: send.key, payload: send.payload,
                                                sentAt: send.sentAt, jump: send.jump, photos: send.photos, device: device)

@@ -15,16 +15,18 @@ extension Envelope {
     /// ```
     /// {"v":1,"kind":"copy","by":LOGIN,"peer":P,"out":true,"state":S, ...a message's members...}
     /// {"v":1,"kind":"sync","by":LOGIN,"since":{LOGIN:N,...},"limit":N}
-    /// {"v":1,"kind":"index","by":LOGIN,"to":LOGIN,"items":[[P,ID,0|1],...],"through":N,"last":true,"total":N}
+    /// {"v":1,"kind":"index","by":LOGIN,"to":LOGIN,"items":[[P,ID,0|1],...],"start":N,"through":N,"last":true,"total":N}
     /// {"v":1,"kind":"want","by":LOGIN,"to":LOGIN,"items":[[P,ID,0|1],...]}
+    /// {"v":1,"kind":"gone","by":LOGIN,"to":LOGIN,"missing":[[P,ID,0|1],...],"later":[...]}
     /// {"v":1,"kind":"seen","by":LOGIN,"peer":P,"upTo":ID}
     /// {"v":1,"kind":"block","by":LOGIN,"peer":P,"blocked":true|false}
     /// ```
     ///
     /// A device that comes online asks the others (`sync`) for what they have since the point
     /// it knows of each (their own numbering of what they store, `through`); each answers with
-    /// the ids it has (`index`, in order, a chunk at a time); the device asks for those it lacks
-    /// (`want`) and is sent each as a `copy`. A new device knows no point: it is sent the newest
+    /// the ids it has (`index`, in order, a chunk at a time, each naming where it starts and
+    /// ends); the device asks for those it lacks (`want`) and is sent each as a `copy`, as many as
+    /// fit a few MiB at a time (`gone` names the rest to ask for again, and those it no longer has). A new device knows no point: it is sent the newest
     /// `limit` messages. A message a device sends goes as a `copy` to the others at once; a
     /// conversation read (`seen`) and a peer blocked (`block`) follow the person too.
     public enum Sibling: Sendable, Equatable {
@@ -32,11 +34,12 @@ extension Envelope {
         case sync(by: String, since: [String: Int64], limit: Int)
         case index(Index)
         case want(by: String, to: String, items: [Item])
+        case gone(by: String, to: String, missing: [Item], later: [Item])
         case seen(by: String, peer: String, upTo: String)
         case block(by: String, peer: String, blocked: Bool)
 
         /// The kinds, as the wire names them.
-        static let kinds: Set<String> = ["copy", "sync", "index", "want", "seen", "block"]
+        static let kinds: Set<String> = ["copy", "sync", "index", "want", "gone", "seen", "block"]
         /// The most items an `index` or `want` carries.
         public static let itemsPerEnvelope = 200
         /// The most devices a `sync` names.
@@ -78,16 +81,19 @@ extension Envelope {
         public struct Index: Sendable, Equatable {
             public var by: String, to: String
             public var items: [Item]
+            /// Where it starts: the `through` of the chunk before it (or the point asked from).
+            public var from: Int64
             /// Its numbering of the last message this index covers: the next `sync` asks from here.
             public var through: Int64
             /// The last chunk of the answer.
             public var last: Bool
             /// How many the whole answer names.
             public var total: Int
-            public init(by: String, to: String, items: [Item], through: Int64, last: Bool, total: Int) {
+            public init(by: String, to: String, items: [Item], from: Int64, through: Int64, last: Bool, total: Int) {
                 self.by = by
                 self.to = to
                 self.items = items
+                self.from = from
                 self.through = through
                 self.last = last
                 self.total = total
@@ -98,7 +104,7 @@ extension Envelope {
         public var by: String {
             switch self {
             case .copy(let copy): copy.by
-            case .sync(let by, _, _), .want(let by, _, _), .seen(let by, _, _), .block(let by, _, _): by
+            case .sync(let by, _, _), .want(let by, _, _), .gone(let by, _, _, _), .seen(let by, _, _), .block(let by, _, _): by
             case .index(let index): index.by
             }
         }
@@ -120,9 +126,11 @@ extension Envelope {
                 let entries = since.sorted { $0.key < $1.key }.map { "\(quoted($0.key)):\($0.value)" }.joined(separator: ",")
                 return #"{"v":1,"kind":"sync","by":\#(quoted(by)),"since":{\#(entries)},"limit":\#(limit)}"#
             case .index(let index):
-                return #"{"v":1,"kind":"index","by":\#(quoted(index.by)),"to":\#(quoted(index.to)),"items":\#(items(index.items)),"through":\#(index.through),"last":\#(index.last),"total":\#(index.total)}"#
+                return #"{"v":1,"kind":"index","by":\#(quoted(index.by)),"to":\#(quoted(index.to)),"items":\#(items(index.items)),"start":\#(index.from),"through":\#(index.through),"last":\#(index.last),"total":\#(index.total)}"#
             case .want(let by, let to, let wanted):
                 return #"{"v":1,"kind":"want","by":\#(quoted(by)),"to":\#(quoted(to)),"items":\#(items(wanted))}"#
+            case .gone(let by, let to, let missing, let later):
+                return #"{"v":1,"kind":"gone","by":\#(quoted(by)),"to":\#(quoted(to)),"missing":\#(items(missing)),"later":\#(items(later))}"#
             case .seen(let by, let peer, let upTo):
                 return #"{"v":1,"kind":"seen","by":\#(quoted(by)),"peer":\#(quoted(peer)),"upTo":\#(quoted(upTo))}"#
             case .block(let by, let peer, let blocked):
@@ -154,9 +162,9 @@ extension Envelope {
                 guard case .bool(let value)? = member(key)?.value else { throw refuse("whose \(key) is not true or false") }
                 return value
             }
-            func items() throws(Refusal) -> [Item] {
-                guard case .array(let elements)? = member("items")?.value, elements.count <= itemsPerEnvelope else {
-                    throw refuse("without a list of at most \(itemsPerEnvelope) items")
+            func items(_ key: String = "items") throws(Refusal) -> [Item] {
+                guard case .array(let elements)? = member(key)?.value, elements.count <= itemsPerEnvelope else {
+                    throw refuse("without \(key), a list of at most \(itemsPerEnvelope) items")
                 }
                 var items: [Item] = []
                 for element in elements {
@@ -190,10 +198,12 @@ extension Envelope {
                 }
                 return .sync(by: by, since: since, limit: Int(min(try whole("limit"), 1_000_000)))
             case "index":
-                return .index(Index(by: by, to: try login("to"), items: try items(), through: try whole("through"), last: try flag("last"),
+                return .index(Index(by: by, to: try login("to"), items: try items(), from: try whole("start"), through: try whole("through"), last: try flag("last"),
                                     total: Int(min(try whole("total"), 1_000_000_000))))
             case "want":
                 return .want(by: by, to: try login("to"), items: try items())
+            case "gone":
+                return .gone(by: by, to: try login("to"), missing: try items("missing"), later: try items("later"))
             case "seen":
                 guard case .string(let upTo)? = member("upTo")?.value, GlobalID.isValid(upTo) else { throw refuse("whose upTo is not a message id") }
                 return .seen(by: by, peer: try peer(), upTo: upTo)

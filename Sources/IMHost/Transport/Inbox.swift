@@ -71,7 +71,7 @@ final class Inbox {
         let prefix = "imhost/u/\(user)/from/"
         // This device's own topic below the user's (``Siblings/topic(of:user:)``): only the
         // user's devices write there.
-        let sender = topic == Siblings.topic(of: connection.login, user: user) ? user
+        let sender = topic == connection.deviceTopic ? user
             : topic.hasPrefix(prefix) ? String(topic.dropFirst(prefix.count)) : ""
         // The sender is the topic's, which the broker's ACL vouches for; nothing else says who.
         guard !sender.isEmpty, sender == user || TransportID.problem(sender) == nil else {
@@ -106,7 +106,8 @@ final class Inbox {
 
     /// Refuses an envelope: counted, said, and answered `refused` when its id could be read.
     private func refuse(_ refusal: Envelope.Refusal, from sender: String, now: Int64) {
-        guard refuse(refusal.kind.rawValue, .refused(refusal, from: sender), now: now), let id = refusal.messageID else { return }
+        // Nothing is answered to the user's own devices (a refused copy would only come back).
+        guard refuse(refusal.kind.rawValue, .refused(refusal, from: sender), now: now), let id = refusal.messageID, sender != user else { return }
         answer(sender, .refused, ids: [id], code: refusal.code, reason: refusal.description)
     }
 

@@ -18,20 +18,32 @@ final class Siblings {
     /// How long a catch-up waits for the copies it asked for before it leaves the rest to the
     /// next connect, in milliseconds.
     static let stallMilliseconds: Int64 = 15_000
+    /// The most bytes of payloads and photos one answer to a `want` carries: well within what
+    /// the broker keeps for one client (`max_queued_bytes`, 32 MiB); the rest is asked again.
+    static let answerBytes = 8 << 20
+    /// The most other devices a `sync` names.
+    static let syncPoints = 64
 
     private let store: MessageStore
     private let connection: BrokerConnection
     private let ledger: CourierLedger
+    /// This device's login and name (`nil`: the user's first device), and the user's topics.
+    private let login: String, device: String?, user: String
+    private let everyDevice: String
     /// Whether the `sync` of this connection was sent.
     private var asked = false
     /// Whether another device of the user is known (then this one's sends are copied).
     private var knowsSiblings: Bool
     /// What this device is catching up from each other device, by its login.
     private var catching: [String: Catching] = [:]
-    /// Copies that came in this service, stored together at its end.
+    /// What came in this service, applied at its end, in the order it came, after the
+    /// messages and copies that came with it are stored.
     private var copies: [Envelope.Sibling.Copy] = []
+    private var notes: [Envelope.Sibling] = []
 
     private struct Catching {
+        /// Where the next index chunk must start (`nil`: the first of a new device's answer).
+        var expect: Int64?
         /// Index chunks not yet compared.
         var chunks: [Envelope.Sibling.Index] = []
         /// The chunk being filled: what was asked for and not yet stored, and its point.
@@ -39,7 +51,7 @@ final class Siblings {
         var through: Int64 = 0
         var last = false
         /// For saying how far it got.
-        var total = 0, named = 0, stored = 0
+        var total = 0, stored = 0
         var lastProgress: Int64 = 0
         var said = false
     }
@@ -48,15 +60,12 @@ final class Siblings {
         self.store = store
         self.connection = connection
         self.ledger = ledger
+        login = connection.login
+        user = connection.user
+        device = DynamicSecurity.parse(login: login)?.device
+        everyDevice = Courier.topic(to: connection.user, from: connection.user)
         knowsSiblings = store.hasSiblings()
     }
-
-    private var user: String { connection.user }
-    private var login: String { connection.login }
-    /// This device's name (`nil`: the user's first device).
-    private var device: String? { DynamicSecurity.parse(login: connection.login)?.device }
-    /// Where every device of the user reads.
-    private var everyDevice: String { Courier.topic(to: user, from: user) }
 
     /// Where only the device `login` of `user` reads: below the user's own topic, its device
     /// name, `~` for the first device.
@@ -70,24 +79,30 @@ final class Siblings {
         asked = false
         catching = [:]
         copies = []
+        notes = []
     }
 
     // MARK: What this device says
 
-    /// Once the connection is confirmed, asks the others for what it lacks; says what the
-    /// store noted for them; gives up a catch-up that stalled.
+    /// Once the connection is confirmed, asks the others for what it lacks (a first device that
+    /// knows no other asks nothing: a new device makes itself known); says what the store noted
+    /// for them; deals with a catch-up that stalled.
     func service(now: Int64) {
         guard connection.isOnline, connection.inboxConfirmed else { return }
         if !asked {
             asked = true
-            let known = (try? store.siblings()) ?? [:]
-            let since = known.compactMapValues { $0 }
-            publish(.sync(by: login, since: since, limit: Self.historyLimit), to: everyDevice)
+            if device != nil || knowsSiblings {
+                let since = (try? store.siblingPoints(limit: Self.syncPoints)) ?? [:]
+                publish(.sync(by: login, since: since, limit: Self.historyLimit), to: everyDevice)
+            }
         }
         tellNotes()
         for (sibling, state) in catching where !state.wanted.isEmpty && now - state.lastProgress > Self.stallMilliseconds {
             catching[sibling] = nil
+            // The second stall on one chunk moves past it: what it could not give is not asked again.
+            let movedOn = (try? store.siblingStalled(sibling, at: state.through)) ?? false
             ledger.say(.history(from: sibling, stored: state.stored, of: state.total, stalled: true))
+            if movedOn { ledger.say(.history(from: sibling, stored: state.stored, of: state.total, stalled: false)) }
         }
     }
 
@@ -98,12 +113,18 @@ final class Siblings {
     }
 
     private func tellNotes() {
-        guard let notes = try? store.siblingNotes(by: login, limit: 100), let last = notes.last else { return }
-        for (_, note) in notes { publish(note, to: everyDevice) }
-        try? store.dropSiblingNotes(through: last.row)
+        // Notes are kept only once another device is known (a single device reads nothing here).
+        guard knowsSiblings, let notes = try? store.siblingNotes(by: login, limit: 100), !notes.isEmpty else { return }
+        var told: Int64?
+        for (row, note) in notes {
+            guard publish(note, to: everyDevice) else { break }
+            told = row
+        }
+        if let told { try? store.dropSiblingNotes(through: told) }
     }
 
-    private func publish(_ sibling: Envelope.Sibling, to topic: String) {
+    @discardableResult
+    private func publish(_ sibling: Envelope.Sibling, to topic: String) -> Bool {
         connection.publish(topic: topic, payload: Envelope.sibling(sibling).bytes, as: .answer)
     }
 
@@ -122,83 +143,124 @@ final class Siblings {
         switch sibling {
         case .copy(let copy):
             copies.append(copy)
+        case .seen, .block:
+            notes.append(sibling)
         case .sync(_, let since, let limit):
             answer(by, since: since[login], limit: min(limit, Self.historyLimit))
         case .index(let index) where index.to == login:
-            var state = catching[by] ?? Catching()
+            var state = catching[by] ?? Catching(expect: (try? store.siblings()[by]) ?? nil)
+            // A chunk that does not start where the last one ended (one left from an earlier
+            // answer) is not this answer's.
+            if let expect = state.expect, index.from != expect { return }
+            state.expect = index.through
             state.chunks.append(index)
             state.total = index.total
             state.lastProgress = now
             catching[by] = state
             next(from: by)
         case .want(_, let to, let items) where to == login:
-            guard let sent = try? store.copies(of: items, by: login, device: device) else { return }
-            for copy in sent { publish(.copy(copy), to: Self.topic(of: by, user: user)) }
-        case .seen(_, let peer, let upTo):
-            if (try? store.siblingSaw(peer, upTo: upTo)) == true { ledger.record(.changed(peers: [peer])) }
-        case .block(_, let peer, let blocked):
-            try? store.setBlocked(peer, blocked, noteSiblings: false)
-            ledger.record(.changed(peers: [peer]))
-        case .index, .want:
+            guard let answer = try? store.copies(of: items, by: login, device: device, byteBudget: Self.answerBytes) else { return }
+            let topic = Self.topic(of: by, user: user)
+            for copy in answer.copies { publish(.copy(copy), to: topic) }
+            if !answer.missing.isEmpty || !answer.later.isEmpty {
+                publish(.gone(by: login, to: by, missing: answer.missing, later: answer.later), to: topic)
+            }
+        case .gone(_, let to, let missing, let later) where to == login:
+            guard var state = catching[by] else { return }
+            // What it no longer has is not waited for; what did not fit is asked for again.
+            for item in missing { state.wanted.remove(item) }
+            state.lastProgress = now
+            catching[by] = state
+            let again = later.filter { state.wanted.contains($0) }
+            if !again.isEmpty { publish(.want(by: login, to: by, items: again), to: Self.topic(of: by, user: user)) }
+            if state.wanted.isEmpty { chunkDone(by) }
+        case .index, .want, .gone:
             break
         }
     }
 
-    /// Stores the copies that came in this service, in one transaction, and moves each
-    /// catch-up on.
+    /// Stores the copies that came in this service, in one transaction, moves each catch-up
+    /// on, and applies what was read or blocked on another device.
     func flush(now: Int64) {
-        guard !copies.isEmpty else { return }
-        let taken = copies
-        copies = []
-        guard let changed = try? store.storeCopies(taken, device: device) else { return }
-        if !changed.isEmpty { ledger.record(.changed(peers: changed)) }
-        for copy in taken {
-            let item = Envelope.Sibling.Item(peer: copy.peer, id: copy.message.id, outgoing: copy.outgoing)
-            guard var state = catching[copy.by], state.wanted.remove(item) != nil else { continue }
-            state.stored += 1
-            state.lastProgress = now
-            catching[copy.by] = state
+        if !copies.isEmpty {
+            let taken = copies
+            copies = []
+            if let changed = try? store.storeCopies(taken, device: device) {
+                if !changed.isEmpty { ledger.record(.changed(peers: changed)) }
+                for copy in taken {
+                    let item = Envelope.Sibling.Item(peer: copy.peer, id: copy.message.id, outgoing: copy.outgoing)
+                    guard var state = catching[copy.by], state.wanted.remove(item) != nil else { continue }
+                    state.stored += 1
+                    state.lastProgress = now
+                    catching[copy.by] = state
+                }
+                for sibling in Set(taken.map(\.by)) where catching[sibling]?.wanted.isEmpty == true { chunkDone(sibling) }
+            }
         }
-        for sibling in Set(taken.map(\.by)) where catching[sibling]?.wanted.isEmpty == true { chunkDone(sibling) }
+        let taken = notes
+        notes = []
+        for note in taken {
+            switch note {
+            case .seen(_, let peer, let upTo):
+                if (try? store.siblingSaw(peer, upTo: upTo)) == true { ledger.record(.changed(peers: [peer])) }
+            case .block(_, let peer, let blocked):
+                try? store.setBlocked(peer, blocked, noteSiblings: false)
+                ledger.record(.changed(peers: [peer]))
+            default:
+                break
+            }
+        }
     }
+
+    /// Whether copies came in this service and wait to be stored.
+    var holdsCopies: Bool { !copies.isEmpty }
 
     /// Answers device `by`'s `sync`: the ids this device stored after `through`, a chunk an
     /// envelope (or an empty last one: nothing new).
     private func answer(_ by: String, since through: Int64?, limit: Int) {
         guard let items = try? store.siblingIndex(after: through, limit: limit, photoBytes: Self.historyPhotoBytes) else { return }
         let topic = Self.topic(of: by, user: user)
+        var from = through ?? 0
         guard !items.isEmpty else {
-            publish(.index(.init(by: login, to: by, items: [], through: through ?? 0, last: true, total: 0)), to: topic)
+            publish(.index(.init(by: login, to: by, items: [], from: from, through: from, last: true, total: 0)), to: topic)
             return
         }
         let size = Envelope.Sibling.itemsPerEnvelope
         for start in stride(from: 0, to: items.count, by: size) {
             let chunk = items[start..<min(start + size, items.count)]
-            publish(.index(.init(by: login, to: by, items: chunk.map(\.item), through: chunk.last!.row, last: start + size >= items.count,
+            let end = chunk.last!.row
+            publish(.index(.init(by: login, to: by, items: chunk.map(\.item), from: from, through: end, last: start + size >= items.count,
                                  total: items.count)), to: topic)
+            from = end
         }
     }
 
-    /// Compares the next index chunk from `sibling` with what this device has, and asks for
-    /// what it lacks; chunks with nothing lacking move the point on at once.
+    /// Compares the index chunks from `sibling` with what this device has, one after another,
+    /// and asks for what it lacks; chunks with nothing lacking move the point on at once.
     private func next(from sibling: String) {
-        while var state = catching[sibling], state.wanted.isEmpty, !state.chunks.isEmpty {
+        while var state = catching[sibling], state.wanted.isEmpty {
+            guard !state.chunks.isEmpty else {
+                if state.last {
+                    if state.said { ledger.say(.history(from: sibling, stored: state.stored, of: state.total, stalled: false)) }
+                    catching[sibling] = nil
+                }
+                return
+            }
             let chunk = state.chunks.removeFirst()
-            state.named += chunk.items.count
             state.through = chunk.through
             state.last = chunk.last
             let lacking = (try? store.lacking(chunk.items)) ?? []
             state.wanted = Set(lacking)
-            catching[sibling] = state
             if lacking.isEmpty {
-                chunkDone(sibling)
+                try? store.setSiblingThrough(sibling, chunk.through)
             } else {
                 if !state.said {
-                    catching[sibling]?.said = true
+                    state.said = true
                     ledger.say(.history(from: sibling, stored: state.stored, of: state.total, stalled: false))
                 }
                 publish(.want(by: login, to: sibling, items: lacking), to: Self.topic(of: sibling, user: user))
             }
+            catching[sibling] = state
         }
     }
 
@@ -207,11 +269,6 @@ final class Siblings {
     private func chunkDone(_ sibling: String) {
         guard let state = catching[sibling] else { return }
         try? store.setSiblingThrough(sibling, state.through)
-        if state.last && state.chunks.isEmpty {
-            if state.said { ledger.say(.history(from: sibling, stored: state.stored, of: state.total, stalled: false)) }
-            catching[sibling] = nil
-            return
-        }
         next(from: sibling)
     }
 }

@@ -202,7 +202,10 @@ enum Migrations {
         CREATE TABLE siblings (
             login TEXT PRIMARY KEY,
             through INTEGER,
-            seen_at INTEGER NOT NULL
+            seen_at INTEGER NOT NULL,
+            -- The point of a chunk a catch-up from it stalled on once: a second stall there
+            -- moves past it, so one message it cannot give never stops the catch-up for good.
+            stalled INTEGER
         ) WITHOUT ROWID;
         CREATE TABLE sibling_notes (
             id INTEGER PRIMARY KEY,
