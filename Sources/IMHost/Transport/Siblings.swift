@@ -97,8 +97,11 @@ final class Siblings {
             }
         }
         tellNotes()
-        for (sibling, state) in catching where !state.wanted.isEmpty && now - state.lastProgress > Self.stallMilliseconds {
+        for (sibling, state) in catching where now - state.lastProgress > Self.stallMilliseconds {
             catching[sibling] = nil
+            // Asked again at the next service: an answer cut short (its device went away, or
+            // the broker dropped part of it) is not waited for until the next connect.
+            asked = false
             // The second stall on one chunk moves past it: what it could not give is not asked again.
             let movedOn = (try? store.siblingStalled(sibling, at: state.through)) ?? false
             ledger.say(.history(from: sibling, stored: state.stored, of: state.total, stalled: true))
@@ -148,10 +151,17 @@ final class Siblings {
         case .sync(_, let since, let limit):
             answer(by, since: since[login], limit: min(limit, Self.historyLimit))
         case .index(let index) where index.to == login:
-            var state = catching[by] ?? Catching(expect: (try? store.siblings()[by]) ?? nil)
-            // A chunk that does not start where the last one ended (one left from an earlier
-            // answer) is not this answer's.
-            if let expect = state.expect, index.from != expect { return }
+            let point = (try? store.siblings()[by]) ?? nil
+            var state = catching[by] ?? Catching(expect: point)
+            // A chunk that starts at the point this device has (the last complete chunk's end)
+            // begins an answer afresh (another sync's, or one left in the session from an
+            // earlier connection, some of it perhaps dropped): what was under way gives way to
+            // it. Any other chunk must start where the last one taken ended.
+            if let point, index.from == point, index.from != state.expect {
+                state = Catching(expect: point)
+            } else if let expect = state.expect, index.from != expect {
+                return
+            }
             state.expect = index.through
             state.chunks.append(index)
             state.total = index.total
