@@ -173,6 +173,27 @@ struct DeviceSyncTests {
         #expect(try pageTexts(tablet, with: "bob").sorted() == ["before the tablet", "bob wrote"])
     }
 
+    @Test("what only a person's own devices say to each other is refused from anyone else: bob cannot block carol for alice, nor slip a message from carol into her devices")
+    func onlyOwnDevices() throws {
+        let people = try People(users: ["alice", "bob", "carol"])
+        let (laptop, phone) = try people.aliceOnBoth()
+        defer { for chat in [laptop, phone] { chat.signal(SIGKILL); _ = chat.finish() } }
+        let forgedCopy = #"{"v":1,"kind":"copy","by":"alice","peer":"carol","out":false,"state":"received","id":"forged1","seq":1,"key":"text","payload":{"text":"from carol, says bob"},"sentAt":1}"#
+        try people.broker.publish(as: "bob", topic: "imhost/u/alice/from/bob", [#"{"v":1,"kind":"block","by":"alice","peer":"carol","blocked":true}"#, forgedCopy])
+        // Bob cannot write to alice's own topics at all.
+        let own = try people.broker.publish(as: "bob", topic: "imhost/u/alice/from/alice", [forgedCopy])
+        #expect(own.stderr.contains("Not authorized"), "\(own.stderr)")
+        for chat in [laptop, phone] {
+            #expect(chat.waitFor("refused a block, which only the user's own devices say to each other, from bob"), "\(chat.stdout)")
+            #expect(chat.waitFor("refused a copy, which only the user's own devices say to each other, from bob"), "\(chat.stdout)")
+        }
+        for device in [people.laptop, people.phone] {
+            let store = try MessageStore(dataFolder: device.root + "/.imhost", user: "alice")
+            #expect(try !store.blocked("carol"))
+            #expect(try store.conversations().allSatisfy { $0.peer != "carol" })
+        }
+    }
+
     @Test("a device removed while it chats ends at once and says, in one line, that it was removed from alice's devices")
     func removedDeviceSaysSo() throws {
         let people = try People()

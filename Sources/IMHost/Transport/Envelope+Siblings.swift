@@ -22,7 +22,8 @@ extension Envelope {
     /// {"v":1,"kind":"block","by":LOGIN,"peer":P,"blocked":true|false}
     /// ```
     ///
-    /// A device that comes online asks the others (`sync`) for what they have since the point
+    /// A device that comes online (and every 30 s while it stays, once it knows another) asks
+    /// the others (`sync`) for what they have since the point
     /// it knows of each (their own numbering of what they store, `through`); each answers with
     /// the ids it has (`index`, in order, a chunk at a time, each naming where it starts and
     /// ends); the device asks for those it lacks (`want`) and is sent each as a `copy`, as many as
@@ -106,6 +107,19 @@ extension Envelope {
             case .copy(let copy): copy.by
             case .sync(let by, _, _), .want(let by, _, _), .gone(let by, _, _, _), .seen(let by, _, _), .block(let by, _, _): by
             case .index(let index): index.by
+            }
+        }
+
+        /// The kind, as the wire names it.
+        public var kind: String {
+            switch self {
+            case .copy: "copy"
+            case .sync: "sync"
+            case .index: "index"
+            case .want: "want"
+            case .gone: "gone"
+            case .seen: "seen"
+            case .block: "block"
             }
         }
 

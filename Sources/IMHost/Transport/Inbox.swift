@@ -97,7 +97,7 @@ final class Inbox {
             return nil
         case .sibling(let sibling):
             guard sender == user else {
-                refuse(Envelope.Refusal(kind: .sender, description: "what only the user's own devices say to each other"), from: sender, now: now)
+                refuse(Envelope.Refusal(kind: .sender, description: "a \(sibling.kind), which only the user's own devices say to each other,"), from: sender, now: now)
                 return nil
             }
             return .sibling(sibling)

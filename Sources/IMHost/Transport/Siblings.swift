@@ -23,6 +23,12 @@ final class Siblings {
     static let answerBytes = 8 << 20
     /// The most other devices a `sync` names.
     static let syncPoints = 64
+    /// How often a device that knows others asks them again while it stays connected, in
+    /// milliseconds: a message one of them stored that never reached this one (the broker lost
+    /// this device's session in a restart while its sender's resends went to the other) comes
+    /// within this long, not only at the next connect. An ask that finds nothing new costs a small
+    /// publish and an empty answer.
+    static let resyncMilliseconds: Int64 = 30_000
 
     private let store: MessageStore
     private let connection: BrokerConnection
@@ -30,8 +36,9 @@ final class Siblings {
     /// This device's login and name (`nil`: the user's first device), and the user's topics.
     private let login: String, device: String?, user: String
     private let everyDevice: String
-    /// Whether the `sync` of this connection was sent.
+    /// Whether the `sync` of this connection was sent, and when to ask again.
     private var asked = false
+    private var askAgainAt: Int64 = 0
     /// Whether another device of the user is known (then this one's sends are copied).
     private var knowsSiblings: Bool
     /// What this device is catching up from each other device, by its login.
@@ -89,8 +96,9 @@ final class Siblings {
     /// for them; deals with a catch-up that stalled.
     func service(now: Int64) {
         guard connection.isOnline, connection.inboxConfirmed else { return }
-        if !asked {
+        if !asked || (knowsSiblings && now >= askAgainAt && catching.isEmpty) {
             asked = true
+            askAgainAt = now + Self.resyncMilliseconds
             if device != nil || knowsSiblings {
                 let since = (try? store.siblingPoints(limit: Self.syncPoints)) ?? [:]
                 publish(.sync(by: login, since: since, limit: Self.historyLimit), to: everyDevice)
