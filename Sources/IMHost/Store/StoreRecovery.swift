@@ -87,8 +87,10 @@ struct StoreRecovery {
     /// The tables copied by rowid, in order, each with what a person calls it.
     private static let tables = [("conversations", "conversations"), ("messages", "messages"), ("outbox", "the outbox"),
                                  ("receipts_out", "read receipts to send"), ("blocked", "blocked peers"), ("store_facts", "the store's facts"),
-                                 ("drafts", "unsent drafts"), ("photos", "photos"), ("siblings", "the user's other devices"),
+                                 ("drafts", "unsent drafts"), ("photos", "photos"),
                                  ("sibling_notes", "notes for the user's other devices")]
+    // (`siblings` is not copied: a device that forgets how far it has what the others have asks
+    // them from the start again, and takes only what it lacks.)
 
     /// The tables also looked for page by page when they could not be read whole: what the
     /// user wrote or chose, which nothing else says again. (The outbox is made again from the
