@@ -28,7 +28,7 @@ struct DeviceSyncTests {
             let laptopChat = try broker.chat(laptop, with: peer)
             try #require(laptopChat.waitFor("connected to \(broker.url) as alice"), "\(laptopChat.stdout)\(laptopChat.stderr)")
             let phoneChat = try broker.chat(phone, with: peer)
-            try #require(phoneChat.waitFor("connected to \(broker.url) as alice"), "\(phoneChat.stdout)\(phoneChat.stderr)")
+            try #require(phoneChat.waitFor("connected to \(broker.url) as alice~phone"), "\(phoneChat.stdout)\(phoneChat.stderr)")
             // The phone's sync reaches the laptop; the laptop's answer reaches the phone.
             try #require(laptopChat.waitFor("alice~phone is another device of alice's"), "\(laptopChat.stdout)")
             try #require(phoneChat.waitFor("alice is another device of alice's"), "\(phoneChat.stdout)")
@@ -199,7 +199,7 @@ struct DeviceSyncTests {
         let people = try People()
         let phone = try people.broker.chat(people.phone, with: "bob")
         defer { phone.signal(SIGKILL); _ = phone.finish() }
-        try #require(phone.waitFor("connected to \(people.broker.url) as alice"))
+        try #require(phone.waitFor("connected to \(people.broker.url) as alice~phone"))
         let removed = try imhost(["broker", "remove-device", people.broker.folder, "alice", "phone"])
         #expect(removed.status == 0, "\(removed.stderr)")
         #expect(phone.waitFor("this device was removed from alice's devices"), "\(phone.stdout)\(phone.stderr)")

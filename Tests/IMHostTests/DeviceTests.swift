@@ -25,7 +25,7 @@ struct DeviceTests {
         try #require(first.waitFor("connected to \(broker.url) as alice"), "\(first.stdout)\(first.stderr)")
         let second = try broker.chat(phone, with: "bob")
         defer { second.signal(SIGKILL); _ = second.finish() }
-        try #require(second.waitFor("connected to \(broker.url) as alice"), "\(second.stdout)\(second.stderr)")
+        try #require(second.waitFor("connected to \(broker.url) as alice~phone"), "\(second.stdout)\(second.stderr)")
         // Bob writes: the broker holds a session for each device, and each gets it.
         let bobChat = try broker.chat(bob, with: "alice")
         defer { bobChat.signal(SIGKILL); _ = bobChat.finish() }

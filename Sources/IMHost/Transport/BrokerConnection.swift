@@ -297,7 +297,7 @@ final class BrokerConnection {
             guard case .connecting(let client) = state else { return }
             failedAttempt = nil
             reconnectDelay = 1000
-            notices.say(.connected(address: settings.address, user: user, again: saidOutage != nil))
+            notices.say(.connected(address: settings.address, user: login, again: saidOutage != nil))
             saidOutage = nil
             publishing = [:]
             onReset()

@@ -3,7 +3,8 @@
 /// broker's reason, a topic, a refusal's description) is carried as it came; the words make it
 /// safe for their screen.
 public enum ConnectionNotice: Sendable, Equatable {
-    /// The broker took the connection; `again`: after an outage that was said.
+    /// The broker took the connection as `user` (its login: `alice`, or a device's, `alice~phone`);
+    /// `again`: after an outage that was said.
     case connected(address: HostConfig.Transport.Address, user: String, again: Bool)
     /// An attempt to connect failed, or the connection was lost: said once an outage. The same
     /// reason ``Courier/Status/offline(_:)`` holds.
