@@ -139,6 +139,34 @@ struct DeviceSyncTests {
         #expect(texts == (1...5).map { "while away \($0)" }, "\(texts)")
     }
 
+    @Test("a device away past what the broker keeps for it catches up from the other: the broker dropped what its laptop took and answered")
+    func catchUpPastTheQueueLimit() throws {
+        let people = try People()
+        // The broker keeps at most 3 messages for a device that is away.
+        let config = people.broker.folder + "/mosquitto.conf"
+        try String(contentsOfFile: config, encoding: .utf8).replacingOccurrences(of: "max_queued_messages 1000", with: "max_queued_messages 3")
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        try people.broker.restart()
+        let (laptop, phone) = try people.aliceOnBoth()
+        defer { laptop.signal(SIGKILL); _ = laptop.finish() }
+        phone.send("/quit")
+        #expect(phone.finish().status == 0)
+        let bob = try people.broker.chat(people.bob, with: "alice")
+        defer { bob.signal(SIGKILL); _ = bob.finish() }
+        for number in 1...10 { bob.send("queued \(number)") }
+        // The laptop stored all ten and said so: bob sends none of them again.
+        #expect(bob.waitFor("read ✓✓", occurrences: 10), "\(bob.stdout)")
+        let back = try people.broker.chat(people.phone, with: "bob")
+        defer { back.signal(SIGKILL); _ = back.finish() }
+        #expect(back.waitFor("│ queued 10 │"), "\(back.stdout)\(back.stderr)")
+        // The broker kept at most 3 (of bob's ten and the laptop's notes that it read them).
+        #expect(back.waitFor("caught up from alice: "), "\(back.stdout)")
+        back.send("/quit")
+        #expect(back.finish().status == 0)
+        let texts = try pageTexts(people.phone, with: "bob")
+        #expect(texts.count == 10 && Set(texts) == Set((1...10).map { "queued \($0)" }), "each once: \(texts)")
+    }
+
     @Test("a new device gets the history from one that is online, photos included, and says how far it got")
     func newDeviceGetsHistory() throws {
         let root = try Workspace()
