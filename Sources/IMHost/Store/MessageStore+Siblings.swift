@@ -59,9 +59,6 @@ extension MessageStore {
         }
     }
 
-    /// Whether this device knows another of its user's: only then does it copy its sends.
-    public func hasSiblings() -> Bool { (try? siblings().isEmpty == false) ?? false }
-
     /// Remembers that device `login` of the user exists (it said something).
     public func sawSibling(_ login: String, now: Int64) throws(StoreError) {
         try refuseIfReadOnly()

@@ -39,8 +39,10 @@ final class Siblings {
     /// Whether the `sync` of this connection was sent, and when to ask again.
     private var asked = false
     private var askAgainAt: Int64 = 0
-    /// Whether another device of the user is known (then this one's sends are copied).
-    private var knowsSiblings: Bool
+    /// The user's other devices this one has heard from (then its sends are copied to them):
+    /// read from the store once, so what a sibling says costs no look-up to know it.
+    private var known: Set<String>
+    private var knowsSiblings: Bool { !known.isEmpty }
     /// What this device is catching up from each other device, by its login.
     private var catching: [String: Catching] = [:]
     /// What came in this service, applied at its end, in the order it came, after the
@@ -71,7 +73,7 @@ final class Siblings {
         user = connection.user
         device = DynamicSecurity.parse(login: login)?.device
         everyDevice = Courier.topic(to: connection.user, from: connection.user)
-        knowsSiblings = store.hasSiblings()
+        known = Set(((try? store.siblings()) ?? [:]).keys)
     }
 
     /// Where only the device `login` of `user` reads: below the user's own topic, its device
@@ -146,9 +148,9 @@ final class Siblings {
     func take(_ sibling: Envelope.Sibling, now: Int64) {
         let by = sibling.by
         guard by != login, DynamicSecurity.parse(login: by)?.user == user else { return }
-        if !knowsSiblings || (try? store.siblings()[by]) == nil {
+        if !known.contains(by) {
             try? store.sawSibling(by, now: now)
-            knowsSiblings = true
+            known.insert(by)
             ledger.say(.siblingKnown(by))
         }
         switch sibling {
