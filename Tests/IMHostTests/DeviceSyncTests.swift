@@ -63,7 +63,6 @@ struct DeviceSyncTests {
         for chat in [laptop, phone, bob] { #expect(chat.finish().status == 0) }
 
         // Each device has the four messages once each, in the order they were sent.
-        let url = houseChat(with: "bob")
         for device in [people.laptop, people.phone] {
             let texts = try pageTexts(device, with: "bob")
             #expect(texts == ["one from the phone", "two from the phone", "three from the laptop", "to both of you"], "\(texts)")

@@ -25,7 +25,23 @@ extension HostConfig {
             }
         }
 
-        public var address: Address
+        /// The broker's addresses: one for a single broker, a cluster's nodes (host.json's `url` as a
+        /// list) for a host that moves to the next when one fails. Never empty.
+        public var addresses: [Address]
+        /// The first address: where the host connects first.
+        public var address: Address {
+            get { addresses[0] }
+            set { addresses[0] = newValue }
+        }
+        /// Which MQTT the host speaks (host.json's `protocol`): 5, 3.1.1, or whichever the broker
+        /// takes (5 first; a broker that answers "unsupported protocol version" gets 3.1.1).
+        public var protocolChoice = ProtocolChoice.auto
+
+        /// host.json's `protocol`.
+        public enum ProtocolChoice: String, Sendable, Equatable {
+            case auto, v5 = "5", v311 = "3.1.1"
+        }
+
         /// This device's login at the broker, when it is not the user (its first device):
         /// `alice~phone`, made by `imhost broker add-device`. Its own session; the user's topics.
         public var login: String?
@@ -44,14 +60,17 @@ extension HostConfig {
         public var keyFile: String?
 
         public init(address: Address, passwordFile: String, giveUpHours: Double = 72, readReceipts: Bool = true) {
-            self.address = address
+            self.addresses = [address]
             self.passwordFile = passwordFile
             self.giveUpHours = giveUpHours
             self.readReceipts = readReceipts
         }
 
+        /// The most broker addresses host.json's `url` lists.
+        public static let addressLimit = 16
+
         /// The keys `transport` may have.
-        static let keys = ["url", "login", "passwordFile", "giveUpHours", "readReceipts", "caFile", "certFile", "keyFile"]
+        static let keys = ["url", "protocol", "login", "passwordFile", "giveUpHours", "readReceipts", "caFile", "certFile", "keyFile"]
 
         /// Reads a broker URL: `mqtt://host[:port]` (1883 by default), `mqtts://host[:port]`
         /// (TLS, 8883 by default) or `unix:PATH` (relative to `folder`). Returns why not, for a
@@ -184,10 +203,29 @@ extension DocumentReader {
         guard let urlNode = field("url") else {
             throw fail(node, "transport", "missing \"url\"; the transport is { \"url\": \"unix:broker/mosquitto.sock\", \"passwordFile\": \"broker/passwords/me\" }")
         }
-        let address: HostConfig.Transport.Address
-        switch HostConfig.Transport.address(try string(urlNode, "transport.url"), relativeTo: folder) {
-        case .success(let found): address = found
-        case .failure(let why): throw fail(urlNode, "transport.url", why.description)
+        // One URL, or a cluster's: a list the host moves along when a node fails.
+        var urls: [(node: JSONNode, text: String)] = []
+        if case .array(let items) = urlNode.value {
+            guard !items.isEmpty, items.count <= HostConfig.Transport.addressLimit else {
+                throw fail(urlNode, "transport.url", "expected 1 to \(HostConfig.Transport.addressLimit) broker URLs, found \(items.count)")
+            }
+            for item in items { urls.append((item, try string(item, "transport.url"))) }
+        } else {
+            urls.append((urlNode, try string(urlNode, "transport.url")))
+        }
+        var addresses: [HostConfig.Transport.Address] = []
+        for (node, text) in urls {
+            switch HostConfig.Transport.address(text, relativeTo: folder) {
+            case .success(let found):
+                guard !addresses.contains(found) else { throw fail(node, "transport.url", "\(found) is listed twice") }
+                addresses.append(found)
+            case .failure(let why): throw fail(node, "transport.url", why.description)
+            }
+        }
+        let address = addresses[0]
+        let secure = addresses.filter { if case .tls = $0 { true } else { false } }.count
+        guard secure == 0 || secure == addresses.count else {
+            throw fail(urlNode, "transport.url", "mixes mqtts:// with other URLs: a cluster's nodes are reached all with TLS or all without")
         }
         guard let passwordNode = field("passwordFile") else {
             throw fail(node, "transport", "missing \"passwordFile\": the file holding this user's password at the broker (imhost broker init writes one per user)")
@@ -199,6 +237,14 @@ extension DocumentReader {
             throw fail(passwordNode, "transport.passwordFile", problem)
         }
         var transport = HostConfig.Transport(address: address, passwordFile: passwordFile)
+        transport.addresses = addresses
+        if let protocolNode = field("protocol") {
+            let text = try string(protocolNode, "transport.protocol")
+            guard let choice = HostConfig.Transport.ProtocolChoice(rawValue: text) else {
+                throw fail(protocolNode, "transport.protocol", "expected \"5\", \"3.1.1\" or \"auto\" (the MQTT the broker speaks; auto: 5, or 3.1.1 when the broker takes only that), found \"\(text)\"")
+            }
+            transport.protocolChoice = choice
+        }
         if let loginNode = field("login") {
             let login = try string(loginNode, "transport.login")
             guard DynamicSecurity.parse(login: login) != nil else {

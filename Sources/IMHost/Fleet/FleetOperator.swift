@@ -222,30 +222,55 @@ public final class FleetOperator {
         } catch {
             throw Failure(description: "cannot read the password in \(settings.passwordFile) (\(error)); fix transport.passwordFile in host.json")
         }
-        var clientSettings = MQTTClient.Settings(address: settings.address, user: user, password: password,
-                                                 maximumPacket: UInt32(FleetConfig.byteLimit + 4096))
-        if let ca = settings.caFile { clientSettings.tls = .init(ca: ca, cert: settings.certFile, key: settings.keyFile) }
-        // The operator's session is not kept: each command starts clean.
-        clientSettings.keepsSession = false
-        let made: MQTTClient
-        do throws(MQTTClient.Failure) {
-            made = try MQTTClient(clientSettings)
-        } catch {
-            throw Failure(description: "cannot make a connection: \(error)")
-        }
-        made.connect()
-        client = made
-        var up = false
-        try pump { (event) throws(Failure) -> Bool in
-            switch event {
-            case .connected: up = true
-            case .refused(let refusal):
-                throw Failure(description: "the broker at \(settings.address) refused \(user): \(refusal.reason); check transport.passwordFile (\(settings.passwordFile))")
-            case .unreachable(let why):
-                throw Failure(description: "cannot reach the broker at \(settings.address) (\(why)); is it running?")
-            default: break
+        // Each address in turn (a cluster's nodes), in the MQTT the broker speaks: a node that
+        // cannot be reached or is not serving gives way to the next.
+        var version: MQTTVersion = settings.protocolChoice == .v311 ? .v311 : .v5
+        var failures: [String] = []
+        var index = 0
+        var made: MQTTClient?
+        while made == nil, index < settings.addresses.count {
+            let address = settings.addresses[index]
+            var clientSettings = MQTTClient.Settings(address: address, user: user, password: password, maximumPacket: UInt32(FleetConfig.byteLimit + 4096))
+            clientSettings.version = version
+            if let ca = settings.caFile { clientSettings.tls = .init(ca: ca, cert: settings.certFile, key: settings.keyFile) }
+            // The operator's session is not kept: each command starts clean.
+            clientSettings.keepsSession = false
+            let attempt: MQTTClient
+            do throws(MQTTClient.Failure) {
+                attempt = try MQTTClient(clientSettings)
+            } catch {
+                throw Failure(description: "cannot make a connection: \(error)")
             }
-            return up
+            attempt.connect()
+            client = attempt
+            var outcome: BrokerEvent?
+            try pump { event in
+                switch event {
+                case .connected, .refused, .unreachable: outcome = event
+                default: break
+                }
+                return outcome != nil
+            }
+            switch outcome {
+            case .connected?: made = attempt
+            case .refused(let refusal)? where refusal.wrongVersion && version == .v5 && settings.protocolChoice == .auto:
+                version = .v311
+            case .refused(let refusal)? where refusal.unavailable:
+                failures.append("the broker at \(address) is not serving (\(refusal.reason))")
+                index += 1
+            case .refused(let refusal)?:
+                client = nil
+                throw Failure(description: "the broker at \(address) refused \(user): \(refusal.reason); check transport.passwordFile (\(settings.passwordFile))")
+            case .unreachable(let why)?:
+                failures.append("cannot reach the broker at \(address) (\(why))")
+                index += 1
+            default:
+                index += 1
+            }
+        }
+        guard let made else {
+            client = nil
+            throw Failure(description: failures.joined(separator: "; ") + "; is it running?")
         }
         guard case .success(let inbox) = made.subscribe(Courier.topic(to: user, from: "+")) else {
             throw gone("cannot subscribe to \(user)'s inbox: the connection is gone")

@@ -82,11 +82,25 @@ package func publishPacketSize(topic: Int, payload: Int) -> Int {
 /// Makes a client, not yet connected.
 package typealias MakeBrokerClient = (BrokerClientSettings) throws(BrokerClientFailure) -> any BrokerClient
 
+/// Which MQTT a connection speaks.
+package enum MQTTVersion: Sendable, Equatable {
+    /// MQTT 5: session expiry, retain handling, reason codes, Maximum Packet Size.
+    case v5
+    /// MQTT 3.1.1 (a NATS cluster speaks only this): a clean-session flag instead of an expiry,
+    /// retained messages on every subscription, no reasons.
+    case v311
+}
+
 /// How to connect, whatever the protocol.
 package struct BrokerClientSettings: Sendable {
     package var address: HostConfig.Transport.Address
+    /// The login: the user, or a device's `user~device`.
     package var user: String
     package var password: String
+    /// Which MQTT to speak.
+    package var version = MQTTVersion.v5
+    /// The client id: by default one nobody can guess without the password (``clientID(login:password:)``).
+    package var clientID: String
     /// Seconds between pings when nothing else is sent.
     package var keepAlive: Int32 = 30
     /// Whether the broker keeps the session (the subscriptions and what is queued for them) while
@@ -119,6 +133,20 @@ package struct BrokerClientSettings: Sendable {
         self.user = user
         self.password = password
         self.maximumPacket = maximumPacket
+        clientID = Self.clientID(login: user, password: password)
+    }
+
+    /// The client id of `login`: derived from its password, so no other user can guess it. A
+    /// broker that ties client ids to logins (mosquitto with `use_username_as_clientid`) puts the
+    /// login in its place; one that does not (NATS) would let anyone who knows a client id take
+    /// that session over, or wipe it with a clean session. The same login and password make the
+    /// same id at every connect, so the session (and what is queued for it) is found again; a new
+    /// password makes a new session.
+    package static func clientID(login: String, password: String) -> String {
+        var hash = SHA256()
+        hash.update(Array("imhost client id".utf8) + [0] + Array(login.utf8) + [0] + Array(password.utf8))
+        let digits = Array("0123456789abcdef".utf8)
+        return "imhost-" + String(decoding: hash.finish().prefix(16).flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] }, as: UTF8.self)
     }
 }
 
@@ -167,6 +195,11 @@ public struct BrokerRefusal: Sendable, Equatable {
     /// Whether it refused the user name or password (or the user may not connect): the password
     /// file is what to check, not the broker's log.
     public var credentials: Bool
+    /// Whether it does not speak the MQTT the host spoke (a NATS cluster takes only 3.1.1).
+    public var wrongVersion = false
+    /// Whether it is not serving now (MQTT's Server Unavailable, Server Busy): a cluster's node
+    /// waiting for its quorum. It may work again soon, or on another node.
+    public var unavailable = false
 
     package init(reason: String, credentials: Bool) {
         self.reason = reason

@@ -17,6 +17,13 @@ final class BrokerConnection {
     }
 
     static let reconnectCap: Int64 = 30 * 1000
+    /// Milliseconds a publish may wait for the broker's answer (with no other answer meanwhile)
+    /// before the connection counts as stalled and moves on: a cluster's node that lost its
+    /// quorum keeps the connection open and answers nothing.
+    static let answerWait: Int64 = 5000
+    /// Milliseconds before the next address is tried when one fails, until every address failed
+    /// once in a row (then the backoff applies).
+    static let nextAddressDelay: Int64 = 200
     /// Milliseconds a connecting host waits for its probe to come back through its own inbox.
     static let probeMilliseconds: Int64 = 2000
     /// The longest a connecting host waits for the retained fleet configuration after subscribing.
@@ -58,6 +65,14 @@ final class BrokerConnection {
     private(set) var failedAttempt: Courier.AttemptFailure?
     private var reconnectAt: Int64 = 0
     private var reconnectDelay: Int64 = 1000
+    /// Which of ``HostConfig/Transport/addresses`` is tried now, and where the present run of
+    /// failures began: once every address failed in a row, the next attempt waits the backoff.
+    private var addressIndex = 0
+    private var failuresBegan: Int?
+    /// The MQTT spoken: host.json's, or (`auto`) 5 until a broker says it does not speak it.
+    private(set) var version: MQTTVersion
+    /// Since when the oldest unanswered publish has waited with no answer from the broker.
+    private var waitingSince: Int64?
     /// What was said of the last outage, so a reconnect loop says it once.
     private var saidOutage: OfflineReason?
     /// Whether what the broker retains of the fleet configuration has come, or will not: it
@@ -93,6 +108,7 @@ final class BrokerConnection {
         self.clock = clock
         self.makeClient = makeClient
         self.notices = notices
+        version = settings.protocolChoice == .v311 ? .v311 : .v5
         let login = settings.login ?? user
         device = DynamicSecurity.parse(login: login)?.device
         deviceTopic = Siblings.topic(of: login, user: user)
@@ -119,6 +135,9 @@ final class BrokerConnection {
 
     private var online: Online? { if case .online(_, let online) = state { online } else { nil } }
 
+    /// The broker address connected to now, or tried next.
+    var address: HostConfig.Transport.Address { settings.addresses[addressIndex] }
+
     /// The probe came back since the connection was made: the broker has delivered everything
     /// that waited for this user before it.
     var inboxConfirmed: Bool { online?.probe == .back }
@@ -141,6 +160,7 @@ final class BrokerConnection {
         case .online(_, let online):
             if case .out(_, let deadline) = online.probe { next = min(next, deadline) }
             if !fleetSettled, let at = online.fleet?.grantedAt { next = min(next, at + Self.fleetWait) }
+            if let since = waitingSince { next = min(next, since + Self.answerWait + 1) }
         }
         return next
     }
@@ -172,6 +192,13 @@ final class BrokerConnection {
     /// What an online connection checks as time passes: its probe's deadline, the fleet wait.
     func checkTimers(now: Int64) {
         guard let online else { return }
+        // The broker answers nothing: what waits for an answer goes again, through the next
+        // address (the other parts send again what the reset made them forget).
+        if let since = waitingSince, now - since > Self.answerWait {
+            client?.disconnect()
+            outage(.lost("the broker at \(address) answered nothing for \(Self.answerWait / 1000) s"), now: now)
+            return
+        }
         if case .out(_, let deadline) = online.probe, now > deadline {
             update { $0.probe = .lost }
             if claim.noRecordCame() { publishPresence() }
@@ -206,7 +233,7 @@ final class BrokerConnection {
         if let limit = online.packetLimit, bytes > limit { return .tooLarge(bytes: bytes, limit: limit) }
         switch client.publish(topic: topic, payload: payload, retain: retain) {
         case .success(let id):
-            publishing[id] = what
+            waited(id, as: what, now: clock())
             return .queued
         case .failure(let failure):
             return failure.tooLarge ? .tooLarge(bytes: bytes, limit: online.packetLimit ?? client.brokerMaximumPacket) : .notNow
@@ -227,6 +254,19 @@ final class BrokerConnection {
         }
     }
 
+    /// Notes a publish the broker has yet to answer.
+    private func waited(_ id: Int32, as what: Publish, now: Int64) {
+        if publishing.isEmpty { waitingSince = now }
+        publishing[id] = what
+    }
+
+    /// The broker answered publish `id`: what it was.
+    private func takeAnswer(_ id: Int32, now: Int64) -> Publish? {
+        let what = publishing.removeValue(forKey: id)
+        waitingSince = publishing.isEmpty ? nil : now
+        return what
+    }
+
     // MARK: Connecting
 
     private func connect(now: Int64) {
@@ -237,8 +277,9 @@ final class BrokerConnection {
             attemptFailed(.passwordUnreadable(file: settings.passwordFile, error: "\(error)"), transient: false, now: now, delay: Self.reconnectCap)
             return
         }
-        var clientSettings = BrokerClientSettings(address: settings.address, user: login, password: password,
+        var clientSettings = BrokerClientSettings(address: address, user: login, password: password,
                                                   maximumPacket: UInt32(Self.maximumPacket(payloadLimit: payloadLimit, photoLimit: photoLimit)))
+        clientSettings.version = version
         if let ca = settings.caFile { clientSettings.tls = .init(ca: ca, cert: settings.certFile, key: settings.keyFile) }
         // A host that goes without a goodbye is marked gone on its status topic.
         clientSettings.will = (FleetConfig.statusTopic(of: user), fleetReport.document(state: .gone, at: clock()))
@@ -261,6 +302,13 @@ final class BrokerConnection {
     /// An attempt to connect failed: kept for the caller, and an outage (said, and tried again
     /// later; "retrying" when that may work as it is) unless this connection does not retry.
     private func attemptFailed(_ reason: OfflineReason, transient: Bool, now: Int64, delay: Int64? = nil) {
+        // Another address is still to be tried in this run of failures: it is, soon, and only
+        // the run's last failure is said (or ends a connection that does not retry).
+        if transient, delay == nil, nextAddress(now: now) {
+            lostConnection(reason)
+            fleetSettled = true
+            return
+        }
         failedAttempt = Courier.AttemptFailure(reason: reason, transient: transient)
         if !retries { wantsOnline = false }
         var said = reason
@@ -278,9 +326,22 @@ final class BrokerConnection {
         }
         // The broker cannot be reached: the cached fleet configuration is what applies.
         fleetSettled = true
+        if delay == nil, nextAddress(now: now) { return }
         let wait = delay ?? reconnectDelay
         reconnectAt = now + wait + Int64.random(in: 0...(wait / 4))
         reconnectDelay = min(Self.reconnectCap, reconnectDelay * 2)
+    }
+
+    /// Moves on to the next of a list's addresses, to be tried soon, unless every address
+    /// failed in a row since the last connection (then false: the backoff applies).
+    private func nextAddress(now: Int64) -> Bool {
+        guard settings.addresses.count > 1 else { return false }
+        let began = failuresBegan ?? addressIndex
+        failuresBegan = began
+        addressIndex = (addressIndex + 1) % settings.addresses.count
+        guard addressIndex != began else { return false }
+        reconnectAt = now + Self.nextAddressDelay + Int64.random(in: 0...(Self.nextAddressDelay / 2))
+        return true
     }
 
     /// Offline, for `why`: everything in flight on the connection is forgotten, here and in the
@@ -288,6 +349,7 @@ final class BrokerConnection {
     private func lostConnection(_ why: OfflineReason) {
         state = .offline(why)
         publishing = [:]
+        waitingSince = nil
         onReset()
     }
 
@@ -297,26 +359,36 @@ final class BrokerConnection {
             guard case .connecting(let client) = state else { return }
             failedAttempt = nil
             reconnectDelay = 1000
-            notices.say(.connected(address: settings.address, user: login, again: saidOutage != nil))
+            failuresBegan = nil
+            notices.say(.connected(address: address, user: login, again: saidOutage != nil))
             saidOutage = nil
             publishing = [:]
+            waitingSince = nil
             onReset()
             state = .online(client, Online(packetLimit: client.brokerMaximumPacket))
             happenings.append(.connected)
             subscribe(client)
         case .subscribed(let id, let answer):
             subscribed(id, answer, now: now)
+        case .refused(let refusal) where refusal.wrongVersion && version == .v5 && settings.protocolChoice == .auto:
+            // A broker that speaks only MQTT 3.1.1 (a NATS cluster): spoken from now on, at once.
+            version = .v311
+            state = .offline(.notConnectedYet)
+            reconnectAt = now
+        case .refused(let refusal) where refusal.unavailable:
+            // A cluster's node without its quorum: the next node, as for a network failure.
+            attemptFailed(.refused(address: address, user: login, refusal, passwordFile: settings.passwordFile), transient: true, now: now)
         case .refused(let refusal) where refusal.credentials && knownLogin && DynamicSecurity.parse(login: login)?.device != nil:
             // A device that connected before is refused its login: it was removed from the
             // user's devices (or its password changed), and nothing more comes to it.
-            attemptFailed(.deviceRemoved(address: settings.address, login: login), transient: false, now: now, delay: Self.reconnectCap)
+            attemptFailed(.deviceRemoved(address: address, login: login), transient: false, now: now, delay: Self.reconnectCap)
         case .refused(let refusal):
-            attemptFailed(.refused(address: settings.address, user: login, refusal, passwordFile: settings.passwordFile), transient: false,
+            attemptFailed(.refused(address: address, user: login, refusal, passwordFile: settings.passwordFile), transient: false,
                           now: now, delay: Self.reconnectCap)
         case .unreachable(let why):
             // A certificate or handshake that fails now fails again until someone fixes it.
             let transient = if case .network = why { true } else { false }
-            attemptFailed(.unreachable(address: settings.address, why, retrying: false), transient: transient, now: now)
+            attemptFailed(.unreachable(address: address, why, retrying: false), transient: transient, now: now)
         case .disconnected(.takenOver):
             // Another connection of this user (another device, or another data folder) took the
             // session. Fighting for it would throw each other off.
@@ -328,7 +400,7 @@ final class BrokerConnection {
         case .disconnected(.administrative) where DynamicSecurity.parse(login: login)?.device != nil:
             // imhost broker remove-device ends the device's connection so: it is tried again
             // now and then (an operator may add the device again), and said once.
-            outage(.deviceRemoved(address: settings.address, login: login), now: now, delay: Self.reconnectCap)
+            outage(.deviceRemoved(address: address, login: login), now: now, delay: Self.reconnectCap)
         case .disconnected(.administrative):
             outage(.lost("Administrative action"), now: now)
         case .message(let topic, let payload, let retained) where topic == FleetConfig.topic:
@@ -339,7 +411,7 @@ final class BrokerConnection {
         case .message(let topic, let payload, let retained):
             happenings.append(.message(topic: topic, payload: payload, retained: retained))
         case .published(let id, let answer):
-            guard let what = publishing.removeValue(forKey: id) else { return }
+            guard let what = takeAnswer(id, now: now) else { return }
             switch what {
             case .answer: break
             case .probe:
@@ -452,7 +524,7 @@ final class BrokerConnection {
               case .success(let id) = client.publish(topic: FleetConfig.statusTopic(of: user), payload: fleetReport.document(state: state, at: clock()), retain: true) else {
             return nil
         }
-        publishing[id] = .answer
+        waited(id, as: .answer, now: clock())
         return id
     }
 
@@ -476,7 +548,7 @@ final class BrokerConnection {
             for event in client.service() {
                 switch event {
                 case .published(let id, let answer):
-                    if let what = publishing.removeValue(forKey: id) { batch.append((what, answer)) }
+                    if let what = takeAnswer(id, now: clock()) { batch.append((what, answer)) }
                     if id == report { taken = true }
                 case .disconnected:
                     answered(batch)

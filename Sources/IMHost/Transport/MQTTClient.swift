@@ -64,15 +64,16 @@ package final class MQTTClient: BrokerClient {
         guard imhost_pipe_cloexec(&fds) == 0 else { throw Failure(description: "pipe: \(String(cString: strerror(errno)))") }
         wake = (fds[0], fds[1])
         _ = fcntl(wake.read, F_SETFL, fcntl(wake.read, F_GETFL) | O_NONBLOCK)
-        // The client id is the user (the broker also makes it so): one session per user.
-        guard let made = mosquitto_new(settings.user, false, nil) else {
+        // The client id no other user can guess (a mosquitto made by imhost broker makes it the
+        // login anyway). MQTT 3.1.1 has no session expiry: a session not kept is a clean one.
+        guard let made = mosquitto_new(settings.clientID, settings.version == .v311 && !settings.keepsSession, nil) else {
             close(wake.read)
             close(wake.write)
             throw Failure(description: "mosquitto_new: \(String(cString: strerror(errno)))")
         }
         handle = Handle(pointer: made)
         mosquitto_user_data_set(made, Unmanaged.passUnretained(self).toOpaque())
-        mosquitto_int_option(made, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V5)
+        mosquitto_int_option(made, MOSQ_OPT_PROTOCOL_VERSION, settings.version == .v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311)
         mosquitto_int_option(made, MOSQ_OPT_TCP_NODELAY, 1)
         mosquitto_username_pw_set(made, settings.user, settings.password)
         if let will = settings.will {
@@ -157,10 +158,14 @@ package final class MQTTClient: BrokerClient {
         attempt.verify = nil
         let handle = handle, settings = settings, wakeWrite = wake.write, result = attempt
         Thread.detachNewThread {
+            // MQTT 3.1.1 has no properties (libmosquitto refuses a connect that has some): the
+            // session is kept by the clean-session flag (set in init), and no limit is said.
             var properties: OpaquePointer? = nil
-            mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), settings.keepsSession ? Self.sessionExpiry : 0)
-            mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_MAXIMUM_PACKET_SIZE.rawValue), settings.maximumPacket)
-            mosquitto_property_add_int16(&properties, Int32(MQTT_PROP_RECEIVE_MAXIMUM.rawValue), Self.receiveMaximum)
+            if settings.version == .v5 {
+                mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), settings.keepsSession ? Self.sessionExpiry : 0)
+                mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_MAXIMUM_PACKET_SIZE.rawValue), settings.maximumPacket)
+                mosquitto_property_add_int16(&properties, Int32(MQTT_PROP_RECEIVE_MAXIMUM.rawValue), Self.receiveMaximum)
+            }
             let code: Int32
             switch settings.address {
             case .tcp(let host, let port), .tls(let host, let port):
@@ -391,7 +396,13 @@ package final class MQTTClient: BrokerClient {
             state = .idle
             // Bad user name or password, not authorised (MQTT 5), and their 3.1.1 codes.
             let credentials = [0x86, 0x87, 0x04, 0x05].contains(code)
-            events.append(.refused(BrokerRefusal(reason: String(cString: mosquitto_reason_string(code)), credentials: credentials)))
+            var refusal = BrokerRefusal(reason: String(cString: mosquitto_reason_string(code)), credentials: credentials)
+            // Unsupported Protocol Version (MQTT 5), Unacceptable Protocol Version (3.1.1).
+            refusal.wrongVersion = code == 0x84 || code == 0x01
+            // Server Unavailable, Server Busy (5), and 3.1.1's Server Unavailable: a node of a
+            // cluster that is not serving yet, or has lost its quorum. Another node may take it.
+            refusal.unavailable = [0x88, 0x89, 0x03].contains(code)
+            events.append(.refused(refusal))
         }
     }
 

@@ -88,7 +88,9 @@ enum ConnectionWords {
         case .refused(let address, let user, let refusal, let passwordFile):
             "the broker at \(address) refused \(user): \(refusal.reason); "
                 + (refusal.credentials ? "check transport.passwordFile (\(passwordFile)) against the broker (" + making(user) + ")"
-                                       : "check the broker's log")
+                   : refusal.unavailable ? "it is not serving now (a cluster's node waiting for the others); trying the next"
+                   : refusal.wrongVersion ? "set transport.protocol in host.json to the MQTT it speaks (\"5\" or \"3.1.1\")"
+                   : "check the broker's log")
         case .unreachable(let address, .network(let why), let retrying):
             "cannot reach the broker at \(address) (\(why)); is it running? (imhost broker run DIR)" + (retrying ? "; retrying" : "")
         case .unreachable(let address, .handshake(let problem), _):
