@@ -1,0 +1,136 @@
+import Foundation
+import Testing
+@testable import IMHost
+
+/// Real hosts on a real 3-node NATS cluster: each user's host.json lists every node, starting at
+/// a node of its own (alice at n1, bob at n2, carol at n3), with no `protocol` (the host finds
+/// 3.1.1 by itself). What a node's death, a node that answers nothing, and another user who
+/// knows a login cost the people chatting.
+@Suite("Hosts on a NATS cluster: a node's death, a node that answers nothing, a session nobody takes")
+struct ClusterChatTests {
+    @Test("two people on different nodes chat as through mosquitto: the host finds MQTT 3.1.1 by itself, an offline receiver's queue waits on another node, receipts come back")
+    func chat() throws {
+        let root = try Workspace()
+        let broker = try TestBroker(in: root.root, users: ["alice", "bob"], kind: .cluster)
+        let alice = try broker.workspace(for: "alice")
+        let bob = try broker.workspace(for: "bob")
+        #expect(!(try String(contentsOfFile: alice.configPath, encoding: .utf8)).contains("protocol"))
+        // Bob has connected once (to n2): the cluster keeps his session while he is away.
+        #expect(try broker.sync(bob, timeout: 10).status == 0)
+        _ = try transcript(alice, with: "bob", ["one", "two", #"/send house.listing {"id":"L1","title":"Sunny flat","price":1200,"area":50,"rooms":2}"#])
+        let sent = try broker.sync(alice, timeout: 10)
+        #expect(sent.status == 0 && sent.stdout.contains("nothing is queued"), "\(sent.stdout)\(sent.stderr)")
+        let received = try broker.sync(bob, timeout: 10)
+        #expect(received.stdout.hasPrefix("received 3,"), "\(received.stdout)\(received.stderr)")
+        #expect(try broker.sync(alice, timeout: 10).stdout.contains("delivered 3"))
+
+        let bobChat = try broker.chat(bob, with: "alice")
+        try #require(bobChat.waitFor(broker.connected("bob")), "\(bobChat.stdout)\(bobChat.stderr)")
+        #expect(bobChat.waitFor("│ 🏠 Sunny flat "))
+        let aliceChat = try broker.chat(alice, with: "bob")
+        try #require(aliceChat.waitFor(broker.connected("alice")), "\(aliceChat.stdout)\(aliceChat.stderr)")
+        #expect(aliceChat.waitFor("read ✓✓", occurrences: 3), "bob's chat showed all three: \(aliceChat.stdout)")
+        bobChat.send("live from n2")
+        #expect(aliceChat.waitFor("│ live from n2 │"))
+        #expect(bobChat.waitFor("read ✓✓"))
+        for chat in [aliceChat, bobChat] { chat.send("/quit") }
+        for chat in [aliceChat, bobChat] {
+            let done = chat.finish()
+            #expect(done.status == 0)
+            #expect(!done.stdout.contains("refused") && !done.stdout.contains("lost"), "\(done.stdout)")
+        }
+    }
+
+    @Test("kill -9 of the sender's node while it sends: the host moves to another node and sends again; every message once, in order, delivered")
+    func nodeDies() throws {
+        let root = try Workspace()
+        let broker = try TestBroker(in: root.root, users: ["alice", "bob"], kind: .cluster)
+        let cluster = try #require(broker.cluster)
+        let alice = try broker.workspace(for: "alice")
+        let bob = try broker.workspace(for: "bob")
+        let bobChat = try broker.chat(bob, with: "alice")
+        try #require(bobChat.waitFor(broker.connected("bob")))
+        let aliceChat = try broker.chat(alice, with: "bob")
+        try #require(aliceChat.waitFor(broker.connected("alice")))
+        for number in 1...10 { aliceChat.send("m\(number).") }
+        try #require(bobChat.waitFor("│ m1. │"))
+        // Alice's node dies under her while she goes on typing.
+        cluster.killNode(1)
+        for number in 11...20 { aliceChat.send("m\(number).") }
+        #expect(aliceChat.waitFor("connected again to"), "\(aliceChat.stdout)")
+        #expect(bobChat.waitFor("│ m20. │", timeout: 90), "\(bobChat.stdout)")
+        #expect(aliceChat.waitFor("read ✓✓", occurrences: 20, timeout: 60))
+        for chat in [aliceChat, bobChat] { chat.send("/quit") }
+        for chat in [aliceChat, bobChat] { #expect(chat.finish().status == 0) }
+        let texts = try pageTexts(bob, with: "alice")
+        #expect(texts == (1...20).map { "m\($0)." }, "every message once, in order: \(texts)")
+        // The node comes back, and takes part again: alice, sent to it first, chats through it.
+        try cluster.startNode(1)
+        _ = try transcript(alice, with: "bob", ["after n1 came back"])
+        #expect(try broker.sync(bob, timeout: 10).stdout.hasPrefix("received 1,"))
+    }
+
+    @Test("a node that answers nothing (stopped, its connections open): within seconds the host moves on and what waited is sent again")
+    func nodeAnswersNothing() throws {
+        let root = try Workspace()
+        let broker = try TestBroker(in: root.root, users: ["alice", "bob"], kind: .cluster)
+        let cluster = try #require(broker.cluster)
+        let alice = try broker.workspace(for: "alice")
+        let bob = try broker.workspace(for: "bob")
+        let bobChat = try broker.chat(bob, with: "alice")
+        try #require(bobChat.waitFor(broker.connected("bob")))
+        let aliceChat = try broker.chat(alice, with: "bob")
+        try #require(aliceChat.waitFor(broker.connected("alice")))
+        let pid = try #require(cluster.nodePID(1))
+        kill(pid, SIGSTOP)
+        defer { kill(pid, SIGCONT) }
+        aliceChat.send("while n1 sleeps")
+        #expect(aliceChat.waitFor("answered nothing for 5 s"), "\(aliceChat.stdout)")
+        #expect(aliceChat.waitFor("connected again to"), "\(aliceChat.stdout)")
+        #expect(bobChat.waitFor("│ while n1 sleeps │", timeout: 90), "\(bobChat.stdout)")
+        #expect(aliceChat.waitFor("read ✓✓", timeout: 60))
+        kill(pid, SIGCONT)
+        for chat in [aliceChat, bobChat] { chat.send("/quit") }
+        for chat in [aliceChat, bobChat] { #expect(chat.finish().status == 0) }
+        #expect(try pageTexts(bob, with: "alice") == ["while n1 sleeps"])
+    }
+
+    @Test("another user who knows alice's login cannot take her session on the cluster: not by her login as client id, with a clean session or not; what waits for her stays, her live chat stays")
+    func nobodyTakesTheSession() throws {
+        let root = try Workspace()
+        let broker = try TestBroker(in: root.root, users: ["alice", "bob", "mallory"], kind: .cluster)
+        let cluster = try #require(broker.cluster)
+        let alice = try broker.workspace(for: "alice")
+        let bob = try broker.workspace(for: "bob")
+        #expect(try broker.sync(alice, timeout: 10).status == 0)
+        _ = try transcript(bob, with: "alice", ["queued one", "queued two"])
+        #expect(try broker.sync(bob, timeout: 10).stdout.contains("nothing is queued"))
+        // Mallory, with mosquitto's own client, tries the ids a person would guess, with a clean
+        // session (which, under alice's id, would wipe her session and its queue), on every node.
+        for node in 1...3 {
+            for id in ["alice", "imhost-alice", "alice~phone"] {
+                let taken = try cluster.publish(as: "mallory", topic: "imhost/u/mallory/from/mallory", ["x"], node: node, clientID: id)
+                #expect(taken.status == 0, "\(taken.stderr)")
+            }
+        }
+        let received = try broker.sync(alice, timeout: 10)
+        #expect(received.stdout.hasPrefix("received 2,"), "both still queued for alice: \(received.stdout)\(received.stderr)")
+        // Alice chats; mallory's guesses do not throw her off.
+        let aliceChat = try broker.chat(alice, with: "bob")
+        try #require(aliceChat.waitFor(broker.connected("alice")))
+        for id in ["alice", "imhost-alice"] {
+            _ = try cluster.publish(as: "mallory", topic: "imhost/u/mallory/from/mallory", ["x"], node: 1, clientID: id)
+        }
+        _ = try transcript(bob, with: "alice", ["after mallory tried"])
+        #expect(aliceChat.waitFor("│ after mallory tried │"))
+        aliceChat.send("/quit")
+        let done = aliceChat.finish()
+        #expect(done.status == 0 && !done.stdout.contains("took the session") && !done.stdout.contains("lost"), "\(done.stdout)")
+        // Mallory reads nothing of alice's: her subscription to alice's inbox is refused.
+        let sub = try cluster.subscribe(as: "mallory", topic: "imhost/u/alice/#", node: 2, debug: true)
+        #expect(sub.waitFor("received SUBACK"))
+        #expect(sub.waitFor("Subscribed (mid: 1): 128"), "\(sub.stdout)")
+        sub.signal(SIGKILL)
+        _ = sub.finish()
+    }
+}
