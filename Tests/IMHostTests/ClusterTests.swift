@@ -132,7 +132,7 @@ struct ClusterTests {
         }
     }
 
-    @Test("users and devices on a running cluster: a new user connects at once, a removed device's live connection ends and its login is refused, a removed user likewise; devices lists them")
+    @Test("users and devices on a running cluster: a new user connects at once, a removed device's live connection ends and its login is refused (its session stays in JetStream), a removed user likewise; devices lists them")
     func usersAndDevices() throws {
         let workspace = try Workspace()
         let cluster = try TestCluster(in: workspace.root, users: ["alice", "bob"])
@@ -167,6 +167,15 @@ struct ClusterTests {
         let back = try cluster.publish(as: phoneLogin, password: password, topic: "imhost/u/bob/from/alice", ["back?"], node: 2)
         #expect(back.status != 0 && back.stderr.contains("not authorised"), "\(back.stderr)")
         #expect(!FileManager.default.fileExists(atPath: cluster.passwordFile(phoneLogin)))
+        // What NATS kept for the removed device's session stays, as remove-device says: added again,
+        // the phone finds under its old client id a message sent while it was removed.
+        #expect(removed.stdout.contains("the session it kept stays in JetStream"), "\(removed.stdout)")
+        try cluster.publish(as: "bob", topic: "imhost/u/alice/from/bob", ["sent while the phone was removed"], node: 3)
+        #expect(try cluster.addDevice("phone", of: "alice") == phoneLogin)
+        let again = try cluster.subscribe(as: phoneLogin, topic: "imhost/u/alice/#", node: 2, clientID: "alice-phone", cleanSession: false)
+        defer { again.signal(SIGKILL); _ = again.finish() }
+        #expect(again.waitFor("imhost/u/alice/from/bob sent while the phone was removed"), "\(again.stdout)\(again.stderr)")
+        #expect(try imhost(["broker", "remove-device", cluster.folder, "alice", "phone"]).status == 0)
         let unknown = try imhost(["broker", "remove-device", cluster.folder, "alice", "phone"])
         #expect(unknown.status == 1 && unknown.stderr.contains("alice has no device phone"), "\(unknown.stderr)")
 
