@@ -62,7 +62,7 @@ public final class ClusterProcess {
             for index in waiting.indices.reversed() {
                 let (node, offset, _) = waiting[index]
                 if let child = children.first(where: { $0.node == node })?.child, let ended = child.poll() {
-                    let words = Self.lastWords(child) ?? Self.lastError(in: BrokerCluster.text(of: cluster.logPath(of: node), from: offset)) ?? "it said nothing"
+                    let words = BrokerProcess.lastWords(of: child) ?? Self.lastError(in: BrokerCluster.text(of: cluster.logPath(of: node), from: offset)) ?? "it said nothing"
                     stop()
                     throw Failure(description: "node \(node.name) ended (\(ended)) before it served MQTT: \(words); see \(cluster.logPath(of: node))")
                 }
@@ -139,19 +139,6 @@ public final class ClusterProcess {
     static func saysReady(_ log: String) -> Bool {
         log.contains("Server is ready")
             && (log.contains("JetStream cluster new metadata leader") || log.contains("Self is new JetStream cluster metadata leader"))
-    }
-
-    /// What a node said on standard error before its log was open (a configuration it could
-    /// not read), its last line; `nil` when nothing.
-    private static func lastWords(_ child: ChildProcess) -> String? {
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while child.errors >= 0, !waitReadable([child.errors], milliseconds: 0).isEmpty {
-            let count = read(child.errors, &buffer, buffer.count)
-            guard count > 0 else { break }
-            bytes += buffer[0..<count]
-        }
-        return String(decoding: bytes, as: UTF8.self).split(separator: "\n").last.map { TerminalText.safe(String($0)) }
     }
 
     /// The last error a log says (`[ERR]` or `[FTL]`), without its time stamp.
