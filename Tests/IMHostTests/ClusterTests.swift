@@ -130,6 +130,12 @@ struct ClusterTests {
             #expect(Set(listening.map(\.port)) == [node.clientPort, node.clusterPort, node.mqttPort], "node \(number): \(listening)")
             #expect(listening.allSatisfy { $0.address == "127.0.0.1" }, "node \(number): \(listening)")
         }
+
+        // A closed terminal (SIGHUP) stops every node, and run ends as asked.
+        let pids = (1...3).compactMap { cluster.nodePID($0) }
+        let ended = cluster.stop(SIGHUP)
+        #expect(ended.status == 0, "\(ended.stderr)")
+        #expect(pids.count == 3 && pids.allSatisfy { kill($0, 0) != 0 }, "\(pids)")
     }
 
     @Test("users and devices on a running cluster: a new user connects at once, a removed device's live connection ends and its login is refused (its session stays in JetStream), a removed user likewise; devices lists them")
@@ -217,6 +223,11 @@ struct ClusterTests {
         let back = try cluster.subscribe(as: "alice", topic: "imhost/u/alice/#", node: 3, clientID: "alice-laptop", cleanSession: false)
         defer { back.signal(SIGKILL); _ = back.finish() }
         #expect(back.waitFor("imhost/u/alice/from/bob while n3 was down"), "\(back.stdout)\(back.stderr)\n\((1...3).map { (try? String(contentsOfFile: cluster.folder + "/nodes/n\($0).log", encoding: .utf8)) ?? "" }.joined(separator: "\n----\n"))")
+
+        // SIGTERM (a service manager) stops run and the node started alone, and their nodes.
+        let pids = (1...3).compactMap { cluster.nodePID($0) }
+        #expect(cluster.stop(SIGTERM).status == 0)
+        #expect(pids.count == 3 && pids.allSatisfy { kill($0, 0) != 0 }, "\(pids)")
     }
 
     // MARK: Helpers

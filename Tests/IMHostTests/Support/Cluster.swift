@@ -41,10 +41,24 @@ final class TestCluster {
         return process
     }
 
-    deinit {
-        for run in [process] + alone.values { run.signal(SIGINT) }
-        for run in [process] + alone.values { _ = run.finish() }
+    deinit { stop() }
+
+    /// Stops every `imhost broker run` of it with `signal` (Ctrl-C's SIGINT, a service manager's
+    /// SIGTERM, a closed terminal's SIGHUP), waits for each to end, and returns what the one that
+    /// ran every node said. Once.
+    @discardableResult
+    func stop(_ signal: Int32 = SIGINT) -> ProcessResult {
+        if let stopped { return stopped }
+        let runs = [process] + alone.values
+        for run in runs { run.signal(signal) }
+        let said = runs.map { $0.finish() }[0]
+        alone = [:]
+        stopped = said
+        return said
     }
+
+    /// What ``stop(_:)`` returned, once it has run.
+    private var stopped: ProcessResult?
 
     var cluster: BrokerCluster { BrokerCluster(path: folder) }
 
