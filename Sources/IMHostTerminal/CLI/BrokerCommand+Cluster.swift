@@ -64,7 +64,7 @@ extension BrokerCommand {
             output.out(TerminalText.safe(text, newlines: true))
         case "remove-user":
             let reload = try cluster.removeUser(positionals[2])
-            output.out(TerminalText.safe("removed \(positionals[2]) and its devices\(ended(reload, live: "their connections ended and their logins are refused from now on", stopped: "their logins are refused", kept: "the sessions they kept stay"))") + "\n")
+            output.out(TerminalText.safe("removed \(positionals[2]) and its devices\(ended(reload, live: "their connections ended and their logins are refused from now on", stopped: "their logins are refused", kept: "the sessions they kept stay in JetStream with what is queued for them"))") + "\n")
         case "add-device":
             let (added, reload) = try cluster.addDevice(positionals[3], of: positionals[2])
             let file = cluster.passwordFile(of: added.login), urls = try cluster.urls()
@@ -77,7 +77,7 @@ extension BrokerCommand {
             output.out(TerminalText.safe(text, newlines: true))
         case "remove-device":
             let (removed, reload) = try cluster.removeDevice(positionals[3], of: positionals[2])
-            output.out(TerminalText.safe("removed \(removed.user)'s device \(positionals[3]) (\(removed.login))\(ended(reload, live: "its connection ended, and its login is refused from now on", stopped: "its login is refused", kept: "the session it kept stays"))") + "\n")
+            output.out(TerminalText.safe("removed \(removed.user)'s device \(positionals[3]) (\(removed.login))\(ended(reload, live: "its connection ended, and its login is refused from now on", stopped: "its login is refused", kept: "the session it kept stays in JetStream with what is queued for it"))") + "\n")
         case "devices":
             let user = positionals.count == 3 ? positionals[2] : nil
             if let user, let problem = TransportID.problem(user) { throw BrokerFolder.Failure("the user id \"\(user)\" \(problem)") }
@@ -104,7 +104,7 @@ extension BrokerCommand {
     /// (measured), and keeps what its sessions held (measured: a device removed and added again
     /// got, under its old client id, a message sent while it was removed).
     private static func ended(_ reload: BrokerCluster.Reload, live: String, stopped: String, kept: String) -> String {
-        let sessions = " (\(kept) in JetStream with what is queued for them: NATS ties a session to a client id, not to a login, and forgets it only when that id connects with a clean session)"
+        let sessions = " (\(kept): NATS ties a session to a client id, not to a login, and forgets it only when that id connects with a clean session)"
         if reload.reloaded.isEmpty { return "; no node runs: \(stopped) when the cluster starts" + sessions }
         return "; the running nodes (\(reload.reloaded.joined(separator: ", "))) reloaded: \(live)" + sessions
     }
