@@ -95,7 +95,11 @@ public final class BrokerProcess {
     }
 
     /// What it said on standard error, one line.
-    private func lastWords() -> String {
+    private func lastWords() -> String { Self.lastWords(of: child) ?? "it said nothing" }
+
+    /// The last line `child` said on standard error (a pipe), safe for a terminal; `nil` when
+    /// it said nothing.
+    static func lastWords(of child: ChildProcess) -> String? {
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while child.errors >= 0, !waitReadable([child.errors], milliseconds: 0).isEmpty {
@@ -103,8 +107,7 @@ public final class BrokerProcess {
             guard count > 0 else { break }
             bytes += buffer[0..<count]
         }
-        let text = String(decoding: bytes, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? "it said nothing"
-        return TerminalText.safe(text)
+        return String(decoding: bytes, as: UTF8.self).split(separator: "\n").last.map { TerminalText.safe(String($0)) }
     }
 
     /// Whether something accepts connections on `listener` now.

@@ -37,7 +37,7 @@ enum BrokerCommand {
             .init(name: "init", arguments: "DIR --users IDS",
                   summary: "write a Mosquitto broker's folder for these users, and print each one's host.json members",
                   options: [
-                      users,
+                      users, cluster,
                       .option("--socket", .text("PATH"), "listen on this unix socket (at most 107 bytes)"),
                       port, listen,
                       .option("--tls-cert", .text("FILE"), "the TLS listener's certificate (PEM)"),
@@ -67,7 +67,8 @@ enum BrokerCommand {
                   options: [upgradePayloadBytes, photoBytes,
                             .json("what changed: the sizes before and after, and whether the running broker must be restarted, as JSON")]),
             .init(name: "run", arguments: "DIR",
-                  summary: "run the broker in the foreground (logging to DIR/mosquitto.log) and say its URL once it accepts connections"),
+                  summary: "run the broker (a cluster's every node) in the foreground (logging to DIR/mosquitto.log, or DIR/nodes/*.log) and say its URLs once it accepts connections",
+                  options: [node]),
         ],
         help: """
             imhost broker init writes DIR/mosquitto.conf (every line says why), the file of
@@ -96,6 +97,20 @@ enum BrokerCommand {
 
             imhost broker run stops on Ctrl-C, SIGTERM or SIGHUP, and the broker never outlives
             it (not even kill -9).
+
+            imhost broker init --cluster N DIR --users IDS writes a NATS cluster instead (N from 3:
+            with 2, the death of either stops MQTT): DIR/cluster.json (its nodes, ports and
+            logins), DIR/nodes/nN.conf (each node's JetStream, MQTT listener and routes, all on
+            127.0.0.1, every line saying why), DIR/nodes/accounts.conf (every login with the same
+            rules as above, only over MQTT) and DIR/passwords/<login>. Hosts list every node's URL
+            ("url": [...]) and speak MQTT 3.1.1 ("protocol": "3.1.1"); ids with a '.' are refused
+            (NATS drops a connection publishing to a topic level holding one). run starts every
+            node and says so once each serves MQTT; a node that dies is said and the others go
+            on, nothing restarts it: run DIR --node N starts that node alone. add-user,
+            remove-user, add-device and remove-device rewrite accounts.conf and reload every
+            running node (a removed login's connections end at once). For several machines, edit
+            the generated files as docs/operating.md says (A NATS cluster): real addresses in
+            cluster.json and the nodes' files, and tls {} in their mqtt and cluster blocks.
             """,
         run: { arguments, output in
             let positionals = arguments.positionals
@@ -116,6 +131,12 @@ enum BrokerCommand {
             }
             let folder = BrokerFolder(path: FileSystem.resolve(positionals[1], against: FileSystem.currentDirectory()))
             do throws(BrokerFolder.Failure) {
+                if verb == "init", arguments[Self.cluster] != nil { return try initializeCluster(folder.path, arguments, output, usage: usage) }
+                if verb != "init", BrokerCluster.isCluster(folder.path) { return try onCluster(verb, BrokerCluster(path: folder.path), arguments, output) }
+                if verb == "init", BrokerCluster.isCluster(folder.path) {
+                    throw BrokerFolder.Failure("\(folder.path) holds a NATS cluster (cluster.json): write it again with init --cluster N --force, or make the mosquitto broker in another folder")
+                }
+                if arguments[Self.node] != nil { return usage("--node is for a cluster's folder (made by init --cluster N); \(folder.path) has no cluster.json") }
                 switch verb {
                 case "init": return try initialize(folder, arguments, output, usage: usage)
                 case "add-user":
@@ -337,18 +358,25 @@ enum BrokerCommand {
     private static func devices(_ folder: BrokerFolder, user: String?, _ arguments: Arguments, _ output: Output) throws(BrokerFolder.Failure) -> Int32 {
         if let user, let problem = TransportID.problem(user) { throw BrokerFolder.Failure("the user id \"\(user)\" \(problem)") }
         let running = folder.runningPID() != nil
-        let found = try folder.devices(of: user)
+        return listDevices(try folder.devices(of: user), folder: folder.path, user: user, running: running,
+                           notRunning: "(its broker is not running: as \(folder.securityPath) says)", passwordFile: folder.passwordFile(of:), arguments, output)
+    }
+
+    /// The devices found, as `devices` lists them (`notRunning`: the line said first when the
+    /// broker does not run).
+    static func listDevices(_ found: [BrokerFolder.Device], folder: String, user: String?, running: Bool, notRunning: String,
+                            passwordFile: (String) -> String, _ arguments: Arguments, _ output: Output) -> Int32 {
         if arguments.has(json) {
-            output.out(JSONOutput.encode(Listed(folder: folder.path, running: running,
-                                                devices: found.map { .init(user: $0.user, device: $0.device, login: $0.login, passwordFile: folder.passwordFile(of: $0.login)) })))
+            output.out(JSONOutput.encode(Listed(folder: folder, running: running,
+                                                devices: found.map { .init(user: $0.user, device: $0.device, login: $0.login, passwordFile: passwordFile($0.login)) })))
             return CommandLineTool.ExitCode.ok
         }
         guard !found.isEmpty else {
-            output.out(TerminalText.safe(user.map { "\(folder.path) has no user \($0)" } ?? "\(folder.path) has no users") + "\n")
+            output.out(TerminalText.safe(user.map { "\(folder) has no user \($0)" } ?? "\(folder) has no users") + "\n")
             return user == nil ? CommandLineTool.ExitCode.ok : CommandLineTool.ExitCode.failure
         }
         let width = found.map { $0.user.count }.max() ?? 0, deviceWidth = max(8, found.map { ($0.device ?? "").count }.max() ?? 0)
-        var text = running ? "" : "(its broker is not running: as \(folder.securityPath) says)\n"
+        var text = running ? "" : notRunning + "\n"
         for device in found {
             let name = device.device ?? "(first)"
             text += device.user.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + name.padding(toLength: deviceWidth, withPad: " ", startingAt: 0) + "  " + device.login + "\n"

@@ -1,0 +1,184 @@
+import IMKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The nodes' configuration: one file a node (its listeners, JetStream, routes), written by
+/// init, and the accounts every node includes (logins, passwords, permissions), written again
+/// at each change of the logins.
+extension BrokerCluster {
+    /// Node `node`'s configuration. It holds the routes' password: write it mode 0600.
+    func nodeConfiguration(_ node: Node, in description: Description, routePassword: String) -> String {
+        let others = description.nodes.filter { $0 != node }
+        let routes = others.map { "    \"nats-route://route:\(routePassword)@\($0.host.contains(":") ? "[\($0.host)]" : $0.host):\($0.clusterPort)\"" }
+        let pending = description.maxPayload > 64 << 20 ? "\n# A client's pending bytes must hold the largest message (NATS refuses max_payload above it).\nmax_pending: \(description.maxPayload)" : ""
+        return """
+            # Written by imhost broker init --cluster: node \(node.name) of the \(description.nodes.count)-node NATS cluster in
+            # \(path). Each line says why it is here. It holds the password the nodes' routes log in with, so it
+            # is readable by its owner only.
+
+            # The node's name, in the cluster and in JetStream's placement of replicas.
+            server_name: "\(node.name)"
+
+            # NATS's own protocol, on loopback only. No user connects here: every user may connect only
+            # over MQTT (allowed_connection_types in accounts.conf); the system account's user may, for
+            # NATS's own tools.
+            host: "\(node.host)"
+            port: \(node.clientPort)
+
+            # No http or https monitoring port: its pages list every connection's MQTT client id.
+
+            # The largest message: the largest the hosts send (limits.payloadBytes \(description.payloadBytes), limits.photoBytes
+            # \(description.photoBytes) as base64) with its envelope and topic, as mosquitto's max_packet_size. NATS 2.9.10
+            # does not apply it to MQTT publishes (measured: a 10 MB publish to an absent user was stored and
+            # delivered under max_payload 2 MB); it bounds NATS-protocol messages, and the hosts refuse a
+            # larger message at the sender.
+            max_payload: \(description.maxPayload)\(pending)
+
+            # JetStream keeps MQTT sessions, queued and retained messages, each in \(description.replicas) nodes' stores, so
+            # they survive the death of a node. This node's store, and its bounds in memory and on disk
+            # (all the queued messages of absent users share the disk's).
+            jetstream {
+              store_dir: "\(dataPath(of: node))"
+              max_memory_store: \(description.memoryStoreBytes)
+              max_file_store: \(description.fileStoreBytes)
+            }
+
+            # The cluster: the other nodes, reached on their route ports. Every route logs in as the
+            # cluster's own user, so no other process joins the cluster (a route bypasses every
+            # account's permissions and would read everyone's messages).
+            cluster {
+              name: "\(description.name)"
+              host: "\(node.host)"
+              port: \(node.clusterPort)
+              authorization { user: "route", password: "\(routePassword)" }
+              routes: [
+            \(routes.joined(separator: "\n"))
+              ]
+            }
+
+            # The MQTT listener hosts connect to (NATS speaks MQTT 3.1.1 only). Sessions, queued and
+            # retained messages go to JetStream with \(description.replicas) replicas of each stream and consumer.
+            mqtt {
+              host: "\(node.host)"
+              port: \(node.mqttPort)
+              stream_replicas: \(description.replicas)
+              consumer_replicas: \(description.replicas)
+            }
+
+            # The logins, their passwords and what each may publish and subscribe: one file for every
+            # node, written again by imhost broker add-user, remove-user, add-device and remove-device,
+            # which then reload every running node.
+            include "accounts.conf"
+
+            # The node's log, and the file its process id is written to (by which imhost broker knows
+            # it runs, and tells it to reload).
+            log_file: "\(logPath(of: node))"
+            pid_file: "\(pidPath(of: node))"
+
+            """
+    }
+
+    /// The accounts every node includes: every login with its password and permissions, and
+    /// the system account. It holds the passwords: written mode 0600.
+    func accountsConfiguration(_ description: Description, passwords: [String: String], systemPassword: String) -> String {
+        var users: [String] = []
+        for login in description.logins {
+            guard let parsed = DynamicSecurity.parse(login: login) else { continue }
+            let rules = Self.permissions(of: parsed.user)
+            func list(_ subjects: [String]) -> String { subjects.map { "\"\($0)\"" }.joined(separator: ", ") }
+            users.append("""
+                      # \(parsed.device.map { "\(parsed.user)'s device \($0)" } ?? "\(parsed.user)\(parsed.user == TransportID.operatorID ? "" : "'s first device")")
+                      { user: "\(login)", password: "\(passwords[login] ?? "")", allowed_connection_types: ["MQTT"], permissions: {
+                          publish: { allow: [\(list(rules.publish))] }
+                          subscribe: { allow: [\(list(rules.subscribe))] } } }
+                """)
+        }
+        return """
+            # Written by imhost broker (init --cluster, add-user, remove-user, add-device, remove-device) for the
+            # cluster in \(path); every node's configuration includes it, and imhost broker reloads every
+            # running node when it changes. Each line says why it is here.
+            #
+            # It holds every login's password in plain text, as DIR/passwords/ does: nats-server makes no
+            # bcrypt hash itself, and imhost does not carry an implementation of its own. So it is
+            # readable by its owner only.
+
+            accounts {
+              # Every user and device in one account, so they reach each other's inboxes; JetStream on,
+              # for MQTT's sessions, queued and retained messages. A login publishes and subscribes only
+              # what its permissions allow, as mosquitto's dynamic-security roles (the same rules): a
+              # device publishes only under its user's name (imhost.u.*.from.USER, its presence records
+              # imhost.u.USER.from.USER.*) and its user's fleet status, reads only its user's inbox
+              # (MQTT's imhost/u/USER/# is NATS's imhost.u.USER and imhost.u.USER.>) and the fleet
+              # configuration; only operator writes imhost.fleet.>. A subscription at QoS 1 is a
+              # JetStream consumer delivering to $MQTT.sub.<id>, so every login may subscribe there
+              # (an MQTT client cannot name that topic: NATS refuses topics under $MQTT). A denied
+              # publish is acknowledged and dropped; a denied subscription is answered 0x80.
+              # allowed_connection_types ["MQTT"]: none of them connects with NATS's own protocol
+              # (measured: a user doing so subscribed to $MQTT.sub.> and read everyone's mail).
+              CHAT {
+                jetstream: enabled
+                users: [
+            \(users.joined(separator: "\n"))
+                ]
+              }
+              # The system account NATS reports on itself in. Its user connects with NATS's own protocol
+              # only (for NATS's tools, on the loopback client port), never over MQTT; it reads no chat.
+              SYS {
+                users: [ { user: "system", password: "\(systemPassword)", allowed_connection_types: ["STANDARD"] } ]
+              }
+            }
+            system_account: SYS
+
+            """
+    }
+
+    /// Writes the accounts for `description`'s logins, their passwords read from their files.
+    func writeAccounts(_ description: Description) throws(Failure) {
+        var passwords: [String: String] = [:]
+        for login in description.logins + [Self.systemLogin] {
+            let password = (try? HostConfig.Transport.password(in: passwordFile(of: login))) ?? ""
+            guard !password.isEmpty else {
+                throw Failure("cannot read a password in \(passwordFile(of: login)): restore it from a backup, or remove the login and add it again")
+            }
+            passwords[login] = password
+        }
+        try files.write(accountsConfiguration(description, passwords: passwords, systemPassword: passwords[Self.systemLogin] ?? ""),
+                        to: accountsPath, mode: 0o600)
+    }
+
+    // MARK: Permissions
+
+    /// What `user`'s logins may publish and subscribe to, as NATS subjects: mosquitto's rules
+    /// for the user (``DynamicSecurity/userACLs(_:)``; operator's fleet role besides), and
+    /// `$MQTT.sub.>`, where QoS 1 subscriptions are delivered.
+    static func permissions(of user: String) -> (publish: [String], subscribe: [String]) {
+        var acls = DynamicSecurity.userACLs(user)
+        if user == TransportID.operatorID { acls += DynamicSecurity.everything("imhost/fleet/#") }
+        var publish: [String] = [], subscribe: [String] = []
+        for acl in acls {
+            switch acl.acltype {
+            case "publishClientSend": publish += subjects(acl.topic)
+            case "subscribePattern": subscribe += subjects(acl.topic)
+            // NATS has no rule for what a client receives: it receives what it may subscribe to.
+            default: break
+            }
+        }
+        func unique(_ list: [String]) -> [String] {
+            var seen = Set<String>()
+            return list.filter { seen.insert($0).inserted }
+        }
+        return (unique(publish), unique(subscribe + ["$MQTT.sub.>"]))
+    }
+
+    /// An MQTT topic filter as NATS subjects: levels become tokens (`/` → `.`), `+` is `*`, and
+    /// `#` is `>` and also the level above it (MQTT's `a/#` matches `a`; NATS's `a.>` does not,
+    /// and NATS subscribes an MQTT `a/#` as both).
+    static func subjects(_ filter: String) -> [String] {
+        let levels = filter.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        let tokens = levels.map { $0 == "+" ? "*" : $0 == "#" ? ">" : $0 }
+        guard levels.last == "#" else { return [tokens.joined(separator: ".")] }
+        let above = tokens.dropLast()
+        return above.isEmpty ? [">"] : [above.joined(separator: "."), tokens.joined(separator: ".")]
+    }
+}
