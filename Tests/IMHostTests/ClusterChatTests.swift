@@ -70,7 +70,7 @@ struct ClusterChatTests {
         #expect(try broker.sync(bob, timeout: 10).stdout.hasPrefix("received 1,"))
     }
 
-    @Test("a node that answers nothing (stopped, its connections open): within seconds the host moves on and what waited is sent again")
+    @Test("a node that answers nothing (stopped, its connections open): the host moves on after 5 s and sends again what waited, until the cluster, waiting for that node, takes it")
     func nodeAnswersNothing() throws {
         let root = try Workspace()
         let broker = try TestBroker(in: root.root, users: ["alice", "bob"], kind: .cluster)
@@ -127,7 +127,7 @@ struct ClusterChatTests {
         let done = aliceChat.finish()
         #expect(done.status == 0 && !done.stdout.contains("took the session") && !done.stdout.contains("lost"), "\(done.stdout)")
         // Mallory reads nothing of alice's: her subscription to alice's inbox is refused.
-        let sub = try cluster.subscribe(as: "mallory", topic: "imhost/u/alice/#", node: 2, debug: true)
+        let sub = try cluster.subscribe(as: "mallory", topic: "imhost/u/alice/#", node: 2)
         #expect(sub.waitFor("received SUBACK"))
         #expect(sub.waitFor("Subscribed (mid: 1): 128"), "\(sub.stdout)")
         sub.signal(SIGKILL)

@@ -154,8 +154,7 @@ struct DeviceTests {
         #expect(bad.status == 1 && bad.stderr.split(separator: "\n").count == 1 && bad.stderr.contains("the device name \"a/b\""), "\(bad.stderr)")
 
         // Stopped, the broker cannot be changed: one line saying what to do.
-        broker.process.signal(SIGINT)
-        _ = broker.process.finish()
+        broker.stop()
         let stopped = try imhost(["broker", "add-device", broker.folder, "bob", "phone"])
         #expect(stopped.status == 1 && stopped.stderr.split(separator: "\n").count == 1
                 && stopped.stderr.contains("is not running") && stopped.stderr.contains("imhost broker run \(broker.folder)"), "\(stopped.stderr)")

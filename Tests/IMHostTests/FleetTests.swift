@@ -129,8 +129,7 @@ struct FleetTests {
         // Bob synced before (cache empty); he gets it now, then the broker goes down.
         #expect(try broker.sync(bob, timeout: 1).status == 0)
         #expect(FleetCache(dataFolder: bob.root + "/.imhost").load().config?.version == version)
-        broker.process.signal(SIGINT)
-        _ = broker.process.finish()
+        broker.stop()
         let down = try transcript(bob, with: "alice")
         #expect(down.stdout.contains("[legacy page]") && !down.stdout.contains("[house page]"), "the cached configuration applies: \(down.stdout)")
         #expect(down.stdout.contains("cannot reach the broker"), "\(down.stdout)")

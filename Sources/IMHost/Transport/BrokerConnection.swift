@@ -26,6 +26,9 @@ final class BrokerConnection {
     static let nextAddressDelay: Int64 = 200
     /// Milliseconds a connecting host waits for its probe to come back through its own inbox.
     static let probeMilliseconds: Int64 = 2000
+    /// The same under MQTT 3.1.1: a NATS cluster's first delivery to a new session goes through
+    /// JetStream consumers it makes then, which takes seconds.
+    static let probeMilliseconds311: Int64 = 10_000
     /// The longest a connecting host waits for the retained fleet configuration after subscribing.
     static let fleetWait: Int64 = 1000
 
@@ -71,10 +74,14 @@ final class BrokerConnection {
     private var failuresBegan: Int?
     /// The MQTT spoken: host.json's, or (`auto`) 5 until a broker says it does not speak it.
     private(set) var version: MQTTVersion
+    /// Whether the inbox's refused subscription was said, since one was last granted.
+    private var saidInboxRefused = false
     /// Since when the oldest unanswered publish has waited with no answer from the broker.
     private var waitingSince: Int64?
     /// What was said of the last outage, so a reconnect loop says it once.
     private var saidOutage: OfflineReason?
+    /// Whether the connection went since it was last made, said or not: the next is made "again".
+    private var wentSinceConnected = false
     /// Whether what the broker retains of the fleet configuration has come, or will not: it
     /// came, the probe came back after it would have, ``fleetWait`` passed after subscribing, or
     /// the connection failed (the cached one applies). Once true, it stays.
@@ -320,6 +327,7 @@ final class BrokerConnection {
     /// again later.
     private func outage(_ why: OfflineReason, now: Int64, delay: Int64? = nil, aloud: Bool = true) {
         lostConnection(why)
+        wentSinceConnected = true
         if aloud, saidOutage != why {
             saidOutage = why
             notices.say(.outage(why))
@@ -360,8 +368,9 @@ final class BrokerConnection {
             failedAttempt = nil
             reconnectDelay = 1000
             failuresBegan = nil
-            notices.say(.connected(address: address, user: login, again: saidOutage != nil))
+            notices.say(.connected(address: address, user: login, again: saidOutage != nil || wentSinceConnected))
             saidOutage = nil
+            wentSinceConnected = false
             publishing = [:]
             waitingSince = nil
             onReset()
@@ -458,9 +467,18 @@ final class BrokerConnection {
             }
         } else if id == online.inbox.id {
             guard answer == .taken else {
-                if case .refused(let reason) = answer { notices.say(.acl(.inboxRefused(reason))) }
+                // Said once until an inbox is granted. Nothing can be sent or received without
+                // it, and a cluster's node refuses it while its JetStream waits for the others: the
+                // connection goes, and the next address is tried (then again, on the backoff).
+                if case .refused(let reason) = answer, !saidInboxRefused {
+                    saidInboxRefused = true
+                    notices.say(.acl(.inboxRefused(reason)))
+                }
+                client?.disconnect()
+                outage(.lost("the inbox's subscription was refused"), now: now, aloud: false)
                 return
             }
+            saidInboxRefused = false
             update { $0.inbox = .granted }
             sendProbe(now: now)
         }
@@ -502,7 +520,7 @@ final class BrokerConnection {
     private func sendProbe(now: Int64) {
         let id = "probe-" + GlobalID.make(at: now)
         guard publish(topic: Courier.topic(to: user, from: user), payload: Envelope.probe(id: id).bytes, as: .probe) else { return }
-        update { $0.probe = .out(id: id, deadline: now + Self.probeMilliseconds) }
+        update { $0.probe = .out(id: id, deadline: now + (version == .v311 ? Self.probeMilliseconds311 : Self.probeMilliseconds)) }
     }
 
     /// A probe came back through the inbox: when it is this connection's, the inbox works.

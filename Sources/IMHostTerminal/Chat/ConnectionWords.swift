@@ -113,7 +113,7 @@ enum ConnectionWords {
         case .probeLost:
             "connected, but this host's own messages do not come back through its inbox: check the broker's ACL (pattern read imhost/u/%u/# and pattern write imhost/u/+/from/%u)"
         case .inboxRefused(let reason):
-            "the broker refused this host's subscription to its inbox (\(reason)): check the broker's ACL (pattern read imhost/u/%u/#)"
+            "the broker refused this host's subscription to its inbox (\(reason)): check the broker's ACL (pattern read imhost/u/%u/#); trying again"
         case .fleetRefused(let reason):
             "the broker refused this host's subscription to the fleet configuration (\(reason)): check the broker's ACL (pattern read \(FleetConfig.topic)); the cached one applies"
         case .publishRefused(let user, let topic, let reason):

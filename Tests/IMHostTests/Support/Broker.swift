@@ -1,12 +1,29 @@
 import Foundation
+import Testing
 @testable import IMHost
+
+/// Which broker a test runs on: the transport's end-to-end tests run on both.
+enum BrokerKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    /// One mosquitto (`imhost broker init`), MQTT 5.
+    case mosquitto
+    /// A 3-node NATS cluster (`imhost broker init --cluster 3`), MQTT 3.1.1.
+    case cluster
+
+    var testDescription: String { self == .mosquitto ? "mosquitto" : "a 3-node NATS cluster" }
+}
 
 /// A private broker for a test, made and run as a person would: `imhost broker init`, then
 /// `imhost broker run`, waited for until it says it accepts connections. Stopped when released.
+/// On a cluster (``BrokerKind/cluster``), each user's host.json lists every node starting at one
+/// of its own (the users in turn: alice n1, bob n2, ...), with no `protocol`: the host finds 3.1.1.
 final class TestBroker {
     let root: String
     let folder: String
-    private(set) var process: RunningProcess
+    let kind: BrokerKind
+    /// mosquitto's `imhost broker run`.
+    private var process: RunningProcess?
+    /// The cluster, on ``BrokerKind/cluster``.
+    let cluster: TestCluster?
     let users: [String]
 
     struct Failure: Error, CustomStringConvertible {
@@ -17,9 +34,19 @@ final class TestBroker {
     /// `configure` changes its mosquitto.conf before it runs (as an older imhost wrote it).
     /// `legacy`: the folder as an imhost before devices made it (a password file and an ACL,
     /// a listener each), for `imhost broker upgrade`.
-    init(in root: String, users: [String], options: [String] = [], maxQueued: Int? = nil, legacy: Bool = false, configure: ((String) -> String)? = nil) throws {
+    init(in root: String, users: [String], kind: BrokerKind = .mosquitto, options: [String] = [], maxQueued: Int? = nil, legacy: Bool = false,
+         configure: ((String) -> String)? = nil) throws {
         self.root = root
         self.users = users
+        self.kind = kind
+        guard kind == .mosquitto else {
+            precondition(maxQueued == nil && !legacy && configure == nil, "a cluster has no per-client queue limit, legacy folder or mosquitto.conf")
+            let cluster = try TestCluster(in: root, users: users, options: options)
+            self.cluster = cluster
+            folder = cluster.folder
+            return
+        }
+        cluster = nil
         folder = root + "/broker"
         let made = try imhost(["broker", "init", folder, "--users", users.joined(separator: ",")] + options)
         guard made.status == 0 else { throw Failure(description: "imhost broker init failed: \(made.stderr)") }
@@ -46,44 +73,77 @@ final class TestBroker {
     }
 
     deinit {
-        process.signal(SIGINT)
-        _ = process.finish()
+        process?.signal(SIGINT)
+        _ = process?.finish()
     }
 
     var socket: String { folder + "/mosquitto.sock" }
+
+    /// The URLs `user`'s host.json lists: mosquitto's one, or every node of the cluster starting
+    /// at the user's own.
+    func urls(for user: String) -> [String] {
+        guard let cluster else { return [url] }
+        let nodes = cluster.urls
+        let first = (users.firstIndex(of: DynamicSecurity.parse(login: user)?.user ?? user) ?? 0) % nodes.count
+        return Array(nodes[first...] + nodes[..<first])
+    }
+
+    /// What `login`'s chat says when it connects the first time.
+    func connected(_ login: String) -> String { "connected to \(urls(for: login)[0]) as \(login)" }
     /// The TCP port, when the broker listens on one (`--port`).
     var port: Int? {
         guard case .port(let port)? = try? BrokerFolder(path: folder).listener() else { return nil }
         return port
     }
-    var url: String { (try? BrokerFolder(path: folder).url()) ?? "unix:" + socket }
+    var url: String {
+        if let cluster { return cluster.urls.first ?? "" }
+        return (try? BrokerFolder(path: folder).url()) ?? "unix:" + socket
+    }
     func passwordFile(_ user: String) -> String { folder + "/passwords/" + user }
     func password(_ user: String) -> String {
         ((try? String(contentsOfFile: passwordFile(user), encoding: .utf8)) ?? "").trimmingCharacters(in: .newlines)
     }
 
-    /// The running mosquitto's process id.
-    var pid: Int32? { BrokerFolder(path: folder).runningPID() }
+    /// Stops the broker as its operator would (Ctrl-C to `imhost broker run`), for good.
+    func stop() {
+        if let cluster {
+            cluster.stop()
+            return
+        }
+        process?.signal(SIGINT)
+        _ = process?.finish()
+    }
+
+    /// The running mosquitto's process id (the cluster's first node's).
+    var pid: Int32? { cluster?.nodePID(1) ?? BrokerFolder(path: folder).runningPID() }
 
     /// Stops the broker as its operator would (Ctrl-C to `imhost broker run`), then starts it again.
     func restart() throws {
-        process.signal(SIGINT)
-        _ = process.finish()
+        precondition(cluster == nil, "a cluster's nodes are restarted one at a time: killAndRestart")
+        process?.signal(SIGINT)
+        _ = process?.finish()
         process = try Self.run(folder, in: root)
     }
 
-    /// Kills mosquitto outright (as a crash would), then starts it again from its folder.
+    /// Kills mosquitto outright (as a crash would), then starts it again from its folder. On a
+    /// cluster: its first node (alice's), started again alone.
     func killAndRestart() throws {
+        if let cluster {
+            cluster.killNode(1)
+            try cluster.startNode(1)
+            return
+        }
         if let pid { kill(pid, SIGKILL) }
-        _ = process.finish()
+        _ = process?.finish()
         process = try Self.run(folder, in: root)
     }
 
     /// Kills mosquitto outright and starts it again with nothing it had saved: every session,
     /// queued and retained message is gone (a disk lost, a broker restored from nothing).
     func loseStateAndRestart() throws {
+        precondition(cluster == nil, "a cluster keeps three copies of what it holds")
         if let pid { kill(pid, SIGKILL) }
-        _ = process.finish()
+        _ = process?.finish()
         let data = folder + "/data"
         for name in (try? FileManager.default.contentsOfDirectory(atPath: data)) ?? [] {
             try FileManager.default.removeItem(atPath: data + "/" + name)
@@ -93,11 +153,16 @@ final class TestBroker {
 
     /// The transport section of a host.json for `user` (its device's `login`, when not the first).
     func transport(for user: String, login: String? = nil, extra: String = "") -> String {
-        #"{ "url": "\#(url)", \#(login.map { #""login": "\#($0)", "# } ?? "")"passwordFile": "\#(passwordFile(login ?? user))"\#(extra) }"#
+        if cluster != nil {
+            let list = urls(for: login ?? user).map { "\"\($0)\"" }.joined(separator: ", ")
+            return #"{ "url": [\#(list)], \#(login.map { #""login": "\#($0)", "# } ?? "")"passwordFile": "\#(passwordFile(login ?? user))"\#(extra) }"#
+        }
+        return #"{ "url": "\#(url)", \#(login.map { #""login": "\#($0)", "# } ?? "")"passwordFile": "\#(passwordFile(login ?? user))"\#(extra) }"#
     }
 
     /// `imhost broker add-device` on this broker: the device's login.
     func addDevice(_ device: String, of user: String) throws -> String {
+        if let cluster { return try cluster.addDevice(device, of: user) }
         let added = try imhost(["broker", "add-device", folder, user, device])
         guard added.status == 0 else { throw Failure(description: "imhost broker add-device failed: \(added.stderr)") }
         return user + "~" + device
@@ -209,6 +274,10 @@ final class TestBroker {
     @discardableResult
     func publish(as user: String, password: String? = nil, topic: String, _ messages: [String], clientID: String? = nil, retain: Bool = false,
                  keepSession: Bool = false) throws -> ProcessResult {
+        if let cluster {
+            precondition(!keepSession, "mosquitto_pub keeps no session on the cluster here")
+            return try cluster.publish(as: user, password: password, topic: topic, messages, node: 1, clientID: clientID, retain: retain)
+        }
         var arguments = ["--unix", socket, "-u", user, "-P", password ?? self.password(user), "-t", topic, "-q", "1", "-V", "mqttv5", "-l"]
         if let clientID { arguments += ["-i", clientID] }
         if retain { arguments.append("-r") }
@@ -225,6 +294,7 @@ final class TestBroker {
 
     /// The same, to several topics at once.
     func subscribe(as user: String, topics: [String], clientID: String? = nil, cleanSession: Bool = true) throws -> RunningProcess {
+        if let cluster { return try cluster.subscribe(as: user, topics: topics, node: 1, clientID: clientID, cleanSession: cleanSession) }
         var arguments = ["--unix", socket, "-u", user, "-P", password(user)] + topics.flatMap { ["-t", $0] } + ["-q", "1", "-V", "mqttv5", "-v"]
         if let clientID { arguments += ["-i", clientID] }
         if !cleanSession { arguments += ["-c", "-x", "3600"] }
