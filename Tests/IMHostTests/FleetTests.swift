@@ -40,10 +40,10 @@ struct FleetTests {
         return (root, broker, op, alice, version)
     }
 
-    @Test("a kill published once reaches every connected host: open chats switch to the legacy page with their history, and come back when it lifts")
-    func killReachesEveryHost() throws {
+    @Test("a kill published once reaches every connected host: open chats switch to the legacy page with their history, and come back when it lifts", arguments: BrokerKind.allCases)
+    func killReachesEveryHost(_ kind: BrokerKind) throws {
         let root = try Workspace()
-        let broker = try TestBroker(in: root.root, users: ["alice", "bob", "carol"])
+        let broker = try TestBroker(in: root.root, users: ["alice", "bob", "carol"], kind: kind)
         let op = try operatorWorkspace(broker)
         let people = try ["alice", "bob", "carol"].map { try broker.workspace(for: $0) }
         // Each has a message in its history with the next.

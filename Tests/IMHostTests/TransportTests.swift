@@ -17,8 +17,10 @@ extension TestBroker {
     }
 
     /// `imhost sync` in `workspace`.
+    /// On a cluster, at least 15 s: a new session's first subscriptions and probe go through
+    /// JetStream consumers made then, which takes seconds (a sync ends as soon as it is done).
     func sync(_ workspace: Workspace, json: Bool = false, timeout: Double = 10) throws -> ProcessResult {
-        try imhost(["sync", "--timeout", "\(timeout)"] + (json ? ["--json"] : []), in: workspace)
+        try imhost(["sync", "--timeout", "\(cluster == nil ? timeout : max(timeout, 15))"] + (json ? ["--json"] : []), in: workspace)
     }
 
     /// What `imhost sync --json` counted.
@@ -46,16 +48,16 @@ func transcript(_ workspace: Workspace, with peer: String, _ input: [String] = [
 
 @Suite("Two people chat through a broker")
 struct TransportTests {
-    @Test("a card one person sends is drawn by the other's plugins: a placeholder saying why, then the card once the switch lifts; delivered and read come back")
-    func twoPeopleChat() throws {
+    @Test("a card one person sends is drawn by the other's plugins: a placeholder saying why, then the card once the switch lifts; delivered and read come back", arguments: BrokerKind.allCases)
+    func twoPeopleChat(_ kind: BrokerKind) throws {
         let root = try Workspace()
-        let broker = try TestBroker(in: root.root, users: ["alice", "bob"])
+        let broker = try TestBroker(in: root.root, users: ["alice", "bob"], kind: kind)
         let alice = try broker.workspace(for: "alice")
         let bob = try broker.workspace(for: "bob", config: #", "killSwitch": { "lines": ["house"] }"#)
         let bobChat = try broker.chat(bob, with: "alice")
-        try #require(bobChat.waitFor("connected to \(broker.url) as bob"), "\(bobChat.stdout)\(bobChat.stderr)")
+        try #require(bobChat.waitFor(broker.connected("bob")), "\(bobChat.stdout)\(bobChat.stderr)")
         let aliceChat = try broker.chat(alice, with: "bob")
-        try #require(aliceChat.waitFor("connected to \(broker.url) as alice"))
+        try #require(aliceChat.waitFor(broker.connected("alice")))
         aliceChat.send("hello bob")
         aliceChat.send(#"/send house.listing {"id":"L1","title":"Sunny flat","price":1200,"area":50,"rooms":2}"#)
         #expect(bobChat.waitFor("│ hello bob │"))
@@ -70,10 +72,10 @@ struct TransportTests {
         #expect(aliceChat.finish().status == 0)
     }
 
-    @Test("an offline receiver gets what was sent when it comes back; imhost chats shows it unread; the sender sees it delivered")
-    func offlineReceiver() throws {
+    @Test("an offline receiver gets what was sent when it comes back; imhost chats shows it unread; the sender sees it delivered", arguments: BrokerKind.allCases)
+    func offlineReceiver(_ kind: BrokerKind) throws {
         let root = try Workspace()
-        let broker = try TestBroker(in: root.root, users: ["alice", "bob"])
+        let broker = try TestBroker(in: root.root, users: ["alice", "bob"], kind: kind)
         let alice = try broker.workspace(for: "alice")
         let bob = try broker.workspace(for: "bob")
         // Bob has connected once: the broker keeps his session while he is away.
@@ -92,10 +94,10 @@ struct TransportTests {
         #expect(shown.stdout.components(separatedBy: "delivered ✓").count - 1 == 2, "\(shown.stdout)")
     }
 
-    @Test("what the broker hands over is input: each bad envelope refused and counted, nothing stored but the good one, nothing raw on the terminal")
-    func hostileEnvelopes() throws {
+    @Test("what the broker hands over is input: each bad envelope refused and counted, nothing stored but the good one, nothing raw on the terminal", arguments: BrokerKind.allCases)
+    func hostileEnvelopes(_ kind: BrokerKind) throws {
         let root = try Workspace()
-        let broker = try TestBroker(in: root.root, users: ["bob", "carol"])
+        let broker = try TestBroker(in: root.root, users: ["bob", "carol"], kind: kind)
         let bob = try broker.workspace(for: "bob")
         #expect(try broker.sync(bob, timeout: 2).status == 0)
         try broker.publish(as: "carol", topic: "imhost/u/bob/from/carol", [
@@ -209,10 +211,10 @@ struct TransportTests {
         #expect(refusals.count <= 11, "ten refusals a minute get a line each, the rest are summed up: \(refusals.count) lines")
     }
 
-    @Test("a message the receiver will never take gets a refused receipt: the sender marks it failed, and /retry queues it again")
-    func refusedBecomesFailed() throws {
+    @Test("a message the receiver will never take gets a refused receipt: the sender marks it failed, and /retry queues it again", arguments: BrokerKind.allCases)
+    func refusedBecomesFailed(_ kind: BrokerKind) throws {
         let root = try Workspace()
-        let broker = try TestBroker(in: root.root, users: ["alice", "bob"])
+        let broker = try TestBroker(in: root.root, users: ["alice", "bob"], kind: kind)
         let alice = try broker.workspace(for: "alice")
         let bob = try broker.workspace(for: "bob", config: #", "limits": { "payloadBytes": 1024 }"#)
         #expect(try broker.sync(bob, timeout: 2).status == 0)
@@ -275,10 +277,10 @@ struct TransportTests {
         #expect(messages.map { $0["sentBefore"] as? Int } == [nil, nil, 1])
     }
 
-    @Test("/block refuses a peer's messages without storing them; /unblock takes them again")
-    func block() throws {
+    @Test("/block refuses a peer's messages without storing them; /unblock takes them again", arguments: BrokerKind.allCases)
+    func block(_ kind: BrokerKind) throws {
         let root = try Workspace()
-        let broker = try TestBroker(in: root.root, users: ["alice", "bob"])
+        let broker = try TestBroker(in: root.root, users: ["alice", "bob"], kind: kind)
         let alice = try broker.workspace(for: "alice")
         let bob = try broker.workspace(for: "bob")
         #expect(try broker.sync(bob, timeout: 2).status == 0)
@@ -405,10 +407,10 @@ struct TransportTests {
 
     enum Victim: String, CaseIterable { case broker, sender, receiver }
 
-    @Test("kill -9 of the broker, the sender's host or the receiver's host during an exchange: nothing lost, nothing shown twice, order kept", arguments: Victim.allCases)
-    func killDuringExchange(_ victim: Victim) throws {
+    @Test("kill -9 of the broker, the sender's host or the receiver's host during an exchange: nothing lost, nothing shown twice, order kept", arguments: Victim.allCases, BrokerKind.allCases)
+    func killDuringExchange(_ victim: Victim, _ kind: BrokerKind) throws {
         let root = try Workspace()
-        let broker = try TestBroker(in: root.root, users: ["alice", "bob"])
+        let broker = try TestBroker(in: root.root, users: ["alice", "bob"], kind: kind)
         let alice = try broker.workspace(for: "alice")
         let bob = try broker.workspace(for: "bob")
         #expect(try broker.sync(bob, timeout: 2).status == 0)
