@@ -5,7 +5,7 @@ export PATH := $(PATH):/opt/swift/usr/bin
 BUILD := .build/debug
 LINES := house:House jobs:Jobs cars:Cars
 
-.PHONY: demo test build plugins bench clean api-check fuzz deps soak soak-devices reference screenshots
+.PHONY: demo test build plugins bench clean api-check fuzz deps soak soak-cluster soak-devices reference screenshots
 
 # The system packages imhost builds and runs against (Mosquitto, libmosquitto, SQLite's headers):
 # installed with apt-get where missing (as root), or named in one line elsewhere.
@@ -49,10 +49,18 @@ bench: deps
 	.build/release/imhost-bench
 
 # kill -9 of each host and of the broker at random moments of a 1,000-message exchange both
-# ways, 20 runs each (RUNS=N, MESSAGES=N for other sizes); prints a table; exit 1 on a message
-# lost, shown twice, out of order or never delivered. About 25 minutes on two cores.
+# ways, 20 runs each (RUNS=N, MESSAGES=N for other sizes); then the same exchange on a 3-node NATS
+# cluster with kill -9 of one node in each of 20 runs (the soak-cluster below). Prints tables;
+# exit 1 on a message lost, shown twice, out of order or never delivered. About 50 minutes.
 soak: build
 	.ci/soak
+	.ci/soak-cluster
+
+# Alice and bob on different nodes of a 3-node NATS cluster, 1,000 messages each way at once;
+# kill -9 of a node mid-exchange, started again 30 s later (DOWN=N), a fleet change while it is
+# down; 20 runs (RUNS=N). Prints how long chats stalled. About 25 minutes.
+soak-cluster: build
+	.ci/soak-cluster
 
 # One person on two devices, both sides: alice's and bob's laptops and phones type at once while
 # kill -9 takes a device or the broker, 20 runs (RUNS=N, MESSAGES=N); every message on every

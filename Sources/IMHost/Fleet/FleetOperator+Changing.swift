@@ -57,14 +57,25 @@ extension FleetOperator {
 
     /// Runs `attempt` until it has a result: again when another operator's change won
     /// meanwhile (`nil`) or another operator command took the connection over.
+    /// Again too, for 20 s, while a cluster's nodes cannot serve it (one just died, and the
+    /// others wait seconds for each other).
     func retrying<Result>(_ attempt: (Int) throws(Failure) -> Result?) throws(Failure) -> Result {
-        for retries in 0..<10 {
+        let until = Clock.monotonic() + 20_000_000_000
+        var retries = 0
+        while retries < 10 {
             do throws(Failure) {
                 if let outcome = try attempt(retries) { return outcome }
+                retries += 1
             } catch {
+                if error.transient {
+                    guard Clock.monotonic() < until else { throw error }
+                    _ = poll(nil, 0, 1000)
+                    continue
+                }
                 guard error.takenOver else { throw error }
                 // Another operator command at the same time: let it finish, then go again.
                 _ = poll(nil, 0, Int32.random(in: 50...300))
+                retries += 1
             }
         }
         throw Failure(description: "other operators' commands or changes came between ten tries in a row; try again")

@@ -18,12 +18,17 @@ public final class FleetOperator {
         /// The connection went (another connection as this user took the session over: two
         /// commands at once): worth trying again.
         var takenOver = false
+        /// A cluster's nodes could not serve this now (none reachable or serving, or one refused
+        /// a subscription while its JetStream waits for the others): worth trying again soon.
+        var transient = false
     }
 
     private let settings: HostConfig.Transport
     private let user: String
     let clock: () -> Int64
     private var client: MQTTClient?
+    /// The address a connection is tried at first: the next one after a transient failure.
+    private var firstAddress = 0
     /// Events read from the connection and not yet handed to a ``pump(_:)``.
     private var pending: [MQTTClient.Event] = []
     /// The configuration that wins among those hosts take that went by on this connection.
@@ -194,7 +199,16 @@ public final class FleetOperator {
             return granted != nil
         }
         if case .refused(let reason)? = granted {
-            throw Failure(description: "the broker refused \(user) reading \(filter) (\(reason)); fleet commands run as \(TransportID.operatorID)")
+            var failure = Failure(description: "the broker refused \(user) reading \(filter) (\(reason)); fleet commands run as \(TransportID.operatorID)")
+            // On a cluster, a node refuses a subscription while its JetStream waits for the
+            // others: the next node is tried (``retrying(_:)``), and this said if all refuse.
+            if settings.addresses.count > 1 {
+                failure.transient = true
+                self.client = nil
+                pending = []
+                firstAddress += 1
+            }
+            throw failure
         }
         let probe = "probe-" + GlobalID.make(at: clock())
         guard case .success = client.publish(topic: Courier.topic(to: user, from: user), payload: Envelope.probe(id: probe).bytes) else {
@@ -229,7 +243,7 @@ public final class FleetOperator {
         var index = 0
         var made: MQTTClient?
         while made == nil, index < settings.addresses.count {
-            let address = settings.addresses[index]
+            let address = settings.addresses[(firstAddress + index) % settings.addresses.count]
             var clientSettings = MQTTClient.Settings(address: address, user: user, password: password, maximumPacket: UInt32(FleetConfig.byteLimit + 4096))
             clientSettings.version = version
             if let ca = settings.caFile { clientSettings.tls = .init(ca: ca, cert: settings.certFile, key: settings.keyFile) }
@@ -270,7 +284,9 @@ public final class FleetOperator {
         }
         guard let made else {
             client = nil
-            throw Failure(description: failures.joined(separator: "; ") + "; is it running?")
+            var failure = Failure(description: failures.joined(separator: "; ") + "; is it running?")
+            failure.transient = settings.addresses.count > 1
+            throw failure
         }
         guard case .success(let inbox) = made.subscribe(Courier.topic(to: user, from: "+")) else {
             throw gone("cannot subscribe to \(user)'s inbox: the connection is gone")
@@ -285,7 +301,15 @@ public final class FleetOperator {
     /// Services the connection until `handle` returns true for an event (at most 10 s).
     func pump(_ handle: (MQTTClient.Event) throws(Failure) -> Bool) throws(Failure) {
         guard try serve(until: Clock.monotonic() + 10_000_000_000, handle) else {
-            throw Failure(description: "the broker at \(settings.address) did not answer within 10 s")
+            var failure = Failure(description: "the broker at \(settings.addresses[firstAddress % settings.addresses.count]) did not answer within 10 s")
+            // A cluster's node that answers nothing: the next is tried (``retrying(_:)``).
+            if settings.addresses.count > 1 {
+                failure.transient = true
+                client = nil
+                pending = []
+                firstAddress += 1
+            }
+            throw failure
         }
     }
 

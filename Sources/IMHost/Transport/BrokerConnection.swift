@@ -24,6 +24,9 @@ final class BrokerConnection {
     /// Milliseconds before the next address is tried when one fails, until every address failed
     /// once in a row (then the backoff applies).
     static let nextAddressDelay: Int64 = 200
+    /// The longest wait between rounds of a list's addresses: a cluster whose nodes all refuse
+    /// is electing new leaders after a node's death, for seconds, not minutes.
+    static let listReconnectCap: Int64 = 4000
     /// Milliseconds a connecting host waits for its probe to come back through its own inbox.
     static let probeMilliseconds: Int64 = 2000
     /// The same under MQTT 3.1.1: a NATS cluster's first delivery to a new session goes through
@@ -337,7 +340,7 @@ final class BrokerConnection {
         if delay == nil, nextAddress(now: now) { return }
         let wait = delay ?? reconnectDelay
         reconnectAt = now + wait + Int64.random(in: 0...(wait / 4))
-        reconnectDelay = min(Self.reconnectCap, reconnectDelay * 2)
+        reconnectDelay = min(settings.addresses.count > 1 ? Self.listReconnectCap : Self.reconnectCap, reconnectDelay * 2)
     }
 
     /// Moves on to the next of a list's addresses, to be tried soon, unless every address
