@@ -13,15 +13,20 @@ enum TransportBenchmark {
         let courier: Courier
         let lock: ConnectionLock
 
-        init(_ user: String, login: String? = nil, folder: String, broker: BrokerFolder, address: HostConfig.Transport.Address, caFile: String? = nil) throws {
+        convenience init(_ user: String, login: String? = nil, folder: String, broker: BrokerFolder, address: HostConfig.Transport.Address, caFile: String? = nil) throws {
+            var settings = HostConfig.Transport(address: address, passwordFile: broker.passwordFile(of: login ?? user))
+            settings.caFile = caFile
+            settings.login = login
+            try self.init(user, folder: folder, settings: settings)
+        }
+
+        /// A side with these transport settings (a cluster's list of nodes).
+        init(_ user: String, folder: String, settings: HostConfig.Transport) throws {
             store = try MessageStore(dataFolder: folder, user: user)
             guard case .taken(let lock) = ConnectionLock.take(for: store, command: "bench") else {
                 throw Failure(description: "cannot take \(user)'s connection lock")
             }
             self.lock = lock
-            var settings = HostConfig.Transport(address: address, passwordFile: broker.passwordFile(of: login ?? user))
-            settings.caFile = caFile
-            settings.login = login
             // A budget above what any row sends a peer in a day (the burst and the 100,000 received
             // are 110,000 from carol): the rows measure the transport, not the budget's refusals.
             courier = Courier(settings: settings, user: user, store: store, payloadLimit: 64 * 1024,

@@ -21,6 +21,7 @@ let sections: [(name: String, run: () throws -> [Row])] = [
     ("limits", { try LimitsBenchmark.run(folder: scratch + "/limits") }),
     ("transport", { try TransportBenchmark.run(folder: scratch + "/transport") }),
     ("devices", { try DeviceBenchmark.run(folder: scratch + "/devices") }),
+    ("cluster", { try ClusterBenchmark.run(folder: scratch + "/cluster") }),
     ("scale", { try ScaleBenchmark.run(folder: scratch + "/scale") }),
     ("fleet", { try FleetBenchmark.run(folder: scratch + "/fleet") }),
     ("web", { try WebBenchmark.run(folder: scratch + "/web") }),

@@ -300,8 +300,10 @@ public final class FleetOperator {
 
     /// Services the connection until `handle` returns true for an event (at most 10 s).
     func pump(_ handle: (MQTTClient.Event) throws(Failure) -> Bool) throws(Failure) {
-        guard try serve(until: Clock.monotonic() + 10_000_000_000, handle) else {
-            var failure = Failure(description: "the broker at \(settings.addresses[firstAddress % settings.addresses.count]) did not answer within 10 s")
+        // A cluster's node that does not answer within 5 s gives way to the next.
+        let seconds: UInt64 = settings.addresses.count > 1 ? 5 : 10
+        guard try serve(until: Clock.monotonic() + seconds * 1_000_000_000, handle) else {
+            var failure = Failure(description: "the broker at \(settings.addresses[firstAddress % settings.addresses.count]) did not answer within \(seconds) s")
             // A cluster's node that answers nothing: the next is tried (``retrying(_:)``).
             if settings.addresses.count > 1 {
                 failure.transient = true
