@@ -9,7 +9,7 @@ enum ClusterBenchmark {
     typealias Side = TransportBenchmark.Side
     struct Failure: Error, CustomStringConvertible { var description: String }
 
-    static let sessions = 100
+    static let sessions = 300
     static let burst = 2_000
 
     /// What one broker gave: the figures of its rows.
@@ -71,7 +71,9 @@ enum ClusterBenchmark {
             Row(what: "\(sessions) sessions connecting and subscribing", measure: "CPU a session (all nodes)", figure: "\(format(c.cpuPerSession * 1e6, 0)) µs",
                 baseline: "mosquitto: \(format(m.cpuPerSession * 1e6, 0)) µs", ratio: ratio(c.cpuPerSession, m.cpuPerSession), target: "reported", met: nil),
             Row(what: "the same \(sessions) sessions, connected", measure: "memory a session (all nodes' RSS)", figure: "\(format(c.bytesPerSession / 1024, 1)) KiB",
-                baseline: "mosquitto: \(format(m.bytesPerSession / 1024, 1)) KiB", ratio: ratio(c.bytesPerSession, m.bytesPerSession), target: "reported", met: nil),
+                baseline: "mosquitto: \(format(m.bytesPerSession / 1024, 1)) KiB",
+                // RSS grows by pages: a broker may hold a few sessions in what it had.
+                ratio: m.bytesPerSession >= 512 ? ratio(c.bytesPerSession, m.bytesPerSession) : "-", target: "reported", met: nil),
             Row(what: "kill -9 of the sender's node, a message every 50 ms", measure: "longest wait between two arrivals at B; lost: \(lost)",
                 figure: "\(format(stall, 1)) s", baseline: "a message every 0.05 s", ratio: "-", target: "reported; none lost", met: lost == 0),
         ]

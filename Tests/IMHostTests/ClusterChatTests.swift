@@ -41,17 +41,25 @@ struct ClusterChatTests {
         }
     }
 
-    @Test("kill -9 of the sender's node while it sends: the host moves to another node and sends again; every message once, in order, delivered")
-    func nodeDies() throws {
+    /// Alice (on n1) and bob (on n2) chatting with each other on a cluster. The first workspace
+    /// holds the cluster's folder: keep it as long as the cluster.
+    static func chatting() throws -> (Workspace, TestBroker, Workspace, Workspace, RunningProcess, RunningProcess) {
         let root = try Workspace()
         let broker = try TestBroker(in: root.root, users: ["alice", "bob"], kind: .cluster)
-        let cluster = try #require(broker.cluster)
         let alice = try broker.workspace(for: "alice")
         let bob = try broker.workspace(for: "bob")
         let bobChat = try broker.chat(bob, with: "alice")
         try #require(bobChat.waitFor(broker.connected("bob")))
         let aliceChat = try broker.chat(alice, with: "bob")
         try #require(aliceChat.waitFor(broker.connected("alice")))
+        return (root, broker, alice, bob, aliceChat, bobChat)
+    }
+
+    @Test("kill -9 of the sender's node while it sends: the host moves to another node and sends again; every message once, in order, delivered")
+    func nodeDies() throws {
+        let (root, broker, alice, bob, aliceChat, bobChat) = try Self.chatting()
+        let cluster = try #require(broker.cluster)
+        _ = root  // holds the cluster's folder for the whole test
         for number in 1...10 { aliceChat.send("m\(number).") }
         try #require(bobChat.waitFor("│ m1. │"))
         // Alice's node dies under her while she goes on typing.
@@ -72,15 +80,9 @@ struct ClusterChatTests {
 
     @Test("a node that answers nothing (stopped, its connections open): the host moves on after 5 s and sends again what waited, until the cluster, waiting for that node, takes it")
     func nodeAnswersNothing() throws {
-        let root = try Workspace()
-        let broker = try TestBroker(in: root.root, users: ["alice", "bob"], kind: .cluster)
+        let (root, broker, alice, bob, aliceChat, bobChat) = try Self.chatting()
         let cluster = try #require(broker.cluster)
-        let alice = try broker.workspace(for: "alice")
-        let bob = try broker.workspace(for: "bob")
-        let bobChat = try broker.chat(bob, with: "alice")
-        try #require(bobChat.waitFor(broker.connected("bob")))
-        let aliceChat = try broker.chat(alice, with: "bob")
-        try #require(aliceChat.waitFor(broker.connected("alice")))
+        _ = root  // holds the cluster's folder for the whole test
         let pid = try #require(cluster.nodePID(1))
         kill(pid, SIGSTOP)
         defer { kill(pid, SIGCONT) }

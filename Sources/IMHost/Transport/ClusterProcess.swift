@@ -25,7 +25,7 @@ public final class ClusterProcess {
     /// node outlives this process: each gets SIGTERM when it dies, however it dies. Start them
     /// from the thread that lives as long as they should (the main thread): the kernel ties
     /// that signal to the thread.
-    public init(cluster: BrokerCluster, only: Int? = nil, seconds: Double = 30, stopping: () -> Bool = { false }) throws(Failure) {
+    public init(cluster: BrokerCluster, only: Int? = nil, seconds: Double = 60, stopping: () -> Bool = { false }) throws(Failure) {
         self.cluster = cluster
         let description: BrokerCluster.Description, password: String
         do throws(BrokerCluster.Failure) {
