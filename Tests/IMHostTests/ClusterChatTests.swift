@@ -80,7 +80,7 @@ struct ClusterChatTests {
 
     @Test("a node that answers nothing (stopped, its connections open): the host moves on after 5 s and sends again what waited, until the cluster, waiting for that node, takes it")
     func nodeAnswersNothing() throws {
-        let (root, broker, alice, bob, aliceChat, bobChat) = try Self.chatting()
+        let (root, broker, _, bob, aliceChat, bobChat) = try Self.chatting()
         let cluster = try #require(broker.cluster)
         _ = root  // holds the cluster's folder for the whole test
         let pid = try #require(cluster.nodePID(1))
