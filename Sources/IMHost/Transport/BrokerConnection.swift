@@ -54,13 +54,13 @@ final class BrokerConnection {
     }
     private let payloadLimit: Int
     private let photoLimit: Int
-    private let clock: () -> Int64
+    let clock: () -> Int64
     private let makeClient: MakeBrokerClient
-    private let notices: CourierLedger
+    let notices: CourierLedger
 
-    private(set) var state = State.offline(.notConnectedYet)
+    var state = State.offline(.notConnectedYet)
     /// Whether the user wants to be online (`/online`, `/offline`).
-    private(set) var wantsOnline = true
+    var wantsOnline = true
     /// Whether this login connected before, from this data folder: a refusal of its password
     /// then means the device was removed, not that host.json is wrong.
     var knownLogin = false
@@ -88,18 +88,18 @@ final class BrokerConnection {
     /// Whether what the broker retains of the fleet configuration has come, or will not: it
     /// came, the probe came back after it would have, ``fleetWait`` passed after subscribing, or
     /// the connection failed (the cached one applies). Once true, it stays.
-    private(set) var fleetSettled = false
+    var fleetSettled = false
     /// Whether this host holds the user's session, or another host of the user took it.
-    private var claim: SessionClaim
+    var claim: SessionClaim
     /// Whether another host of the user took the session from this one, and it stays offline
     /// until the user says `/online`.
-    private(set) var connectedElsewhere = false
+    var connectedElsewhere = false
     /// Whether this host's presence record stays when it leaves (`imhost sync --take`): the host
     /// it took the session from stays offline until its own `/online`, however soon this one is
     /// done. Otherwise a host that leaves clears its record.
     var keepsPresence = false
     /// What each publish the broker has yet to answer was.
-    private var publishing: [Int32: Publish] = [:]
+    var publishing: [Int32: Publish] = [:]
     /// Told when the connection went or was made anew: the other parts forget what they had in
     /// flight on it.
     var onReset: () -> Void = {}
@@ -136,14 +136,14 @@ final class BrokerConnection {
 
     var isOnline: Bool { if case .online = state { true } else { false } }
 
-    private var client: (any BrokerClient)? {
+    var client: (any BrokerClient)? {
         switch state {
         case .offline: nil
         case .connecting(let client), .online(let client, _): client
         }
     }
 
-    private var online: Online? { if case .online(_, let online) = state { online } else { nil } }
+    var online: Online? { if case .online(_, let online) = state { online } else { nil } }
 
     /// The broker address connected to now, or tried next.
     var address: HostConfig.Transport.Address { settings.addresses[addressIndex] }
@@ -176,7 +176,7 @@ final class BrokerConnection {
     }
 
     /// Changes what an online connection knows.
-    private func update(_ change: (inout Online) -> Void) {
+    func update(_ change: (inout Online) -> Void) {
         guard case .online(let client, var online) = state else { return }
         change(&online)
         state = .online(client, online)
@@ -265,13 +265,13 @@ final class BrokerConnection {
     }
 
     /// Notes a publish the broker has yet to answer.
-    private func waited(_ id: Int32, as what: Publish, now: Int64) {
+    func waited(_ id: Int32, as what: Publish, now: Int64) {
         if publishing.isEmpty { waitingSince = now }
         publishing[id] = what
     }
 
     /// The broker answered publish `id`: what it was.
-    private func takeAnswer(_ id: Int32, now: Int64) -> Publish? {
+    func takeAnswer(_ id: Int32, now: Int64) -> Publish? {
         let what = publishing.removeValue(forKey: id)
         waitingSince = publishing.isEmpty ? nil : now
         return what
@@ -357,7 +357,7 @@ final class BrokerConnection {
 
     /// Offline, for `why`: everything in flight on the connection is forgotten, here and in the
     /// other parts.
-    private func lostConnection(_ why: OfflineReason) {
+    func lostConnection(_ why: OfflineReason) {
         state = .offline(why)
         publishing = [:]
         waitingSince = nil
@@ -485,102 +485,5 @@ final class BrokerConnection {
             update { $0.inbox = .granted }
             sendProbe(now: now)
         }
-    }
-
-    // MARK: Who holds the session
-
-    /// Says, retained on the user's own inbox, that this connection holds the user's session.
-    private func publishPresence() {
-        publish(topic: presenceTopic, payload: Envelope.presence(id: claim.connectionID, at: clock()).bytes, retain: true, as: .answer)
-    }
-
-    /// A presence record came through the inbox: this host holds the session, or another host of
-    /// the user took it after this one did, and this one leaves (without a goodbye: the status
-    /// topic is the other host's now) and stays offline until the user says otherwise.
-    func sawPresence(_ id: String) {
-        guard claim.saw(id) == .takenOver, let client else { return }
-        client.disconnect()
-        wantsOnline = false
-        connectedElsewhere = true
-        lostConnection(.connectedElsewhere(user: user))
-        notices.say(.connectedElsewhere(user: user))
-    }
-
-    /// The first connection takes the session only if no other host of the user holds it; when
-    /// one does, this one leaves at once (``connectedElsewhere``). For `imhost sync`: a one-shot
-    /// command must not throw a running chat off for good.
-    func connectUnlessHeld() { claim.claimNone() }
-
-    /// Starts where a worker that was thrown off left it (a chat's worker started again):
-    /// offline, connected elsewhere, until `/online` takes the session back.
-    func resumeElsewhere() {
-        wantsOnline = false
-        connectedElsewhere = true
-        lostConnection(.connectedElsewhere(user: user))
-        notices.say(.stillElsewhere(user: user))
-    }
-
-    private func sendProbe(now: Int64) {
-        let id = "probe-" + GlobalID.make(at: now)
-        guard publish(topic: Courier.topic(to: user, from: user), payload: Envelope.probe(id: id).bytes, as: .probe) else { return }
-        update { $0.probe = .out(id: id, deadline: now + (version == .v311 ? Self.probeMilliseconds311 : Self.probeMilliseconds)) }
-    }
-
-    /// A probe came back through the inbox: when it is this connection's, the inbox works.
-    func probeCame(_ id: String) {
-        guard case .out(id, _)? = online?.probe else { return }
-        update { $0.probe = .back }
-        // Sent after the fleet subscription: a retained configuration came before it.
-        fleetSettled = true
-        // And after the inbox's: so did a presence record. None came: the broker lost it.
-        if claim.noRecordCame() { publishPresence() }
-    }
-
-    // MARK: Fleet status and goodbye
-
-    /// Publishes this host's status, retained. Returns the publish's message id.
-    @discardableResult
-    private func reportFleetStatus(state: Envelope.Status.State = .running) -> Int32? {
-        guard case .online(let client, _) = self.state,
-              case .success(let id) = client.publish(topic: FleetConfig.statusTopic(of: user), payload: fleetReport.document(state: state, at: clock()), retain: true) else {
-            return nil
-        }
-        waited(id, as: .answer, now: clock())
-        return id
-    }
-
-    /// Reports this host gone (with the version it applied: the will, made at connect, may name
-    /// an older one) and disconnects, keeping the session. Waits (at most half a second) for the
-    /// broker to take the report first: mosquitto 2.0 treats a client that leaves before its
-    /// PUBACK as lost, and publishes its will over the report. The broker's answers to messages
-    /// and receipts meanwhile go to `answered`, a batch at a time; a message arriving now is not
-    /// stored, so not answered: its sender sends it again.
-    func goodbye(_ answered: ([(Publish, BrokerAnswer)]) -> Void) {
-        guard case .online(let client, _) = state else { return }
-        // Its presence record goes with the host that holds the session (before the status,
-        // whose answer is waited for): a host of the user that comes later does not take it
-        // for one still here.
-        if claim.settled, !keepsPresence { _ = client.publish(topic: presenceTopic, payload: [], retain: true) }
-        guard let report = reportFleetStatus(state: .gone) else { return }
-        let deadline = Clock.monotonic() + 500_000_000
-        var taken = false
-        while !taken, Clock.monotonic() < deadline {
-            var batch: [(Publish, BrokerAnswer)] = []
-            for event in client.service() {
-                switch event {
-                case .published(let id, let answer):
-                    if let what = takeAnswer(id, now: clock()) { batch.append((what, answer)) }
-                    if id == report { taken = true }
-                case .disconnected:
-                    answered(batch)
-                    return
-                default:
-                    break
-                }
-            }
-            answered(batch)
-            if !taken { MQTTClient.wait(on: client.descriptors, milliseconds: 20) }
-        }
-        client.disconnect()
     }
 }
