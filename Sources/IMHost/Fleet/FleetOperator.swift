@@ -243,7 +243,8 @@ public final class FleetOperator {
         var index = 0
         var made: MQTTClient?
         while made == nil, index < settings.addresses.count {
-            let address = settings.addresses[(firstAddress + index) % settings.addresses.count]
+            // firstAddress is the cursor: where the connection is, or is tried next.
+            let address = settings.addresses[firstAddress % settings.addresses.count]
             var clientSettings = MQTTClient.Settings(address: address, user: user, password: password, maximumPacket: UInt32(FleetConfig.byteLimit + 4096))
             clientSettings.version = version
             if let ca = settings.caFile { clientSettings.tls = .init(ca: ca, cert: settings.certFile, key: settings.keyFile) }
@@ -272,14 +273,17 @@ public final class FleetOperator {
             case .refused(let refusal)? where refusal.unavailable:
                 failures.append("the broker at \(address) is not serving (\(refusal.reason))")
                 index += 1
+                firstAddress += 1
             case .refused(let refusal)?:
                 client = nil
                 throw Failure(description: "the broker at \(address) refused \(user): \(refusal.reason); check transport.passwordFile (\(settings.passwordFile))")
             case .unreachable(let why)?:
                 failures.append("cannot reach the broker at \(address) (\(why))")
                 index += 1
+                firstAddress += 1
             default:
                 index += 1
+                firstAddress += 1
             }
         }
         guard let made else {

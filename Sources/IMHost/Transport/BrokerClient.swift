@@ -54,6 +54,9 @@ package protocol BrokerClient: AnyObject {
     /// refused by the client (``BrokerClientFailure/tooLarge``), never sent: the broker would end
     /// the connection over it.
     var brokerMaximumPacket: Int? { get }
+    /// Whether the connection is made and its CONNECT sent, and the broker's answer not yet come:
+    /// an attempt that may be dropped without waiting for a connecting thread.
+    var awaitingAnswer: Bool { get }
 }
 
 extension BrokerClient {
@@ -62,6 +65,8 @@ extension BrokerClient {
     package func releaseWrites() {}
     /// A client whose protocol cannot say it (the fake, 3.1.1) knows of no limit.
     package var brokerMaximumPacket: Int? { nil }
+    /// A client that connects at once (the fake) is never waiting.
+    package var awaitingAnswer: Bool { false }
 
     /// ``readable`` and ``writable`` as poll(2) entries.
     package var descriptors: [pollfd] {

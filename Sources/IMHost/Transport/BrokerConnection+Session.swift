@@ -44,6 +44,9 @@ extension BrokerConnection {
     func probeCame(_ id: String) {
         guard case .out(id, _)? = online?.probe else { return }
         update { $0.probe = .back }
+        // The connection works end to end: the backoff and the run of failed addresses restart.
+        reconnectDelay = 1000
+        failuresBegan = nil
         // Sent after the fleet subscription: a retained configuration came before it.
         fleetSettled = true
         // And after the inbox's: so did a presence record. None came: the broker lost it.

@@ -70,11 +70,11 @@ final class BrokerConnection {
     /// The last attempt to connect that failed, until one succeeds.
     private(set) var failedAttempt: Courier.AttemptFailure?
     private var reconnectAt: Int64 = 0
-    private var reconnectDelay: Int64 = 1000
+    var reconnectDelay: Int64 = 1000
     /// Which of ``HostConfig/Transport/addresses`` is tried now, and where the present run of
     /// failures began: once every address failed in a row, the next attempt waits the backoff.
     private var addressIndex = 0
-    private var failuresBegan: Int?
+    var failuresBegan: Int?
     /// The MQTT spoken: host.json's, or (`auto`) 5 until a broker says it does not speak it.
     private(set) var version: MQTTVersion
     /// Whether the inbox's refused subscription was said, since one was last granted.
@@ -187,6 +187,14 @@ final class BrokerConnection {
     /// Connects when it is time, runs the client, and hands back what is for the other parts.
     func service(now: Int64) -> [Happening] {
         if case .offline = state, wantsOnline, now >= reconnectAt { connect(now: now) }
+        // A broker (a frozen node) that took the connection and does not answer its CONNECT:
+        // the next address. (Still connecting on its thread: that ends on its own.)
+        if case .connecting(let client) = state, client.awaitingAnswer, let since = waitingSince, now - since > Self.answerWait {
+            client.disconnect()
+            waitingSince = nil
+            attemptFailed(.unreachable(address: address, .network("no answer within \(Self.answerWait / 1000) s"), retrying: false), transient: true, now: now)
+            return []
+        }
         guard let client else { return [] }
         var happenings: [Happening] = []
         for event in client.service() { handle(event, now: now, into: &happenings) }
@@ -256,6 +264,7 @@ final class BrokerConnection {
         if online {
             reconnectAt = 0
             reconnectDelay = 1000
+            failuresBegan = nil
             // Asked for: this host takes the session, from another host of the user if need be.
             claim.claimNext()
             connectedElsewhere = false
@@ -266,14 +275,15 @@ final class BrokerConnection {
 
     /// Notes a publish the broker has yet to answer.
     func waited(_ id: Int32, as what: Publish, now: Int64) {
-        if publishing.isEmpty { waitingSince = now }
+        if waitingSince == nil { waitingSince = now }
         publishing[id] = what
     }
 
     /// The broker answered publish `id`: what it was.
     func takeAnswer(_ id: Int32, now: Int64) -> Publish? {
         let what = publishing.removeValue(forKey: id)
-        waitingSince = publishing.isEmpty ? nil : now
+        // Still waiting: for other publishes, or for the inbox's subscription.
+        waitingSince = publishing.isEmpty && online?.inbox.id == nil ? nil : now
         return what
     }
 
@@ -296,6 +306,8 @@ final class BrokerConnection {
         do throws(BrokerClientFailure) {
             let made = try makeClient(clientSettings)
             state = .connecting(made)
+            // The clock the CONNECT's answer is waited on (``answerWait``).
+            waitingSince = now
             made.connect()
         } catch {
             attemptFailed(.clientNotMade(error.description), transient: false, now: now, delay: Self.reconnectCap)
@@ -313,8 +325,10 @@ final class BrokerConnection {
     /// later; "retrying" when that may work as it is) unless this connection does not retry.
     private func attemptFailed(_ reason: OfflineReason, transient: Bool, now: Int64, delay: Int64? = nil) {
         // Another address is still to be tried in this run of failures: it is, soon, and only
-        // the run's last failure is said (or ends a connection that does not retry).
-        if transient, delay == nil, nextAddress(now: now) {
+        // the run's last failure is said (or ends a connection that does not retry). Once every
+        // address failed, the backoff (not another round at once).
+        let moves = delay == nil
+        if moves, nextAddress(now: now) {
             lostConnection(reason)
             fleetSettled = true
             return
@@ -323,7 +337,7 @@ final class BrokerConnection {
         if !retries { wantsOnline = false }
         var said = reason
         if retries, transient, case .unreachable(let address, let why, _) = reason { said = .unreachable(address: address, why, retrying: true) }
-        outage(said, now: now, delay: delay, aloud: retries)
+        outage(said, now: now, delay: moves ? reconnectDelay : delay, aloud: retries)
     }
 
     /// The connection failed or was lost: said once for the outage (when `aloud`), and tried
@@ -369,9 +383,10 @@ final class BrokerConnection {
         case .connected:
             guard case .connecting(let client) = state else { return }
             failedAttempt = nil
-            reconnectDelay = 1000
-            failuresBegan = nil
-            notices.say(.connected(address: address, user: login, again: saidOutage != nil || wentSinceConnected))
+            // The backoff and the run of failed addresses start again once the inbox works
+            // (``probeCame(_:)``), not here: a broker that takes the connection and then drops it,
+            // or refuses the inbox, is not tried again at once.
+            if !saidInboxRefused { notices.say(.connected(address: address, user: login, again: saidOutage != nil || wentSinceConnected)) }
             saidOutage = nil
             wentSinceConnected = false
             publishing = [:]
@@ -441,7 +456,10 @@ final class BrokerConnection {
     private func subscribe(_ client: any BrokerClient) {
         if claim.connected() { publishPresence() }
         switch client.subscribe(Courier.topic(to: user, from: "+"), retained: false) {
-        case .success(let id): update { $0.inbox = .asked(id) }
+        case .success(let id):
+            update { $0.inbox = .asked(id) }
+            // Its answer is waited for as a publish's is: a node that answers nothing is left.
+            if waitingSince == nil { waitingSince = clock() }
         case .failure(let failure): notices.say(.inboxNotSubscribed(failure.description))
         }
         // The presence record the broker retains there (the inbox's subscription takes no
@@ -469,6 +487,7 @@ final class BrokerConnection {
                 notices.say(.acl(.fleetRefused(reason)))
             }
         } else if id == online.inbox.id {
+            waitingSince = publishing.isEmpty ? nil : now
             guard answer == .taken else {
                 // Said once until an inbox is granted. Nothing can be sent or received without
                 // it, and a cluster's node refuses it while its JetStream waits for the others: the

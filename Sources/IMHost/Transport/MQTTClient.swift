@@ -33,6 +33,7 @@ package final class MQTTClient: BrokerClient {
     }
 
     private(set) var state = State.idle
+    package var awaitingAnswer: Bool { state == .awaitingAnswer }
     /// The largest packet the broker takes, as its CONNACK said (MQTT 5 Maximum Packet Size;
     /// mosquitto says it when `max_packet_size` is set). libmosquitto refuses a larger publish
     /// itself (`MOSQ_ERR_OVERSIZE_PACKET`), never sending it.
