@@ -30,6 +30,17 @@ extension BrokerConnection {
         }
     }
 
+    /// What became of a publish.
+    enum Sent: Equatable {
+        /// Queued on the connection; the broker's answer comes later.
+        case queued
+        /// The connection cannot take it now (offline, or the client could not queue it).
+        case notNow
+        /// Larger than the broker takes: a packet of `bytes`, and the broker's limit when it said
+        /// one. It fails the same way until the broker's operator raises the limit.
+        case tooLarge(bytes: Int, limit: Int?)
+    }
+
     /// What a publish the broker has yet to answer was, for whoever made it.
     enum Publish {
         case message(QueuedSend)

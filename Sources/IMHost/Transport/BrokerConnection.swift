@@ -231,17 +231,6 @@ final class BrokerConnection {
         send(topic: topic, payload: payload, retain: retain, as: what) == .queued
     }
 
-    /// What became of a publish.
-    enum Sent: Equatable {
-        /// Queued on the connection; the broker's answer comes later.
-        case queued
-        /// The connection cannot take it now (offline, or the client could not queue it).
-        case notNow
-        /// Larger than the broker takes: a packet of `bytes`, and the broker's limit when it said
-        /// one. It fails the same way until the broker's operator raises the limit.
-        case tooLarge(bytes: Int, limit: Int?)
-    }
-
     /// Publishes at QoS 1 as `what`, unless the packet is larger than the broker said it takes:
     /// the broker would end the connection over it (and the host would send it again at every
     /// reconnect).
