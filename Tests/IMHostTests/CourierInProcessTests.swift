@@ -96,6 +96,28 @@ struct CourierInProcessTests {
         })
     }
 
+    @Test("a broker that answers nothing, its connection open: after 5 s the host drops it, says so, connects again (waiting out a frozen CONNECT too) and sends what waited, once")
+    func brokerAnswersNothing() throws {
+        let sides = try connected("alice", "bob")
+        let (alice, bob) = (sides[0], sides[1])
+        broker.frozen = true
+        try alice.send("while it sleeps", to: "bob", clock: clock)
+        // Four seconds: still waiting. Past five: the connection goes.
+        _ = exchange(sides, clock: clock, step: 100, rounds: 40) { false }
+        #expect(!alice.notices.contains { if case .outage = $0 { true } else { false } })
+        #expect(exchange(sides, clock: clock, step: 100, rounds: 40) {
+            alice.notices.contains(.outage(.lost("the broker at unix:/fake/broker.sock answered nothing for 5 s")))
+        }, "\(alice.notices)")
+        // Its next CONNECT is not answered either: that attempt is given up after 5 s too.
+        let attempts = alice.notices.count
+        _ = exchange(sides, clock: clock, step: 200, rounds: 60) { false }
+        #expect(alice.courier.status != .online && alice.notices.count >= attempts, "\(alice.notices)")
+        broker.frozen = false
+        #expect(try exchange(sides, clock: clock, step: 500, rounds: 200) { try alice.store.outboxCounts() == (0, 0) }, "\(alice.notices)")
+        #expect(try bob.texts(from: "alice") == [#"{"text":"while it sleeps"}"#])
+        #expect(alice.notices.contains { if case .connected(_, _, true) = $0 { true } else { false } })
+    }
+
     @Test("a message another process of the user queued goes at the next service when it wakes the courier (the user's wake socket); unwoken, within a second")
     func wokenByAnotherProcess() throws {
         let sides = try connected("alice", "bob")

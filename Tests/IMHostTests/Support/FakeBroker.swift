@@ -26,6 +26,9 @@ final class FakeBroker {
     /// from the connect's answer as mosquitto says it in CONNACK.
     var packetLimit: Int?
     var saysPacketLimit = true
+    /// Answers nothing and passes nothing on while true, its connections left open: a node
+    /// frozen (SIGSTOP) under its clients.
+    var frozen = false
 
     /// Every connection is lost, as when the broker restarts.
     func dropConnections() {
@@ -139,11 +142,19 @@ final class FakeBrokerClient: BrokerClient {
         self.settings = settings
     }
 
+    /// Connected to a frozen broker, which has not answered (and will not).
+    private(set) var awaitingAnswer = false
+
     /// What the broker said at connect: its packet limit, when it says it.
     private(set) var brokerMaximumPacket: Int?
 
     func connect() {
         connected = true
+        // A frozen broker took the TCP connection and never answers the CONNECT.
+        guard !broker.frozen else {
+            awaitingAnswer = true
+            return
+        }
         brokerMaximumPacket = broker.saysPacketLimit ? broker.packetLimit : nil
         events.append(.connected(sessionPresent: broker.connect(self)))
     }
@@ -159,6 +170,7 @@ final class FakeBrokerClient: BrokerClient {
             return .failure(BrokerClientFailure(description: "Packet larger than supported by the server", tooLarge: true))
         }
         let id = takeID()
+        guard !broker.frozen else { return .success(id) }
         let taken = broker.publish(from: settings.user, topic: topic, payload: payload, retain: retain)
         events.append(.published(id: id, taken ? .taken : .refused("Not authorized")))
         return .success(id)
