@@ -2,6 +2,17 @@ import Foundation
 import Testing
 @testable import IMHost
 
+/// Each `transport` object in host.json is refused by `imhost sync` in one line, at host.json's
+/// first line, containing its `expected` words (exit 2).
+func expectTransportRefused(_ cases: [(transport: String, expected: String)], in workspace: Workspace) throws {
+    for (transport, expected) in cases {
+        try workspace.writeConfig(#"{ "user": "alice", "lines": {}, "transport": \#(transport) }"#)
+        let result = try imhost(["sync"], in: workspace)
+        #expect(result.status == 2 && result.stderr.hasPrefix("imhost: host.json:1:") && result.stderr.contains(expected), "\(transport): \(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1)
+    }
+}
+
 /// MQTT 3.1.1 beside 5, a list of broker addresses, and a client id nobody can guess: what lets
 /// the same hosts run on a clustered broker (docs/reference/mqtt.md), shown here on mosquitto,
 /// which speaks both.
@@ -122,12 +133,7 @@ struct ProtocolTests {
             (#"{ "url": "mqtt://a:1", "passwordFile": "pw", "protocol": "4" }"#, #"transport.protocol: expected "5", "3.1.1" or "auto""#),
             (#"{ "url": "mqtt://a:1", "passwordFile": "pw", "protocol": 5 }"#, "transport.protocol: expected a string"),
         ]
-        for (transport, expected) in cases {
-            try workspace.writeConfig(#"{ "user": "alice", "lines": {}, "transport": \#(transport) }"#)
-            let result = try imhost(["sync"], in: workspace)
-            #expect(result.status == 2 && result.stderr.hasPrefix("imhost: host.json:1:") && result.stderr.contains(expected), "\(transport): \(result.stderr)")
-            #expect(result.stderr.split(separator: "\n").count == 1)
-        }
+        try expectTransportRefused(cases, in: workspace)
         let seventeen = (1...17).map { #""mqtt://a:\#($0)""# }.joined(separator: ",")
         try workspace.writeConfig(#"{ "user": "alice", "lines": {}, "transport": { "url": [\#(seventeen)], "passwordFile": "pw" } }"#)
         let tooMany = try imhost(["sync"], in: workspace)

@@ -101,12 +101,7 @@ struct TLSTests {
             (#"{ "url": "mqtts://localhost", "passwordFile": "pw", "caFile": "missing.pem" }"#, "transport.caFile: cannot read"),
             (#"{ "url": "mqtts://localhost", "passwordFile": "pw", "caFile": "ca.pem", "certFile": "ca.pem", "keyFile": "client.key" }"#, "may be read by others"),
         ]
-        for (transport, expected) in cases {
-            try workspace.writeConfig(#"{ "user": "alice", "lines": {}, "transport": \#(transport) }"#)
-            let result = try imhost(["sync"], in: workspace)
-            #expect(result.status == 2 && result.stderr.hasPrefix("imhost: host.json:1:") && result.stderr.contains(expected), "\(transport): \(result.stderr)")
-            #expect(result.stderr.split(separator: "\n").count == 1)
-        }
+        try expectTransportRefused(cases, in: workspace)
         let noTLS = try imhost(["broker", "init", workspace.root + "/b", "--users", "alice", "--listen", "0.0.0.0:8883"])
         #expect(noTLS.status == 2 && noTLS.stderr.contains("--listen needs --tls-cert and --tls-key"), "\(noTLS.stderr)")
     }
