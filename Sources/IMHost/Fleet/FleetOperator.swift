@@ -199,16 +199,10 @@ public final class FleetOperator {
             return granted != nil
         }
         if case .refused(let reason)? = granted {
-            var failure = Failure(description: "the broker refused \(user) reading \(filter) (\(reason)); fleet commands run as \(TransportID.operatorID)")
+            let failure = Failure(description: "the broker refused \(user) reading \(filter) (\(reason)); fleet commands run as \(TransportID.operatorID)")
             // On a cluster, a node refuses a subscription while its JetStream waits for the
             // others: the next node is tried (``retrying(_:)``), and this said if all refuse.
-            if settings.addresses.count > 1 {
-                failure.transient = true
-                self.client = nil
-                pending = []
-                firstAddress += 1
-            }
-            throw failure
+            throw nextNode(failure)
         }
         let probe = "probe-" + GlobalID.make(at: clock())
         guard case .success = client.publish(topic: Courier.topic(to: user, from: user), payload: Envelope.probe(id: probe).bytes) else {
@@ -302,20 +296,26 @@ public final class FleetOperator {
         return made
     }
 
+    /// `failure` on a cluster: the connection is dropped, the next node is where the next try
+    /// starts, and the failure is worth trying again (``retrying(_:)``). On one broker, as it is.
+    private func nextNode(_ failure: Failure) -> Failure {
+        guard settings.addresses.count > 1 else { return failure }
+        var failure = failure
+        failure.transient = true
+        client = nil
+        pending = []
+        firstAddress += 1
+        return failure
+    }
+
     /// Services the connection until `handle` returns true for an event (at most 10 s).
     func pump(_ handle: (MQTTClient.Event) throws(Failure) -> Bool) throws(Failure) {
         // A cluster's node that does not answer within 5 s gives way to the next.
         let seconds: UInt64 = settings.addresses.count > 1 ? 5 : 10
         guard try serve(until: Clock.monotonic() + seconds * 1_000_000_000, handle) else {
-            var failure = Failure(description: "the broker at \(settings.addresses[firstAddress % settings.addresses.count]) did not answer within \(seconds) s")
+            let failure = Failure(description: "the broker at \(settings.addresses[firstAddress % settings.addresses.count]) did not answer within \(seconds) s")
             // A cluster's node that answers nothing: the next is tried (``retrying(_:)``).
-            if settings.addresses.count > 1 {
-                failure.transient = true
-                client = nil
-                pending = []
-                firstAddress += 1
-            }
-            throw failure
+            throw nextNode(failure)
         }
     }
 
