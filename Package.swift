@@ -53,7 +53,7 @@ let package = Package(
                        providers: [.apt(["libmicrohttpd-dev"])]),
         // The browser's front end on the core: the HTTP server, the page as HTML, the page's
         // own few files. It never calls line code.
-        .target(name: "IMHostWeb", dependencies: ["IMHost", "CMicroHTTPD", .product(name: "IMKit", package: "IMKit")],
+        .target(name: "IMHostWeb", dependencies: ["IMHost", "CMicroHTTPD", "CIMHostSupport", .product(name: "IMKit", package: "IMKit")],
                 resources: [.copy("Assets")]),
         // prctl and the crash handler, which Swift cannot call or write safely.
         .target(name: "CIMHostSupport"),

@@ -1,4 +1,7 @@
 import CMicroHTTPD
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A stream of Server-Sent Events to one browser connection, written by the server's loop as
 /// things happen. While it has nothing to send, libmicrohttpd holds the connection suspended
@@ -25,6 +28,18 @@ public final class EventStream {
 
     /// A comment line: nothing for the page, but a write that tells a closed connection apart.
     public func heartbeat() { write(": ♥\n\n") }
+
+    /// Whether the browser closed its end (the tab closed, or went elsewhere): a stream's browser
+    /// sends nothing after its request, so the connection's socket ending is its leaving, seen
+    /// at once rather than at the next heartbeat's failed write.
+    public var browserLeft: Bool {
+        guard let connection, !isClosed else { return false }
+        let socket = imhost_mhd_connection_fd(connection)
+        guard socket >= 0 else { return false }
+        var byte: UInt8 = 0
+        let count = recv(socket, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        return count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+    }
 
     /// Ends the stream once what is queued is written.
     public func close() {

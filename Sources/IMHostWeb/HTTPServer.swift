@@ -1,3 +1,4 @@
+import CIMHostSupport
 import CMicroHTTPD
 #if canImport(Glibc)
 import Glibc
@@ -28,13 +29,21 @@ public final class HTTPServer {
     /// The largest request body this server takes (a photo picked in a page may be larger than
     /// ``bodyLimit`` when host.json's `limits.photoBytes` is).
     public let bodyLimit: Int
-    /// At most this many connections at once.
-    public static let connectionLimit: UInt32 = 256
+    /// Keeps the connections for the server's user (``ConnectionKeeper``).
+    let keeper: ConnectionKeeper
 
     /// Starts listening on 127.0.0.1:`port` (0: a free port, which ``port`` then says).
-    public init(port: UInt16 = 0, bodyLimit: Int = HTTPServer.bodyLimit, handler: @escaping (HTTPRequest) -> HTTPReply) throws(Failure) {
+    /// `sessionHeaderSeconds` and `connectionBudget` are ``ConnectionKeeper``'s policy; the
+    /// open-file limit is raised to hold libmicrohttpd's own limit, well above the budget.
+    public init(port: UInt16 = 0, bodyLimit: Int = HTTPServer.bodyLimit, headerSeconds: Double = 5, connectionBudget: Int = 512,
+                handler: @escaping (HTTPRequest) -> HTTPReply) throws(Failure) {
         self.handler = handler
         self.bodyLimit = bodyLimit
+        var policy = ConnectionKeeper.Policy(headerSeconds: headerSeconds, budget: connectionBudget)
+        // Room for every connection libmicrohttpd may hold, and the process's other files.
+        let files = imhost_raise_open_files(policy.hardLimit + 256)
+        if files < policy.hardLimit + 256 { policy.budget = max(16, (files - 256) / 4) }
+        keeper = ConnectionKeeper(policy: policy)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
@@ -42,7 +51,8 @@ public final class HTTPServer {
         // The server is handed to the C callbacks unretained: it outlives its daemon, which
         // `stop()` (or deinit) ends before the server goes.
         let me = Unmanaged.passUnretained(self).toOpaque()
-        guard let started = withUnsafePointer(to: &address, { imhost_mhd_start($0, Self.connectionLimit, 60, access, me, completed, me) }) else {
+        let limit = UInt32(policy.hardLimit)
+        guard let started = withUnsafePointer(to: &address, { imhost_mhd_start($0, limit, 60, admitting, me, access, me, connectionNotice, me, completed, me) }) else {
             let why = errno == EADDRINUSE ? "the port \(port) is taken" : String(cString: strerror(errno))
             throw Failure(description: "cannot listen on 127.0.0.1:\(port): \(why)")
         }
@@ -60,15 +70,31 @@ public final class HTTPServer {
     public func timeout() -> Int32 {
         guard let daemon else { return -1 }
         var milliseconds: UInt64 = 0
-        guard MHD_get_timeout(daemon, &milliseconds) == .YES else { return -1 }
-        return Int32(min(milliseconds, 60_000))
+        let own = MHD_get_timeout(daemon, &milliseconds) == .YES ? Int32(min(milliseconds, 60_000)) : -1
+        guard let deadline = keeper.nextDeadline() else { return own }
+        return own < 0 ? deadline : min(own, deadline)
     }
 
-    /// Reads, answers and writes what is ready. Never blocks.
+    /// Reads, answers and writes what is ready, and closes the connections the keeper would not
+    /// keep. Never blocks.
     public func service() {
         guard let daemon else { return }
         _ = MHD_run(daemon)
+        keeper.enforce()
     }
+
+    /// Whether a request carries this server's session (its user's browser): set by the server's
+    /// owner; a connection that has shown one is kept past the header deadline and the budget.
+    public var isSession: ((HTTPRequest) -> Bool)?
+
+    /// Connections closed or refused since this was last asked, and why.
+    public func takeDropped() -> ConnectionKeeper.Dropped { keeper.takeDropped() }
+
+    /// Seconds a connection without the session has to send a whole request's headers.
+    public var headerSeconds: Double { keeper.policy.headerSeconds }
+
+    /// How many connections are open now.
+    public var openConnections: Int { keeper.count }
 
     /// Stops listening and closes every connection; open streams end first (libmicrohttpd must
     /// not stop with a connection suspended).
@@ -111,8 +137,10 @@ public final class HTTPServer {
 
     /// A request begins: admitted (its body to be read, up to a limit), or answered at once.
     fileprivate func begin(_ connection: OpaquePointer, method: String, path: String) -> (Pending, MHD_Result?) {
+        let request = HTTPRequest(method: method, path: path, connection: connection, body: [])
+        keeper.requestBegan(connection, session: isSession?(request) ?? false)
         guard let admit else { return (Pending(limit: bodyLimit), nil) }
-        switch admit(HTTPRequest(method: method, path: path, connection: connection, body: [])) {
+        switch admit(request) {
         case .read(let limit):
             return (Pending(limit: limit), nil)
         case .answer(let reply):
@@ -184,7 +212,24 @@ private let access: MHD_AccessHandlerCallback = { cls, connection, url, method, 
     return server.handle(connection, method: method.map { String(cString: $0) } ?? "", path: url.map { String(cString: $0) } ?? "", pending: pending)
 }
 
-private let completed: MHD_RequestCompletedCallback = { _, _, context, _ in
+private let admitting: MHD_AcceptPolicyCallback = { cls, address, length in
+    guard let cls, let address else { return .NO }
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+    return server.keeper.admits(address, length: length, port: server.port) ? .YES : .NO
+}
+
+private let connectionNotice: MHD_NotifyConnectionCallback = { cls, connection, _, what in
+    guard let cls, let connection else { return }
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+    if what == .CONNECTION_NOTIFY_STARTED {
+        server.keeper.opened(connection, socket: imhost_mhd_connection_fd(connection))
+    } else {
+        server.keeper.closed(connection)
+    }
+}
+
+private let completed: MHD_RequestCompletedCallback = { cls, connection, context, _ in
+    if let cls, let connection { Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().keeper.requestEnded(connection) }
     guard let context, let kept = context.pointee else { return }
     Unmanaged<HTTPServer.Pending>.fromOpaque(kept).release()
     context.pointee = nil

@@ -69,6 +69,14 @@ public enum WebDocument {
             """, attributes: " class=\"chat\"")
     }
 
+    /// A page that says why something was refused, with the way back to the chats.
+    public static func refusal(title: String, text: String) -> String {
+        document(title: "imhost · " + title, body: """
+            <nav class="back"><a href="/">← chats</a></nav>
+            <main class="refusal"><h1>\(PageHTML.escape(title))</h1><p>\(PageHTML.escape(text))</p></main>
+            """, attributes: " class=\"refused\"")
+    }
+
     /// `text` percent-encoded for a query value.
     public static func percentEncoded(_ text: String) -> String {
         var out = ""

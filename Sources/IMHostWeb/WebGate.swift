@@ -13,6 +13,12 @@ import Glibc
 /// - The Host header must be the loopback address and this port, so a page from elsewhere whose
 ///   name was made to point at 127.0.0.1 (DNS rebinding) is refused; a request that changes
 ///   something must also come from this server's own pages (its Origin).
+/// - Cookies do not keep ports apart (a page on another 127.0.0.1 port is the same site, and its
+///   requests carry this server's cookie), so where the browser says what made a request (Fetch
+///   Metadata), it must be this server's own pages or the person (`Sec-Fetch-Site` `same-origin`
+///   or `none`), and it must be what the route serves (`Sec-Fetch-Dest`: a document for a page,
+///   `empty` for the event stream and every change, `image` for a photo). A request without
+///   these headers (a program, not a browser) is judged on the rest.
 public struct WebGate: Sendable {
     public let port: UInt16
     /// The token the server printed.
@@ -57,6 +63,7 @@ public struct WebGate: Sendable {
         guard request.header("Host") == "127.0.0.1:\(port)" else {
             return .refused(421, "refused: this server answers only http://127.0.0.1:\(port) (the Host header said otherwise); open the URL imhost web printed")
         }
+        if let refusal = Self.fetchRefusal(request) { return refusal }
         if request.method != "GET" && request.method != "HEAD" {
             guard request.header("Origin") == origin else {
                 return .refused(403, "refused: a change must come from this server's own pages (Origin \(origin)); open the URL imhost web printed")
@@ -70,6 +77,42 @@ public struct WebGate: Sendable {
         }
         if let cookie = request.cookie(cookieName), sessions.contains(where: { Self.equal($0, cookie) }) { return .allowed }
         return .refused(403, "refused: no session; open the URL imhost web printed (it carries the token)")
+    }
+
+    /// Whether `request` carries one of this server's sessions (its cookie), judged on nothing else.
+    public func hasSession(_ request: HTTPRequest) -> Bool {
+        guard let cookie = request.cookie(cookieName) else { return false }
+        return sessions.contains { Self.equal($0, cookie) }
+    }
+
+    /// What a browser may fetch each route as (`Sec-Fetch-Dest`).
+    static func destinations(_ method: String, _ path: String) -> Set<String> {
+        if method != "GET" && method != "HEAD" { return ["empty"] }
+        switch path {
+        case "/", "/chat": return ["document"]
+        case "/events": return ["empty"]
+        case "/photo": return ["image"]
+        default:
+            if path.hasPrefix("/picture/") { return ["image"] }
+            if path.hasSuffix(".js") { return ["script"] }
+            if path.hasSuffix(".css") { return ["style"] }
+            // The page's icon: fetched as an image, or by the browser itself.
+            if path.hasSuffix(".svg") { return ["image", "empty"] }
+            return ["document"]
+        }
+    }
+
+    /// Why the browser's own account of a request (Fetch Metadata) refuses it: made by another
+    /// site's page (another port of this machine included), or as something its route does not
+    /// serve (a chat loaded as an image). `nil` when it says nothing against it.
+    static func fetchRefusal(_ request: HTTPRequest) -> Verdict? {
+        if let site = request.header("Sec-Fetch-Site"), site != "same-origin", site != "none" {
+            return .refused(403, "refused: the browser says another site's page made this request (Sec-Fetch-Site); this server answers only its own pages: open the URL imhost web printed")
+        }
+        if let destination = request.header("Sec-Fetch-Dest"), !destinations(request.method, request.path).contains(destination) {
+            return .refused(403, "refused: the browser asked for this address as something it does not serve (Sec-Fetch-Dest); open the URL imhost web printed")
+        }
+        return nil
     }
 
     /// The Set-Cookie value for a new session.

@@ -61,7 +61,7 @@ struct ConfigTests {
         (#"{ "lines": { "house": {} }, "routes": [ { "rootCateId": 1, "cateID": "*", "line": "house" } ] }"#,
          #"host.json:1:43: routes[0].rootCateId: unknown key "rootCateId"; did you mean "rootCateID"?"#),
         (#"{ "killswitch": {} }"#, #"host.json:1:3: killswitch: unknown key "killswitch"; did you mean "killSwitch"?"#),
-        (#"{ "colour": 1 }"#, #"host.json:1:3: colour: unknown key "colour"; allowed keys: plugins, data, user, lines, routes, killSwitch, limits, transport"#),
+        (#"{ "colour": 1 }"#, #"host.json:1:3: colour: unknown key "colour"; allowed keys: plugins, data, user, lines, routes, killSwitch, limits, transport, web"#),
     ])
     func unknownKeys(text: String, expected: String) {
         #expect(error(text) == expected)
@@ -133,8 +133,8 @@ struct ConfigTests {
         (#"{ "user": "\u41" }"#, #"host.json:1:14: JSON syntax: \u must be followed by four hex digits"#),
         (#"{ "user": "\u-041" }"#, #"host.json:1:14: JSON syntax: \u must be followed by four hex digits"#),
         (#"{ "user": "me\u202e" }"#, #"host.json:1:11: user: the user id has control or bidirectional characters (me\u{202e}); ids are plain text"#),
-        ("{\r  \"x\": 1 }", #"host.json:2:3: x: unknown key "x"; allowed keys: plugins, data, user, lines, routes, killSwitch, limits, transport"#),
-        ("{\r\n  \"x\": 1 }", #"host.json:2:3: x: unknown key "x"; allowed keys: plugins, data, user, lines, routes, killSwitch, limits, transport"#),
+        ("{\r  \"x\": 1 }", #"host.json:2:3: x: unknown key "x"; allowed keys: plugins, data, user, lines, routes, killSwitch, limits, transport, web"#),
+        ("{\r\n  \"x\": 1 }", #"host.json:2:3: x: unknown key "x"; allowed keys: plugins, data, user, lines, routes, killSwitch, limits, transport, web"#),
     ])
     func escapes(text: String, expected: String) {
         #expect(error(text) == expected)
@@ -159,8 +159,17 @@ struct ConfigTests {
         #expect(error(#"{ "limits": { "inputLineBytes": "1M" } }"#) == #"host.json:1:33: limits.inputLineBytes: expected a number, found the string "1M""#)
     }
 
+    @Test("web.maxPages: a whole number of pages from 1 to 256, 8 when not given")
+    func webPages() throws {
+        #expect(try HostConfig.parse("{}", file: "host.json").web.maxPages == 8)
+        #expect(try HostConfig.parse(#"{ "web": { "maxPages": 3 } }"#, file: "host.json").web.maxPages == 3)
+        #expect(error(#"{ "web": { "maxPages": 0 } }"#) == "host.json:1:24: web.maxPages: expected a whole number of pages from 1 to 256, found the number 0")
+        #expect(error(#"{ "web": { "maxPages": "8" } }"#) == #"host.json:1:24: web.maxPages: expected a whole number of pages from 1 to 256, found the string "8""#)
+        #expect(error(#"{ "web": { "pages": 8 } }"#) == #"host.json:1:12: web.pages: unknown key "pages"; allowed keys: maxPages"#)
+    }
+
     @Test("columns count characters, so a Chinese value points at the right place")
     func unicodeColumns() {
-        #expect(error("{ \"plugins\": \"插件\", \"x\": 1 }") == #"host.json:1:20: x: unknown key "x"; allowed keys: plugins, data, user, lines, routes, killSwitch, limits, transport"#)
+        #expect(error("{ \"plugins\": \"插件\", \"x\": 1 }") == #"host.json:1:20: x: unknown key "x"; allowed keys: plugins, data, user, lines, routes, killSwitch, limits, transport, web"#)
     }
 }

@@ -91,4 +91,15 @@ void imhost_crash_watch(void *breadcrumb);
    bytes) that names the line. Returns 0, or -1 when the address is in no library or the table is full. */
 int imhost_crash_add_image(const void *address, const uint8_t *mark, size_t length);
 
+/* The user owning the other end of a TCP connection on loopback: the socket at `client`
+   (127.0.0.1 and the port the connection came from) connected to 127.0.0.1:`server_port`. The
+   kernel says (sock_diag, the netlink interface `ss` uses; /proc/net/tcp where netlink is
+   refused). Returns 0 with `*uid` set, or -1 when the socket is not found (it already closed,
+   or neither source answers). */
+int imhost_loopback_peer_uid(const void *client, unsigned int client_length, uint16_t server_port, uid_t *uid);
+
+/* Raises this process's soft limit on open files to `wanted`, or to its hard limit when that is
+   lower. Returns the soft limit now in force. */
+long imhost_raise_open_files(long wanted);
+
 #endif

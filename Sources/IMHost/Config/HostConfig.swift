@@ -61,6 +61,21 @@ public struct HostConfig: Sendable, Equatable {
         }
     }
 
+    /// How `imhost web` serves the user's chats.
+    public struct Web: Sendable, Equatable {
+        /// The most chat pages one server runs at once, each a worker process (default 8):
+        /// past it, the page nobody has watched longest is closed, and a new one is refused while
+        /// every open page is watched.
+        public var maxPages = 8
+
+        /// The most `maxPages` may be.
+        public static let maxPagesLimit = 256
+
+        public init(maxPages: Int = 8) {
+            self.maxPages = maxPages
+        }
+    }
+
     /// Which sub-categories a route rule matches.
     public enum CateMatch: Sendable, Hashable {
         /// `"*"`: every cateID of the rootCateID (an exact rule wins over it).
@@ -113,6 +128,8 @@ public struct HostConfig: Sendable, Equatable {
     public var killSwitch: KillSwitch
     /// Time limits on line code.
     public var limits = Limits()
+    /// `imhost web`'s settings.
+    public var web = Web()
     /// The broker this host chats through; `nil`: the host works alone, and what is sent stays
     /// queued.
     public var transport: Transport?
@@ -153,7 +170,7 @@ public struct HostConfig: Sendable, Equatable {
 /// Reads host.json's schema.
 extension DocumentReader {
     func read(_ root: JSONNode) throws(ConfigError) -> HostConfig {
-        let top = try members(root, "", allowed: ["plugins", "data", "user", "lines", "routes", "killSwitch", "limits", "transport"])
+        let top = try members(root, "", allowed: ["plugins", "data", "user", "lines", "routes", "killSwitch", "limits", "transport", "web"])
         func member(_ key: String) -> JSONNode? { top.member(key) }
 
         let folder = FileSystem.directory(of: file)
@@ -306,6 +323,17 @@ extension DocumentReader {
             }
         }
 
+        var web = HostConfig.Web()
+        if let node = member("web") {
+            for entry in try members(node, "web", allowed: ["maxPages"]) {
+                let limit = HostConfig.Web.maxPagesLimit
+                guard case .number(let value, _) = entry.value.value, value == value.rounded(), value >= 1, value <= Double(limit) else {
+                    throw fail(entry.value, "web.maxPages", "expected a whole number of pages from 1 to \(limit), found \(entry.value.kindName)")
+                }
+                web.maxPages = Int(value)
+            }
+        }
+
         var transport: HostConfig.Transport?
         if let node = member("transport") {
             transport = try self.transport(node, folder: folder)
@@ -324,7 +352,7 @@ extension DocumentReader {
         return HostConfig(file: file, pluginsFolder: FileSystem.resolve(pluginsFolder, against: folder),
                           dataFolder: FileSystem.resolve(dataFolder, against: folder), user: user,
                           lines: lines, lineOrder: lineOrder, routes: routes, killSwitch: killSwitch, limits: limits,
-                          transport: transport)
+                          web: web, transport: transport)
     }
 
     package func knownLine(_ node: JSONNode, _ path: String, lineOrder: [String], known: Set<String>) throws(ConfigError) -> String {

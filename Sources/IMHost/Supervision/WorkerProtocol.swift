@@ -14,7 +14,7 @@ import Foundation
 /// line that says so rather than misreading its worker.
 public enum WorkerProtocol {
     /// Changes whenever a message changes.
-    public static let version = 10
+    public static let version = 11
 }
 
 /// The supervisor's messages to its worker.
@@ -32,6 +32,10 @@ public enum ToWorker: Codable, Sendable, Equatable {
     case refresh
     /// Run step `number` (from 1) of the scenario.
     case step(number: Int)
+    /// The person saw the chat's messages up to number `through` (from 1) in a visible window
+    /// (a browser's page says so; a terminal's chat reads what it draws by itself): the peer's
+    /// among them are read.
+    case seen(through: Int)
 }
 
 /// The worker's messages to its supervisor.

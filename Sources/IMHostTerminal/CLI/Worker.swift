@@ -78,8 +78,10 @@ final class Worker {
                     output.diagnostic("imhost: \(Self.noTransport(configPath))")
                 }
             }
+            // A browser's page says what a person saw (``ToWorker/seen(through:)``); a terminal's
+            // chat is read as it is drawn.
             session = try ChatSession(host: host, url: resume?.url ?? url, window: resume?.window ?? 20, configPath: configPath,
-                                      output: output, width: width) { [weak self, channel] page in
+                                      output: output, width: width, readsWhatItDraws: !arguments.flags.contains("--web-page")) { [weak self, channel] page in
                 // A browser's page fetches the pictures its cards show from its server: they go first.
                 self?.tellPictures()
                 channel.say(.page(page))
@@ -120,6 +122,8 @@ final class Worker {
             case .refresh:
                 // What changed is shown as the loop looks at the store again, before the next wait.
                 break
+            case .seen(let through):
+                session.seen(through: through)
             case .start, .step:
                 output.diagnostic("imhost: \(unexpected(message))")
             }

@@ -245,15 +245,17 @@ final class ChatDriver {
                                       : "unblocked \(peer): their messages are taken again (those refused meanwhile are not)"])
     }
 
-    /// Marks the peer's messages the page shows as read; returns how many were read now. Their
-    /// read receipts go at once: the process holding the connection is woken. `view`, the page
-    /// as it was drawn, says how its line messages were drawn: their receipts tell the sender.
+    /// Marks the peer's messages the page shows as read (those up to number `through`, when
+    /// given); returns how many were read now. Their read receipts go at once: the process
+    /// holding the connection is woken. `view`, the page as it was drawn, says how its line
+    /// messages were drawn: their receipts tell the sender.
     @discardableResult
-    func markShownRead(_ page: ChatPage, view: PageView? = nil) throws -> Int {
+    func markShownRead(_ page: ChatPage, view: PageView? = nil, through: Int? = nil) throws -> Int {
         guard let store = host.store else { return 0 }
         let count = try page.messageCount()
         let receipts = host.config.transport?.readReceipts ?? false
-        let read = try store.markRead(page.conversation, before: count, receipts: receipts, shownFrom: max(0, count - page.window),
+        let read = try store.markRead(page.conversation, before: min(count, max(0, through ?? count)), receipts: receipts,
+                                      shownFrom: max(0, count - page.window),
                                       drawn: view.map(page.drawn(in:)) ?? [:]).count
         if receipts, read > 0 { host.wakeConnection() }
         return read

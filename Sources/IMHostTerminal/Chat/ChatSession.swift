@@ -13,6 +13,9 @@ final class ChatSession {
     let draw: (PageView) -> Void
     /// The width pages are laid out for.
     let width: Int
+    /// Whether what the page draws counts as read (a terminal); otherwise only what the front
+    /// end says was seen does (``seen(through:)``).
+    let readsWhatItDraws: Bool
 
     /// The page open now.
     var page: ChatPage { driver.page! }
@@ -20,8 +23,10 @@ final class ChatSession {
     var url: String { driver.url! }
 
     /// Opens the chat `url` names (a jump URL or a line's page URL), showing `window` messages.
-    init(host: ChatHost, url: String, window: Int = 20, configPath: String, output: Output, width: Int, draw: @escaping (PageView) -> Void) throws {
+    init(host: ChatHost, url: String, window: Int = 20, configPath: String, output: Output, width: Int, readsWhatItDraws: Bool = true,
+         draw: @escaping (PageView) -> Void) throws {
         self.host = host
+        self.readsWhatItDraws = readsWhatItDraws
         driver = ChatDriver(host: host, configPath: configPath)
         self.output = output
         self.draw = draw
@@ -29,15 +34,15 @@ final class ChatSession {
         try driver.openChat(url, window: window)
     }
 
-    /// Draws the page. What it shows of the peer's messages counts as read: this is the chat
-    /// a person reads.
+    /// Draws the page. In a terminal, what it shows of the peer's messages counts as read: this
+    /// is the chat a person reads.
     func show(onlyIfChanged: Bool = false) {
         do {
             let view = try page.view(width: width)
             if onlyIfChanged, view == shown { return }
             draw(view)
             shown = view
-            try driver.markShownRead(page, view: view)
+            if readsWhatItDraws { try driver.markShownRead(page, view: view) }
             sayUntold()
         } catch {
             output.diagnostic("imhost chat: cannot read the conversation: \(error)")
@@ -61,6 +66,16 @@ final class ChatSession {
     private func sayArrived(_ count: Int, from peer: String, more: Bool = false) {
         let unread = (try? host.store?.unreadCount(of: peer)) ?? nil
         say("\(count)\(more ? " more" : "") new message\(count == 1 ? "" : "s") from \(peer)\(unread.map { " (\($0) unread)" } ?? ""): imhost chat --peer \(peer), or /chats")
+    }
+
+    /// The front end says the person saw the messages up to number `through` in a visible
+    /// window: the peer's among them that the page shows are read, and told as drawn.
+    func seen(through: Int) {
+        do {
+            try driver.markShownRead(page, view: shown, through: through)
+        } catch {
+            output.diagnostic("imhost chat: cannot read the conversation: \(error)")
+        }
     }
 
     /// Draws the page again if it would look different now (a message arrived, a state changed).

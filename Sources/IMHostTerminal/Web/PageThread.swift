@@ -19,6 +19,8 @@ final class PageLink: Sendable {
         case refresh
         /// The page is closed: end its worker.
         case close
+        /// The person saw the messages up to this number in a visible window.
+        case seen(Int)
     }
 
     /// From the page to the server.
@@ -159,6 +161,7 @@ enum PageThread {
                 case .close: chat.finish()
                 case .reload: chat.reload()
                 case .refresh: chat.supervised.hand(.refresh)
+                case .seen(let through): chat.supervised.hand(.seen(through: through))
                 case .command(let text): chat.hand(text)
                 }
                 if let ended {

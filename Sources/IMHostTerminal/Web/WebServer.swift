@@ -18,6 +18,13 @@ final class WebServer {
         /// The browser session (its cookie) that opened it.
         let session: String
         let link = PageLink()
+        /// The jump URL it opens.
+        let url: String
+        /// Its worker was started (when its first event stream opened).
+        var started = false
+        /// When it was made, and when its last stream ended (while it has none): the page
+        /// nobody has watched longest gives way to a new one.
+        let made = Clock.monotonic()
         var streams: [EventStream] = []
         /// The page as last drawn: a tab that connects (again) gets it at once.
         var view: PageView?
@@ -25,10 +32,13 @@ final class WebServer {
         var orphanedAt: UInt64?
         var ended = false
 
-        init(id: String, session: String) {
+        init(id: String, session: String, url: String) {
             self.id = id
             self.session = session
+            self.url = url
         }
+
+        var isRunning: Bool { started && !ended }
     }
 
     private let host: ChatHost
@@ -60,6 +70,16 @@ final class WebServer {
     /// Live pages one browser may have open: HTTP/1.1 gives a browser six connections to one
     /// server, and each live page keeps one (the list one more).
     static let livePagesPerBrowser = 4
+    /// Pages asked for whose stream has not opened yet, kept at most: a request for a page costs
+    /// a few bytes until its stream opens (no worker), and the oldest of these give way.
+    static let waitingPages = 64
+    /// Seconds a page asked for waits for its stream before it is forgotten.
+    static let waitingSeconds: UInt64 = 60
+    /// What the connection keeper dropped since it was last said, since when, and when it was
+    /// last said.
+    private var dropped = ConnectionKeeper.Dropped()
+    private var droppedSince: UInt64?
+    private var droppedSaidAt: UInt64?
 
     /// `workerOptions` go to every page's worker: a data folder and broker other than
     /// host.json's, when the host was made with them (a demo's).
@@ -85,6 +105,7 @@ final class WebServer {
         http = try HTTPServer(port: port) { request in handler?(request) ?? .text(503, "starting\n") }
         gate = WebGate(port: http.port)
         handler = { [unowned self] request in handle(request) }
+        http.isSession = { [unowned self] request in gate.hasSession(request) }
         // No body is read from a request the gate refuses; a photo's may be as large as a photo.
         let photoLimit = max(HTTPServer.bodyLimit, config.limits.photoBytes + 1)
         http.admit = { [unowned self] request in
@@ -139,10 +160,45 @@ final class WebServer {
         connection()
         for page in pages.values { deliver(page) }
         if hostJSON.reloadDue() || quarantine.reloadDue() {
-            for page in pages.values { page.link.send(.reload) }
+            for page in pages.values where page.isRunning { page.link.send(.reload) }
         }
         tidy()
         http.service()
+        sayDropped()
+    }
+
+    /// Says, in one line at most once a minute, which connections the server closed or refused
+    /// to keep its user's page reachable: another program on the machine is at it. What comes
+    /// in a burst is said together, two seconds after it began.
+    private func sayDropped() {
+        let more = http.takeDropped()
+        let now = Clock.monotonic()
+        if !more.isEmpty, droppedSince == nil { droppedSince = now }
+        dropped.slow += more.slow
+        dropped.overBudget += more.overBudget
+        dropped.otherUsers.merge(more.otherUsers, uniquingKeysWith: +)
+        guard let since = droppedSince, now - since >= 2_000_000_000, droppedSaidAt.map({ now - $0 >= 60_000_000_000 }) ?? true else { return }
+        droppedSaidAt = now
+        droppedSince = nil
+        output.diagnostic("imhost web: " + Self.words(dropped, seconds: http.headerSeconds))
+        dropped = ConnectionKeeper.Dropped()
+    }
+
+    /// What ``sayDropped()`` says.
+    static func words(_ dropped: ConnectionKeeper.Dropped, seconds: Double) -> String {
+        var parts: [String] = []
+        let plural = { (count: Int, word: String) in "\(count) \(word)\(count == 1 ? "" : "s")" }
+        if dropped.slow > 0 {
+            parts.append("closed \(plural(dropped.slow, "connection")) that sent no whole request within \(Int(seconds)) s")
+        }
+        if dropped.overBudget > 0 {
+            parts.append("closed \(plural(dropped.overBudget, "connection")) without this server's session past its budget of open connections")
+        }
+        if !dropped.otherUsers.isEmpty {
+            let users = dropped.otherUsers.keys.sorted().map { "uid \($0)" }.joined(separator: ", ")
+            parts.append("refused \(plural(dropped.otherUsers.values.reduce(0, +), "connection")) from other users of this machine (\(users))")
+        }
+        return parts.joined(separator: "; ") + ": another program on this machine is holding connections open; your pages are kept (said at most once a minute)"
     }
 
     /// What the connection did: arrivals and receipts refresh the pages of their conversation and
@@ -161,7 +217,7 @@ final class WebServer {
             }
         }
         guard all || !changed.isEmpty else { return }
-        for page in pages.values where all || page.view.map({ changed.contains($0.conversation) }) == true {
+        for page in pages.values where page.isRunning && (all || page.view.map({ changed.contains($0.conversation) }) == true) {
             page.link.send(.refresh)
         }
         sendList()
@@ -208,23 +264,40 @@ final class WebServer {
             lastHeartbeat = now
             for stream in listStreams + pages.values.flatMap(\.streams) { stream.heartbeat() }
         }
-        listStreams.removeAll(where: \.isClosed)
+        listStreams.removeAll(where: Self.gone)
         for page in pages.values {
-            page.streams.removeAll(where: \.isClosed)
+            page.streams.removeAll(where: Self.gone)
+            guard page.started else {
+                // Asked for, and its stream never came.
+                if now - page.made > Self.waitingSeconds * 1_000_000_000 { pages[page.id] = nil }
+                continue
+            }
             if page.streams.isEmpty {
                 if page.orphanedAt == nil { page.orphanedAt = now }
             } else {
                 page.orphanedAt = nil
             }
             if page.ended || (page.orphanedAt.map { now - $0 > Self.orphanSeconds * 1_000_000_000 } ?? false) {
-                if !page.ended { page.link.send(.close) }
-                pages[page.id] = nil
+                close(page)
             }
         }
     }
 
+    /// Whether a stream has ended, or its browser left (then it is ended here).
+    private static func gone(_ stream: EventStream) -> Bool {
+        if stream.browserLeft { stream.close() }
+        return stream.isClosed
+    }
+
+    /// Ends a page's worker (unless it ended) and forgets the page.
+    private func close(_ page: Page) {
+        if page.isRunning { page.link.send(.close) }
+        pages[page.id] = nil
+    }
+
     /// Ends every page's worker and every stream, then the HTTP server.
     func stop() {
+        pages = pages.filter(\.value.started)
         for page in pages.values { page.link.send(.close) }
         // Each page's thread ends its worker (at most a few seconds each, in parallel).
         let deadline = Clock.monotonic() + 5_000_000_000
@@ -262,6 +335,8 @@ final class WebServer {
             return events(request)
         case ("POST", let path) where path.hasPrefix("/page/") && path.hasSuffix("/photo"):
             return photo(page: String(path.dropFirst("/page/".count).dropLast("/photo".count)), request)
+        case ("POST", let path) where path.hasPrefix("/page/") && path.hasSuffix("/seen"):
+            return seen(page: String(path.dropFirst("/page/".count).dropLast("/seen".count)), request)
         case ("POST", let path) where path.hasPrefix("/page/"):
             return command(page: String(path.dropFirst("/page/".count)), request)
         case ("GET", "/photo"):
@@ -277,24 +352,51 @@ final class WebServer {
         }
     }
 
-    private func html(_ text: String) -> HTTPReply {
-        HTTPReply(status: 200, headers: [("Content-Type", "text/html; charset=utf-8")] + WebGate.pageHeaders(csp: csp), body: .bytes(Array(text.utf8)))
+    private func html(_ text: String, status: Int = 200) -> HTTPReply {
+        HTTPReply(status: status, headers: [("Content-Type", "text/html; charset=utf-8")] + WebGate.pageHeaders(csp: csp), body: .bytes(Array(text.utf8)))
     }
 
-    /// A new page for the chat a jump URL names: its thread and worker start now; the tab gets
-    /// the frame, and the page by its stream.
+    /// A new page for the chat a jump URL names: the tab gets the frame, and the page by its
+    /// stream; the page's worker starts when the stream opens (``start(_:)``), never for a
+    /// request that cannot show it.
     private func open(_ url: String, session: String) -> HTTPReply {
         guard !url.isEmpty else { return .text(400, "refused: no jump URL; open /chat?url=im://chat?rootCateID=...&peer=...\n") }
         let live = pages.values.filter { $0.session == session && !$0.streams.isEmpty }.count
         guard live < Self.livePagesPerBrowser else {
             return .text(429, "refused: \(live) chats are open and live in this browser, the most one browser can keep live (it gives a server six connections); close one, then open this again\n")
         }
+        if let full = roomRefusal(making: false) { return html(WebDocument.refusal(title: "Too many chats open", text: full), status: 503) }
+        let waiting = pages.values.filter { !$0.started }.sorted { $0.made < $1.made }
+        for page in waiting.prefix(max(0, waiting.count - Self.waitingPages + 1)) { pages[page.id] = nil }
         let id = String(WebGate.randomSecret().prefix(16))
-        let page = Page(id: id, session: session)
-        let opening = PageThread.Opening(url: url, config: config, configPath: configPath, user: user, verbose: verbose, workerOptions: workerOptions)
-        guard PageThread.start(opening, link: page.link) else { return .text(503, "refused: no thread for a new page; close some pages\n") }
-        pages[id] = page
+        pages[id] = Page(id: id, session: session, url: url)
         return html(WebDocument.chat(page: id, url: url))
+    }
+
+    /// Why a new chat is refused, when `config.web.maxPages` pages run and every one is watched;
+    /// `nil` when there is room (`making`: the room is made, closing the page nobody has watched
+    /// longest).
+    private func roomRefusal(making: Bool) -> String? {
+        let running = pages.values.filter(\.isRunning)
+        guard running.count >= config.web.maxPages else { return nil }
+        for page in running { page.streams.removeAll(where: Self.gone) }
+        let unwatched = running.filter { $0.streams.isEmpty }.sorted { ($0.orphanedAt ?? $0.made) < ($1.orphanedAt ?? $1.made) }
+        guard unwatched.isEmpty else {
+            if making { for page in unwatched.prefix(running.count - config.web.maxPages + 1) { close(page) } }
+            return nil
+        }
+        return "\(running.count) chats are open in windows now, the most this server runs at once (web.maxPages in host.json). Close one of them, then open this chat again."
+    }
+
+    /// Starts the page's worker as its first stream opens; a refusal when there is no room.
+    private func start(_ page: Page) -> String? {
+        guard !page.started else { return nil }
+        if let refused = roomRefusal(making: true) { return refused }
+        let opening = PageThread.Opening(url: page.url, config: config, configPath: configPath, user: user, verbose: verbose,
+                                         workerOptions: workerOptions)
+        guard PageThread.start(opening, link: page.link) else { return "No thread could be made for a new page; close some pages, then open this chat again." }
+        page.started = true
+        return nil
     }
 
     private func events(_ request: HTTPRequest) -> HTTPReply {
@@ -306,16 +408,35 @@ final class WebServer {
             guard let id = request.argument("page"), let page = pages[id], !page.ended else {
                 return .text(404, "not found: that page is closed; open the chat again from the list\n")
             }
-            page.streams.append(stream)
-            if let view = page.view { stream.send("page", data: PageHTML.body(view)) }
+            if let refused = start(page) {
+                pages[id] = nil
+                stream.send("refused", data: refused)
+                stream.close()
+            } else {
+                page.streams.append(stream)
+                if let view = page.view { stream.send("page", data: PageHTML.body(view)) }
+            }
         }
-        return HTTPReply(status: 200, headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-store"), ("X-Accel-Buffering", "no")],
+        // A stream ends only when its page is gone: the connection goes with it, never reused.
+        return HTTPReply(status: 200, headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-store"), ("X-Accel-Buffering", "no"),
+                                                ("Connection", "close")],
                          body: .stream(stream))
+    }
+
+    /// The page's script saw the messages up to number `through` in a visible window: reading is
+    /// its act, never a side effect of drawing.
+    private func seen(page id: String, _ request: HTTPRequest) -> HTTPReply {
+        guard let page = pages[id], page.isRunning else { return .text(404, "not found: that page is closed; open the chat again from the list\n") }
+        guard let through = Self.form(request.body)["through"].flatMap(Int.init), through >= 1 else {
+            return .text(400, "refused: say which message was seen last (through=N, a message's number from 1)\n")
+        }
+        page.link.send(.seen(through))
+        return HTTPReply(status: 204, body: .bytes([]))
     }
 
     /// A click or a typed line for a page: the chat verb it names, as `imhost chat` takes it.
     private func command(page id: String, _ request: HTTPRequest) -> HTTPReply {
-        guard let page = pages[id], !page.ended else { return .text(404, "not found: that page is closed; open the chat again from the list\n") }
+        guard let page = pages[id], page.isRunning else { return .text(404, "not found: that page is closed; open the chat again from the list\n") }
         guard let command = Self.form(request.body)["command"], !command.isEmpty else {
             return .text(400, "refused: no command in the request (command=...)\n")
         }
@@ -349,7 +470,7 @@ final class WebServer {
     /// A photo picked in the page (the Photo item): its bytes are checked here, kept in a file
     /// of the data folder, and the page sends them as `/photo FILE` would in the terminal.
     private func photo(page id: String, _ request: HTTPRequest) -> HTTPReply {
-        guard let page = pages[id], !page.ended else { return .text(404, "not found: that page is closed; open the chat again from the list\n") }
+        guard let page = pages[id], page.isRunning else { return .text(404, "not found: that page is closed; open the chat again from the list\n") }
         do throws(Photo.Refusal) {
             _ = try Photo.read(request.body, limit: config.limits.photoBytes)
         } catch {

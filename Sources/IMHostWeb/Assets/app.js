@@ -43,10 +43,37 @@ function replacePage(root, html) {
   if (again) { again.value = typed; if (focused) again.focus(); }
 }
 
+// Reading is the person's act: the newest message on the page counts as seen only while the
+// window is visible, and the server is told which (never because the page was drawn).
+function seer(root, page) {
+  let told = 0;
+  return () => {
+    if (document.visibilityState !== "visible") return;
+    const numbers = Array.from(root.querySelectorAll(".messages .message[data-number]"), (message) => Number(message.dataset.number));
+    const newest = Math.max(0, ...numbers);
+    if (newest <= told) return;
+    told = newest;
+    fetch("/page/" + encodeURIComponent(page) + "/seen", { method: "POST", body: new URLSearchParams({ through: String(newest) }),
+                                                           credentials: "same-origin" });
+  };
+}
+
 function chatPage(root) {
   const page = root.dataset.page;
+  const seen = seer(root, page);
+  document.addEventListener("visibilitychange", seen);
   const events = new EventSource("/events?page=" + encodeURIComponent(page));
-  events.addEventListener("page", (event) => replacePage(root, event.data));
+  events.addEventListener("page", (event) => { replacePage(root, event.data); seen(); });
+  // No room for this chat (every page the server may run is watched): it says why, and the
+  // stream is not tried again.
+  events.addEventListener("refused", (event) => {
+    events.close();
+    const why = document.createElement("p");
+    why.className = "refusal";
+    why.setAttribute("role", "alert");
+    why.textContent = event.data;
+    root.replaceChildren(why);
+  });
   events.addEventListener("say", (event) => said(event.data));
   events.addEventListener("crash", (event) => said(event.data, "crash"));
   events.addEventListener("ended", (event) => { said(event.data, "ended"); events.close(); });

@@ -55,7 +55,7 @@ enum LoopbackHTTP {
         return response
     }
 
-    private static func connect(port: Int) throws -> Int32 {
+    static func connect(port: Int) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
         var address = sockaddr_in()
@@ -74,7 +74,7 @@ enum LoopbackHTTP {
         return fd
     }
 
-    private static func send(_ data: Data, to fd: Int32) throws {
+    static func send(_ data: Data, to fd: Int32) throws {
         var sent = 0
         while sent < data.count {
             let count = data.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + sent, data.count - sent, Int32(MSG_NOSIGNAL)) }
