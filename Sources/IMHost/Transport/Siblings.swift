@@ -10,7 +10,8 @@
 ///   knows no point: it is sent the newest ``historyLimit`` messages (at most
 ///   ``historyPhotoBytes`` of photos), and says how far it got;
 /// - a conversation read on one device is read on all (`seen`), and a peer blocked on one is
-///   blocked on all (`block`), from notes the store keeps until they are said.
+///   blocked on all (`block`), from notes the store keeps until they are said. A `seen` that
+///   names a message this device does not have yet is kept until it comes.
 final class Siblings {
     /// The most messages a new device is given, and the most bytes of photos among them.
     static let historyLimit = 10_000
@@ -49,6 +50,9 @@ final class Siblings {
     /// messages and copies that came with it are stored.
     private var copies: [Envelope.Sibling.Copy] = []
     private var notes: [Envelope.Sibling] = []
+    /// Whether the store may keep a `seen` whose message has not come (then each service looks
+    /// whether it came): known at the first look.
+    private var keepsSeen = true
 
     private struct Catching {
         /// Where the next index chunk must start (`nil`: the first of a new device's answer).
@@ -222,13 +226,22 @@ final class Siblings {
         for note in taken {
             switch note {
             case .seen(_, let peer, let upTo):
-                if (try? store.siblingSaw(peer, upTo: upTo)) == true { ledger.record(.changed(peers: [peer])) }
+                switch try? store.siblingSaw(peer, upTo: upTo) {
+                case .read?: ledger.record(.changed(peers: [peer]))
+                case .kept?: keepsSeen = true
+                case .unchanged?, nil: break
+                }
             case .block(_, let peer, let blocked):
                 try? store.setBlocked(peer, blocked, noteSiblings: false)
                 ledger.record(.changed(peers: [peer]))
             default:
                 break
             }
+        }
+        // What was kept for a message that came now (with this service's arrivals or copies).
+        if keepsSeen, let kept = try? store.siblingSawKept() {
+            keepsSeen = kept.stillKept
+            if !kept.changed.isEmpty { ledger.record(.changed(peers: Set(kept.changed))) }
         }
     }
 
