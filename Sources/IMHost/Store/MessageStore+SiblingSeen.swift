@@ -1,8 +1,8 @@
-/// What was read on the user's other devices (``Envelope/Sibling/seen(by:peer:upTo:)``): read
-/// here too, whenever it comes. A `seen` that names a message this device does not have yet (it
-/// came first, or the message comes later from the broker, its sender's resend or a catch-up) is
-/// kept (`sibling_seen`, ``Migrations``, 9), the last said for each conversation, and applied
-/// once the message is stored.
+/// What was read on the user's other devices (``Envelope/Sibling/seen(by:peer:upTo:)``, and the
+/// read points a catch-up's answer carries): read here too, whenever it comes. A `seen` that
+/// names a message this device does not have yet (it came first, or the message comes later
+/// from the broker, its sender's resend or a catch-up) is kept (`sibling_seen`, ``Migrations``,
+/// 9), the last said for each conversation, and applied once the message is stored.
 extension MessageStore {
     /// What a `seen` from another device did here.
     public enum SiblingSeen: Sendable, Equatable {
@@ -54,6 +54,37 @@ extension MessageStore {
             try guarded { try database.statement("DELETE FROM sibling_seen WHERE peer = ? AND global_id = ?").bind(kept.peer, kept.id).run() }
         }
         return (changed, try guarded { try database.statement("SELECT 1 FROM sibling_seen LIMIT 1").step() })
+    }
+
+    /// The peers of the conversations with unread messages here, the `limit` most recent: a
+    /// catch-up asks the other devices how far each is read there.
+    public func unreadPeers(limit: Int) throws(StoreError) -> [String] {
+        try guarded {
+            let rows = try database.statement("SELECT peer FROM conversations WHERE unread > 0 ORDER BY updated_at DESC, id DESC LIMIT ?")
+            try rows.bind(limit)
+            var peers: [String] = []
+            while try rows.step() { peers.append(rows.text(0)) }
+            return peers
+        }
+    }
+
+    /// How far each of `peers`' conversations is read here: the id of its newest read message
+    /// that came over the transport (another device can have it; a scenario's it cannot). A
+    /// conversation with none is left out.
+    public func readPoints(of peers: [String]) throws(StoreError) -> [String: String] {
+        try guarded {
+            let find = try database.statement("""
+                SELECT m.global_id FROM messages m JOIN conversations c ON c.id = m.conversation
+                WHERE c.peer = ?1 AND m.sender = ?1 AND m.outgoing = 0 AND m.arrived = 1 AND m.state = 'read' ORDER BY m.position DESC LIMIT 1
+                """)
+            var points: [String: String] = [:]
+            for peer in peers {
+                find.reset()
+                try find.bind(peer)
+                if try find.step() { points[peer] = find.text(0) }
+            }
+            return points
+        }
     }
 
     /// The place of `peer`'s message `id` in their conversation, if it is stored.
