@@ -248,7 +248,7 @@ func pageTexts(_ workspace: Workspace, with peer: String) throws -> [String] {
 }
 
 /// Bob's unread count at alice's device `workspace`, as `imhost chats --json` says it.
-private func unread(_ workspace: Workspace, from peer: String) throws -> Int? {
+func unread(_ workspace: Workspace, from peer: String) throws -> Int? {
     let listed = try imhost(["chats", "--json"], in: workspace)
     let rows = try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]] ?? []
     return rows.first { $0["peer"] as? String == peer }?["unread"] as? Int

@@ -8,7 +8,7 @@ import IMKit
 /// What a device keeps of its user's other devices (``Migrations``, 8): which it knows and how
 /// far it has what each has (`siblings.through`, in that device's own numbering of what it
 /// stores), what it has to tell them (`sibling_notes`), and the messages it gives them and takes
-/// from them (``Envelope/Sibling``).
+/// from them (``Envelope/Sibling``); what they read is kept and applied by ``siblingSaw(_:upTo:)``.
 extension MessageStore {
     public typealias SiblingItem = Envelope.Sibling.Item
 
@@ -226,20 +226,6 @@ extension MessageStore {
                 return changed
             }
         }
-    }
-
-    /// Another device read the conversation with `peer` up to the message `upTo`: it is read
-    /// here too, without a receipt (the device that showed it sent one). Returns whether
-    /// anything changed.
-    public func siblingSaw(_ peer: String, upTo id: String) throws(StoreError) -> Bool {
-        guard let position = try guarded({ () throws -> Int? in
-            let find = try database.statement("""
-                SELECT m.position FROM messages m JOIN conversations c ON c.id = m.conversation WHERE c.peer = ? AND m.sender = ? AND m.global_id = ?
-                """)
-            try find.bind(peer, peer, id)
-            return try find.step() ? Int(find.int(0)) : nil
-        }) else { return false }
-        return try !markRead(peer, before: position + 1, noteSiblings: false).isEmpty
     }
 
     // MARK: What this device tells the others

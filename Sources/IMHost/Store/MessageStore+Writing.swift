@@ -315,7 +315,9 @@ extension MessageStore {
                 var newest: (position: Int64, id: String)?
                 while try read.step() {
                     ids.append(read.text(0))
-                    if read.int(2) > newest?.position ?? -1 { newest = (read.int(2), read.text(0)) }
+                    // The other devices are told of the newest that came over the transport:
+                    // they can have it (a scenario's or /recv's is this device's alone).
+                    if read.int(1) != 0, read.int(2) > newest?.position ?? -1 { newest = (read.int(2), read.text(0)) }
                     // A read receipt says the person saw it: only for what the page shows.
                     if read.int(1) != 0, read.int(2) >= Int64(start) { arrived.append((read.text(0), read.text(3))) }
                 }

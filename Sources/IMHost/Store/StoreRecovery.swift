@@ -90,7 +90,8 @@ struct StoreRecovery {
                                  ("drafts", "unsent drafts"), ("photos", "photos"),
                                  ("sibling_notes", "notes for the user's other devices")]
     // (`siblings` is not copied: a device that forgets how far it has what the others have asks
-    // them from the start again, and takes only what it lacks.)
+    // them from the start again, and takes only what it lacks. Nor is `sibling_seen`: how far
+    // the others read a conversation still unread here comes with that catch-up.)
 
     /// The tables also looked for page by page when they could not be read whole: what the
     /// user wrote or chose, which nothing else says again. (The outbox is made again from the

@@ -14,8 +14,8 @@ extension Envelope {
     ///
     /// ```
     /// {"v":1,"kind":"copy","by":LOGIN,"peer":P,"out":true,"state":S, ...a message's members...}
-    /// {"v":1,"kind":"sync","by":LOGIN,"since":{LOGIN:N,...},"limit":N}
-    /// {"v":1,"kind":"index","by":LOGIN,"to":LOGIN,"items":[[P,ID,0|1],...],"start":N,"through":N,"last":true,"total":N}
+    /// {"v":1,"kind":"sync","by":LOGIN,"since":{LOGIN:N,...},"limit":N,"unread":[P,...]}
+    /// {"v":1,"kind":"index","by":LOGIN,"to":LOGIN,"items":[[P,ID,0|1],...],"start":N,"through":N,"last":true,"total":N,"read":{P:ID,...}}
     /// {"v":1,"kind":"want","by":LOGIN,"to":LOGIN,"items":[[P,ID,0|1],...]}
     /// {"v":1,"kind":"gone","by":LOGIN,"to":LOGIN,"missing":[[P,ID,0|1],...],"later":[...]}
     /// {"v":1,"kind":"seen","by":LOGIN,"peer":P,"upTo":ID}
@@ -29,10 +29,13 @@ extension Envelope {
     /// ends); the device asks for those it lacks (`want`) and is sent each as a `copy`, as many as
     /// fit a few MiB at a time (`gone` names the rest to ask for again, and those it no longer has). A new device knows no point: it is sent the newest
     /// `limit` messages. A message a device sends goes as a `copy` to the others at once; a
-    /// conversation read (`seen`) and a peer blocked (`block`) follow the person too.
+    /// conversation read (`seen`) and a peer blocked (`block`) follow the person too. A `sync`
+    /// names the conversations unread at the asking device (`unread`, an addition), and the last
+    /// chunk of each answer says how far each of them is read at the answering one (`read`): a
+    /// `seen` the asking device missed reaches it at its next catch-up.
     public enum Sibling: Sendable, Equatable {
         case copy(Copy)
-        case sync(by: String, since: [String: Int64], limit: Int)
+        case sync(by: String, since: [String: Int64], limit: Int, unread: [String] = [])
         case index(Index)
         case want(by: String, to: String, items: [Item])
         case gone(by: String, to: String, missing: [Item], later: [Item])
@@ -45,6 +48,9 @@ extension Envelope {
         public static let itemsPerEnvelope = 200
         /// The most devices a `sync` names.
         static let sinceEntries = 64
+        /// The most conversations a `sync`'s `unread` and an `index`'s `read` name (more are
+        /// not read: a host that names more hears of the first ones).
+        static let readEntries = 64
 
         /// One of the user's messages, named as a store knows it: the conversation's peer, the
         /// sender's id for it, and whether the user sent it (then its sender is the user).
@@ -90,7 +96,10 @@ extension Envelope {
             public var last: Bool
             /// How many the whole answer names.
             public var total: Int
-            public init(by: String, to: String, items: [Item], from: Int64, through: Int64, last: Bool, total: Int) {
+            /// How far the conversations the asking device said are unread are read at this
+            /// one, by peer: the id of the peer's newest message read here (on the last chunk).
+            public var read: [String: String]
+            public init(by: String, to: String, items: [Item], from: Int64, through: Int64, last: Bool, total: Int, read: [String: String] = [:]) {
                 self.by = by
                 self.to = to
                 self.items = items
@@ -98,6 +107,7 @@ extension Envelope {
                 self.through = through
                 self.last = last
                 self.total = total
+                self.read = read
             }
         }
 
@@ -105,7 +115,7 @@ extension Envelope {
         public var by: String {
             switch self {
             case .copy(let copy): copy.by
-            case .sync(let by, _, _), .want(let by, _, _), .gone(let by, _, _, _), .seen(let by, _, _), .block(let by, _, _): by
+            case .sync(let by, _, _, _), .want(let by, _, _), .gone(let by, _, _, _), .seen(let by, _, _), .block(let by, _, _): by
             case .index(let index): index.by
             }
         }
@@ -136,11 +146,14 @@ extension Envelope {
                 let message = Envelope.message(copy.message).text
                 return #"{"v":1,"kind":"copy","by":\#(quoted(copy.by)),"peer":\#(quoted(copy.peer)),"out":\#(copy.outgoing),"state":\#(quoted(copy.state)),"#
                     + message.dropFirst(#"{"v":1,"kind":"message","#.count)
-            case .sync(let by, let since, let limit):
+            case .sync(let by, let since, let limit, let unread):
                 let entries = since.sorted { $0.key < $1.key }.map { "\(quoted($0.key)):\($0.value)" }.joined(separator: ",")
-                return #"{"v":1,"kind":"sync","by":\#(quoted(by)),"since":{\#(entries)},"limit":\#(limit)}"#
+                let peers = unread.isEmpty ? "" : #","unread":["# + unread.map(quoted).joined(separator: ",") + "]"
+                return #"{"v":1,"kind":"sync","by":\#(quoted(by)),"since":{\#(entries)},"limit":\#(limit)\#(peers)}"#
             case .index(let index):
-                return #"{"v":1,"kind":"index","by":\#(quoted(index.by)),"to":\#(quoted(index.to)),"items":\#(items(index.items)),"start":\#(index.from),"through":\#(index.through),"last":\#(index.last),"total":\#(index.total)}"#
+                let read = index.read.isEmpty ? ""
+                    : #","read":{"# + index.read.sorted { $0.key < $1.key }.map { "\(quoted($0.key)):\(quoted($0.value))" }.joined(separator: ",") + "}"
+                return #"{"v":1,"kind":"index","by":\#(quoted(index.by)),"to":\#(quoted(index.to)),"items":\#(items(index.items)),"start":\#(index.from),"through":\#(index.through),"last":\#(index.last),"total":\#(index.total)\#(read)}"#
             case .want(let by, let to, let wanted):
                 return #"{"v":1,"kind":"want","by":\#(quoted(by)),"to":\#(quoted(to)),"items":\#(items(wanted))}"#
             case .gone(let by, let to, let missing, let later):
@@ -190,6 +203,24 @@ extension Envelope {
                 }
                 return items
             }
+            // Additions, read leniently (never refused): what is not a peer, or a peer and a
+            // message id, is left out, as are entries past readEntries.
+            func unread() -> [String] {
+                guard case .array(let elements)? = member("unread")?.value else { return [] }
+                let peers = elements.compactMap { element -> String? in
+                    guard case .string(let peer) = element.value, TransportID.problem(peer) == nil else { return nil }
+                    return peer
+                }
+                return Array(peers.prefix(readEntries))
+            }
+            func readPoints() -> [String: String] {
+                guard case .object(let entries)? = member("read")?.value else { return [:] }
+                var points: [String: String] = [:]
+                for entry in entries where points.count < readEntries && TransportID.problem(entry.key) == nil && points[entry.key] == nil {
+                    if case .string(let id) = entry.value.value, GlobalID.isValid(id) { points[entry.key] = id }
+                }
+                return points
+            }
             let by = try login("by")
             switch kind {
             case "copy":
@@ -210,10 +241,10 @@ extension Envelope {
                           value <= 9_007_199_254_740_991 else { throw refuse("whose since is not device logins and whole numbers") }
                     since[entry.key] = Int64(value)
                 }
-                return .sync(by: by, since: since, limit: Int(min(try whole("limit"), 1_000_000)))
+                return .sync(by: by, since: since, limit: Int(min(try whole("limit"), 1_000_000)), unread: unread())
             case "index":
                 return .index(Index(by: by, to: try login("to"), items: try items(), from: try whole("start"), through: try whole("through"), last: try flag("last"),
-                                    total: Int(min(try whole("total"), 1_000_000_000))))
+                                    total: Int(min(try whole("total"), 1_000_000_000)), read: readPoints()))
             case "want":
                 return .want(by: by, to: try login("to"), items: try items())
             case "gone":

@@ -10,7 +10,11 @@
 ///   knows no point: it is sent the newest ``historyLimit`` messages (at most
 ///   ``historyPhotoBytes`` of photos), and says how far it got;
 /// - a conversation read on one device is read on all (`seen`), and a peer blocked on one is
-///   blocked on all (`block`), from notes the store keeps until they are said.
+///   blocked on all (`block`), from notes the store keeps until they are said. A `seen` that
+///   names a message this device does not have yet is kept until it comes; one this device
+///   missed (its device did not know this one yet, or the broker lost it) comes with the next
+///   catch-up: a `sync` names the conversations unread here, and the answer says how far each
+///   is read there.
 final class Siblings {
     /// The most messages a new device is given, and the most bytes of photos among them.
     static let historyLimit = 10_000
@@ -49,6 +53,9 @@ final class Siblings {
     /// messages and copies that came with it are stored.
     private var copies: [Envelope.Sibling.Copy] = []
     private var notes: [Envelope.Sibling] = []
+    /// Whether the store may keep a `seen` whose message has not come (then each service looks
+    /// whether it came): known at the first look.
+    private var keepsSeen = true
 
     private struct Catching {
         /// Where the next index chunk must start (`nil`: the first of a new device's answer).
@@ -103,7 +110,8 @@ final class Siblings {
             askAgainAt = now + Self.resyncMilliseconds
             if device != nil || knowsSiblings {
                 let since = (try? store.siblingPoints(limit: Self.syncPoints)) ?? [:]
-                publish(.sync(by: login, since: since, limit: Self.historyLimit), to: everyDevice)
+                let unread = (try? store.unreadPeers(limit: Envelope.Sibling.readEntries)) ?? []
+                publish(.sync(by: login, since: since, limit: Self.historyLimit, unread: unread), to: everyDevice)
             }
         }
         tellNotes()
@@ -158,9 +166,11 @@ final class Siblings {
             copies.append(copy)
         case .seen, .block:
             notes.append(sibling)
-        case .sync(_, let since, let limit):
-            answer(by, since: since[login], limit: min(limit, Self.historyLimit))
+        case .sync(_, let since, let limit, let unread):
+            answer(by, since: since[login], limit: min(limit, Self.historyLimit), unread: unread)
         case .index(let index) where index.to == login:
+            // How far the conversations unread here are read there, whatever becomes of the chunk.
+            notes += index.read.map { .seen(by: by, peer: $0.key, upTo: $0.value) }
             let point = (try? store.siblings()[by]) ?? nil
             var state = catching[by] ?? Catching(expect: point)
             // A chunk that starts at the point this device has (the last complete chunk's end)
@@ -222,7 +232,11 @@ final class Siblings {
         for note in taken {
             switch note {
             case .seen(_, let peer, let upTo):
-                if (try? store.siblingSaw(peer, upTo: upTo)) == true { ledger.record(.changed(peers: [peer])) }
+                switch try? store.siblingSaw(peer, upTo: upTo) {
+                case .read?: ledger.record(.changed(peers: [peer]))
+                case .kept?: keepsSeen = true
+                case .unchanged?, nil: break
+                }
             case .block(_, let peer, let blocked):
                 try? store.setBlocked(peer, blocked, noteSiblings: false)
                 ledger.record(.changed(peers: [peer]))
@@ -230,27 +244,34 @@ final class Siblings {
                 break
             }
         }
+        // What was kept for a message that came now (with this service's arrivals or copies).
+        if keepsSeen, let kept = try? store.siblingSawKept() {
+            keepsSeen = kept.stillKept
+            if !kept.changed.isEmpty { ledger.record(.changed(peers: Set(kept.changed))) }
+        }
     }
 
     /// Whether copies came in this service and wait to be stored.
     var holdsCopies: Bool { !copies.isEmpty }
 
     /// Answers device `by`'s `sync`: the ids this device stored after `through`, a chunk an
-    /// envelope (or an empty last one: nothing new).
-    private func answer(_ by: String, since through: Int64?, limit: Int) {
+    /// envelope (or an empty last one: nothing new), the last saying how far the conversations
+    /// `unread` there are read here.
+    private func answer(_ by: String, since through: Int64?, limit: Int, unread: [String]) {
         guard let items = try? store.siblingIndex(after: through, limit: limit, photoBytes: Self.historyPhotoBytes) else { return }
+        let read = unread.isEmpty ? [:] : (try? store.readPoints(of: unread)) ?? [:]
         let topic = Self.topic(of: by, user: user)
         var from = through ?? 0
         guard !items.isEmpty else {
-            publish(.index(.init(by: login, to: by, items: [], from: from, through: from, last: true, total: 0)), to: topic)
+            publish(.index(.init(by: login, to: by, items: [], from: from, through: from, last: true, total: 0, read: read)), to: topic)
             return
         }
         let size = Envelope.Sibling.itemsPerEnvelope
         for start in stride(from: 0, to: items.count, by: size) {
             let chunk = items[start..<min(start + size, items.count)]
-            let end = chunk.last!.row
-            publish(.index(.init(by: login, to: by, items: chunk.map(\.item), from: from, through: end, last: start + size >= items.count,
-                                 total: items.count)), to: topic)
+            let end = chunk.last!.row, last = start + size >= items.count
+            publish(.index(.init(by: login, to: by, items: chunk.map(\.item), from: from, through: end, last: last, total: items.count,
+                                 read: last ? read : [:])), to: topic)
             from = end
         }
     }

@@ -216,6 +216,18 @@ enum Migrations {
             queued_at INTEGER NOT NULL
         );
         """,
+        // 9: another device read a conversation up to a message this one does not have yet (it
+        // came before the message, or the message comes later from the broker, a resend or a
+        // catch-up): kept until that message is stored here, then read up to it and dropped.
+        """
+        -- The newest such a peer: at most one row a conversation.
+        CREATE TABLE sibling_seen (
+            peer TEXT PRIMARY KEY,
+            -- The peer's id of the message read up to.
+            global_id TEXT NOT NULL,
+            kept_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        """,
     ]
 
     /// The version this code writes.
