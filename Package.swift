@@ -84,3 +84,13 @@ let package = Package(
         ),
     ] + lines.map(\.1) + fixtures.map(\.1)
 )
+
+// imhost's retain rule: a mosquitto plugin in C (Sources/CIMHostRetainRule, against Debian's
+// mosquitto-dev headers; `make` installs them) that refuses retained messages beyond the ones
+// imhost retains by design. `imhost broker init` copies it into the broker folder.
+package.products.append(.library(name: "IMHostRetainRule", type: .dynamic, targets: ["CIMHostRetainRule"]))
+// It has no headers of its own for other targets: mosquitto finds its functions by name. Linked
+// as C alone: without Swift's startup file, its runtime is not needed (--as-needed drops it),
+// so the broker does not load Swift's runtime.
+package.targets.append(.target(name: "CIMHostRetainRule", publicHeadersPath: ".",
+                               linkerSettings: [.unsafeFlags(["-nostartfiles", "-static-stdlib", "-no-toolchain-stdlib-rpath", "-Xlinker", "--as-needed"])]))
