@@ -90,7 +90,8 @@ let package = Package(
 // imhost retains by design. `imhost broker init` copies it into the broker folder.
 package.products.append(.library(name: "IMHostRetainRule", type: .dynamic, targets: ["CIMHostRetainRule"]))
 // It has no headers of its own for other targets: mosquitto finds its functions by name. Linked
-// as C alone: without Swift's startup file, its runtime is not needed (--as-needed drops it),
-// so the broker does not load Swift's runtime.
+// so that the broker loads no Swift runtime: without Swift's startup file (-nostartfiles) nothing
+// calls the runtime, and linked statically (-static-stdlib) none of it is taken in (the library
+// still names libstdc++ and libm, as Swift's static link does), with no path into the toolchain.
 package.targets.append(.target(name: "CIMHostRetainRule", publicHeadersPath: ".",
-                               linkerSettings: [.unsafeFlags(["-nostartfiles", "-static-stdlib", "-no-toolchain-stdlib-rpath", "-Xlinker", "--as-needed"])]))
+                               linkerSettings: [.unsafeFlags(["-nostartfiles", "-static-stdlib", "-no-toolchain-stdlib-rpath"])]))

@@ -20,7 +20,6 @@
 
    The broker runs plugins on its one thread, so the statics below need no lock. The mosquitto_*
    functions are the broker's own, found in its executable when it loads this library. */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
