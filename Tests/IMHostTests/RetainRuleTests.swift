@@ -168,6 +168,24 @@ struct RetainRuleTests {
         #expect(second["changed"] as? Bool == false && second["retainRule"] as? Bool == false && second["restartNeeded"] as? Bool == false, "\(second)")
     }
 
+    @Test("started as root for a folder another user owns, init makes the plugin's copy that user's (mode 0644), and the broker, running as that user, loads it (one it cannot read stops it before it accepts connections)",
+          .enabled(if: geteuid() == 0 && getpwnam("nobody") != nil))
+    func ownedLikeTheFolder() throws {
+        let root = try Workspace()
+        chmod(root.root, 0o755)
+        let folder = root.root + "/broker"
+        let nobody = try #require(getpwnam("nobody")).pointee
+        #expect(mkdir(folder, 0o755) == 0 && chown(folder, nobody.pw_uid, nobody.pw_gid) == 0)
+        let made = try imhost(["broker", "init", folder, "--users", "alice,bob"])
+        #expect(made.status == 0, "\(made.stderr)")
+        var copy = stat()
+        #expect(stat(folder + "/imhost-retain-rule.so", &copy) == 0 && copy.st_uid == nobody.pw_uid && copy.st_mode & 0o777 == 0o644)
+        let broker = try RunningProcess(BuildProducts.imhost, ["broker", "run", folder], in: root.root)
+        #expect(broker.waitFor("accepting connections"), "\(broker.stderr)")
+        broker.signal(SIGINT)
+        #expect(broker.finish().status == 0)
+    }
+
     /// Whether a built retain rule is installed where `broker init` looks after its own folder.
     static let installedRule = ["/usr/local/lib/imhost", "/usr/lib/imhost"].contains {
         FileManager.default.fileExists(atPath: $0 + "/" + BrokerFolder.retainRuleLibrary)
