@@ -84,3 +84,14 @@ let package = Package(
         ),
     ] + lines.map(\.1) + fixtures.map(\.1)
 )
+
+// imhost's retain rule: a mosquitto plugin in C (Sources/CIMHostRetainRule, against Debian's
+// mosquitto-dev headers; `make` installs them) that refuses retained messages beyond the ones
+// imhost retains by design. `imhost broker init` copies it into the broker folder.
+package.products.append(.library(name: "IMHostRetainRule", type: .dynamic, targets: ["CIMHostRetainRule"]))
+// It has no headers of its own for other targets: mosquitto finds its functions by name. Linked
+// so that the broker loads no Swift runtime: without Swift's startup file (-nostartfiles) nothing
+// calls the runtime, and linked statically (-static-stdlib) none of it is taken in (the library
+// still names libstdc++ and libm, as Swift's static link does), with no path into the toolchain.
+package.targets.append(.target(name: "CIMHostRetainRule", publicHeadersPath: ".",
+                               linkerSettings: [.unsafeFlags(["-nostartfiles", "-static-stdlib", "-no-toolchain-stdlib-rpath"])]))

@@ -59,16 +59,20 @@ extension BrokerFolder {
         /// Whether a folder made before devices (a password file and an ACL) was moved to the
         /// dynamic-security plugin: every login keeps its password and session.
         public var devices = false
-        /// The running broker's process id, when it runs with sizes older than the configuration's:
-        /// it must be restarted (mosquitto 2.0 does not read them again on a reload).
+        /// Whether imhost's retain rule was added to the folder, or its copy there replaced by
+        /// the one built now.
+        public var retainRule = false
+        /// The running broker's process id, when it runs with sizes (or a plugin) older than the
+        /// folder's: it must be restarted (mosquitto 2.0 does not read them again on a reload).
         public var restartNeeded: Int32?
     }
 
     /// Rewrites the sizing paragraph of a folder made by `imhost broker init` (before photos, or
     /// with other limits): `max_packet_size` and `max_queued_bytes` follow `payloadLimit` (`nil`:
     /// the one the folder was made for) and `photoLimit`; `max_queued_messages` and every other
-    /// line (passwords, ACL, listeners, TLS, bridge) stay as they are. Written only when it
-    /// changes anything.
+    /// line (passwords, ACL, listeners, TLS, bridge) stay as they are. A folder made before
+    /// devices moves to the dynamic-security plugin first, and one made before the retain rule
+    /// gets it (``upgradeRetainRule()``). Written only when it changes anything.
     public func upgrade(payloadLimit: Int?, photoLimit: Int) throws(Failure) -> Upgrade {
         try requireInitialized()
         var text: String
@@ -77,7 +81,8 @@ extension BrokerFolder {
             throw Failure("\(configPath) was not written by imhost broker init, so imhost does not rewrite it: set max_packet_size \(Self.maxPacketSize(payloadLimit: payloadLimit ?? HostConfig.Limits().payloadBytes, photoLimit: photoLimit)) in it by hand")
         }
         let devices = try upgradeAuthentication()
-        if devices {
+        let retainRule = try upgradeRetainRule()
+        if devices || retainRule {
             do throws(FileSystem.Failure) { text = try FileSystem.readText(configPath) } catch { throw Failure("cannot read \(configPath): \(error)") }
         }
         var lines = text.components(separatedBy: "\n")
@@ -105,7 +110,7 @@ extension BrokerFolder {
         let sizing = Self.sizing(payloadLimit: payload, photoLimit: photoLimit, queuedMessages: value("max_queued_messages") ?? 1000)
         let packet = Self.maxPacketSize(payloadLimit: payload, photoLimit: photoLimit)
         var upgrade = Upgrade(packetBefore: packetBefore, queuedBefore: queuedBefore, packet: packet, queued: Self.maxQueuedBytes(packet: packet),
-                              payloadLimit: payload, photoLimit: photoLimit, changed: devices, devices: devices)
+                              payloadLimit: payload, photoLimit: photoLimit, changed: devices || retainRule, devices: devices, retainRule: retainRule)
         if lines[start...end].joined(separator: "\n") != sizing {
             lines.replaceSubrange(start...end, with: sizing.components(separatedBy: "\n"))
             // Its mode stays: with a bridge it holds a password, and is its owner's only.
@@ -116,15 +121,16 @@ extension BrokerFolder {
         }
         // A broker started before the sizes were written runs with the old ones: mosquitto 2.0
         // reads max_packet_size and max_queued_bytes at start only (a SIGHUP reloads the
-        // configuration and keeps them: measured, and so its config__copy says).
-        if let pid = runningPID(), startedBeforeConfiguration(pid) { upgrade.restartNeeded = pid }
+        // configuration and keeps them: measured, and so its config__copy says), and loads its
+        // plugins at start only.
+        if let pid = runningPID(), startedBefore(configPath, pid) || startedBefore(retainRulePath, pid) { upgrade.restartNeeded = pid }
         return upgrade
     }
 
-    /// Whether process `pid` started before the configuration was last written.
-    private func startedBeforeConfiguration(_ pid: Int32) -> Bool {
+    /// Whether process `pid` started before `file` was last written.
+    private func startedBefore(_ file: String, _ pid: Int32) -> Bool {
         var info = stat()
-        guard stat(configPath, &info) == 0 else { return true }
+        guard stat(file, &info) == 0 else { return true }
         // The process's start, in clock ticks after boot (field 22 of /proc/PID/stat); the boot,
         // as the wall clock now less the time since boot.
         guard let stat = try? FileSystem.readText("/proc/\(pid)/stat"), let close = stat.lastIndex(of: ")") else { return true }

@@ -12,6 +12,7 @@ import Glibc
 /// ```
 /// DIR/mosquitto.conf      the broker's configuration, each line saying why
 /// DIR/dynamic-security.json  the plugin's logins (a device each), roles (a user each), hashes
+/// DIR/imhost-retain-rule.so  imhost's plugin refusing retained messages it does not retain
 /// DIR/passwords/<login>   each login's password, mode 0600, for host.json's passwordFile
 ///                         (alice, alice~phone; ~admin: imhost broker's own)
 /// DIR/data/               the broker's persistence (sessions and queued messages)
@@ -185,6 +186,8 @@ public struct BrokerFolder: Sendable {
         return """
             # Written by imhost broker init. Each line says why it is here.
 
+            \(retainRuleParagraph)
+
             \(authentication(plugin: plugin))
 
             \(listen)
@@ -220,7 +223,7 @@ public struct BrokerFolder: Sendable {
 
     // MARK: Making it
 
-    /// Makes the folder: configuration, ACL, password hashes and one password file per user
+    /// Makes the folder: configuration, imhost's retain rule, ACL, password hashes and one password file per user
     /// (and `operator`). An existing configuration is never overwritten unless `force`, and not
     /// while its broker runs unless `whileRunning` too: every password would be new, and every
     /// host connected now refused at its next connect.
@@ -238,6 +241,7 @@ public struct BrokerFolder: Sendable {
             throw Failure("\(TerminalText.safe(path)) holds a space or a control character, which mosquitto.conf cannot quote: choose a folder (and socket) without them")
         }
         guard let plugin = DynamicSecurity.pluginPath() else { throw Failure(DynamicSecurity.missingPlugin) }
+        guard let retainRule = retainRuleBuild() else { throw Failure(missingRetainRule) }
         let broker = BrokerFolder(path: folder)
         if !force, access(broker.configPath, F_OK) == 0 {
             throw Failure("\(broker.configPath) exists: this folder has a broker already; add users with imhost broker add-user, or pass --force to write it again")
@@ -253,6 +257,7 @@ public struct BrokerFolder: Sendable {
         }
         chmod(folder + "/passwords", 0o700)
         let owner = ownerName(of: folder)
+        try broker.installRetainRule(from: retainRule)
         if case .socket(let socket) = listener, socket.utf8.count > 107 {
             throw Failure("the socket path \(socket) is \(socket.utf8.count) bytes; a unix socket path holds at most 107: use a shorter folder, or --port")
         }

@@ -63,7 +63,7 @@ enum BrokerCommand {
                   summary: "list the users' devices (of USER only, when given) and their logins",
                   options: [.json("each device's user, name and login, as JSON")]),
             .init(name: "upgrade", arguments: "DIR",
-                  summary: "bring a folder made by an older imhost to what init writes now: a folder made before devices moves to the dynamic-security plugin (every password and session kept), one made before photos (or for other limits) is sized anew; says whether the running broker must be restarted",
+                  summary: "bring a folder made by an older imhost to what init writes now: a folder made before devices moves to the dynamic-security plugin (every password and session kept), one made before the retain rule gets it, one made before photos (or for other limits) is sized anew; says whether the running broker must be restarted",
                   options: [upgradePayloadBytes, photoBytes,
                             .json("what changed: the sizes before and after, and whether the running broker must be restarted, as JSON")]),
             .init(name: "run", arguments: "DIR",
@@ -83,13 +83,18 @@ enum BrokerCommand {
             through $CONTROL/dynamic-security/v1, logged in as ~admin (its password in
             DIR/passwords/~admin, never on a command line). It listens on a unix socket,
             DIR/mosquitto.sock, unless --socket PATH or --port N (loopback only) says otherwise.
-            An existing DIR is written again only with --force. max_packet_size is sized from
+            init copies imhost's retain rule, a mosquitto plugin built with imhost, into
+            DIR/imhost-retain-rule.so: the broker keeps a retained message only on the topics imhost
+            retains by design (the fleet configuration, each host's status, each device's own
+            session record) and refuses every other. An existing DIR is written again only with
+            --force. max_packet_size is sized from
             --payload-bytes and --photo-bytes (the hosts' limits), and hosts refuse at the sender
             a message larger than the broker takes.
 
             imhost broker upgrade DIR moves a folder made before devices (a password file and an
             ACL) to the plugin: every login keeps its password hash, so every host connects as
-            before and finds its session and queued messages. It sizes a folder made before
+            before and finds its session and queued messages. It adds the retain rule to a folder
+            made before it (and copies the plugin again when imhost's build of it changed). It sizes a folder made before
             photos (or for other limits) as init would now, rewriting only its sizing paragraph
             (listeners, TLS and bridge stay); run again, it says the folder is up to date. mosquitto reads the sizes at
             start only (a reload keeps the old ones): a running broker must be restarted, and
@@ -258,7 +263,7 @@ enum BrokerCommand {
             output.out(JSONOutput.encode(Upgraded(folder: folder.path, changed: done.changed, payloadBytes: done.payloadLimit, photoBytes: done.photoLimit,
                                                   maxPacketSize: .init(before: done.packetBefore, after: done.packet),
                                                   maxQueuedBytes: .init(before: done.queuedBefore, after: done.queued),
-                                                  devices: done.devices, restartNeeded: done.restartNeeded != nil, pid: done.restartNeeded)))
+                                                  devices: done.devices, retainRule: done.retainRule, restartNeeded: done.restartNeeded != nil, pid: done.restartNeeded)))
             return CommandLineTool.ExitCode.ok
         }
         let limits = "payloads of \(done.payloadLimit) bytes, photos of \(done.photoLimit) bytes"
@@ -266,15 +271,19 @@ enum BrokerCommand {
             .filter { $0.1 != $0.2 }.map { "\($0.0) \($0.1.map(String.init) ?? "unset") → \($0.2)" }
         var text = !done.changed
             ? "\(folder.configPath) is up to date: max_packet_size \(done.packet), max_queued_bytes \(done.queued) (\(limits))"
-            : changes.isEmpty ? done.devices ? "its sizes were right (\(limits))" : "rewrote the sizing comments of \(folder.configPath); its sizes were right (\(limits))"
+            : changes.isEmpty ? done.devices || done.retainRule ? "its sizes were right (\(limits))" : "rewrote the sizing comments of \(folder.configPath); its sizes were right (\(limits))"
             : "upgraded \(folder.configPath): \(changes.joined(separator: ", ")) (\(limits))"
+        if done.retainRule {
+            text = "put imhost's retain rule in \(folder.retainRulePath) (the broker keeps only the retained messages imhost retains by design); " + text
+        }
         if done.devices {
             text = "moved \(folder.path) to mosquitto's dynamic-security plugin (\(folder.securityPath)): every login keeps its password and session, and a user may have several devices (imhost broker add-device); " + text
         }
         if let pid = done.restartNeeded, done.devices {
             text += "; its broker (pid \(pid)) runs as before until it is restarted (mosquitto reads its plugin and logins at start): stop imhost broker run \(folder.path) and start it again"
         } else if let pid = done.restartNeeded {
-            text += "; its broker (pid \(pid)) runs with the old sizes until it is restarted (mosquitto does not read them again on a reload): stop imhost broker run \(folder.path) and start it again"
+            let old = !done.retainRule ? "with the old sizes" : changes.isEmpty ? "without the retain rule" : "with the old sizes and without the retain rule"
+            text += "; its broker (pid \(pid)) runs \(old) until it is restarted (mosquitto reads neither sizes nor plugins again on a reload): stop imhost broker run \(folder.path) and start it again"
         } else if done.changed, folder.runningPID() == nil {
             text += "; the broker takes them when it starts (imhost broker run \(folder.path))"
         }
@@ -292,6 +301,8 @@ enum BrokerCommand {
         var maxQueuedBytes: Change
         /// Whether a folder made before devices moved to the dynamic-security plugin.
         var devices: Bool
+        /// Whether imhost's retain rule was put in the folder (added, or its copy replaced).
+        var retainRule: Bool
         /// Whether the running broker must be restarted to take the sizes, and its pid.
         var restartNeeded: Bool
         var pid: Int32?

@@ -197,10 +197,11 @@ final class TestBroker {
         let hashed = try IMHostTests.run(BrokerFolder.tool("mosquitto_passwd"), ["-U", folder + "/passwd"], input: "")
         guard hashed.status == 0 else { throw Failure(description: "mosquitto_passwd -U: \(hashed.stderr)") }
         try legacyACL.write(toFile: folder + "/acl", atomically: true, encoding: .utf8)
-        for file in ["/dynamic-security.json", "/passwords/~admin"] { try? FileManager.default.removeItem(atPath: folder + file) }
+        for file in ["/dynamic-security.json", "/passwords/~admin", "/imhost-retain-rule.so"] { try? FileManager.default.removeItem(atPath: folder + file) }
         var config = try String(contentsOfFile: folder + "/mosquitto.conf", encoding: .utf8)
         let lines = config.components(separatedBy: "\n")
-        guard let start = lines.firstIndex(where: { $0.hasPrefix(BrokerFolder.authenticationStart) }),
+        // From the retain rule's paragraph, which comes before the authentication's and came later.
+        guard let start = lines.firstIndex(where: { $0.hasPrefix(BrokerFolder.retainRuleStart) }),
               let end = lines.firstIndex(where: { $0.hasPrefix("plugin_opt_config_file ") }) else { throw Failure(description: "no authentication paragraph") }
         config = (lines[..<start] + legacyPerListener.components(separatedBy: "\n") + lines[(end + 1)...]).joined(separator: "\n")
         // A TLS listener's said it was its own, as every listener's.
