@@ -78,7 +78,7 @@ let package = Package(
         .executableTarget(name: "imhost", dependencies: ["IMHostTerminal"]),
         .executableTarget(
             name: "imhost-bench",
-            dependencies: ["IMHost", "IMHostTerminal", "CHeapStats", .product(name: "IMKit", package: "IMKit")],
+            dependencies: ["IMHost", "IMHostTerminal", "CHeapStats", "CJPEG", .product(name: "IMKit", package: "IMKit")],
             path: "Benchmarks/IMHostBenchmarks"
         ),
         .target(name: "CHeapStats", path: "Benchmarks/CHeapStats"),
