@@ -24,6 +24,17 @@ let fixtures = [
     line($0, path: "Tests/Fixtures/\($0)")
 }
 
+/// The photo decoder: every photo is decoded whole by the platform's libraries (Debian's
+/// libpng-dev, libjpeg-dev for libjpeg-turbo, libwebp-dev; `make` installs them where missing),
+/// in a child that holds nothing else (`imhost __decode-photo`), through CPhotoDecode's C, which
+/// keeps libpng's and libjpeg's longjmps out of Swift frames.
+let photoDecoding: [Target] = [
+    .systemLibrary(name: "CPNG", path: "Sources/CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
+    .systemLibrary(name: "CJPEG", path: "Sources/CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg-dev"])]),
+    .systemLibrary(name: "CWebP", path: "Sources/CWebP", pkgConfig: "libwebp", providers: [.apt(["libwebp-dev"])]),
+    .target(name: "CPhotoDecode", dependencies: ["CPNG", "CJPEG", "CWebP"]),
+]
+
 let package = Package(
     name: "imhost",
     products: [
@@ -40,7 +51,7 @@ let package = Package(
         // containment and supervision. No terminal code.
         .target(
             name: "IMHost",
-            dependencies: ["CIMHostSupport", "CSQLite", "CMosquitto", .product(name: "IMKit", package: "IMKit")]
+            dependencies: ["CIMHostSupport", "CSQLite", "CMosquitto", "CPhotoDecode", .product(name: "IMKit", package: "IMKit")]
         ),
         // SQLite, the platform's (Debian's libsqlite3-dev): each user's messages.
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
@@ -67,7 +78,7 @@ let package = Package(
         .executableTarget(name: "imhost", dependencies: ["IMHostTerminal"]),
         .executableTarget(
             name: "imhost-bench",
-            dependencies: ["IMHost", "IMHostTerminal", "CHeapStats", .product(name: "IMKit", package: "IMKit")],
+            dependencies: ["IMHost", "IMHostTerminal", "CHeapStats", "CJPEG", .product(name: "IMKit", package: "IMKit")],
             path: "Benchmarks/IMHostBenchmarks"
         ),
         .target(name: "CHeapStats", path: "Benchmarks/CHeapStats"),
@@ -82,7 +93,7 @@ let package = Package(
             dependencies: ["IMHost", "IMHostTerminal", "IMHostWeb", .product(name: "IMKit", package: "IMKit")],
             exclude: ["Golden"]
         ),
-    ] + lines.map(\.1) + fixtures.map(\.1)
+    ] + lines.map(\.1) + fixtures.map(\.1) + photoDecoding
 )
 
 // imhost's retain rule: a mosquitto plugin in C (Sources/CIMHostRetainRule, against Debian's

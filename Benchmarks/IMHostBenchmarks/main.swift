@@ -14,7 +14,7 @@ let sections: [(name: String, run: () throws -> [Row])] = [
     ("messages", { try InProcessBenchmarks.messages(folder: scratch + "/messages") }),
     ("store", { try StoreBenchmark.run(folder: scratch + "/store") }),
     ("late", { try StoreBenchmark.lateArrivals(folder: scratch + "/late") }),
-    ("photos", { try PhotoBenchmark.run(folder: scratch + "/photos") }),
+    ("photos", { try PhotoBenchmark.run(folder: scratch + "/photos") + PhotoDecodeBenchmark.run() }),
     ("import", { try StoreBenchmark.importing(folder: scratch + "/import") }),
     ("memory", { try InProcessBenchmarks.memory(folder: scratch + "/memory") }),
     ("crash", { try ContainmentBenchmark.run(folder: scratch + "/crash") }),

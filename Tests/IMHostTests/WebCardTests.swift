@@ -46,7 +46,7 @@ extension BrowserSuites {
             #expect(console.filter { $0.level == "SEVERE" }.isEmpty, "\(console)")
         }
 
-        @Test("a photo alice picks with the Photo item goes to bob through the broker and shows inline on his open page, decoded by Chromium at the size the host read; a file that is not a picture is refused in one line, and nothing is sent")
+        @Test("a photo alice picks with the Photo item goes to bob through the broker and shows inline on his open page, decoded by Chromium at the size the host read; a file that is not a picture, or a PNG header with an SVG after it, is refused in one line, and nothing is sent")
         func photoBetweenTwo() throws {
             let people = try TwoPeopleInABrowser()
             let (alice, bob) = (people.alice, people.bob)
@@ -64,6 +64,11 @@ extension BrowserSuites {
             try "not a picture at all\n".write(toFile: notes, atomically: true, encoding: .utf8)
             try #require(try alice.waitFor("input.photo-file")).type(notes)
             #expect(try alice.waitFor("#said", containing: "refused: not sent: the file is not a photo this host sends: it is not a PNG, JPEG or WebP picture"))
+            // A PNG by its header, an SVG after it: decoded whole on the server, and refused there.
+            let svg = people.root.root + "/svg.png"
+            try Data(try BrokenPhotos.pngHeader(then: BrokenPhotos.svg)).write(to: URL(fileURLWithPath: svg))
+            try #require(try alice.waitFor("input.photo-file")).type(svg)
+            #expect(try alice.waitFor("#said", containing: "refused: not sent: the file is not a photo this host sends: its PNG data is damaged"))
             #expect(try alice.findAll(".message").count == 1 && bob.findAll(".message").count == 1)
             // The one error the browser logs is the refusal it was answered (415), which the page said.
             let console = try bob.consoleLog() + alice.consoleLog()

@@ -115,6 +115,8 @@ public final class ChatHost {
         }
         // What chats killed outright said they run is not so any more.
         OpenChats.removeLeftovers(dataFolder: folder)
+        // The program started again as the plugin scanner decodes photos too.
+        PhotoDecoder.shared.use(executable: options.scanner)
         lines = LineTable(config: config, dataFolder: dataFolder, cachePath: config.pluginCachePath, scanner: options.scanner,
                           quarantine: options.quarantine)
         converter = Converter(config: config, lines: lines.availability)

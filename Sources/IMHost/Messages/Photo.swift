@@ -1,9 +1,10 @@
 import IMKit
 
 /// A picture's bytes, recognised by what they are rather than by a name: PNG, JPEG or WebP, with
-/// the width and height its header says. What a photo a person sends, a photo a peer sent, and a
-/// picture a line ships are all read as; nothing is decoded past the header (the browser decodes
-/// what it shows, in its own sandbox), so reading one costs a few dozen bytes of looking.
+/// the width and height its header says. ``read(_:limit:)`` looks at the header only; a photo a
+/// person sends, a photo a peer sent, and a picture a line ships are then decoded whole by a
+/// ``PhotoDecoder`` (``PhotoDecoder/check(_:limit:)``) before they are stored or served: a
+/// header followed by anything else (an SVG, a page of HTML) is not a picture.
 public struct Photo: Sendable, Equatable, Codable {
     /// The kinds a host takes. Another kind is refused, whatever its file is called.
     public enum Kind: String, Sendable, Codable, CaseIterable {
@@ -50,10 +51,34 @@ public struct Photo: Sendable, Equatable, Codable {
     /// spend its memory decoding it): 40 million, a large phone camera's photo.
     public static let pixelLimit = 40_000_000
 
-    /// Why bytes are not a picture a host takes: one line for a person.
+    /// Why bytes are not a picture a host takes: one line for a person, and a code.
     public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
+        public enum Code: String, Sendable, Codable {
+            /// What the first bytes say: nothing, too many bytes, another kind, a broken header,
+            /// a size no picture taken has.
+            case header
+            /// Decoded whole (``PhotoDecoder``): the data ends before the picture does.
+            case truncated
+            /// The decoder found damage.
+            case corrupt
+            /// More pixels, or more memory to decode them, than a photo may have.
+            case tooLarge
+            /// A feature the decoder does not take (a 12-bit JPEG, an animated WebP).
+            case unsupported
+            /// Bytes after the picture's end (PNG's IEND, JPEG's EOI, a WebP's RIFF size).
+            case trailingBytes
+            /// The header and the decoded picture disagree on its size.
+            case sizeMismatch
+            /// The decoder died on it, took too long, or could not be started.
+            case decoderCrashed, decoderTimedOut, decoderUnavailable
+        }
+
+        public var code: Code
         public var description: String
-        public init(_ description: String) { self.description = description }
+        public init(_ description: String, code: Code = .header) {
+            self.description = description
+            self.code = code
+        }
     }
 
     /// Reads `bytes` as a picture of at most `limit` bytes: its kind from its first bytes, its
@@ -161,9 +186,10 @@ public enum AttachedPhoto: Sendable, Equatable {
     case photo(Photo, bytes: [UInt8])
     case refused(why: String)
 
-    /// Reads a file's bytes as a photo to send: refused in one line when they are not one.
-    public static func reading(_ bytes: [UInt8], limit: Int) throws(Photo.Refusal) -> AttachedPhoto {
-        .photo(try Photo.read(bytes, limit: limit), bytes: bytes)
+    /// Reads a file's bytes as a photo to send, decoded whole by `decoder`: refused in one line
+    /// when they are not one.
+    public static func reading(_ bytes: [UInt8], limit: Int, decoder: PhotoDecoder = .shared) throws(Photo.Refusal) -> AttachedPhoto {
+        .photo(try decoder.check(bytes, limit: limit), bytes: bytes)
     }
 
     /// What it is, without its bytes.

@@ -101,7 +101,7 @@ enum PluginImage {
         var pictures: [String: LinePicture] = [:]
         for (name, bytes) in registrar.pictures {
             do throws(Photo.Refusal) {
-                pictures[name] = LinePicture(photo: try Photo.read(bytes, limit: LineRegistrar.pictureBytesLimit), bytes: bytes)
+                pictures[name] = LinePicture(photo: try PhotoDecoder.shared.check(bytes, limit: LineRegistrar.pictureBytesLimit), bytes: bytes)
             } catch {
                 throw PluginRefusal(.registrationFailed, "registration failed: its picture '\(name)' cannot be shown: \(error.description)",
                                     fix: "register a PNG, JPEG or WebP file's bytes; none of its registrations were kept")

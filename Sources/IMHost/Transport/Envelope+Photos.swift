@@ -9,8 +9,9 @@ import IMKit
 /// checked on its bytes.
 extension Envelope {
     /// One element of a message's `photos`, with `room` bytes left of the message's limit:
-    /// taken when its bytes are the picture it says (kind and size), else the reason it is not,
-    /// in words for the receiver's page. A peer's photo is never taken on its word.
+    /// taken when its bytes are the picture it says (kind and size) and decode whole
+    /// (``PhotoDecoder``), else the reason it is not, in words for the receiver's page. A peer's
+    /// photo is never taken on its word; the message is kept whatever its photo is.
     static func photo(_ item: JSONNode, room: Int) -> AttachedPhoto {
         guard case .object(let fields) = item.value else { return .refused(why: "the photo is not an object") }
         guard case .string(let type)? = fields.member("type")?.value, case .number(let width, _)? = fields.member("width")?.value,
@@ -29,11 +30,13 @@ extension Envelope {
         let photo: Photo
         do throws(Photo.Refusal) {
             photo = try Photo.read(bytes, limit: max(0, room))
+            guard type == photo.kind.rawValue, Double(photo.width) == width, Double(photo.height) == height else {
+                return .refused(why: "it said it was a \(said) picture, but its bytes are a \(photo.kind.rawValue) of \(photo.width)×\(photo.height)")
+            }
+            // Last, as it costs the most: the whole of it, in the decoder child.
+            _ = try PhotoDecoder.shared.check(bytes, limit: max(0, room))
         } catch {
             return .refused(why: "it said it was a \(said) picture, but \(error.description)")
-        }
-        guard type == photo.kind.rawValue, Double(photo.width) == width, Double(photo.height) == height else {
-            return .refused(why: "it said it was a \(said) picture, but its bytes are a \(photo.kind.rawValue) of \(photo.width)×\(photo.height)")
         }
         return .photo(photo, bytes: bytes)
     }

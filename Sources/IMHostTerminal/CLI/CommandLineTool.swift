@@ -19,7 +19,7 @@ public enum CommandLineTool {
         ChatCommand.command, StoreCommands.chats, PlayCommand.demo, OpenCommand.command, PlayCommand.command, PluginsCommand.command,
         QuarantineCommand.command, RouteCommand.command, StoreCommands.search, StoreCommands.store, NewLineCommand.command, BrokerCommand.command, SyncCommand.command,
         FleetCommand.command, WebCommand.command,
-        WorkerCommand.command, ScanCommand.command, CommandHelp.command,
+        WorkerCommand.command, ScanCommand.command, DecodePhotoCommand.command, CommandHelp.command,
     ]
 
     /// Refuses an argument whose bytes are not UTF-8, showing them (`\xFF`); the usage exit code.
@@ -30,6 +30,8 @@ public enum CommandLineTool {
 
     /// Runs `imhost` with `arguments` (without the program name).
     public static func run(_ arguments: [String], output: Output = .standard) -> Int32 {
+        // Photos are decoded by this program run again, as plugins are scanned.
+        PhotoDecoder.shared.use(executable: executable)
         switch Invocation.read(arguments, commands: commands) {
         case .refused(let line):
             output.diagnostic(line)

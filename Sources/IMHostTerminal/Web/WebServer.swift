@@ -53,6 +53,9 @@ final class WebServer {
     private var pages: [String: Page] = [:]
     /// Pictures lines ship, as the pages' workers told them, by address (line, version, name).
     private var pictures: [String: ShippedPicture] = [:]
+    /// The stored photos served since the server started, each decoded whole once here: photos
+    /// stored before imhost decoded them had their header read only.
+    private var decoded: Set<String> = []
     private var listStreams: [EventStream] = []
     private var lastHeartbeat = Clock.monotonic()
     /// Photos picked in pages, kept in files until their page has sent them: removed a minute on.
@@ -232,7 +235,16 @@ final class WebServer {
                 let html = PageHTML.body(view)
                 for stream in page.streams { stream.send("page", data: html) }
             case .pictures(let shipped):
+                // A worker runs line code: what it hands over is decoded again before it is served.
                 for picture in shipped {
+                    do throws(Photo.Refusal) {
+                        guard try PhotoDecoder.shared.check(picture.bytes, limit: LineRegistrar.pictureBytesLimit) == picture.photo else {
+                            throw Photo.Refusal("it is not the picture the page's worker said it was", code: .sizeMismatch)
+                        }
+                    } catch {
+                        output.diagnostic("imhost web: line \(picture.line)'s picture \(TerminalText.safe(picture.name)) is not served: \(error)")
+                        continue
+                    }
                     // By the path as the server reads it (percent-decoded), not as the page writes it.
                     pictures["/picture/" + picture.line + "/" + picture.version + "/" + picture.name] = picture
                 }
@@ -457,6 +469,15 @@ final class WebServer {
         guard let found = (try? host.store?.photo(peer: peer, number: number, index: index)) ?? nil else {
             return .text(404, "not found: no such photo\n")
         }
+        let key = "\(peer)\n\(number)\n\(index)\n\(found.bytes.count)"
+        if !decoded.contains(key) {
+            do throws(Photo.Refusal) {
+                _ = try PhotoDecoder.shared.check(found.bytes, limit: max(found.bytes.count, 1))
+            } catch {
+                return .text(422, "refused: the photo is not shown: \(error)\n")
+            }
+            decoded.insert(key)
+        }
         return image(found.photo, found.bytes)
     }
 
@@ -472,7 +493,7 @@ final class WebServer {
     private func photo(page id: String, _ request: HTTPRequest) -> HTTPReply {
         guard let page = pages[id], page.isRunning else { return .text(404, "not found: that page is closed; open the chat again from the list\n") }
         do throws(Photo.Refusal) {
-            _ = try Photo.read(request.body, limit: config.limits.photoBytes)
+            _ = try PhotoDecoder.shared.check(request.body, limit: config.limits.photoBytes)
         } catch {
             return .text(415, "refused: not sent: the file is not a photo this host sends: \(error)\n")
         }
