@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import IMHost
 
-@Suite("Two brokers bridged: alice on one, bob on the other")
+@Suite("Two brokers bridged: alice on one, bob on the other", .heavy(.broker))
 struct BridgeTests {
     /// Broker A (alice's) and broker B (bob's), B bridged to A with a bridge user made on A.
     static func brokers(_ a: Workspace, _ b: Workspace, maxQueuedOnB: Int? = nil) throws -> (TestBroker, TestBroker) {

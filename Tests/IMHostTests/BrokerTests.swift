@@ -12,7 +12,7 @@ func waitSubscribed(_ subscriber: RunningProcess, broker: TestBroker, publisher 
     return false
 }
 
-@Suite("imhost broker: a broker set up right")
+@Suite("imhost broker: a broker set up right", .heavy(.broker))
 struct BrokerTests {
     @Test("init writes the configuration, the ACL, and a private password file per user; an existing folder needs --force")
     func initFolder() throws {

@@ -75,7 +75,7 @@ func processes(using folder: String) -> [Int32] {
 }
 
 extension BrowserSuites {
-    @Suite("The browser the tests drive, on a page of its own", .timeLimit(.minutes(2)))
+    @Suite("The browser the tests drive, on a page of its own")
     struct BrowserHarnessTests {
         let site: StaticSite
 

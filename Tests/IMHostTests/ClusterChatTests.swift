@@ -6,7 +6,7 @@ import Testing
 /// a node of its own (alice at n1, bob at n2, carol at n3), with no `protocol` (the host finds
 /// 3.1.1 by itself). What a node's death, a node that answers nothing, and another user who
 /// knows a login cost the people chatting.
-@Suite("Hosts on a NATS cluster: a node's death, a node that answers nothing, a session nobody takes")
+@Suite("Hosts on a NATS cluster: a node's death, a node that answers nothing, a session nobody takes", .heavy(.cluster))
 struct ClusterChatTests {
     @Test("two people on different nodes chat as through mosquitto: the host finds MQTT 3.1.1 by itself, an offline receiver's queue waits on another node, receipts come back")
     func chat() throws {

@@ -5,9 +5,9 @@ import IMKit
 
 /// Read on one device, read on the others, also when they were away (issue 39, point 4): real
 /// hosts, a real broker, each device by its own `imhost` commands.
-@Suite("Devices: what was read on one device is read on the others that were away")
+@Suite("Devices: what was read on one device is read on the others that were away", .heavy(.broker))
 struct DeviceReadTests {
-    @Test("bob writes; alice's phone syncs and shows the chat; her laptop, away meanwhile, syncs: bob's message is read there too (the phone's seen came with the message, before the laptop stored it)",
+    @Test("bob writes; alice's phone syncs and shows the chat; her laptop, away meanwhile, syncs: bob's message is read there too (the phone's seen came with the message, before the laptop stored it)", .heavy(.cluster),
           arguments: BrokerKind.allCases)
     func readWhileAway(_ kind: BrokerKind) throws {
         let people = try DeviceSyncTests.People(kind: kind)
@@ -25,7 +25,7 @@ struct DeviceReadTests {
         #expect(try unread(people.laptop, from: "bob") == 0, "read on the phone, read on the laptop")
     }
 
-    @Test("the phone read bob's message before it knew the laptop (it told nobody): the laptop's next catch-up with the phone brings it read",
+    @Test("the phone read bob's message before it knew the laptop (it told nobody): the laptop's next catch-up with the phone brings it read", .heavy(.cluster),
           arguments: BrokerKind.allCases)
     func readBeforeKnowing(_ kind: BrokerKind) throws {
         let people = try DeviceSyncTests.People(kind: kind)
@@ -57,7 +57,7 @@ struct DeviceReadTests {
     }
 }
 
-@Suite("Devices: what a device's store keeps of what was read on another")
+@Suite("Devices: what a device's store keeps of what was read on another", .heavy(.broker))
 struct SiblingSeenStoreTests {
     @Test("a seen naming a message not here yet is kept (the last said a conversation, across a restart) and applied when the message arrives, from the broker or as a copy; then dropped")
     func keptUntilItComes() throws {
@@ -110,7 +110,7 @@ struct SiblingSeenStoreTests {
     }
 }
 
-@Suite("Devices: the read state's additions to the envelopes")
+@Suite("Devices: the read state's additions to the envelopes", .heavy(.broker))
 struct SiblingReadWireTests {
     @Test("sync's unread and index's read go and come back; without them (an older host's) they read as none; what is not a peer or an id is left out, never refused")
     func additions() throws {

@@ -6,7 +6,7 @@ import IMKit
 /// One person, several devices (issue 31, points 2 to 7): every device gets every message, what
 /// one sends shows on all, read and blocked follow the person, a device away too long catches up
 /// from a sibling, a new device gets the history, a removed one says so. Real hosts, a real broker.
-@Suite("Devices: one person's messages on each of their devices")
+@Suite("Devices: one person's messages on each of their devices", .heavy(.broker))
 struct DeviceSyncTests {
     /// Alice's laptop (her first device) and phone, and bob: each a host of its own.
     struct People {
@@ -36,7 +36,7 @@ struct DeviceSyncTests {
         }
     }
 
-    @Test("what alice sends from one device shows on the other with its delivery state; bob's reach both; bob sees alice's two devices' messages in order, none late", arguments: BrokerKind.allCases)
+    @Test("what alice sends from one device shows on the other with its delivery state; bob's reach both; bob sees alice's two devices' messages in order, none late", .heavy(.cluster), arguments: BrokerKind.allCases)
     func sendsShowOnEveryDevice(_ kind: BrokerKind) throws {
         let people = try People(kind: kind)
         let (laptop, phone) = try people.aliceOnBoth()
@@ -75,7 +75,7 @@ struct DeviceSyncTests {
                 "\(bobs)")
     }
 
-    @Test("read on one device, read on the other: the phone's unread count clears when the laptop shows bob's messages", arguments: BrokerKind.allCases)
+    @Test("read on one device, read on the other: the phone's unread count clears when the laptop shows bob's messages", .heavy(.cluster), arguments: BrokerKind.allCases)
     func readOnOneReadOnAll(_ kind: BrokerKind) throws {
         let people = try People(users: ["alice", "bob", "carol"], kind: kind)
         // The phone's chat is with carol: bob's messages arrive there unread.
@@ -99,7 +99,7 @@ struct DeviceSyncTests {
         #expect(laptop.finish().status == 0 && phone.finish().status == 0)
     }
 
-    @Test("blocking a peer on one device blocks it on the other", arguments: BrokerKind.allCases)
+    @Test("blocking a peer on one device blocks it on the other", .heavy(.cluster), arguments: BrokerKind.allCases)
     func blockFollows(_ kind: BrokerKind) throws {
         let people = try People(kind: kind)
         let (laptop, phone) = try people.aliceOnBoth()
@@ -202,7 +202,7 @@ struct DeviceSyncTests {
         #expect(try pageTexts(tablet, with: "bob").sorted() == ["before the tablet", "bob wrote"])
     }
 
-    @Test("what only a person's own devices say to each other is refused from anyone else: bob cannot block carol for alice, nor slip a message from carol into her devices", arguments: BrokerKind.allCases)
+    @Test("what only a person's own devices say to each other is refused from anyone else: bob cannot block carol for alice, nor slip a message from carol into her devices", .heavy(.cluster), arguments: BrokerKind.allCases)
     func onlyOwnDevices(_ kind: BrokerKind) throws {
         let people = try People(users: ["alice", "bob", "carol"], kind: kind)
         let (laptop, phone) = try people.aliceOnBoth()
@@ -254,7 +254,7 @@ func unread(_ workspace: Workspace, from peer: String) throws -> Int? {
     return rows.first { $0["peer"] as? String == peer }?["unread"] as? Int
 }
 
-@Suite("Devices: what a device's store gives another and takes from it")
+@Suite("Devices: what a device's store gives another and takes from it", .heavy(.broker))
 struct SiblingStoreTests {
     typealias SiblingItem = MessageStore.SiblingItem
     @Test("a new device is given the newest messages, takes those it lacks once each, in the order they were stored, and its point moves on")

@@ -4,7 +4,7 @@ import Testing
 
 /// One person, several devices (issue 31, point 1): each device its own login and session at the
 /// broker, which still enforces who the user is.
-@Suite("Devices: a login and a session each")
+@Suite("Devices: a login and a session each", .heavy(.broker))
 struct DeviceTests {
     @Test("add-device prints the device's host.json members; two devices of alice, real hosts, are connected at once, each with its own session, and neither throws the other off")
     func twoDevicesAtOnce() throws {

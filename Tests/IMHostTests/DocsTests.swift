@@ -84,7 +84,7 @@ enum Docs {
 /// must stop everything it started (a broker it ran in the background): what is still running
 /// when it ends fails it. A block that cannot run on one machine in 30 s is left untagged and
 /// says why.
-@Suite("The docs run", .serialized)
+@Suite("The docs run", .heavy(.broker), .serialized)
 struct DocsTests {
     static let seconds = 30.0
 

@@ -39,7 +39,7 @@ func drawnAtBob(_ alice: Workspace, _ index: Int) throws -> [String: Any]? {
     return index < messages.count ? messages[index]["drawn"] as? [String: Any] : nil
 }
 
-@Suite("The sender sees how its card was drawn")
+@Suite("The sender sees how its card was drawn", .heavy(.broker))
 struct DrawnReceiptTests {
     @Test("a card bob cannot draw is shown to alice as a placeholder at bob, with why; one he draws names his line's version; text says nothing; the operator's fleet cards sums how bob drew them")
     func placeholderAtBob() throws {
@@ -191,7 +191,7 @@ struct DrawnReceiptTests {
 }
 
 extension BrowserSuites {
-    @Suite("How a card was drawn, in a browser", .timeLimit(.minutes(5)))
+    @Suite("How a card was drawn, in a browser")
     struct WebDrawnTests {
         @Test("a card bob cannot draw is shown on alice's page as a placeholder at bob, with why")
         func placeholderAtBob() throws {

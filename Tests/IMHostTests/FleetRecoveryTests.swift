@@ -4,7 +4,7 @@ import Testing
 
 /// The operator's way out of a configuration hosts do not apply, and its guard against typos:
 /// `imhost fleet ...` against a private broker, with real hosts (`imhost chat`, `imhost sync`).
-@Suite("Fleet control: a stuck configuration is replaced, a typo is not published, applied means reported")
+@Suite("Fleet control: a stuck configuration is replaced, a typo is not published, applied means reported", .heavy(.broker))
 struct FleetRecoveryTests {
     /// Alice's chat, open on the legacy page of a fleet where house is off (version returned),
     /// and connected: it reports what it applies. Keep the workspaces as long as the chat.

@@ -24,7 +24,7 @@ func publishedVersion(_ result: ProcessResult) -> Int64? {
     return Int64(result.stdout[range.upperBound...].prefix { $0.isNumber })
 }
 
-@Suite("Fleet control: the operator's configuration reaches every host")
+@Suite("Fleet control: the operator's configuration reaches every host", .heavy(.broker))
 struct FleetTests {
     /// A broker with alice, whose host has reported its lines; the operator kills house (the
     /// first configuration); alice synced it. The first workspace holds the broker's folder: keep
@@ -40,7 +40,7 @@ struct FleetTests {
         return (root, broker, op, alice, version)
     }
 
-    @Test("a kill published once reaches every connected host: open chats switch to the legacy page with their history, and come back when it lifts", arguments: BrokerKind.allCases)
+    @Test("a kill published once reaches every connected host: open chats switch to the legacy page with their history, and come back when it lifts", .heavy(.cluster), arguments: BrokerKind.allCases)
     func killReachesEveryHost(_ kind: BrokerKind) throws {
         let root = try Workspace()
         let broker = try TestBroker(in: root.root, users: ["alice", "bob", "carol"], kind: kind)

@@ -177,12 +177,9 @@ struct OtherUserTests {
         return (workspace, xdg)
     }
 
-    @Test("a private folder another user made first is refused, naming it; the files they pointed at are untouched")
+    @Test("a private folder another user made first is refused, naming it; the files they pointed at are untouched",
+          .enabled(if: OtherUserTests.mallory != nil, "needs a second Unix user, which only root can make"))
     func plantedFolder() throws {
-        guard Self.mallory != nil else {
-            print("skipped: cannot make a second user here (not root)")
-            return
-        }
         let (workspace, xdg) = try lockedWorkspace()
         defer { _ = try? run("/usr/bin/chattr", ["-i", workspace.data]) }
         let precious = workspace.root + "/precious"
@@ -213,12 +210,9 @@ struct OtherUserTests {
     }
 
     @Test("another user's breadcrumb is never taken for a crash: not from a run folder open to all, nor one they own in ours",
-          arguments: ["open folder", "their file"])
+          .enabled(if: OtherUserTests.mallory != nil, "needs a second Unix user, which only root can make"), arguments: ["open folder", "their file"])
     func forgedBreadcrumb(_ how: String) throws {
-        guard let mallory = Self.mallory else {
-            print("skipped: cannot make a second user here (not root)")
-            return
-        }
+        let mallory = try #require(Self.mallory)
         let workspace = try crashyWorkspace()
         let run = workspace.data + "/run"
         try FileManager.default.createDirectory(atPath: run, withIntermediateDirectories: true)
@@ -300,16 +294,14 @@ struct SignalTests {
 
 @Suite("Process hygiene: a full disk")
 struct FullDiskTests {
-    @Test("with no space left, a chat opens read-only: its history shows, a send is refused naming the disk, nothing crashes")
+    @Test("with no space left, a chat opens read-only: its history shows, a send is refused naming the disk, nothing crashes",
+          .enabled(if: SmallDisk.canMount, SmallDisk.why))
     func fullDisk() throws {
         let workspace = try Workspace.standard()
         let disk = workspace.root + "/disk"
         try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
         let mounted = try run("/bin/mount", ["-t", "tmpfs", "-o", "size=2m", "tmpfs", disk])
-        guard mounted.status == 0 else {
-            print("skipped: cannot mount a small tmpfs here: \(mounted.stderr)")
-            return
-        }
+        try #require(mounted.status == 0, "\(mounted.stderr)")
         defer { _ = try? run("/bin/umount", ["-l", disk]) }
         try workspace.writeConfig(Workspace.standardConfig.replacingOccurrences(of: #""plugins": "Plugins","#, with: #""plugins": "Plugins", "data": "disk/data","#))
         try FileManager.default.createDirectory(atPath: disk + "/xdg", withIntermediateDirectories: true)

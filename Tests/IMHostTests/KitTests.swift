@@ -4,7 +4,7 @@ import Testing
 
 /// The line author's kit: `imhost new-line` writes a package that builds with `swift build` and
 /// loads as it is.
-@Suite("imhost new-line", .timeLimit(.minutes(5)))
+@Suite("imhost new-line", .heavy(.compiler))
 struct KitTests {
     /// Runs what `new-line` printed under "Next, try it there", as printed, from a shell.
     func followHints(_ made: ProcessResult, folder: String) throws -> ProcessResult {

@@ -33,7 +33,7 @@ extension Workspace {
     }
 }
 
-@Suite("A rebuilt line reaches the open chat")
+@Suite("A rebuilt line reaches the open chat", .heavy(.broker))
 struct RebuiltLineTests {
     @Test("a new build installed under an open chat: the chat moves to it, with its history, says so, and counts no crash")
     func movesToNewBuild() throws {
@@ -120,7 +120,7 @@ struct RebuiltLineTests {
     }
 }
 
-@Suite("Typing on a terminal")
+@Suite("Typing on a terminal", .heavy(.broker))
 struct TerminalTypingTests {
     @Test("a message that arrives while the user types leaves the half-typed line on the screen, and Enter sends it whole")
     func halfTypedSurvivesArrival() throws {
@@ -199,7 +199,7 @@ struct TerminalTypingTests {
     }
 }
 
-@Suite("A line's file removed under an open chat")
+@Suite("A line's file removed under an open chat", .heavy(.broker))
 struct RemovedLineFileTests {
     @Test("a plugin file removed under an open chat is said once, not again at every look while it stays gone")
     func removedFileSaidOnce() throws {

@@ -20,7 +20,7 @@ func sizedBeforePhotos(_ config: String) -> String {
     return lines.joined(separator: "\n")
 }
 
-@Suite("The broker's packet limit: sized for photos, said at connect, kept at the sender")
+@Suite("The broker's packet limit: sized for photos, said at connect, kept at the sender", .heavy(.broker))
 struct PacketSizeTests {
     @Test("a message larger than a broker made before photos takes fails at its sender in one line, never shown sent; imhost broker upgrade, a restart, and /retry deliver it")
     func oldBrokerFolder() throws {

@@ -4,7 +4,7 @@ import Testing
 
 /// What one message, or one slow line, may cost a page: a real broker, a real database, and the
 /// page drawn by `imhost open` and `imhost chat`.
-@Suite("A page is not buried or frozen by one message")
+@Suite("A page is not buried or frozen by one message", .heavy(.broker))
 struct PageDrawingTests {
     @Test("a message of thousands of lines takes at most the page's limit of lines, the rest folded with a marker that says how many")
     func longMessageFolded() throws {
@@ -73,7 +73,7 @@ struct PageDrawingTests {
     }
 }
 
-@Suite("A flood from another conversation")
+@Suite("A flood from another conversation", .heavy(.broker))
 struct ArrivalNoticeTests {
     @Test("a flood of messages from a peer in another conversation is said in one line until the page is drawn again, not a line a batch")
     func floodCoalesced() throws {

@@ -17,7 +17,7 @@ func bomb(_ id: String, seq: Int) -> String {
 
 let carsChat = "im://chat?rootCateID=4&cateID=1&peer="
 
-@Suite("What a peer sends costs that peer's messages, never the receiver's line or chat")
+@Suite("What a peer sends costs that peer's messages, never the receiver's line or chat", .heavy(.broker))
 struct PeerContainmentTests {
     @Test("a tap that crashes on a peer's message costs that message: the line and everyone else's cards stay; the notice names the peer")
     func tapOnPeerMessage() throws {
@@ -113,7 +113,7 @@ struct PeerContainmentTests {
     }
 }
 
-@Suite("A budget per peer")
+@Suite("A budget per peer", .heavy(.broker))
 struct PeerBudgetTests {
     @Test("past its daily budget a peer's messages are refused: the receiver sees one line, the sender's host shows why")
     func messagesPerDay() throws {

@@ -18,7 +18,7 @@ enum BrokenPhotos {
     }
 }
 
-@Suite("Photos decoded whole")
+@Suite("Photos decoded whole", .heavy(.broker))
 struct PhotoDecodingTests {
     /// A decoder of the test's own, running the built `imhost` as hosts run themselves.
     static func decoder(environment: [String: String] = [:], timeLimit: Double = PhotoDecoder.timeLimit) -> PhotoDecoder {
@@ -128,7 +128,7 @@ struct PhotoDecodingTests {
     }
 }
 
-@Suite("Photos decoded whole, end to end")
+@Suite("Photos decoded whole, end to end", .heavy(.broker))
 struct PhotoDecodingEndToEndTests {
     /// A photo as a peer's envelope carries it.
     static func photo(_ type: String, _ width: Int, _ height: Int, _ bytes: [UInt8]) -> String {

@@ -14,7 +14,7 @@ enum PhotoFixtures {
     ]
 }
 
-@Suite("Photos")
+@Suite("Photos", .heavy(.broker))
 struct PhotoTests {
     @Test("a picture's kind and size come from its bytes: PNG, JPEG, and WebP lossy, lossless and extended")
     func recognised() throws {

@@ -16,7 +16,7 @@ func expectTransportRefused(_ cases: [(transport: String, expected: String)], in
 /// MQTT 3.1.1 beside 5, a list of broker addresses, and a client id nobody can guess: what lets
 /// the same hosts run on a clustered broker (docs/reference/mqtt.md), shown here on mosquitto,
 /// which speaks both.
-@Suite("MQTT 3.1.1, broker lists and client ids")
+@Suite("MQTT 3.1.1, broker lists and client ids", .heavy(.broker))
 struct ProtocolTests {
     @Test("a host speaking MQTT 3.1.1 chats with one speaking 5: text and a card both ways, an offline receiver's queue kept, receipts back, nothing refused")
     func mixedVersions() throws {

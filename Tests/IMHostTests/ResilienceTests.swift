@@ -6,7 +6,7 @@ import Testing
 /// house and jobs plugins from this build are loaded by a host built against a copy of IMKit
 /// with new public API and new stored properties in `CarrierPage` (which house's page
 /// subclasses) and `ChatContext`.
-@Suite("IMKit library evolution", .timeLimit(.minutes(10)))
+@Suite("IMKit library evolution", .heavy(.compiler))
 struct ResilienceTests {
     @Test("plugins built against IMKit 1.0 run in a host built against IMKit 1.1 that adds API and stored properties")
     func newerIMKit() throws {
@@ -66,7 +66,7 @@ struct ResilienceTests {
 /// The baselines: a line compiled against the committed interface of IMKit 1.0 (and of 1.2, the
 /// last release before cards), not against the IMKit being built, loads and works in this host;
 /// and the API check fails when a baseline's API is not all there.
-@Suite("IMKit 1.0 baseline", .timeLimit(.minutes(5)))
+@Suite("IMKit 1.0 baseline", .heavy(.compiler))
 struct BaselineTests {
     static let baseline = BuildProducts.repository + "/Sources/IMKit/API/IMKit-1.0.swiftinterface"
 

@@ -63,7 +63,7 @@ extension TestBroker {
     }
 }
 
-@Suite("imhost's retain rule: the broker keeps only the retained messages imhost retains by design")
+@Suite("imhost's retain rule: the broker keeps only the retained messages imhost retains by design", .heavy(.broker))
 struct RetainRuleTests {
     @Test("retained junk is refused and none of it kept: on a peer's inbox, on made-up topics a user may write, on another device's session record, longer than imhost retains; under 3.1.1 acknowledged and dropped, and the log says so. Unretained, dynamic security judges as before")
     func junkRefused() throws {

@@ -7,7 +7,7 @@ extension BrowserSuites {
     /// `make screenshots` writes them into docs/images/ (IMHOST_SCREENSHOTS names the folder);
     /// under `make test` they go to a temporary folder, and the test checks each is a picture of
     /// the page it names.
-    @Suite("Screenshots", .timeLimit(.minutes(3)))
+    @Suite("Screenshots")
     struct Screenshots {
         let folder: String
         /// Holds the temporary folder when IMHOST_SCREENSHOTS is unset.

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import IMHost
 
-@Suite("Two hosts of one user")
+@Suite("Two hosts of one user", .heavy(.broker))
 struct SessionClaimTests {
     @Test("the host that signed in last keeps the session; the other is thrown off once, says why, stays offline, and nothing is lost")
     func twoHostsOfOneUser() throws {

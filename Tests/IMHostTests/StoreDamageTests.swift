@@ -6,7 +6,7 @@ import IMKit
 /// A damaged database under the `imhost` commands: each says in one line what it found, where
 /// the damaged file went and what was read out of it into the new one, and the history and the
 /// queued sends read out of it are there afterwards.
-@Suite("A damaged store", .serialized, .timeLimit(.minutes(5)))
+@Suite("A damaged store", .heavy(.broker), .serialized)
 struct StoreDamageTests {
     static let url = "im://chat?rootCateID=1&cateID=12&peer=u42"
 

@@ -33,7 +33,7 @@ struct TestCertificates {
     }
 }
 
-@Suite("TLS: mqtts:// to a broker's TLS listener")
+@Suite("TLS: mqtts:// to a broker's TLS listener", .heavy(.broker))
 struct TLSTests {
     /// A broker with a TLS listener on loopback serving `certificate`.
     static func broker(in root: String, certificate: (String, String), users: [String] = ["alice", "bob"]) throws -> (TestBroker, Int) {

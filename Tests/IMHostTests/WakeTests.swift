@@ -7,7 +7,7 @@ func pageDrawings(_ stdout: String) -> Int {
     stdout.split(separator: "\n").count { $0.hasPrefix("════") } / 2
 }
 
-@Suite("A send wakes the connection")
+@Suite("A send wakes the connection", .heavy(.broker))
 struct WakeTests {
     @Test("a message piped into a second chat of the user, which works through the database, reaches the peer; the peer's page is drawn once for it")
     func secondProcess() throws {

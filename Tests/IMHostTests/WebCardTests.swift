@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 extension BrowserSuites {
-    @Suite("Cards in a browser", .timeLimit(.minutes(5)))
+    @Suite("Cards in a browser")
     struct WebCardTests {
         @Test("the house card drawn as a card: its photo (the bytes the message carried, decoded by Chromium at the size the host read), title and badge, subtitle, fields as a table, its buttons; a button clicked answers in #said as /tap N BUTTON does, a click on the card taps it, an id it lacks is refused")
         func houseCard() throws {

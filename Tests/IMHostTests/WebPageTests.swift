@@ -6,7 +6,7 @@ import Testing
 let listingArrival = #"/recv house.listing {"id":"L1001","title":"Sunny flat","price":4200,"area":56,"rooms":2}"#
 
 extension BrowserSuites {
-    @Suite("The chat page in a browser", .timeLimit(.minutes(3)))
+    @Suite("The chat page in a browser")
     struct WebPageTests {
         @Test("a jump URL pasted on the start page opens the line's page, which says why; a card, a quick reply, a bar item and a menu item clicked and text sent answer as in the terminal")
         func openAndClick() throws {
@@ -163,7 +163,7 @@ extension BrowserSuites {
         }
     }
 
-    @Suite("The open page follows the host live", .timeLimit(.minutes(3)))
+    @Suite("The open page follows the host live")
     struct WebLiveTests {
         @Test("a kill switch set in host.json moves the open page to the legacy page with its history, and lifted, back")
         func killSwitch() throws {

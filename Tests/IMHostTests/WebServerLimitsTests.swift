@@ -3,7 +3,7 @@ import Testing
 
 /// What another program on the machine cannot take from `imhost web`'s user: their page, their
 /// workers, their unread counts.
-@Suite("imhost web keeps its page for its user", .timeLimit(.minutes(5)))
+@Suite("imhost web keeps its page for its user", .heavy(.broker))
 struct WebServerLimitsTests {
     /// Whether the tests run as root, and so can make a second Unix user.
     static let canMakeAnotherUser = geteuid() == 0
@@ -169,7 +169,7 @@ struct WebServerLimitsTests {
 }
 
 extension BrowserSuites {
-    @Suite("A page on another port of the machine, in the same browser", .timeLimit(.minutes(3)))
+    @Suite("A page on another port of the machine, in the same browser")
     struct CrossPortTests {
         @Test("200 <img> tags on a page served from another 127.0.0.1 port, pointing at a chat, start no worker and mark nothing read, though the browser holds the session; the chat opened as a person does is read once shown")
         func imagesFromAnotherPort() throws {

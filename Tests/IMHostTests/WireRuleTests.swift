@@ -23,7 +23,7 @@ extension Workspace {
     }
 }
 
-@Suite("The rule for changing the wire")
+@Suite("The rule for changing the wire", .heavy(.broker))
 struct WireRuleTests {
     @Test("members a host does not know are ignored: the message is stored and shown")
     func unknownMembers() throws {
@@ -98,7 +98,7 @@ struct WireRuleTests {
     }
 }
 
-@Suite("Read receipts survive the broker")
+@Suite("Read receipts survive the broker", .heavy(.broker))
 struct ReceiptConfirmationTests {
     @Test("a read receipt the broker lost is sent again until the sender confirms it: the sender ends at read ✓✓")
     func lostReadReceipt() throws {

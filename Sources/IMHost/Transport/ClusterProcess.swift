@@ -20,8 +20,11 @@ public final class ClusterProcess {
 
     public typealias Failure = BrokerProcess.Failure
 
-    /// Starts the nodes (`only`: that node, counted from 1) and waits up to `seconds` until each
-    /// serves MQTT; when `stopping` says so meanwhile (a signal came), stops them and throws. No
+    /// Starts the nodes (`only`: that node, counted from 1) and waits until each serves MQTT, as
+    /// long as they get on: the wait ends in failure only when `seconds` pass in which no node
+    /// that is still waiting wrote to its log or answered a connect differently (a busy machine
+    /// starts a cluster slowly, but it starts), or a node ends. When `stopping` says so meanwhile
+    /// (a signal came), stops them and throws. No
     /// node outlives this process: each gets SIGTERM when it dies, however it dies. Start them
     /// from the thread that lives as long as they should (the main thread): the kernel ties
     /// that signal to the thread.
@@ -56,9 +59,22 @@ public final class ClusterProcess {
             }
             waiting.append((node, offset, false))
         }
-        let deadline = Clock.monotonic() + UInt64(seconds * 1e9)
+        let quiet = UInt64(seconds * 1e9)
+        var deadline = Clock.monotonic() + quiet
+        // A node that logs the same complaint forever gets on nowhere: ten quiet spells at most.
+        let limit = Clock.monotonic() + 10 * quiet
         var last: [String: String] = [:]
+        var logSizes: [String: Int] = [:]
+        var probedAt: [String: UInt64] = [:], readySince: [String: UInt64] = [:]
         while !waiting.isEmpty {
+            // What a node still waiting did since the last look puts the deadline off.
+            for (node, _, _) in waiting {
+                let size = BrokerCluster.size(of: cluster.logPath(of: node))
+                if logSizes[node.name] != size {
+                    logSizes[node.name] = size
+                    deadline = Clock.monotonic() + quiet
+                }
+            }
             for index in waiting.indices.reversed() {
                 let (node, offset, _) = waiting[index]
                 if let child = children.first(where: { $0.node == node })?.child, let ended = child.poll() {
@@ -67,15 +83,25 @@ public final class ClusterProcess {
                     throw Failure(description: "node \(node.name) ended (\(ended)) before it served MQTT: \(words); see \(cluster.logPath(of: node))")
                 }
                 if !waiting[index].logReady {
-                    waiting[index].logReady = Self.saysReady(BrokerCluster.text(of: cluster.logPath(of: node), from: offset))
-                    if !waiting[index].logReady { continue }
+                    let log = BrokerCluster.text(of: cluster.logPath(of: node), from: offset)
+                    waiting[index].logReady = Self.saysReady(log)
+                    // A node that rejoins may never log a leader (it learns one without an
+                    // election): 10 s after it listens, a connect is tried every 5 s all the same.
+                    let now = Clock.monotonic()
+                    if readySince[node.name] == nil, log.contains("Server is ready") { readySince[node.name] = now }
+                    let tryAnyway = readySince[node.name].map { now >= $0 + 10_000_000_000 } == true
+                        && now >= (probedAt[node.name] ?? 0) + 5_000_000_000
+                    if !waiting[index].logReady && !tryAnyway { continue }
                 }
+                probedAt[node.name] = Clock.monotonic()
                 // A connect the node cannot answer yet, it answers when its JetStream request
                 // times out (4 s): waited for, not left behind for another.
                 let answer = MQTTProbe.connect(host: node.host, port: node.mqttPort, login: TransportID.operatorID, password: password, seconds: 6)
                 if answer == .accepted {
                     waiting.remove(at: index)
+                    deadline = Clock.monotonic() + quiet
                 } else {
+                    if last[node.name] != answer.description { deadline = Clock.monotonic() + quiet }
                     last[node.name] = answer.description
                 }
             }
@@ -84,11 +110,12 @@ public final class ClusterProcess {
                 stop()
                 throw Failure(description: "stopped before the cluster served MQTT")
             }
-            guard Clock.monotonic() < deadline else {
+            guard Clock.monotonic() < min(deadline, limit) else {
                 let names = waiting.map { "\($0.node.name) (\($0.logReady ? "its MQTT connect: " + (last[$0.node.name] ?? "not tried") : "its log does not say it is ready and knows JetStream's leader"))" }
                 stop()
                 let alone = only != nil ? "; a node serves MQTT only while a majority of the cluster's nodes runs" : ""
-                throw Failure(description: "the cluster did not serve MQTT within \(Int(seconds)) s on \(names.joined(separator: ", "))\(alone); see \(cluster.nodesFolder)/*.log")
+                let how = Clock.monotonic() >= limit ? "within \(Int(seconds) * 10) s" : "(for \(Int(seconds)) s nothing changed)"
+                throw Failure(description: "the cluster did not serve MQTT \(how) on \(names.joined(separator: ", "))\(alone); see \(cluster.nodesFolder)/*.log")
             }
             _ = poll(nil, 0, 20)
         }

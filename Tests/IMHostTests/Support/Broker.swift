@@ -36,6 +36,7 @@ final class TestBroker {
     /// a listener each), for `imhost broker upgrade`.
     init(in root: String, users: [String], kind: BrokerKind = .mosquitto, options: [String] = [], maxQueued: Int? = nil, legacy: Bool = false,
          configure: ((String) -> String)? = nil) throws {
+        Heavy.require(kind == .cluster ? .cluster : .broker)
         self.root = root
         self.users = users
         self.kind = kind
@@ -66,7 +67,8 @@ final class TestBroker {
 
     private static func run(_ folder: String, in root: String) throws -> RunningProcess {
         let process = try RunningProcess(BuildProducts.imhost, ["broker", "run", folder], in: root)
-        guard process.waitFor("accepting connections") else {
+        // Until it says so or ends: it gives up by itself on a broker that does not start.
+        guard process.waitFor("accepting connections", timeout: 600) else {
             throw Failure(description: "imhost broker run did not start: \(process.stdout)\(process.stderr)")
         }
         return process

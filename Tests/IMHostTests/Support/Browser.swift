@@ -4,7 +4,7 @@ import Testing
 /// Every suite that drives a browser is nested in this one, so they run one at a time: Chromium
 /// takes a core or more while a page loads, and two cores are shared by the whole test run.
 /// Join it with `extension BrowserSuites { @Suite("…") struct MyTests { … } }`.
-@Suite("In a headless browser", .serialized)
+@Suite("In a headless browser", .serialized, .heavy(.browser))
 enum BrowserSuites {}
 
 /// A headless Chromium driven over WebDriver, as a person would use it: open an address, find
@@ -41,6 +41,7 @@ final class Browser {
 
     /// Starts chromedriver and a Chromium with a new profile, and opens a session.
     init() throws {
+        Heavy.require(.browser)
         var template = Array(URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("imhost-browser-XXXXXX").path.utf8CString)
         guard let made = mkdtemp(&template) else { throw ChromeDriver.Failure(description: "mkdtemp failed") }
         folder = String(cString: made)

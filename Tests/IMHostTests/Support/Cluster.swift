@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 @testable import IMHost
 
 /// A private NATS cluster for a test, made and run as a person would: `imhost broker init
@@ -23,6 +24,7 @@ final class TestCluster {
 
     /// `options` go to `imhost broker init` (`--payload-bytes N`, `--photo-bytes N`).
     init(in root: String, users: [String], nodes: Int = 3, options: [String] = []) throws {
+        Heavy.require(.cluster)
         self.root = root
         self.users = users
         folder = root + "/cluster"
@@ -33,7 +35,9 @@ final class TestCluster {
 
     private static func run(_ folder: String, _ more: [String], in root: String) throws -> RunningProcess {
         let process = try RunningProcess(BuildProducts.imhost, ["broker", "run", folder] + more, in: root)
-        guard process.waitFor("accepting connections") else {
+        // Until it says so or ends: `broker run` waits as long as the nodes get on, and gives up
+        // by itself when they do not (a guess here would fail a cluster a busy machine starts slowly).
+        guard process.waitFor("accepting connections", timeout: 900) else {
             process.signal(SIGKILL)
             let ended = process.finish()
             throw Failure(description: "imhost broker run \(more.joined(separator: " ")) did not start: \(ended.stdout)\(ended.stderr)")

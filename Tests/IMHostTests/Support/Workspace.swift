@@ -1,6 +1,7 @@
 import Foundation
 import IMHost
 import IMKit
+import Testing
 
 /// Where the build put the products the tests load: the folder of the test binary.
 enum BuildProducts {
@@ -182,3 +183,19 @@ func imhost(_ arguments: [String], input: String? = nil, in workspace: Workspace
 
 /// What the first chat of a store without a transport says on standard error, once.
 let noTransportNotice = "imhost: no transport in host.json: this host works alone, and what you send stays queued (said once)\n"
+
+/// A small disk of a test's own, to fill: a tmpfs mounted on a workspace's folder, which needs
+/// root (and a machine that lets root mount).
+enum SmallDisk {
+    /// Whether a tmpfs can be mounted here: tried once, on a folder of its own, and unmounted.
+    static let canMount: Bool = {
+        guard geteuid() == 0, let workspace = try? Workspace() else { return false }
+        let folder = workspace.root + "/probe"
+        guard (try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)) != nil,
+              (try? run("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", folder]))?.status == 0 else { return false }
+        _ = try? run("/bin/umount", [folder])
+        return true
+    }()
+
+    static let why: Comment = "needs to mount a small tmpfs to fill, which only root can (and only where the machine allows it)"
+}
