@@ -7,7 +7,7 @@ import IMKit
 /// hosts, a real broker, each device by its own `imhost` commands.
 @Suite("Devices: what was read on one device is read on the others that were away", .heavy(.broker))
 struct DeviceReadTests {
-    @Test("bob writes; alice's phone syncs and shows the chat; her laptop, away meanwhile, syncs: bob's message is read there too (the phone's seen came with the message, before the laptop stored it)", .heavy(.cluster),
+    @Test("bob writes; alice's phone syncs and shows the chat; her laptop, away meanwhile, syncs: bob's message is read there too (the phone's seen came with the message, before the laptop stored it)",
           arguments: BrokerKind.allCases)
     func readWhileAway(_ kind: BrokerKind) throws {
         let people = try DeviceSyncTests.People(kind: kind)
@@ -25,7 +25,7 @@ struct DeviceReadTests {
         #expect(try unread(people.laptop, from: "bob") == 0, "read on the phone, read on the laptop")
     }
 
-    @Test("the phone read bob's message before it knew the laptop (it told nobody): the laptop's next catch-up with the phone brings it read", .heavy(.cluster),
+    @Test("the phone read bob's message before it knew the laptop (it told nobody): the laptop's next catch-up with the phone brings it read",
           arguments: BrokerKind.allCases)
     func readBeforeKnowing(_ kind: BrokerKind) throws {
         let people = try DeviceSyncTests.People(kind: kind)

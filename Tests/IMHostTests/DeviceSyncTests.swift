@@ -36,7 +36,7 @@ struct DeviceSyncTests {
         }
     }
 
-    @Test("what alice sends from one device shows on the other with its delivery state; bob's reach both; bob sees alice's two devices' messages in order, none late", .heavy(.cluster), arguments: BrokerKind.allCases)
+    @Test("what alice sends from one device shows on the other with its delivery state; bob's reach both; bob sees alice's two devices' messages in order, none late", arguments: BrokerKind.allCases)
     func sendsShowOnEveryDevice(_ kind: BrokerKind) throws {
         let people = try People(kind: kind)
         let (laptop, phone) = try people.aliceOnBoth()
@@ -75,7 +75,7 @@ struct DeviceSyncTests {
                 "\(bobs)")
     }
 
-    @Test("read on one device, read on the other: the phone's unread count clears when the laptop shows bob's messages", .heavy(.cluster), arguments: BrokerKind.allCases)
+    @Test("read on one device, read on the other: the phone's unread count clears when the laptop shows bob's messages", arguments: BrokerKind.allCases)
     func readOnOneReadOnAll(_ kind: BrokerKind) throws {
         let people = try People(users: ["alice", "bob", "carol"], kind: kind)
         // The phone's chat is with carol: bob's messages arrive there unread.
@@ -99,7 +99,7 @@ struct DeviceSyncTests {
         #expect(laptop.finish().status == 0 && phone.finish().status == 0)
     }
 
-    @Test("blocking a peer on one device blocks it on the other", .heavy(.cluster), arguments: BrokerKind.allCases)
+    @Test("blocking a peer on one device blocks it on the other", arguments: BrokerKind.allCases)
     func blockFollows(_ kind: BrokerKind) throws {
         let people = try People(kind: kind)
         let (laptop, phone) = try people.aliceOnBoth()
@@ -202,7 +202,7 @@ struct DeviceSyncTests {
         #expect(try pageTexts(tablet, with: "bob").sorted() == ["before the tablet", "bob wrote"])
     }
 
-    @Test("what only a person's own devices say to each other is refused from anyone else: bob cannot block carol for alice, nor slip a message from carol into her devices", .heavy(.cluster), arguments: BrokerKind.allCases)
+    @Test("what only a person's own devices say to each other is refused from anyone else: bob cannot block carol for alice, nor slip a message from carol into her devices", arguments: BrokerKind.allCases)
     func onlyOwnDevices(_ kind: BrokerKind) throws {
         let people = try People(users: ["alice", "bob", "carol"], kind: kind)
         let (laptop, phone) = try people.aliceOnBoth()

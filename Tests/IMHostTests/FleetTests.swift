@@ -40,7 +40,7 @@ struct FleetTests {
         return (root, broker, op, alice, version)
     }
 
-    @Test("a kill published once reaches every connected host: open chats switch to the legacy page with their history, and come back when it lifts", .heavy(.cluster), arguments: BrokerKind.allCases)
+    @Test("a kill published once reaches every connected host: open chats switch to the legacy page with their history, and come back when it lifts", arguments: BrokerKind.allCases)
     func killReachesEveryHost(_ kind: BrokerKind) throws {
         let root = try Workspace()
         let broker = try TestBroker(in: root.root, users: ["alice", "bob", "carol"], kind: kind)

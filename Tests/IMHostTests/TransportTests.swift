@@ -48,7 +48,7 @@ func transcript(_ workspace: Workspace, with peer: String, _ input: [String] = [
 
 @Suite("Two people chat through a broker", .heavy(.broker))
 struct TransportTests {
-    @Test("a card one person sends is drawn by the other's plugins: a placeholder saying why, then the card once the switch lifts; delivered and read come back", .heavy(.cluster), arguments: BrokerKind.allCases)
+    @Test("a card one person sends is drawn by the other's plugins: a placeholder saying why, then the card once the switch lifts; delivered and read come back", arguments: BrokerKind.allCases)
     func twoPeopleChat(_ kind: BrokerKind) throws {
         let root = try Workspace()
         let broker = try TestBroker(in: root.root, users: ["alice", "bob"], kind: kind)
@@ -72,7 +72,7 @@ struct TransportTests {
         #expect(aliceChat.finish().status == 0)
     }
 
-    @Test("an offline receiver gets what was sent when it comes back; imhost chats shows it unread; the sender sees it delivered", .heavy(.cluster), arguments: BrokerKind.allCases)
+    @Test("an offline receiver gets what was sent when it comes back; imhost chats shows it unread; the sender sees it delivered", arguments: BrokerKind.allCases)
     func offlineReceiver(_ kind: BrokerKind) throws {
         let root = try Workspace()
         let broker = try TestBroker(in: root.root, users: ["alice", "bob"], kind: kind)
@@ -94,7 +94,7 @@ struct TransportTests {
         #expect(shown.stdout.components(separatedBy: "delivered ✓").count - 1 == 2, "\(shown.stdout)")
     }
 
-    @Test("what the broker hands over is input: each bad envelope refused and counted, nothing stored but the good one, nothing raw on the terminal", .heavy(.cluster), arguments: BrokerKind.allCases)
+    @Test("what the broker hands over is input: each bad envelope refused and counted, nothing stored but the good one, nothing raw on the terminal", arguments: BrokerKind.allCases)
     func hostileEnvelopes(_ kind: BrokerKind) throws {
         let root = try Workspace()
         let broker = try TestBroker(in: root.root, users: ["bob", "carol"], kind: kind)
@@ -211,7 +211,7 @@ struct TransportTests {
         #expect(refusals.count <= 11, "ten refusals a minute get a line each, the rest are summed up: \(refusals.count) lines")
     }
 
-    @Test("a message the receiver will never take gets a refused receipt: the sender marks it failed, and /retry queues it again", .heavy(.cluster), arguments: BrokerKind.allCases)
+    @Test("a message the receiver will never take gets a refused receipt: the sender marks it failed, and /retry queues it again", arguments: BrokerKind.allCases)
     func refusedBecomesFailed(_ kind: BrokerKind) throws {
         let root = try Workspace()
         let broker = try TestBroker(in: root.root, users: ["alice", "bob"], kind: kind)
@@ -277,7 +277,7 @@ struct TransportTests {
         #expect(messages.map { $0["sentBefore"] as? Int } == [nil, nil, 1])
     }
 
-    @Test("/block refuses a peer's messages without storing them; /unblock takes them again", .heavy(.cluster), arguments: BrokerKind.allCases)
+    @Test("/block refuses a peer's messages without storing them; /unblock takes them again", arguments: BrokerKind.allCases)
     func block(_ kind: BrokerKind) throws {
         let root = try Workspace()
         let broker = try TestBroker(in: root.root, users: ["alice", "bob"], kind: kind)
@@ -407,7 +407,7 @@ struct TransportTests {
 
     enum Victim: String, CaseIterable { case broker, sender, receiver }
 
-    @Test("kill -9 of the broker, the sender's host or the receiver's host during an exchange: nothing lost, nothing shown twice, order kept", .heavy(.cluster), arguments: Victim.allCases, BrokerKind.allCases)
+    @Test("kill -9 of the broker, the sender's host or the receiver's host during an exchange: nothing lost, nothing shown twice, order kept", arguments: Victim.allCases, BrokerKind.allCases)
     func killDuringExchange(_ victim: Victim, _ kind: BrokerKind) throws {
         let root = try Workspace()
         let broker = try TestBroker(in: root.root, users: ["alice", "bob"], kind: kind)

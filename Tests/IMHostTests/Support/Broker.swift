@@ -36,7 +36,7 @@ final class TestBroker {
     /// a listener each), for `imhost broker upgrade`.
     init(in root: String, users: [String], kind: BrokerKind = .mosquitto, options: [String] = [], maxQueued: Int? = nil, legacy: Bool = false,
          configure: ((String) -> String)? = nil) throws {
-        Heavy.require(kind == .cluster ? .cluster : .broker)
+        Heavy.require(.broker)
         self.root = root
         self.users = users
         self.kind = kind

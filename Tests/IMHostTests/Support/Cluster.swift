@@ -24,13 +24,19 @@ final class TestCluster {
 
     /// `options` go to `imhost broker init` (`--payload-bytes N`, `--photo-bytes N`).
     init(in root: String, users: [String], nodes: Int = 3, options: [String] = []) throws {
-        Heavy.require(.cluster)
+        Heavy.require(.broker)
+        ClusterSlots.take()
         self.root = root
         self.users = users
         folder = root + "/cluster"
-        let made = try imhost(["broker", "init", "--cluster", "\(nodes)", folder, "--users", users.joined(separator: ",")] + options)
-        guard made.status == 0 else { throw Failure(description: "imhost broker init --cluster failed: \(made.stderr)") }
-        process = try Self.run(folder, [], in: root)
+        do {
+            let made = try imhost(["broker", "init", "--cluster", "\(nodes)", folder, "--users", users.joined(separator: ",")] + options)
+            guard made.status == 0 else { throw Failure(description: "imhost broker init --cluster failed: \(made.stderr)") }
+            process = try Self.run(folder, [], in: root)
+        } catch {
+            ClusterSlots.give()
+            throw error
+        }
     }
 
     private static func run(_ folder: String, _ more: [String], in root: String) throws -> RunningProcess {
@@ -58,6 +64,7 @@ final class TestCluster {
         let said = runs.map { $0.finish() }[0]
         alone = [:]
         stopped = said
+        ClusterSlots.give()
         return said
     }
 

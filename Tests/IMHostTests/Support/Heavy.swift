@@ -1,15 +1,22 @@
+import Foundation
 import Testing
 
 /// What a test runs that takes a large share of a small machine: a broker and the hosts that
 /// chat through it, a 3-node NATS cluster, a headless Chromium. Such tests take a shared gate
-/// before they start, so that, however the run orders them, they never starve one another: two
-/// clusters never start at once (on two cores, a cluster starting beside another took more than
-/// a minute to serve MQTT), and a cluster shares the machine with one broker's test at most.
-/// Tests that run nothing heavy are not held.
+/// before they start, so that, however the run orders them, they never starve one another, and
+/// at most two clusters run at once (``ClusterSlots``: on two cores, a cluster starting while
+/// four others did took more than a minute to serve MQTT). Tests that run nothing heavy are not
+/// held.
 ///
-/// Mark a suite (every test in it) or a test with `.heavy(.broker)`, `.heavy(.cluster)` (a test
-/// that may start a cluster, a parameterized one over ``BrokerKind`` included), `.heavy(.browser)`
-/// or `.heavy(.compiler)` (a test that builds a package). Time limits (`.timeLimit`) do not go
+/// A test given its share runs on a thread of its own (``TestThreads``), not on one of the
+/// concurrency pool's, which has a thread a core: the tests are synchronous and spend most of
+/// their time waiting on the programs they run, so on the pool two of them would hold both its
+/// threads while the machine idles. How many heavy tests run at once is the gate's to say.
+///
+/// Mark a suite (every test in it) or a test with `.heavy(.broker)` (a parameterized one over
+/// ``BrokerKind`` too: its cluster's case takes a ``ClusterSlots`` slot as it starts one),
+/// `.heavy(.cluster)` (a suite of clusters), `.heavy(.browser)` or `.heavy(.compiler)` (a test
+/// that builds a package). Time limits (`.timeLimit`) do not go
 /// with these marks: the time a test waits for its share would count against its limit. ``TestBroker``, ``TestCluster`` and ``Browser`` record an issue when made
 /// in a test that did not say so.
 struct Heavy: TestTrait, SuiteTrait, TestScoping {
@@ -25,7 +32,7 @@ struct Heavy: TestTrait, SuiteTrait, TestScoping {
         /// A 3-node NATS cluster and the hosts on it.
         static let cluster = Load(name: "cluster", weight: 2)
         /// The Swift compiler building a package (a line, a copy of imhost): both cores.
-        static let compiler = Load(name: "compiler", weight: 2)
+        static let compiler = Load(name: "compiler", weight: 3)
 
         var description: String { name }
     }
@@ -33,8 +40,9 @@ struct Heavy: TestTrait, SuiteTrait, TestScoping {
     let load: Load
     var isRecursive: Bool { true }
 
-    /// The gate's size: a cluster and a broker's test, or three tests of brokers or browsers.
-    static let capacity = 3
+    /// The gate's size: two clusters, or a compiler and a broker's test, or four tests of brokers
+    /// or browsers.
+    static let capacity = 4
 
     /// What the running test holds of the gate.
     @TaskLocal static var held: Load?
@@ -53,7 +61,9 @@ struct Heavy: TestTrait, SuiteTrait, TestScoping {
         let need = marks.max { $0.weight < $1.weight } ?? load
         await HeavyGate.shared.acquire(need.weight)
         do {
-            try await Self.$held.withValue(need) { try await function() }
+            try await Self.$held.withValue(need) {
+                try await withTaskExecutorPreference(TestThreads.shared) { try await function() }
+            }
         } catch {
             await HeavyGate.shared.release(need.weight)
             throw error
@@ -102,4 +112,27 @@ actor HeavyGate {
             first.continuation.resume()
         }
     }
+}
+
+/// Runs each job on a new thread: a heavy test's synchronous body blocks its thread while it
+/// waits on the programs it runs, and the gate, not a pool of a thread a core, bounds how many do.
+final class TestThreads: TaskExecutor {
+    static let shared = TestThreads()
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        Thread.detachNewThread { job.runSynchronously(on: executor) }
+    }
+}
+
+/// At most two 3-node clusters run at once, whatever tests start them: a test takes a slot as
+/// its ``TestCluster`` starts and gives it back as it stops. A test waits for a slot on its own
+/// thread, holding its share of ``HeavyGate`` (taken first, always: whoever holds a slot never
+/// waits for the gate, so the two cannot deadlock). A test starts one cluster at most.
+enum ClusterSlots {
+    private static let slots = DispatchSemaphore(value: 2)
+
+    static func take() { slots.wait() }
+    static func give() { slots.signal() }
 }
