@@ -148,7 +148,7 @@ struct DrawnReceiptTests {
         var lines = (0..<100).map { #""line\#($0)":{"versions":{"1.0":1}}"# }
         lines += [#""BAD LINE":{"versions":{"1.0":5}}"#, #""rent":{"versions":{"1.0":-3,"<b>":4,"2.0":1.5,"3.0":1e20},"placeholders":{"NOT A WORD":2,"held":2}}"#]
         let status = #"{"v":1,"kind":"status","state":"running","version":null,"digest":null,"at":1,"lines":[],"keys":[],"drawn":{\#(lines.reversed().joined(separator: ","))}}"#
-        #expect(try broker.publish(as: "carol", topic: FleetConfig.statusTopic(of: "carol"), [status], retain: true).status == 0)
+        #expect(try broker.publish(as: "carol", topic: Topic.fleetStatus(user: "carol").name, [status], retain: true).status == 0)
         let op = try operatorWorkspace(broker)
         let cards = try fleet(["cards", "--json"], op)
         #expect(cards.status == 0, "\(cards.stderr)")

@@ -178,7 +178,7 @@ struct FleetRecoveryTests {
         // Mallory needs no host: her status topic is hers to write. A version a day ahead,
         // which no operator published, and the names of typos an operator might make.
         let forged = Clock.now() + FleetConfig.futureSkew - 3_600_000
-        try broker.publish(as: "mallory", topic: FleetConfig.statusTopic(of: "mallory"),
+        try broker.publish(as: "mallory", topic: Topic.fleetStatus(user: "mallory").name,
                            [#"{"v":1,"state":"running","version":\#(forged),"digest":"\#(String(repeating: "ab", count: 32))","at":1,"lines":["hosue","house","jobs"],"keys":["house.listng","house.listing"]}"#],
                            retain: true)
         var status = ""

@@ -111,7 +111,7 @@ struct RetainRuleTests {
         let config = String(repeating: "c", count: BrokerFolder.retainedBytes)
         let kept: [(login: String, topic: String, payload: String)] = [
             ("operator", FleetConfig.topic, config),
-            ("bob", FleetConfig.statusTopic(of: "bob"), "bob's status"),
+            ("bob", Topic.fleetStatus(user: "bob").name, "bob's status"),
             ("bob", "imhost/u/bob/from/bob", "bob's record"),
             (phone, "imhost/u/alice/from/alice/phone", "the phone's record"),
         ]
@@ -123,22 +123,22 @@ struct RetainRuleTests {
         #expect(try broker.publishCode(as: "bob", topic: "imhost/u/bob/from/bob", "", retain: true) == 16)
         #expect(try broker.publishCode(as: "alice", topic: "imhost/u/alice/from/alice/phone", "", retain: true) == 16)
         let cleared = try broker.retainedEverywhere()
-        #expect(Set(cleared.keys) == [FleetConfig.topic, FleetConfig.statusTopic(of: "bob")], "\(cleared.keys)")
+        #expect(Set(cleared.keys) == [FleetConfig.topic, Topic.fleetStatus(user: "bob").name], "\(cleared.keys)")
         // A real host: its session record and status are retained while it runs, its record
         // cleared when it leaves.
         let alice = try broker.workspace(for: "alice")
         let chat = try broker.chat(alice, with: "bob")
         #expect(chat.waitFor(broker.connected("alice")))
         var held: [String: String] = [:]
-        for _ in 0..<50 where held["imhost/u/alice/from/alice"] == nil || held[FleetConfig.statusTopic(of: "alice")] == nil {
+        for _ in 0..<50 where held["imhost/u/alice/from/alice"] == nil || held[Topic.fleetStatus(user: "alice").name] == nil {
             held = try broker.retainedEverywhere()
         }
         #expect(held["imhost/u/alice/from/alice"]?.contains(#""kind":"presence""#) == true, "\(held)")
-        #expect(held[FleetConfig.statusTopic(of: "alice")]?.contains(#""state":"running""#) == true, "\(held)")
+        #expect(held[Topic.fleetStatus(user: "alice").name]?.contains(#""state":"running""#) == true, "\(held)")
         chat.send("/quit")
         #expect(chat.finish().status == 0)
         for _ in 0..<50 where held["imhost/u/alice/from/alice"] != nil { held = try broker.retainedEverywhere() }
-        #expect(held["imhost/u/alice/from/alice"] == nil && held[FleetConfig.statusTopic(of: "alice")] != nil, "\(held)")
+        #expect(held["imhost/u/alice/from/alice"] == nil && held[Topic.fleetStatus(user: "alice").name] != nil, "\(held)")
     }
 
     @Test("imhost broker upgrade adds the retain rule to a folder made before it, and to one made before devices: junk kept before, refused after a restart, what was retained by design still kept", arguments: [false, true])

@@ -3,7 +3,7 @@ import IMKit
 /// The operator's configuration for every host at once: a kill switch (lines, message keys,
 /// components) and staged rollouts, with a version. Published retained on ``topic``, which only
 /// `operator` may write; every host applies the newest it has seen, keeps it in its data folder
-/// (``FleetCache``), and reports the version it applied on ``statusTopic(of:)``.
+/// (``FleetCache``), and reports the version it applied on its status topic (``Topic/fleetStatus(user:)``).
 ///
 /// The document, as published (one JSON object, at most ``byteLimit`` bytes):
 ///
@@ -18,10 +18,9 @@ import IMKit
 /// - `rollouts`: a line serves `N`% of users (0 to 100, at most two decimals); see
 ///   ``includes(user:in:)``. A line not named serves everyone.
 public struct FleetConfig: Sendable, Equatable {
-    /// The retained topic the configuration is published on.
-    public static let topic = "imhost/fleet/config"
-    /// Where `user`'s host reports the version it applied (retained).
-    public static func statusTopic(of user: String) -> String { "imhost/fleet/status/\(user)" }
+    /// The retained topic the configuration is published on (``Topic/fleetConfig``), as the
+    /// front ends name it.
+    public static let topic = Topic.fleetConfig.name
     /// The largest configuration a host reads.
     public static let byteLimit = 64 * 1024
 

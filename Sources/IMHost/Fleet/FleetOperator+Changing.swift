@@ -139,7 +139,7 @@ extension FleetOperator {
         let client = try connected()
         // Known before it goes: a host may report it before it is read back.
         know(config)
-        guard case .success(let id) = client.publish(topic: FleetConfig.topic, payload: config.bytes, retain: true) else {
+        guard case .success(let id) = client.publish(topic: Topic.fleetConfig.name, payload: config.bytes, retain: true) else {
             throw gone("cannot publish the fleet configuration: the connection is gone")
         }
         var answer: BrokerAnswer?

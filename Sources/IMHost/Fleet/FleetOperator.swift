@@ -135,7 +135,7 @@ public final class FleetOperator {
 
     /// What the broker retains on the fleet topic (empty: nothing).
     func held() throws(Failure) -> [UInt8] {
-        try readRetained(FleetConfig.topic).last?.payload ?? []
+        try readRetained(Topic.fleetConfig.name).last?.payload ?? []
     }
 
     /// The configuration in force, given what hosts make of what the broker holds.
@@ -147,22 +147,23 @@ public final class FleetOperator {
 
     /// Every host's report, by user.
     public func statuses() throws(Failure) -> [FleetStatus] {
-        _ = try readRetained(FleetConfig.statusTopic(of: "+"))
+        _ = try readRetained(Topic.Filter.statuses.name)
         return reports.values.sorted { $0.user < $1.user }
     }
 
     /// Notes what went by on the fleet and status topics, whichever read it came in.
     private func note(_ event: MQTTClient.Event) {
         guard case .message(let topic, let payload, _) = event else { return }
-        let statusPrefix = FleetConfig.statusTopic(of: "")
-        if topic == FleetConfig.topic {
+        switch Topic(topic) {
+        case .fleetConfig?:
             // Whatever reads as a configuration was an operator's: a host may report it.
             if let config = try? FleetConfig.read(payload) { know(config) }
             // Only what hosts would take: one they refuse is nothing to build on.
             if case .applies(let config) = FleetConfig.verdict(on: payload, applied: seen?.applied, now: clock()) { seen = config }
-        } else if topic.hasPrefix(statusPrefix) {
-            let user = String(topic.dropFirst(statusPrefix.count))
+        case .fleetStatus(let user)?:
             reports[user] = payload.isEmpty ? nil : FleetStatus.read(user: user, payload)
+        default:
+            break
         }
     }
 
@@ -205,13 +206,13 @@ public final class FleetOperator {
             throw nextNode(failure)
         }
         let probe = "probe-" + GlobalID.make(at: clock())
-        guard case .success = client.publish(topic: Courier.topic(to: user, from: user), payload: Envelope.probe(id: probe).bytes) else {
+        guard case .success = client.publish(topic: Topic.inbox(to: user, from: user).name, payload: Envelope.probe(id: probe).bytes) else {
             throw gone("cannot publish a probe: the connection is gone")
         }
         var back = false
         try pump { event in
             switch event {
-            case .message(let topic, let payload, _) where topic == Courier.topic(to: user, from: user):
+            case .message(let topic, let payload, _) where topic == Topic.inbox(to: user, from: user).name:
                 if case .probe(probe)? = try? Envelope.read(payload, payloadLimit: 1024, sender: user) { back = true }
             case .message(let topic, let payload, true): found.append(Retained(topic: topic, payload: payload))
             default: break
@@ -286,7 +287,7 @@ public final class FleetOperator {
             failure.transient = settings.addresses.count > 1
             throw failure
         }
-        guard case .success(let inbox) = made.subscribe(Courier.topic(to: user, from: "+")) else {
+        guard case .success(let inbox) = made.subscribe(Topic.Filter.inbox(of: user).name) else {
             throw gone("cannot subscribe to \(user)'s inbox: the connection is gone")
         }
         try pump { event in

@@ -1,6 +1,6 @@
 import IMKit
 
-/// What a host says about itself on its status topic (``FleetConfig/statusTopic(of:)``): the
+/// What a host says about itself on its status topic (``Topic/fleetStatus(user:)``): the
 /// fleet configuration it applies, and the lines and message keys it has, so the operator can
 /// judge a change the way hosts will (``FleetConfig/verdict(on:applied:now:)``) and refuse a name
 /// no host has (a typo would otherwise turn nothing off on every host).

@@ -82,6 +82,12 @@ extension BrokerCluster {
     /// The accounts every node includes: every login with its password and permissions, and
     /// the system account. It holds the passwords: written mode 0600.
     func accountsConfiguration(_ description: Description, passwords: [String: String], systemPassword: String) -> String {
+        /// A filter as the subjects NATS makes of it, for the comments (`below`: only the
+        /// levels below, `x.>`).
+        func nats(_ filter: Topic.Filter, below: Bool = false) -> String {
+            let subjects = Self.subjects(filter.name)
+            return below ? subjects.last ?? "" : subjects.joined(separator: " and ")
+        }
         var users: [String] = []
         for login in description.logins {
             guard let parsed = DynamicSecurity.parse(login: login) else { continue }
@@ -107,10 +113,10 @@ extension BrokerCluster {
               # Every user and device in one account, so they reach each other's inboxes; JetStream on,
               # for MQTT's sessions, queued and retained messages. A login publishes and subscribes only
               # what its permissions allow, as mosquitto's dynamic-security roles (the same rules): a
-              # device publishes only under its user's name (imhost.u.*.from.USER, its presence records
-              # imhost.u.USER.from.USER.*) and its user's fleet status, reads only its user's inbox
-              # (MQTT's imhost/u/USER/# is NATS's imhost.u.USER and imhost.u.USER.>) and the fleet
-              # configuration; only operator writes imhost.fleet.>. A subscription at QoS 1 is a
+              # device publishes only under its user's name (\(nats(.fromUser("USER"))), its presence records
+              # \(nats(.devices(of: "USER")))) and its user's fleet status, reads only its user's inbox
+              # (MQTT's \(Topic.Filter.toUser("USER")) is NATS's \(nats(.toUser("USER")))) and the fleet
+              # configuration; only operator writes \(nats(.fleet, below: true)). A subscription at QoS 1 is a
               # JetStream consumer delivering to $MQTT.sub.<id>, so every login may subscribe there
               # (an MQTT client cannot name that topic: NATS refuses topics under $MQTT). A denied
               # publish is acknowledged and dropped; a denied subscription is answered 0x80.
@@ -154,7 +160,7 @@ extension BrokerCluster {
     /// `$MQTT.sub.>`, where QoS 1 subscriptions are delivered.
     static func permissions(of user: String) -> (publish: [String], subscribe: [String]) {
         var acls = DynamicSecurity.userACLs(user)
-        if user == TransportID.operatorID { acls += DynamicSecurity.everything("imhost/fleet/#") }
+        if user == TransportID.operatorID { acls += DynamicSecurity.everything(Topic.Filter.fleet.name) }
         var publish: [String] = [], subscribe: [String] = []
         for acl in acls {
             switch acl.acltype {

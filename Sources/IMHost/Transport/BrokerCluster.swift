@@ -104,12 +104,13 @@ public struct BrokerCluster: Sendable {
     /// Why `id` cannot name a user (or, `device`, a device) of a cluster, as one line's start
     /// ("the user id "a.b" holds ..."); `nil` when it can. Besides what every broker refuses
     /// (``TransportID/problem(_:allowingOperator:)``), a `.`: NATS turns topic levels into
-    /// subject tokens, and drops a connection that publishes to a level holding one.
+    /// subject tokens (``Topic/problem(level:natsToken:)``), and drops a connection that
+    /// publishes to a level holding one.
     public static func idProblem(_ id: String, device: Bool = false) -> String? {
         let noun = device ? "the device name" : "the user id"
         if device, let problem = DynamicSecurity.deviceProblem(id) { return "\(noun) \"\(id)\" \(problem)" }
         if !device, let problem = TransportID.problem(id) { return "\(noun) \"\(id)\" \(problem)" }
-        guard id.contains(".") else { return nil }
+        guard Topic.problem(level: id, natsToken: true) != nil else { return nil }
         let keep = device ? "" : ", or keep this user on a mosquitto broker"
         return "\(noun) \"\(id)\" holds a '.', which a NATS cluster cannot carry in a topic level (it drops the connection): choose \(device ? "a name" : "an id") without '.'\(keep)"
     }

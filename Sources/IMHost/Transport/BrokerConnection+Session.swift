@@ -36,7 +36,7 @@ extension BrokerConnection {
 
     func sendProbe(now: Int64) {
         let id = "probe-" + GlobalID.make(at: now)
-        guard publish(topic: Courier.topic(to: user, from: user), payload: Envelope.probe(id: id).bytes, as: .probe) else { return }
+        guard publish(topic: Topic.inbox(to: user, from: user).name, payload: Envelope.probe(id: id).bytes, as: .probe) else { return }
         update { $0.probe = .out(id: id, deadline: now + (version == .v311 ? Self.probeMilliseconds311 : Self.probeMilliseconds)) }
     }
 
@@ -59,7 +59,7 @@ extension BrokerConnection {
     @discardableResult
     func reportFleetStatus(state: Envelope.Status.State = .running) -> Int32? {
         guard case .online(let client, _) = self.state,
-              case .success(let id) = client.publish(topic: FleetConfig.statusTopic(of: user), payload: fleetReport.document(state: state, at: clock()), retain: true) else {
+              case .success(let id) = client.publish(topic: Topic.fleetStatus(user: user).name, payload: fleetReport.document(state: state, at: clock()), retain: true) else {
             return nil
         }
         waited(id, as: .answer, now: clock())

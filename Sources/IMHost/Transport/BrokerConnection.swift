@@ -48,9 +48,7 @@ final class BrokerConnection {
     /// device's record speaks for its own session only and another device of the user never
     /// takes it for a host that took its session.
     var presenceTopic: String {
-        let own = Courier.topic(to: user, from: user)
-        guard let device = DynamicSecurity.parse(login: login)?.device else { return own }
-        return own + "/" + device
+        (device.map { Topic.device(user: user, device: $0) } ?? Topic.inbox(to: user, from: user)).name
     }
     private let payloadLimit: Int
     private let photoLimit: Int
@@ -291,7 +289,7 @@ final class BrokerConnection {
         clientSettings.version = version
         if let ca = settings.caFile { clientSettings.tls = .init(ca: ca, cert: settings.certFile, key: settings.keyFile) }
         // A host that goes without a goodbye is marked gone on its status topic.
-        clientSettings.will = (FleetConfig.statusTopic(of: user), fleetReport.document(state: .gone, at: clock()))
+        clientSettings.will = (Topic.fleetStatus(user: user).name, fleetReport.document(state: .gone, at: clock()))
         do throws(BrokerClientFailure) {
             let made = try makeClient(clientSettings)
             state = .connecting(made)
@@ -419,7 +417,7 @@ final class BrokerConnection {
             outage(.deviceRemoved(address: address, login: login), now: now, delay: Self.reconnectCap)
         case .disconnected(.administrative):
             outage(.lost("Administrative action"), now: now)
-        case .message(let topic, let payload, let retained) where topic == FleetConfig.topic:
+        case .message(let topic, let payload, let retained) where topic == Topic.fleetConfig.name:
             // What the broker retains is the newest; older ones queued in the session while this
             // host was away come before it and do not end the wait.
             if retained { fleetSettled = true }
@@ -444,7 +442,7 @@ final class BrokerConnection {
     /// and claims the session and reports the host's status.
     private func subscribe(_ client: any BrokerClient) {
         if claim.connected() { publishPresence() }
-        switch client.subscribe(Courier.topic(to: user, from: "+"), retained: false) {
+        switch client.subscribe(Topic.Filter.inbox(of: user).name, retained: false) {
         case .success(let id):
             update { $0.inbox = .asked(id) }
             // Its answer is waited for as a publish's is: a node that answers nothing is left.
@@ -459,7 +457,7 @@ final class BrokerConnection {
         if device == nil { _ = client.subscribe(deviceTopic, retained: false) }
         // The fleet configuration, with what the broker retains of it. Subscribed after the
         // inbox, so the probe (sent when the inbox is subscribed) comes back after it.
-        if case .success(let id) = client.subscribe(FleetConfig.topic, retained: true) {
+        if case .success(let id) = client.subscribe(Topic.fleetConfig.name, retained: true) {
             update { $0.fleet = (id, nil) }
         } else {
             fleetSettled = true

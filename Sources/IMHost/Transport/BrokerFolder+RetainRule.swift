@@ -51,8 +51,8 @@ extension BrokerFolder {
     /// plugin's line.
     var retainRuleParagraph: String {
         """
-        \(Self.retainRuleStart) only those imhost retains by design are kept (imhost/fleet/config,
-        # imhost/fleet/status/<user>, and each login's own session record on imhost/u/<user>/from/<user>
+        \(Self.retainRuleStart) only those imhost retains by design are kept (\(Topic.fleetConfig),
+        # \(Topic.fleetStatus(user: "<user>")), and each login's own session record on \(Topic.inbox(to: "<user>", from: "<user>"))
         # or .../<user>/<device>), each at most \(Self.retainedBytes) bytes, and an empty one clears any. Every other
         # retained publish is refused: PUBACK 135 under MQTT 5; under 3.1.1 an ordinary PUBACK, and
         # nothing kept. This log says so, once every 10 s at most. Without it a user could leave a

@@ -80,9 +80,6 @@ public final class Courier {
     /// The longest a connecting host waits for the retained fleet configuration after subscribing.
     public static let fleetWait = BrokerConnection.fleetWait
 
-    /// The topic a message from `from` to `to` is published to.
-    public static func topic(to: String, from: String) -> String { "imhost/u/\(to)/from/\(from)" }
-
     public var settings: HostConfig.Transport { connection.settings }
     public var user: String { connection.user }
     private let store: MessageStore

@@ -91,7 +91,7 @@ final class Delivery {
             for send in sends {
                 let message = Envelope.Message(id: send.globalID, seq: send.seq ?? 0, key: send.key, payload: send.payload,
                                                sentAt: send.sentAt, jump: send.jump, photos: send.photos, device: device)
-                switch connection.send(topic: Courier.topic(to: send.peer, from: connection.user), payload: Envelope.message(message).bytes, as: .message(send)) {
+                switch connection.send(topic: Topic.inbox(to: send.peer, from: connection.user).name, payload: Envelope.message(message).bytes, as: .message(send)) {
                 case .queued:
                     inFlight[send.peer, default: [:]][send.globalID] = send.row
                     // The user's other devices show it too.
@@ -125,7 +125,7 @@ final class Delivery {
             inFlight[send.peer]?[send.globalID] = nil
             try? store.release([send], retryAt: now + Self.resendCap)
             readAgain(at: now + Self.resendCap)
-            ledger.say(.acl(.publishRefused(user: connection.user, topic: Courier.topic(to: send.peer, from: connection.user), reason: reason)))
+            ledger.say(.acl(.publishRefused(user: connection.user, topic: Topic.inbox(to: send.peer, from: connection.user).name, reason: reason)))
         }
     }
 
@@ -175,7 +175,7 @@ final class Delivery {
             // Applied: the peer may stop sending it. (Ids of no message of ours too: it would
             // send them until it gives up, for nothing.)
             if receipt.confirm {
-                connection.publish(topic: Courier.topic(to: peer, from: connection.user), payload: Envelope.confirm(ids: receipt.ids).bytes, as: .answer)
+                connection.publish(topic: Topic.inbox(to: peer, from: connection.user).name, payload: Envelope.confirm(ids: receipt.ids).bytes, as: .answer)
             }
         } catch {
             ledger.say(.receiptNotApplied(peer: peer, error))

@@ -137,15 +137,16 @@ public enum DynamicSecurity {
     /// presence record on the user's own inbox), report the user's fleet status, read only the
     /// user's inbox, and read the fleet configuration.
     static func userACLs(_ user: String) -> [Document.ACL] {
-        [
-            .init(acltype: "publishClientSend", topic: "imhost/u/+/from/\(user)"),
-            .init(acltype: "publishClientSend", topic: "imhost/u/\(user)/from/\(user)/+"),
-            .init(acltype: "publishClientSend", topic: "imhost/fleet/status/\(user)"),
-            .init(acltype: "subscribePattern", topic: "imhost/u/\(user)/#"),
-            .init(acltype: "publishClientReceive", topic: "imhost/u/\(user)/#"),
-            .init(acltype: "subscribePattern", topic: FleetConfig.topic),
-            .init(acltype: "publishClientReceive", topic: FleetConfig.topic),
+        let rows: [(String, Topic.Filter)] = [
+            ("publishClientSend", .fromUser(user)),
+            ("publishClientSend", .devices(of: user)),
+            ("publishClientSend", .topic(.fleetStatus(user: user))),
+            ("subscribePattern", .toUser(user)),
+            ("publishClientReceive", .toUser(user)),
+            ("subscribePattern", .topic(.fleetConfig)),
+            ("publishClientReceive", .topic(.fleetConfig)),
         ]
+        return rows.map { .init(acltype: $0.0, topic: $0.1.name) }
     }
 
     static func userRole(_ user: String) -> Document.Role {
@@ -158,8 +159,8 @@ public enum DynamicSecurity {
     }
 
     static let roles: [Document.Role] = [
-        .init(rolename: operatorRole, textname: "operator writes the fleet configuration and reads the hosts' reports", acls: everything("imhost/fleet/#")),
-        .init(rolename: bridgeRole, textname: "another broker's bridge carries every user's messages", acls: everything("imhost/#")),
+        .init(rolename: operatorRole, textname: "operator writes the fleet configuration and reads the hosts' reports", acls: everything(Topic.Filter.fleet.name)),
+        .init(rolename: bridgeRole, textname: "another broker's bridge carries every user's messages", acls: everything(Topic.Filter.everything.name)),
         .init(rolename: adminRole, textname: "imhost broker changes the clients and roles", acls: everything("$CONTROL/dynamic-security/#")),
     ]
 

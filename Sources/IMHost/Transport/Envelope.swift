@@ -42,7 +42,7 @@ public enum Envelope: Sendable, Equatable {
     /// user's session now: `id` names the connection (random, one a process), `at` when it took
     /// it. Only the user itself can write there and read it.
     case presence(id: String, at: Int64)
-    /// A host's status, retained on its status topic (``FleetConfig/statusTopic(of:)``, never an
+    /// A host's status, retained on its status topic (``Topic/fleetStatus(user:)``, never an
     /// inbox): the fleet configuration it applies, and its lines and message keys.
     case status(Status)
     /// Between the devices of one user, on its own topics (``Sibling``): never from anyone else.

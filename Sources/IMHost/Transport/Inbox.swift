@@ -60,13 +60,13 @@ final class Inbox {
         // a host of this user, its presence record; others are refused, once each time they come.
         // (A device's own record, below the inbox, comes live too, when a host of the same login
         // takes its session.)
-        if retained || topic != Courier.topic(to: user, from: user), topic == connection.presenceTopic,
+        if retained || topic != Topic.inbox(to: user, from: user).name, topic == connection.presenceTopic,
            case .presence(let id, _)? = try? Envelope.read(payload, payloadLimit: payloadLimit, sender: user) {
             return .presence(id)
         }
         // Another device's presence record (the first device's, on the user's own topic), which
         // an MQTT 3.1.1 inbox subscription brings too (it cannot ask for no retained messages).
-        if retained, topic == Courier.topic(to: user, from: user) { return nil }
+        if retained, topic == Topic.inbox(to: user, from: user).name { return nil }
         // MQTT 3.1.1 cannot ask for no retained messages: one planted in the inbox comes again at
         // every connect (it was stored the once it came live). Counted, not said each time.
         if retained, connection.version == .v311 {
@@ -77,13 +77,15 @@ final class Inbox {
             refuse("retained", .retainedRefused(topic: topic), now: now)
             return nil
         }
-        let prefix = "imhost/u/\(user)/from/"
+        // The sender is the topic's, which the broker's ACL vouches for; nothing else says who.
         // This device's own topic below the user's (``Siblings/topic(of:user:)``): only the
         // user's devices write there.
-        let sender = topic == connection.deviceTopic ? user
-            : topic.hasPrefix(prefix) ? String(topic.dropFirst(prefix.count)) : ""
-        // The sender is the topic's, which the broker's ACL vouches for; nothing else says who.
-        guard !sender.isEmpty, sender == user || TransportID.problem(sender) == nil else {
+        let sender: String? = switch Topic(topic) {
+        case .inbox(let to, let from)? where to == user: from
+        case .device? where topic == connection.deviceTopic: user
+        default: nil
+        }
+        guard let sender, sender == user || TransportID.problem(sender) == nil else {
             refuse("topic", .foreignTopic(topic), now: now)
             return nil
         }
@@ -208,7 +210,7 @@ final class Inbox {
     private func answer(_ peer: String, _ state: Envelope.Receipt.State, ids: [String], code: Envelope.RefusalCode? = nil, reason: String? = nil) {
         for chunk in Envelope.inReceipts(ids) {
             let receipt = Envelope.receipt(Envelope.Receipt(state: state, ids: Array(chunk), code: code, reason: reason))
-            connection.publish(topic: Courier.topic(to: peer, from: user), payload: receipt.bytes, as: .answer)
+            connection.publish(topic: Topic.inbox(to: peer, from: user).name, payload: receipt.bytes, as: .answer)
         }
     }
 }

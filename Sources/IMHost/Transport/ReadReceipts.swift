@@ -53,7 +53,7 @@ final class ReadReceipts {
                 var drawn: [String: Drawn] = [:]
                 for receipt in chunk { drawn[receipt.globalID] = receipt.drawn }
                 let envelope = Envelope.receipt(Envelope.Receipt(state: .read, ids: chunk.map(\.globalID), confirm: true, drawn: drawn))
-                if connection.publish(topic: Courier.topic(to: peer, from: connection.user), payload: envelope.bytes, as: .receipts(Array(chunk))) {
+                if connection.publish(topic: Topic.inbox(to: peer, from: connection.user).name, payload: envelope.bytes, as: .receipts(Array(chunk))) {
                     inFlight.formUnion(chunk.map(\.row))
                 }
             }

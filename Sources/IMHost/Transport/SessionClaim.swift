@@ -7,8 +7,8 @@
 /// each other off forever, each storing part of the conversation.
 ///
 /// So a host that connects to take the session (its first connection in this process, or the
-/// user's `/online`) says so in a retained presence record on its own inbox,
-/// `imhost/u/<user>/from/<user>`, which only the user can write and read. A host that lost its
+/// user's `/online`) says so in a retained presence record on its own inbox (``Topic/inbox(to:from:)``
+/// from the user to itself), which only the user can write and read. A host that lost its
 /// connection reconnects without claiming: the broker hands it the retained record when it
 /// subscribes, before the probe it sends itself comes back. A record of another connection means
 /// another host took the session after this one did: this one leaves at once, stays offline,

@@ -79,14 +79,13 @@ final class Siblings {
         login = connection.login
         user = connection.user
         device = DynamicSecurity.parse(login: login)?.device
-        everyDevice = Courier.topic(to: connection.user, from: connection.user)
+        everyDevice = Topic.inbox(to: connection.user, from: connection.user).name
         known = Set(((try? store.siblings()) ?? [:]).keys)
     }
 
-    /// Where only the device `login` of `user` reads: below the user's own topic, its device
-    /// name, `~` for the first device.
+    /// Where only the device `login` of `user` reads (``Topic/device(user:device:)``).
     static func topic(of login: String, user: String) -> String {
-        Courier.topic(to: user, from: user) + "/" + (DynamicSecurity.parse(login: login)?.device ?? "~")
+        Topic.device(user: user, device: DynamicSecurity.parse(login: login)?.device).name
     }
 
     /// The connection went or was made anew: the next one asks again; a catch-up under way goes

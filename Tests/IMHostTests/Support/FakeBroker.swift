@@ -108,13 +108,21 @@ final class FakeBroker {
     // MARK: The ACL and topic filters
 
     private static func mayWrite(_ user: String, _ topic: String) -> Bool {
-        let parts = topic.split(separator: "/", omittingEmptySubsequences: false)
-        if parts.count == 5, parts[0] == "imhost", parts[1] == "u", parts[3] == "from" { return parts[4] == user }
-        return topic == FleetConfig.statusTopic(of: user) || (user == TransportID.operatorID && topic == FleetConfig.topic)
+        switch Topic(topic) {
+        case .inbox(_, let from)?: from == user
+        case .fleetStatus(let owner)?: owner == user
+        case .fleetConfig?: user == TransportID.operatorID
+        case .device?, nil: false
+        }
     }
 
     private static func mayRead(_ user: String, _ topic: String) -> Bool {
-        topic.hasPrefix("imhost/u/\(user)/") || topic == FleetConfig.topic || topic.hasPrefix("imhost/fleet/status/")
+        switch Topic(topic) {
+        case .inbox(let to, _)?: to == user
+        case .device(let owner, _)?: owner == user
+        case .fleetConfig?, .fleetStatus?: true
+        case nil: false
+        }
     }
 
     static func matches(_ filter: String, _ topic: String) -> Bool {
