@@ -41,6 +41,7 @@ let package = Package(
         .executable(name: "imhost", targets: ["imhost"]),
         .executable(name: "imhost-bench", targets: ["imhost-bench"]),
         .library(name: "IMHost", targets: ["IMHost"]),
+        .library(name: "IMHostBroker", targets: ["IMHostBroker"]),
         .library(name: "IMHostTerminal", targets: ["IMHostTerminal"]),
     ] + lines.map(\.0) + fixtures.map(\.0),
     dependencies: [
@@ -53,6 +54,10 @@ let package = Package(
             name: "IMHost",
             dependencies: ["CIMHostSupport", "CSQLite", "CMosquitto", "CPhotoDecode", .product(name: "IMKit", package: "IMKit")]
         ),
+        // The brokers imhost provisions and runs: a mosquitto folder (its configuration, the
+        // dynamic-security plugin's file and control, the retain rule), its process, a NATS
+        // cluster's folder and nodes. The wire and the connection (IMHost) know nothing of it.
+        .target(name: "IMHostBroker", dependencies: ["IMHost", "CMosquitto", .product(name: "IMKit", package: "IMKit")]),
         // SQLite, the platform's (Debian's libsqlite3-dev): each user's messages.
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // libmosquitto, Eclipse Mosquitto's MQTT client (Debian's libmosquitto-dev): the
@@ -71,14 +76,14 @@ let package = Package(
         // The terminal on top of the core: commands, the chat loop, rendering, scenarios.
         .target(
             name: "IMHostTerminal",
-            dependencies: ["IMHost", "IMHostWeb", "CIMHostSupport", .product(name: "IMKit", package: "IMKit")],
+            dependencies: ["IMHost", "IMHostBroker", "IMHostWeb", "CIMHostSupport", .product(name: "IMKit", package: "IMKit")],
             // The files the bundled demos send (a flat's photo).
             resources: [.copy("Demo")]
         ),
         .executableTarget(name: "imhost", dependencies: ["IMHostTerminal"]),
         .executableTarget(
             name: "imhost-bench",
-            dependencies: ["IMHost", "IMHostTerminal", "CHeapStats", "CJPEG", .product(name: "IMKit", package: "IMKit")],
+            dependencies: ["IMHost", "IMHostBroker", "IMHostTerminal", "CHeapStats", "CJPEG", .product(name: "IMKit", package: "IMKit")],
             path: "Benchmarks/IMHostBenchmarks"
         ),
         .target(name: "CHeapStats", path: "Benchmarks/CHeapStats"),
@@ -90,7 +95,7 @@ let package = Package(
         ),
         .testTarget(
             name: "IMHostTests",
-            dependencies: ["IMHost", "IMHostTerminal", "IMHostWeb", .product(name: "IMKit", package: "IMKit")],
+            dependencies: ["IMHost", "IMHostBroker", "IMHostTerminal", "IMHostWeb", .product(name: "IMKit", package: "IMKit")],
             exclude: ["Golden"]
         ),
     ] + lines.map(\.1) + fixtures.map(\.1) + photoDecoding

@@ -1,5 +1,6 @@
 import Foundation
 import IMHost
+import IMHostBroker
 
 /// The same hosts on one mosquitto and on a 3-node NATS cluster, side by side in one run: one
 /// message A → B (on the cluster, A and B on different nodes), a burst, what the broker spends a

@@ -1,5 +1,6 @@
 import Foundation
 import IMHost
+import IMHostBroker
 
 /// Fleet control: a configuration published once reaching 50 connected hosts; a host started
 /// with the broker down opening on its cached configuration; what the cache costs `imhost route`.

@@ -1,5 +1,6 @@
 import Foundation
 import IMHost
+import IMHostBroker
 
 /// What one broker holds for its users, measured on the broker `imhost broker init` writes: the
 /// memory of a connected session, of a message queued for an absent user, and the disk its

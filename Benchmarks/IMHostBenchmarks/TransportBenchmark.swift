@@ -1,5 +1,6 @@
 import Foundation
 import IMHost
+import IMHostBroker
 import IMKit
 import Synchronization
 

@@ -1,5 +1,6 @@
 import Foundation
 import IMHost
+import IMHostBroker
 import IMKit
 
 /// The browser's front end, measured from outside as a browser sees it: `imhost web` run as a

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import IMHost
+@testable import IMHostBroker
 
 @Suite("Two brokers bridged: alice on one, bob on the other", .heavy(.broker))
 struct BridgeTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import IMHost
+@testable import IMHostBroker
 
 /// Waits until `subscriber` receives what `user` publishes to `topic`: publishes numbered
 /// sentinels until one shows (the subscription is live from then on).

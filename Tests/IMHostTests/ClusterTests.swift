@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import IMHost
+@testable import IMHostBroker
 
 /// `imhost broker init --cluster N` and `run` on a NATS cluster: real nats-server nodes, driven
 /// through the real commands, with mosquitto's own clients speaking MQTT 3.1.1 as other users

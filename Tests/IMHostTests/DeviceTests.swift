@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import IMHost
+@testable import IMHostBroker
 
 /// One person, several devices (issue 31, point 1): each device its own login and session at the
 /// broker, which still enforces who the user is.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import IMHost
+@testable import IMHostBroker
 
 /// The operator's workspace: a host.json whose user is `operator`, on `broker`. With `lines`, the
 /// fleet's lines (house and jobs) are installed and named there too, as on the platform team's

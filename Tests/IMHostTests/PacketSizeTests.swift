@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import IMHost
+@testable import IMHostBroker
 
 /// The sizing paragraph of mosquitto.conf as `imhost broker init` wrote it before photos (the
 /// default payload limit): a broker folder made then.

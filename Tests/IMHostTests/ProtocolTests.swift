@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import IMHost
+@testable import IMHostBroker
 
 /// Each `transport` object in host.json is refused by `imhost sync` in one line, at host.json's
 /// first line, containing its `expected` words (exit 2).

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import IMHost
+@testable import IMHostBroker
 
 extension TestBroker {
     /// mosquitto.conf as imhost wrote it before the retain rule: without its paragraph (and the

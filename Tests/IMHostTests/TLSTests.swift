@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import IMHost
+@testable import IMHostBroker
 
 /// Certificates made by `openssl` for a test: a CA, and broker certificates it signs.
 struct TestCertificates {

@@ -1,5 +1,6 @@
 import Testing
 @testable import IMHost
+@testable import IMHostBroker
 
 /// The one grammar of imhost's topics: what the hosts publish to, what they read back, what the
 /// broker's rules grant (mosquitto's dynamic-security rows, a NATS cluster's subjects).

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import IMHost
+@testable import IMHostBroker
 
 /// The house page of a conversation with `peer`.
 func houseChat(with peer: String) -> String { "im://chat?rootCateID=1&cateID=12&peer=\(peer)" }

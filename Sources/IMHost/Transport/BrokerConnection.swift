@@ -305,7 +305,7 @@ final class BrokerConnection {
     /// Size), so it never sends a larger one: this host's own largest envelope and a topic, or a
     /// fleet configuration if that is larger.
     static func maximumPacket(payloadLimit: Int, photoLimit: Int) -> Int {
-        max(BrokerFolder.maxPacketSize(payloadLimit: payloadLimit, photoLimit: photoLimit), FleetConfig.byteLimit + BrokerFolder.topicRoom)
+        max(Envelope.packetLimit(payloadLimit: payloadLimit, photoLimit: photoLimit), FleetConfig.byteLimit + Envelope.topicRoom)
     }
 
     /// An attempt to connect failed: kept for the caller, and an outage (said, and tried again

@@ -67,6 +67,15 @@ public enum Envelope: Sendable, Equatable {
         payloadLimit + overhead + (photoLimit + 2) / 3 * 4
     }
 
+    /// Room for the topic and the MQTT header around an envelope, in a packet.
+    public static let topicRoom = 1024
+
+    /// The largest packet these limits make: the largest envelope and a topic. A host's own
+    /// maximum packet, and the broker's `max_packet_size` (`imhost broker init` sizes it so).
+    public static func packetLimit(payloadLimit: Int, photoLimit: Int) -> Int {
+        limit(payloadLimit: payloadLimit, photoLimit: photoLimit) + topicRoom
+    }
+
     /// A message.
     public struct Message: Sendable, Equatable {
         /// The sender's global id for it: 1 to 64 of `A-Z a-z 0-9 _ -`.

@@ -1,4 +1,5 @@
 import IMHost
+import IMHostBroker
 import IMKit
 #if canImport(Glibc)
 import Glibc

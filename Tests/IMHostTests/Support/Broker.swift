@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import IMHost
+@testable import IMHostBroker
 
 /// Which broker a test runs on: the transport's end-to-end tests run on both.
 enum BrokerKind: String, CaseIterable, Sendable, CustomTestStringConvertible {

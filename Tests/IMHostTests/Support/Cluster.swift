@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import IMHost
+@testable import IMHostBroker
 
 /// A private NATS cluster for a test, made and run as a person would: `imhost broker init
 /// --cluster N`, then `imhost broker run`, waited for until it says it accepts connections

@@ -1,3 +1,4 @@
+import IMHost
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

@@ -1,3 +1,4 @@
+import IMHost
 import IMKit
 #if canImport(Glibc)
 import Glibc

@@ -1,3 +1,4 @@
+import IMHost
 import IMKit
 #if canImport(Glibc)
 import Glibc
@@ -6,15 +7,6 @@ import Glibc
 /// A broker folder's sizing (the largest packet and what is kept for an absent client, from the
 /// hosts' limits), and bringing a folder made by an older `imhost broker init` up to date.
 extension BrokerFolder {
-    /// Room for the topic and the MQTT header around an envelope, in a packet.
-    public static let topicRoom = 1024
-
-    /// The broker's `max_packet_size` (and a host's own maximum packet) for these limits: the
-    /// largest envelope (``Envelope/limit(payloadLimit:photoLimit:)``) and a topic.
-    public static func maxPacketSize(payloadLimit: Int, photoLimit: Int) -> Int {
-        Envelope.limit(payloadLimit: payloadLimit, photoLimit: photoLimit) + topicRoom
-    }
-
     /// The broker's `max_queued_bytes`: what it keeps for one absent or slow client. A bound on
     /// the broker's memory for each absent user, not a multiple of the packet (256 of the largest
     /// packets, as before photos, would be 376 MB a user): 32 MiB holds a thousand texts of 32 KB,
@@ -29,7 +21,7 @@ extension BrokerFolder {
     /// The sizing paragraph of the configuration: `max_packet_size`, `max_queued_messages` and
     /// `max_queued_bytes`, each saying why.
     static func sizing(payloadLimit: Int, photoLimit: Int, queuedMessages: Int = 1000) -> String {
-        let packet = maxPacketSize(payloadLimit: payloadLimit, photoLimit: photoLimit)
+        let packet = Envelope.packetLimit(payloadLimit: payloadLimit, photoLimit: photoLimit)
         return """
             \(sizingStart) the largest message host.json allows (limits.payloadBytes \(payloadLimit),
             # limits.photoBytes \(photoLimit) as base64) and the envelope and topic around it. Larger ones are
@@ -78,7 +70,7 @@ extension BrokerFolder {
         var text: String
         do throws(FileSystem.Failure) { text = try FileSystem.readText(configPath) } catch { throw Failure("cannot read \(configPath): \(error)") }
         guard text.hasPrefix("# Written by imhost broker init.") else {
-            throw Failure("\(configPath) was not written by imhost broker init, so imhost does not rewrite it: set max_packet_size \(Self.maxPacketSize(payloadLimit: payloadLimit ?? HostConfig.Limits().payloadBytes, photoLimit: photoLimit)) in it by hand")
+            throw Failure("\(configPath) was not written by imhost broker init, so imhost does not rewrite it: set max_packet_size \(Envelope.packetLimit(payloadLimit: payloadLimit ?? HostConfig.Limits().payloadBytes, photoLimit: photoLimit)) in it by hand")
         }
         let devices = try upgradeAuthentication()
         let retainRule = try upgradeRetainRule()
@@ -102,13 +94,13 @@ extension BrokerFolder {
             }
             return nil
         }.first
-        let payload = payloadLimit ?? said ?? packetBefore.map { $0 - Envelope.overhead - Self.topicRoom } ?? HostConfig.Limits().payloadBytes
+        let payload = payloadLimit ?? said ?? packetBefore.map { $0 - Envelope.overhead - Envelope.topicRoom } ?? HostConfig.Limits().payloadBytes
         guard let start = lines.firstIndex(where: { $0.hasPrefix(Self.sizingStart) }),
               let end = lines[start...].firstIndex(where: { $0.hasPrefix("max_queued_bytes ") }) else {
-            throw Failure("\(configPath) has no sizing paragraph as imhost broker init writes it (\(Self.sizingStart) ... max_queued_bytes): set max_packet_size \(Self.maxPacketSize(payloadLimit: payload, photoLimit: photoLimit)) in it by hand")
+            throw Failure("\(configPath) has no sizing paragraph as imhost broker init writes it (\(Self.sizingStart) ... max_queued_bytes): set max_packet_size \(Envelope.packetLimit(payloadLimit: payload, photoLimit: photoLimit)) in it by hand")
         }
         let sizing = Self.sizing(payloadLimit: payload, photoLimit: photoLimit, queuedMessages: value("max_queued_messages") ?? 1000)
-        let packet = Self.maxPacketSize(payloadLimit: payload, photoLimit: photoLimit)
+        let packet = Envelope.packetLimit(payloadLimit: payload, photoLimit: photoLimit)
         var upgrade = Upgrade(packetBefore: packetBefore, queuedBefore: queuedBefore, packet: packet, queued: Self.maxQueuedBytes(packet: packet),
                               payloadLimit: payload, photoLimit: photoLimit, changed: devices || retainRule, devices: devices, retainRule: retainRule)
         if lines[start...end].joined(separator: "\n") != sizing {

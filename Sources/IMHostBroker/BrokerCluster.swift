@@ -1,3 +1,4 @@
+import IMHost
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -164,7 +165,7 @@ public struct BrokerCluster: Sendable {
             }
         }
         let nodes = (1...count).map { Node(name: "n\($0)", host: "127.0.0.1", clientPort: port(), clusterPort: port(), mqttPort: port()) }
-        let packet = BrokerFolder.maxPacketSize(payloadLimit: payloadLimit, photoLimit: photoLimit)
+        let packet = Envelope.packetLimit(payloadLimit: payloadLimit, photoLimit: photoLimit)
         // JetStream's disk on each node: 1 GiB, or 256 of the largest messages if that is more.
         let description = Description(kind: kind, name: "imhost", nodes: nodes, replicas: replicas(nodes: count),
                                       logins: (users + [TransportID.operatorID]).sorted(), payloadBytes: payloadLimit, photoBytes: photoLimit,

@@ -1,3 +1,4 @@
+import IMHost
 import CMosquitto
 #if canImport(Glibc)
 import Glibc
