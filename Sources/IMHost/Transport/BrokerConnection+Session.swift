@@ -14,9 +14,8 @@ extension BrokerConnection {
     func sawPresence(_ id: String) {
         guard claim.saw(id) == .takenOver, let client else { return }
         client.disconnect()
-        wantsOnline = false
-        connectedElsewhere = true
-        lostConnection(.connectedElsewhere(user: user))
+        claim.tookElsewhere()
+        link.stop(.connectedElsewhere(user: user))
         notices.say(.connectedElsewhere(user: user))
     }
 
@@ -28,25 +27,23 @@ extension BrokerConnection {
     /// Starts where a worker that was thrown off left it (a chat's worker started again):
     /// offline, connected elsewhere, until `/online` takes the session back.
     func resumeElsewhere() {
-        wantsOnline = false
-        connectedElsewhere = true
-        lostConnection(.connectedElsewhere(user: user))
+        claim.tookElsewhere()
+        link.stop(.connectedElsewhere(user: user))
         notices.say(.stillElsewhere(user: user))
     }
 
     func sendProbe(now: Int64) {
         let id = "probe-" + GlobalID.make(at: now)
         guard publish(topic: Topic.inbox(to: user, from: user).name, payload: Envelope.probe(id: id).bytes, as: .probe) else { return }
-        update { $0.probe = .out(id: id, deadline: now + (version == .v311 ? Self.probeMilliseconds311 : Self.probeMilliseconds)) }
+        online?.probe = .out(id: id, deadline: now + (version == .v311 ? Self.probeMilliseconds311 : Self.probeMilliseconds))
     }
 
     /// A probe came back through the inbox: when it is this connection's, the inbox works.
     func probeCame(_ id: String) {
         guard case .out(id, _)? = online?.probe else { return }
-        update { $0.probe = .back }
+        online?.probe = .back
         // The connection works end to end: the backoff and the run of failed addresses restart.
-        reconnectDelay = 1000
-        failuresBegan = nil
+        link.confirmed()
         // Sent after the fleet subscription: a retained configuration came before it.
         fleetSettled = true
         // And after the inbox's: so did a presence record. None came: the broker lost it.
@@ -58,11 +55,10 @@ extension BrokerConnection {
     /// Publishes this host's status, retained. Returns the publish's message id.
     @discardableResult
     func reportFleetStatus(state: Envelope.Status.State = .running) -> Int32? {
-        guard case .online(let client, _) = self.state,
-              case .success(let id) = client.publish(topic: Topic.fleetStatus(user: user).name, payload: fleetReport.document(state: state, at: clock()), retain: true) else {
+        guard case .queued(let id) = link.send(topic: Topic.fleetStatus(user: user).name, payload: fleetReport.document(state: state, at: clock()),
+                                               retain: true, as: .answer) else {
             return nil
         }
-        waited(id, as: .answer, now: clock())
         return id
     }
 
@@ -72,8 +68,8 @@ extension BrokerConnection {
     /// PUBACK as lost, and publishes its will over the report. The broker's answers to messages
     /// and receipts meanwhile go to `answered`, a batch at a time; a message arriving now is not
     /// stored, so not answered: its sender sends it again.
-    func goodbye(_ answered: ([(Publish, BrokerAnswer)]) -> Void) {
-        guard case .online(let client, _) = state else { return }
+    func goodbye(_ answered: ([(BrokerLink.Publish, BrokerAnswer)]) -> Void) {
+        guard isOnline, let client else { return }
         // Its presence record goes with the host that holds the session (before the status,
         // whose answer is waited for): a host of the user that comes later does not take it
         // for one still here.
@@ -82,11 +78,11 @@ extension BrokerConnection {
         let deadline = Clock.monotonic() + 500_000_000
         var taken = false
         while !taken, Clock.monotonic() < deadline {
-            var batch: [(Publish, BrokerAnswer)] = []
+            var batch: [(BrokerLink.Publish, BrokerAnswer)] = []
             for event in client.service() {
                 switch event {
                 case .published(let id, let answer):
-                    if let what = takeAnswer(id, now: clock()) { batch.append((what, answer)) }
+                    if let what = link.takeAnswer(id, now: clock()) { batch.append((what, answer)) }
                     if id == report { taken = true }
                 case .disconnected:
                     answered(batch)

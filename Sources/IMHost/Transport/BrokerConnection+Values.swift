@@ -1,23 +1,12 @@
-/// The values a ``BrokerConnection`` keeps and hands back: what an online connection knows, what
-/// a publish waiting for the broker's answer was, and what a service of it brings.
+/// The values a ``BrokerConnection`` keeps and hands back: what this host knows of the
+/// connection it has, and what a service of it brings.
 extension BrokerConnection {
-    /// What an online connection knows.
+    /// What this host knows of the connection it has now.
     struct Online {
-        /// The inbox's subscription: asked for (its id), then granted; until then nothing is sent.
-        var inbox: Subscription = .notAsked
-        /// The subscription that brings the retained presence record.
-        var presence: Int32?
         /// The fleet configuration's subscription, and when the broker granted it.
         var fleet: (id: Int32, grantedAt: Int64?)?
         /// The probe sent through the inbox once it is subscribed.
         var probe = Probe.notSent
-        /// The largest packet the broker takes, as it said when it took the connection (`nil`:
-        /// it said none).
-        var packetLimit: Int?
-
-        enum Subscription: Equatable {
-            case notAsked, asked(Int32), granted
-        }
 
         enum Probe: Equatable {
             case notSent
@@ -30,26 +19,6 @@ extension BrokerConnection {
         }
     }
 
-    /// What became of a publish.
-    enum Sent: Equatable {
-        /// Queued on the connection; the broker's answer comes later.
-        case queued
-        /// The connection cannot take it now (offline, or the client could not queue it).
-        case notNow
-        /// Larger than the broker takes: a packet of `bytes`, and the broker's limit when it said
-        /// one. It fails the same way until the broker's operator raises the limit.
-        case tooLarge(bytes: Int, limit: Int?)
-    }
-
-    /// What a publish the broker has yet to answer was, for whoever made it.
-    enum Publish {
-        case message(QueuedSend)
-        case receipts([MessageStore.QueuedReceipt])
-        /// A receipt, a confirmation, a presence record or a status: nothing waits on its answer.
-        case answer
-        case probe
-    }
-
     /// What ``service(now:)`` hands back.
     enum Happening {
         /// A connection was made: what was not delivered goes again.
@@ -57,13 +26,8 @@ extension BrokerConnection {
         /// A message that is not the fleet configuration's.
         case message(topic: String, payload: [UInt8], retained: Bool)
         /// The broker answered a message or receipts publish.
-        case answered(Publish, BrokerAnswer)
+        case answered(BrokerLink.Publish, BrokerAnswer)
         /// A fleet configuration came (retained, or as the operator published it): its bytes.
         case fleet([UInt8])
     }
-}
-
-extension BrokerConnection.Online.Subscription {
-    /// The id an answer to it names, while it waits for one.
-    var id: Int32? { if case .asked(let id) = self { id } else { nil } }
 }

@@ -127,8 +127,8 @@ public final class Courier {
     /// the connection unsaid, left in ``failedAttempt`` for a caller that tries once
     /// (`imhost sync`) to say once.
     public var retries: Bool {
-        get { connection.retries }
-        set { connection.retries = newValue }
+        get { connection.link.persistence == .always }
+        set { connection.link.persistence = newValue ? .always : .oneRound }
     }
     /// The last attempt to connect that failed, until one succeeds.
     public var failedAttempt: AttemptFailure? { connection.failedAttempt }
@@ -281,11 +281,11 @@ public final class Courier {
     /// At most this many messages' words are indexed in one service.
     static let indexedAtOnce = 500
 
-    private func answered(_ what: BrokerConnection.Publish, _ answer: BrokerAnswer, now: Int64) {
+    private func answered(_ what: BrokerLink.Publish, _ answer: BrokerAnswer, now: Int64) {
         switch what {
         case .message(let send): delivery.answered(send, answer, now: now)
         case .receipts(let sent): receipts.answered(sent, answer, now: now)
-        case .answer, .probe: break
+        case .answer, .probe, .call: break
         }
     }
 

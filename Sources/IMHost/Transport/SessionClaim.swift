@@ -31,6 +31,9 @@ struct SessionClaim {
     /// Whether this connection knows it holds the session: it claimed it, saw its own record, or
     /// its probe came back with no record of another.
     private(set) var settled = false
+    /// Whether another host of the user took the session from this one, which stays offline
+    /// until the user says `/online`.
+    private(set) var elsewhere = false
 
     init(connectionID: String, host: String? = nil) {
         self.host = host
@@ -56,7 +59,14 @@ struct SessionClaim {
     }
 
     /// The user asked to be online: the next connection takes the session, whoever holds it.
-    mutating func claimNext() { claiming = true }
+    mutating func claimNext() {
+        claiming = true
+        elsewhere = false
+    }
+
+    /// Another host of the user holds the session: this one left it (or, started again, stays
+    /// where the one before it was left).
+    mutating func tookElsewhere() { elsewhere = true }
 
     /// A presence record arrived (retained at subscribe, or as another host published it).
     mutating func saw(_ id: String) -> Verdict {
