@@ -12,7 +12,9 @@ import Glibc
 /// Changes a running broker's dynamic-security plugin: logs in as ``DynamicSecurity/adminLogin``
 /// (its password in the broker folder, mode 0600), publishes JSON commands to
 /// `$CONTROL/dynamic-security/v1` and reads their answers on `…/response`, as mosquitto_ctrl
-/// does, but with no password on a command line. One at a time a folder: every command logs in
+/// does, but with no password on a command line. Its connection is a ``CommandConnection``, so it
+/// connects and waits as a host's does (the response topic its inbox, refused or unanswered for
+/// 5 s: tried again on the backoff, within 10 s). One at a time a folder: every command logs in
 /// as the same login, so a second one at once would take the first one's session over between
 /// its steps (measured: of twelve add-device at once, two were made); each holds
 /// `DIR/control.lock` (`flock`) while it works.
@@ -23,11 +25,13 @@ final class BrokerControl {
     let address: HostConfig.Transport.Address
     let password: String
     private let lock: Int32
+    private let runtime: ConnectionRuntime
 
     /// Waits for the folder's other commands to finish (a few milliseconds each).
-    init(address: HostConfig.Transport.Address, password: String, lockPath: String) throws(BrokerFolder.Failure) {
+    init(address: HostConfig.Transport.Address, password: String, lockPath: String, runtime: ConnectionRuntime = .system) throws(BrokerFolder.Failure) {
         self.address = address
         self.password = password
+        self.runtime = runtime
         lock = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard lock >= 0 else { throw BrokerFolder.Failure("cannot open \(lockPath): \(String(cString: strerror(errno)))") }
         while flock(lock, LOCK_EX) != 0 {
@@ -82,38 +86,25 @@ final class BrokerControl {
     private struct Commands: Encodable { var commands: [Command] }
     private struct Responses: Decodable { var responses: [Response] }
 
-    /// Sends `commands` in one message and returns their answers, in order.
-    /// A connection as `login`, connected (`refused`: what to say when the broker refuses it).
-    private func connect(as login: String, password: String, refused: String) throws(BrokerFolder.Failure) -> MQTTClient {
-        var settings = MQTTClient.Settings(address: address, user: login, password: password, maximumPacket: 1 << 20)
-        settings.keepsSession = false
-        let client: MQTTClient
-        do throws(MQTTClient.Failure) { client = try MQTTClient(settings) } catch { throw BrokerFolder.Failure("cannot make a connection: \(error)") }
-        client.connect()
-        try pump(client) { (event) throws(BrokerFolder.Failure) -> Bool in
-            switch event {
-            case .connected: return true
-            case .refused(let refusal): throw BrokerFolder.Failure("the broker at \(address) refused \(login) (\(refusal.reason)): \(refused)")
-            case .unreachable(let why): throw BrokerFolder.Failure("cannot reach the broker at \(address) (\(why))")
-            default: return false
+    /// Does `body` on a connection as `login`; its failure said as this command's.
+    private func run<Value>(_ login: String, refused: String = "", _ body: () throws(ConnectionFailure) -> Value) throws(BrokerFolder.Failure) -> Value {
+        do throws(ConnectionFailure) {
+            return try body()
+        } catch {
+            switch error {
+            case .notConnected(.refused(let address, _, let refusal, _)):
+                throw BrokerFolder.Failure("the broker at \(address) refused \(login) (\(refusal.reason)): \(refused)")
+            case .notConnected(.unreachable(let address, let why, _)):
+                throw BrokerFolder.Failure("cannot reach the broker at \(address) (\(why))")
+            case .notConnected(.clientNotMade(let why)):
+                throw BrokerFolder.Failure("cannot make a connection: \(why)")
+            case .inboxRefused(let filter, let reason):
+                throw BrokerFolder.Failure("the broker refused \(login) reading \(filter) (\(reason))")
+            case .noAnswer(let address, let seconds):
+                throw BrokerFolder.Failure("the broker at \(address) did not answer within \(seconds) s")
+            case .notConnected, .went:
+                throw BrokerFolder.Failure("the broker at \(address) ended this command's connection (it stopped, or another client logged in as \(DynamicSecurity.adminLogin)): run it again")
             }
-        }
-        return client
-    }
-
-    /// Services `client` until `done` says so, at most 10 s.
-    private func pump(_ client: MQTTClient, _ done: (MQTTClient.Event) throws(BrokerFolder.Failure) -> Bool) throws(BrokerFolder.Failure) {
-        let deadline = Clock.monotonic() + 10_000_000_000
-        while true {
-            for event in client.service() {
-                if case .disconnected = event {
-                    throw BrokerFolder.Failure("the broker at \(address) ended this command's connection (it stopped, or another client logged in as \(DynamicSecurity.adminLogin)): run it again")
-                }
-                if try done(event) { return }
-            }
-            let now = Clock.monotonic()
-            guard now < deadline else { throw BrokerFolder.Failure("the broker at \(address) did not answer within 10 s") }
-            MQTTClient.wait(on: client.descriptors, milliseconds: Int32(min(100, (deadline - now) / 1_000_000 + 1)))
         }
     }
 
@@ -124,36 +115,32 @@ final class BrokerControl {
     func endSession(of login: String) throws(BrokerFolder.Failure) {
         let ending = BrokerFolder.newPassword()
         try apply([Self.setClientPassword(login, ending)])
-        let client = try connect(as: login, password: ending, refused: "its session could not be ended")
-        client.disconnect()
+        let connection = CommandConnection(address: address, login: login, password: ending, maximumPacket: 1 << 20, inbox: nil, runtime: runtime)
+        try run(login, refused: "its session could not be ended") { () throws(ConnectionFailure) in try connection.ready() }
+        connection.leave()
     }
 
+    /// Sends `commands` in one message and returns their answers, in order.
     func send(_ commands: [Command]) throws(BrokerFolder.Failure) -> [Response] {
-        let client = try connect(as: DynamicSecurity.adminLogin, password: password,
-                                 refused: "is it running with this folder's dynamic-security.json? (imhost broker upgrade makes an older folder's)")
-        defer { client.disconnect() }
-        func pump(_ done: (MQTTClient.Event) throws(BrokerFolder.Failure) -> Bool) throws(BrokerFolder.Failure) { try self.pump(client, done) }
-        guard case .success(let subscription) = client.subscribe(Self.responseTopic, retained: false) else { throw BrokerFolder.Failure("cannot subscribe to \(Self.responseTopic)") }
-        try pump { (event) throws(BrokerFolder.Failure) -> Bool in
-            guard case .subscribed(subscription, let answer) = event else { return false }
-            if case .refused(let reason) = answer { throw BrokerFolder.Failure("the broker refused \(DynamicSecurity.adminLogin) reading \(Self.responseTopic) (\(reason))") }
-            return true
-        }
+        let login = DynamicSecurity.adminLogin
+        let connection = CommandConnection(address: address, login: login, password: password, maximumPacket: 1 << 20, inbox: Self.responseTopic, runtime: runtime)
+        defer { connection.leave() }
+        let refused = "is it running with this folder's dynamic-security.json? (imhost broker upgrade makes an older folder's)"
+        try run(login, refused: refused) { () throws(ConnectionFailure) in try connection.ready() }
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let payload: [UInt8]
         do { payload = Array(try encoder.encode(Commands(commands: commands))) } catch { throw BrokerFolder.Failure("cannot encode the commands: \(error)") }
-        guard case .success = client.publish(topic: Self.topic, payload: payload) else { throw BrokerFolder.Failure("cannot publish to \(Self.topic)") }
-        var responses: [Response] = []
-        try pump { (event) throws(BrokerFolder.Failure) -> Bool in
-            guard case .message(Self.responseTopic, let bytes, _) = event else { return false }
-            guard let read = try? JSONDecoder().decode(Responses.self, from: Data(bytes)) else {
-                throw BrokerFolder.Failure("the broker's answer on \(Self.responseTopic) is not what the plugin writes: \(TerminalText.safe(String(decoding: bytes.prefix(200), as: UTF8.self)))")
+        let bytes = try run(login) { () throws(ConnectionFailure) in
+            try connection.publish(topic: Self.topic, payload: payload)
+            return try connection.await { event in
+                if case .message(Self.responseTopic, let bytes, _) = event { bytes } else { nil }
             }
-            responses = read.responses
-            return true
         }
-        return responses
+        guard let read = try? JSONDecoder().decode(Responses.self, from: Data(bytes)) else {
+            throw BrokerFolder.Failure("the broker's answer on \(Self.responseTopic) is not what the plugin writes: \(TerminalText.safe(String(decoding: bytes.prefix(200), as: UTF8.self)))")
+        }
+        return read.responses
     }
 
     /// Sends `commands` and fails on the first answer with an error (`tolerating` errors that

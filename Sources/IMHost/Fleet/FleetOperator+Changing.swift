@@ -38,12 +38,12 @@ extension FleetOperator {
     /// `milliseconds` pass; returns their reports as they stand then. Reports come on the
     /// subscription ``standing()`` made, so a change's own read is what this follows.
     public func awaitReports(of users: [String], applying config: FleetConfig, milliseconds: Int64) throws(Failure) -> [FleetStatus] {
-        let deadline = Clock.monotonic() + UInt64(max(0, milliseconds)) * 1_000_000
+        let deadline = connection.link.clock() + max(0, milliseconds)
         func done() -> Bool { users.allSatisfy { reports[$0].map { applies($0, config) } ?? false } }
         return try retrying { (retries) throws(Failure) in
             // A connection made again (taken over meanwhile) subscribes again.
             if retries > 0 { _ = try statuses() }
-            if !done() { _ = try serve(until: deadline) { _ in done() } }
+            if !done() { _ = try watch(until: deadline) { done() } }
             return users.compactMap { reports[$0] }
         }
     }
@@ -56,12 +56,14 @@ extension FleetOperator {
     }
 
     /// Runs `attempt` until it has a result: again when another operator's change won
-    /// meanwhile (`nil`) or another operator command took the connection over.
-    /// Again too, for 2 minutes, while a cluster's nodes cannot serve it: one just died, and
-    /// while it is down a NATS cluster makes a new session's subscriptions (an operator command
-    /// starts a clean session each time) slowly, in 46 s measured, or once the node is back.
+    /// meanwhile (`nil`) or the connection went (another operator command took it over: two at
+    /// once). Again too, for 2 minutes, while a cluster's nodes cannot serve it: one just died,
+    /// and while it is down a NATS cluster makes a new session's subscriptions (an operator
+    /// command starts a clean session each time) slowly, in 46 s measured, or once the node is
+    /// back. The connection moves along the nodes meanwhile, as a host's does.
     func retrying<Result>(_ attempt: (Int) throws(Failure) -> Result?) throws(Failure) -> Result {
-        let until = Clock.monotonic() + 120_000_000_000
+        connection.keepTrying(for: Self.clusterPatience)
+        let until = connection.link.clock() + Self.clusterPatience
         var retries = 0
         while retries < 10 {
             do throws(Failure) {
@@ -69,18 +71,20 @@ extension FleetOperator {
                 retries += 1
             } catch {
                 if error.transient {
-                    guard Clock.monotonic() < until else { throw error }
-                    _ = poll(nil, 0, 1000)
+                    guard connection.link.clock() < until else { throw error }
                     continue
                 }
-                guard error.takenOver else { throw error }
-                // Another operator command at the same time: let it finish, then go again.
-                _ = poll(nil, 0, Int32.random(in: 50...300))
+                // Another operator command at the same time: the connection is made again (its
+                // backoff lets the other finish), and this goes again.
+                guard case .connection(.went) = error.code else { throw error }
                 retries += 1
             }
         }
-        throw Failure(description: "other operators' commands or changes came between ten tries in a row; try again")
+        throw Failure(.contended)
     }
+
+    /// How long a cluster's nodes are tried while none can serve an operator's command.
+    static let clusterPatience: Int64 = 120_000
 
     /// One try of a change or a replacement: `nil` when another operator's change won meanwhile.
     private func attempt(replacing: Bool, initialize: Bool, retries: Int, _ edit: (inout FleetConfig) throws(Failure) -> Void) throws(Failure) -> Outcome? {
@@ -91,16 +95,16 @@ extension FleetOperator {
         switch standing.verdict {
         case .refused(let why):
             guard replacing || initialize else {
-                throw Failure(description: "nothing published: hosts refuse the fleet configuration the broker holds (\(why)), so a change built on it would go nowhere; imhost fleet replace publishes one they apply, above every version they report (--init starts from nothing turned off)")
+                throw Failure(.heldRefused(why))
             }
             // Its version is what hosts refuse: never built above. A replacement keeps what a
             // readable one turns off (only its date was wrong); --init starts from nothing.
             base = replacing ? (try? FleetConfig.read(standing.bytes)) : nil
             floor = nil
         case .removed where replacing:
-            throw Failure(description: "the broker holds no fleet configuration, so there is nothing to replace: hosts keep the one they apply; a change with --init publishes the first")
+            throw Failure(.nothingToReplace)
         case .removed where base == nil && !initialize:
-            throw Failure(description: "there is no fleet configuration on the broker yet; add --init to publish the first one")
+            throw Failure(.noConfiguration)
         default:
             break
         }
@@ -117,7 +121,7 @@ extension FleetOperator {
                            killSwitch: next.killSwitch, rollouts: next.rollouts)
         // Judged as hosts will judge it, before it goes.
         if case .refused(let why) = FleetConfig.verdict(on: next.bytes, applied: nil, now: now) {
-            throw Failure(description: "not published: hosts would refuse it (\(why)); \(Self.fix(why))")
+            throw Failure(.wouldRefuse(why))
         }
         try publish(next)
         // Another operator's change won (a higher version, or the same with a larger digest):
@@ -125,31 +129,12 @@ extension FleetOperator {
         return inForce(FleetConfig.verdict(on: try held(), applied: nil, now: clock()))?.digest == next.digest ? .published(next, retries: retries) : nil
     }
 
-    /// What the operator does about a change hosts would refuse.
-    private static func fix(_ refusal: FleetConfig.Refusal) -> String {
-        switch refusal.kind {
-        case .size: "lift some of what it turns off first (imhost fleet show)"
-        case .date: "check this machine's clock (date -u) against the versions hosts report (imhost fleet status)"
-        case .document: "this is a fault in imhost; report it with the configuration the broker holds (imhost fleet show --json)"
-        }
-    }
-
     /// Publishes `config` retained and waits for the broker's answer.
     private func publish(_ config: FleetConfig) throws(Failure) {
-        let client = try connected()
         // Known before it goes: a host may report it before it is read back.
         know(config)
-        guard case .success(let id) = client.publish(topic: Topic.fleetConfig.name, payload: config.bytes, retain: true) else {
-            throw gone("cannot publish the fleet configuration: the connection is gone")
-        }
-        var answer: BrokerAnswer?
-        try pump { event in
-            if case .published(id, let answered) = event { answer = answered }
-            return answer != nil
-        }
-        if case .refused(let reason)? = answer {
-            throw Failure(description: "the broker refused the fleet configuration (\(reason)): only \(TransportID.operatorID) may publish it; run with a host.json whose user is \(TransportID.operatorID), with its password file",
-                          refusedByBroker: true)
+        if case .refused(let reason) = try published(config.bytes, to: Topic.fleetConfig.name) {
+            throw Failure(.publishRefused(reason))
         }
     }
 }

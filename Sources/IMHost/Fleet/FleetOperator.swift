@@ -4,33 +4,48 @@ import Glibc
 
 /// The operator's connection: reads the fleet configuration the broker retains, publishes the
 /// next version, and reads back which one won; reads the hosts' status reports. One connection
-/// as `operator` (the only user the broker lets write ``FleetConfig/topic``).
+/// as `operator` (the only user the broker lets write ``FleetConfig/topic``), a
+/// ``CommandConnection``: it connects and fails over as a host's does (a cluster's next node
+/// when one cannot serve or answers nothing for 5 s, rounds on a backoff for two minutes).
 ///
 /// Reads are exact, not timed: after subscribing (which makes the broker send what it retains),
 /// the operator publishes a probe to its own inbox; when the probe comes back, everything the
 /// broker retained for the subscription has come before it.
 public final class FleetOperator {
-    /// Why an operation did not happen: one line, for a person.
-    public struct Failure: Error, CustomStringConvertible, Sendable {
-        public var description: String
-        /// The broker refused the publish (not authorised): not the operator's choice.
-        public var refusedByBroker = false
-        /// The connection went (another connection as this user took the session over: two
-        /// commands at once): worth trying again.
-        var takenOver = false
-        /// A cluster's nodes could not serve this now (none reachable or serving, or one refused
-        /// a subscription while its JetStream waits for the others): worth trying again soon.
+    /// Why an operation did not happen, as a code with what a front end needs to say it.
+    public struct Failure: Error, Sendable, Equatable {
+        public enum Code: Sendable, Equatable {
+            /// The connection did not bring what the operation waited for.
+            case connection(ConnectionFailure)
+            /// The broker refused `user` reading `filter`, in its words: fleet commands run as
+            /// operator.
+            case readRefused(user: String, filter: String, reason: String)
+            /// The broker refused the configuration, in its words: only operator may publish it.
+            case publishRefused(String)
+            /// Hosts refuse what the broker holds, so a change built on it would go nowhere.
+            case heldRefused(FleetConfig.Refusal)
+            /// The broker holds no configuration, so there is nothing to replace.
+            case nothingToReplace
+            /// The broker holds no configuration yet, and the change does not make the first.
+            case noConfiguration
+            /// Hosts would refuse the configuration the change makes.
+            case wouldRefuse(FleetConfig.Refusal)
+            /// Other operators' commands or changes came between ten tries in a row.
+            case contended
+        }
+
+        public var code: Code
+        init(_ code: Code) { self.code = code }
+
+        /// A cluster's nodes could not serve this now (none reachable or serving, none
+        /// answering, or one refused a subscription while its JetStream waits for the others):
+        /// worth trying again soon.
         var transient = false
     }
 
-    private let settings: HostConfig.Transport
     private let user: String
     let clock: () -> Int64
-    private var client: MQTTClient?
-    /// The address a connection is tried at first: the next one after a transient failure.
-    private var firstAddress = 0
-    /// Events read from the connection and not yet handed to a ``pump(_:)``.
-    private var pending: [MQTTClient.Event] = []
+    let connection: CommandConnection
     /// The configuration that wins among those hosts take that went by on this connection.
     private var seen: FleetConfig?
     /// Every host's report as last seen on this connection (retained, or live), by user.
@@ -43,13 +58,20 @@ public final class FleetOperator {
     private(set) var known: Set<FleetConfig.Applied>
 
     /// `transport` as host.json names it; `user` must be `operator` for changes to be taken.
-    /// `ledger` keeps what this operator published and saw (``FleetLedger``).
-    public init(transport: HostConfig.Transport, user: String, clock: @escaping () -> Int64 = { Clock.now() }, ledger: FleetLedger? = nil) {
-        settings = transport
+    /// `ledger` keeps what this operator published and saw (``FleetLedger``). `clock` is the one
+    /// configurations are judged by, as hosts judge them.
+    public convenience init(transport: HostConfig.Transport, user: String, clock: @escaping () -> Int64 = { Clock.now() }, ledger: FleetLedger? = nil) {
+        self.init(transport: transport, user: user, clock: clock, ledger: ledger, runtime: .system)
+    }
+
+    /// The same, connecting through `runtime` (the tests' broker).
+    package init(transport: HostConfig.Transport, user: String, clock: @escaping () -> Int64, ledger: FleetLedger?, runtime: ConnectionRuntime) {
         self.user = user
         self.clock = clock
         self.ledger = ledger
         known = ledger?.load() ?? []
+        connection = CommandConnection(transport: transport, user: user, maximumPacket: FleetConfig.byteLimit + 4096, inbox: Topic.Filter.inbox(of: user).name,
+                                       runtime: runtime)
     }
 
     /// Notes that `config` was on the fleet topic (read there, or published by this operator).
@@ -57,8 +79,6 @@ public final class FleetOperator {
         guard known.insert(config.applied).inserted else { return }
         ledger?.record([config.applied])
     }
-
-    deinit { client?.disconnect() }
 
     // MARK: Reading
 
@@ -151,8 +171,108 @@ public final class FleetOperator {
         return reports.values.sorted { $0.user < $1.user }
     }
 
+    // MARK: The connection
+
+    private struct Retained {
+        var topic: String
+        var payload: [UInt8]
+    }
+
+    /// What the broker retains on `filter`: subscribes (the broker sends its retained messages),
+    /// then waits for a probe through the operator's own inbox, which comes after them.
+    private func readRetained(_ filter: String) throws(Failure) -> [Retained] {
+        try ready()
+        let subscription = try command { () throws(ConnectionFailure) in try connection.subscribe(filter, retained: true) }
+        var found: [Retained] = []
+        let granted: BrokerAnswer = try pump { event in
+            switch event {
+            case .subscribed(subscription, let answer): return answer
+            case .message(let topic, let payload, true): found.append(Retained(topic: topic, payload: payload))
+            default: break
+            }
+            return nil
+        }
+        if case .refused(let reason) = granted {
+            // On a cluster, a node refuses a subscription while its JetStream waits for the
+            // others: the next node is tried (``retrying(_:)``), and this said if all refuse.
+            throw nextNode(Failure(.readRefused(user: user, filter: filter, reason: reason)))
+        }
+        let own = Topic.inbox(to: user, from: user).name
+        let probe = "probe-" + GlobalID.make(at: clock())
+        _ = try command { () throws(ConnectionFailure) in try connection.publish(topic: own, payload: Envelope.probe(id: probe).bytes) }
+        let _: Bool = try pump { event in
+            switch event {
+            case .message(let topic, let payload, _) where topic == own:
+                if case .probe(probe)? = try? Envelope.read(payload, payloadLimit: 1024, sender: user) { return true }
+            case .message(let topic, let payload, true): found.append(Retained(topic: topic, payload: payload))
+            default: break
+            }
+            return nil
+        }
+        return found
+    }
+
+    /// The connection made, and the operator's inbox subscribed (for probes): across a
+    /// cluster's nodes, as long as its persistence says.
+    func ready() throws(Failure) {
+        try command { () throws(ConnectionFailure) in try connection.ready() }
+    }
+
+    /// Publishes `payload` to `topic` (retained), and returns the broker's answer.
+    func published(_ payload: [UInt8], to topic: String) throws(Failure) -> BrokerAnswer {
+        try ready()
+        let id = try command { () throws(ConnectionFailure) in try connection.publish(topic: topic, payload: payload, retain: true) }
+        return try pump { event in
+            if case .answered(id, let answer) = event { answer } else { nil }
+        }
+    }
+
+    /// `failure` on a cluster: the node at hand is left, the next is where the next try starts,
+    /// and the failure is worth trying again (``retrying(_:)``). On one broker, as it is.
+    private func nextNode(_ failure: Failure) -> Failure {
+        guard connection.addresses > 1 else { return failure }
+        connection.moveOn()
+        var failure = failure
+        failure.transient = true
+        return failure
+    }
+
+    /// Runs the connection until `done` says so after one of its events, or until `deadline`
+    /// (milliseconds, the connection's clock), noting what went by: whether `done` said so.
+    func watch(until deadline: Int64, _ done: () -> Bool) throws(Failure) -> Bool {
+        try command { () throws(ConnectionFailure) in
+            try connection.watch(until: deadline) { event in
+                note(event)
+                return done()
+            }
+        }
+    }
+
+    /// Runs the connection until `take` has something for one of its events, noting what
+    /// went by on the fleet and status topics whichever read it came in.
+    func pump<Value>(_ take: (CommandConnection.Event) -> Value?) throws(Failure) -> Value {
+        try command { () throws(ConnectionFailure) in
+            try connection.await { event in
+                note(event)
+                return take(event)
+            }
+        }
+    }
+
+    /// Does `body` on the connection: a failure of it is the operation's, worth trying again on
+    /// a cluster when a node answered nothing (the connection left it for the next).
+    private func command<Value>(_ body: () throws(ConnectionFailure) -> Value) throws(Failure) -> Value {
+        do throws(ConnectionFailure) {
+            return try body()
+        } catch {
+            var failure = Failure(.connection(error))
+            if case .noAnswer = error, connection.addresses > 1 { failure.transient = true }
+            throw failure
+        }
+    }
+
     /// Notes what went by on the fleet and status topics, whichever read it came in.
-    private func note(_ event: MQTTClient.Event) {
+    private func note(_ event: CommandConnection.Event) {
         guard case .message(let topic, let payload, _) = event else { return }
         switch Topic(topic) {
         case .fleetConfig?:
@@ -164,183 +284,6 @@ public final class FleetOperator {
             reports[user] = payload.isEmpty ? nil : FleetStatus.read(user: user, payload)
         default:
             break
-        }
-    }
-
-    // MARK: The connection
-
-    /// The connection went (taken over, lost, or closed by the broker as another connection of
-    /// the same user came): dropped with what it left unread, and worth trying again.
-    func gone(_ description: String) -> Failure {
-        client = nil
-        pending = []
-        return Failure(description: description, takenOver: true)
-    }
-
-    private struct Retained {
-        var topic: String
-        var payload: [UInt8]
-    }
-
-    /// What the broker retains on `filter`: subscribes (the broker sends its retained messages),
-    /// then waits for a probe through the operator's own inbox, which comes after them.
-    private func readRetained(_ filter: String) throws(Failure) -> [Retained] {
-        let client = try connected()
-        guard case .success(let subscription) = client.subscribe(filter, retained: true) else {
-            throw gone("cannot subscribe to \(filter): the connection is gone")
-        }
-        var granted: BrokerAnswer?
-        var found: [Retained] = []
-        try pump { event in
-            switch event {
-            case .subscribed(subscription, let answer): granted = answer
-            case .message(let topic, let payload, true): found.append(Retained(topic: topic, payload: payload))
-            default: break
-            }
-            return granted != nil
-        }
-        if case .refused(let reason)? = granted {
-            let failure = Failure(description: "the broker refused \(user) reading \(filter) (\(reason)); fleet commands run as \(TransportID.operatorID)")
-            // On a cluster, a node refuses a subscription while its JetStream waits for the
-            // others: the next node is tried (``retrying(_:)``), and this said if all refuse.
-            throw nextNode(failure)
-        }
-        let probe = "probe-" + GlobalID.make(at: clock())
-        guard case .success = client.publish(topic: Topic.inbox(to: user, from: user).name, payload: Envelope.probe(id: probe).bytes) else {
-            throw gone("cannot publish a probe: the connection is gone")
-        }
-        var back = false
-        try pump { event in
-            switch event {
-            case .message(let topic, let payload, _) where topic == Topic.inbox(to: user, from: user).name:
-                if case .probe(probe)? = try? Envelope.read(payload, payloadLimit: 1024, sender: user) { back = true }
-            case .message(let topic, let payload, true): found.append(Retained(topic: topic, payload: payload))
-            default: break
-            }
-            return back
-        }
-        return found
-    }
-
-    /// The connection, made (and the operator's inbox subscribed, for probes) if need be.
-    func connected() throws(Failure) -> MQTTClient {
-        if let client { return client }
-        let password: String
-        do throws(FileSystem.Failure) {
-            password = try settings.password()
-        } catch {
-            throw Failure(description: "cannot read the password in \(settings.passwordFile) (\(error)); fix transport.passwordFile in host.json")
-        }
-        // Each address in turn (a cluster's nodes), in the MQTT the broker speaks: a node that
-        // cannot be reached or is not serving gives way to the next.
-        var version: MQTTVersion = settings.protocolChoice == .v311 ? .v311 : .v5
-        var failures: [String] = []
-        var index = 0
-        var made: MQTTClient?
-        while made == nil, index < settings.addresses.count {
-            // firstAddress is the cursor: where the connection is, or is tried next.
-            let address = settings.addresses[firstAddress % settings.addresses.count]
-            var clientSettings = MQTTClient.Settings(address: address, user: user, password: password, maximumPacket: UInt32(FleetConfig.byteLimit + 4096))
-            clientSettings.version = version
-            if let ca = settings.caFile { clientSettings.tls = .init(ca: ca, cert: settings.certFile, key: settings.keyFile) }
-            // The operator's session is not kept: each command starts clean.
-            clientSettings.keepsSession = false
-            let attempt: MQTTClient
-            do throws(MQTTClient.Failure) {
-                attempt = try MQTTClient(clientSettings)
-            } catch {
-                throw Failure(description: "cannot make a connection: \(error)")
-            }
-            attempt.connect()
-            client = attempt
-            var outcome: BrokerEvent?
-            try pump { event in
-                switch event {
-                case .connected, .refused, .unreachable: outcome = event
-                default: break
-                }
-                return outcome != nil
-            }
-            switch outcome {
-            case .connected?: made = attempt
-            case .refused(let refusal)? where refusal.wrongVersion && version == .v5 && settings.protocolChoice == .auto:
-                version = .v311
-            case .refused(let refusal)? where refusal.unavailable:
-                failures.append("the broker at \(address) is not serving (\(refusal.reason))")
-                index += 1
-                firstAddress += 1
-            case .refused(let refusal)?:
-                client = nil
-                throw Failure(description: "the broker at \(address) refused \(user): \(refusal.reason); check transport.passwordFile (\(settings.passwordFile))")
-            case .unreachable(let why)?:
-                failures.append("cannot reach the broker at \(address) (\(why))")
-                index += 1
-                firstAddress += 1
-            default:
-                index += 1
-                firstAddress += 1
-            }
-        }
-        guard let made else {
-            client = nil
-            var failure = Failure(description: failures.joined(separator: "; ") + "; is it running?")
-            failure.transient = settings.addresses.count > 1
-            throw failure
-        }
-        guard case .success(let inbox) = made.subscribe(Topic.Filter.inbox(of: user).name) else {
-            throw gone("cannot subscribe to \(user)'s inbox: the connection is gone")
-        }
-        try pump { event in
-            if case .subscribed(inbox, _) = event { return true }
-            return false
-        }
-        return made
-    }
-
-    /// `failure` on a cluster: the connection is dropped, the next node is where the next try
-    /// starts, and the failure is worth trying again (``retrying(_:)``). On one broker, as it is.
-    private func nextNode(_ failure: Failure) -> Failure {
-        guard settings.addresses.count > 1 else { return failure }
-        var failure = failure
-        failure.transient = true
-        client = nil
-        pending = []
-        firstAddress += 1
-        return failure
-    }
-
-    /// Services the connection until `handle` returns true for an event (at most 10 s).
-    func pump(_ handle: (MQTTClient.Event) throws(Failure) -> Bool) throws(Failure) {
-        // A cluster's node that does not answer within 5 s gives way to the next.
-        let seconds: UInt64 = settings.addresses.count > 1 ? 5 : 10
-        guard try serve(until: Clock.monotonic() + seconds * 1_000_000_000, handle) else {
-            let failure = Failure(description: "the broker at \(settings.addresses[firstAddress % settings.addresses.count]) did not answer within \(seconds) s")
-            // A cluster's node that answers nothing: the next is tried (``retrying(_:)``).
-            throw nextNode(failure)
-        }
-    }
-
-    /// Services the connection until `handle` returns true for an event (true), or until
-    /// `deadline` on the monotonic clock (false).
-    func serve(until deadline: UInt64, _ handle: (MQTTClient.Event) throws(Failure) -> Bool) throws(Failure) -> Bool {
-        guard let client else { throw Failure(description: "not connected") }
-        while true {
-            if pending.isEmpty { pending = client.service() }
-            while !pending.isEmpty {
-                let event = pending.removeFirst()
-                note(event)
-                if case .disconnected(let how) = event {
-                    switch how {
-                    case .takenOver: throw gone("another \(user) connection took the session over (another imhost fleet command at the same time?); try again")
-                    case .lost(let reason): throw gone("the connection to the broker was lost (\(reason))")
-                    case .administrative: throw gone("the broker ended the connection (an administrator removed or disabled \(user))")
-                    }
-                }
-                if try handle(event) { return true }
-            }
-            let now = Clock.monotonic()
-            guard now < deadline else { return false }
-            MQTTClient.wait(on: client.descriptors, milliseconds: Int32(min(100, (deadline - now) / 1_000_000 + 1)))
         }
     }
 }

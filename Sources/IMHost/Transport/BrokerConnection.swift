@@ -152,14 +152,14 @@ final class BrokerConnection {
                 happenings.append(.fleet(payload))
             case .message(let topic, let payload, let retained):
                 happenings.append(.message(topic: topic, payload: payload, retained: retained))
-            case .answered(.probe, let answer):
+            case .answered(_, .probe, let answer):
                 if case .refused = answer {
                     online?.probe = .notSent
                     notices.say(.acl(.ownInboxRefused(user: user)))
                 }
-            case .answered(.answer, _), .answered(.call, _):
+            case .answered(_, .answer, _), .answered(_, .call, _):
                 break
-            case .answered(let what, let answer):
+            case .answered(_, let what, let answer):
                 happenings.append(.answered(what, answer))
             }
         }

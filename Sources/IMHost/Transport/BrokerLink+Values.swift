@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// The values a ``BrokerLink`` is made with and hands back: who connects where and how, how long
 /// it keeps trying, what an online connection knows, what a publish was, and what a service of
 /// it brings.
@@ -78,21 +74,6 @@ extension BrokerLink {
         case until(Int64)
     }
 
-    /// How a connection meets the world: the clock it times itself by (milliseconds), how it
-    /// makes its client, how it waits for its descriptors. The tests put a broker of their own and
-    /// a clock they move in their place.
-    struct Runtime {
-        var clock: () -> Int64
-        var makeClient: MakeBrokerClient
-        var wait: (_ descriptors: [pollfd], _ milliseconds: Int32) -> Void
-
-        /// This machine's clock, libmosquitto's client, poll(2).
-        static var system: Runtime {
-            Runtime(clock: { Clock.now() }, makeClient: { settings throws(BrokerClientFailure) in try MQTTClient(settings) },
-                    wait: { MQTTClient.wait(on: $0, milliseconds: $1) })
-        }
-    }
-
     /// What an online connection knows.
     struct Online {
         /// The inbox's subscription: asked for (its id), then granted.
@@ -151,7 +132,7 @@ extension BrokerLink {
         /// The broker answered a subscription that is not the inbox's.
         case subscribed(id: Int32, BrokerAnswer)
         case message(topic: String, payload: [UInt8], retained: Bool)
-        /// The broker answered a publish (but an ``Publish/answer``).
-        case answered(Publish, BrokerAnswer)
+        /// The broker answered publish `id` (but an ``Publish/answer``).
+        case answered(id: Int32, Publish, BrokerAnswer)
     }
 }

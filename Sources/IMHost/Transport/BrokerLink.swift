@@ -384,7 +384,7 @@ final class BrokerLink {
         case .published(let id, let answer):
             guard let what = takeAnswer(id, now: now) else { return }
             if case .answer = what { return }
-            events.append(.answered(what, answer))
+            events.append(.answered(id: id, what, answer))
         }
     }
 

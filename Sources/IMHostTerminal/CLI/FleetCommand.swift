@@ -162,7 +162,7 @@ enum FleetCommand {
                 status(standing, json: json, output: output)
             }
         } catch {
-            output.diagnostic("imhost fleet \(verb): \(TerminalText.safe(error.description))")
+            output.diagnostic("imhost fleet \(verb): \(TerminalText.safe(line(error)))")
             return CommandLineTool.ExitCode.failure
         }
         return CommandLineTool.ExitCode.ok

@@ -297,7 +297,7 @@ enum FleetStep {
             case .published(let config, _), .unchanged(let config): version = config.version
             }
         } catch {
-            return "the operator's change failed: \(error)"
+            return "the operator's change failed: \(FleetCommand.line(error))"
         }
         let deadline = Clock.monotonic() + applySeconds * 1_000_000_000
         var behind = users
