@@ -12,17 +12,19 @@ final class FakeSide {
     /// What its courier said and did, in order.
     private(set) var events: [Courier.Event] = []
 
+    /// `addresses` and `makeClient`: a list of brokers (``FakeNodes``) in place of `broker`.
     init(_ user: String, broker: FakeBroker, in workspace: Workspace, clock: TestClock, folder: String? = nil,
-         giveUpHours: Double = 72) throws {
+         giveUpHours: Double = 72, addresses: [HostConfig.Transport.Address]? = nil, makeClient: MakeBrokerClient? = nil) throws {
         let data = workspace.root + "/" + (folder ?? user)
         store = try MessageStore(dataFolder: data, user: user)
         guard case .taken(let lock) = ConnectionLock.take(for: store, command: "test") else { throw Workspace.Failure("cannot take \(user)'s lock") }
         self.lock = lock
         let passwordFile = data + "/password"
         try #require(FileManager.default.createFile(atPath: passwordFile, contents: Data("secret\n".utf8), attributes: [.posixPermissions: 0o600]))
-        let settings = HostConfig.Transport(address: .unix(path: "/fake/broker.sock"), passwordFile: passwordFile, giveUpHours: giveUpHours)
+        var settings = HostConfig.Transport(address: .unix(path: "/fake/broker.sock"), passwordFile: passwordFile, giveUpHours: giveUpHours)
+        if let addresses { settings.addresses = addresses }
         courier = Courier(settings: settings, user: user, store: store, payloadLimit: 64 * 1024, lock: lock, clock: { clock.now },
-                          makeClient: broker.makeClient)
+                          makeClient: makeClient ?? broker.makeClient)
     }
 
     func service() { events += courier.service() }

@@ -13,7 +13,12 @@
 ///   `imhost/u/<user>/#`; a refused publish is answered "Not authorized"; a subscription to what
 ///   a user may not read is granted and carries nothing;
 /// - retained messages come at subscribe only when asked for, and a client that goes without a
-///   goodbye leaves its will.
+///   goodbye leaves its will;
+/// - `~admin` writes `$CONTROL/dynamic-security/v1` and reads its answers on `…/response`, which
+///   ``control`` makes, as the dynamic-security plugin does.
+///
+/// Several of them at addresses of their own (``FakeNodes``) stand for a cluster's nodes, each
+/// down, frozen or refusing subscriptions as a test says.
 final class FakeBroker {
     /// What a publish the broker took goes to, for a test to count.
     private(set) var taken: [(from: String, topic: String, payload: [UInt8])] = []
@@ -29,6 +34,17 @@ final class FakeBroker {
     /// Answers nothing and passes nothing on while true, its connections left open: a node
     /// frozen (SIGSTOP) under its clients.
     var frozen = false
+    /// Refuses connections while true, as an address where nothing listens does.
+    var down = false
+    /// Refuses the next this many subscriptions (SUBACK 0x80), as a cluster's node does while its
+    /// JetStream waits for the others.
+    var refusesSubscriptions = 0
+    /// The dynamic-security plugin's answer (`{"responses": …}`) to a control message.
+    var control: (([UInt8]) -> [UInt8])?
+    /// How many connections it took.
+    private(set) var connections = 0
+
+    static let controlTopic = "$CONTROL/dynamic-security/v1"
 
     /// Every connection is lost, as when the broker restarts.
     func dropConnections() {
@@ -55,6 +71,7 @@ final class FakeBroker {
     // MARK: For the clients
 
     fileprivate func connect(_ client: FakeBrokerClient) -> Bool {
+        connections += 1
         let user = client.settings.user
         let present = sessions[user] != nil
         // Taken over: the first connection is simply lost (mosquitto 2.0.11 sends no 0x8E).
@@ -95,6 +112,7 @@ final class FakeBroker {
             return true
         }
         if retain { retained[topic] = payload.isEmpty ? nil : payload }
+        if topic == Self.controlTopic, let answer = control?(payload) { publish(from: user, topic: topic + "/response", payload: answer, retain: false) }
         for (name, session) in sessions where Self.mayRead(name, topic) && session.subscriptions.contains(where: { Self.matches($0, topic) }) {
             if let client = session.client {
                 client.deliver(topic, payload, retained: false)
@@ -108,7 +126,8 @@ final class FakeBroker {
     // MARK: The ACL and topic filters
 
     private static func mayWrite(_ user: String, _ topic: String) -> Bool {
-        switch Topic(topic) {
+        if user == "~admin" { return topic == controlTopic || topic == controlTopic + "/response" }
+        return switch Topic(topic) {
         case .inbox(_, let from)?: from == user
         case .fleetStatus(let owner)?: owner == user
         case .fleetConfig?: user == TransportID.operatorID
@@ -117,7 +136,8 @@ final class FakeBroker {
     }
 
     private static func mayRead(_ user: String, _ topic: String) -> Bool {
-        switch Topic(topic) {
+        if topic.hasPrefix(controlTopic) { return user == "~admin" && topic == controlTopic + "/response" }
+        return switch Topic(topic) {
         case .inbox(let to, _)?: to == user
         case .device(let owner, _)?: owner == user
         case .fleetConfig?, .fleetStatus?: true
@@ -157,6 +177,10 @@ final class FakeBrokerClient: BrokerClient {
     private(set) var brokerMaximumPacket: Int?
 
     func connect() {
+        guard !broker.down else {
+            events.append(.unreachable(.network("Connection refused")))
+            return
+        }
         connected = true
         // A frozen broker took the TCP connection and never answers the CONNECT.
         guard !broker.frozen else {
@@ -187,6 +211,12 @@ final class FakeBrokerClient: BrokerClient {
     func subscribe(_ topic: String, retained: Bool) -> Result<Int32, BrokerClientFailure> {
         guard connected else { return .failure(BrokerClientFailure(description: "not connected")) }
         let id = takeID()
+        guard !broker.frozen else { return .success(id) }
+        guard broker.refusesSubscriptions == 0 else {
+            broker.refusesSubscriptions -= 1
+            events.append(.subscribed(id: id, .refused("Not authorized")))
+            return .success(id)
+        }
         events.append(.subscribed(id: id, .taken))
         broker.subscribe(self, topic, retained: retained)
         return .success(id)
@@ -216,5 +246,34 @@ final class FakeBrokerClient: BrokerClient {
     private func takeID() -> Int32 {
         defer { nextID += 1 }
         return nextID
+    }
+}
+
+/// Brokers at addresses of their own, as a cluster's nodes are to a host that lists them: each
+/// connection goes to the one its address names, and the order they were tried in is kept.
+final class FakeNodes {
+    let brokers: [FakeBroker]
+    let addresses: [HostConfig.Transport.Address]
+    /// The addresses connections were made to, in order, with the time (the clock's) of each.
+    private(set) var tried: [(address: HostConfig.Transport.Address, at: Int64)] = []
+    private let clock: TestClock
+
+    init(_ count: Int, clock: TestClock) {
+        brokers = (0..<count).map { _ in FakeBroker() }
+        addresses = (1...count).map { .tcp(host: "n\($0)", port: 1883) }
+        self.clock = clock
+    }
+
+    var makeClient: MakeBrokerClient {
+        { [unowned self] settings throws(BrokerClientFailure) in
+            tried.append((settings.address, clock.now))
+            guard let index = addresses.firstIndex(of: settings.address) else { throw BrokerClientFailure(description: "no node at \(settings.address)") }
+            return FakeBrokerClient(broker: brokers[index], settings: settings)
+        }
+    }
+
+    /// A command's way to meet them: its waits move the test's clock on by what they would wait.
+    var runtime: ConnectionRuntime {
+        ConnectionRuntime(clock: { [clock] in clock.now }, makeClient: makeClient, wait: { [clock] _, milliseconds in clock.now += Int64(max(1, milliseconds)) })
     }
 }
