@@ -57,7 +57,7 @@ let package = Package(
         // The brokers imhost provisions and runs: a mosquitto folder (its configuration, the
         // dynamic-security plugin's file and control, the retain rule), its process, a NATS
         // cluster's folder and nodes. The wire and the connection (IMHost) know nothing of it.
-        .target(name: "IMHostBroker", dependencies: ["IMHost", "CMosquitto", .product(name: "IMKit", package: "IMKit")]),
+        .target(name: "IMHostBroker", dependencies: ["IMHost", "CMosquitto"]),
         // SQLite, the platform's (Debian's libsqlite3-dev): each user's messages.
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // libmosquitto, Eclipse Mosquitto's MQTT client (Debian's libmosquitto-dev): the

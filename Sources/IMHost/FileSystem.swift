@@ -6,7 +6,7 @@ import Glibc
 /// plugin goes through are exactly the system calls they name.
 public enum FileSystem {
     /// An `errno` with the call that set it.
-    public struct Failure: Error, CustomStringConvertible, Sendable {
+    public struct Failure: Error, CustomStringConvertible, Sendable, Equatable {
         public var call: String
         public var code: Int32
         /// What the path is when it is not a regular file (a FIFO, a folder, a device).

@@ -1,5 +1,4 @@
 import IMHost
-import IMKit
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -146,7 +145,7 @@ extension BrokerCluster {
         for login in description.logins + [Self.systemLogin] {
             let password = (try? HostConfig.Transport.password(in: passwordFile(of: login))) ?? ""
             guard !password.isEmpty else {
-                throw Failure("cannot read a password in \(passwordFile(of: login)): restore it from a backup, or remove the login and add it again")
+                throw Failure(.passwordMissing(file: passwordFile(of: login)))
             }
             passwords[login] = password
         }

@@ -1,5 +1,4 @@
 import IMHost
-import IMKit
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -25,7 +24,7 @@ extension BrokerCluster {
     public func addUser(_ user: String) throws(Failure) -> Reload {
         if let problem = Self.idProblem(user) { throw Failure(problem) }
         return try change { (description) throws(Failure) in
-            guard !description.logins.contains(user) else { throw Failure("user \(user) exists in \(path); remove-user first to give it a new password") }
+            guard !description.logins.contains(user) else { throw Failure(.userExists(user: user, in: path)) }
             try files.write(BrokerFolder.newPassword() + "\n", to: passwordFile(of: user), mode: 0o600)
             description.logins.append(user)
         }
@@ -34,11 +33,11 @@ extension BrokerCluster {
     /// Removes a user and every device of it: their logins and password files. Every running
     /// node ends their connections at once.
     public func removeUser(_ user: String) throws(Failure) -> Reload {
-        guard user != TransportID.operatorID else { throw Failure("operator publishes the fleet configuration; it cannot be removed") }
+        guard user != TransportID.operatorID else { throw Failure(.operatorStays) }
         var gone: [String] = []
         let reload = try change { (description) throws(Failure) in
             gone = description.logins.filter { DynamicSecurity.parse(login: $0)?.user == user }
-            guard TransportID.problem(user) == nil, description.logins.contains(user) else { throw Failure("there is no user \(user) in \(path)") }
+            guard TransportID.problem(user) == nil, description.logins.contains(user) else { throw Failure(.noUser(user: user, in: path)) }
             description.logins.removeAll { gone.contains($0) }
         }
         for login in gone { unlink(passwordFile(of: login)) }
@@ -52,9 +51,9 @@ extension BrokerCluster {
         if let problem = Self.idProblem(device, device: true) { throw Failure(problem) }
         let login = DynamicSecurity.login(user: user, device: device)
         let reload = try change { (description) throws(Failure) in
-            guard description.logins.contains(user) else { throw Failure("there is no user \(user) in \(path): add it first (imhost broker add-user \(path) \(user))") }
+            guard description.logins.contains(user) else { throw Failure(.noUserForDevice(user: user, folder: path)) }
             guard !description.logins.contains(login) else {
-                throw Failure("\(user) has a device \(device) already (\(passwordFile(of: login))); remove-device first to give it a new password")
+                throw Failure(.deviceExists(user: user, device: device, passwordFile: passwordFile(of: login)))
             }
             try files.write(BrokerFolder.newPassword() + "\n", to: passwordFile(of: login), mode: 0o600)
             description.logins.append(login)
@@ -65,12 +64,12 @@ extension BrokerCluster {
     /// Removes `device` of `user`: its login and password file. Every running node ends its
     /// connection at once and refuses it from then on.
     public func removeDevice(_ device: String, of user: String) throws(Failure) -> (device: BrokerFolder.Device, reload: Reload) {
-        if let problem = TransportID.problem(user) { throw Failure("the user id \"\(user)\" \(problem)") }
-        if let problem = DynamicSecurity.deviceProblem(device) { throw Failure("the device name \"\(device)\" \(problem)") }
+        if let problem = TransportID.problem(user) { throw Failure(.userRefused(id: user, problem: problem)) }
+        if let problem = DynamicSecurity.deviceProblem(device) { throw Failure(.deviceRefused(name: device, problem: problem)) }
         let login = DynamicSecurity.login(user: user, device: device)
         let reload = try change { (description) throws(Failure) in
             guard description.logins.contains(login) else {
-                throw Failure("\(user) has no device \(device) in \(path) (imhost broker devices \(path) \(user) lists them); \(user)'s first device logs in as \(user), and goes with remove-user")
+                throw Failure(.noDevice(user: user, device: device, folder: path))
             }
             description.logins.removeAll { $0 == login }
         }
@@ -118,10 +117,10 @@ extension BrokerCluster {
                 continue
             }
             if let line = said.split(separator: "\n").first(where: { $0.contains("Failed to reload") }) {
-                throw Failure("node \(node.name) did not take the new configuration (\(TerminalText.safe(String(line)))): it runs with the old one; see \(logPath(of: node))")
+                throw Failure(.reloadRefused(node: node.name, said: String(line), log: logPath(of: node)))
             }
             guard Clock.monotonic() < deadline else {
-                throw Failure("node \(node.name) did not say it reloaded its configuration within 5 s; see \(logPath(of: node))")
+                throw Failure(.reloadUnsaid(node: node.name, log: logPath(of: node)))
             }
             _ = poll(nil, 0, 10)
         }

@@ -4,7 +4,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import IMKit
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -102,18 +101,15 @@ public struct BrokerCluster: Sendable {
     /// nodes up. An even number would survive no more deaths than the odd one below it.
     public static func replicas(nodes: Int) -> Int { nodes >= 5 ? 5 : 3 }
 
-    /// Why `id` cannot name a user (or, `device`, a device) of a cluster, as one line's start
-    /// ("the user id "a.b" holds ..."); `nil` when it can. Besides what every broker refuses
-    /// (``TransportID/problem(_:allowingOperator:)``), a `.`: NATS turns topic levels into
-    /// subject tokens (``Topic/problem(level:natsToken:)``), and drops a connection that
-    /// publishes to a level holding one.
-    public static func idProblem(_ id: String, device: Bool = false) -> String? {
-        let noun = device ? "the device name" : "the user id"
-        if device, let problem = DynamicSecurity.deviceProblem(id) { return "\(noun) \"\(id)\" \(problem)" }
-        if !device, let problem = TransportID.problem(id) { return "\(noun) \"\(id)\" \(problem)" }
+    /// Why `id` cannot name a user (or, `device`, a device) of a cluster; `nil` when it can.
+    /// Besides what every broker refuses (``TransportID/problem(_:allowingOperator:)``), a `.`:
+    /// NATS turns topic levels into subject tokens (``Topic/problem(level:natsToken:)``), and
+    /// drops a connection that publishes to a level holding one.
+    public static func idProblem(_ id: String, device: Bool = false) -> Failure.Code? {
+        if device, let problem = DynamicSecurity.deviceProblem(id) { return .deviceRefused(name: id, problem: problem) }
+        if !device, let problem = TransportID.problem(id) { return .userRefused(id: id, problem: problem) }
         guard Topic.problem(level: id, natsToken: true) != nil else { return nil }
-        let keep = device ? "" : ", or keep this user on a mosquitto broker"
-        return "\(noun) \"\(id)\" holds a '.', which a NATS cluster cannot carry in a topic level (it drops the connection): choose \(device ? "a name" : "an id") without '.'\(keep)"
+        return .dotInID(id: id, device: device)
     }
 
     // MARK: Making it
@@ -124,35 +120,33 @@ public struct BrokerCluster: Sendable {
     public static func initialize(at folder: String, nodes count: Int, users: [String], payloadLimit: Int = HostConfig.Limits().payloadBytes,
                                   photoLimit: Int = HostConfig.Limits().photoBytes, force: Bool = false) throws(Failure) -> BrokerCluster {
         guard count >= minimumNodes else {
-            throw Failure(count == 2
-                ? "a cluster of 2 nodes stops serving MQTT when either dies (JetStream needs a majority of its nodes), so it is less available than one broker: give --cluster 3 or more"
-                : "a cluster of \(count) node\(count == 1 ? "" : "s") is no cluster: give --cluster 3 or more, or leave --cluster out for one mosquitto broker")
+            throw Failure(.tooFewNodes(count))
         }
-        guard count <= maximumNodes else { throw Failure("a cluster of \(count) nodes on one machine is more than imhost broker runs (at most \(maximumNodes)): give --cluster \(maximumNodes) or fewer") }
+        guard count <= maximumNodes else { throw Failure(.tooManyNodes(count)) }
         for user in users {
             if let problem = idProblem(user) { throw Failure(problem) }
         }
-        guard Set(users).count == users.count else { throw Failure("a user is named twice in --users") }
+        guard Set(users).count == users.count else { throw Failure(.userTwice) }
         // The paths stand in quoted strings of the nodes' configuration, which has no escape for these.
         if folder.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F || "\"\\$".unicodeScalars.contains($0) }) {
-            throw Failure("\(TerminalText.safe(folder)) holds a quote, a backslash, a $ or a control character, which a NATS configuration cannot quote: choose a folder without them")
+            throw Failure(.unquotableClusterPath(folder))
         }
         let cluster = BrokerCluster(path: folder)
         if access(folder + "/mosquitto.conf", F_OK) == 0 {
-            throw Failure("\(folder) holds a mosquitto broker (mosquitto.conf): make the cluster in another folder")
+            throw Failure(.holdsMosquitto(folder: folder))
         }
         if access(cluster.descriptionPath, F_OK) == 0 {
             guard force else {
-                throw Failure("\(cluster.descriptionPath) exists: this folder has a cluster already; add users with imhost broker add-user, or pass --force to write it again")
+                throw Failure(.clusterExists(description: cluster.descriptionPath))
             }
             if let running = try? cluster.runningNodes(), let first = running.first {
-                throw Failure("node \(first.node.name) of \(folder) is running (pid \(first.pid)): writing the cluster again gives every user new passwords and ports; stop imhost broker run \(folder) first, or add users with imhost broker add-user")
+                throw Failure(.nodeRunningWhileWriting(node: first.node.name, folder: folder, pid: first.pid))
             }
         }
         do throws(FileSystem.Failure) {
             for sub in ["/passwords", "/nodes", "/data"] { try FileSystem.makeFolders(folder + sub) }
         } catch {
-            throw Failure("cannot make \(folder): \(error.call): \(error)")
+            throw Failure(.cannotMake(folder: folder, error))
         }
         chmod(folder + "/passwords", 0o700)
         chmod(cluster.nodesFolder, 0o700)
@@ -188,10 +182,10 @@ public struct BrokerCluster: Sendable {
     public func description() throws(Failure) -> Description {
         let text: String
         do throws(FileSystem.Failure) { text = try FileSystem.readText(descriptionPath) } catch {
-            throw Failure("cannot read \(descriptionPath) (\(error)): \(path) is no cluster folder; make one with imhost broker init --cluster 3 \(path) --users ...")
+            throw Failure(.descriptionUnreadable(file: descriptionPath, error, folder: path))
         }
         guard let description = try? JSONDecoder().decode(Description.self, from: Data(text.utf8)), description.kind == Self.kind else {
-            throw Failure("\(descriptionPath) is not what imhost broker init --cluster writes: restore it from a backup, or write the folder again with imhost broker init --cluster N --force")
+            throw Failure(.descriptionInvalid(file: descriptionPath))
         }
         return description
     }
@@ -199,7 +193,7 @@ public struct BrokerCluster: Sendable {
     func write(_ description: Description) throws(Failure) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        guard let data = try? encoder.encode(description) else { throw Failure("cannot encode \(descriptionPath)") }
+        guard let data = try? encoder.encode(description) else { throw Failure(.descriptionNotEncoded(file: descriptionPath)) }
         try files.write(String(decoding: data, as: UTF8.self) + "\n", to: descriptionPath, mode: 0o644)
     }
 
@@ -209,7 +203,7 @@ public struct BrokerCluster: Sendable {
     /// Node `number` (1 is the first), or one line saying which there are.
     public func node(_ number: Int) throws(Failure) -> Node {
         let nodes = try description().nodes
-        guard (1...nodes.count).contains(number) else { throw Failure("\(path) has nodes 1 to \(nodes.count), not \(number)") }
+        guard (1...nodes.count).contains(number) else { throw Failure(.noSuchNode(folder: path, count: nodes.count, number: number)) }
         return nodes[number - 1]
     }
 
@@ -228,9 +222,6 @@ public struct BrokerCluster: Sendable {
         let found = BrokerFolder.tool("nats-server")
         return access(found, X_OK) == 0 ? found : nil
     }
-
-    /// What to install when ``program()`` finds nothing.
-    public static let missingProgram = "cannot find nats-server (looked on the PATH and in /usr/sbin and /usr/bin): install it (apt-get install nats-server)"
 
     /// What `file` holds from byte `offset` on (a log read since a moment), at most 1 MiB.
     static func text(of file: String, from offset: Int) -> String {
@@ -259,10 +250,10 @@ public struct BrokerCluster: Sendable {
     /// each write cluster.json and the accounts from what they read, and one's change be lost.
     func locked<T>(_ body: () throws(Failure) -> T) throws(Failure) -> T {
         let lock = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard lock >= 0 else { throw Failure("cannot open \(lockPath): \(String(cString: strerror(errno)))") }
+        guard lock >= 0 else { throw Failure(.lockNotOpened(path: lockPath, why: String(cString: strerror(errno)))) }
         defer { close(lock) }
         while flock(lock, LOCK_EX) != 0 {
-            guard errno == EINTR else { throw Failure("cannot lock \(lockPath): \(String(cString: strerror(errno)))") }
+            guard errno == EINTR else { throw Failure(.lockNotTaken(path: lockPath, why: String(cString: strerror(errno)))) }
         }
         return try body()
     }

@@ -4,7 +4,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import IMKit
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -33,12 +32,12 @@ final class BrokerControl {
         self.password = password
         self.runtime = runtime
         lock = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard lock >= 0 else { throw BrokerFolder.Failure("cannot open \(lockPath): \(String(cString: strerror(errno)))") }
+        guard lock >= 0 else { throw BrokerFolder.Failure(.lockNotOpened(path: lockPath, why: String(cString: strerror(errno)))) }
         while flock(lock, LOCK_EX) != 0 {
             guard errno == EINTR else {
                 let why = String(cString: strerror(errno))
                 close(lock)
-                throw BrokerFolder.Failure("cannot lock \(lockPath): \(why)")
+                throw BrokerFolder.Failure(.lockNotTaken(path: lockPath, why: why))
             }
         }
     }
@@ -86,24 +85,19 @@ final class BrokerControl {
     private struct Commands: Encodable { var commands: [Command] }
     private struct Responses: Decodable { var responses: [Response] }
 
-    /// Does `body` on a connection as `login`; its failure said as this command's.
-    private func run<Value>(_ login: String, refused: String = "", _ body: () throws(ConnectionFailure) -> Value) throws(BrokerFolder.Failure) -> Value {
+    /// Does `body` on a connection as `login` (`endingSession`: a device's, whose session is
+    /// being ended); a failure of it is this command's.
+    private func run<Value>(_ login: String, endingSession: Bool = false, _ body: () throws(ConnectionFailure) -> Value) throws(BrokerFolder.Failure) -> Value {
         do throws(ConnectionFailure) {
             return try body()
         } catch {
             switch error {
             case .notConnected(.refused(let address, _, let refusal, _)):
-                throw BrokerFolder.Failure("the broker at \(address) refused \(login) (\(refusal.reason)): \(refused)")
-            case .notConnected(.unreachable(let address, let why, _)):
-                throw BrokerFolder.Failure("cannot reach the broker at \(address) (\(why))")
-            case .notConnected(.clientNotMade(let why)):
-                throw BrokerFolder.Failure("cannot make a connection: \(why)")
-            case .inboxRefused(let filter, let reason):
-                throw BrokerFolder.Failure("the broker refused \(login) reading \(filter) (\(reason))")
-            case .noAnswer(let address, let seconds):
-                throw BrokerFolder.Failure("the broker at \(address) did not answer within \(seconds) s")
+                throw BrokerFolder.Failure(.controlRefused(address: address, login: login, reason: refusal.reason, endingSession: endingSession))
+            case .notConnected(.unreachable), .notConnected(.clientNotMade), .inboxRefused, .noAnswer:
+                throw BrokerFolder.Failure(.control(error))
             case .notConnected, .went:
-                throw BrokerFolder.Failure("the broker at \(address) ended this command's connection (it stopped, or another client logged in as \(DynamicSecurity.adminLogin)): run it again")
+                throw BrokerFolder.Failure(.controlEnded(address: address))
             }
         }
     }
@@ -116,7 +110,7 @@ final class BrokerControl {
         let ending = BrokerFolder.newPassword()
         try apply([Self.setClientPassword(login, ending)])
         let connection = CommandConnection(address: address, login: login, password: ending, maximumPacket: 1 << 20, inbox: nil, runtime: runtime)
-        try run(login, refused: "its session could not be ended") { () throws(ConnectionFailure) in try connection.ready() }
+        try run(login, endingSession: true) { () throws(ConnectionFailure) in try connection.ready() }
         connection.leave()
     }
 
@@ -125,12 +119,11 @@ final class BrokerControl {
         let login = DynamicSecurity.adminLogin
         let connection = CommandConnection(address: address, login: login, password: password, maximumPacket: 1 << 20, inbox: Self.responseTopic, runtime: runtime)
         defer { connection.leave() }
-        let refused = "is it running with this folder's dynamic-security.json? (imhost broker upgrade makes an older folder's)"
-        try run(login, refused: refused) { () throws(ConnectionFailure) in try connection.ready() }
+        try run(login) { () throws(ConnectionFailure) in try connection.ready() }
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let payload: [UInt8]
-        do { payload = Array(try encoder.encode(Commands(commands: commands))) } catch { throw BrokerFolder.Failure("cannot encode the commands: \(error)") }
+        do { payload = Array(try encoder.encode(Commands(commands: commands))) } catch { throw BrokerFolder.Failure(.commandsNotEncoded("\(error)")) }
         let bytes = try run(login) { () throws(ConnectionFailure) in
             try connection.publish(topic: Self.topic, payload: payload)
             return try connection.await { event in
@@ -138,7 +131,7 @@ final class BrokerControl {
             }
         }
         guard let read = try? JSONDecoder().decode(Responses.self, from: Data(bytes)) else {
-            throw BrokerFolder.Failure("the broker's answer on \(Self.responseTopic) is not what the plugin writes: \(TerminalText.safe(String(decoding: bytes.prefix(200), as: UTF8.self)))")
+            throw BrokerFolder.Failure(.answerUnreadable(topic: Self.responseTopic, bytes: String(decoding: bytes.prefix(200), as: UTF8.self)))
         }
         return read.responses
     }
@@ -150,7 +143,7 @@ final class BrokerControl {
         let responses = try send(commands)
         for response in responses {
             if let error = response.error, !tolerating.contains(where: { error.contains($0) }) {
-                throw BrokerFolder.Failure("the broker refused \(response.command): \(error)")
+                throw BrokerFolder.Failure(.commandRefused(command: response.command, error: error))
             }
         }
         return responses

@@ -1,5 +1,4 @@
 import IMHost
-import IMKit
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -23,7 +22,7 @@ extension BrokerFolder {
     func requireDynamicSecurity() throws(Failure) {
         try requireInitialized()
         guard access(securityPath, F_OK) == 0 else {
-            throw Failure("\(path) was made before devices (it has no dynamic-security.json): run imhost broker upgrade \(path), restart its broker, and try again")
+            throw Failure(.madeBeforeDevices(folder: path))
         }
     }
 
@@ -32,7 +31,7 @@ extension BrokerFolder {
         guard runningPID() != nil else { return nil }
         let password = (try? HostConfig.Transport.password(in: adminPasswordFile)) ?? ""
         guard !password.isEmpty else {
-            throw Failure("cannot read a password in \(adminPasswordFile), by which imhost broker changes the running broker: restore it from a backup, or write the folder again with imhost broker init --force")
+            throw Failure(.adminPasswordMissing(file: adminPasswordFile))
         }
         let heard = try listener()
         let address: HostConfig.Transport.Address = switch heard {
@@ -45,7 +44,7 @@ extension BrokerFolder {
     /// The running broker's control; it not running is one line saying what to do.
     func runningControl(_ doing: String) throws(Failure) -> BrokerControl {
         guard let control = try control() else {
-            throw Failure("the broker of \(path) is not running, and \(doing) changes the running broker: start it (imhost broker run \(path)) and try again")
+            throw Failure(.notRunning(folder: path, command: doing))
         }
         return control
     }
@@ -57,8 +56,8 @@ extension BrokerFolder {
     @discardableResult
     public func addUser(_ user: String, bridge: Bool = false) throws(Failure) -> Bool {
         try requireDynamicSecurity()
-        if let problem = TransportID.problem(user) { throw Failure("the user id \"\(user)\" \(problem)") }
-        guard access(passwordFile(of: user), F_OK) != 0 else { throw Failure("user \(user) exists in \(path); remove-user first to give it a new password") }
+        if let problem = TransportID.problem(user) { throw Failure(.userRefused(id: user, problem: problem)) }
+        guard access(passwordFile(of: user), F_OK) != 0 else { throw Failure(.userExists(user: user, in: path)) }
         let password = Self.newPassword()
         let roles = DynamicSecurity.roleReferences(user: user, bridge: bridge)
         if let control = try control() {
@@ -70,7 +69,7 @@ extension BrokerFolder {
             return true
         }
         var document = try readSecurity()
-        guard !document.clients.contains(where: { $0.username == user }) else { throw Failure("user \(user) exists in \(securityPath); remove-user first to give it a new password") }
+        guard !document.clients.contains(where: { $0.username == user }) else { throw Failure(.userExists(user: user, in: securityPath)) }
         let hash = try hashes([(user, password)])[user]
         if !bridge, !document.roles.contains(where: { $0.rolename == DynamicSecurity.roleName(of: user) }) { document.roles.append(DynamicSecurity.userRole(user)) }
         document.clients.append(.init(username: user, password: hash?.hash, salt: hash?.salt, iterations: hash?.iterations, roles: roles))
@@ -84,8 +83,8 @@ extension BrokerFolder {
     @discardableResult
     public func removeUser(_ user: String) throws(Failure) -> Bool {
         try requireDynamicSecurity()
-        guard user != TransportID.operatorID else { throw Failure("operator publishes the fleet configuration; it cannot be removed") }
-        guard TransportID.problem(user) == nil, access(passwordFile(of: user), F_OK) == 0 else { throw Failure("there is no user \(user) in \(path)") }
+        guard user != TransportID.operatorID else { throw Failure(.operatorStays) }
+        guard TransportID.problem(user) == nil, access(passwordFile(of: user), F_OK) == 0 else { throw Failure(.noUser(user: user, in: path)) }
         let logins = try devices(of: user).map(\.login)
         if let control = try control() {
             for login in logins { try control.endSession(of: login) }
@@ -107,12 +106,12 @@ extension BrokerFolder {
     /// the user's topics, and its password file. Returns the login.
     public func addDevice(_ device: String, of user: String) throws(Failure) -> Device {
         try requireDynamicSecurity()
-        if let problem = TransportID.problem(user) { throw Failure("the user id \"\(user)\" \(problem)") }
-        if let problem = DynamicSecurity.deviceProblem(device) { throw Failure("the device name \"\(device)\" \(problem)") }
-        guard access(passwordFile(of: user), F_OK) == 0 else { throw Failure("there is no user \(user) in \(path): add it first (imhost broker add-user \(path) \(user))") }
+        if let problem = TransportID.problem(user) { throw Failure(.userRefused(id: user, problem: problem)) }
+        if let problem = DynamicSecurity.deviceProblem(device) { throw Failure(.deviceRefused(name: device, problem: problem)) }
+        guard access(passwordFile(of: user), F_OK) == 0 else { throw Failure(.noUserForDevice(user: user, folder: path)) }
         let login = DynamicSecurity.login(user: user, device: device)
         guard access(passwordFile(of: login), F_OK) != 0 else {
-            throw Failure("\(user) has a device \(device) already (\(passwordFile(of: login))); remove-device first to give it a new password")
+            throw Failure(.deviceExists(user: user, device: device, passwordFile: passwordFile(of: login)))
         }
         let control = try runningControl("add-device")
         let password = Self.newPassword()
@@ -125,12 +124,12 @@ extension BrokerFolder {
     /// go, its connection ends at once, and its login and password file go.
     public func removeDevice(_ device: String, of user: String) throws(Failure) -> Device {
         try requireDynamicSecurity()
-        if let problem = TransportID.problem(user) { throw Failure("the user id \"\(user)\" \(problem)") }
-        if let problem = DynamicSecurity.deviceProblem(device) { throw Failure("the device name \"\(device)\" \(problem)") }
+        if let problem = TransportID.problem(user) { throw Failure(.userRefused(id: user, problem: problem)) }
+        if let problem = DynamicSecurity.deviceProblem(device) { throw Failure(.deviceRefused(name: device, problem: problem)) }
         let login = DynamicSecurity.login(user: user, device: device)
         let control = try runningControl("remove-device")
         guard try devices(of: user, through: control).contains(where: { $0.login == login }) else {
-            throw Failure("\(user) has no device \(device) in \(path) (imhost broker devices \(path) \(user) lists them); \(user)'s first device logs in as \(user), and goes with remove-user")
+            throw Failure(.noDevice(user: user, device: device, folder: path))
         }
         try control.endSession(of: login)
         try control.apply([BrokerControl.deleteClient(login)])
@@ -166,13 +165,13 @@ extension BrokerFolder {
     /// own, and `imhost broker` a login of its own. Returns whether it changed anything.
     func upgradeAuthentication() throws(Failure) -> Bool {
         let text: String
-        do throws(FileSystem.Failure) { text = try FileSystem.readText(configPath) } catch { throw Failure("cannot read \(configPath): \(error)") }
+        do throws(FileSystem.Failure) { text = try FileSystem.readText(configPath) } catch { throw Failure(.cannotRead(file: configPath, error)) }
         if text.contains(Self.authenticationStart), access(securityPath, F_OK) == 0 { return false }
-        guard let plugin = DynamicSecurity.pluginPath() else { throw Failure(DynamicSecurity.missingPlugin) }
+        guard let plugin = DynamicSecurity.pluginPath() else { throw Failure(.pluginMissing) }
         var lines = text.components(separatedBy: "\n")
         // The old paragraph: per_listener_settings true and the comment above it.
         guard let setting = lines.firstIndex(of: "per_listener_settings true") else {
-            throw Failure("\(configPath) has no per_listener_settings true as imhost broker init wrote it before devices: write the folder again with imhost broker init --force")
+            throw Failure(.noPerListenerSettings(config: configPath))
         }
         var start = setting
         while start > 0, lines[start - 1].hasPrefix("#"), !lines[start - 1].hasPrefix("# Written by") { start -= 1 }
@@ -180,17 +179,17 @@ extension BrokerFolder {
         // Each listener's own password file and ACL: its client id setting only, now.
         while var first = lines.firstIndex(where: { $0.hasPrefix("# Nobody connects without a user name and password") }) {
             guard let last = lines[first...].firstIndex(of: "use_username_as_clientid true") else {
-                throw Failure("\(configPath) has a listener's authentication that ends without use_username_as_clientid true: write the folder again with imhost broker init --force")
+                throw Failure(.authenticationUnended(config: configPath))
             }
             if first > 0, lines[first - 1].hasPrefix("# This listener's own authentication") { first -= 1 }
             lines.replaceSubrange(first...last, with: Self.clientIDParagraph.components(separatedBy: "\n"))
         }
         if let stray = lines.first(where: { $0.hasPrefix("password_file ") || $0.hasPrefix("acl_file ") }) {
-            throw Failure("\(configPath) still says \"\(stray)\" where imhost broker init would not: remove it by hand and try again")
+            throw Failure(.strayLine(config: configPath, line: stray))
         }
         // The logins and their hashes, and which are bridges' (their ACL reads and writes all).
         let hashed: String
-        do throws(FileSystem.Failure) { hashed = try FileSystem.readText(legacyPasswordHashes) } catch { throw Failure("cannot read \(legacyPasswordHashes): \(error)") }
+        do throws(FileSystem.Failure) { hashed = try FileSystem.readText(legacyPasswordHashes) } catch { throw Failure(.cannotRead(file: legacyPasswordHashes, error)) }
         var hashes = try Self.readHashes(hashed, from: legacyPasswordHashes)
         let acl = (try? FileSystem.readText(legacyACLPath)) ?? ""
         var bridges: [String] = []

@@ -1,5 +1,4 @@
 import IMHost
-import IMKit
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -17,7 +16,7 @@ extension BrokerFolder {
     public var retainRulePath: String { path + "/imhost-retain-rule.so" }
 
     /// The library `swift build` makes of the plugin.
-    static let retainRuleLibrary = "libIMHostRetainRule.so"
+    package static let retainRuleLibrary = "libIMHostRetainRule.so"
 
     /// The longest retained message the rule keeps: the largest document imhost retains (the
     /// fleet configuration; a host's status is at most 8 KiB, a session record far less). Hosts
@@ -42,10 +41,9 @@ extension BrokerFolder {
         return folders.map { $0 + "/" + retainRuleLibrary }.first { access($0, R_OK) == 0 }
     }
 
-    /// What to do when ``retainRuleBuild()`` finds nothing.
-    static var missingRetainRule: String {
-        let own = (try? FileSystem.realPath("/proc/self/exe")).map(FileSystem.directory(of:)) ?? "imhost's folder"
-        return "imhost's retain rule (\(retainRuleLibrary), the mosquitto plugin built with imhost) is neither beside imhost in \(own) nor in /usr/local/lib/imhost or /usr/lib/imhost: build imhost with make (swift build makes it), or copy it to one of them, and try again"
+    /// The folder imhost runs from, where ``retainRuleBuild()`` looks first.
+    static var ownFolder: String {
+        (try? FileSystem.realPath("/proc/self/exe")).map(FileSystem.directory(of:)) ?? "imhost's folder"
     }
 
     /// The configuration's paragraph loading the plugin. It goes before the dynamic-security
@@ -73,11 +71,11 @@ extension BrokerFolder {
     func installRetainRule(from build: String) throws(Failure) -> Bool {
         let bytes: [UInt8]
         do throws(FileSystem.Failure) { bytes = try FileSystem.readBytes(build, limit: 64 << 20) } catch {
-            throw Failure("cannot read \(build), imhost's retain rule: \(error)")
+            throw Failure(.retainRuleUnreadable(build: build, error))
         }
         if let present = try? FileSystem.readBytes(retainRulePath, limit: 64 << 20), present == bytes { return false }
         do throws(FileSystem.Failure) { try FileSystem.writeAtomically(bytes, to: retainRulePath, mode: 0o644) } catch {
-            throw Failure("cannot write \(retainRulePath): \(error.call): \(error)")
+            throw Failure(.cannotWrite(file: retainRulePath, error))
         }
         chmod(retainRulePath, 0o644)
         var folder = stat()
@@ -89,14 +87,14 @@ extension BrokerFolder {
     /// built one changed) and its paragraph put before the authentication paragraph. Returns
     /// whether it changed anything.
     func upgradeRetainRule() throws(Failure) -> Bool {
-        guard let build = Self.retainRuleBuild() else { throw Failure(Self.missingRetainRule) }
+        guard let build = Self.retainRuleBuild() else { throw Failure(.retainRuleMissing(beside: Self.ownFolder)) }
         let copied = try installRetainRule(from: build)
         let text: String
-        do throws(FileSystem.Failure) { text = try FileSystem.readText(configPath) } catch { throw Failure("cannot read \(configPath): \(error)") }
+        do throws(FileSystem.Failure) { text = try FileSystem.readText(configPath) } catch { throw Failure(.cannotRead(file: configPath, error)) }
         var lines = text.components(separatedBy: "\n")
         if lines.contains(where: { $0.hasPrefix(Self.retainRuleStart) }) { return copied }
         guard let authentication = lines.firstIndex(where: { $0.hasPrefix(Self.authenticationStart) }) else {
-            throw Failure("\(configPath) has no authentication paragraph as imhost broker init writes it (\(Self.authenticationStart)): write the folder again with imhost broker init --force")
+            throw Failure(.noAuthenticationParagraph(config: configPath))
         }
         lines.insert(contentsOf: (retainRuleParagraph + "\n").components(separatedBy: "\n"), at: authentication)
         // Its mode stays: with a bridge it holds a password, and is its owner's only.

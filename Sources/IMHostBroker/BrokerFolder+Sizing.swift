@@ -1,5 +1,4 @@
 import IMHost
-import IMKit
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -16,7 +15,7 @@ extension BrokerFolder {
     public static func maxQueuedBytes(packet: Int) -> Int { max(32 << 20, 16 * packet) }
 
     /// The first words of the sizing paragraph, by which ``upgrade(payloadLimit:photoLimit:)`` finds it.
-    static let sizingStart = "# The largest packet:"
+    package static let sizingStart = "# The largest packet:"
 
     /// The sizing paragraph of the configuration: `max_packet_size`, `max_queued_messages` and
     /// `max_queued_bytes`, each saying why.
@@ -68,14 +67,14 @@ extension BrokerFolder {
     public func upgrade(payloadLimit: Int?, photoLimit: Int) throws(Failure) -> Upgrade {
         try requireInitialized()
         var text: String
-        do throws(FileSystem.Failure) { text = try FileSystem.readText(configPath) } catch { throw Failure("cannot read \(configPath): \(error)") }
+        do throws(FileSystem.Failure) { text = try FileSystem.readText(configPath) } catch { throw Failure(.cannotRead(file: configPath, error)) }
         guard text.hasPrefix("# Written by imhost broker init.") else {
-            throw Failure("\(configPath) was not written by imhost broker init, so imhost does not rewrite it: set max_packet_size \(Envelope.packetLimit(payloadLimit: payloadLimit ?? HostConfig.Limits().payloadBytes, photoLimit: photoLimit)) in it by hand")
+            throw Failure(.notWrittenByInit(config: configPath, packet: Envelope.packetLimit(payloadLimit: payloadLimit ?? HostConfig.Limits().payloadBytes, photoLimit: photoLimit)))
         }
         let devices = try upgradeAuthentication()
         let retainRule = try upgradeRetainRule()
         if devices || retainRule {
-            do throws(FileSystem.Failure) { text = try FileSystem.readText(configPath) } catch { throw Failure("cannot read \(configPath): \(error)") }
+            do throws(FileSystem.Failure) { text = try FileSystem.readText(configPath) } catch { throw Failure(.cannotRead(file: configPath, error)) }
         }
         var lines = text.components(separatedBy: "\n")
         func value(_ name: String) -> Int? {
@@ -97,7 +96,7 @@ extension BrokerFolder {
         let payload = payloadLimit ?? said ?? packetBefore.map { $0 - Envelope.overhead - Envelope.topicRoom } ?? HostConfig.Limits().payloadBytes
         guard let start = lines.firstIndex(where: { $0.hasPrefix(Self.sizingStart) }),
               let end = lines[start...].firstIndex(where: { $0.hasPrefix("max_queued_bytes ") }) else {
-            throw Failure("\(configPath) has no sizing paragraph as imhost broker init writes it (\(Self.sizingStart) ... max_queued_bytes): set max_packet_size \(Envelope.packetLimit(payloadLimit: payload, photoLimit: photoLimit)) in it by hand")
+            throw Failure(.noSizingParagraph(config: configPath, packet: Envelope.packetLimit(payloadLimit: payload, photoLimit: photoLimit)))
         }
         let sizing = Self.sizing(payloadLimit: payload, photoLimit: photoLimit, queuedMessages: value("max_queued_messages") ?? 1000)
         let packet = Envelope.packetLimit(payloadLimit: payload, photoLimit: photoLimit)

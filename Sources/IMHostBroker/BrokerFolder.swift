@@ -1,5 +1,4 @@
 import IMHost
-import IMKit
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -68,12 +67,6 @@ public struct BrokerFolder: Sendable {
     public var tlsCertificate: String { path + "/tls/broker.crt" }
     public var tlsKey: String { path + "/tls/broker.key" }
 
-    /// Why the folder could not be set up or changed: one line for a person.
-    public struct Failure: Error, CustomStringConvertible, Sendable {
-        public var description: String
-        package init(_ description: String) { self.description = description }
-    }
-
     public init(path: String) { self.path = path }
 
     public var configPath: String { path + "/mosquitto.conf" }
@@ -97,7 +90,7 @@ public struct BrokerFolder: Sendable {
 
     /// The first words of the authentication paragraph, by which ``upgrade(payloadLimit:photoLimit:)``
     /// knows a folder has it.
-    static let authenticationStart = "# Every listener shares one authentication"
+    package static let authenticationStart = "# Every listener shares one authentication"
 
     /// How every listener authenticates and authorises: mosquitto's dynamic-security plugin,
     /// one for the whole broker, reading and writing ``securityPath``.
@@ -232,35 +225,35 @@ public struct BrokerFolder: Sendable {
                                   photoLimit: Int = HostConfig.Limits().photoBytes, tls: TLSListener? = nil, bridge: Bridge? = nil, force: Bool = false,
                                   whileRunning: Bool = false) throws(Failure) -> BrokerFolder {
         for user in users {
-            if let problem = TransportID.problem(user) { throw Failure("the user id \"\(user)\" \(problem)") }
+            if let problem = TransportID.problem(user) { throw Failure(.userRefused(id: user, problem: problem)) }
         }
-        guard Set(users).count == users.count else { throw Failure("a user is named twice in --users") }
+        guard Set(users).count == users.count else { throw Failure(.userTwice) }
         // mosquitto.conf has no quoting: a path with a space or a control character would be cut.
         var paths = [folder]
         if case .socket(let socket) = listener { paths.append(socket) }
         for path in paths where path.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F }) {
-            throw Failure("\(TerminalText.safe(path)) holds a space or a control character, which mosquitto.conf cannot quote: choose a folder (and socket) without them")
+            throw Failure(.unquotablePath(path))
         }
-        guard let plugin = DynamicSecurity.pluginPath() else { throw Failure(DynamicSecurity.missingPlugin) }
-        guard let retainRule = retainRuleBuild() else { throw Failure(missingRetainRule) }
+        guard let plugin = DynamicSecurity.pluginPath() else { throw Failure(.pluginMissing) }
+        guard let retainRule = retainRuleBuild() else { throw Failure(.retainRuleMissing(beside: ownFolder)) }
         let broker = BrokerFolder(path: folder)
         if !force, access(broker.configPath, F_OK) == 0 {
-            throw Failure("\(broker.configPath) exists: this folder has a broker already; add users with imhost broker add-user, or pass --force to write it again")
+            throw Failure(.exists(config: broker.configPath))
         }
         if force, !whileRunning, let pid = broker.runningPID() {
-            throw Failure("the broker of \(folder) is running (pid \(pid)): writing it again gives every user and operator a new password, and every host connected now is refused at its next connect; stop it first, add users with imhost broker add-user, or add --while-running to write it anyway")
+            throw Failure(.runningWhileWriting(folder: folder, pid: pid))
         }
         do throws(FileSystem.Failure) {
             try FileSystem.makeFolders(folder + "/passwords")
             try FileSystem.makeFolders(folder + "/data")
         } catch {
-            throw Failure("cannot make \(folder): \(error.call): \(error)")
+            throw Failure(.cannotMake(folder: folder, error))
         }
         chmod(folder + "/passwords", 0o700)
         let owner = ownerName(of: folder)
         try broker.installRetainRule(from: retainRule)
         if case .socket(let socket) = listener, socket.utf8.count > 107 {
-            throw Failure("the socket path \(socket) is \(socket.utf8.count) bytes; a unix socket path holds at most 107: use a shorter folder, or --port")
+            throw Failure(.socketTooLong(socket))
         }
         var plain: [(String, String)] = []
         for user in users + [TransportID.operatorID, DynamicSecurity.adminLogin] {
@@ -282,7 +275,7 @@ public struct BrokerFolder: Sendable {
                 certificate = try FileSystem.readText(tls.certificate)
                 key = try FileSystem.readText(tls.key)
             } catch {
-                throw Failure("cannot copy the TLS certificate and key into \(folder)/tls: \(error)")
+                throw Failure(.tlsNotCopied(folder: folder, error))
             }
             try broker.write(certificate, to: broker.tlsCertificate, mode: 0o644)
             try broker.write(key, to: broker.tlsKey, mode: 0o600)
@@ -299,7 +292,7 @@ public struct BrokerFolder: Sendable {
         do throws(FileSystem.Failure) {
             text = try FileSystem.readText(configPath)
         } catch {
-            throw Failure("cannot read \(configPath) (\(error)); make the folder with imhost broker init \(path) --users ...")
+            throw Failure(.configUnreadable(config: configPath, error, folder: path))
         }
         for line in text.split(separator: "\n") where line.hasPrefix("listener ") {
             let parts = line.split(separator: " ")
@@ -307,7 +300,7 @@ public struct BrokerFolder: Sendable {
             if port == 0, parts.count >= 3 { return .socket(parts[2...].joined(separator: " ")) }
             if port > 0 { return .port(port) }
         }
-        throw Failure("\(configPath) names no listener; write it again with imhost broker init --force")
+        throw Failure(.noListener(config: configPath))
     }
 
     /// The URL host.json's `transport.url` takes for this broker.
@@ -338,7 +331,7 @@ public struct BrokerFolder: Sendable {
 
     func requireInitialized() throws(Failure) {
         guard access(configPath, F_OK) == 0 else {
-            throw Failure("\(path) is not a broker folder (no mosquitto.conf); make it with imhost broker init \(path) --users ...")
+            throw Failure(.notABrokerFolder(path))
         }
     }
 
@@ -348,7 +341,7 @@ public struct BrokerFolder: Sendable {
             try FileSystem.writeAtomically(Array(text.utf8), to: file)
             chmod(file, mode)
         } catch {
-            throw Failure("cannot write \(file): \(error.call): \(error)")
+            throw Failure(.cannotWrite(file: file, error))
         }
     }
 
@@ -360,9 +353,9 @@ public struct BrokerFolder: Sendable {
         try write(logins.map { "\($0.0):\($0.1)\n" }.joined(), to: plain, mode: 0o600)
         defer { unlink(plain) }
         let result = run(Self.tool("mosquitto_passwd"), ["-U", plain])
-        guard result.status == 0 else { throw Failure("mosquitto_passwd -U failed: \(result.output); is mosquitto installed?") }
+        guard result.status == 0 else { throw Failure(.passwdFailed(output: result.output)) }
         let hashed: String
-        do throws(FileSystem.Failure) { hashed = try FileSystem.readText(plain) } catch { throw Failure("cannot read \(plain): \(error)") }
+        do throws(FileSystem.Failure) { hashed = try FileSystem.readText(plain) } catch { throw Failure(.cannotRead(file: plain, error)) }
         return try Self.readHashes(hashed, from: plain)
     }
 
@@ -373,7 +366,7 @@ public struct BrokerFolder: Sendable {
             guard let colon = line.firstIndex(of: ":") else { continue }
             let login = String(line[..<colon])
             guard let hash = DynamicSecurity.Hash(passwd: String(line[line.index(after: colon)...])) else {
-                throw Failure("\(file) holds \(login)'s password hashed in a form older than mosquitto 2.0's ($7$, PBKDF2-SHA512), which the dynamic-security plugin cannot check: give \(login) a new password (imhost broker remove-user, then add-user) and try again")
+                throw Failure(.oldHash(file: file, login: login))
             }
             found[login] = hash
         }
@@ -389,9 +382,9 @@ public struct BrokerFolder: Sendable {
     func readSecurity() throws(Failure) -> DynamicSecurity.Document {
         let text: String
         do throws(FileSystem.Failure) { text = try FileSystem.readText(securityPath) } catch {
-            throw Failure("cannot read \(securityPath) (\(error)): a folder made before devices is upgraded by imhost broker upgrade \(path)")
+            throw Failure(.securityUnreadable(file: securityPath, error, folder: path))
         }
-        guard let document = DynamicSecurity.decode(text) else { throw Failure("\(securityPath) is not the dynamic-security plugin's JSON: restore it from a backup, or write the folder again with imhost broker init --force") }
+        guard let document = DynamicSecurity.decode(text) else { throw Failure(.securityNotJSON(file: securityPath)) }
         return document
     }
 
@@ -419,7 +412,8 @@ public struct BrokerFolder: Sendable {
         return name
     }
 
-    /// Runs a program to its end; its status and what it printed (standard output and error).
+    /// Runs a program to its end; its status and what it printed (standard output and error),
+    /// as it printed it.
     func run(_ program: String, _ arguments: [String]) -> (status: Int32, output: String) {
         do throws(FileSystem.Failure) {
             let child = try ChildProcess(executable: program, arguments: arguments, stdin: .null, stdout: .pipe, stderr: .pipe)
@@ -435,7 +429,7 @@ public struct BrokerFolder: Sendable {
             }
             let ended = child.wait()
             let status: Int32 = if case .exited(let code) = ended { code } else { 1 }
-            return (status, TerminalText.safe(String(decoding: output, as: UTF8.self), newlines: false))
+            return (status, String(decoding: output, as: UTF8.self))
         } catch {
             return (127, "cannot run \(program) (\(error))")
         }

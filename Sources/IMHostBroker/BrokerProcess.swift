@@ -1,5 +1,4 @@
 import IMHost
-import IMKit
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,9 +11,45 @@ public final class BrokerProcess {
     public let listener: BrokerFolder.Listener
     private let child: ChildProcess
 
-    /// Why the broker did not start, or stopped.
-    public struct Failure: Error, CustomStringConvertible, Sendable {
-        public var description: String
+    /// Why the broker (or a cluster's nodes) did not start: a code, with what a front end needs
+    /// to say it in one line.
+    public struct Failure: Error, Sendable, Equatable {
+        public var code: Code
+        public init(_ code: Code) { self.code = code }
+
+        public enum Code: Sendable, Equatable {
+            /// Its folder could not be read.
+            case folder(BrokerFolder.Failure)
+            /// mosquitto is not installed.
+            case mosquittoMissing
+            /// nats-server is not installed.
+            case natsMissing
+            /// The program could not be started (for a cluster's `node`).
+            case cannotStart(program: String, node: String?, FileSystem.Failure)
+            /// It ended before it accepted connections: how, its last words, its log.
+            case endedEarly(how: String, said: String?, log: String)
+            /// A node ended before it served MQTT: how, its last words, its log.
+            case nodeEndedEarly(node: String, how: String, said: String?, log: String)
+            /// A signal stopped it before it accepted connections (`cluster`: before a cluster's
+            /// nodes served MQTT).
+            case stopped(cluster: Bool)
+            /// It did not accept connections within `seconds`.
+            case notAccepting(seconds: Int, log: String)
+            /// The password by which imhost broker checks that each node serves MQTT is missing.
+            case operatorPasswordMissing(file: String)
+            /// A node of the cluster runs already; `alone`: one node was asked for.
+            case nodeRuns(node: String, folder: String, pid: Int32, alone: Bool)
+            /// The cluster's nodes that did not serve MQTT, and why each; `seconds`: the quiet
+            /// spell it waited (ten of them at most: `atMost`); `alone`: one node was started.
+            case clusterNotServing(waiting: [Waiting], seconds: Int, atMost: Bool, alone: Bool, logs: String)
+        }
+
+        /// A node waited for, and where it was: its log not ready, or its MQTT connect's answer.
+        public struct Waiting: Sendable, Equatable {
+            public var node: String
+            /// `nil`: its log does not say it is ready and knows JetStream's leader.
+            public var connect: String?
+        }
     }
 
     /// Starts `mosquitto -c DIR/mosquitto.conf` and waits up to `seconds` until it accepts
@@ -27,11 +62,11 @@ public final class BrokerProcess {
         do throws(BrokerFolder.Failure) {
             listener = try folder.listener()
         } catch {
-            throw Failure(description: error.description)
+            throw Failure(.folder(error))
         }
         let program = BrokerFolder.tool("mosquitto")
         guard access(program, X_OK) == 0 else {
-            throw Failure(description: "cannot find mosquitto (looked on the PATH and in /usr/sbin); install the broker: apt-get install mosquitto")
+            throw Failure(.mosquittoMissing)
         }
         // A socket left by a broker that was killed would refuse the new one's listener.
         if case .socket(let socket) = listener {
@@ -42,21 +77,21 @@ public final class BrokerProcess {
             child = try ChildProcess(executable: program, arguments: ["-c", folder.configPath], stdin: .null, stdout: .null, stderr: .pipe,
                                      boundToParent: true)
         } catch {
-            throw Failure(description: "cannot start \(program): \(error.call): \(error)")
+            throw Failure(.cannotStart(program: program, node: nil, error))
         }
         let deadline = Clock.monotonic() + UInt64(seconds * 1e9)
         while !Self.accepts(listener) {
             if let ended = child.poll() {
-                throw Failure(description: "mosquitto ended (\(ended)) before it accepted connections: \(lastWords()); see \(folder.logPath)")
+                throw Failure(.endedEarly(how: ended.description, said: Self.lastWords(of: child), log: folder.logPath))
             }
             guard !stopping() else {
                 stop()
-                throw Failure(description: "stopped before it accepted connections")
+                throw Failure(.stopped(cluster: false))
             }
             guard Clock.monotonic() < deadline else {
                 child.signal(SIGKILL)
                 _ = child.wait()
-                throw Failure(description: "mosquitto did not accept connections within \(Int(seconds)) s; see \(folder.logPath)")
+                throw Failure(.notAccepting(seconds: Int(seconds), log: folder.logPath))
             }
             _ = child.wait(milliseconds: 10)
         }
@@ -95,11 +130,8 @@ public final class BrokerProcess {
         _ = child.wait()
     }
 
-    /// What it said on standard error, one line.
-    private func lastWords() -> String { Self.lastWords(of: child) ?? "it said nothing" }
-
-    /// The last line `child` said on standard error (a pipe), safe for a terminal; `nil` when
-    /// it said nothing.
+    /// The last line `child` said on standard error (a pipe), as it said it (a front end makes
+    /// it safe where it draws it); `nil` when it said nothing.
     static func lastWords(of child: ChildProcess) -> String? {
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
@@ -108,7 +140,7 @@ public final class BrokerProcess {
             guard count > 0 else { break }
             bytes += buffer[0..<count]
         }
-        return String(decoding: bytes, as: UTF8.self).split(separator: "\n").last.map { TerminalText.safe(String($0)) }
+        return String(decoding: bytes, as: UTF8.self).split(separator: "\n").last.map(String.init)
     }
 
     /// Whether something accepts connections on `listener` now.

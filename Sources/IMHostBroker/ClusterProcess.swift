@@ -1,5 +1,4 @@
 import IMHost
-import IMKit
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -36,16 +35,16 @@ public final class ClusterProcess {
             description = try cluster.description()
             if let only { _ = try cluster.node(only) }
         } catch {
-            throw Failure(description: error.description)
+            throw Failure(.folder(error))
         }
-        guard let program = BrokerCluster.program() else { throw Failure(description: BrokerCluster.missingProgram) }
+        guard let program = BrokerCluster.program() else { throw Failure(.natsMissing) }
         password = (try? HostConfig.Transport.password(in: cluster.passwordFile(of: TransportID.operatorID))) ?? ""
         guard !password.isEmpty else {
-            throw Failure(description: "cannot read a password in \(cluster.passwordFile(of: TransportID.operatorID)), by which imhost broker checks that each node serves MQTT: restore it from a backup, or write the folder again with imhost broker init --cluster N --force")
+            throw Failure(.operatorPasswordMissing(file: cluster.passwordFile(of: TransportID.operatorID)))
         }
         let nodes = only.map { [description.nodes[$0 - 1]] } ?? description.nodes
         if let running = nodes.first(where: { cluster.runningPID(of: $0) != nil }) {
-            throw Failure(description: "node \(running.name) of \(cluster.path) runs already (nats-server, process \(cluster.runningPID(of: running) ?? 0)): stop it first (kill \(cluster.runningPID(of: running) ?? 0))\(only == nil ? ", or start the others alone with imhost broker run \(cluster.path) --node N" : "")")
+            throw Failure(.nodeRuns(node: running.name, folder: cluster.path, pid: cluster.runningPID(of: running) ?? 0, alone: only != nil))
         }
         var waiting: [(node: BrokerCluster.Node, offset: Int, logReady: Bool)] = []
         for node in nodes {
@@ -56,7 +55,7 @@ public final class ClusterProcess {
                 children.append((node, child))
             } catch {
                 stop()
-                throw Failure(description: "cannot start \(program) for node \(node.name): \(error.call): \(error)")
+                throw Failure(.cannotStart(program: program, node: node.name, error))
             }
             waiting.append((node, offset, false))
         }
@@ -79,9 +78,9 @@ public final class ClusterProcess {
             for index in waiting.indices.reversed() {
                 let (node, offset, _) = waiting[index]
                 if let child = children.first(where: { $0.node == node })?.child, let ended = child.poll() {
-                    let words = BrokerProcess.lastWords(of: child) ?? Self.lastError(in: BrokerCluster.text(of: cluster.logPath(of: node), from: offset)) ?? "it said nothing"
+                    let words = BrokerProcess.lastWords(of: child) ?? Self.lastError(in: BrokerCluster.text(of: cluster.logPath(of: node), from: offset))
                     stop()
-                    throw Failure(description: "node \(node.name) ended (\(ended)) before it served MQTT: \(words); see \(cluster.logPath(of: node))")
+                    throw Failure(.nodeEndedEarly(node: node.name, how: ended.description, said: words, log: cluster.logPath(of: node)))
                 }
                 if !waiting[index].logReady {
                     let log = BrokerCluster.text(of: cluster.logPath(of: node), from: offset)
@@ -109,14 +108,12 @@ public final class ClusterProcess {
             if waiting.isEmpty { break }
             guard !stopping() else {
                 stop()
-                throw Failure(description: "stopped before the cluster served MQTT")
+                throw Failure(.stopped(cluster: true))
             }
             guard Clock.monotonic() < min(deadline, limit) else {
-                let names = waiting.map { "\($0.node.name) (\($0.logReady ? "its MQTT connect: " + (last[$0.node.name] ?? "not tried") : "its log does not say it is ready and knows JetStream's leader"))" }
+                let nodes = waiting.map { Failure.Waiting(node: $0.node.name, connect: $0.logReady ? last[$0.node.name] ?? "not tried" : nil) }
                 stop()
-                let alone = only != nil ? "; a node serves MQTT only while a majority of the cluster's nodes runs" : ""
-                let how = Clock.monotonic() >= limit ? "within \(Int(seconds) * 10) s" : "(for \(Int(seconds)) s nothing changed)"
-                throw Failure(description: "the cluster did not serve MQTT \(how) on \(names.joined(separator: ", "))\(alone); see \(cluster.nodesFolder)/*.log")
+                throw Failure(.clusterNotServing(waiting: nodes, seconds: Int(seconds), atMost: Clock.monotonic() >= limit, alone: only != nil, logs: cluster.nodesFolder + "/*.log"))
             }
             _ = poll(nil, 0, 20)
         }
@@ -172,8 +169,7 @@ public final class ClusterProcess {
     /// The last error a log says (`[ERR]` or `[FTL]`), without its time stamp.
     static func lastError(in log: String) -> String? {
         log.split(separator: "\n").last(where: { $0.contains("[ERR]") || $0.contains("[FTL]") }).map { line in
-            let text = line.ranges(of: "] ").last.map { String(line[$0.upperBound...]) } ?? String(line)
-            return TerminalText.safe(text)
+            line.ranges(of: "] ").last.map { String(line[$0.upperBound...]) } ?? String(line)
         }
     }
 }

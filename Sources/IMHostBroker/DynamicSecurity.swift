@@ -4,7 +4,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import IMKit
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -26,7 +25,7 @@ extension DynamicSecurity {
     static let adminRole = "admin"
 
     /// Where the plugin is: Debian's path first, then any architecture's and the usual others.
-    /// `nil`: not installed.
+    /// `nil`: not installed (``BrokerFolder/Failure/Code/pluginMissing``).
     public static func pluginPath() -> String? {
         var candidates = ["/usr/lib/x86_64-linux-gnu/mosquitto_dynamic_security.so"]
         if let folders = try? FileSystem.entries(of: "/usr/lib") {
@@ -37,8 +36,6 @@ extension DynamicSecurity {
         return candidates.first { access($0, R_OK) == 0 }
     }
 
-    /// What to install when ``pluginPath()`` finds nothing.
-    public static let missingPlugin = "mosquitto's dynamic-security plugin (mosquitto_dynamic_security.so) is not installed: install Debian's mosquitto (apt-get install mosquitto), which ships it"
 
     // MARK: The plugin's file
 

@@ -50,7 +50,8 @@ extension BrokerCommand {
             return runCluster(cluster, node: arguments.number(Self.node), output)
         case "add-user":
             guard !arguments.flags.contains("--bridge") else {
-                throw BrokerFolder.Failure("\(cluster.path) is a NATS cluster, whose nodes join by routes: it has no bridge users; bridge mosquitto brokers to each other, or give every user a login on the cluster")
+                output.diagnostic("imhost broker add-user: \(TerminalText.safe(cluster.path)) is a NATS cluster, whose nodes join by routes: it has no bridge users; bridge mosquitto brokers to each other, or give every user a login on the cluster")
+                return CommandLineTool.ExitCode.failure
             }
             let user = positionals[2]
             let reload = try cluster.addUser(user)
@@ -81,14 +82,16 @@ extension BrokerCommand {
             output.out(TerminalText.safe("removed \(removed.user)'s device \(positionals[3]) (\(removed.login))\(ended(reload, live: "its connection ended, and its login is refused from now on", stopped: "its login is refused", kept: "the session it kept stays in JetStream with what is queued for it"))") + "\n")
         case "devices":
             let user = positionals.count == 3 ? positionals[2] : nil
-            if let user, let problem = TransportID.problem(user) { throw BrokerFolder.Failure("the user id \"\(user)\" \(problem)") }
+            if let user, let problem = TransportID.problem(user) { throw BrokerFolder.Failure(.userRefused(id: user, problem: problem)) }
             let running = !(try cluster.runningNodes()).isEmpty
             return listDevices(try cluster.devices(of: user), folder: cluster.path, user: user, running: running, notRunning: "(no node of the cluster runs: as \(cluster.descriptionPath) says)",
                                passwordFile: cluster.passwordFile(of:), arguments, output)
         case "upgrade":
-            throw BrokerFolder.Failure("\(cluster.path) is a NATS cluster, and upgrade is for mosquitto folders: a cluster is sized by init --cluster (write it again with --force, or change max_payload in its nodes/*.conf)")
+            output.diagnostic("imhost broker upgrade: \(TerminalText.safe(cluster.path)) is a NATS cluster, and upgrade is for mosquitto folders: a cluster is sized by init --cluster (write it again with --force, or change max_payload in its nodes/*.conf)")
+            return CommandLineTool.ExitCode.failure
         default:
-            throw BrokerFolder.Failure("\(cluster.path) is a NATS cluster: \(verb) is not for it")
+            output.diagnostic("imhost broker \(verb): \(TerminalText.safe(cluster.path)) is a NATS cluster: \(verb) is not for it")
+            return CommandLineTool.ExitCode.failure
         }
         return CommandLineTool.ExitCode.ok
     }
@@ -121,7 +124,7 @@ extension BrokerCommand {
             process = try ClusterProcess(cluster: cluster, only: node, stopping: { Interruption.signal != nil })
         } catch {
             if Interruption.signal != nil { return CommandLineTool.ExitCode.ok }
-            output.diagnostic("imhost broker run: \(error.description)")
+            output.diagnostic("imhost broker run: \(TerminalText.safe(line(error)))")
             return CommandLineTool.ExitCode.failure
         }
         let nodes = process.running.map(\.node)

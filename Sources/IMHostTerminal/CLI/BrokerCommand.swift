@@ -140,7 +140,8 @@ enum BrokerCommand {
                 if verb == "init", arguments[Self.cluster] != nil { return try initializeCluster(folder.path, arguments, output, usage: usage) }
                 if verb != "init", BrokerCluster.isCluster(folder.path) { return try onCluster(verb, BrokerCluster(path: folder.path), arguments, output) }
                 if verb == "init", BrokerCluster.isCluster(folder.path) {
-                    throw BrokerFolder.Failure("\(folder.path) holds a NATS cluster (cluster.json): write it again with init --cluster N --force, or make the mosquitto broker in another folder")
+                    output.diagnostic("imhost broker init: \(TerminalText.safe(folder.path)) holds a NATS cluster (cluster.json): write it again with init --cluster N --force, or make the mosquitto broker in another folder")
+                    return CommandLineTool.ExitCode.failure
                 }
                 if arguments[Self.node] != nil { return usage("--node is for a cluster's folder (made by init --cluster N); \(folder.path) has no cluster.json") }
                 switch verb {
@@ -182,7 +183,7 @@ enum BrokerCommand {
                 }
                 return CommandLineTool.ExitCode.ok
             } catch {
-                output.diagnostic("imhost broker \(verb): \(TerminalText.safe(error.description))")
+                output.diagnostic(diagnostic(error, verb: verb))
                 return CommandLineTool.ExitCode.failure
             }
         })
@@ -368,7 +369,7 @@ enum BrokerCommand {
 
     /// `devices`: a line a device, `USER  DEVICE  LOGIN` (a first device's name is "(first)").
     private static func devices(_ folder: BrokerFolder, user: String?, _ arguments: Arguments, _ output: Output) throws(BrokerFolder.Failure) -> Int32 {
-        if let user, let problem = TransportID.problem(user) { throw BrokerFolder.Failure("the user id \"\(user)\" \(problem)") }
+        if let user, let problem = TransportID.problem(user) { throw BrokerFolder.Failure(.userRefused(id: user, problem: problem)) }
         let running = folder.runningPID() != nil
         return listDevices(try folder.devices(of: user), folder: folder.path, user: user, running: running,
                            notRunning: "(its broker is not running: as \(folder.securityPath) says)", passwordFile: folder.passwordFile(of:), arguments, output)
@@ -420,7 +421,7 @@ enum BrokerCommand {
             broker = try BrokerProcess(folder: folder, stopping: { Interruption.signal != nil })
         } catch {
             if Interruption.signal != nil { return CommandLineTool.ExitCode.ok }
-            output.diagnostic("imhost broker run: \(TerminalText.safe(error.description))")
+            output.diagnostic("imhost broker run: \(TerminalText.safe(line(error)))")
             return CommandLineTool.ExitCode.failure
         }
         let url = (try? folder.url()) ?? "?"

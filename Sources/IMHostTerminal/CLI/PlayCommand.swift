@@ -262,12 +262,20 @@ enum PlayCommand {
 /// settings in the run's data folder, on a unix socket, stopped when the run ends.
 enum PrivateBroker {
     static func start(for users: [String], in dataFolder: String, output: Output) -> BrokerProcess? {
-        do {
-            let folder = try BrokerFolder.initialize(at: dataFolder + "/broker", users: users, listener: .socket(dataFolder + "/broker/mosquitto.sock"))
+        func cannot(_ why: String) -> BrokerProcess? {
+            output.diagnostic("imhost play: cannot start a broker for the scenario's users: \(TerminalText.safe(why))")
+            return nil
+        }
+        let folder: BrokerFolder
+        do throws(BrokerFolder.Failure) {
+            folder = try BrokerFolder.initialize(at: dataFolder + "/broker", users: users, listener: .socket(dataFolder + "/broker/mosquitto.sock"))
+        } catch {
+            return cannot(BrokerCommand.line(error))
+        }
+        do throws(BrokerProcess.Failure) {
             return try BrokerProcess(folder: folder)
         } catch {
-            output.diagnostic("imhost play: cannot start a broker for the scenario's users: \(error)")
-            return nil
+            return cannot(BrokerCommand.line(error))
         }
     }
 }
