@@ -242,8 +242,7 @@ struct BrokerTests {
         let broker = try TestBroker(in: workspace.root, users: ["alice"], options: ["--port", "\(port)"])
         let config = try String(contentsOfFile: broker.folder + "/mosquitto.conf", encoding: .utf8)
         #expect(config.contains("\nlistener \(port) 127.0.0.1\n") && config.contains("\nset_tcp_nodelay true\n"))
-        let tcp = try String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)
-        let listening = tcp.split(separator: "\n").filter { $0.contains(String(format: ":%04X ", port)) && $0.contains(" 0A ") }
-        #expect(!listening.isEmpty && listening.allSatisfy { $0.contains("0100007F:") }, "\(listening)")
+        let listening = ListeningSockets.all().filter { $0.port == port }
+        #expect(!listening.isEmpty && listening.allSatisfy { $0.address == "127.0.0.1" }, "\(listening)")
     }
 }

@@ -127,15 +127,8 @@ struct ClusterTests {
                 Issue.record("node \(number) does not run")
                 continue
             }
-            // The kernel writes its socket tables a piece at a time; a read while other programs
-            // open and close sockets may miss a line: what is listening is what a few reads agree on.
-            let expected: Set = [node.clientPort, node.clusterPort, node.mqttPort]
-            var listening: [(address: String, port: Int)] = []
-            for _ in 1...5 {
-                listening = listeningSockets(of: pid)
-                if Set(listening.map(\.port)) == expected { break }
-            }
-            #expect(Set(listening.map(\.port)) == expected, "node \(number): \(listening)")
+            let listening = ListeningSockets.of(pid: pid)
+            #expect(Set(listening.map(\.port)) == [node.clientPort, node.clusterPort, node.mqttPort], "node \(number): \(listening)")
             #expect(listening.allSatisfy { $0.address == "127.0.0.1" }, "node \(number): \(listening)")
         }
 
@@ -271,41 +264,5 @@ struct ClusterTests {
         let request = Array(#"CONNECT {"user":"\#(user)","pass":"\#(password)","verbose":false}\#r\#nPING\#r\#n"#.utf8)
         _ = request.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         return readLine()
-    }
-
-    /// The TCP sockets process `pid` listens on, as /proc/net/tcp (IPv4) and tcp6 say.
-    private func listeningSockets(of pid: Int32) -> [(address: String, port: Int)] {
-        let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
-        let inodes = Set(fds.compactMap { fd -> String? in
-            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)"), target.hasPrefix("socket:[") else { return nil }
-            return String(target.dropFirst(8).dropLast())
-        })
-        var found: [(String, Int)] = []
-        for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-            // In one read as large as the table, not in Foundation's pieces: each piece read
-            // starts again where the last ended, and a socket opened or closed meanwhile moves
-            // the lines under it.
-            let fd = open(table, O_RDONLY | O_CLOEXEC)
-            var bytes = [UInt8](repeating: 0, count: 4 << 20)
-            let count = fd < 0 ? 0 : read(fd, &bytes, bytes.count)
-            if fd >= 0 { close(fd) }
-            let text = String(decoding: bytes.prefix(max(0, count)), as: UTF8.self)
-            for line in text.split(separator: "\n").dropFirst() {
-                let fields = line.split(separator: " ")
-                // local_address is field 1 (HEX_ADDRESS:HEX_PORT), st field 3 (0A: LISTEN), inode field 9.
-                guard fields.count > 9, fields[3] == "0A", inodes.contains(String(fields[9])) else { continue }
-                let local = fields[1].split(separator: ":")
-                guard local.count == 2, let port = Int(local[1], radix: 16) else { continue }
-                let address: String
-                if local[0].count == 8, let raw = UInt32(local[0], radix: 16) {
-                    // Little-endian in /proc: 0100007F is 127.0.0.1.
-                    address = [raw & 0xFF, raw >> 8 & 0xFF, raw >> 16 & 0xFF, raw >> 24].map(String.init).joined(separator: ".")
-                } else {
-                    address = String(local[0])
-                }
-                found.append((address, port))
-            }
-        }
-        return found
     }
 }
