@@ -11,9 +11,9 @@ import CIMHostSupport
 /// crash backtracer (which takes seconds) unless `SWIFT_BACKTRACE` says otherwise, and with only
 /// the descriptors handed to it: 0 to 2, the control pipe as 3, and those it is `handing` from 4;
 /// every other descriptor is closed before it runs, whatever a library opened.
-final class ChildProcess {
+package final class ChildProcess {
     /// What a child's standard stream is connected to.
-    enum Stream {
+    package enum Stream {
         /// The parent's own.
         case inherit
         /// `/dev/null`.
@@ -23,7 +23,7 @@ final class ChildProcess {
     }
 
     /// How a child ended.
-    enum Termination: Equatable, CustomStringConvertible {
+    package enum Termination: Equatable, CustomStringConvertible {
         case exited(Int32)
         case signaled(Int32)
         /// Killed by its parent after it closed the pipe it answers on (line code closed it).
@@ -42,7 +42,7 @@ final class ChildProcess {
         }
 
         /// `SIGSEGV`, or `exit 3`.
-        var description: String {
+        package var description: String {
             switch self {
             case .exited(let code): "exit \(code)"
             case .signaled(let signal): CrashRecord.signalName(signal)
@@ -51,7 +51,7 @@ final class ChildProcess {
         }
     }
 
-    let pid: pid_t
+    package let pid: pid_t
     /// The parent's ends of the pipes asked for, or -1.
     private(set) var input: Int32 = -1
     private(set) var output: Int32 = -1
@@ -67,7 +67,7 @@ final class ChildProcess {
     /// child gets SIGTERM when this process dies, however it dies (even `kill -9`), for a
     /// program that cannot ask for that itself (mosquitto). The kernel ties it to the calling
     /// thread: start such a child from a thread that lives as long as the child should.
-    init(executable: String, arguments: [String], stdin: Stream, stdout: Stream, stderr: Stream,
+    package init(executable: String, arguments: [String], stdin: Stream, stdout: Stream, stderr: Stream,
          control wantsControl: Bool = false, handing: [Int32] = [], environment extra: [String: String] = [:],
          boundToParent: Bool = false) throws(FileSystem.Failure) {
         var actions = posix_spawn_file_actions_t()
@@ -159,7 +159,7 @@ final class ChildProcess {
 
     /// The descriptors to wait on for this child: `pipes` (those not at their end, or -1) and,
     /// while it has not been waited for, its end.
-    func waitable(_ pipes: [Int32]) -> [Int32] {
+    package func waitable(_ pipes: [Int32]) -> [Int32] {
         (pipes + [termination == nil ? ending : -1]).filter { $0 >= 0 }
     }
 
@@ -172,7 +172,7 @@ final class ChildProcess {
     }
 
     /// This process's environment with `extra` set.
-    static func environment(adding extra: [String: String]) -> [String: String] {
+    package static func environment(adding extra: [String: String]) -> [String: String] {
         var result: [String: String] = [:]
         var pointer = environ
         while let entry = pointer.pointee {
@@ -188,7 +188,7 @@ final class ChildProcess {
 
     /// Waits for the child to end.
     @discardableResult
-    func wait() -> Termination {
+    package func wait() -> Termination {
         if let termination { return termination }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 {
@@ -204,7 +204,7 @@ final class ChildProcess {
 
     /// How the child ended, waiting up to `milliseconds` for it on its pidfd (so an end is seen
     /// at once, not at the next turn of a polling loop); `nil` if it has not ended by then.
-    func wait(milliseconds: Int64) -> Termination? {
+    package func wait(milliseconds: Int64) -> Termination? {
         let deadline = Clock.monotonic() + UInt64(max(0, milliseconds)) * 1_000_000
         while poll() == nil {
             let now = Clock.monotonic()
@@ -217,7 +217,7 @@ final class ChildProcess {
     }
 
     /// How the child ended, if it has; never blocks.
-    func poll() -> Termination? {
+    package func poll() -> Termination? {
         if let termination { return termination }
         var status: Int32 = 0
         guard waitpid(pid, &status, WNOHANG) == pid else { return nil }
@@ -226,7 +226,7 @@ final class ChildProcess {
     }
 
     /// Whether the child is stopped (SIGSTOP, SIGTSTP, or traced), as `/proc` says.
-    var isStopped: Bool {
+    package var isStopped: Bool {
         guard termination == nil, let stat = try? FileSystem.readText("/proc/\(pid)/stat"),
               let close = stat.utf8.lastIndex(of: UInt8(ascii: ")")),
               let state = stat.utf8.index(close, offsetBy: 2, limitedBy: stat.utf8.endIndex).map({ stat.utf8[$0] }) else { return false }
@@ -234,19 +234,19 @@ final class ChildProcess {
     }
 
     /// Sends a signal, unless the child has been waited for already.
-    func signal(_ signal: Int32) {
+    package func signal(_ signal: Int32) {
         if termination == nil { kill(pid, signal) }
     }
 
     /// Closes the child's standard input: it reads end of file.
-    func closeInput() {
+    package func closeInput() {
         if input >= 0 { close(input) }
         input = -1
     }
 
     /// Writes a whole line to the child's standard input; false when the child is gone.
     @discardableResult
-    func send(_ line: String) -> Bool {
+    package func send(_ line: String) -> Bool {
         guard input >= 0 else { return false }
         do {
             try FileSystem.writeAll(input, Array(line.utf8) + [UInt8(ascii: "\n")])
@@ -259,7 +259,7 @@ final class ChildProcess {
 
 /// Waits until one of `fds` is readable or `milliseconds` pass; returns the readable ones
 /// (a closed pipe counts as readable: reading it says end of file).
-func waitReadable(_ fds: [Int32], milliseconds: Int32) -> [Int32] {
+package func waitReadable(_ fds: [Int32], milliseconds: Int32) -> [Int32] {
     var polls = fds.filter { $0 >= 0 }.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
     guard !polls.isEmpty else {
         if milliseconds > 0 { usleep(UInt32(milliseconds) * 1000) }
