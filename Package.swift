@@ -67,23 +67,26 @@ let package = Package(
         // GNU libmicrohttpd (Debian's libmicrohttpd-dev): the HTTP server of `imhost web`.
         .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", pkgConfig: "libmicrohttpd",
                        providers: [.apt(["libmicrohttpd-dev"])]),
-        // The browser's front end on the core: the HTTP server, the page as HTML, the page's
-        // own few files. It never calls line code.
-        .target(name: "IMHostWeb", dependencies: ["IMHost", "CMicroHTTPD", "CIMHostSupport", .product(name: "IMKit", package: "IMKit")],
+        // The chat runtime both front ends share: a chat's worker, its supervision, drafts, the
+        // actions a person takes and the changes a page goes through. No terminal, no HTML.
+        .target(name: "IMHostRuntime", dependencies: ["IMHost", "CIMHostSupport", .product(name: "IMKit", package: "IMKit")]),
+        // The browser's front end on the runtime: the HTTP server, imhost web's server and its
+        // pages, the page as HTML, the page's own few files. It never calls line code.
+        .target(name: "IMHostWeb", dependencies: ["IMHost", "IMHostRuntime", "CMicroHTTPD", "CIMHostSupport", .product(name: "IMKit", package: "IMKit")],
                 resources: [.copy("Assets")]),
         // prctl and the crash handler, which Swift cannot call or write safely.
         .target(name: "CIMHostSupport"),
         // The terminal on top of the core: commands, the chat loop, rendering, scenarios.
         .target(
             name: "IMHostTerminal",
-            dependencies: ["IMHost", "IMHostBroker", "IMHostWeb", "CIMHostSupport", .product(name: "IMKit", package: "IMKit")],
+            dependencies: ["IMHost", "IMHostBroker", "IMHostRuntime", "IMHostWeb", "CIMHostSupport", .product(name: "IMKit", package: "IMKit")],
             // The files the bundled demos send (a flat's photo).
             resources: [.copy("Demo")]
         ),
         .executableTarget(name: "imhost", dependencies: ["IMHostTerminal"]),
         .executableTarget(
             name: "imhost-bench",
-            dependencies: ["IMHost", "IMHostBroker", "IMHostTerminal", "CHeapStats", "CJPEG", .product(name: "IMKit", package: "IMKit")],
+            dependencies: ["IMHost", "IMHostBroker", "IMHostRuntime", "IMHostTerminal", "CHeapStats", "CJPEG", .product(name: "IMKit", package: "IMKit")],
             path: "Benchmarks/IMHostBenchmarks"
         ),
         .target(name: "CHeapStats", path: "Benchmarks/CHeapStats"),
@@ -95,7 +98,7 @@ let package = Package(
         ),
         .testTarget(
             name: "IMHostTests",
-            dependencies: ["IMHost", "IMHostBroker", "IMHostTerminal", "IMHostWeb", .product(name: "IMKit", package: "IMKit")],
+            dependencies: ["IMHost", "IMHostBroker", "IMHostRuntime", "IMHostTerminal", "IMHostWeb", .product(name: "IMKit", package: "IMKit")],
             exclude: ["Golden"]
         ),
     ] + lines.map(\.1) + fixtures.map(\.1) + photoDecoding

@@ -3,7 +3,8 @@ import IMKit
 
 /// The page value (``PageView``) as HTML: the one place the browser's front end turns text into
 /// markup. Every string from a line, a peer or the store goes through ``escape(_:)``; nothing
-/// else is ever inserted. Elements that act carry the chat verb they send (`data-command`), so
+/// else is ever inserted. Elements that act carry the act they post (`data-do` and its data:
+/// ``WebAction``), so
 /// the page's script needs no knowledge of lines: a click sends what `/quick 2` or `/tap 3`
 /// would in the terminal.
 public enum PageHTML {
@@ -45,13 +46,13 @@ public enum PageHTML {
         html += "<main class=\"messages\" data-total=\"\(page.total)\">"
         let older = page.total - page.messages.count
         if older > 0 {
-            html += "<button class=\"older\" data-command=\"/more 20\">↑ \(older) older message\(older == 1 ? "" : "s")</button>"
+            html += "<button class=\"older\" data-do=\"more\" data-count=\"20\">↑ \(older) older message\(older == 1 ? "" : "s")</button>"
         }
         if page.messages.isEmpty { html += "<p class=\"empty\">No messages yet.</p>" }
         for message in page.messages { html += self.message(message, peer: page.conversation) }
         html += "</main>"
         if page.component(.inputBar) != nil {
-            html += "<form class=\"input\" data-send><input name=\"text\" autocomplete=\"off\" placeholder=\"type a message\" maxlength=\"4000\">"
+            html += "<form class=\"input\" data-send><input name=\"text\" autocomplete=\"off\" placeholder=\"type a message\">"
                 + "<button type=\"submit\">Send</button></form>"
         } else {
             html += "<p class=\"no-input\">This page has no input bar.</p>"
@@ -67,7 +68,7 @@ public enum PageHTML {
                 + (post.detail.isEmpty ? "" : "<span>" + escape(post.detail) + "</span>") + "</section>"
         case .quickReplies(let phrases, let available):
             let buttons = phrases.enumerated().map { index, phrase in
-                "<button" + (available ? " data-command=\"/quick \(index + 1)\"" : " disabled") + ">" + escape(phrase) + "</button>"
+                "<button" + (available ? " data-do=\"quick\" data-item=\"\(index + 1)\"" : " disabled") + ">" + escape(phrase) + "</button>"
             }
             return "<nav class=\"quick-replies" + (available ? "" : " unavailable") + "\" aria-label=\"Quick replies\">"
                 + buttons.joined() + (available ? "" : "<small>unavailable: no input bar</small>") + "</nav>"
@@ -78,11 +79,11 @@ public enum PageHTML {
                     return "<button class=\"platform\" data-photo>Photo</button>"
                         + "<input type=\"file\" class=\"photo-file\" accept=\"image/png,image/jpeg,image/webp\" hidden>"
                 }
-                return "<button class=\"" + (item.byLine ? "line" : "platform") + "\" data-command=\"/bar \(index + 1)\">" + escape(item.name) + "</button>"
+                return "<button class=\"" + (item.byLine ? "line" : "platform") + "\" data-do=\"bar\" data-item=\"\(index + 1)\">" + escape(item.name) + "</button>"
             }.joined() + "</nav>"
         case .menu(let items):
             return "<details class=\"menu\"><summary>☰ Menu</summary>" + items.enumerated().map { index, item in
-                "<button class=\"" + (item.byLine ? "line" : "platform") + "\" data-command=\"/menu \(index + 1)\">" + escape(item.name) + "</button>"
+                "<button class=\"" + (item.byLine ? "line" : "platform") + "\" data-do=\"menu\" data-item=\"\(index + 1)\">" + escape(item.name) + "</button>"
             }.joined() + "</details>"
         case .inputBar:
             return ""
@@ -101,7 +102,7 @@ public enum PageHTML {
             // A photo without a caption: the photo is the message.
             break
         case .lines(let lines):
-            html += "<pre class=\"bubble\" data-command=\"/tap \(message.number)\">" + escape(lines.joined(separator: "\n"))
+            html += "<pre class=\"bubble\" data-do=\"tap\" data-message=\"\(message.number)\">" + escape(lines.joined(separator: "\n"))
             if let folded = message.folded { html += "\n<span class=\"folded\">" + escape(PageView.foldMarker(folded)) + "</span>" }
             html += "</pre>"
         case .card(let card):
@@ -152,7 +153,7 @@ public enum PageHTML {
     /// buttons. A click on the card taps the message (`/tap N`); a button sends `/tap N ID`.
     static func card(_ card: PageView.Card, message: PageView.Message, peer: String) -> String {
         let number = message.number
-        var html = "<section class=\"bubble card\" data-command=\"/tap \(number)\">"
+        var html = "<section class=\"bubble card\" data-do=\"tap\" data-message=\"\(number)\">"
         switch card.image {
         case .picture(let name, let line?, let version?, let photo?)?:
             html += "<img class=\"card-image picture\" src=\"" + escape(pictureAddress(line: line, version: version, name: name)) + "\" width=\"\(photo.width)\" height=\"\(photo.height)\" alt=\""
@@ -178,7 +179,7 @@ public enum PageHTML {
         }
         if !card.buttons.isEmpty {
             html += "<div class=\"card-buttons\">" + card.buttons.map { button in
-                "<button type=\"button\" data-command=\"" + escape("/tap \(number) " + button.id) + "\">" + escape(button.label) + "</button>"
+                "<button type=\"button\" data-do=\"tap\" data-message=\"\(number)\" data-button=\"" + escape(button.id) + "\">" + escape(button.label) + "</button>"
             }.joined() + "</div>"
         }
         return html + "</section>"
@@ -199,7 +200,7 @@ public enum PageHTML {
             html += ": " + escape(failure)
         }
         if message.state == .failed || message.state == .givenUp {
-            html += " <button data-command=\"/retry \(message.number)\">retry</button>"
+            html += " <button data-do=\"retry\" data-message=\"\(message.number)\">retry</button>"
         }
         return html + "</p>"
     }

@@ -198,20 +198,22 @@ extension BrowserSuites {
             let root = try Workspace()
             let broker = try TestBroker(in: root.root, users: ["alice", "bob"])
             let aliceHome = try broker.workspace(for: "alice", more: [("FixtureRentOld", "rent.so")]), bobHome = try broker.workspace(for: "bob")
-            let aliceWeb = try WebServing(aliceHome)
             let bobWeb = try WebServing(bobHome)
-            for web in [aliceWeb, bobWeb] { #expect(web.process.waitFor("connected to"), "\(web.process.stdout)\(web.process.stderr)") }
-            let alice = try Browser()
-            let bob = try alice.secondSession()
-            try alice.open(chat: houseChat(with: "bob"), on: aliceWeb)
+            #expect(bobWeb.process.waitFor("connected to"), "\(bobWeb.process.stdout)\(bobWeb.process.stderr)")
+            let bob = try Browser()
             try bob.open(chat: houseChat(with: "alice"), on: bobWeb)
-
-            try alice.send(rentOffer)
+            // A page sends no line's card by a verb (a typed "/send" is text): alice sends the two
+            // cards from her terminal, then opens her page, where bob's receipts arrive.
+            let sent = try transcript(aliceHome, with: "bob", [rentOffer, houseListing])
+            #expect(sent.status == 0, "\(sent.stdout)\(sent.stderr)")
             #expect(try bob.waitFor(".message.received .placeholder", containing: "Unsupported message type"), "bob's page did not show it")
+            let aliceWeb = try WebServing(aliceHome)
+            #expect(aliceWeb.process.waitFor("connected to"), "\(aliceWeb.process.stdout)\(aliceWeb.process.stderr)")
+            let alice = try bob.secondSession()
+            try alice.open(chat: houseChat(with: "bob"), on: aliceWeb)
             #expect(try alice.waitFor(".message.sent .drawn.placeholder", containing: "shown as a placeholder at bob: line rent not installed"),
                     "alice's page did not say how bob drew it")
             #expect(try alice.textContent(".message.sent .state") == "read ✓✓")
-            try alice.send(houseListing)
             #expect(try alice.waitFor(".message.sent .drawn:not(.placeholder)", containing: "drawn by house 1.0.0 at bob"))
             let console = try alice.consoleLog()
             #expect(console.filter { $0.level == "SEVERE" }.isEmpty, "\(console)")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import IMHostRuntime
 @testable import IMHost
 
 /// A chat on the rent line (build 0.2.0 installed), whose newer build 0.3.0 is installed over it.

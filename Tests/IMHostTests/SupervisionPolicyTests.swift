@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import IMHostRuntime
 @testable import IMHost
 
 /// The supervisor's policies and the worker protocol, in process.
@@ -64,14 +65,15 @@ struct SupervisionPolicyTests {
                                                              lastTap: "opened", minute: 3),
                                   quarantine: [hold])
         let toWorker: [ToWorker] = [.start(version: WorkerProtocol.version, resume: resume), .start(version: 2, resume: nil),
-                                    .command(text: "/tap 1\nnot a second line"), .reload, .step(number: 12)]
+                                    .act(.text("/tap 1\nnot a second line"), draft: 7), .act(.tap(2, button: "accept")), .reload, .step(number: 12)]
         for message in toWorker {
             let line = try JSONLines.encode(message)
             #expect(!line.contains(UInt8(ascii: "\n")), "one message, one line")
             #expect(try JSONDecoder().decode(ToWorker.self, from: Data(line)) == message)
         }
         let fromWorker: [FromWorker] = [.hello(version: WorkerProtocol.version), .ready(resume), .failed(reason: "expected x", resume: resume),
-                                        .exiting(code: 3), .resume(resume)]
+                                        .exiting(code: 3), .resume(resume), .replied(.tapped(number: 2, button: "accept", .handled("booked"))),
+                                        .replied(.refused(ChatRefusal(.noSuchButton, "/tap", number: 2, component: "x", items: ["accept"])))]
         for message in fromWorker {
             #expect(try JSONDecoder().decode(FromWorker.self, from: Data(try JSONLines.encode(message))) == message)
         }

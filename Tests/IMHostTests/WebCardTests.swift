@@ -20,8 +20,8 @@ extension BrowserSuites {
             #expect(try strings("return Array.from(document.querySelectorAll('.card-fields dt'), e => e.textContent)") == ["Price", "Area", "Rooms"])
             #expect(try strings("return Array.from(document.querySelectorAll('.card-fields dd'), e => e.textContent)") == ["¥4200", "56 m²", "2"])
             #expect(try browser.findAll(".card-buttons button").map { try $0.text() } == ["Details", "Book a viewing"])
-            #expect(try strings("return Array.from(document.querySelectorAll('.card-buttons button'), e => e.dataset.command)")
-                    == ["/tap 1 details", "/tap 1 viewing"])
+            #expect(try strings("return Array.from(document.querySelectorAll('.card-buttons button'), e => [e.dataset.do, e.dataset.message, e.dataset.button].join(' '))")
+                    == ["tap 1 details", "tap 1 viewing"])
             // The photo, from this host's own server, decoded by the browser at the size the host read.
             #expect(try browser.execute("return document.querySelector('.card img.card-image').getAttribute('src')") as? String == "/photo?peer=u42&n=1&i=0")
             #expect(try browser.waitUntil("(i => i !== null && i.complete && i.naturalWidth > 0)(document.querySelector('.card img.card-image'))"))
@@ -33,15 +33,19 @@ extension BrowserSuites {
             #expect(try browser.execute("return getComputedStyle(document.querySelector('.card-fields dd')).whiteSpace") as? String == "normal",
                     "a peer's newlines in a field run together: a flood of them cannot bury the page")
 
-            try browser.click(".card-buttons button[data-command='/tap 1 viewing']")
+            try browser.click(".card-buttons button[data-button='viewing']")
             #expect(try browser.waitFor("#said", containing: "tap #1 viewing: asked u42 for a viewing of listing L1001 (Sunny flat)"))
             #expect(try browser.waitFor(".message.sent pre.bubble", containing: "Could I view listing L1001 (Sunny flat)"))
-            try browser.click(".card-buttons button[data-command='/tap 1 details']")
+            try browser.click(".card-buttons button[data-button='details']")
             #expect(try browser.waitFor("#said", containing: "tap #1 details: opened listing L1001 detail: Sunny flat, ¥4200, 2 rooms"))
             try browser.click(".card .card-fields")
             #expect(try browser.waitFor("#said", containing: "tap #1: opened listing L1001 detail"), "a click on the card, not a button, taps it")
-            try browser.send("/tap 1 nope")
+            // A tap on a button the card no longer has (a stale page) is refused in a line; a typed
+            // "/tap" is only text: the page has no verbs.
+            _ = try browser.execute("post(document.querySelector('[data-page]').dataset.page, { do: 'tap', message: 1, button: 'nope' })")
             #expect(try browser.waitFor("#said", containing: "/tap: message #1 has no button 'nope'; its buttons: details, viewing"))
+            try browser.send("/tap 1 details")
+            #expect(try browser.waitFor(".message.sent pre.bubble", containing: "/tap 1 details"), "a line starting with / is sent as text")
             let console = try browser.consoleLog()
             #expect(console.filter { $0.level == "SEVERE" }.isEmpty, "\(console)")
         }
@@ -82,12 +86,12 @@ extension BrowserSuites {
             let web = try WebServing(workspace)
             let browser = try Browser()
             try browser.open(chat: houseChatURL, on: web)
-            try browser.send(#"/recv jobs.interview {"company":"58 Tech","position":"iOS engineer","time":"2026-11-25 10:00","place":"Building A"}"#)
+            try workspace.receive("jobs.interview", #"{"company":"58 Tech","position":"iOS engineer","time":"2026-11-25 10:00","place":"Building A"}"#)
             #expect(try browser.waitFor(".message.received .card .badge", containing: "Invitation"))
             // The jobs line's own picture, handed to the host when it registered, from the page's server.
             #expect(try browser.execute("return document.querySelector('.card img.card-image').getAttribute('src')") as? String == "/picture/jobs/1.0.0/logo")
             #expect(try browser.waitUntil("(i => i !== null && i.complete && i.naturalWidth == 96 && i.naturalHeight == 96)(document.querySelector('.card img.card-image'))"))
-            try browser.click(".card-buttons button[data-command='/tap 1 decline']")
+            try browser.click(".card-buttons button[data-button='decline']")
             #expect(try browser.waitFor("#said", containing: "tap #1 decline: declined interview at 58 Tech, 2026-11-25 10:00"))
             #expect(try browser.waitFor(".message.sent pre.bubble", containing: "Sorry, I have to decline the interview"))
         }
@@ -100,7 +104,7 @@ extension BrowserSuites {
             let browser = try Browser()
             try browser.open(chat: "im://chat?rootCateID=88&peer=u1", on: web)
             #expect(try browser.waitFor("#page .title h1", containing: "Baseline · u1"))
-            try browser.send(#"/recv baseline.note {"id":"n7","text":"hello from 1.2"}"#)
+            try workspace.receive("baseline.note", #"{"id":"n7","text":"hello from 1.2"}"#, in: "im://chat?rootCateID=88&peer=u1")
             #expect(try browser.waitFor(".message.received pre.bubble", containing: "📝 hello from 1.2\nNote: n7"))
             #expect(try browser.find(".message.received .card") == nil)
             try browser.click(".message.received pre.bubble")

@@ -3,7 +3,7 @@ import Testing
 @testable import IMHost
 
 /// A listing card as the house line draws it, sent with the chat's `/recv` verb.
-let listingArrival = #"/recv house.listing {"id":"L1001","title":"Sunny flat","price":4200,"area":56,"rooms":2}"#
+let listingArrival = (key: "house.listing", payload: #"{"id":"L1001","title":"Sunny flat","price":4200,"area":56,"rooms":2}"#)
 
 extension BrowserSuites {
     @Suite("The chat page in a browser")
@@ -27,17 +27,17 @@ extension BrowserSuites {
             #expect(try browser.textContent("#page .menu button.line") == "Report a fake listing")
 
             // A card arrives; clicked, the line's tap opens the listing, as /tap does.
-            try browser.send(listingArrival)
+            try workspace.receive(listingArrival.key, listingArrival.payload)
             #expect(try browser.waitFor(".message.received .card .card-title", containing: "🏠 Sunny flat"))
             try browser.click(".message.received .card .card-title")
             #expect(try browser.waitFor("#said", containing: "tap #1: opened listing L1001 detail: Sunny flat"))
 
-            try browser.click("#page .quick-replies button[data-command='/quick 4']")
+            try browser.click("#page .quick-replies button[data-item='4']")
             #expect(try browser.waitFor(".message.sent pre.bubble", containing: "Is it still available?"))
             #expect(try browser.waitFor("#said", containing: #"quick reply 4: sent "Is it still available?""#))
             #expect(try browser.waitFor(".message.sent .state", containing: "queued"), "no broker: what is sent stays queued")
 
-            try browser.click("#page .bottom-bar button[data-command='/bar 4']")
+            try browser.click("#page .bottom-bar button[data-item='4']")
             #expect(try browser.waitFor("#said", containing: "bar: chose Location"))
 
             try browser.click("#page .menu summary")
@@ -65,7 +65,7 @@ extension BrowserSuites {
             let web = try WebServing(workspace)
             let browser = try Browser()
             try browser.open(chat: houseChatURL, on: web)
-            try browser.send(#"/recv cars.offer {"model":"Civic"}"#)
+            try workspace.receive("cars.offer", #"{"model":"Civic"}"#)
             #expect(try browser.waitFor(".message.received .placeholder summary", containing: "unknown key"))
             #expect(try browser.execute("return document.querySelector('.placeholder').open") as? Bool == false)
             try browser.click(".message.received .placeholder summary")
@@ -106,7 +106,7 @@ extension BrowserSuites {
             #expect(try web.request("GET", "/", headers: session).status == 200)
             let rebound = try web.request("GET", "/", headers: session + [("Host", "attacker.example:\(web.port)")])
             #expect(rebound.status == 421 && String(decoding: rebound.body, as: UTF8.self).contains("answers only http://127.0.0.1:\(web.port)"))
-            let foreign = try web.request("POST", "/page/0", headers: session + [("Origin", "http://attacker.example")], body: "command=hello")
+            let foreign = try web.request("POST", "/page/0", headers: session + [("Origin", "http://attacker.example")], body: #"{"do":"text","text":"hello"}"#)
             #expect(foreign.status == 403 && String(decoding: foreign.body, as: UTF8.self).contains("must come from this server's own pages"))
             // A body the gate would refuse is never read: the refusal comes on the headers alone,
             // while the 16 MB the request announces are still to come.

@@ -50,7 +50,7 @@ struct WebServerLimitsTests {
 
         let start = try client.get("/", timeout: 10)
         #expect(start.status == 200)
-        let sent = try client.post("/page/\(page)", form: "command=still+here", timeout: 10)
+        let sent = try client.act(page, text: "still here", timeout: 10)
         #expect(sent.status == 204)
         #expect(stream.waitFor("still here", timeout: 10), "the open chat's stream did not show the send")
         #expect(web.process.waitFor("from other users of this machine (uid \(mallory.uid))"), "\(web.process.stderr)")
@@ -69,14 +69,14 @@ struct WebServerLimitsTests {
         let stalled = try StalledConnections(count: 600, port: web.port)
         stalled.trickle()
         #expect(try client.get("/", timeout: 10).status == 200)
-        #expect(try client.post("/page/\(page)", form: "command=through+the+crowd", timeout: 10).status == 204)
+        #expect(try client.act(page, text: "through the crowd", timeout: 10).status == 204)
         #expect(stream.waitFor("through the crowd", timeout: 10))
         stalled.trickle()
         #expect(stalled.closedByServer(timeout: 30) == 600, "every stalled connection is closed, however often it trickles")
         #expect(web.process.waitFor("sent no whole request within 5 s"), "\(web.process.stderr)")
         #expect(web.process.stderr.contains("past its budget of open connections"), "\(web.process.stderr)")
         // The page's own connection, which showed the session, is kept.
-        #expect(try client.post("/page/\(page)", form: "command=still+open", timeout: 10).status == 204)
+        #expect(try client.act(page, text: "still open", timeout: 10).status == 204)
         #expect(stream.waitFor("still open", timeout: 10))
     }
 
@@ -105,8 +105,8 @@ struct WebServerLimitsTests {
         firstStream.close()
         let (third, thirdStream) = try client.open(houseChat(with: "u3"))
         #expect(firstStream.ended() && waitUntil { children(of: web.process.pid).count == 2 }, "the unwatched page's worker did not end")
-        #expect(try client.post("/page/\(first)", form: "command=hello").status == 404, "the page that gave way is closed")
-        #expect(try client.post("/page/\(second)", form: "command=second+lives").status == 204)
+        #expect(try client.act(first, text: "hello").status == 404, "the page that gave way is closed")
+        #expect(try client.act(second, text: "second lives").status == 204)
         #expect(secondStream.waitFor("second lives"))
 
         // A frame taken while there was room, streamed once every page is watched: refused on
@@ -135,7 +135,7 @@ struct WebServerLimitsTests {
             #expect(response.status == status, "\(site) \(destination) \(path): \(response.status)")
         }
         let posted = try LoopbackHTTP.request(port: web.port, "POST", "/page/0", headers: client.change + [("Sec-Fetch-Site", "same-site"), ("Sec-Fetch-Dest", "empty")],
-                                              body: Data("command=x".utf8))
+                                              body: Data(#"{"do":"text","text":"x"}"#.utf8))
         #expect(posted.status == 403)
         #expect(try client.get(chat).status == 200, "a program that sends no Fetch Metadata is judged on the rest")
         #expect(children(of: web.process.pid).isEmpty, "a refused or streamless page started a worker")
@@ -159,12 +159,12 @@ struct WebServerLimitsTests {
         let unreadNow = try unread(bob, with: "alice")
         #expect(unreadNow == 1, "drawn, and not seen: still unread (\(String(describing: unreadNow)))")
 
-        #expect(try client.post("/page/\(page)/seen", form: "through=1").status == 204)
+        #expect(try client.post("/page/\(page)", json: #"{"do":"seen","through":1}"#).status == 204)
         #expect(waitUntil { (try? unread(bob, with: "alice")) == 1 ? false : true }, "seen, and still unread")
         #expect(aliceChat.waitFor("read ✓✓"), "alice's page never showed it read: \(aliceChat.stdout)")
         aliceChat.send("/quit")
         _ = aliceChat.finish()
-        #expect(try client.post("/page/\(page)/seen", form: "through=x").status == 400)
+        #expect(try client.post("/page/\(page)", json: #"{"do":"seen","through":"x"}"#).status == 400)
     }
 }
 

@@ -157,27 +157,27 @@ package final class Breadcrumb {
     // MARK: Reading
 
     /// What a breadcrumb file says.
-    struct Snapshot: Equatable {
-        var pid: Int32
+    package struct Snapshot: Equatable {
+        package var pid: Int32
         /// How deep in line code the process was; 0 when it was in host code.
-        var depth: Int
+        package var depth: Int
         /// Changes with every enter and leave: the same value seen twice means no progress.
-        var sequence: UInt32
+        package var sequence: UInt32
         /// The fatal signal the process's own crash handler caught, 0 if none: a process killed
         /// from outside (SIGKILL, or with its parent) leaves none.
-        var fatalSignal: Int32 = 0
+        package var fatalSignal: Int32 = 0
         /// The innermost frame, when `depth > 0`.
-        var frame: Frame?
+        package var frame: Frame?
     }
 
     /// One frame: what was being called, of which line and file.
-    struct Frame: Equatable {
-        var site: CrashSite
-        var line: String?
-        var file: String?
-        var identity: FileIdentity?
-        var key: String?
-        var message: String?
+    package struct Frame: Equatable {
+        package var site: CrashSite
+        package var line: String?
+        package var file: String?
+        package var identity: FileIdentity?
+        package var key: String?
+        package var message: String?
     }
 
     /// Reads a breadcrumb file; `nil` when it is missing or not a breadcrumb.
@@ -284,19 +284,19 @@ package final class Breadcrumb {
 
     /// A breadcrumb made and locked by the process that answers for it: a supervisor for its
     /// worker, or a host for itself. While the lock is held, nobody takes the file for an orphan.
-    final class Reservation {
+    package final class Reservation {
         /// The file; `nil` when the breadcrumb is kept in memory only.
-        let path: String?
+        package let path: String?
         /// The breadcrumb, open (and locked when it is a file): handed to a worker as a
         /// descriptor, never by its path.
-        let fd: Int32
+        package let fd: Int32
         /// Why the breadcrumb is in memory only, when it is: a crash is still named, but one
         /// while imhost itself is killed cannot be found at the next start. Said once.
-        let inMemoryBecause: String?
+        package let inMemoryBecause: String?
 
         /// Why no breadcrumb could be made at all (not even in memory).
-        struct Unavailable: Error, CustomStringConvertible {
-            var description: String
+        package struct Unavailable: Error, CustomStringConvertible {
+            package var description: String
         }
 
         /// Makes the breadcrumb where it can be kept best:
@@ -310,7 +310,7 @@ package final class Breadcrumb {
         ///
         /// A file is made under another name, locked, its space reserved, then renamed, so
         /// nobody ever sees it unlocked, and touching its mapping cannot fail for want of space.
-        init(dataFolder: String) throws(Unavailable) {
+        package init(dataFolder: String) throws(Unavailable) {
             let own = Breadcrumb.folder(in: dataFolder)
             let fallback = Breadcrumb.privateFolder
             var refusals: [String] = []
@@ -375,10 +375,10 @@ package final class Breadcrumb {
         }
 
         /// What the breadcrumb says now.
-        func read() -> Snapshot? { Breadcrumb.read(fd: fd) }
+        package func read() -> Snapshot? { Breadcrumb.read(fd: fd) }
 
         /// Removes the file (its lock goes with it), or lets the memory go.
-        func remove() {
+        package func remove() {
             if let path { unlink(path) }
             close(fd)
         }

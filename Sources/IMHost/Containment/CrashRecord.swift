@@ -56,7 +56,7 @@ public struct CrashRecord: Codable, Sendable, Equatable {
     public var isHang: Bool { signal == "hung" }
 
     /// A record of what a breadcrumb says, for a process that ended as `ending` says.
-    init(_ frame: Breadcrumb.Frame?, ending: String, detail: String?, at time: Int64 = Clock.now()) {
+    package init(_ frame: Breadcrumb.Frame?, ending: String, detail: String?, at time: Int64 = Clock.now()) {
         let message = frame?.message.map(Breadcrumb.MessageOrigin.init(crumb:))
         self.init(time: Clock.iso8601(time), line: frame?.line, file: frame?.file, identity: frame?.identity,
                   what: (frame?.site ?? .unknown).name, key: frame?.key, message: message?.id, signal: ending,

@@ -303,7 +303,7 @@ public final class Quarantine {
 extension Quarantine.Hold {
     /// The entry a crash earns at `scope`, the crash marked with it: a key's entry names the
     /// key, a line's or a file's does not.
-    init(_ crash: CrashRecord, scope: Quarantine.Scope) {
+    package init(_ crash: CrashRecord, scope: Quarantine.Scope) {
         var crash = crash
         crash.quarantined = scope.rawValue
         self.init(line: crash.line, key: [.key, .message, .sender].contains(scope) ? crash.key : nil,

@@ -66,18 +66,24 @@ extension ChatHost {
     /// Takes the user online or offline (`/online`, `/offline`): the connection, and lines'
     /// services (`online()` in order, `offline()` in reverse). Returns what happened, for a person.
     @discardableResult
-    public func setOnline(_ online: Bool) -> String {
+    public func setOnline(_ online: Bool) -> OnlineAnswer {
         wantsOnline = online
-        guard hasTransport else {
-            return "there is no transport in \(FileSystem.baseName(config.file)): nothing is sent anywhere, and your messages stay queued; add \"transport\" to chat with others"
-        }
-        guard let courier else {
-            let holder = connectionHolder.map { "\($0) holds this user's connection" } ?? "this process does not hold the connection"
-            return "\(holder): it sends what you send; this chat works through the database"
-        }
+        guard hasTransport else { return .noTransport(file: FileSystem.baseName(config.file)) }
+        guard let courier else { return .heldElsewhere(holder: connectionHolder.map { "\($0)" }) }
         courier.setOnline(online)
         if !online { session?.setOnline(false) }
-        return online ? "online: connecting" : "offline: what you send waits, queued, until /online"
+        return online ? .online : .offline
+    }
+
+    /// What asking to be online or offline came to.
+    public enum OnlineAnswer: Sendable, Equatable {
+        /// Connecting, or dropped: what is sent waits, queued, until online again.
+        case online, offline
+        /// host.json (`file`) has no transport: nothing is sent anywhere.
+        case noTransport(file: String)
+        /// Another process holds the user's connection (`holder`, as it said, when known) and sends
+        /// what this one sends: this chat works through the database.
+        case heldElsewhere(holder: String?)
     }
 
     /// Why a peer id cannot be chatted with over this host's transport, if it cannot.

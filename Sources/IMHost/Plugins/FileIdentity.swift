@@ -32,7 +32,7 @@ public struct FileIdentity: Hashable, Sendable, Codable, CustomStringConvertible
     }
 
     /// The identity of the file at `path` now, following links; `nil` when it cannot be read.
-    static func of(_ path: String) -> FileIdentity? {
+    package static func of(_ path: String) -> FileIdentity? {
         (try? FileSystem.status(path, followLinks: true)).map(FileIdentity.init)
     }
 

@@ -96,7 +96,7 @@ public final class LineTable {
     /// or changed files vetted by scanner children of `scanner`, records their crashes in
     /// `dataFolder`, applies line pins, host.json and the quarantine, and rewrites the cache when
     /// anything changed. Opens no library in this process.
-    init(config: HostConfig, dataFolder: String, cachePath: String?, scanner: String, quarantine extra: [Quarantine.Hold] = []) {
+    package init(config: HostConfig, dataFolder: String, cachePath: String?, scanner: String, quarantine extra: [Quarantine.Hold] = []) {
         folder = config.pluginsFolder
         self.config = config
         self.dataFolder = dataFolder

@@ -56,7 +56,7 @@ public struct JumpPage: Sendable, Equatable, Codable {
 }
 
 /// One conversation, as `imhost chats` lists it.
-public struct ConversationSummary: Sendable, Equatable {
+public struct ConversationSummary: Sendable, Equatable, Codable {
     public var peer: String
     /// The newest message's key and a short text of it (a text's words, a card's strings).
     public var lastKey: String?
@@ -71,7 +71,7 @@ public struct ConversationSummary: Sendable, Equatable {
 }
 
 /// A message a search found.
-public struct SearchHit: Sendable, Equatable {
+public struct SearchHit: Sendable, Equatable, Codable {
     public var peer: String
     /// Its number in the conversation, from 1.
     public var number: Int

@@ -159,7 +159,7 @@ package final class ChildProcess {
 
     /// The descriptors to wait on for this child: `pipes` (those not at their end, or -1) and,
     /// while it has not been waited for, its end.
-    func waitable(_ pipes: [Int32]) -> [Int32] {
+    package func waitable(_ pipes: [Int32]) -> [Int32] {
         (pipes + [termination == nil ? ending : -1]).filter { $0 >= 0 }
     }
 
@@ -172,7 +172,7 @@ package final class ChildProcess {
     }
 
     /// This process's environment with `extra` set.
-    static func environment(adding extra: [String: String]) -> [String: String] {
+    package static func environment(adding extra: [String: String]) -> [String: String] {
         var result: [String: String] = [:]
         var pointer = environ
         while let entry = pointer.pointee {
@@ -226,7 +226,7 @@ package final class ChildProcess {
     }
 
     /// Whether the child is stopped (SIGSTOP, SIGTSTP, or traced), as `/proc` says.
-    var isStopped: Bool {
+    package var isStopped: Bool {
         guard termination == nil, let stat = try? FileSystem.readText("/proc/\(pid)/stat"),
               let close = stat.utf8.lastIndex(of: UInt8(ascii: ")")),
               let state = stat.utf8.index(close, offsetBy: 2, limitedBy: stat.utf8.endIndex).map({ stat.utf8[$0] }) else { return false }
@@ -239,14 +239,14 @@ package final class ChildProcess {
     }
 
     /// Closes the child's standard input: it reads end of file.
-    func closeInput() {
+    package func closeInput() {
         if input >= 0 { close(input) }
         input = -1
     }
 
     /// Writes a whole line to the child's standard input; false when the child is gone.
     @discardableResult
-    func send(_ line: String) -> Bool {
+    package func send(_ line: String) -> Bool {
         guard input >= 0 else { return false }
         do {
             try FileSystem.writeAll(input, Array(line.utf8) + [UInt8(ascii: "\n")])

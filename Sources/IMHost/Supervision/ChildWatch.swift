@@ -9,7 +9,7 @@ import Glibc
 
 /// What a child the host started says on its control pipe: one message a line, the first a
 /// hello with the protocol version it speaks (``FromWorker``, ``ScannerReport``).
-protocol ChildMessage: Decodable {
+package protocol ChildMessage: Decodable {
     /// The version this host speaks.
     static var protocolVersion: Int { get }
     /// The version a hello says; `nil` for every other message.
@@ -24,9 +24,9 @@ protocol ChildMessage: Decodable {
 ///
 /// The child's end is watched itself, not only its pipes closing: line code may close the
 /// pipes, or hand them to a process of its own, and must not make the host wait.
-final class ChildWatch<Message: ChildMessage> {
+package final class ChildWatch<Message: ChildMessage> {
     /// What the child did.
-    enum Event {
+    package enum Event {
         /// A message on the control pipe.
         case message(Message)
         /// Its hello says it speaks another version of the protocol.
@@ -37,35 +37,35 @@ final class ChildWatch<Message: ChildMessage> {
         case quiet
     }
 
-    let child: ChildProcess
+    package let child: ChildProcess
     private let control = LineBuffer()
     private let errors = LineBuffer()
     /// What it said last on standard error: its fatal error, if it had one.
     private(set) var lastWords = LastWords()
     /// Whether it said hello.
-    private(set) var heard = false
+    package private(set) var heard = false
     /// When the watch began (`Clock.monotonic()`): how long it has been silent, if it has not
     /// said hello.
-    let started = Clock.monotonic()
+    package let started = Clock.monotonic()
     private let decoder = JSONDecoder()
     /// Called with each line it writes on standard error that is not part of a stack trace or
     /// a fatal error (those name the crash instead).
     private let said: (String) -> Void
 
-    init(_ child: ChildProcess, said: @escaping (String) -> Void = { _ in }) {
+    package init(_ child: ChildProcess, said: @escaping (String) -> Void = { _ in }) {
         self.child = child
         self.said = said
     }
 
     /// The descriptors that become readable when the child writes or ends: to wait on beside
     /// others (a chat's input), then ask ``next(waiting:)``.
-    var waitable: [Int32] {
+    package var waitable: [Int32] {
         child.waitable([control.ended ? -1 : child.control, errors.ended ? -1 : child.errors])
     }
 
     /// The next thing the child does, waiting at most `milliseconds`. A child whose control pipe
     /// closed while it lives on (line code closed it) gets a second to end, then is killed.
-    func next(waiting milliseconds: Int32) -> Event {
+    package func next(waiting milliseconds: Int32) -> Event {
         while true {
             let event = nextLine(waiting: milliseconds)
             guard case .line(let line) = event else { return event.event }
@@ -112,7 +112,7 @@ final class ChildWatch<Message: ChildMessage> {
 
     /// Kills the child and waits for it; what it wrote on standard error is read first.
     @discardableResult
-    func kill() -> ChildProcess.Termination {
+    package func kill() -> ChildProcess.Termination {
         child.signal(SIGKILL)
         let ended = child.wait()
         drainErrors()
@@ -121,14 +121,14 @@ final class ChildWatch<Message: ChildMessage> {
 
     /// Passes on the rest of standard error once the child has ended, without waiting for a
     /// process of the line's that may hold the pipe open.
-    func drainErrors() {
+    package func drainErrors() {
         while child.errors >= 0, !errors.ended, !waitReadable([child.errors], milliseconds: 100).isEmpty {
             readErrors()
         }
     }
 
     /// The last words, and forgets them (a new call starts afresh).
-    func takeLastWords() -> String? {
+    package func takeLastWords() -> String? {
         defer { lastWords = LastWords() }
         return lastWords.detail
     }

@@ -1,4 +1,5 @@
 import IMHost
+import IMHostRuntime
 
 /// A command's arguments, read against the options it declares: flags, options with a value
 /// (`--width 30` or `--width=30`), and positionals (all of them after `--`).

@@ -1,5 +1,6 @@
 import IMHost
 import IMHostBroker
+import IMHostRuntime
 import IMKit
 #if canImport(Glibc)
 import Glibc

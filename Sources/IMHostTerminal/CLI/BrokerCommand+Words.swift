@@ -1,5 +1,6 @@
 import IMHost
 import IMHostBroker
+import IMHostRuntime
 import IMKit
 
 /// What `imhost broker` (and `imhost play`'s private broker) says when a broker's folder, its

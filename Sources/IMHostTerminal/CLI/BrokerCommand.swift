@@ -5,6 +5,7 @@ import Foundation
 #endif
 import IMHost
 import IMHostBroker
+import IMHostRuntime
 import IMKit
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,6 @@
 import IMKit
 import IMHost
+import IMHostRuntime
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -91,16 +92,17 @@ enum ChatCommand {
         // The worker sends its pages as values and its lines as text; this process draws them,
         // in the order they came.
         let renderer = PageRenderer(width: width, colors: Environment.colors(on: STDOUT_FILENO))
-        let chat = ChatSupervision(config: config, configPath: configPath, user: arguments.options["--user"] ?? config.user,
-                                   workerArguments: workerArguments, output: output) { shown in
+        let chat = ChatRuntime(config: config, configPath: configPath, dataFolder: config.dataFolder, user: arguments.options["--user"] ?? config.user,
+                               workerArguments: workerArguments, output: output, chat: true) { shown in
             switch shown {
-            case .text(let text): output.out(text)
+            case .reply(let reply): say(reply, output: output)
             case .page(let page): output.out(renderer.render(page))
             // The terminal draws a picture's place as text: it needs no bytes.
             case .pictures: break
             }
         }
         if let code = chat.start() { return code }
+        if terminal { output.out("Type /help for commands.\n") }
         quarantineWatcher.markSeen()
 
         let reader = screen.map { LineReader(editing: $0, limit: config.limits.inputLineBytes) } ?? LineReader(limit: config.limits.inputLineBytes)
@@ -143,13 +145,30 @@ enum ChatCommand {
             // covers both.
             let configChanged = watcher.reloadDue()
             let quarantineChanged = quarantineWatcher.reloadDue()
-            let reload = command?.trimmingSpaces == "/reload"
-            if configChanged || quarantineChanged || reload {
+            var action: ChatAction?
+            if let command, !command.trimmingSpaces.isEmpty {
+                switch ChatVerb.parse(typed: command) {
+                case .failure(let usage): output.out(TerminalText.safe(usage.description, newlines: false) + "\n")
+                case .success(.help): output.out(ChatVerb.help + "\n")
+                case .success(.quit): return chat.finish()
+                case .success(.action(let asked)): action = asked
+                }
+            }
+            if configChanged || quarantineChanged || action == .reload {
                 if let code = chat.reload() { return code }
             }
-            if !reload, let command, let code = chat.hand(command) { return code }
+            if let action, action != .reload, let code = chat.act(action) { return code }
             // A crash rewrote the quarantine: it is applied already, not a change to reload for.
             if chat.lastCrashed { quarantineWatcher.markSeen() }
+        }
+    }
+
+    /// Prints what the chat said: a reply in the chat, a diagnostic on standard error; what it
+    /// quotes (a peer's text, a URL) may hold a newline, which must not start a line that looks
+    /// like the host's own.
+    static func say(_ reply: ChatReply, output: Output) {
+        for line in ChatWords.lines(reply) {
+            if ChatWords.isDiagnostic(reply) { output.diagnostic(line) } else { output.out(TerminalText.safe(line, newlines: false) + "\n") }
         }
     }
 }

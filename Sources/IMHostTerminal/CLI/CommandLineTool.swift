@@ -1,4 +1,5 @@
 import IMHost
+import IMHostRuntime
 import IMKit
 import Synchronization
 #if canImport(Glibc)
@@ -9,11 +10,7 @@ import Glibc
 /// 1 failure, 2 usage or configuration error; diagnostics go to standard error.
 public enum CommandLineTool {
     /// Exit codes.
-    public enum ExitCode {
-        public static let ok: Int32 = 0
-        public static let failure: Int32 = 1
-        public static let usage: Int32 = 2
-    }
+    public typealias ExitCode = IMHostRuntime.ExitCode
 
     static let commands: [Command] = [
         ChatCommand.command, StoreCommands.chats, PlayCommand.demo, OpenCommand.command, PlayCommand.command, PluginsCommand.command,
@@ -51,28 +48,11 @@ public enum CommandLineTool {
         }
     }
 
-    /// A command's exit code, or 1 when what it printed did not all reach standard output (a
-    /// full disk, a reader that went away): a result that is not whole is a failure, said once.
-    static func finished(_ code: Int32, output: Output) -> Int32 {
-        guard let lost = Output.lostOutput else { return code }
-        if lostOutputSaid.exchange(true, ordering: .relaxed) == false {
-            output.diagnostic("imhost: cannot write to standard output (\(lost)); what was printed is incomplete")
-        }
-        return code == ExitCode.ok ? ExitCode.failure : code
-    }
+    /// A command's exit code, or 1 when what it printed did not all reach standard output.
+    static func finished(_ code: Int32, output: Output) -> Int32 { Reports.finished(code, output: output) }
 
-    /// Whether the lost output was said already (a worker says it before its supervisor would).
-    private static let lostOutputSaid = Atomic<Bool>(false)
-
-    /// Whether standard output is gone (a closed pipe, a full disk), said once as `command`
-    /// stopping: a chat nobody can read takes no more input, so nothing more is sent.
-    static func outputLost(_ output: Output, command: String) -> Bool {
-        guard let lost = Output.lostOutput else { return false }
-        if lostOutputSaid.exchange(true, ordering: .relaxed) == false {
-            output.diagnostic("imhost \(command): cannot write to standard output (\(lost)); stopping, and no more input is read")
-        }
-        return true
-    }
+    /// Whether standard output is gone, said once as `command` stopping.
+    static func outputLost(_ output: Output, command: String) -> Bool { Reports.outputLost(output, command: command) }
 
     /// imhost's own version.
     public static let version = "1.0.0"
@@ -92,10 +72,9 @@ public enum CommandLineTool {
     /// This executable, to start again as the plugin scanner and the chat worker: through
     /// `/proc/self/exe`, so a child runs this very file even when the one at its path was
     /// replaced meanwhile (an upgrade mid-chat, or worse), never whatever is there now.
-    static let executable: String = access("/proc/self/exe", X_OK) == 0 ? "/proc/self/exe"
-        : executablePath
+    static var executable: String { Executable.path }
     /// This executable's path, for a person to run.
-    static let executablePath: String = (try? FileSystem.realPath("/proc/self/exe")) ?? CommandLine.arguments[0]
+    static var executablePath: String { Executable.personPath }
 
     /// host.json as `--config` or `$IMHOST_CONFIG` names it, or `nil` after saying why. A
     /// `--user` id with control or bidi characters is refused here too.
@@ -142,18 +121,11 @@ public enum CommandLineTool {
         return "imhost: recorded a crash found at start: \(crash.summary)"
     }
 
-    /// What the host noticed since it was last asked (a line that failed to open), one line each.
-    static func reportNotices(_ host: ChatHost, output: Output) {
-        for notice in host.takeNotices() { output.diagnostic("imhost: \(notice)") }
-        reportNotes(host.store, output: output)
-    }
+    /// What the host noticed since it was last asked, and what its store said.
+    static func reportNotices(_ host: ChatHost, output: Output) { Reports.notices(host, output: output) }
 
-    /// What the store said since it was last asked (a damaged database moved aside and what was
-    /// read out of it, a read-only copy), a line each on standard error: every command that
-    /// opens a store says it, whenever it happened.
-    static func reportNotes(_ store: MessageStore?, output: Output) {
-        for note in store?.takeNotes() ?? [] { output.diagnostic("imhost: \(note)") }
-    }
+    /// What the store said since it was last asked.
+    static func reportNotes(_ store: MessageStore?, output: Output) { Reports.notes(store, output: output) }
 
     static func configPath(_ arguments: Arguments) -> String {
         // An empty $IMHOST_CONFIG is as good as unset.
@@ -168,12 +140,5 @@ public enum CommandLineTool {
             return nil
         }
         return arguments.number(.width)
-    }
-}
-
-extension String {
-    /// Pads with spaces to `width` terminal columns; a longer text is cut unless `cut` is false.
-    func padding(_ width: Int, cut: Bool = true) -> String {
-        !cut && TextWidth.columns(self) >= width ? self : TextWidth.pad(self, to: width)
     }
 }

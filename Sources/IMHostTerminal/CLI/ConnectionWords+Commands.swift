@@ -1,4 +1,5 @@
 import IMHost
+import IMHostRuntime
 
 /// The words for a command's connection that did not bring its answer (``ConnectionFailure``):
 /// the operator's `imhost fleet`, `imhost broker`'s control of a running broker. One line each,

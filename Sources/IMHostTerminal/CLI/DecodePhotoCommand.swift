@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import IMHost
+import IMHostRuntime
 
 /// `imhost __decode-photo`: the photo decoder child (internal); see ``PhotoDecoderChild``.
 enum DecodePhotoCommand {

@@ -1,4 +1,5 @@
 import IMHost
+import IMHostRuntime
 import IMKit
 
 /// One of the lines that ship with the host (house, jobs, cars), written out as a package of its

@@ -1,4 +1,5 @@
 import IMHost
+import IMHostRuntime
 import IMKit
 
 /// `imhost fleet cards`: how the hosts that reported drew each line's messages, summed.

@@ -1,4 +1,5 @@
 import IMHost
+import IMHostRuntime
 
 /// What `imhost fleet` says when the operator's command fails (``FleetOperator/Failure``): one
 /// line, what was refused, why, and what to do.

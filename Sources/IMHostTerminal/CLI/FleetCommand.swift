@@ -1,4 +1,5 @@
 import IMHost
+import IMHostRuntime
 import IMKit
 
 /// `imhost fleet`: the operator's kill switch and rollouts for every host at once, through the

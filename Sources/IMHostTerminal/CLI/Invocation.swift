@@ -1,4 +1,5 @@
 import IMHost
+import IMHostRuntime
 
 /// What the words given to `imhost` ask for, read against the commands' declarations: the
 /// options for every command may come before the command (`imhost --config X chats`, as `git -C`)

@@ -1,4 +1,5 @@
 import IMHost
+import IMHostRuntime
 import IMKit
 #if canImport(FoundationEssentials)
 import FoundationEssentials

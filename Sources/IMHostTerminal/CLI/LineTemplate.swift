@@ -1,4 +1,5 @@
 import IMHost
+import IMHostRuntime
 import IMKit
 #if canImport(Glibc)
 import Glibc

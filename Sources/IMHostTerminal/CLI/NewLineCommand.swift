@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import IMHost
+import IMHostRuntime
 import IMKit
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,5 @@
 import IMHost
+import IMHostRuntime
 
 /// `imhost open URL [--external]`: opens any URL through the route table, in a supervised
 /// worker: a line that crashes doing it is recorded and quarantined, and the command says so.
@@ -39,8 +40,9 @@ enum OpenCommand {
             if arguments.flags.contains("--external") { workerArguments.append("--external") }
             if arguments.flags.contains("--json") { workerArguments.append("--json") }
             if arguments.flags.contains("--verbose") { workerArguments.append("--verbose") }
-            let supervised = SupervisedRun(config: config, dataFolder: config.dataFolder,
-                                           workerArguments: workerArguments, output: output, restarts: false)
-            return supervised.start() ?? supervised.supervisor.finish()
+            let supervised = ChatRuntime(config: config, configPath: CommandLineTool.configPath(arguments), dataFolder: config.dataFolder,
+                                         user: arguments.options["--user"] ?? config.user, workerArguments: workerArguments, output: output,
+                                         chat: false, restarts: false)
+            return supervised.start() ?? supervised.finish()
         })
 }

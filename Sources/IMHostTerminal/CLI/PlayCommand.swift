@@ -6,6 +6,8 @@ import Foundation
 #endif
 import IMHost
 import IMHostBroker
+import IMHostRuntime
+import IMHostWeb
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -118,13 +120,14 @@ enum PlayCommand {
         if arguments.flags.contains("--fixed-clock") { workerArguments.append("--fixed-clock") }
         if arguments.flags.contains("--verbose") { workerArguments.append("--verbose") }
         // One supervised worker, or one per person with a private broker between them.
-        var runs: [String: SupervisedRun] = [:]
+        var runs: [String: ChatRuntime] = [:]
         let broker: BrokerProcess?
         if scenario.users.isEmpty {
             broker = nil
             var own = workerArguments + ["--config", CommandLineTool.configPath(arguments), "--data", dataFolder]
             if let user = arguments.options["--user"] { own += ["--user", user] }
-            runs[""] = SupervisedRun(config: config, dataFolder: dataFolder, workerArguments: own, output: output)
+            runs[""] = ChatRuntime(config: config, configPath: CommandLineTool.configPath(arguments), dataFolder: dataFolder,
+                                   user: arguments.options["--user"] ?? config.user, workerArguments: own, output: output, chat: false)
         } else {
             let started = PrivateBroker.start(for: scenario.users.map(\.name), in: dataFolder, output: output)
             guard let started else { return CommandLineTool.ExitCode.failure }
@@ -143,7 +146,8 @@ enum PlayCommand {
                 let own = workerArguments + ["--config", path, "--data", userData, "--user", user.name,
                                              "--transport", "unix:" + started.socket,
                                              "--password-file", started.folder.passwordFile(of: user.name)]
-                runs[user.name] = SupervisedRun(config: userConfig, dataFolder: userData, workerArguments: own, output: output)
+                runs[user.name] = ChatRuntime(config: userConfig, configPath: path, dataFolder: userData, user: user.name, workerArguments: own,
+                                              output: output, chat: false)
             }
         }
         defer { broker?.stop() }
@@ -155,7 +159,7 @@ enum PlayCommand {
         func finishAll(signal: Int32? = nil) -> Int32 {
             var code: Int32 = 0
             for run in runs.values {
-                let ended = run.supervisor.finish(signal: signal)
+                let ended = run.finish(signal: signal)
                 if code == 0 { code = ended }
             }
             return code

@@ -1,5 +1,6 @@
 import IMKit
 import IMHost
+import IMHostRuntime
 
 /// `imhost plugins`: every plugin file and configured line, and where each stands.
 enum PluginsCommand {

@@ -1,4 +1,5 @@
 import IMHost
+import IMHostRuntime
 import IMKit
 
 /// `imhost quarantine [--json]` and `imhost quarantine lift LINE|FILE|--all`: what the host took

@@ -1,5 +1,6 @@
 import IMKit
 import IMHost
+import IMHostRuntime
 
 /// `imhost route URL`: which page a jump URL opens, and why.
 enum RouteCommand {

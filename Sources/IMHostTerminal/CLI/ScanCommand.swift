@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CIMHostSupport
 import IMHost
+import IMHostRuntime
 
 /// `imhost __scan FILE...`: the plugin scanner (internal); see ``Scanner``.
 enum ScanCommand {

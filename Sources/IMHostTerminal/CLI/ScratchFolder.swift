@@ -5,6 +5,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import IMHost
+import IMHostRuntime
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,5 @@
 import IMHost
+import IMHostRuntime
 import IMKit
 
 /// The commands that read the signed-in user's store without opening a chat or running line

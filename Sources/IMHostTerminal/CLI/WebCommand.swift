@@ -1,4 +1,6 @@
 import IMHost
+import IMHostRuntime
+import IMHostWeb
 import IMKit
 #if canImport(Glibc)
 import Glibc

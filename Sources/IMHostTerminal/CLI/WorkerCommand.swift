@@ -6,6 +6,7 @@ import Foundation
 #endif
 import CIMHostSupport
 import IMHost
+import IMHostRuntime
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -58,10 +59,9 @@ enum WorkerCommand {
         let said: @Sendable (String) -> Void = { text in
             for line in text.split(separator: "\n") { pipe.send(FromWorker.say(line: String(line))) }
         }
-        // A chat's lines go to the supervisor too, in order with its pages, and it draws them.
-        let shown: @Sendable (String) -> Void = { text in pipe.send(FromWorker.out(text: text)) }
-        let output = Output(out: arguments.positionals.first == "chat" ? shown : terminal >= 0 ? Output(outFD: terminal, errFD: STDERR_FILENO).out : output.out,
-                            err: said)
+        // A chat says what it says as replies, through its channel; other modes print their
+        // transcripts on the terminal.
+        let output = Output(out: terminal >= 0 ? Output(outFD: terminal, errFD: STDERR_FILENO).out : output.out, err: said)
         // Standard output is a pipe to the supervisor now: colour follows where pages go, or the
         // supervisor's word when it passes them on to a terminal.
         let colors = arguments.flags.contains("--color") || Environment.colors(on: terminal >= 0 ? terminal : STDOUT_FILENO)
@@ -76,7 +76,7 @@ enum WorkerCommand {
             return exit(CommandLineTool.ExitCode.usage)
         }
         // The supervisor's first message: the version it speaks, and what to reopen.
-        guard case .message(.start(let version, let resume)) = nextMessage(channel), version == WorkerProtocol.version else {
+        guard case .message(.start(let version, let resume)) = Worker.nextMessage(channel), version == WorkerProtocol.version else {
             output.diagnostic("imhost __worker: the supervisor did not start with protocol \(WorkerProtocol.version); this command is for imhost itself")
             return exit(CommandLineTool.ExitCode.usage)
         }
@@ -100,7 +100,9 @@ enum WorkerCommand {
                                             connection: mode == "chat" && !arguments.flags.contains("--web-page") ? "chat"
                                                 : arguments.options["--transport"] != nil && mode != "chat" ? "play" : nil)
         if resume == nil { CommandLineTool.report(host, output: output) }
-        let worker = Worker(host: host, channel: channel, output: output, width: width, colors: colors, arguments: arguments, resume: resume)
+        let settings = Worker.Settings(configPath: CommandLineTool.configPath(arguments), webPage: arguments.flags.contains("--web-page"),
+                                       terminal: arguments.flags.contains("--terminal"), fixedClock: arguments.flags.contains("--fixed-clock"))
+        let worker = Worker(host: host, channel: channel, output: output, width: width, colors: colors, settings: settings, resume: resume)
         let code: Int32
         switch mode {
         case "chat": code = worker.chat(url: target)
@@ -113,19 +115,6 @@ enum WorkerCommand {
         }
         host.signOut()
         return exit(code)
-    }
-
-    /// The supervisor's next message; `.end` at end of input or on SIGINT/SIGTERM.
-    static func nextMessage(_ channel: WorkerChannel) -> WorkerChannel.Received {
-        while Interruption.signal == nil {
-            switch channel.receive(waiting: 200) {
-            case .quiet: continue
-            case .unreadable(let line):
-                Output.standard.diagnostic("imhost __worker: ignored a message that is not one: \(line)")
-            case let received: return received
-            }
-        }
-        return .end
     }
 
     // MARK: open

@@ -1,3 +1,4 @@
+import IMHostRuntime
 import IMKit
 import Synchronization
 #if canImport(Glibc)

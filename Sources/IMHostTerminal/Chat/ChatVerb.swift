@@ -1,4 +1,5 @@
 import IMHost
+import IMHostRuntime
 import IMKit
 
 /// One chat verb, declared once: its name, what it takes, what it does. The chat's help, its
@@ -33,8 +34,16 @@ struct ChatVerb: Sendable {
     let summary: String
     /// How it is typed, for the chat's help.
     var example: String? = nil
-    /// The action, from the parsed argument.
-    let make: @Sendable (Parsed) -> ChatAction
+    /// What it asks for, from the parsed argument.
+    let make: @Sendable (Parsed) -> Typed
+
+    /// What a typed line asks for: an act for the chat's worker, or the terminal's own help
+    /// or leaving.
+    enum Typed: Equatable, Sendable {
+        case action(ChatAction)
+        case help
+        case quit
+    }
 
     /// A parsed argument.
     enum Parsed: Sendable {
@@ -48,51 +57,51 @@ struct ChatVerb: Sendable {
     static let all: [ChatVerb] = [
         ChatVerb(name: "send", step: "send", argument: .keyAndPayload, shape: "KEY JSON",
                  summary: "send a message of any kind", example: "/send location {\"name\":\"Home\",\"latitude\":1,\"longitude\":2}",
-                 make: { if case .message(let key, let payload) = $0 { .send(key: key, payload: payload) } else { .help } }),
+                 make: { if case .message(let key, let payload) = $0 { .action(.send(key: key, payload: payload)) } else { .help } }),
         ChatVerb(name: "photo", step: "photo", argument: .rest, shape: "PATH",
                  summary: "send a photo: a PNG, JPEG or WebP file of at most limits.photoBytes (1 MiB)", example: "/photo ~/flat.jpg",
-                 make: { .withPhotos(key: "photo", payload: "{}", files: [$0.text ?? ""]) }),
+                 make: { .action(.withPhotos(key: "photo", payload: "{}", files: [$0.text ?? ""])) }),
         ChatVerb(name: "recv", step: "receive", argument: .keyAndPayload, shape: "KEY JSON",
                  summary: "store a message from the peer, sending nothing", example: "/recv house.listing {\"id\":\"L1\",...}",
-                 make: { if case .message(let key, let payload) = $0 { .receive(key: key, payload: payload) } else { .help } }),
+                 make: { if case .message(let key, let payload) = $0 { .action(.receive(key: key, payload: payload)) } else { .help } }),
         ChatVerb(name: "tap", step: "tap", argument: .numberAndOptionalWord, shape: "N [BUTTON]",
                  summary: "tap message #N, or press its card's button BUTTON (by id)", example: "/tap 2 details",
-                 make: { if case .numberAndWord(let number, let button) = $0 { .tap(number, button: button) } else { .tap($0.number ?? 0) } }),
+                 make: { if case .numberAndWord(let number, let button) = $0 { .action(.tap(number, button: button)) } else { .action(.tap($0.number ?? 0)) } }),
         ChatVerb(name: "why", step: "why", argument: .number, shape: "N", summary: "why message #N shows as a placeholder, in full",
-                 make: { .why($0.number ?? 0) }),
+                 make: { .action(.why($0.number ?? 0)) }),
         ChatVerb(name: "quick", step: "quick", argument: .number, shape: "N", summary: "tap quick reply N",
-                 make: { .quick($0.number ?? 0) }),
+                 make: { .action(.quick($0.number ?? 0)) }),
         ChatVerb(name: "menu", step: "menu", argument: .optionalNumber, shape: "[N]", summary: "show the dropdown menu, or pick item N",
-                 make: { .menu($0.number) }),
+                 make: { .action(.menu($0.number)) }),
         ChatVerb(name: "bar", step: "bar", argument: .number, shape: "N", summary: "pick bottom-bar item N",
-                 make: { .bar($0.number ?? 0) }),
+                 make: { .action(.bar($0.number ?? 0)) }),
         ChatVerb(name: "more", step: "more", argument: .optionalNumber, shape: "[N]", summary: "show N (default 20) older messages",
-                 make: { .more($0.number ?? 20) }),
+                 make: { .action(.more($0.number ?? 20)) }),
         ChatVerb(name: "route", step: "route", argument: .none, shape: "", summary: "why this page was chosen",
-                 make: { _ in .route }),
+                 make: { _ in .action(.route) }),
         ChatVerb(name: "open", step: "open", argument: .rest, shape: "URL",
                  summary: "open a URL through the route table: a chat, or a line's page", example: "/open house://listing/L1001",
-                 make: { .open($0.text ?? "") }),
+                 make: { .action(.open($0.text ?? "")) }),
         ChatVerb(name: "offline", step: "offline", argument: .none, shape: "", summary: "drop the connection: what you send waits as pending",
-                 make: { _ in .offline }),
+                 make: { _ in .action(.offline) }),
         ChatVerb(name: "online", step: "online", argument: .none, shape: "", summary: "reconnect: pending messages are delivered, in order",
-                 make: { _ in .online }),
+                 make: { _ in .action(.online) }),
         ChatVerb(name: "reload", step: "reload", argument: .none, shape: "",
                  summary: "read host.json again (also on SIGHUP or when the file changes)",
-                 make: { _ in .reload }),
+                 make: { _ in .action(.reload) }),
         ChatVerb(name: "chats", step: "chats", argument: .none, shape: "", summary: "the conversations: newest first, unread counts",
-                 make: { _ in .chats }),
+                 make: { _ in .action(.chats) }),
         ChatVerb(name: "search", step: "search", argument: .rest, shape: "WORDS", summary: "find messages holding every word, newest first",
-                 make: { .search($0.text ?? "") }),
+                 make: { .action(.search($0.text ?? "")) }),
         ChatVerb(name: "read", step: "read", argument: .none, shape: "", summary: "mark what the page shows as read (a chat does it as it shows)",
-                 make: { _ in .read }),
+                 make: { _ in .action(.read) }),
         ChatVerb(name: "retry", step: "retry", argument: .number, shape: "N", summary: "send failed message #N again",
-                 make: { .retry($0.number ?? 0) }),
+                 make: { .action(.retry($0.number ?? 0)) }),
         ChatVerb(name: "block", step: "block", argument: .optionalRest, shape: "[PEER]",
                  summary: "refuse a peer's messages (default: this chat's), as the menu's Block does",
-                 make: { .block($0.text) }),
+                 make: { .action(.block($0.text)) }),
         ChatVerb(name: "unblock", step: "unblock", argument: .optionalRest, shape: "[PEER]", summary: "take a blocked peer's messages again",
-                 make: { .unblock($0.text) }),
+                 make: { .action(.unblock($0.text)) }),
         ChatVerb(name: "help", step: nil, argument: .none, shape: "", summary: "this text", make: { _ in .help }),
         ChatVerb(name: "quit", step: nil, argument: .none, shape: "", summary: "leave (end of input does too)", make: { _ in .quit }),
     ]
@@ -129,10 +138,10 @@ struct ChatVerb: Sendable {
     }.joined(separator: "\n")
 
     /// A typed line as an action, or why it is not one (one line, with a hint for a near miss).
-    static func parse(typed line: String) -> Result<ChatAction, UsageError> {
+    static func parse(typed line: String) -> Result<Typed, UsageError> {
         let trimmed = line.trimmingSpaces
-        if trimmed.hasPrefix("//") { return .success(.text(String(trimmed.dropFirst()))) }
-        guard trimmed.hasPrefix("/") else { return .success(.text(trimmed)) }
+        if trimmed.hasPrefix("//") { return .success(.action(.text(String(trimmed.dropFirst())))) }
+        guard trimmed.hasPrefix("/") else { return .success(.action(.text(trimmed))) }
         let parts = trimmed.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true).map(String.init)
         let name = String(parts[0].dropFirst())
         let rest = parts.count > 1 ? parts[1].trimmingSpaces : ""
@@ -191,13 +200,4 @@ extension ChatVerb {
 extension ChatVerb.Parsed {
     var number: Int? { if case .number(let number) = self { number } else { nil } }
     var text: String? { if case .text(let text) = self { text } else { nil } }
-}
-
-extension String {
-    var trimmingSpaces: String {
-        var text = Substring(self)
-        while text.first == " " || text.first == "\t" { text.removeFirst() }
-        while text.last == " " || text.last == "\t" { text.removeLast() }
-        return String(text)
-    }
 }

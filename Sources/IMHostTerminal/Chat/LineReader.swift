@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import IMHost
+import IMHostRuntime
 
 /// Reads lines from a file descriptor without blocking longer than asked, so a chat can notice a
 /// reload request while it waits for the user. On a pipe, or a terminal in its usual (canonical)

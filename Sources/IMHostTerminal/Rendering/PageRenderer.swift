@@ -1,4 +1,5 @@
 import IMHost
+import IMHostRuntime
 @_spi(Host) import IMKit
 
 /// Draws a chat page as text, deterministically for a width: the title, the components in the

@@ -1,4 +1,5 @@
 import IMHost
+import IMHostRuntime
 import IMKit
 
 /// A scripted chat for QA: a JSON list of steps, each an object with one action. Every chat verb
@@ -238,6 +239,11 @@ struct Scenario {
     private static func parseVerb(_ verb: ChatVerb, _ value: JSONNode, payload: JSONNode?, node: JSONNode, path: String,
                                   _ reader: DocumentReader) throws(ConfigError) -> ChatAction {
         let actionPath = path + "." + (verb.step ?? verb.name)
+        // A step's verb makes an act (help and quit are no steps).
+        func make(_ parsed: ChatVerb.Parsed) throws(ConfigError) -> ChatAction {
+            guard case .action(let action) = verb.make(parsed) else { throw reader.fail(value, actionPath, "\(verb.name) is not a step") }
+            return action
+        }
         func count() throws(ConfigError) -> Int {
             let number = try reader.id(value, actionPath)
             guard number > 0 else { throw reader.fail(value, actionPath, "expected a number from 1") }
@@ -246,34 +252,34 @@ struct Scenario {
         switch verb.argument {
         case .none:
             try yes(value, actionPath, reader)
-            return verb.make(.none)
+            return try make(.none)
         case .number:
-            return verb.make(.number(try count()))
+            return try make(.number(try count()))
         case .optionalNumber:
             if case .bool = value.value {
                 try yes(value, actionPath, reader)
-                return verb.make(.none)
+                return try make(.none)
             }
-            return verb.make(.number(try count()))
+            return try make(.number(try count()))
         case .rest:
-            return verb.make(.text(try reader.string(value, actionPath)))
+            return try make(.text(try reader.string(value, actionPath)))
         case .optionalRest:
             if case .bool = value.value {
                 try yes(value, actionPath, reader)
-                return verb.make(.none)
+                return try make(.none)
             }
-            return verb.make(.text(try reader.string(value, actionPath)))
+            return try make(.text(try reader.string(value, actionPath)))
         case .numberAndOptionalWord:
             if case .string(let text) = value.value {
                 guard let parsed = ChatVerb.numberAndWord(text) else {
                     throw reader.fail(value, actionPath, "expected a number from 1, or \"N BUTTON\": a number, a space and a button's id")
                 }
-                return verb.make(parsed)
+                return try make(parsed)
             }
-            return verb.make(.numberAndWord(try count(), nil))
+            return try make(.numberAndWord(try count(), nil))
         case .keyAndPayload:
             guard let payload else { throw reader.fail(node, path, "\"\(verb.step ?? verb.name)\" needs a \"payload\": the message's JSON") }
-            return verb.make(.message(key: try reader.string(value, actionPath), payload: payload.jsonText))
+            return try make(.message(key: try reader.string(value, actionPath), payload: payload.jsonText))
         }
     }
 

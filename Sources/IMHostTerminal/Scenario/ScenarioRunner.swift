@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import IMHost
+import IMHostRuntime
 import IMKit
 #if canImport(Glibc)
 import Glibc
@@ -33,7 +34,7 @@ final class ScenarioRunner {
     /// How far the scenario has come, for a worker that takes over after a crash.
     var progress: ScenarioProgress {
         var progress = state
-        progress.lastTap = driver.lastTap ?? state.lastTap
+        progress.lastTap = driver.lastTap.map { ChatWords.tap($0.tap, number: $0.number) } ?? state.lastTap
         return progress
     }
     private var state = ScenarioProgress()
@@ -128,10 +129,10 @@ final class ScenarioRunner {
         case .say(let text):
             output.out("\n▶ \(TerminalText.safe(text))\n")
         case .verb(let action):
-            note(step, action.typed)
+            note(step, ChatWords.typed(action))
             let outcome = driver.perform(action)
-            for line in outcome.said { output.out("   → \(TerminalText.safe(line, newlines: false))\n") }
-            if let failure = outcome.failure { throw Failure(description: failure) }
+            for line in outcome.replies.flatMap(ChatWords.lines) { output.out("   → \(TerminalText.safe(line, newlines: false))\n") }
+            if let refusal = outcome.refusal { throw Failure(description: ChatWords.line(refusal)) }
             if action == .reload { state.killSwitch = nil }
         case .killSwitch(let killSwitch):
             var config = host.config

@@ -1,13 +1,23 @@
 // imhost web: the browser's side of a chat page. The server draws every page (escaped, in
 // PageHTML.swift) and keeps it live over one event stream; this script only puts what comes in
-// its place, keeps the reader where they were, and sends what is clicked or typed as the chat
-// verb the element names (data-command), as `imhost chat` would take it.
+// its place, keeps the reader where they were, and posts what is clicked or typed as the act
+// the element names (data-do and its data: WebAction.swift), as JSON.
 "use strict";
 
-function post(page, command) {
-  const body = new URLSearchParams({ command });
-  return fetch("/page/" + encodeURIComponent(page), { method: "POST", body, credentials: "same-origin" })
+function post(page, act) {
+  return fetch("/page/" + encodeURIComponent(page), { method: "POST", body: JSON.stringify(act), credentials: "same-origin",
+                                                      headers: { "Content-Type": "application/json" } })
     .then((reply) => { if (!reply.ok) return reply.text().then((why) => said(why.trim(), "refused")); });
+}
+
+// The act an element names: what to do, and the numbers and button id it carries.
+function actOf(element) {
+  const act = { do: element.dataset.do };
+  for (const key of ["message", "item", "count"]) {
+    if (element.dataset[key] !== undefined) act[key] = Number(element.dataset[key]);
+  }
+  if (element.dataset.button !== undefined) act.button = element.dataset.button;
+  return act;
 }
 
 function said(text, kind) {
@@ -53,8 +63,7 @@ function seer(root, page) {
     const newest = Math.max(0, ...numbers);
     if (newest <= told) return;
     told = newest;
-    fetch("/page/" + encodeURIComponent(page) + "/seen", { method: "POST", body: new URLSearchParams({ through: String(newest) }),
-                                                           credentials: "same-origin" });
+    post(page, { do: "seen", through: newest });
   };
 }
 
@@ -96,10 +105,10 @@ function chatPage(root) {
       if (input) input.click();
       return;
     }
-    const target = event.target.closest("[data-command]");
+    const target = event.target.closest("[data-do]");
     if (!target || !root.contains(target)) return;
     event.preventDefault();
-    post(page, target.dataset.command);
+    post(page, actOf(target));
   });
   root.addEventListener("submit", (event) => {
     const form = event.target.closest("form[data-send]");
@@ -109,8 +118,8 @@ function chatPage(root) {
     const text = input.value;
     if (text.trim() === "") return;
     input.value = "";
-    // A line starting with / is a verb; one meant as text starts with //.
-    post(page, text);
+    // Whatever it starts with, a line typed is text.
+    post(page, { do: "text", text });
   });
   let asking = false;
   root.addEventListener("scroll", (event) => {
@@ -119,7 +128,7 @@ function chatPage(root) {
     const older = list.querySelector(".older");
     if (!older) return;
     asking = true;
-    post(page, older.dataset.command).finally(() => { asking = false; });
+    post(page, actOf(older)).finally(() => { asking = false; });
   }, true);
 }
 

@@ -22,8 +22,20 @@ final class ChromeDriver {
         // Port 0 has chromedriver bind a free port and print it, so no other program can take
         // the port between its choice and its use. HOME is the folder: what Chromium keeps
         // outside its profile (its crash reports, its certificate store) stays in it too.
-        process = try RunningProcess(Self.executable, ["--port=0"], in: folder, environment: ["HOME": folder])
-        port = try Self.announcedPort(of: process)
+        // With port 0, chromedriver binds the port it drew once for each address family; in a
+        // full run beside another (thousands of loopback ports in use) its IPv4 bind failed once
+        // ("IPv4 port not available") and it ended. A new start draws another port.
+        var attempt = 1
+        while true {
+            let started = try RunningProcess(Self.executable, ["--port=0"], in: folder, environment: ["HOME": folder])
+            do {
+                port = try Self.announcedPort(of: started)
+                process = started
+                return
+            } catch let failure as Failure where failure.description.contains("port not available") && attempt < 5 {
+                attempt += 1
+            }
+        }
     }
 
     /// Waits for chromedriver's "ChromeDriver was started successfully on port N." and reads N.

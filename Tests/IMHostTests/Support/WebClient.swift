@@ -27,9 +27,16 @@ final class WebClient {
         try LoopbackHTTP.request(port: web.port, "GET", path, headers: session + headers, timeout: timeout)
     }
 
-    func post(_ path: String, form: String, timeout: Double = 60) throws -> LoopbackHTTP.Response {
-        try LoopbackHTTP.request(port: web.port, "POST", path, headers: change + [("Content-Type", "application/x-www-form-urlencoded")],
-                                 body: Data(form.utf8), timeout: timeout)
+    /// Posts an act as the page's script does: JSON (``WebAction``).
+    func post(_ path: String, json: String, timeout: Double = 60) throws -> LoopbackHTTP.Response {
+        try LoopbackHTTP.request(port: web.port, "POST", path, headers: change + [("Content-Type", "application/json")],
+                                 body: Data(json.utf8), timeout: timeout)
+    }
+
+    /// Types `text` into page `page` and sends it.
+    func act(_ page: String, text: String, timeout: Double = 60) throws -> LoopbackHTTP.Response {
+        let encoded = String(decoding: try JSONSerialization.data(withJSONObject: ["do": "text", "text": text]), as: UTF8.self)
+        return try post("/page/" + page, json: encoded, timeout: timeout)
     }
 
     /// Asks for a chat's page frame: its page id, or the response when none came.

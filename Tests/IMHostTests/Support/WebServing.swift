@@ -87,17 +87,24 @@ extension Browser {
 }
 
 extension Workspace {
-    /// Stores a house listing from u42 with the flat's photo, as `imhost play` stores a scenario's
-    /// `receive` with `"photos"`: a listing card that shows a photo, for the pages to show.
-    func receiveListingWithPhoto(title: String) throws {
-        let scenario = root + "/listing.json"
+    /// Stores a message `key` with `payload` (JSON) from the peer of `chat`, as `imhost play`
+    /// stores a scenario's `receive` (with `photos`, the pictures it carries): how a test has a
+    /// message arrive on a page, which has no verb for it (a typed "/recv" is text).
+    func receive(_ key: String, _ payload: String, in chat: String = houseChatURL, photos: [String] = []) throws {
+        let scenario = root + "/receive-\(UUID().uuidString).json"
+        let pictures = photos.map { "\"\($0)\"" }.joined(separator: ",")
         try """
-            [ { "open": "\(houseChatURL)" },
-              { "receive": "house.listing", "payload": {"id":"L1001","title":"\(title)","price":4200,"area":56,"rooms":2,"status":"available"},
-                "photos": ["\(PhotoFixtures.path("flat.jpg"))"] } ]
+            [ { "open": "\(chat)" },
+              { "receive": "\(key)", "payload": \(payload), "photos": [\(pictures)] } ]
             """.write(toFile: scenario, atomically: true, encoding: .utf8)
         let played = try imhost(["play", scenario, "--data", data], in: self)
         #expect(played.status == 0, "\(played.stdout)\(played.stderr)")
+    }
+
+    /// Stores a house listing from u42 with the flat's photo: a listing card that shows a photo.
+    func receiveListingWithPhoto(title: String) throws {
+        try receive("house.listing", #"{"id":"L1001","title":"\#(title)","price":4200,"area":56,"rooms":2,"status":"available"}"#,
+                    photos: [PhotoFixtures.path("flat.jpg")])
     }
 }
 

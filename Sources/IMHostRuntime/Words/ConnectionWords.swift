@@ -4,15 +4,15 @@ import IMKit
 /// The terminal's words for what the connection tells a person (``ConnectionNotice``), why it is
 /// offline (``OfflineReason``) and where it stands (``Courier/Status``): one line each, made
 /// safe for a terminal (a broker's reason, a topic and a refusal's words come from outside).
-enum ConnectionWords {
+package enum ConnectionWords {
     /// A notice, as the chat, `sync` and `play` say it.
-    static func notice(_ notice: ConnectionNotice) -> String { TerminalText.safe(sentence(notice)) }
+    package static func notice(_ notice: ConnectionNotice) -> String { TerminalText.safe(sentence(notice)) }
 
     /// Why the connection is offline, in one line.
-    static func offline(_ why: OfflineReason) -> String { TerminalText.safe(reason(why)) }
+    package static func offline(_ why: OfflineReason) -> String { TerminalText.safe(reason(why)) }
 
     /// Where the connection stands, as a scenario's failed wait says it.
-    static func status(_ status: Courier.Status) -> String {
+    package static func status(_ status: Courier.Status) -> String {
         switch status {
         case .online: "online"
         case .connecting: "connecting"

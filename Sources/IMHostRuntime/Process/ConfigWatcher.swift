@@ -8,7 +8,7 @@ import Glibc
 /// file changed on disk (its modification or change time, size or inode: editors often replace
 /// a file, and a same-size edit whose modification time was put back still moves the change
 /// time, which nobody can set).
-final class ConfigWatcher {
+package final class ConfigWatcher {
     /// Set by the `SIGHUP` handler; an atomic, the only thing a signal handler may touch.
     private static let hangup = Atomic<Bool>(false)
 
@@ -24,7 +24,7 @@ final class ConfigWatcher {
         var inode: UInt
     }
 
-    init(paths: [String]) {
+    package init(paths: [String]) {
         self.paths = paths
         seen = paths.map(Self.signature)
         signal(SIGHUP) { _ in ConfigWatcher.hangup.store(true, ordering: .relaxed) }
@@ -36,7 +36,7 @@ final class ConfigWatcher {
     }
 
     /// Whether a reload is due now; a due reload is reported once.
-    func reloadDue() -> Bool {
+    package func reloadDue() -> Bool {
         let signalled = Self.hangup.exchange(false, ordering: .relaxed)
         let current = paths.map(Self.signature)
         let changed = current != seen
@@ -45,7 +45,7 @@ final class ConfigWatcher {
     }
 
     /// Records the files as they are now, after a reload asked for another way.
-    func markSeen() { seen = paths.map(Self.signature) }
+    package func markSeen() { seen = paths.map(Self.signature) }
 
     private static func signature(of path: String) -> Signature? {
         var info = stat()

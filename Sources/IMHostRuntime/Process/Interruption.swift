@@ -7,11 +7,11 @@ import Glibc
 /// SIGINT, SIGTERM and SIGQUIT, noted for the loop that reads input to act on: finalize and
 /// leave (exit 128 + the signal). SIGQUIT (Ctrl-\\) ends a chat as SIGTERM does, without a
 /// backtrace.
-enum Interruption {
+package enum Interruption {
     private static let received = Atomic<Int32>(0)
 
     /// Notes SIGINT, SIGTERM and SIGQUIT (and `also`) from now on instead of dying of them.
-    static func install(also extra: [Int32] = []) {
+    package static func install(also extra: [Int32] = []) {
         var set = sigset_t()
         sigemptyset(&set)
         for number in [SIGINT, SIGTERM, SIGQUIT] + extra {
@@ -23,11 +23,11 @@ enum Interruption {
     }
 
     /// The signal received, if one was.
-    static var signal: Int32? {
+    package static var signal: Int32? {
         let number = received.load(ordering: .relaxed)
         return number == 0 ? nil : number
     }
 
     /// The conventional exit code after a signal: 128 + its number.
-    static func exitCode(_ signal: Int32) -> Int32 { 128 + signal }
+    package static func exitCode(_ signal: Int32) -> Int32 { 128 + signal }
 }

@@ -1,5 +1,6 @@
 import CIMHostSupport
 import IMHost
+import IMHostRuntime
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -11,16 +12,14 @@ import Glibc
 final class PageLink: Sendable {
     /// From the server to the page.
     enum Input: Sendable {
-        /// A chat verb or a text, as `imhost chat` takes it.
-        case command(String)
+        /// An act of the person's on the page.
+        case act(ChatAction)
         /// Read host.json and the quarantine again.
         case reload
         /// The store changed: show what is new.
         case refresh
         /// The page is closed: end its worker.
         case close
-        /// The person saw the messages up to this number in a visible window.
-        case seen(Int)
     }
 
     /// From the page to the server.
@@ -28,7 +27,9 @@ final class PageLink: Sendable {
         case page(PageView)
         /// The pictures the page's lines ship, which its cards show.
         case pictures([ShippedPicture])
-        /// What a command said, for the reader.
+        /// What the chat said, for the reader.
+        case reply(ChatReply)
+        /// What the page's supervision said (a line's new build taken).
         case text(String)
         /// A diagnostic: a crash and what it cost, a refusal.
         case diagnostic(String)
@@ -136,10 +137,11 @@ enum PageThread {
         var arguments = ["chat", opening.url, "--config", opening.configPath, "--user", opening.user, "--web-page"] + opening.workerOptions
         if opening.verbose { arguments.append("--verbose") }
         let output = Output(out: { link.emit(.text($0)) }, err: { link.emit(.diagnostic($0)) })
-        let chat = ChatSupervision(config: opening.config, configPath: opening.configPath, user: opening.user, workerArguments: arguments,
-                                   output: output, openChat: OpenChats.Record(dataFolder: opening.config.dataFolder, page: true)) { shown in
+        let chat = ChatRuntime(config: opening.config, configPath: opening.configPath, dataFolder: opening.config.dataFolder, user: opening.user,
+                               workerArguments: arguments, output: output, chat: true,
+                               openChat: OpenChats.Record(dataFolder: opening.config.dataFolder, page: true)) { shown in
             switch shown {
-            case .text(let text): link.emit(.text(text))
+            case .reply(let reply): link.emit(.reply(reply))
             case .page(let page): link.emit(.page(page))
             case .pictures(let pictures): link.emit(.pictures(pictures))
             }
@@ -160,9 +162,8 @@ enum PageThread {
                 let ended: Int32? = switch input {
                 case .close: chat.finish()
                 case .reload: chat.reload()
-                case .refresh: chat.supervised.hand(.refresh)
-                case .seen(let through): chat.supervised.hand(.seen(through: through))
-                case .command(let text): chat.hand(text)
+                case .refresh: chat.hand(.refresh)
+                case .act(let action): chat.act(action)
                 }
                 if let ended {
                     link.emit(.ended(ended))

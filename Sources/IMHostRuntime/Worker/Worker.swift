@@ -12,15 +12,34 @@ import Glibc
 /// A chat worker's long-running work: a chat typed into, or a scenario played, one message of
 /// its supervisor at a time. Every message is answered with ``FromWorker/ready(_:)`` (or
 /// ``FromWorker/failed(reason:resume:)``), carrying what a new worker reopens after a crash.
-final class Worker {
-    private let host: ChatHost
-    private let channel: WorkerChannel
-    private let output: Output
-    private let width: Int
-    private let colors: Bool
-    private let arguments: Arguments
+package final class Worker {
+    /// How the worker was started, as its command line said.
+    package struct Settings: Sendable {
+        /// The host.json it reads, as `--config` named it.
+        package var configPath: String
+        /// The page is drawn for a browser; the serving process holds the connection.
+        package var webPage = false
+        /// The supervisor draws on a terminal.
+        package var terminal = false
+        /// A scenario plays on a fixed clock.
+        package var fixedClock = false
+
+        package init(configPath: String, webPage: Bool = false, terminal: Bool = false, fixedClock: Bool = false) {
+            self.configPath = configPath
+            self.webPage = webPage
+            self.terminal = terminal
+            self.fixedClock = fixedClock
+        }
+    }
+
+    package let host: ChatHost
+    package let channel: WorkerChannel
+    package let output: Output
+    package let width: Int
+    package let colors: Bool
+    package let settings: Settings
     /// What to take up, when this worker replaces one that crashed.
-    private let resume: WorkerResume?
+    package let resume: WorkerResume?
     /// The builds of lines last told to the supervisor.
     private var toldBuilds: [LineBuild]?
     /// What the open chat would reopen now, for telling the supervisor between commands.
@@ -30,41 +49,54 @@ final class Worker {
     /// The pictures of the open lines last told to the supervisor (a browser's page only).
     private var toldPictures: [String] = []
 
-    init(host: ChatHost, channel: WorkerChannel, output: Output, width: Int, colors: Bool, arguments: Arguments, resume: WorkerResume?) {
+    package init(host: ChatHost, channel: WorkerChannel, output: Output, width: Int, colors: Bool, settings: Settings, resume: WorkerResume?) {
         self.host = host
         self.channel = channel
         self.output = output
         self.width = width
         self.colors = colors
-        self.arguments = arguments
+        self.settings = settings
         self.resume = resume
     }
 
-    private var configPath: String { CommandLineTool.configPath(arguments) }
+    package var configPath: String { settings.configPath }
 
     /// The exit code at the end of input, or after SIGINT/SIGTERM.
-    private func exitCode() -> Int32 { Interruption.signal.map(Interruption.exitCode) ?? CommandLineTool.ExitCode.ok }
+    package func exitCode() -> Int32 { Interruption.signal.map(Interruption.exitCode) ?? ExitCode.ok }
 
     /// The supervisor's messages, until its input ends.
-    private func messages() -> AnyIterator<ToWorker> {
+    package func messages() -> AnyIterator<ToWorker> {
         AnyIterator { [channel] in
-            guard case .message(let message) = WorkerCommand.nextMessage(channel) else { return nil }
+            guard case .message(let message) = Self.nextMessage(channel) else { return nil }
             return message
         }
     }
 
-    private func unexpected(_ message: ToWorker) -> String {
+    /// The supervisor's next message; `.end` at end of input or on SIGINT/SIGTERM.
+    package static func nextMessage(_ channel: WorkerChannel) -> WorkerChannel.Received {
+        while Interruption.signal == nil {
+            switch channel.receive(waiting: 200) {
+            case .quiet: continue
+            case .unreadable(let line):
+                Output.standard.diagnostic("imhost __worker: ignored a message that is not one: \(line)")
+            case let received: return received
+            }
+        }
+        return .end
+    }
+
+    package func unexpected(_ message: ToWorker) -> String {
         "the worker was sent \(message), which this mode does not take"
     }
 
     // MARK: chat
 
     /// What a chat without a transport says, once a store.
-    static func noTransport(_ configPath: String) -> String {
+    package static func noTransport(_ configPath: String) -> String {
         "no transport in \(FileSystem.baseName(configPath)): this host works alone, and what you send stays queued (said once)"
     }
 
-    func chat(url: String) -> Int32 {
+    package func chat(url: String) -> Int32 {
         let session: ChatSession
         do {
             // After a crash or a line's new build the user stays as they were: offline, if they
@@ -73,40 +105,39 @@ final class Worker {
             toldElsewhere = resume?.elsewhere ?? false
             if resume == nil { awaitFleet() }
             if resume == nil {
-                CommandLineTool.reportNotes(host.store, output: output)
+                Reports.notes(host.store, output: output)
                 if !host.hasTransport, host.store?.firstTime("told: no transport") == true {
                     output.diagnostic("imhost: \(Self.noTransport(configPath))")
                 }
             }
-            // A browser's page says what a person saw (``ToWorker/seen(through:)``); a terminal's
+            // A browser's page says what a person saw (``ChatAction/seen(through:)``); a terminal's
             // chat is read as it is drawn.
             session = try ChatSession(host: host, url: resume?.url ?? url, window: resume?.window ?? 20, configPath: configPath,
-                                      output: output, width: width, readsWhatItDraws: !arguments.flags.contains("--web-page")) { [weak self, channel] page in
+                                      output: output, width: width, readsWhatItDraws: !settings.webPage, draw: { [weak self, channel] page in
                 // A browser's page fetches the pictures its cards show from its server: they go first.
                 self?.tellPictures()
                 channel.say(.page(page))
-            }
+            }, reply: { [channel] reply in channel.say(.replied(reply)) })
             // Opens the conversation's files now: an id the store refuses is refused here.
             _ = try session.page.messageCount()
         } catch let error as ChatHost.OpenError {
             // It says what kind of refusal it is ("refused:", "not found:") itself.
             output.diagnostic("imhost chat: \(error)")
-            return CommandLineTool.ExitCode.failure
+            return ExitCode.failure
         } catch {
             output.diagnostic("imhost chat: refused: \(error)")
-            return CommandLineTool.ExitCode.failure
+            return ExitCode.failure
         }
-        CommandLineTool.reportNotes(host.store, output: output)
+        Reports.notes(host.store, output: output)
         session.show()
-        if arguments.flags.contains("--terminal") && resume == nil { output.out("Type /help for commands.\n") }
-        if CommandLineTool.outputLost(output, command: "chat") { return CommandLineTool.ExitCode.failure }
+        if Reports.outputLost(output, command: "chat") { return ExitCode.failure }
         let state = { [host] in
             WorkerResume(url: session.url, window: session.page.window, online: host.wantsOnline,
                          elsewhere: host.courier?.connectedElsewhere, conversation: session.page.conversation)
         }
         currentResume = state
         func ready() {
-            CommandLineTool.reportNotices(host, output: output)
+            Reports.notices(host, output: output)
             tellBuilds()
             toldElsewhere = host.courier?.connectedElsewhere ?? false
             channel.say(.ready(state()))
@@ -115,20 +146,18 @@ final class Worker {
         ready()
         while let message = nextCommand(session) {
             switch message {
-            case .command(let text, let draft):
-                guard host.sending(draft: draft, { session.handle(text) }) else { return CommandLineTool.ExitCode.ok }
+            case .act(let action, let draft):
+                host.sending(draft: draft) { session.perform(action) }
             case .reload:
                 session.perform(.reload)
             case .refresh:
                 // What changed is shown as the loop looks at the store again, before the next wait.
                 break
-            case .seen(let through):
-                session.seen(through: through)
             case .start, .step:
                 output.diagnostic("imhost: \(unexpected(message))")
             }
             // Nobody reads the chat any more (a closed pipe, a full disk): stop taking input.
-            if CommandLineTool.outputLost(output, command: "chat") { return CommandLineTool.ExitCode.failure }
+            if Reports.outputLost(output, command: "chat") { return ExitCode.failure }
             ready()
         }
         return exitCode()
@@ -142,15 +171,19 @@ final class Worker {
         // Another chat of the user, running now, sends its own drafts.
         let supervisor = getppid()
         for draft in drafts where draft.isLeft(supervisor: supervisor) {
-            output.out(TerminalText.safe("taking up what you typed before the chat restarted: \(draft.typed)", newlines: false) + "\n")
-            _ = host.sending(draft: draft.id) { session.handle(draft.typed) }
+            guard let action = DraftKeeper.action(of: draft.typed) else {
+                _ = try? store.discardDraft(draft.id)
+                continue
+            }
+            channel.say(.replied(.draftTakenUp(action)))
+            host.sending(draft: draft.id) { session.perform(action) }
         }
     }
 
     /// The supervisor's next command; meanwhile, the connection runs (messages arrive and are
-    /// shown, receipts change what the page says), or, when another process holds it, the
-    /// database is watched for what that process stores. `nil` at the end of input.
-    private func nextCommand(_ session: ChatSession?, follow: (([Courier.Event]) -> Void)? = nil) -> ToWorker? {
+    /// shown, receipts change what the page says), or, when this process holds none, the
+    /// database is watched for what other processes store. `nil` at the end of input.
+    package func nextCommand(_ session: ChatSession?, follow: (([Courier.Event]) -> Void)? = nil) -> ToWorker? {
         while Interruption.signal == nil {
             // The connection runs before every wait, so a stream of commands never starves it.
             let courier = host.courier
@@ -167,17 +200,19 @@ final class Worker {
                     channel.say(.resume(currentResume()))
                 }
                 follow?(events)
-            } else if host.hasTransport {
+            } else {
                 // The process holding the connection keeps what the operator publishes in the cache.
-                if let applied = host.followFleetCache() {
+                if host.hasTransport, let applied = host.followFleetCache() {
                     session?.present([applied])
                     follow?([applied])
                 }
+                // What another process stored (the connection's holder, or `imhost play` on this
+                // folder) shows as it would had it arrived here.
                 if host.store?.changedElsewhere() == true { session?.showIfChanged() }
             }
             // Storing an arrival or drawing the page may have found the database damaged: said now.
-            CommandLineTool.reportNotes(host.store, output: output)
-            if CommandLineTool.outputLost(output, command: session == nil ? "play" : "chat") { return nil }
+            Reports.notes(host.store, output: output)
+            if Reports.outputLost(output, command: session == nil ? "play" : "chat") { return nil }
             let wait = courier?.wakeAfter() ?? 1000
             switch channel.receive(waiting: wait, wake: courier?.readable ?? [], wakeWriting: courier?.writable ?? []) {
             case .message(let message): return message
@@ -200,7 +235,7 @@ final class Worker {
 
     /// Tells the server of a browser's page the pictures of the lines it opened, when they changed.
     private func tellPictures() {
-        guard arguments.flags.contains("--web-page") else { return }
+        guard settings.webPage else { return }
         let pictures = host.lines.pictures
         let names = pictures.map { "\($0.line)/\($0.version)/\($0.name)" }
         guard names != toldPictures else { return }
@@ -210,7 +245,7 @@ final class Worker {
 
     /// A scenario of several people: signs in and waits (at most 10 s) until the broker hands
     /// this user's messages to it, so what others send from the first step on arrives.
-    private func connectForScenario() throws {
+    package func connectForScenario() throws {
         try host.signIn()
         runConnection(seconds: 10, say: { notice in
             // Connecting is what a scenario does first: only what went otherwise is said.
@@ -237,65 +272,9 @@ final class Worker {
     /// ``Courier/fleetWait`` after subscribing; the cached one if the broker cannot be reached).
     private func awaitFleet() {
         // Said as the chat says its notices: a line each, on standard output.
-        runConnection(seconds: 5, say: { output.out(ConnectionWords.notice($0) + "\n") }, until: { $0.fleetSettled })
+        runConnection(seconds: 5, say: { [channel] in channel.say(.replied(.notice(ConnectionWords.notice($0)))) }, until: { $0.fleetSettled })
         if host.courier != nil, host.config.fleet == nil {
             output.diagnostic("imhost: no fleet configuration from the broker and none cached: this host opens on host.json alone")
         }
-    }
-
-    // MARK: play
-
-    func play(file: String, demo: Bool) -> Int32 {
-        let scenario: Scenario
-        do {
-            let bundled = demo ? DemoScenario.named(file) : nil
-            let text = try bundled?.text ?? FileSystem.readDocument(file, limit: HostConfig.Limits.documentBytes)
-            scenario = try Scenario.parse(text, file: bundled?.name ?? file, folder: bundled != nil ? DemoFiles.folder ?? "/nonexistent" : nil,
-                                          lineOrder: host.config.lineOrder)
-        } catch {
-            output.diagnostic("imhost play: \(error)")
-            return CommandLineTool.ExitCode.usage
-        }
-        let runner = ScenarioRunner(scenario: scenario, host: host, output: output, width: width, colors: colors,
-                                    fixedClock: demo || arguments.flags.contains("--fixed-clock"), configPath: configPath)
-        if let resume {
-            do {
-                try host.signIn()
-                try runner.restore(resume.scenario ?? ScenarioProgress(), url: resume.url, window: resume.window)
-            } catch {
-                output.diagnostic("imhost play: cannot reopen the chat after a crash: \(error)")
-                return CommandLineTool.ExitCode.failure
-            }
-        } else if host.courier == nil, host.connectionCommand != nil {
-            do {
-                try connectForScenario()
-            } catch {
-                output.diagnostic("imhost play: cannot sign \(host.userID) in: \(error)")
-                return CommandLineTool.ExitCode.failure
-            }
-        }
-        func answer(failure: String? = nil) {
-            CommandLineTool.reportNotices(host, output: output)
-            let state = WorkerResume(url: runner.url, window: runner.page?.window, scenario: runner.progress)
-            channel.say(failure.map { .failed(reason: $0, resume: state) } ?? .ready(state))
-        }
-        answer()
-        // With a connection, it runs between steps too: what this user sends goes out, what
-        // others send comes in, as in a chat.
-        let next: () -> ToWorker? = host.connectionCommand == nil ? messages().next : { self.nextCommand(nil, follow: runner.follow) }
-        while let message = next() {
-            if CommandLineTool.outputLost(output, command: "play") { return CommandLineTool.ExitCode.failure }
-            guard case .step(let number) = message else {
-                answer(failure: unexpected(message))
-                continue
-            }
-            do {
-                try runner.perform(number)
-                answer()
-            } catch {
-                answer(failure: error.description)
-            }
-        }
-        return exitCode()
     }
 }

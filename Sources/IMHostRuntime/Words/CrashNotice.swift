@@ -1,9 +1,10 @@
+import IMHost
 import IMKit
 
 extension Supervisor.Crash {
     /// One line for a person: whose code crashed doing what, what it cost, and how to lift it.
     /// `callLimit` (seconds) words a hang.
-    public func notice(callLimit: Double) -> String {
+    package func notice(callLimit: Double) -> String {
         let seconds = callLimit == callLimit.rounded() ? "\(Int(callLimit)) s" : "\(callLimit) s"
         let ending = record.isHang ? "hung (no return within \(seconds))" : "crashed (\(record.signal))"
         let what = record.site.phrase(key: record.key, message: record.message)

@@ -1,3 +1,4 @@
+import IMHost
 import IMKit
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -26,25 +27,25 @@ import Glibc
 ///
 /// A chat moves to a new build of a line by ``replaceWorker()``: a new worker reopens the chat as
 /// after a crash, but nothing is recorded or counted, and nothing is replayed.
-public final class Supervisor {
+package final class Supervisor {
     /// How to start and watch workers.
-    public struct Settings: Sendable {
+    package struct Settings: Sendable {
         /// The executable to start as the worker (this one).
-        public var executable: String
+        package var executable: String
         /// The worker's arguments; the supervisor adds `--breadcrumb-fd 4 --parent PID` (its
         /// breadcrumb is handed over open, as descriptor 4).
-        public var arguments: [String]
+        package var arguments: [String]
         /// Where crash records, the quarantine and breadcrumbs go.
-        public var dataFolder: String
+        package var dataFolder: String
         /// Seconds one call of line code may take.
-        public var callLimit: Double
+        package var callLimit: Double
         /// Restarts allowed within ``restartWindow`` milliseconds; the next crash stops.
-        public var restartBurst = 3
-        public var restartWindow: Int64 = 60_000
+        package var restartBurst = 3
+        package var restartWindow: Int64 = 60_000
         /// The signal (SIGINT or SIGTERM) that asks the supervisor to stop, if one came.
-        public var interrupted: @Sendable () -> Int32? = { nil }
+        package var interrupted: @Sendable () -> Int32? = { nil }
 
-        public init(executable: String, arguments: [String], dataFolder: String, callLimit: Double) {
+        package init(executable: String, arguments: [String], dataFolder: String, callLimit: Double) {
             self.executable = executable
             self.arguments = arguments
             self.dataFolder = dataFolder
@@ -53,18 +54,18 @@ public final class Supervisor {
     }
 
     /// A crash the supervisor recovered from (or gave up after).
-    public struct Crash: Sendable {
+    package struct Crash: Sendable {
         /// The record, as written to `<data>/crashes.log` (with what it cost).
-        public var record: CrashRecord
+        package var record: CrashRecord
         /// Why the record could not be written, when it could not: the quarantine then holds
         /// for this chat only.
-        public var unrecorded: String?
+        package var unrecorded: String?
         /// Why it is not in `crashes.log` though its quarantine was written, when it is not.
-        public var notLogged: String? = nil
+        package var notLogged: String? = nil
     }
 
     /// What handing over a command (or starting) came to.
-    public enum Outcome: Sendable {
+    package enum Outcome: Sendable {
         /// The worker did it; a failure says why it did not do what it had to (an expectation).
         case done(failure: String?)
         /// The worker crashed or hung (more than once, when the new worker crashed too); each was
@@ -87,11 +88,11 @@ public final class Supervisor {
     private var reservation: Breadcrumb.Reservation?
     private var restarts: RestartPolicy
     /// What to reopen after a crash: what the worker said last.
-    public private(set) var resume = WorkerResume()
+    package private(set) var resume = WorkerResume()
     /// Milliseconds from the last crash to the reopened chat.
-    public private(set) var lastRecovery: Double?
+    package private(set) var lastRecovery: Double?
     /// The builds of the lines the worker serves, as it said last.
-    public private(set) var builds: [LineBuild] = []
+    package private(set) var builds: [LineBuild] = []
     /// Whether it was said that the breadcrumb is kept in memory only.
     private var saidInMemory = false
     /// Watches line code the worker runs between commands (drawing a message that arrived).
@@ -100,14 +101,15 @@ public final class Supervisor {
     private var holdsTaken: Set<String> = []
 
     /// What a worker shows, to be drawn by the supervisor's front end.
-    public enum Shown: Sendable {
-        case text(String)
+    package enum Shown: Sendable {
+        /// What the chat says, to be worded by the front end.
+        case reply(ChatReply)
         case page(PageView)
         /// Pictures the page's lines ship, for a front end that serves them.
         case pictures([ShippedPicture])
     }
 
-    public init(settings: Settings, diagnostics: @escaping (String) -> Void, shows: ((Shown) -> Void)? = nil) {
+    package init(settings: Settings, diagnostics: @escaping (String) -> Void, shows: ((Shown) -> Void)? = nil) {
         self.settings = settings
         self.diagnostics = diagnostics
         self.shows = shows
@@ -124,14 +126,14 @@ public final class Supervisor {
 
     /// What to wait on, beside input, while no command runs: the worker's pipes become readable
     /// when it writes or ends. Then call ``idle()``.
-    public var watched: [Int32] { watch?.waitable ?? [] }
+    package var watched: [Int32] { watch?.waitable ?? [] }
 
     /// Starts the worker and waits until it is ready (its chat open and shown).
-    public func start() -> Outcome { launch() }
+    package func start() -> Outcome { launch() }
 
     /// Hands one message to the worker and waits for it to be done. What the worker's line code
     /// wrote before does not count as what it said if it crashes now.
-    public func send(_ message: ToWorker) -> Outcome {
+    package func send(_ message: ToWorker) -> Outcome {
         idleWatchdog = Watchdog(seconds: settings.callLimit)
         // A worker that cannot take it has ended: waiting says so.
         if let watch, let line = try? JSONLines.encode(message) {
@@ -145,7 +147,7 @@ public final class Supervisor {
     /// on its own (a line's background thread, or drawing a message that arrived), recording it
     /// and starting a new one, and one stuck in line code longer than the limit. Returns what
     /// happened when the worker died, hung or said it is exiting, else `nil`.
-    public func idle() -> Outcome? {
+    package func idle() -> Outcome? {
         guard let watch else { return nil }
         while true {
             switch watch.next(waiting: 0) {
@@ -163,7 +165,7 @@ public final class Supervisor {
             case .message(.say(let line)): diagnostics(TerminalText.safe(line))
             case .message(.lines(let said)): builds = said
             case .message(.resume(let state)): remember(state)
-            case .message(.out(let text)): shows?(.text(text))
+            case .message(.replied(let reply)): shows?(.reply(reply))
             case .message(.page(let page)): shows?(.page(page))
             case .message(.pictures(let pictures)): shows?(.pictures(pictures))
             case .message: continue
@@ -174,7 +176,7 @@ public final class Supervisor {
     /// Moves the chat to a new worker, which reopens it where this one is (a line's new build is
     /// installed): the old one is ended as ``finish(signal:)`` ends it. Not a crash: nothing is
     /// recorded or counted toward the restart limit, and no command is replayed.
-    public func replaceWorker() -> Outcome {
+    package func replaceWorker() -> Outcome {
         finish()
         return launch()
     }
@@ -183,7 +185,7 @@ public final class Supervisor {
     /// it if it has not ended within two seconds. A worker that dies in line code meanwhile (a
     /// service's `finalize`, say) is recorded, not restarted. Returns its exit code.
     @discardableResult
-    public func finish(signal: Int32? = nil) -> Int32 {
+    package func finish(signal: Int32? = nil) -> Int32 {
         guard let watch else { return 0 }
         if let signal { watch.child.signal(signal) } else { watch.child.closeInput() }
         let deadline = Clock.monotonic() + 2_000_000_000
@@ -194,7 +196,7 @@ public final class Supervisor {
             case .ended(let how): ended = how
             case .message(.exiting(let said)): code = said
             case .message(.say(let line)): diagnostics(TerminalText.safe(line))
-            case .message(.out(let text)): shows?(.text(text))
+            case .message(.replied(let reply)): shows?(.reply(reply))
             case .message(.page(let page)): shows?(.page(page))
             case .message(.pictures(let pictures)): shows?(.pictures(pictures))
             case .quiet, .message, .mismatch: continue
@@ -294,8 +296,8 @@ public final class Supervisor {
                     builds = said
                 case .resume(let state):
                     remember(state)
-                case .out(let text):
-                    shows?(.text(text))
+                case .replied(let reply):
+                    shows?(.reply(reply))
                 case .page(let page):
                     shows?(.page(page))
                 case .pictures(let pictures):

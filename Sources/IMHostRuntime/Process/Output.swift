@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import IMHost
 import Glibc
 #endif
 import IMKit

@@ -1,3 +1,4 @@
+import IMHost
 /// Notices a new build of a line an open chat serves, and vets it before the chat moves to it.
 ///
 /// Each ``look(at:)`` stats the files of the builds the worker said it serves: a few `stat`
@@ -8,17 +9,17 @@
 /// written is not taken half-way. ``vet(_:config:scanner:quarantine:)`` examines the plugin
 /// folder as every command does (``LineTable``): a new file is opened by a scanner child, never
 /// by the supervisor, and what it learns goes into the plugin cache the new worker reads.
-public final class LineBuildWatch {
+package final class LineBuildWatch {
     /// A file that changed and has stayed as it is.
-    public struct Change: Sendable {
+    package struct Change: Sendable {
         /// The build the chat runs.
-        public var build: LineBuild
+        package var build: LineBuild
         /// The file's identity now; `nil` when it is gone.
-        public var identity: FileIdentity?
+        package var identity: FileIdentity?
     }
 
     /// What vetting a change came to.
-    public enum Verdict: Sendable, Equatable {
+    package enum Verdict: Sendable, Equatable {
         /// The new file serves the line: a new worker may open it.
         case ready(line: String, from: String, to: String)
         /// It does not, and the chat stays on the build it runs: why, and what to do.
@@ -26,7 +27,7 @@ public final class LineBuildWatch {
     }
 
     /// How long a changed file must stay the same before it is taken: 100 ms.
-    public static let settleTime: UInt64 = 100_000_000
+    package static let settleTime: UInt64 = 100_000_000
     /// The shortest time between two looks: 20 ms.
     static let lookInterval: UInt64 = 20_000_000
 
@@ -38,13 +39,13 @@ public final class LineBuildWatch {
     /// build is the one it was vetted against.
     private var vetted: [String: (build: FileIdentity, file: FileIdentity?)] = [:]
 
-    public init() {}
+    package init() {}
 
     /// Whether a change was seen that has not settled yet: look again soon.
-    public var isSettling: Bool { !seen.isEmpty }
+    package var isSettling: Bool { !seen.isEmpty }
 
     /// The files of `builds` that changed and have stayed as they are since the last look.
-    public func look(at builds: [LineBuild]) -> [Change] {
+    package func look(at builds: [LineBuild]) -> [Change] {
         let now = Clock.monotonic()
         guard now - lastLook >= Self.lookInterval else { return [] }
         lastLook = now
@@ -74,7 +75,7 @@ public final class LineBuildWatch {
 
     /// Examines the plugin folder for `config` and says, for each change, whether its new file
     /// serves the line. A file refused is not vetted again until it changes.
-    public func vet(_ changes: [Change], config: HostConfig, scanner: String, quarantine: [Quarantine.Hold]) -> [Verdict] {
+    package func vet(_ changes: [Change], config: HostConfig, scanner: String, quarantine: [Quarantine.Hold]) -> [Verdict] {
         guard !changes.isEmpty else { return [] }
         let table = LineTable(config: config, dataFolder: config.dataFolder, cachePath: config.pluginCachePath,
                               scanner: scanner, quarantine: quarantine)

@@ -1,4 +1,5 @@
 #if canImport(FoundationEssentials)
+import IMHost
 import FoundationEssentials
 #else
 import Foundation

@@ -1,0 +1,62 @@
+import IMHost
+import IMKit
+
+/// Every act of a person in a chat, as a value: what the terminal parses its verbs into once,
+/// what the browser posts as JSON, and what a scenario's steps are. The chat's worker does it
+/// (``ChatDriver``), whatever front end asked. Messages are named by their number in the
+/// conversation, from 1 (a page's ``PageView/Message/number``).
+package enum ChatAction: Codable, Equatable, Sendable {
+    /// Text typed into the input bar, sent as a text message (whatever it starts with).
+    case text(String)
+    case send(key: String, payload: String)
+    /// Store a message as the peer's, sending nothing (a scenario, a demo).
+    case receive(key: String, payload: String)
+    /// Send (or, with `receive`, store as the peer's) a message with photos read from files
+    /// (`/photo PATH`: key `photo`, no caption; a scenario's `send` or `receive` with `"photos"`;
+    /// a photo picked in the browser, kept in a file by its server).
+    case withPhotos(key: String, payload: String, files: [String], receive: Bool = false)
+    /// Tap message N, or (with a button id) press that button of its card.
+    case tap(Int, button: String? = nil)
+    /// Why message N shows as it does.
+    case why(Int)
+    /// Send quick reply N.
+    case quick(Int)
+    /// Show the menu (`nil`), or pick item N.
+    case menu(Int?)
+    /// Pick bottom-bar item N.
+    case bar(Int)
+    /// Show this many older messages.
+    case more(Int)
+    /// Why this page was chosen.
+    case route
+    /// Open a URL through the route table: a chat, or a line's page.
+    case open(String)
+    case offline
+    case online
+    /// Read host.json and the quarantine again.
+    case reload
+    /// The list of conversations.
+    case chats
+    /// Messages holding every word.
+    case search(String)
+    /// Mark what the page shows as read (a terminal's chat does this by itself as it draws).
+    case read
+    /// The person saw the messages up to number N in a visible window (a browser's page says
+    /// so): the peer's among them are read.
+    case seen(through: Int)
+    /// Queue failed message N again.
+    case retry(Int)
+    /// Block or unblock a peer (`nil`: the open chat's).
+    case block(String?)
+    case unblock(String?)
+
+    /// Whether it sends something, so what was asked is kept as a draft before the worker (and
+    /// any line code) sees it: a crash before it is queued loses nothing.
+    package var sendsSomething: Bool {
+        switch self {
+        case .text(let text): !text.isEmpty
+        case .send: true
+        default: false
+        }
+    }
+}

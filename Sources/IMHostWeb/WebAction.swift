@@ -1,0 +1,58 @@
+import IMHost
+import IMHostRuntime
+
+/// What a page posts (`POST /page/ID`): one act of the person's as a small JSON object, which
+/// becomes the ``ChatAction`` the terminal's verbs become too. A text is text, whatever it
+/// starts with: the page has no verbs.
+///
+/// ```
+/// {"do":"text","text":"Is it still free?"}     {"do":"tap","message":3}
+/// {"do":"tap","message":3,"button":"accept"}    {"do":"quick","item":2}
+/// {"do":"bar","item":1}  {"do":"menu","item":2}  {"do":"more","count":20}
+/// {"do":"retry","message":4}  {"do":"why","message":4}  {"do":"seen","through":9}
+/// {"do":"block"}  {"do":"unblock"}  {"do":"route"}
+/// ```
+enum WebAction {
+    /// Why a posted act was refused, in one line.
+    struct Refusal: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// The act `body` asks for.
+    static func decode(_ body: [UInt8]) -> Result<ChatAction, Refusal> {
+        guard let text = String(validating: body, as: UTF8.self) else { return .failure(Refusal(description: "the request is not UTF-8")) }
+        let node: JSONNode
+        do {
+            node = try JSONParser.parse(text)
+        } catch {
+            return .failure(Refusal(description: "the request is not JSON (at \(error.position): \(error.message))"))
+        }
+        guard case .object(let members) = node.value, case .string(let verb)? = members.member("do")?.value else {
+            return .failure(Refusal(description: "the request says no act ({\"do\": ...})"))
+        }
+        func number(_ key: String) -> Int? {
+            guard case .number(let value, _)? = members.member(key)?.value, value >= 1, value <= Double(Int32.max), value == value.rounded() else { return nil }
+            return Int(value)
+        }
+        func string(_ key: String) -> String? {
+            if case .string(let value)? = members.member(key)?.value { value } else { nil }
+        }
+        let action: ChatAction? = switch verb {
+        case "text": string("text").map(ChatAction.text)
+        case "tap": number("message").map { .tap($0, button: string("button")) }
+        case "quick": number("item").map(ChatAction.quick)
+        case "bar": number("item").map(ChatAction.bar)
+        case "menu": number("item").map { .menu($0) }
+        case "more": number("count").map(ChatAction.more)
+        case "retry": number("message").map(ChatAction.retry)
+        case "why": number("message").map(ChatAction.why)
+        case "seen": number("through").map { .seen(through: $0) }
+        case "block": .block(nil)
+        case "unblock": .unblock(nil)
+        case "route": .route
+        default: nil
+        }
+        guard let action else { return .failure(Refusal(description: "the request's act is not one this page takes, or lacks what it needs")) }
+        return .success(action)
+    }
+}

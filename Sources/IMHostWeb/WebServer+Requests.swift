@@ -1,0 +1,199 @@
+import IMHost
+import IMHostRuntime
+import IMKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What `imhost web` answers: the gate's verdict, the start page, a chat's page, its event
+/// stream, a posted act, a photo going out or shown.
+extension WebServer {
+    func handle(_ request: HTTPRequest) -> HTTPReply {
+        switch gate.judge(request) {
+        case .refused(let status, let why):
+            return .text(status, why + "\n")
+        case .newSession(let session):
+            // The token leaves the address bar: the same page again, without it.
+            let rest = request.query.filter { $0.name != "token" }.map { $0.name + "=" + WebDocument.percentEncoded($0.value) }
+            let location = request.path + (rest.isEmpty ? "" : "?" + rest.joined(separator: "&"))
+            return HTTPReply(status: 303, headers: [("Location", location), ("Set-Cookie", gate.cookie(session))] + WebGate.pageHeaders(csp: csp),
+                             body: .bytes([]))
+        case .allowed:
+            break
+        }
+        switch (request.method, request.path) {
+        case ("GET", "/"):
+            return html(WebDocument.start(user: user, conversations: conversations()))
+        case ("GET", "/chat"):
+            return open(request.argument("url") ?? "", session: request.cookie(gate.cookieName) ?? "")
+        case ("GET", "/events"):
+            return events(request)
+        case ("POST", let path) where path.hasPrefix("/page/") && path.hasSuffix("/photo"):
+            return photo(page: String(path.dropFirst("/page/".count).dropLast("/photo".count)), request)
+        case ("POST", let path) where path.hasPrefix("/page/"):
+            return act(page: String(path.dropFirst("/page/".count)), request)
+        case ("GET", "/photo"):
+            return photo(request)
+        case ("GET", let path) where path.hasPrefix("/picture/"):
+            guard let picture = pictures[path] else { return .text(404, "not found: no line open here ships that picture\n") }
+            return image(picture.photo, picture.bytes)
+        case ("GET", let path) where path.hasPrefix("/static/"):
+            guard let asset = WebAssets.all[path] else { return .text(404, "not found: \(path)\n") }
+            return HTTPReply(status: 200, headers: [("Content-Type", asset.contentType), ("Cache-Control", "no-cache")], body: .bytes(asset.bytes))
+        default:
+            return .text(404, "not found: \(request.method) \(request.path)\n")
+        }
+    }
+
+    private func html(_ text: String, status: Int = 200) -> HTTPReply {
+        HTTPReply(status: status, headers: [("Content-Type", "text/html; charset=utf-8")] + WebGate.pageHeaders(csp: csp), body: .bytes(Array(text.utf8)))
+    }
+
+    /// A new page for the chat a jump URL names: the tab gets the frame, and the page by its
+    /// stream; the page's worker starts when the stream opens (``start(_:)``), never for a
+    /// request that cannot show it.
+    private func open(_ url: String, session: String) -> HTTPReply {
+        guard !url.isEmpty else { return .text(400, "refused: no jump URL; open /chat?url=im://chat?rootCateID=...&peer=...\n") }
+        let live = pages.values.filter { $0.session == session && !$0.streams.isEmpty }.count
+        guard live < Self.livePagesPerBrowser else {
+            return .text(429, "refused: \(live) chats are open and live in this browser, the most one browser can keep live (it gives a server six connections); close one, then open this again\n")
+        }
+        if let full = roomRefusal(making: false) { return html(WebDocument.refusal(title: "Too many chats open", text: full), status: 503) }
+        let waiting = pages.values.filter { !$0.started }.sorted { $0.made < $1.made }
+        for page in waiting.prefix(max(0, waiting.count - Self.waitingPages + 1)) { pages[page.id] = nil }
+        let id = String(WebGate.randomSecret().prefix(16))
+        pages[id] = Page(id: id, session: session, url: url)
+        return html(WebDocument.chat(page: id, url: url))
+    }
+
+    /// Why a new chat is refused, when `config.web.maxPages` pages run and every one is watched;
+    /// `nil` when there is room (`making`: the room is made, closing the page nobody has watched
+    /// longest).
+    private func roomRefusal(making: Bool) -> String? {
+        let running = pages.values.filter(\.isRunning)
+        guard running.count >= config.web.maxPages else { return nil }
+        for page in running { page.streams.removeAll(where: Self.gone) }
+        let unwatched = running.filter { $0.streams.isEmpty }.sorted { ($0.orphanedAt ?? $0.made) < ($1.orphanedAt ?? $1.made) }
+        guard unwatched.isEmpty else {
+            if making { for page in unwatched.prefix(running.count - config.web.maxPages + 1) { close(page) } }
+            return nil
+        }
+        return "\(running.count) chats are open in windows now, the most this server runs at once (web.maxPages in host.json). Close one of them, then open this chat again."
+    }
+
+    /// Starts the page's worker as its first stream opens; a refusal when there is no room.
+    private func start(_ page: Page) -> String? {
+        guard !page.started else { return nil }
+        if let refused = roomRefusal(making: true) { return refused }
+        let opening = PageThread.Opening(url: page.url, config: config, configPath: configPath, user: user, verbose: verbose,
+                                         workerOptions: workerOptions)
+        guard PageThread.start(opening, link: page.link) else { return "No thread could be made for a new page; close some pages, then open this chat again." }
+        page.started = true
+        return nil
+    }
+
+    private func events(_ request: HTTPRequest) -> HTTPReply {
+        let stream = EventStream()
+        if request.argument("list") != nil {
+            listStreams.append(stream)
+            stream.send("list", data: WebDocument.list(conversations()))
+        } else {
+            guard let id = request.argument("page"), let page = pages[id], !page.ended else {
+                return .text(404, "not found: that page is closed; open the chat again from the list\n")
+            }
+            if let refused = start(page) {
+                pages[id] = nil
+                stream.send("refused", data: refused)
+                stream.close()
+            } else {
+                page.streams.append(stream)
+                if let view = page.view { stream.send("page", data: PageHTML.body(view)) }
+            }
+        }
+        // A stream ends only when its page is gone: the connection goes with it, never reused.
+        return HTTPReply(status: 200, headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-store"), ("X-Accel-Buffering", "no"),
+                                                ("Connection", "close")],
+                         body: .stream(stream))
+    }
+
+    /// An act of the person's on a page (``WebAction``): its worker does it. Reading is one
+    /// too: the page's script says which message it showed last in a visible window, never
+    /// because HTML was drawn.
+    private func act(page id: String, _ request: HTTPRequest) -> HTTPReply {
+        guard let page = pages[id], page.isRunning else { return .text(404, "not found: that page is closed; open the chat again from the list\n") }
+        switch WebAction.decode(request.body) {
+        case .failure(let refusal):
+            return .text(400, "refused: \(refusal)\n")
+        case .success(let action):
+            page.link.send(.act(action))
+            return HTTPReply(status: 204, body: .bytes([]))
+        }
+    }
+
+    /// A photo of a message, from the store: `?peer=P&n=N&i=I` (message #N of the chat with P,
+    /// its photo I from 0).
+    private func photo(_ request: HTTPRequest) -> HTTPReply {
+        guard let peer = request.argument("peer"), let number = request.argument("n").flatMap(Int.init), number >= 1,
+              let index = request.argument("i").flatMap(Int.init), index >= 0 else {
+            return .text(400, "refused: a photo is asked for as /photo?peer=P&n=N&i=I\n")
+        }
+        guard let found = (try? host.store?.photo(peer: peer, number: number, index: index)) ?? nil else {
+            return .text(404, "not found: no such photo\n")
+        }
+        let key = "\(peer)\n\(number)\n\(index)\n\(found.bytes.count)"
+        if !decoded.contains(key) {
+            do throws(Photo.Refusal) {
+                _ = try PhotoDecoder.shared.check(found.bytes, limit: max(found.bytes.count, 1))
+            } catch {
+                return .text(422, "refused: the photo is not shown: \(error)\n")
+            }
+            decoded.insert(key)
+        }
+        return image(found.photo, found.bytes)
+    }
+
+    /// A picture's bytes, as the type its bytes say (never guessed again by the browser).
+    private func image(_ photo: Photo, _ bytes: [UInt8]) -> HTTPReply {
+        HTTPReply(status: 200, headers: [("Content-Type", photo.kind.mediaType), ("X-Content-Type-Options", "nosniff"),
+                                         ("Cache-Control", "private, no-cache"), ("Content-Security-Policy", "default-src 'none'")],
+                  body: .bytes(bytes))
+    }
+
+    /// A photo picked in the page (the Photo item): its bytes are checked here, kept in a file
+    /// of the data folder, and the page sends them as `/photo FILE` would in the terminal.
+    private func photo(page id: String, _ request: HTTPRequest) -> HTTPReply {
+        guard let page = pages[id], page.isRunning else { return .text(404, "not found: that page is closed; open the chat again from the list\n") }
+        do throws(Photo.Refusal) {
+            _ = try PhotoDecoder.shared.check(request.body, limit: config.limits.photoBytes)
+        } catch {
+            return .text(415, "refused: not sent: the file is not a photo this host sends: \(error)\n")
+        }
+        let folder = config.dataFolder + "/uploads/" + user
+        let file = folder + "/" + String(WebGate.randomSecret().prefix(16))
+        do throws(FileSystem.Failure) {
+            try FileSystem.makeFolders(folder)
+            try FileSystem.writeAtomically(request.body, to: file)
+        } catch {
+            return .text(500, "refused: not sent: the photo could not be kept for sending: \(error)\n")
+        }
+        uploads.append((file, Clock.monotonic()))
+        page.link.send(.act(.withPhotos(key: "photo", payload: "{}", files: [file])))
+        return HTTPReply(status: 204, body: .bytes([]))
+    }
+
+    /// The user's conversations for the start page, newest first.
+    private func conversations() -> [WebDocument.Conversation] {
+        ((try? host.store?.conversations()) ?? nil ?? []).map { summary in
+            let url = StoreViews.url(summary.peer, page: summary.page)
+            let line: String? = if case .line(let id)? = try? host.converter.decide(chatURL: url).target { id } else { nil }
+            return WebDocument.Conversation(peer: summary.peer, url: url, line: line, lastText: summary.lastText,
+                                            lastFromPeer: summary.lastFromPeer, unread: summary.unread, updatedAt: summary.updatedAt)
+        }
+    }
+
+    func sendList() {
+        guard !listStreams.isEmpty else { return }
+        let html = WebDocument.list(conversations())
+        for stream in listStreams { stream.send("list", data: html) }
+    }
+}

@@ -1,0 +1,332 @@
+import IMHost
+import IMHostRuntime
+import IMKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `imhost web`'s server: one user's chats for a browser on this machine. It holds the user's
+/// broker connection (as a chat would) and the HTTP server, and never calls line code: each open
+/// page is a chat under its own supervisor, on a thread of its own (``PageThread``), whose worker
+/// sends the page as a value; here it becomes HTML (``PageHTML``) and goes to the page's browser
+/// tab over its event stream. Everything runs on one loop: libmicrohttpd's epoll descriptor, the
+/// connection's, and each page's wake pipe.
+package final class WebServer {
+    /// One open page.
+    final class Page {
+        let id: String
+        /// The browser session (its cookie) that opened it.
+        let session: String
+        let link = PageLink()
+        /// The jump URL it opens.
+        let url: String
+        /// Its worker was started (when its first event stream opened).
+        var started = false
+        /// When it was made, and when its last stream ended (while it has none): the page
+        /// nobody has watched longest gives way to a new one.
+        let made = Clock.monotonic()
+        var streams: [EventStream] = []
+        /// The page as last drawn: a tab that connects (again) gets it at once.
+        var view: PageView?
+        /// When its last stream ended, while it has none.
+        var orphanedAt: UInt64?
+        var ended = false
+
+        init(id: String, session: String, url: String) {
+            self.id = id
+            self.session = session
+            self.url = url
+        }
+
+        var isRunning: Bool { started && !ended }
+    }
+
+    let host: ChatHost
+    let config: HostConfig
+    let configPath: String
+    let user: String
+    let verbose: Bool
+    let workerOptions: [String]
+    let output: Output
+    var gate: WebGate
+    private(set) var http: HTTPServer!
+    var pages: [String: Page] = [:]
+    /// Pictures lines ship, as the pages' workers told them, by address (line, version, name).
+    var pictures: [String: ShippedPicture] = [:]
+    /// The stored photos served since the server started, each decoded whole once here: photos
+    /// stored before imhost decoded them had their header read only.
+    var decoded: Set<String> = []
+    var listStreams: [EventStream] = []
+    private var lastHeartbeat = Clock.monotonic()
+    /// Photos picked in pages, kept in files until their page has sent them: removed a minute on.
+    var uploads: [(file: String, at: UInt64)] = []
+    private let hostJSON: ConfigWatcher
+    private let quarantine: ConfigWatcher
+    /// Whether pages carry the Content-Security-Policy (off only for the test that shows
+    /// hostile text stays text without it too).
+    let csp: Bool
+
+    /// Seconds a page whose tab went away is kept, for the tab to come back (a reload).
+    static let orphanSeconds: UInt64 = 30
+    /// Seconds between heartbeats on every stream, so a closed tab is noticed.
+    static let heartbeatSeconds: UInt64 = 15
+    /// Live pages one browser may have open: HTTP/1.1 gives a browser six connections to one
+    /// server, and each live page keeps one (the list one more).
+    static let livePagesPerBrowser = 4
+    /// Pages asked for whose stream has not opened yet, kept at most: a request for a page costs
+    /// a few bytes until its stream opens (no worker), and the oldest of these give way.
+    static let waitingPages = 64
+    /// Seconds a page asked for waits for its stream before it is forgotten.
+    static let waitingSeconds: UInt64 = 60
+    /// What the connection keeper dropped since it was last said, since when, and when it was
+    /// last said.
+    private var dropped = ConnectionKeeper.Dropped()
+    private var droppedSince: UInt64?
+    private var droppedSaidAt: UInt64?
+
+    /// `workerOptions` go to every page's worker: a data folder and broker other than
+    /// host.json's, when the host was made with them (a demo's).
+    package init(host: ChatHost, config: HostConfig, configPath: String, user: String, port: UInt16, verbose: Bool, workerOptions: [String] = [],
+         output: Output) throws(HTTPServer.Failure) {
+        self.host = host
+        self.config = config
+        self.configPath = configPath
+        self.user = user
+        self.verbose = verbose
+        self.workerOptions = workerOptions
+        self.output = output
+        csp = getenv("IMHOST_WEB_CSP").map { String(cString: $0) } != "off"
+        hostJSON = ConfigWatcher(paths: [configPath])
+        quarantine = ConfigWatcher(paths: [config.dataFolder + "/quarantine.json"])
+        gate = WebGate(port: 0)
+        // Photos picked in pages of a server that was killed, never sent: nothing else is there.
+        if let left = try? FileSystem.entries(of: config.dataFolder + "/uploads/" + user) {
+            for file in left { unlink(config.dataFolder + "/uploads/" + user + "/" + file) }
+        }
+        // The handler is set once the server exists: it needs the port for the gate.
+        var handler: ((HTTPRequest) -> HTTPReply)?
+        http = try HTTPServer(port: port) { request in handler?(request) ?? .text(503, "starting\n") }
+        gate = WebGate(port: http.port)
+        handler = { [unowned self] request in handle(request) }
+        http.isSession = { [unowned self] request in gate.hasSession(request) }
+        // No body is read from a request the gate refuses; a photo's may be as large as a photo.
+        let photoLimit = max(HTTPServer.bodyLimit, config.limits.photoBytes + 1)
+        let actLimit = max(HTTPServer.bodyLimit, config.limits.payloadBytes * 6 + 1024)
+        http.admit = { [unowned self] request in
+            if let (status, why) = gate.refusal(request) { return .answer(.text(status, why + "\n")) }
+            let photo = request.method == "POST" && request.path.hasPrefix("/page/") && request.path.hasSuffix("/photo")
+            // A text may be as long as the store takes a message, its JSON escapes included.
+            let act = request.method == "POST" && request.path.hasPrefix("/page/")
+            return .read(bodyLimit: photo ? photoLimit : act ? actLimit : HTTPServer.bodyLimit)
+        }
+    }
+
+    /// The URL to open: the start page, with the token.
+    package var url: String { gate.url }
+
+    // MARK: The loop
+
+    /// Serves `servers` (one a user) in one loop until a signal asks them to stop. Returns the
+    /// exit code.
+    package static func serve(_ servers: [WebServer]) -> Int32 {
+        while Interruption.signal == nil {
+            var polls: [pollfd] = []
+            var wait: Int32 = 500
+            for server in servers {
+                let (more, timeout) = server.waits()
+                polls += more
+                wait = min(wait, timeout)
+            }
+            _ = poll(&polls, nfds_t(polls.count), wait)
+            for server in servers { server.step() }
+        }
+        for server in servers { server.stop() }
+        return ExitCode.ok
+    }
+
+    /// What this server waits on, and for how long at most (milliseconds).
+    private func waits() -> ([pollfd], Int32) {
+        var polls = ([http.descriptor] + pages.values.map(\.link.outputWake.read)).filter { $0 >= 0 }
+            .map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        var wait: Int32 = 500
+        if let courier = host.courier {
+            polls += courier.readable.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            polls += courier.writable.map { pollfd(fd: $0, events: Int16(POLLOUT), revents: 0) }
+            wait = min(wait, courier.wakeAfter())
+        }
+        let timeout = http.timeout()
+        if timeout >= 0 { wait = min(wait, timeout) }
+        return (polls, wait)
+    }
+
+    /// Does what is ready: requests, the connection, what pages said, a changed host.json or
+    /// quarantine, heartbeats and pages whose tab is gone.
+    private func step() {
+        http.service()
+        connection()
+        for page in pages.values { deliver(page) }
+        if hostJSON.reloadDue() || quarantine.reloadDue() {
+            for page in pages.values where page.isRunning { page.link.send(.reload) }
+        }
+        tidy()
+        http.service()
+        sayDropped()
+    }
+
+    /// Says, in one line at most once a minute, which connections the server closed or refused
+    /// to keep its user's page reachable: another program on the machine is at it. What comes
+    /// in a burst is said together, two seconds after it began.
+    private func sayDropped() {
+        let more = http.takeDropped()
+        let now = Clock.monotonic()
+        if !more.isEmpty, droppedSince == nil { droppedSince = now }
+        dropped.slow += more.slow
+        dropped.overBudget += more.overBudget
+        dropped.otherUsers.merge(more.otherUsers, uniquingKeysWith: +)
+        guard let since = droppedSince, now - since >= 2_000_000_000, droppedSaidAt.map({ now - $0 >= 60_000_000_000 }) ?? true else { return }
+        droppedSaidAt = now
+        droppedSince = nil
+        output.diagnostic("imhost web: " + Self.words(dropped, seconds: http.headerSeconds))
+        dropped = ConnectionKeeper.Dropped()
+    }
+
+    /// What ``sayDropped()`` says.
+    static func words(_ dropped: ConnectionKeeper.Dropped, seconds: Double) -> String {
+        var parts: [String] = []
+        let plural = { (count: Int, word: String) in "\(count) \(word)\(count == 1 ? "" : "s")" }
+        if dropped.slow > 0 {
+            parts.append("closed \(plural(dropped.slow, "connection")) that sent no whole request within \(Int(seconds)) s")
+        }
+        if dropped.overBudget > 0 {
+            parts.append("closed \(plural(dropped.overBudget, "connection")) without this server's session past its budget of open connections")
+        }
+        if !dropped.otherUsers.isEmpty {
+            let users = dropped.otherUsers.keys.sorted().map { "uid \($0)" }.joined(separator: ", ")
+            parts.append("refused \(plural(dropped.otherUsers.values.reduce(0, +), "connection")) from other users of this machine (\(users))")
+        }
+        return parts.joined(separator: "; ") + ": another program on this machine is holding connections open; your pages are kept (said at most once a minute)"
+    }
+
+    /// What the connection did: arrivals and receipts refresh the pages of their conversation and
+    /// the list; a fleet configuration applied reopens every page.
+    private func connection() {
+        guard host.courier != nil else { return }
+        var changed: Set<String> = [], all = false
+        for event in host.serviceConnection() {
+            switch event {
+            case .arrived(let peer, _): changed.insert(peer)
+            case .changed(let peers): changed.formUnion(peers)
+            case .fleetApplied: all = true
+            case .notice(let notice):
+                output.diagnostic("imhost web: " + ConnectionWords.notice(notice))
+            case .fleet: break
+            }
+        }
+        guard all || !changed.isEmpty else { return }
+        for page in pages.values where page.isRunning && (all || page.view.map({ changed.contains($0.conversation) }) == true) {
+            page.link.send(.refresh)
+        }
+        sendList()
+    }
+
+    /// Passes on what a page said: its drawing, its lines, its crashes, its end.
+    private func deliver(_ page: Page) {
+        for said in page.link.takeOutputs() {
+            switch said {
+            case .page(let view):
+                page.view = view
+                let html = PageHTML.body(view)
+                for stream in page.streams { stream.send("page", data: html) }
+            case .pictures(let shipped):
+                // A worker runs line code: what it hands over is decoded again before it is served.
+                for picture in shipped {
+                    do throws(Photo.Refusal) {
+                        guard try PhotoDecoder.shared.check(picture.bytes, limit: LineRegistrar.pictureBytesLimit) == picture.photo else {
+                            throw Photo.Refusal("it is not the picture the page's worker said it was", code: .sizeMismatch)
+                        }
+                    } catch {
+                        output.diagnostic("imhost web: line \(picture.line)'s picture \(TerminalText.safe(picture.name)) is not served: \(error)")
+                        continue
+                    }
+                    // By the path as the server reads it (percent-decoded), not as the page writes it.
+                    pictures["/picture/" + picture.line + "/" + picture.version + "/" + picture.name] = picture
+                }
+            case .reply(let reply):
+                let lines = ChatWords.lines(reply).map { TerminalText.safe($0, newlines: false) }
+                let event = ChatWords.isDiagnostic(reply) ? "crash" : "say"
+                for stream in page.streams { for line in lines { stream.send(event, data: line) } }
+            case .text(let text):
+                let lines = text.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
+                for stream in page.streams { for line in lines { stream.send("say", data: line) } }
+            case .diagnostic(let text):
+                for stream in page.streams { stream.send("crash", data: text.trimmingSpaces) }
+                output.err(text)
+            case .ended(let code):
+                page.ended = true
+                for stream in page.streams {
+                    stream.send("ended", data: "this chat stopped\(code == 0 ? "" : " (exit \(code))"); open it again from the list")
+                    stream.close()
+                }
+            }
+        }
+    }
+
+    /// Heartbeats, and pages whose tab has been gone a while are closed.
+    private func tidy() {
+        let now = Clock.monotonic()
+        // A page's /photo reads its file at once; a minute is far past that.
+        while let first = uploads.first, now - first.at > 60_000_000_000 {
+            unlink(first.file)
+            uploads.removeFirst()
+        }
+        if now - lastHeartbeat > Self.heartbeatSeconds * 1_000_000_000 {
+            lastHeartbeat = now
+            for stream in listStreams + pages.values.flatMap(\.streams) { stream.heartbeat() }
+        }
+        listStreams.removeAll(where: Self.gone)
+        for page in pages.values {
+            page.streams.removeAll(where: Self.gone)
+            guard page.started else {
+                // Asked for, and its stream never came.
+                if now - page.made > Self.waitingSeconds * 1_000_000_000 { pages[page.id] = nil }
+                continue
+            }
+            if page.streams.isEmpty {
+                if page.orphanedAt == nil { page.orphanedAt = now }
+            } else {
+                page.orphanedAt = nil
+            }
+            if page.ended || (page.orphanedAt.map { now - $0 > Self.orphanSeconds * 1_000_000_000 } ?? false) {
+                close(page)
+            }
+        }
+    }
+
+    /// Whether a stream has ended, or its browser left (then it is ended here).
+    static func gone(_ stream: EventStream) -> Bool {
+        if stream.browserLeft { stream.close() }
+        return stream.isClosed
+    }
+
+    /// Ends a page's worker (unless it ended) and forgets the page.
+    func close(_ page: Page) {
+        if page.isRunning { page.link.send(.close) }
+        pages[page.id] = nil
+    }
+
+    /// Ends every page's worker and every stream, then the HTTP server.
+    func stop() {
+        pages = pages.filter(\.value.started)
+        for page in pages.values { page.link.send(.close) }
+        // Each page's thread ends its worker (at most a few seconds each, in parallel).
+        let deadline = Clock.monotonic() + 5_000_000_000
+        while pages.values.contains(where: { !$0.ended }), Clock.monotonic() < deadline {
+            var polls = pages.values.map { pollfd(fd: $0.link.outputWake.read, events: Int16(POLLIN), revents: 0) }
+            _ = poll(&polls, nfds_t(polls.count), 100)
+            for page in pages.values { deliver(page) }
+        }
+        http.stop()
+        for upload in uploads { unlink(upload.file) }
+        uploads = []
+    }
+}
