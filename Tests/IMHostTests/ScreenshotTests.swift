@@ -132,6 +132,8 @@ extension BrowserSuites {
             try browser.resize(width: 700, height: 800)
             try browser.open(chat: crashyURL, on: web)
             try browser.send("Menu → Misbehave makes this line crash")
+            // The page is drawn again with the message: the menu is opened on that drawing.
+            #expect(try browser.waitFor(".message.sent pre.bubble", containing: "Misbehave"))
             try browser.click("#page .menu summary")
             try browser.click("#page .menu button.line")
             #expect(try browser.waitFor("#notices .notice.alert[role=alert]", containing: "stopped working"))
