@@ -66,11 +66,14 @@ public enum WebDocument {
     /// element that goes after a few seconds (not while hovered or focused); every one is kept in
     /// `#notice-log`, which the Notices button opens. With `dev`, a toggle shows the developer's
     /// view (elements of class `dev`, and the notices' developer words).
-    public static func chat(page id: String, url: String, dev: Bool = false) -> String {
+    ///
+    /// `textLimit` is what the store takes of a text message, in bytes of its JSON: the page
+    /// refuses a longer one at once, keeping it in the input (the worker would refuse it too).
+    public static func chat(page id: String, url: String, dev: Bool = false, textLimit: Int = 64 * 1024) -> String {
         let toggle = dev ? "<label class=\"dev-toggle\"><input type=\"checkbox\" data-dev-toggle checked> Developer view</label>" : ""
         return document(title: "imhost · chat", body: """
             <nav class="back"><a href="/">← Chats</a>\(toggle)<button type="button" class="notices-open" aria-controls="notice-dialog" hidden>Notices <span class="count"></span></button></nav>
-            <div id="page" data-page="\(PageHTML.escape(id))"><p class="opening">Opening the chat…</p></div>
+            <div id="page" data-page="\(PageHTML.escape(id))" data-text-limit="\(textLimit)"><p class="opening">Opening the chat…</p></div>
             <div id="notices" class="notices"></div>
             <dialog id="notice-dialog" aria-labelledby="notice-title"><h2 id="notice-title">Notices</h2><ol id="notice-log"></ol>
             <form method="dialog"><button>Close</button></form></dialog>

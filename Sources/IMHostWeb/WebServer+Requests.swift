@@ -79,7 +79,7 @@ extension WebServer {
         for page in waiting.prefix(max(0, waiting.count - Self.waitingPages + 1)) { pages[page.id] = nil }
         let id = String(WebGate.randomSecret().prefix(16))
         pages[id] = Page(id: id, session: session, url: url)
-        return html(WebDocument.chat(page: id, url: url, dev: dev))
+        return html(WebDocument.chat(page: id, url: url, dev: dev, textLimit: config.limits.payloadBytes))
     }
 
     /// Why a new chat is refused, when `config.web.maxPages` pages run and every one is watched;

@@ -73,6 +73,20 @@ extension BrowserSuites {
             #expect(try browser.execute("return document.body.classList.contains('dev-on')") as? Bool == false)
         }
 
+        @Test("a paste longer than the store takes is refused in one line and stays in the input, whole; nothing is sent")
+        func longPaste() throws {
+            let workspace = try Workspace.standard()
+            let web = try WebServing(workspace)
+            let browser = try Browser()
+            try browser.open(chat: houseChatURL, on: web)
+            #expect(try browser.waitFor("form[data-send] input") != nil)
+            _ = try browser.execute("document.querySelector('form[data-send] input').value = 'x'.repeat(70000)")
+            try browser.click("form[data-send] button")
+            #expect(try browser.waitFor("#notices .notice.alert[role=alert]", containing: "Not sent: the message is too long"))
+            #expect(try browser.execute("return document.querySelector('form[data-send] input').value.length") as? Int == 70000)
+            #expect(try browser.findAll(".message.sent").isEmpty)
+        }
+
         @Test("a wrong address, typed or followed, is a page saying so with a way back to the chats, not a line of text; a program asking gets the line")
         func errorPages() throws {
             let workspace = try Workspace.standard()

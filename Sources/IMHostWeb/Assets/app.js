@@ -173,6 +173,13 @@ function chatPage(root) {
     const input = form.querySelector("input");
     const text = input.value;
     if (text.trim() === "") return;
+    // What the store would refuse is refused here, and stays in the input: never cut.
+    const limit = Number(root.dataset.textLimit || 0);
+    const size = new TextEncoder().encode(JSON.stringify({ text })).length;
+    if (limit > 0 && size > limit) {
+      said("Not sent: the message is too long (" + Math.ceil(size / 1024) + " KB; at most " + Math.floor(limit / 1024) + " KB). Shorten it, or send it in parts.", true);
+      return;
+    }
     input.value = "";
     // Whatever it starts with, a line typed is text.
     post(page, { do: "text", text });
