@@ -4,9 +4,11 @@ import IMKit
 /// The page value (``PageView``) as HTML: the one place the browser's front end turns text into
 /// markup. Every string from a line, a peer or the store goes through ``escape(_:)``; nothing
 /// else is ever inserted. Elements that act carry the act they post (`data-do` and its data:
-/// ``WebAction``), so
-/// the page's script needs no knowledge of lines: a click sends what `/quick 2` or `/tap 3`
-/// would in the terminal.
+/// ``WebAction``), so the page's script needs no knowledge of lines.
+///
+/// The page speaks to the person: names, times and states. What a developer needs (message
+/// numbers, why this page, the line, a message's causes, how a peer drew it) is drawn only for
+/// `imhost web --dev`, in elements of class `dev`, which the page's toggle shows or hides.
 public enum PageHTML {
     /// `text` as HTML text or an attribute value: `&`, `<`, `>`, `"` and `'` become references,
     /// and control characters (other than a newline and a tab) their visible escapes.
@@ -34,25 +36,28 @@ public enum PageHTML {
 
     /// The page's body: header, components, messages, input bar. The chat's document frame
     /// (``WebDocument/chat(page:)``) holds it; a live update replaces it.
-    public static func body(_ page: PageView) -> String {
+    public static func body(_ page: PageView, dev: Bool = false) -> String {
         var html = "<header class=\"title" + (page.isLegacy ? " legacy" : "") + "\"><h1>" + escape(page.title) + "</h1>"
-        let tag = page.isLegacy ? "legacy page" : (page.lineID.map { "\($0) page" } ?? "base page")
-        html += "<span class=\"tag" + (page.isLegacy ? " legacy" : "") + "\">" + escape(tag) + "</span>"
-        html += "<details class=\"route\"><summary>why this page</summary>" + escape(page.route.explanation)
-            + (page.route.source.map { " (" + escape($0) + ")" } ?? "") + "</details></header>"
+        if dev {
+            let tag = page.isLegacy ? "legacy page" : (page.lineID.map { "\($0) page" } ?? "base page")
+            html += "<span class=\"tag dev" + (page.isLegacy ? " legacy" : "") + "\">" + escape(tag) + "</span>"
+            html += "<details class=\"route dev\"><summary>why this page</summary>" + escape(page.route.reason) + ": " + escape(page.route.explanation)
+                + (page.route.source.map { " (" + escape($0) + ")" } ?? "") + "</details>"
+        }
+        html += "</header>"
         for component in page.components where component.kind != .inputBar {
             html += self.component(component)
         }
         html += "<main class=\"messages\" data-total=\"\(page.total)\">"
         let older = page.total - page.messages.count
         if older > 0 {
-            html += "<button class=\"older\" data-do=\"more\" data-count=\"20\">↑ \(older) older message\(older == 1 ? "" : "s")</button>"
+            html += "<button class=\"older\" data-do=\"more\" data-count=\"20\">Show \(older) earlier message\(older == 1 ? "" : "s")</button>"
         }
         if page.messages.isEmpty { html += "<p class=\"empty\">No messages yet.</p>" }
-        for message in page.messages { html += self.message(message, peer: page.conversation) }
+        for message in page.messages { html += self.message(message, peer: page.conversation, dev: dev) }
         html += "</main>"
         if page.component(.inputBar) != nil {
-            html += "<form class=\"input\" data-send><input name=\"text\" autocomplete=\"off\" placeholder=\"type a message\">"
+            html += "<form class=\"input\" data-send><input name=\"text\" autocomplete=\"off\" placeholder=\"Message\" aria-label=\"Message\">"
                 + "<button type=\"submit\">Send</button></form>"
         } else {
             html += "<p class=\"no-input\">This page has no input bar.</p>"
@@ -71,7 +76,7 @@ public enum PageHTML {
                 "<button" + (available ? " data-do=\"quick\" data-item=\"\(index + 1)\"" : " disabled") + ">" + escape(phrase) + "</button>"
             }
             return "<nav class=\"quick-replies" + (available ? "" : " unavailable") + "\" aria-label=\"Quick replies\">"
-                + buttons.joined() + (available ? "" : "<small>unavailable: no input bar</small>") + "</nav>"
+                + buttons.joined() + "</nav>"
         case .bottomBar(let items):
             return "<nav class=\"bottom-bar\" aria-label=\"Tools\">" + items.enumerated().map { index, item in
                 // The platform's Photo item picks a file; the page's script sends its bytes.
@@ -90,12 +95,12 @@ public enum PageHTML {
         }
     }
 
-    static func message(_ message: PageView.Message, peer: String) -> String {
+    static func message(_ message: PageView.Message, peer: String, dev: Bool = false) -> String {
         let side = message.isOutgoing ? "sent" : "received"
         var html = "<article class=\"message \(side)\" id=\"m\(message.number)\" data-number=\"\(message.number)\">"
-        html += "<p class=\"meta\">#\(message.number) " + (message.isOutgoing ? "me" : escape(message.envelope.from)) + " · "
-            + clockTime(message.envelope.timestamp)
-        if let before = message.sentBefore { html += " · sent before <a href=\"#m\(before)\">#\(before)</a>" }
+        html += "<p class=\"meta\">" + (dev ? "<span class=\"dev number\">#\(message.number)</span> " : "")
+            + "<span class=\"who\">" + (message.isOutgoing ? "You" : escape(message.envelope.from)) + "</span> · " + time(message.envelope.timestamp)
+        if let before = message.sentBefore { html += " · <a href=\"#m\(before)\">sent earlier</a>" }
         html += "</p>"
         switch message.body {
         case .lines(let lines) where lines.isEmpty && !message.photos.isEmpty:
@@ -108,8 +113,10 @@ public enum PageHTML {
         case .card(let card):
             html += self.card(card, message: message, peer: peer)
         case .placeholder(let why):
-            html += "<details class=\"bubble placeholder\"><summary>" + escape(MessagePresenter.placeholderText) + " <small>("
-                + escape(why.short) + ")</small></summary><p>" + escape(message.causes.isEmpty ? why.description : message.causes.map(\.description).joined(separator: "; and "))
+            html += "<details class=\"bubble placeholder\"><summary>" + escape(MessagePresenter.placeholderText)
+                + (dev ? " <small class=\"dev\">(" + escape(why.short) + ")</small>" : "") + "</summary><p>"
+                + (dev ? escape(message.causes.isEmpty ? why.description : message.causes.map(\.description).joined(separator: "; and "))
+                       : "This app cannot show this kind of message yet.")
                 + "</p></details>"
         }
         if message.body.degrade == nil {
@@ -117,10 +124,15 @@ public enum PageHTML {
                 html += "<figure class=\"photo\">" + photo(slot, index: index, number: message.number, peer: peer, inCard: false) + "</figure>"
             }
         }
-        if message.isOutgoing { html += state(message) }
+        if message.isOutgoing { html += state(message, dev: dev) }
         if message.isOutgoing, let drawn = message.peerDrawn {
-            // How the peer drew it, as its read receipt said: its words escaped.
-            html += "<p class=\"drawn" + (drawn.isPlaceholder ? " placeholder" : "") + "\">" + escape(drawn.said(at: message.envelope.to)) + "</p>"
+            // How the peer drew it, as its read receipt said: its words escaped. The person hears
+            // only that the peer could not see it.
+            if dev {
+                html += "<p class=\"drawn dev" + (drawn.isPlaceholder ? " placeholder" : "") + "\">" + escape(drawn.said(at: message.envelope.to)) + "</p>"
+            } else if drawn.isPlaceholder {
+                html += "<p class=\"drawn placeholder\">" + escape(message.envelope.to) + "'s app cannot show this message.</p>"
+            }
         }
         return html + "</article>"
     }
@@ -185,24 +197,30 @@ public enum PageHTML {
         return html + "</section>"
     }
 
-    static func state(_ message: PageView.Message) -> String {
+    static func state(_ message: PageView.Message, dev: Bool = false) -> String {
         let words: String = switch message.state {
         case .queued: "queued"
         case .sent: "sent"
         case .delivered: "delivered ✓"
         case .read: "read ✓✓"
-        case .failed, .givenUp: "failed"
-        case .unknown: "state unknown"
+        case .failed, .givenUp: "not sent"
+        case .unknown: "not known yet"
         case .received: "received"
         }
         var html = "<p class=\"state \(message.state.rawValue)\">" + escape(words)
-        if let failure = message.failure, message.state == .failed || message.state == .givenUp || message.state == .unknown {
-            html += ": " + escape(failure)
+        if dev, let failure = message.failure, message.state == .failed || message.state == .givenUp || message.state == .unknown {
+            html += "<span class=\"dev\">: " + escape(failure) + "</span>"
         }
         if message.state == .failed || message.state == .givenUp {
-            html += " <button data-do=\"retry\" data-message=\"\(message.number)\">retry</button>"
+            html += " <button data-do=\"retry\" data-message=\"\(message.number)\">Try again</button>"
         }
         return html + "</p>"
+    }
+
+    /// A message's time: `HH:MM` in UTC, in a `<time>` the page's script shows in the reader's
+    /// own time zone.
+    static func time(_ milliseconds: Int64) -> String {
+        "<time datetime=\"\(milliseconds)\">" + clockTime(milliseconds) + "</time>"
     }
 
     /// `HH:MM` in UTC for a time in milliseconds.

@@ -31,7 +31,9 @@ final class PageLink: Sendable {
         case reply(ChatReply)
         /// What the page's supervision said (a line's new build taken).
         case text(String)
-        /// A diagnostic: a crash and what it cost, a refusal.
+        /// A line's crash and what it cost.
+        case crash(String)
+        /// Any other diagnostic (a note said once, a refusal).
         case diagnostic(String)
         /// The chat is over, with its worker's exit code.
         case ended(Int32)
@@ -146,6 +148,7 @@ enum PageThread {
             case .pictures(let pictures): link.emit(.pictures(pictures))
             }
         }
+        chat.crashNotices = { link.emit(.crash($0)) }
         if let code = chat.start() {
             link.emit(.ended(code))
             return

@@ -39,34 +39,63 @@ public enum WebDocument {
     }
 
     /// The start page: `user`'s conversations, newest first, and a form to open a jump URL.
-    public static func start(user: String, conversations: [Conversation]) -> String {
+    public static func start(user: String, conversations: [Conversation], dev: Bool = false) -> String {
         document(title: "imhost · \(user)", body: """
             <header class="title"><h1>Chats of \(PageHTML.escape(user))</h1></header>
             <form class="open" action="/chat" method="get"><label>Open a jump URL
             <input name="url" required placeholder="im://chat?rootCateID=1&amp;cateID=12&amp;peer=u42"></label><button type="submit">Open</button></form>
-            <main id="conversations" data-live="list">\(list(conversations))</main>
+            <main id="conversations" data-live="list">\(list(conversations, dev: dev))</main>
             """, attributes: " class=\"start\"")
     }
 
     /// The list of conversations, as the start page shows it (and a live update replaces it).
-    public static func list(_ conversations: [Conversation]) -> String {
+    public static func list(_ conversations: [Conversation], dev: Bool = false) -> String {
         guard !conversations.isEmpty else { return "<p class=\"empty\">No conversations yet. Open a jump URL above.</p>" }
         return "<ul class=\"conversations\">" + conversations.map { chat in
             "<li><a href=\"/chat?url=" + PageHTML.escape(percentEncoded(chat.url)) + "\"><strong>" + PageHTML.escape(chat.peer) + "</strong>"
-                + (chat.line.map { " <span class=\"tag\">" + PageHTML.escape($0) + "</span>" } ?? "")
+                + (dev ? chat.line.map { " <span class=\"tag dev\">" + PageHTML.escape($0) + "</span>" } ?? "" : "")
                 + (chat.unread > 0 ? " <span class=\"unread\">\(chat.unread) unread</span>" : "")
-                + " <time>" + PageHTML.clockTime(chat.updatedAt) + "</time>"
+                + " " + PageHTML.time(chat.updatedAt)
                 + "<span class=\"last\">" + (chat.lastFromPeer ? "" : "me: ") + PageHTML.escape(chat.lastText ?? "") + "</span></a></li>"
         }.joined() + "</ul>"
     }
 
     /// A chat's frame for page `id`: the page's body arrives by its event stream.
-    public static func chat(page id: String, url: String) -> String {
-        document(title: "imhost · chat", body: """
-            <nav class="back"><a href="/">← chats</a></nav>
-            <div id="page" data-page="\(PageHTML.escape(id))"><p class="opening">Opening \(PageHTML.escape(url))…</p></div>
-            <aside id="said" aria-live="polite"></aside>
-            """, attributes: " class=\"chat\"")
+    ///
+    /// Notices come to `#notices`, three at most, each its own `role=status` (or `role=alert`)
+    /// element that goes after a few seconds (not while hovered or focused); every one is kept in
+    /// `#notice-log`, which the Notices button opens. With `dev`, a toggle shows the developer's
+    /// view (elements of class `dev`, and the notices' developer words).
+    ///
+    /// `textLimit` is what the store takes of a text message, in bytes of its JSON: the page
+    /// refuses a longer one at once, keeping it in the input (the worker would refuse it too).
+    public static func chat(page id: String, url: String, dev: Bool = false, textLimit: Int = 64 * 1024) -> String {
+        let toggle = dev ? "<label class=\"dev-toggle\"><input type=\"checkbox\" data-dev-toggle checked> Developer view</label>" : ""
+        return document(title: "imhost · chat", body: """
+            <nav class="back"><a href="/">← Chats</a>\(toggle)<button type="button" class="notices-open" aria-controls="notice-dialog" hidden>Notices <span class="count"></span></button></nav>
+            <div id="page" data-page="\(PageHTML.escape(id))" data-text-limit="\(textLimit)"><p class="opening">Opening the chat…</p></div>
+            <div id="notices" class="notices"></div>
+            <dialog id="notice-dialog" aria-labelledby="notice-title"><h2 id="notice-title">Notices</h2><ol id="notice-log"></ol>
+            <form method="dialog"><button>Close</button></form></dialog>
+            """, attributes: dev ? " class=\"chat dev-on\" data-dev" : " class=\"chat\"")
+    }
+
+    /// The page for a request refused or not found, when a person's browser asked for a page:
+    /// what happened, in their words; the server's reason folded under it; the way back.
+    public static func error(status: Int, reason: String) -> String {
+        let (title, text) = switch status {
+        case 404: ("Page not found", "There is no page at this address.")
+        case 400: ("This address is not right", "The link is incomplete or damaged. Open the chat again from your chats.")
+        case 403: ("Not allowed", "This page cannot be opened this way. Open it from your chats.")
+        case 413: ("Too large", "What was sent is larger than this page takes.")
+        case 429, 503: ("Too many chats open", "Close a chat you are not using, then open this one again.")
+        default: ("Something went wrong", "The page could not be shown.")
+        }
+        return document(title: "imhost · " + title, body: """
+            <nav class="back"><a href="/">← Chats</a></nav>
+            <main class="refusal"><h1>\(title)</h1><p>\(text)</p><details><summary>Details</summary><p>\(PageHTML.escape(reason))</p></details>
+            <p><a href="/">Back to your chats</a></p></main>
+            """, attributes: " class=\"refused\"")
     }
 
     /// A page that says why something was refused, with the way back to the chats.

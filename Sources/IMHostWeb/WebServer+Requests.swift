@@ -9,6 +9,22 @@ import Glibc
 /// stream, a posted act, a photo going out or shown.
 extension WebServer {
     func handle(_ request: HTTPRequest) -> HTTPReply {
+        let reply = answer(request)
+        // A person's browser that asked for a page gets a page back, not a line of text.
+        guard reply.status >= 400, Self.asksForPage(request), case .bytes(let body) = reply.body,
+              reply.headers.contains(where: { $0.0 == "Content-Type" && $0.1.hasPrefix("text/plain") }) else { return reply }
+        let reason = String(decoding: body, as: UTF8.self).trimmingSpaces
+        return html(WebDocument.error(status: reply.status, reason: reason), status: reply.status)
+    }
+
+    /// Whether the request is a browser's for a page to show: a navigation (`Sec-Fetch-Dest:
+    /// document`), or, from a browser that does not say, a GET that takes HTML.
+    static func asksForPage(_ request: HTTPRequest) -> Bool {
+        if let dest = request.header("Sec-Fetch-Dest") { return dest == "document" }
+        return request.method == "GET" && (request.header("Accept") ?? "").contains("text/html")
+    }
+
+    private func answer(_ request: HTTPRequest) -> HTTPReply {
         switch gate.judge(request) {
         case .refused(let status, let why):
             return .text(status, why + "\n")
@@ -23,7 +39,7 @@ extension WebServer {
         }
         switch (request.method, request.path) {
         case ("GET", "/"):
-            return html(WebDocument.start(user: user, conversations: conversations()))
+            return html(WebDocument.start(user: user, conversations: conversations(), dev: dev))
         case ("GET", "/chat"):
             return open(request.argument("url") ?? "", session: request.cookie(gate.cookieName) ?? "")
         case ("GET", "/events"):
@@ -63,7 +79,7 @@ extension WebServer {
         for page in waiting.prefix(max(0, waiting.count - Self.waitingPages + 1)) { pages[page.id] = nil }
         let id = String(WebGate.randomSecret().prefix(16))
         pages[id] = Page(id: id, session: session, url: url)
-        return html(WebDocument.chat(page: id, url: url))
+        return html(WebDocument.chat(page: id, url: url, dev: dev, textLimit: config.limits.payloadBytes))
     }
 
     /// Why a new chat is refused, when `config.web.maxPages` pages run and every one is watched;
@@ -107,7 +123,7 @@ extension WebServer {
                 stream.close()
             } else {
                 page.streams.append(stream)
-                if let view = page.view { stream.send("page", data: PageHTML.body(view)) }
+                if let view = page.view { stream.send("page", data: PageHTML.body(view, dev: dev)) }
             }
         }
         // A stream ends only when its page is gone: the connection goes with it, never reused.
@@ -166,7 +182,7 @@ extension WebServer {
         do throws(Photo.Refusal) {
             _ = try PhotoDecoder.shared.check(request.body, limit: config.limits.photoBytes)
         } catch {
-            return .text(415, "refused: not sent: the file is not a photo this host sends: \(error)\n")
+            return .text(415, "Not sent: this file is not a photo that can be sent (\(error)).\n")
         }
         let folder = config.dataFolder + "/uploads/" + user
         let file = folder + "/" + String(WebGate.randomSecret().prefix(16))
@@ -174,7 +190,7 @@ extension WebServer {
             try FileSystem.makeFolders(folder)
             try FileSystem.writeAtomically(request.body, to: file)
         } catch {
-            return .text(500, "refused: not sent: the photo could not be kept for sending: \(error)\n")
+            return .text(500, "Not sent: the photo could not be kept for sending (\(error)).\n")
         }
         uploads.append((file, Clock.monotonic()))
         page.link.send(.act(.withPhotos(key: "photo", payload: "{}", files: [file])))
@@ -193,7 +209,7 @@ extension WebServer {
 
     func sendList() {
         guard !listStreams.isEmpty else { return }
-        let html = WebDocument.list(conversations())
+        let html = WebDocument.list(conversations(), dev: dev)
         for stream in listStreams { stream.send("list", data: html) }
     }
 }

@@ -65,6 +65,9 @@ package final class WebServer {
     /// Whether pages carry the Content-Security-Policy (off only for the test that shows
     /// hostile text stays text without it too).
     let csp: Bool
+    /// `--dev`: pages draw what a developer needs too (``PageHTML``), and notices carry the
+    /// terminal's words beside the person's.
+    let dev: Bool
 
     /// Seconds a page whose tab went away is kept, for the tab to come back (a reload).
     static let orphanSeconds: UInt64 = 30
@@ -87,8 +90,9 @@ package final class WebServer {
     /// `workerOptions` go to every page's worker: a data folder and broker other than
     /// host.json's, when the host was made with them (a demo's).
     package init(host: ChatHost, config: HostConfig, configPath: String, user: String, port: UInt16, verbose: Bool, workerOptions: [String] = [],
-         output: Output) throws(HTTPServer.Failure) {
+         dev: Bool = false, output: Output) throws(HTTPServer.Failure) {
         self.host = host
+        self.dev = dev
         self.config = config
         self.configPath = configPath
         self.user = user
@@ -235,7 +239,7 @@ package final class WebServer {
             switch said {
             case .page(let view):
                 page.view = view
-                let html = PageHTML.body(view)
+                let html = PageHTML.body(view, dev: dev)
                 for stream in page.streams { stream.send("page", data: html) }
             case .pictures(let shipped):
                 // A worker runs line code: what it hands over is decoded again before it is served.
@@ -252,23 +256,32 @@ package final class WebServer {
                     pictures["/picture/" + picture.line + "/" + picture.version + "/" + picture.name] = picture
                 }
             case .reply(let reply):
-                let lines = ChatWords.lines(reply).map { TerminalText.safe($0, newlines: false) }
-                let event = ChatWords.isDiagnostic(reply) ? "crash" : "say"
-                for stream in page.streams { for line in lines { stream.send(event, data: line) } }
+                notify(page, WebWords.notice(reply))
             case .text(let text):
-                let lines = text.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
-                for stream in page.streams { for line in lines { stream.send("say", data: line) } }
+                // A line's new build taken: the page is drawn again by it.
+                notify(page, WebWords.Notice(text: nil, dev: text.trimmingSpaces, alert: false))
+            case .crash(let text):
+                notify(page, WebWords.Notice(text: "Part of this chat stopped working and was started again.", dev: text.trimmingSpaces, alert: true))
+                output.err(text + "\n")
             case .diagnostic(let text):
-                for stream in page.streams { stream.send("crash", data: text.trimmingSpaces) }
+                notify(page, WebWords.Notice(text: nil, dev: text.trimmingSpaces, alert: false))
                 output.err(text)
             case .ended(let code):
                 page.ended = true
+                let ended = WebWords.Notice(text: "This chat stopped. Open it again from your chats.", dev: "the chat's worker ended (exit \(code))", alert: code != 0)
                 for stream in page.streams {
-                    stream.send("ended", data: "this chat stopped\(code == 0 ? "" : " (exit \(code))"); open it again from the list")
+                    stream.send("ended", data: ended.json)
                     stream.close()
                 }
             }
         }
+    }
+
+    /// Sends a notice to the page's tabs: one the person would not read (and a developer is not
+    /// shown) is not sent.
+    private func notify(_ page: Page, _ notice: WebWords.Notice) {
+        guard notice.text != nil || dev else { return }
+        for stream in page.streams { stream.send("notice", data: notice.json) }
     }
 
     /// Heartbeats, and pages whose tab has been gone a while are closed.

@@ -154,12 +154,13 @@ struct DeviceSyncTests {
         #expect(phone.finish().status == 0)
         let bob = try people.broker.chat(people.bob, with: "alice")
         defer { bob.signal(SIGKILL); _ = bob.finish() }
-        // One at a time, each shown on the laptop before the next: the broker keeps three for
-        // the laptop too while it has not yet taken them, and a burst on a busy machine dropped
-        // the tenth for it as well. (A catch-up answered before the laptop stored the tenth would
-        // not carry it, the broker having dropped it for the phone.)
+        // One at a time, each shown on the laptop before the next: a catch-up answered before
+        // the laptop stored the tenth would not carry it, the broker having dropped it for the
+        // phone. Bob's page is read as it is drawn (each state drawn again): left unread, his
+        // terminal's pipe fills, his chat blocks on writing, and sends nothing more.
         for number in 1...10 {
             bob.send("queued \(number)")
+            #expect(bob.waitFor("│ queued \(number) │"), "\(bob.stdout)")
             #expect(laptop.waitFor("│ queued \(number) │"), "\(laptop.stdout)")
         }
         // The laptop stored all ten and said so: bob sends none of them again.

@@ -207,7 +207,7 @@ extension BrowserSuites {
             let sent = try transcript(aliceHome, with: "bob", [rentOffer, houseListing])
             #expect(sent.status == 0, "\(sent.stdout)\(sent.stderr)")
             #expect(try bob.waitFor(".message.received .placeholder", containing: "Unsupported message type"), "bob's page did not show it")
-            let aliceWeb = try WebServing(aliceHome)
+            let aliceWeb = try WebServing(aliceHome, arguments: ["--dev"])
             #expect(aliceWeb.process.waitFor("connected to"), "\(aliceWeb.process.stdout)\(aliceWeb.process.stderr)")
             let alice = try bob.secondSession()
             try alice.open(chat: houseChat(with: "bob"), on: aliceWeb)

@@ -8,7 +8,7 @@ extension BrowserSuites {
         func houseCard() throws {
             let workspace = try Workspace.standard()
             try workspace.receiveListingWithPhoto(title: "Sunny flat")
-            let web = try WebServing(workspace)
+            let web = try WebServing(workspace, arguments: ["--dev"])
             let browser = try Browser()
             try browser.open(chat: houseChatURL, on: web)
 
@@ -34,16 +34,16 @@ extension BrowserSuites {
                     "a peer's newlines in a field run together: a flood of them cannot bury the page")
 
             try browser.click(".card-buttons button[data-button='viewing']")
-            #expect(try browser.waitFor("#said", containing: "tap #1 viewing: asked u42 for a viewing of listing L1001 (Sunny flat)"))
+            #expect(try browser.waitFor("#notice-log", containing: "tap #1 viewing: asked u42 for a viewing of listing L1001 (Sunny flat)"))
             #expect(try browser.waitFor(".message.sent pre.bubble", containing: "Could I view listing L1001 (Sunny flat)"))
             try browser.click(".card-buttons button[data-button='details']")
-            #expect(try browser.waitFor("#said", containing: "tap #1 details: opened listing L1001 detail: Sunny flat, ¥4200, 2 rooms"))
+            #expect(try browser.waitFor("#notice-log", containing: "tap #1 details: opened listing L1001 detail: Sunny flat, ¥4200, 2 rooms"))
             try browser.click(".card .card-fields")
-            #expect(try browser.waitFor("#said", containing: "tap #1: opened listing L1001 detail"), "a click on the card, not a button, taps it")
+            #expect(try browser.waitFor("#notice-log", containing: "tap #1: opened listing L1001 detail"), "a click on the card, not a button, taps it")
             // A tap on a button the card no longer has (a stale page) is refused in a line; a typed
             // "/tap" is only text: the page has no verbs.
             _ = try browser.execute("post(document.querySelector('[data-page]').dataset.page, { do: 'tap', message: 1, button: 'nope' })")
-            #expect(try browser.waitFor("#said", containing: "/tap: message #1 has no button 'nope'; its buttons: details, viewing"))
+            #expect(try browser.waitFor("#notice-log", containing: "/tap: message #1 has no button 'nope'; its buttons: details, viewing"))
             try browser.send("/tap 1 details")
             #expect(try browser.waitFor(".message.sent pre.bubble", containing: "/tap 1 details"), "a line starting with / is sent as text")
             let console = try browser.consoleLog()
@@ -67,12 +67,12 @@ extension BrowserSuites {
             let notes = people.root.root + "/notes.png"
             try "not a picture at all\n".write(toFile: notes, atomically: true, encoding: .utf8)
             try #require(try alice.waitFor("input.photo-file")).type(notes)
-            #expect(try alice.waitFor("#said", containing: "refused: not sent: the file is not a photo this host sends: it is not a PNG, JPEG or WebP picture"))
+            #expect(try alice.waitFor("#notice-log", containing: "Not sent: this file is not a photo that can be sent (it is not a PNG, JPEG or WebP picture"))
             // A PNG by its header, an SVG after it: decoded whole on the server, and refused there.
             let svg = people.root.root + "/svg.png"
             try Data(try BrokenPhotos.pngHeader(then: BrokenPhotos.svg)).write(to: URL(fileURLWithPath: svg))
             try #require(try alice.waitFor("input.photo-file")).type(svg)
-            #expect(try alice.waitFor("#said", containing: "refused: not sent: the file is not a photo this host sends: its PNG data is damaged"))
+            #expect(try alice.waitFor("#notice-log", containing: "Not sent: this file is not a photo that can be sent (its PNG data is damaged"))
             #expect(try alice.findAll(".message").count == 1 && bob.findAll(".message").count == 1)
             // The one error the browser logs is the refusal it was answered (415), which the page said.
             let console = try bob.consoleLog() + alice.consoleLog()
@@ -83,7 +83,7 @@ extension BrowserSuites {
         @Test("the jobs card shows the picture its line ships; its Decline button, pressed in the browser on the house page, answers the recruiter in the chat")
         func roamingButton() throws {
             let workspace = try Workspace.standard()
-            let web = try WebServing(workspace)
+            let web = try WebServing(workspace, arguments: ["--dev"])
             let browser = try Browser()
             try browser.open(chat: houseChatURL, on: web)
             try workspace.receive("jobs.interview", #"{"company":"58 Tech","position":"iOS engineer","time":"2026-11-25 10:00","place":"Building A"}"#)
@@ -92,7 +92,7 @@ extension BrowserSuites {
             #expect(try browser.execute("return document.querySelector('.card img.card-image').getAttribute('src')") as? String == "/picture/jobs/1.0.0/logo")
             #expect(try browser.waitUntil("(i => i !== null && i.complete && i.naturalWidth == 96 && i.naturalHeight == 96)(document.querySelector('.card img.card-image'))"))
             try browser.click(".card-buttons button[data-button='decline']")
-            #expect(try browser.waitFor("#said", containing: "tap #1 decline: declined interview at 58 Tech, 2026-11-25 10:00"))
+            #expect(try browser.waitFor("#notice-log", containing: "tap #1 decline: declined interview at 58 Tech, 2026-11-25 10:00"))
             #expect(try browser.waitFor(".message.sent pre.bubble", containing: "Sorry, I have to decline the interview"))
         }
 
@@ -100,7 +100,7 @@ extension BrowserSuites {
         func lineOf12() throws {
             let workspace = try Workspace()
             try workspace.installBaselineLine(builtAgainst: "1.2")
-            let web = try WebServing(workspace)
+            let web = try WebServing(workspace, arguments: ["--dev"])
             let browser = try Browser()
             try browser.open(chat: "im://chat?rootCateID=88&peer=u1", on: web)
             #expect(try browser.waitFor("#page .title h1", containing: "Baseline · u1"))
@@ -108,7 +108,7 @@ extension BrowserSuites {
             #expect(try browser.waitFor(".message.received pre.bubble", containing: "📝 hello from 1.2\nNote: n7"))
             #expect(try browser.find(".message.received .card") == nil)
             try browser.click(".message.received pre.bubble")
-            #expect(try browser.waitFor("#said", containing: "tap #1: opened note n7 (opened 1 time)"))
+            #expect(try browser.waitFor("#notice-log", containing: "tap #1: opened note n7 (opened 1 time)"))
         }
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import IMHost
 
-/// A listing card as the house line draws it, sent with the chat's `/recv` verb.
+/// A listing card as the house line draws it, as it arrives (``Workspace/receive(_:_:in:photos:)``).
 let listingArrival = (key: "house.listing", payload: #"{"id":"L1001","title":"Sunny flat","price":4200,"area":56,"rooms":2}"#)
 
 extension BrowserSuites {
@@ -11,7 +11,7 @@ extension BrowserSuites {
         @Test("a jump URL pasted on the start page opens the line's page, which says why; a card, a quick reply, a bar item and a menu item clicked and text sent answer as in the terminal")
         func openAndClick() throws {
             let workspace = try Workspace.standard()
-            let web = try WebServing(workspace)
+            let web = try WebServing(workspace, arguments: ["--dev"])
             let browser = try Browser()
             try browser.navigate(web.url)
             #expect(try browser.currentURL() == web.origin + "/", "the token leaves the address bar")
@@ -30,19 +30,19 @@ extension BrowserSuites {
             try workspace.receive(listingArrival.key, listingArrival.payload)
             #expect(try browser.waitFor(".message.received .card .card-title", containing: "🏠 Sunny flat"))
             try browser.click(".message.received .card .card-title")
-            #expect(try browser.waitFor("#said", containing: "tap #1: opened listing L1001 detail: Sunny flat"))
+            #expect(try browser.waitFor("#notice-log", containing: "tap #1: opened listing L1001 detail: Sunny flat"))
 
             try browser.click("#page .quick-replies button[data-item='4']")
             #expect(try browser.waitFor(".message.sent pre.bubble", containing: "Is it still available?"))
-            #expect(try browser.waitFor("#said", containing: #"quick reply 4: sent "Is it still available?""#))
+            #expect(try browser.waitFor("#notice-log", containing: #"quick reply 4: sent "Is it still available?""#))
             #expect(try browser.waitFor(".message.sent .state", containing: "queued"), "no broker: what is sent stays queued")
 
             try browser.click("#page .bottom-bar button[data-item='4']")
-            #expect(try browser.waitFor("#said", containing: "bar: chose Location"))
+            #expect(try browser.waitFor("#notice-log", containing: "bar: chose Location"))
 
             try browser.click("#page .menu summary")
             try browser.click("#page .menu button.line")
-            #expect(try browser.waitFor("#said", containing: "menu: reported listing L1001 as fake"))
+            #expect(try browser.waitFor("#notice-log", containing: "menu: reported listing L1001 as fake"))
 
             try browser.send("hello from the browser")
             #expect(try browser.waitFor(".message.sent pre.bubble", containing: "hello from the browser"))
@@ -62,7 +62,7 @@ extension BrowserSuites {
         @Test("a placeholder says why in a word and in full when clicked; older messages come on scrolling up")
         func placeholderAndOlder() throws {
             let workspace = try Workspace.standard()
-            let web = try WebServing(workspace)
+            let web = try WebServing(workspace, arguments: ["--dev"])
             let browser = try Browser()
             try browser.open(chat: houseChatURL, on: web)
             try workspace.receive("cars.offer", #"{"model":"Civic"}"#)
@@ -75,7 +75,7 @@ extension BrowserSuites {
 
             for index in 1...24 { try browser.send("message \(index)") }
             #expect(try browser.waitFor(".message.sent pre.bubble", containing: "message 24"))
-            #expect(try browser.waitFor("button.older", containing: "older message"))
+            #expect(try browser.waitFor("button.older", containing: "earlier message"))
             let shown = try browser.findAll(".message").count
             try browser.execute("document.querySelector('.messages').scrollTop = 0")
             #expect(try browser.waitUntil("document.querySelectorAll('.message').length > \(shown)"), "scrolling up brought no older message")
@@ -85,7 +85,7 @@ extension BrowserSuites {
         @Test("without the token nothing is served; a forged Host and a foreign Origin are refused; the session cookie is HttpOnly, SameSite=Strict and named for the port")
         func tokenAndHeaders() throws {
             let workspace = try Workspace.standard()
-            let web = try WebServing(workspace)
+            let web = try WebServing(workspace, arguments: ["--dev"])
             let browser = try Browser()
             try browser.navigate(web.origin + "/")
             #expect(try browser.waitFor("body", containing: "refused: no session; open the URL imhost web printed"))
@@ -168,7 +168,7 @@ extension BrowserSuites {
         @Test("a kill switch set in host.json moves the open page to the legacy page with its history, and lifted, back")
         func killSwitch() throws {
             let workspace = try Workspace.standard()
-            let web = try WebServing(workspace)
+            let web = try WebServing(workspace, arguments: ["--dev"])
             let browser = try Browser()
             try browser.open(chat: houseChatURL, on: web)
             try browser.send("before the switch")
@@ -188,7 +188,7 @@ extension BrowserSuites {
             let broker = try TestBroker(in: root.root, users: ["alice"])
             let op = try operatorWorkspace(broker)
             let alice = try broker.workspace(for: "alice")
-            let web = try WebServing(alice)
+            let web = try WebServing(alice, arguments: ["--dev"])
             #expect(web.process.waitFor("connected to"))
             let browser = try Browser()
             try browser.open(chat: houseChat(with: "bob"), on: web)
@@ -210,7 +210,7 @@ extension BrowserSuites {
         @Test("a line that crashes on a click: the page says which line crashed and reopens on the page the converter now chooses; other pages go on")
         func crashOnClick() throws {
             let workspace = try crashyWorkspace()
-            let web = try WebServing(workspace, environment: ["IMHOST_CRASHY": "menu:abort"])
+            let web = try WebServing(workspace, arguments: ["--dev"], environment: ["IMHOST_CRASHY": "menu:abort"])
             let browser = try Browser()
             try browser.open(chat: crashyURL, on: web)
             #expect(try browser.waitFor("#page .title h1", containing: "Crashy chat with tester"))
@@ -220,8 +220,8 @@ extension BrowserSuites {
 
             try browser.click("#page .menu summary")
             try browser.click("#page .menu button.line")
-            let crashSaid = try browser.waitFor("#said .crash", containing: "crashy")
-            let said = try browser.textContent("#said") ?? ""
+            let crashSaid = try browser.waitFor("#notice-log .alert", containing: "crashy")
+            let said = try browser.textContent("#notice-log") ?? ""
             #expect(crashSaid, "\(said)")
             #expect(try browser.waitFor("#page .tag", containing: "legacy page"), "the page did not reopen on what the converter now chooses")
             #expect(try browser.waitFor(".message.sent pre.bubble", containing: "before the crash"))
@@ -238,7 +238,7 @@ extension BrowserSuites {
         @Test("a new build of the line installed under an open page reaches it, with its history, and says so")
         func rebuiltLine() throws {
             let workspace = try rentWorkspace()
-            let web = try WebServing(workspace)
+            let web = try WebServing(workspace, arguments: ["--dev"])
             let browser = try Browser()
             try browser.open(chat: rentURL, on: web)
             #expect(try browser.waitFor("#page .title h1", containing: "Rent 0.2.0 with u42"))
@@ -248,7 +248,7 @@ extension BrowserSuites {
 
             try workspace.installOver("rent.so", product: "FixtureRentNew")
             #expect(try browser.waitFor("#page .title h1", containing: "Rent 0.3.0 with u42"), "the new build did not reach the page")
-            #expect(try browser.waitFor("#said", containing: "line rent reloaded: 0.2.0 → 0.3.0"))
+            #expect(try browser.waitFor("#notice-log", containing: "line rent reloaded: 0.2.0 → 0.3.0"))
             #expect(try browser.waitFor(".message.sent pre.bubble", containing: "before the new build"))
             #expect(try browser.execute("return window.sameDocument === true") as? Bool == true)
             #expect(!FileManager.default.fileExists(atPath: workspace.data + "/crashes.log"), "a new build is not a crash")

@@ -58,7 +58,7 @@ extension JSONNode {
         }
     }
 
-    static func quoted(_ text: String) -> String {
+    package static func quoted(_ text: String) -> String {
         // Most text (ids, keys, words) has nothing to escape: one pass over its bytes.
         if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) { return "\"" + text + "\"" }
         var result = "\""

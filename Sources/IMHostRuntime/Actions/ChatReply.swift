@@ -49,7 +49,7 @@ package enum ChatReply: Codable, Equatable, Sendable {
     /// The connection's news, in ``ConnectionWords``' words (the connection's notices are the
     /// transport's values, which do not travel; only a terminal's chat holds its connection in
     /// its worker, and says them).
-    case notice(String)
+    case notice(String, Gist)
     /// Messages arrived in another conversation (`more`: after those said already), with its
     /// unread count.
     case arrived(peer: String, count: Int, unread: Int?, more: Bool)
@@ -63,6 +63,38 @@ package enum ChatReply: Codable, Equatable, Sendable {
     case refused(ChatRefusal)
 
     /// Why the converter chose a page: its reason's word and its explanation.
+    /// What a connection's notice means to the person, for a front end that words it for them
+    /// (the browser): the notice's own words are a developer's (addresses, logins, topics).
+    package enum Gist: String, Codable, Equatable, Sendable {
+        /// Connected (`again`: after an outage that was said).
+        case connected, connectedAgain
+        /// Offline: it reconnects by itself; what is sent waits.
+        case offline
+        /// Another window or device of the person holds the session: this one is offline.
+        case elsewhere
+        /// This device was removed from the person's devices (or its password changed).
+        case deviceRemoved
+        /// Messages that could not be delivered were given up.
+        case givenUp
+        /// A catch-up from another device of the person.
+        case caughtUp
+        /// Something only a developer or an operator acts on (refused envelopes, ACLs, the fleet).
+        case technical
+
+        package init(_ notice: ConnectionNotice) {
+            self = switch notice {
+            case .connected(_, _, let again): again ? .connectedAgain : .connected
+            case .outage(.deviceRemoved): .deviceRemoved
+            case .outage(.takenOver), .outage(.connectedElsewhere), .takenOver, .connectedElsewhere, .stillElsewhere: .elsewhere
+            case .outage(.asked), .outage(.notConnectedYet): .technical
+            case .outage: .offline
+            case .givenUp: .givenUp
+            case .history: .caughtUp
+            default: .technical
+            }
+        }
+    }
+
     package struct Route: Codable, Equatable, Sendable {
         package var reason: String
         package var explanation: String

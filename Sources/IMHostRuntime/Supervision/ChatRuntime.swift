@@ -21,8 +21,10 @@ package final class ChatRuntime {
     /// A chat's own: drafts of what sends, a line's new build moved to, and the record of the
     /// open chat `imhost plugins` reads. `nil` for `open` and `play`.
     private let chat: (drafts: DraftKeeper, builds: LineBuildWatch, record: OpenChats.Record)?
-    /// Crash notices go to standard error, or into the transcript (`play`).
+    /// Crash notices go to standard error, or into the transcript (`play`), or, when set, here
+    /// (a web page tells its person apart from other diagnostics).
     package var noticesToTranscript = false
+    package var crashNotices: ((String) -> Void)?
 
     /// `shows`, when given, draws what the worker shows (a chat's pages and replies, which it
     /// sends as values); otherwise the worker writes to this process's standard output itself.
@@ -127,7 +129,9 @@ package final class ChatRuntime {
     }
 
     private func say(_ notice: String) {
-        if noticesToTranscript { output.out(notice + "\n") } else { output.err(notice + "\n") }
+        if let crashNotices {
+            crashNotices(notice)
+        } else if noticesToTranscript { output.out(notice + "\n") } else { output.err(notice + "\n") }
     }
 
     /// A line's file changed under the chat: vets the new build, then moves the chat to a new

@@ -33,7 +33,7 @@ package enum ChatWords {
         case .blocked(let peer): ["blocked \(peer): their messages are refused and not stored; /unblock \(peer) takes them again"]
         case .unblocked(let peer): ["unblocked \(peer): their messages are taken again (those refused meanwhile are not)"]
         case .connection(let online, let answer): ["\(online ? "/online" : "/offline"): " + connection(answer)]
-        case .notice(let words): [words]
+        case .notice(let words, _): [words]
         case .arrived(let peer, let count, let unread, let more):
             ["\(count)\(more ? " more" : "") new message\(count == 1 ? "" : "s") from \(peer)\(unread.map { " (\($0) unread)" } ?? ""): imhost chat --peer \(peer), or /chats"]
         case .fleetApplied(let version, let summary, let route):

@@ -82,7 +82,7 @@ package final class ChatSession {
         for event in events {
             switch event {
             case .notice(let notice):
-                reply(.notice(ConnectionWords.notice(notice)))
+                reply(.notice(ConnectionWords.notice(notice), .init(notice)))
             case .arrived(let peer, let messages):
                 if peer == page.conversation {
                     redraw = true

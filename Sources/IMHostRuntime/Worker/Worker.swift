@@ -272,7 +272,7 @@ package final class Worker {
     /// ``Courier/fleetWait`` after subscribing; the cached one if the broker cannot be reached).
     private func awaitFleet() {
         // Said as the chat says its notices: a line each, on standard output.
-        runConnection(seconds: 5, say: { [channel] in channel.say(.replied(.notice(ConnectionWords.notice($0)))) }, until: { $0.fleetSettled })
+        runConnection(seconds: 5, say: { [channel] in channel.say(.replied(.notice(ConnectionWords.notice($0), .init($0)))) }, until: { $0.fleetSettled })
         if host.courier != nil, host.config.fleet == nil {
             output.diagnostic("imhost: no fleet configuration from the broker and none cached: this host opens on host.json alone")
         }

@@ -13,6 +13,7 @@ enum WebCommand {
         summary: "serve your chats to a browser on this machine, live",
         options: [
             .option("--port", .number(1024...65535, "a port", shape: "N"), "the port to listen on (default: a free one)"),
+            .flag("--dev", "draw what QA and line authors need too: message numbers, why this page, the line, a message's causes (a toggle on the page shows or hides them)"),
             .user,
         ],
         help: """
@@ -23,6 +24,10 @@ enum WebCommand {
             configuration or quarantine, and a rebuilt line show without a reload (host.json is
             read again when it changes, or on SIGHUP, as a chat reads it). Serves until Ctrl-C
             or SIGTERM.
+
+            The page speaks to the person (names, times, states; brief notices, all kept in
+            a list); --dev also draws message numbers, why this page, the line and a
+            message's causes, behind a toggle on the page.
 
             It listens on 127.0.0.1 only. It holds the user's broker connection, as a chat does;
             each open page runs in a worker of its own, so a line that crashes costs that page a
@@ -56,7 +61,7 @@ enum WebCommand {
         let server: WebServer
         do {
             server = try WebServer(host: host, config: config, configPath: configPath, user: user, port: port,
-                                   verbose: arguments.flags.contains("--verbose"), output: output)
+                                   verbose: arguments.flags.contains("--verbose"), dev: arguments.flags.contains("--dev"), output: output)
         } catch {
             output.diagnostic("imhost web: \(error); choose another with --port, or leave it out for a free one")
             return CommandLineTool.ExitCode.failure

@@ -7,7 +7,7 @@
 function post(page, act) {
   return fetch("/page/" + encodeURIComponent(page), { method: "POST", body: JSON.stringify(act), credentials: "same-origin",
                                                       headers: { "Content-Type": "application/json" } })
-    .then((reply) => { if (!reply.ok) return reply.text().then((why) => said(why.trim(), "refused")); });
+    .then((reply) => { if (!reply.ok) return reply.text().then((why) => said(why.trim(), true)); });
 }
 
 // The act an element names: what to do, and the numbers and button id it carries.
@@ -20,14 +20,66 @@ function actOf(element) {
   return act;
 }
 
-function said(text, kind) {
-  const aside = document.getElementById("said");
-  if (!aside) return;
-  const line = document.createElement("p");
-  line.textContent = text;
-  if (kind) line.className = kind;
-  aside.append(line);
-  while (aside.children.length > 6) aside.firstElementChild.remove();
+// A notice: {text, dev, alert}. The person's words, or, in the developer's view, the
+// developer's; none when there are no words for the view. Three at most are shown, each its own
+// role=status (role=alert) element, gone after a few seconds unless hovered or focused; every
+// one stays in the list the Notices button opens.
+function notify(notice) {
+  const text = devView() ? (notice.dev || notice.text) : notice.text;
+  if (!text) return;
+  const log = document.getElementById("notice-log");
+  if (log) {
+    const item = document.createElement("li");
+    item.textContent = text;
+    if (notice.alert) item.className = "alert";
+    const when = document.createElement("time");
+    when.textContent = new Date().toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+    item.prepend(when, " ");
+    log.append(item);
+    const open = document.querySelector("button.notices-open");
+    if (open) { open.hidden = false; open.querySelector(".count").textContent = "(" + log.children.length + ")"; }
+  }
+  const shown = document.getElementById("notices");
+  if (!shown) return;
+  const box = document.createElement("div");
+  box.className = "notice" + (notice.alert ? " alert" : "");
+  box.setAttribute("role", notice.alert ? "alert" : "status");
+  box.tabIndex = 0;
+  box.textContent = text;
+  const dismiss = document.createElement("button");
+  dismiss.type = "button";
+  dismiss.className = "dismiss";
+  dismiss.setAttribute("aria-label", "Dismiss");
+  dismiss.textContent = "×";
+  dismiss.addEventListener("click", () => box.remove());
+  box.append(dismiss);
+  // The chat's list gives the notices their room: a reader at its end stays there.
+  const list = document.querySelector(".messages");
+  const atEnd = list && list.scrollHeight - list.scrollTop - list.clientHeight < 8;
+  shown.append(box);
+  while (shown.children.length > 3) shown.firstElementChild.remove();
+  if (atEnd) list.scrollTop = list.scrollHeight;
+  let left = notice.alert ? 8000 : 5000, since = 0, timer = 0;
+  const run = () => { since = Date.now(); timer = setTimeout(() => box.remove(), left); };
+  const hold = () => { if (timer) { clearTimeout(timer); timer = 0; left = Math.max(1000, left - (Date.now() - since)); } };
+  box.addEventListener("mouseenter", hold);
+  box.addEventListener("focusin", hold);
+  box.addEventListener("mouseleave", () => { if (!timer && !box.contains(document.activeElement)) run(); });
+  box.addEventListener("focusout", () => { if (!timer && !box.matches(":hover")) run(); });
+  run();
+}
+
+// Something the page itself says (a refusal its request was answered).
+function said(text, alert) { notify({ text, dev: text, alert: !!alert }); }
+
+function devView() { return document.body.classList.contains("dev-on"); }
+
+// Times in the reader's own zone: the server writes UTC, with the instant in datetime.
+function localTimes(root) {
+  for (const time of root.querySelectorAll("time[datetime]")) {
+    const instant = Number(time.getAttribute("datetime"));
+    if (instant > 0) time.textContent = new Date(instant).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  }
 }
 
 // Puts a new drawing of the page in place, keeping the message the reader looked at where it
@@ -43,7 +95,12 @@ function replacePage(root, html) {
   }
   const input = root.querySelector("form[data-send] input");
   const typed = input ? input.value : "", focused = input && document.activeElement === input;
+  // What the reader opened (the menu, a placeholder's why) stays open in the new drawing.
+  const key = (details) => (details.closest(".message") ? details.closest(".message").id : "") + " " + details.className;
+  const open = new Set(Array.from(root.querySelectorAll("details[open]"), key));
   root.innerHTML = html;
+  for (const details of root.querySelectorAll("details")) { if (open.has(key(details))) details.open = true; }
+  localTimes(root);
   const next = root.querySelector(".messages");
   if (next) {
     const kept = anchor && document.getElementById(anchor);
@@ -83,9 +140,8 @@ function chatPage(root) {
     why.textContent = event.data;
     root.replaceChildren(why);
   });
-  events.addEventListener("say", (event) => said(event.data));
-  events.addEventListener("crash", (event) => said(event.data, "crash"));
-  events.addEventListener("ended", (event) => { said(event.data, "ended"); events.close(); });
+  events.addEventListener("notice", (event) => notify(JSON.parse(event.data)));
+  events.addEventListener("ended", (event) => { notify(JSON.parse(event.data)); events.close(); });
   // The Photo item: pick a file, and its bytes go to the server as they are; the server checks
   // them (a PNG, JPEG or WebP within the limit) and sends them as the chat's /photo would.
   root.addEventListener("change", (event) => {
@@ -95,7 +151,7 @@ function chatPage(root) {
     input.value = "";
     fetch("/page/" + encodeURIComponent(page) + "/photo", { method: "POST", body: file, credentials: "same-origin",
                                                            headers: { "Content-Type": "application/octet-stream" } })
-      .then((reply) => { if (!reply.ok) return reply.text().then((why) => said(why.trim(), "refused")); });
+      .then((reply) => { if (!reply.ok) return reply.text().then((why) => said(why.trim(), true)); });
   });
   root.addEventListener("click", (event) => {
     const photo = event.target.closest("[data-photo]");
@@ -117,6 +173,13 @@ function chatPage(root) {
     const input = form.querySelector("input");
     const text = input.value;
     if (text.trim() === "") return;
+    // What the store would refuse is refused here, and stays in the input: never cut.
+    const limit = Number(root.dataset.textLimit || 0);
+    const size = new TextEncoder().encode(JSON.stringify({ text })).length;
+    if (limit > 0 && size > limit) {
+      said("Not sent: the message is too long (" + Math.ceil(size / 1024) + " KB; at most " + Math.floor(limit / 1024) + " KB). Shorten it, or send it in parts.", true);
+      return;
+    }
     input.value = "";
     // Whatever it starts with, a line typed is text.
     post(page, { do: "text", text });
@@ -133,11 +196,26 @@ function chatPage(root) {
 }
 
 function startPage(root) {
+  localTimes(root);
   const events = new EventSource("/events?list=1");
-  events.addEventListener("list", (event) => { root.innerHTML = event.data; });
+  events.addEventListener("list", (event) => { root.innerHTML = event.data; localTimes(root); });
+}
+
+// The Notices button opens the list of every notice; with --dev, the toggle shows or hides the
+// developer's view, as the reader left it.
+function chrome() {
+  const open = document.querySelector("button.notices-open"), dialog = document.getElementById("notice-dialog");
+  if (open && dialog) open.addEventListener("click", () => dialog.showModal());
+  const toggle = document.querySelector("[data-dev-toggle]");
+  if (!toggle) return;
+  const apply = () => document.body.classList.toggle("dev-on", toggle.checked);
+  toggle.checked = localStorage.getItem("imhost-dev") !== "off";
+  apply();
+  toggle.addEventListener("change", () => { localStorage.setItem("imhost-dev", toggle.checked ? "on" : "off"); apply(); });
 }
 
 document.addEventListener("DOMContentLoaded", () => {
+  chrome();
   const page = document.getElementById("page");
   if (page) chatPage(page);
   const list = document.querySelector("[data-live=list]");

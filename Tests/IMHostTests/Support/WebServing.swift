@@ -120,13 +120,13 @@ struct TwoPeopleInABrowser {
     let alice: Browser
     let bob: Browser
 
-    init() throws {
+    init(dev: Bool = true) throws {
         root = try Workspace()
         broker = try TestBroker(in: root.root, users: ["alice", "bob"])
         aliceHome = try broker.workspace(for: "alice")
         bobHome = try broker.workspace(for: "bob")
-        aliceWeb = try WebServing(aliceHome)
-        bobWeb = try WebServing(bobHome)
+        aliceWeb = try WebServing(aliceHome, arguments: dev ? ["--dev"] : [])
+        bobWeb = try WebServing(bobHome, arguments: dev ? ["--dev"] : [])
         for web in [aliceWeb, bobWeb] { #expect(web.process.waitFor("connected to"), "\(web.process.stdout)\(web.process.stderr)") }
         alice = try Browser()
         bob = try alice.secondSession()

@@ -1,0 +1,91 @@
+@_spi(Host) import IMHost
+import IMHostRuntime
+import IMKit
+
+/// What the page says to the person about a reply of the chat: brief, in their words (times,
+/// states, names; no message numbers, routes, lines or verbs), or nothing when the page itself
+/// shows it (a bubble appears, older messages load). The developer's words, the terminal's
+/// (``ChatWords``), go with it for `imhost web --dev`.
+enum WebWords {
+    /// A notice for the page.
+    struct Notice: Equatable {
+        /// For the person; `nil`: the page shows it, or only a developer needs it.
+        var text: String?
+        /// The terminal's words, for the developer's view.
+        var dev: String
+        /// Something went wrong (a `role=alert` notice), rather than news (`role=status`).
+        var alert: Bool
+
+        /// The notice as the event stream carries it: `{"text":…,"dev":…,"alert":…}`.
+        var json: String {
+            "{\"text\":" + (text.map(JSONNode.quoted) ?? "null") + ",\"dev\":" + JSONNode.quoted(dev) + ",\"alert\":\(alert)}"
+        }
+    }
+
+    static func notice(_ reply: ChatReply) -> Notice {
+        let dev = ChatWords.lines(reply).map { TerminalText.safe($0, newlines: false) }.joined(separator: "\n")
+        let (text, alert) = person(reply)
+        return Notice(text: text, dev: dev, alert: alert || ChatWords.isDiagnostic(reply))
+    }
+
+    /// The person's words, and whether something went wrong.
+    private static func person(_ reply: ChatReply) -> (String?, Bool) {
+        switch reply {
+        case .tapped(_, _, let tap), .menuChose(let tap), .barChose(let tap):
+            return self.tap(tap)
+        case .blocked(let peer): return ("You blocked \(peer). Their messages will not reach you.", false)
+        case .unblocked(let peer): return ("You unblocked \(peer). Their new messages will reach you.", false)
+        case .retried: return ("Sending again.", false)
+        case .connection(true, _): return ("Going online.", false)
+        case .connection(false, _): return ("You are offline. What you send waits until you are back online.", false)
+        case .notice(_, let gist): return notice(gist)
+        case .arrived(let peer, let count, _, _): return ("\(count == 1 ? "A new message" : "\(count) new messages") from \(peer).", false)
+        case .fleetApplied: return ("This chat was updated.", false)
+        case .fleetAppliedNotReopened: return ("This chat could not be updated. Open it again from your chats.", true)
+        case .draftTakenUp: return ("The chat restarted; what you had typed is being sent.", false)
+        case .refused(let refusal): return (refused(refusal), true)
+        case .conversations, .found, .reloaded, .openedPage, .opened, .why, .quickSent, .menu, .older, .route, .read:
+            return (nil, false)
+        }
+    }
+
+    private static func tap(_ tap: ChatReply.Tap) -> (String?, Bool) {
+        switch tap {
+        case .handled(let what): (what, false)
+        case .placeholder, .ignored: ("Nothing to do here.", false)
+        case .failed: ("That did not work. Try again later.", true)
+        }
+    }
+
+    private static func notice(_ gist: ChatReply.Gist) -> (String?, Bool) {
+        switch gist {
+        case .connected: (nil, false)
+        case .connectedAgain: ("Back online.", false)
+        case .offline: ("Connection lost. Reconnecting…", true)
+        case .elsewhere: ("This chat is open in another window or on another device, so it is offline here.", true)
+        case .deviceRemoved: ("This device was removed from your account. Messages no longer reach it.", true)
+        case .givenUp: ("Some messages could not be delivered and were given up.", true)
+        case .caughtUp: (nil, false)
+        case .technical: (nil, false)
+        }
+    }
+
+    private static func refused(_ refusal: ChatRefusal) -> String {
+        switch refusal.code {
+        case .noMessage, .noButtons, .noSuchButton, .noSuchItem, .noComponent, .notRetryable:
+            "That is no longer on this page. It may have changed; look again."
+        case .quickRepliesUnavailable: "Quick replies cannot be sent on this page."
+        case .textRefused, .notSent: "Not sent: " + (refusal.detail ?? "the message was refused") + "."
+        case .notStored: "Not sent: it could not be saved on this device."
+        case .photoTooLarge: "Not sent: the photo is larger than \(refusal.limit.map(size) ?? "a photo may be")."
+        case .notAPhoto, .unreadableFile: "Not sent: that file is not a photo that can be sent (PNG, JPEG or WebP)."
+        case .noChat, .noSignIn, .badPeer: "This chat cannot be used. Open it again from your chats."
+        case .failed, .reloadRefused, .reopenFailed: "Something went wrong with this chat; it goes on as before."
+        }
+    }
+
+    /// A size as a person reads it: "8 MB", "512 KB".
+    static func size(_ bytes: Int) -> String {
+        bytes >= 1 << 20 ? "\((bytes + (1 << 19)) >> 20) MB" : "\(max(1, (bytes + 512) >> 10)) KB"
+    }
+}
