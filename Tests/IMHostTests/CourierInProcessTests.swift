@@ -221,6 +221,22 @@ struct CourierInProcessTests {
         #expect(bob.notices.last == .refusalsSummed(15))
     }
 
+    @Test("a presence record cleared (an empty publish on the user's own topic, or a device's below it) is no envelope: a host that gets it (here at its next connect, kept in its session) refuses nothing")
+    func presenceCleared() throws {
+        let bob = try connected("bob")[0]
+        bob.courier.setOnline(false)
+        // The host's own clearing, sent back as it said goodbye and not read before it left; a
+        // device's, as it leaves.
+        for topic in [Topic.inbox(to: "bob", from: "bob"), Topic.device(user: "bob", device: "phone")] {
+            broker.keepUnacknowledged(topic.name, [], for: "bob")
+        }
+        bob.courier.setOnline(true)
+        #expect(exchange([bob], clock: clock, step: 250) { bob.courier.inboxConfirmed })
+        #expect(broker.connections == 2)
+        #expect(bob.courier.counters.refused.isEmpty, "\(bob.courier.counters.refused)")
+        #expect(!bob.notices.contains { if case .refused = $0 { true } else { false } }, "\(bob.notices)")
+    }
+
     @Test("a second host of the user takes the session; the first, told only that its connection was lost, says connected elsewhere and stays offline; nothing is lost")
     func takeOver() throws {
         let sides = try connected("alice", "bob")

@@ -49,6 +49,16 @@ final class Inbox {
 
     private var user: String { connection.user }
 
+    /// Whether `topic` is where a host of `user` keeps its presence record: the user's own topic
+    /// (its first device's) or one below it (another device's).
+    private static func holdsPresence(_ topic: String, of user: String) -> Bool {
+        switch Topic(topic) {
+        case .inbox(let to, let from)?: to == user && from == user
+        case .device(let owner, _)?: owner == user
+        case .fleetConfig?, .fleetStatus?, nil: false
+        }
+    }
+
     /// The connection went or was made anew: what was held is dropped (its senders send it again).
     func reset() { held = [] }
 
@@ -56,6 +66,11 @@ final class Inbox {
 
     /// Reads a message the connection handed over. `nil`: refused, or nothing to do.
     func read(topic: String, payload: [UInt8], retained: Bool, now: Int64) -> Inbound? {
+        // A host of this user leaving clears its presence record (an empty retained publish):
+        // the broker sends that to whoever reads the topic, this host's other devices as it
+        // goes, and a kept session the host left before it read it at its next connect. It is
+        // no envelope, and nobody else may write there.
+        if payload.isEmpty, Self.holdsPresence(topic, of: user) { return nil }
         // A retained message in an inbox would come again at every connect: nobody sends one but
         // a host of this user, its presence record; others are refused, once each time they come.
         // (A device's own record, below the inbox, comes live too, when a host of the same login

@@ -6,7 +6,8 @@
 /// - a PUBACK says the broker took a message, not that anyone got it: past a session's queue
 ///   limit (`max_queued_messages`) a message is dropped after its PUBACK, and ``loseNext``
 ///   drops taken messages outright (a broker that died before saving them);
-/// - a kept session queues what comes while its user is away;
+/// - a kept session queues what comes while its user is away, and what it sent a connection
+///   that left before acknowledging it (``keepUnacknowledged(_:_:for:)``);
 /// - a second connection of a user takes the session over, and the first only sees its
 ///   connection lost: no DISCONNECT 0x8E;
 /// - the ACL of `imhost broker init`: a user writes `imhost/u/+/from/<user>` and reads
@@ -49,6 +50,12 @@ final class FakeBroker {
     /// Every connection is lost, as when the broker restarts.
     func dropConnections() {
         for session in sessions.values { session.client?.lose("broker restarted") }
+    }
+
+    /// Keeps `payload` on `topic` in `user`'s session, as a broker keeps a QoS 1 message it sent
+    /// a connection that left before acknowledging it: it comes again at the next connect.
+    func keepUnacknowledged(_ topic: String, _ payload: [UInt8], for user: String) {
+        sessions[user]?.queued.append((topic, payload))
     }
 
     private var sessions: [String: Session] = [:]
