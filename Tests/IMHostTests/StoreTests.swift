@@ -202,6 +202,12 @@ struct StoreTests {
         #expect(throws: StoreError.self) { try store.storeOutgoing(to: "a\nb", key: "text", payload: text(1), at: 1) }
     }
 
+    @Test("what the core refuses as not plain (ids, plugin file names) is exactly what the terminal escapes")
+    func plainIsWhatTheTerminalEscapes() {
+        let differing = (0...0x10FFFF).compactMap(Unicode.Scalar.init).filter { PlainText.isControl($0) != TerminalText.needsEscape($0, newlines: false) }
+        #expect(differing.isEmpty, "\(differing.prefix(5).map { String($0.value, radix: 16) })")
+    }
+
     @Test("a database newer than this code is refused in one line, and left as it is")
     func newerSchema() throws {
         let workspace = try Workspace()

@@ -80,6 +80,21 @@ extension BrowserSuites {
                     "\(console)")
         }
 
+        @Test("what a picked file says of itself reaches the page escaped: a WebP whose first chunk is named with a terminal's escape sequence is refused in one line")
+        func hostilePhotoRefused() throws {
+            let workspace = try Workspace.standard()
+            let web = try WebServing(workspace)
+            let browser = try Browser()
+            try browser.open(chat: houseChatURL, on: web)
+            let hostile = workspace.root + "/hostile.webp"
+            try Data(PhotoTests.hostileWebP).write(to: URL(fileURLWithPath: hostile))
+            try #require(try browser.waitFor("input.photo-file")).type(hostile)
+            #expect(try browser.waitFor("#said", containing: #"refused: not sent: the file is not a photo this host sends: it is a WebP with a first chunk of "\x1b[2J", not VP8"#))
+            let said = try #require(try browser.textContent("#said"))
+            #expect(!said.unicodeScalars.contains { $0.value == 0x1B }, "\(said)")
+            #expect(try browser.findAll(".message").isEmpty, "nothing is sent")
+        }
+
         @Test("the jobs card shows the picture its line ships; its Decline button, pressed in the browser on the house page, answers the recruiter in the chat")
         func roamingButton() throws {
             let workspace = try Workspace.standard()

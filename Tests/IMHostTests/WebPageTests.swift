@@ -137,6 +137,19 @@ extension BrowserSuites {
             #expect(try browser.waitFor(".message.sent .state.queued", containing: "queued"))
         }
 
+        @Test("a jump URL's control and bidirectional characters reach the page escaped: its refusal says so in one line")
+        func hostileURLRefused() throws {
+            let workspace = try Workspace.standard()
+            let web = try WebServing(workspace)
+            let browser = try Browser()
+            try browser.navigate(web.url)
+            try #require(try browser.waitFor("form.open input")).type("im://chat?rootCateID=1&peer=a%1B%5B2J%E2%80%AE")
+            try browser.click("form.open button")
+            #expect(try browser.waitFor("#said", containing: #"peer id has control or bidirectional characters (a\x1b[2J\u{202e}); ids are plain text"#))
+            let said = try #require(try browser.textContent("#said"))
+            #expect(!said.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x202E }, "\(said)")
+        }
+
         @Test("script and markup a peer sends through the broker show verbatim as text and add no element, with the Content-Security-Policy on and off", arguments: [true, false])
         func hostileTextInert(policy: Bool) throws {
             let root = try Workspace()

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import IMHost
+import IMHostRuntime
 import IMKit
 
 /// The wire parser where it is most exposed: every envelope a peer writes and every status a user
@@ -98,7 +99,8 @@ struct WireFuzzTests {
                 #expect(try Envelope.read(envelope.bytes, payloadLimit: 1024, sender: "carol") == envelope, "\(String(decoding: bytes, as: UTF8.self))")
             } catch {
                 kinds[error.kind, default: 0] += 1
-                #expect(FuzzTests.isOneSafeLine(error.description), "\(error.description)")
+                // Quoted as the envelope said it; as the chat, sync and play say it, one safe line.
+                #expect(FuzzTests.isOneSafeLine(ConnectionWords.notice(.refused(error, from: "carol"))), "\(error.description)")
                 #expect(error.messageID.map(GlobalID.isValid) ?? true)
                 // A refusal a peer is told of carries a code a host can read back.
                 #expect(Envelope.RefusalCode.isValid(error.code.rawValue))
