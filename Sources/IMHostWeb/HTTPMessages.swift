@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import IMKit
 
 /// A request, read whole: libmicrohttpd has parsed it and percent-decoded its query.
 public struct HTTPRequest: Sendable {
@@ -86,8 +87,11 @@ public struct HTTPReply {
         self.body = body
     }
 
-    /// Plain text, for refusals a person or a script reads.
+    /// Plain text, for refusals a person or a script reads. What they quote (a path asked for, a
+    /// file's bytes, what a decoder said) comes as it came: its controls are shown escaped here,
+    /// where the text is made, as the page's script shows it as it is.
     public static func text(_ status: Int, _ text: String, headers: [(String, String)] = []) -> HTTPReply {
-        HTTPReply(status: status, headers: [("Content-Type", "text/plain; charset=utf-8")] + headers, body: .bytes(Array(text.utf8)))
+        HTTPReply(status: status, headers: [("Content-Type", "text/plain; charset=utf-8")] + headers,
+                  body: .bytes(Array(TerminalText.safe(text, newlines: true).utf8)))
     }
 }

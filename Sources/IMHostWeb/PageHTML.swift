@@ -1,4 +1,5 @@
 @_spi(Host) import IMHost
+import IMHostRuntime
 import IMKit
 
 /// The page value (``PageView``) as HTML: the one place the browser's front end turns text into
@@ -208,8 +209,8 @@ public enum PageHTML {
         case .received: "received"
         }
         var html = "<p class=\"state \(message.state.rawValue)\">" + escape(words)
-        if dev, let failure = message.failure, message.state == .failed || message.state == .givenUp || message.state == .unknown {
-            html += "<span class=\"dev\">: " + escape(failure) + "</span>"
+        if let failure = message.failure, message.state == .failed || message.state == .givenUp || message.state == .unknown {
+            html += ": " + escape(failureWords(failure))
         }
         if message.state == .failed || message.state == .givenUp {
             html += " <button data-do=\"retry\" data-message=\"\(message.number)\">Try again</button>"
@@ -221,6 +222,34 @@ public enum PageHTML {
     /// own time zone.
     static func time(_ milliseconds: Int64) -> String {
         "<time datetime=\"\(milliseconds)\">" + clockTime(milliseconds) + "</time>"
+    }
+
+    /// Why a message failed, for the person whose message it is: the page's retry button beside
+    /// it sends it again.
+    static func failureWords(_ failure: MessageFailure) -> String {
+        switch failure {
+        case .refusedByPeer(let refusal):
+            let peer = refusal.peer, said = refusal.reason.map { " (\($0))" } ?? ""
+            return switch refusal.code {
+            case .kind?, .version?: "\(peer)'s imhost is older than yours and cannot take it; retry once \(peer) has updated"
+            case .blocked?: "\(peer) blocked you"
+            case .budget?: "\(peer) takes no more messages from you today; retry tomorrow"
+            case .tooLarge?: "too large for \(peer)'s imhost\(said)"
+            case let code?: "refused by \(peer) (\(code))\(said)"
+            case nil: "refused by \(peer)\(said)"
+            }
+        case .tooLargeForBroker(let refusal):
+            return "too large for the server: " + (refusal.limit.map { "it takes up to \(FailureWords.size($0)), this is \(FailureWords.size(refusal.bytes))" }
+                ?? "this is \(FailureWords.size(refusal.bytes))") + "; retry once its operator has raised the limit"
+        case .notDelivered(let hours):
+            return "not delivered within \(FailureWords.hours(hours)) hours"
+        case .unknownState(let state):
+            return "this imhost does not know the state \"\(state)\" the store holds"
+        case .unknownCode(let code):
+            return "for a reason this imhost does not know (\"\(code)\", stored by a newer one)"
+        case .other(let text):
+            return text
+        }
     }
 
     /// `HH:MM` in UTC for a time in milliseconds.

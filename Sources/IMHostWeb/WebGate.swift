@@ -23,11 +23,13 @@ public struct WebGate: Sendable {
     public let port: UInt16
     /// The token the server printed.
     public let token: String
-    private var sessions: [String] = []
+    /// The sessions given out, the newest last (a restarted server takes them up again).
+    public private(set) var sessions: [String] = []
 
-    public init(port: UInt16, token: String = WebGate.randomSecret()) {
+    public init(port: UInt16, token: String = WebGate.randomSecret(), sessions: [String] = []) {
         self.port = port
         self.token = token
+        self.sessions = sessions
     }
 
     /// The name of this server's session cookie.

@@ -29,6 +29,7 @@ extension WebServer {
         case .refused(let status, let why):
             return .text(status, why + "\n")
         case .newSession(let session):
+            saveKept()
             // The token leaves the address bar: the same page again, without it.
             let rest = request.query.filter { $0.name != "token" }.map { $0.name + "=" + WebDocument.percentEncoded($0.value) }
             let location = request.path + (rest.isEmpty ? "" : "?" + rest.joined(separator: "&"))

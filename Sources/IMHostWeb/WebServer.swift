@@ -89,8 +89,12 @@ package final class WebServer {
 
     /// `workerOptions` go to every page's worker: a data folder and broker other than
     /// host.json's, when the host was made with them (a demo's).
+    ///
+    /// `keep`: the port, token and sessions are kept in the data folder (``WebKept``), and taken
+    /// up by the next server that keeps them, so an open tab goes on after a restart; with `port`
+    /// 0 the kept port is tried first (``portNote`` says when it was taken).
     package init(host: ChatHost, config: HostConfig, configPath: String, user: String, port: UInt16, verbose: Bool, workerOptions: [String] = [],
-         dev: Bool = false, output: Output) throws(HTTPServer.Failure) {
+         dev: Bool = false, keep: Bool = false, output: Output) throws(HTTPServer.Failure) {
         self.host = host
         self.dev = dev
         self.config = config
@@ -109,8 +113,22 @@ package final class WebServer {
         }
         // The handler is set once the server exists: it needs the port for the gate.
         var handler: ((HTTPRequest) -> HTTPReply)?
-        http = try HTTPServer(port: port) { request in handler?(request) ?? .text(503, "starting\n") }
-        gate = WebGate(port: http.port)
+        let respond: (HTTPRequest) -> HTTPReply = { request in handler?(request) ?? .text(503, "starting\n") }
+        keptAt = keep ? WebKept.path(dataFolder: config.dataFolder, user: user) : nil
+        let kept = keptAt.flatMap(WebKept.read)
+        if port == 0, let kept {
+            do {
+                http = try HTTPServer(port: kept.port, handler: respond)
+            } catch {
+                http = try HTTPServer(port: 0, handler: respond)
+                portNote = "imhost web: port \(kept.port), where the last one served, is taken (\(error)); serving on \(http.port): open the new URL"
+            }
+        } else {
+            http = try HTTPServer(port: port, handler: respond)
+        }
+        // The same port: the same cookie name, so the tabs' sessions are good again.
+        gate = kept.map { WebGate(port: http.port, token: $0.token, sessions: $0.port == http.port ? $0.sessions : []) } ?? WebGate(port: http.port)
+        saveKept()
         handler = { [unowned self] request in handle(request) }
         http.isSession = { [unowned self] request in gate.hasSession(request) }
         // No body is read from a request the gate refuses; a photo's may be as large as a photo.
@@ -127,6 +145,21 @@ package final class WebServer {
 
     /// The URL to open: the start page, with the token.
     package var url: String { gate.url }
+
+    /// Where the port, token and sessions are kept (`keep`), and why the kept port was not used.
+    private let keptAt: String?
+    package private(set) var portNote: String?
+
+    /// Keeps the port, token and sessions for the next server; a failure is said in one line and
+    /// costs only that: the next server starts afresh.
+    func saveKept() {
+        guard let keptAt else { return }
+        do throws(FileSystem.Failure) {
+            try WebKept(port: http.port, token: gate.token, sessions: gate.sessions).write(keptAt)
+        } catch {
+            output.diagnostic("imhost web: cannot keep the session for the next start in \(TerminalText.safe(keptAt)): \(error); a restart will need the new URL")
+        }
+    }
 
     // MARK: The loop
 

@@ -132,12 +132,23 @@ struct ConfigTests {
         (#"{ "user": "\u+041" }"#, #"host.json:1:14: JSON syntax: \u must be followed by four hex digits"#),
         (#"{ "user": "\u41" }"#, #"host.json:1:14: JSON syntax: \u must be followed by four hex digits"#),
         (#"{ "user": "\u-041" }"#, #"host.json:1:14: JSON syntax: \u must be followed by four hex digits"#),
-        (#"{ "user": "me\u202e" }"#, #"host.json:1:11: user: the user id has control or bidirectional characters (me\u{202e}); ids are plain text"#),
+        // Quoted as it is: the terminal escapes it (hostileUserOnTerminal).
+        (#"{ "user": "me\u202e" }"#, "host.json:1:11: user: the user id has control or bidirectional characters (me\u{202E}); ids are plain text"),
         ("{\r  \"x\": 1 }", #"host.json:2:3: x: unknown key "x"; allowed keys: plugins, data, user, lines, routes, killSwitch, limits, transport, web"#),
         ("{\r\n  \"x\": 1 }", #"host.json:2:3: x: unknown key "x"; allowed keys: plugins, data, user, lines, routes, killSwitch, limits, transport, web"#),
     ])
     func escapes(text: String, expected: String) {
         #expect(error(text) == expected)
+    }
+
+    @Test("what host.json says reaches the terminal escaped: a user id with a control and a bidirectional character")
+    func hostileUserOnTerminal() throws {
+        let workspace = try Workspace()
+        try workspace.writeConfig(#"{ "user": "me\u001b[2J\u202e" }"#)
+        let result = try imhost(["chats"], in: workspace)
+        #expect(result.status == 2)
+        #expect(result.stderr == #"imhost: host.json:1:11: user: the user id has control or bidirectional characters (me\x1b[2J\u{202e}); ids are plain text"# + "\n",
+                "\(result.stderr)")
     }
 
     @Test("a cateID listed twice in one rule is refused at its place (it crashed imhost route once)")

@@ -97,8 +97,9 @@ struct ConverterTests {
         ("im://chat?rootCateID=1&rootCateID=2", "rootCateID is given twice; give it once"),
         ("im://chat/house?rootCateID=1", #""im://chat/house?rootCateID=1" has a path after im://chat; callers send im://chat?rootCateID=<n>&…, and the converter picks the page"#),
         ("im://chat?rootCateID=1&peer=%zz", #"peer "%zz" is empty or badly percent-encoded"#),
-        ("im://chat?rootCateID=1&peer=ev%E2%80%AEil", #"peer id has control or bidirectional characters (ev\u{202e}il); ids are plain text"#),
-        ("im://chat?rootCateID=1&peer=a%1B%5B2J", #"peer id has control or bidirectional characters (a\x1b[2J); ids are plain text"#),
+        // The core quotes the id as it is; the terminal and the page escape it where they draw it.
+        ("im://chat?rootCateID=1&peer=ev%E2%80%AEil", "peer id has control or bidirectional characters (ev\u{202E}il); ids are plain text"),
+        ("im://chat?rootCateID=1&peer=a%1B%5B2J", "peer id has control or bidirectional characters (a\u{1B}[2J); ids are plain text"),
         ("im://chat?rootCateID=1&peer=a\u{FFFD}b", "peer id holds U+FFFD, the replacement character: bytes that are not UTF-8 turn into it, so two ids could become one; give the id as UTF-8"),
         ("im://chat//?rootCateID=1", #""im://chat//?rootCateID=1" has a path after im://chat that is not a line's page; callers send im://chat?rootCateID=<n>&…, and the converter picks the page"#),
     ])
@@ -106,6 +107,21 @@ struct ConverterTests {
         let (workspace, host) = try Self.host()
         defer { withExtendedLifetime(workspace) {} }
         #expect(throws: JumpURL.Malformed(description: reason)) { try host.converter.decide(url) }
+    }
+
+    @Test("a URL's control and bidirectional characters reach the terminal escaped, as text and as JSON's refusal")
+    func hostileURLOnTerminal() throws {
+        let workspace = try Workspace.standard()
+        let url = "im://chat?rootCateID=1&peer=a%1B%5B2J%E2%80%AE"
+        let routed = try imhost(["route", url], in: workspace)
+        #expect(routed.status == 1)
+        #expect(routed.stderr == #"imhost route: refused: peer id has control or bidirectional characters (a\x1b[2J\u{202e}); ids are plain text"# + "\n")
+        let json = try imhost(["route", url, "--json"], in: workspace)
+        let refused = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: String]
+        #expect(refused == ["refused": "peer id has control or bidirectional characters (a\u{1B}[2J\u{202E}); ids are plain text"], "JSON carries the text as it is: \(json.stdout)")
+        let chat = try imhost(["chat", url], input: "/quit\n", in: workspace)
+        #expect(chat.stderr.contains(#"(a\x1b[2J\u{202e})"#) && !chat.stderr.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x202E },
+                "\(chat.stderr)")
     }
 
     @Test("scheme and host match in any case; route and open decide every chat URL alike", arguments: [

@@ -212,7 +212,7 @@ struct FleetRecoveryTests {
         let document = report.document(state: .running, at: 1)
         #expect(document.count <= FleetStatus.byteLimit && document.count > FleetStatus.byteLimit - 32)
         let read = FleetStatus.read(user: "alice", document)
-        #expect(read.inventory == .partial && read.version == 5 && read.state == "running")
+        #expect(read.inventory == .partial && read.version == 5 && read.state == .running)
         #expect(!read.report.lines.isEmpty && read.report.lines == Array(lines.prefix(read.report.lines.count)))
         let small = FleetStatus.read(user: "alice", FleetReport(lines: ["house"], keys: ["house.listing"]).document(state: .gone, at: 1))
         #expect(small.inventory == .complete && small.report.lines == ["house"] && small.report.keys == ["house.listing"] && small.version == nil)

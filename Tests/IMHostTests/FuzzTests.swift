@@ -1,8 +1,11 @@
 import Foundation
 import Testing
 @testable import IMHost
+import IMHostRuntime
 @testable import IMHostTerminal
+@testable import IMHostWeb
 import IMKit
+import Synchronization
 
 /// Seeded fuzz tests: inputs a peer, an operator or a file can produce, generated from a seed so
 /// a failure repeats. A few seconds in `make test`; `make fuzz` runs many more
@@ -12,9 +15,23 @@ struct FuzzTests {
     static let iterations = ProcessInfo.processInfo.environment["IMHOST_FUZZ_ITERATIONS"].flatMap(Int.init) ?? 400
     static let seed = ProcessInfo.processInfo.environment["IMHOST_FUZZ_SEED"].flatMap(UInt64.init) ?? 20261123
 
-    /// One line, with nothing a terminal would act on: what every refusal must be.
+    /// One line, with nothing a terminal would act on: what every refusal must be where a front
+    /// end says it (the core quotes outside text in it as it came).
     static func isOneSafeLine(_ text: String) -> Bool {
         !text.unicodeScalars.contains { TerminalText.needsEscape($0, newlines: false) }
+    }
+
+    /// A refusal as every command says it, through ``Output/diagnostic(_:)``: one safe line and
+    /// its end.
+    static func saidInOneSafeLine(_ refusal: String) -> Bool {
+        let said = Said()
+        Output(out: { _ in }, err: { line in said.text.withLock { $0 += line } }).diagnostic(refusal)
+        let text = said.text.withLock { $0 }
+        return text.hasSuffix("\n") && isOneSafeLine(String(text.dropLast()))
+    }
+
+    private final class Said: Sendable {
+        let text = Mutex("")
     }
 
     // MARK: Pieces
@@ -106,7 +123,13 @@ struct FuzzTests {
             let shown = try #require(try page.presented(width: [24, 40, 72].randomElement(using: &random)!).last)
             #expect(shown.message.shown.envelope.payload.json == json, "stored exactly as received")
             if let why = shown.message.degrade {
-                #expect(Self.isOneSafeLine(why.description) && Self.isOneSafeLine(why.short), "round \(round): \(why.description.debugDescription) for \(json.debugDescription)")
+                // The reason quotes the payload as it is; each front end escapes it where it draws it.
+                let view = try page.view(width: 72)
+                let drawn = PageRenderer(width: 72, colors: false).render(view)
+                #expect(drawn.split(separator: "\n").allSatisfy { Self.isOneSafeLine(String($0)) }, "round \(round): \(why.description.debugDescription) for \(json.debugDescription)")
+                let html = PageHTML.body(view)
+                #expect(!html.unicodeScalars.contains { $0 != "\t" && TerminalText.needsEscape($0, newlines: true) }, "round \(round): \(why.description.debugDescription)")
+                #expect(Self.saidInOneSafeLine(why.description), "as /why says it")
             }
         }
     }
@@ -127,7 +150,7 @@ struct FuzzTests {
             do {
                 _ = try HostConfig.parse(text, file: "host.json")
             } catch {
-                #expect(Self.isOneSafeLine(error.description), "\(error.description)")
+                #expect(Self.saidInOneSafeLine(error.description), "\(error.description)")
                 if let line = error.line {
                     let lines = text.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r" }
                     #expect(line >= 1 && line <= lines.count + 1, "\(error.description)")
@@ -154,7 +177,7 @@ struct FuzzTests {
             do {
                 _ = try Scenario.parse(text, file: "s.json", lineOrder: ["house", "jobs"])
             } catch {
-                #expect(Self.isOneSafeLine(error.description), "\(error.description)")
+                #expect(Self.saidInOneSafeLine(error.description), "\(error.description)")
                 #expect(error.description.hasPrefix("s.json"), "\(error.description)")
             }
         }
@@ -177,7 +200,7 @@ struct FuzzTests {
             let url = schemes.randomElement(using: &random)! + "://" + hosts.randomElement(using: &random)! + (Bool.random(using: &random) ? "?" : "") + query
             let routed = Result { () throws(JumpURL.Malformed) in try host.converter.decide(chatURL: url) }
             if case .failure(let error) = routed {
-                #expect(Self.isOneSafeLine(error.description), "\(error.description)")
+                #expect(Self.saidInOneSafeLine(error.description), "\(error.description)")
             }
             // Opening builds a page: a sample of the URLs is enough to hold the two together.
             guard round % 8 == 0, url.lowercased().hasPrefix("im://chat") else { continue }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import IMHost
 import IMHostTerminal
+@testable import IMHostWeb
 @_spi(Host) import IMKit
 
 @Suite("Chat pages")
@@ -305,5 +306,19 @@ struct ScreenWidthTests {
         #expect(!text.contains("…"))
         for row in rows { #expect(TextWidth.columns(row) <= 40, "\(row)") }
     }
-}
 
+    @Test("a placeholder whose reason quotes a line's error with control characters: the core keeps it as it is, each front end draws it escaped")
+    func placeholderReasonEscaped() {
+        // What a builder's own error says reaches the reason as it said it.
+        let degrade = Degrade.undecodable("bad \u{1B}[2J\u{202E}")
+        #expect(degrade.short == "bad \u{1B}[2J\u{202E}" && degrade.description.hasSuffix("bad \u{1B}[2J\u{202E}"))
+        let envelope = MessageEnvelope(id: "m1", conversation: "u1", from: "u1", to: "me", timestamp: 0,
+                                       key: "demo.raw", payload: MessagePayload(json: "{}"))
+        let text = PageRenderer(width: 60, colors: false).cell(number: 1, envelope: envelope, view: nil, outgoing: false, degrade: degrade)
+            .joined(separator: "\n")
+        #expect(text.contains(#"(bad \x1b[2J\u{202e})"#) && !text.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x202E }, "\(text)")
+        let message = PageView.Message(number: 1, envelope: envelope, isOutgoing: false, state: .received, body: .placeholder(degrade))
+        let html = PageHTML.message(message, peer: "u1")
+        #expect(html.contains(#"bad \x1b[2J\u{202e}"#) && !html.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x202E }, "\(html)")
+    }
+}

@@ -55,7 +55,12 @@ struct PhotoTests {
         jpeg.removeSubrange(2...)
         jpeg += [0xFF, 0xD9]
         #expect(refusal(jpeg) == "it starts as a JPEG but no frame header says its size")
+        // What the file says is quoted as it is; each front end escapes it (sending, below).
+        #expect(refusal(Self.hostileWebP) == "it is a WebP with a first chunk of \"\u{1B}[2J\", not VP8, VP8L or VP8X")
     }
+
+    /// A WebP whose first chunk is named with a terminal's escape sequence.
+    static let hostileWebP: [UInt8] = Array("RIFF".utf8) + [26, 0, 0, 0] + Array("WEBP".utf8) + [0x1B] + Array("[2J".utf8) + [UInt8](repeating: 0, count: 18)
 
     @Test("no prefix of a real picture, and no byte of it flipped, crashes the reader: each is a picture or a refusal")
     func damaged() throws {
@@ -86,13 +91,17 @@ struct PhotoTests {
         try Data(try PhotoFixtures.bytes("flat.png").prefix(64) + [UInt8](repeating: 0, count: 1 << 20)).write(to: URL(fileURLWithPath: large))
         let notes = workspace.root + "/notes.png"
         try "shopping: eggs, milk\n".write(toFile: notes, atomically: true, encoding: .utf8)
+        let hostile = workspace.root + "/hostile.webp"
+        try Data(Self.hostileWebP).write(to: URL(fileURLWithPath: hostile))
         let url = "im://chat?rootCateID=1&cateID=12&peer=u42"
-        let result = try imhost(["chat", url], input: "/photo \(PhotoFixtures.path("flat.png"))\n/photo \(notes)\n/photo \(large)\n/quit\n", in: workspace)
+        let result = try imhost(["chat", url], input: "/photo \(PhotoFixtures.path("flat.png"))\n/photo \(notes)\n/photo \(large)\n/photo \(hostile)\n/quit\n", in: workspace)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("│ [Photo 640×400] │"), "\(result.stdout)")
         // What a command refuses is said where the chat's answers go, on one line each.
         #expect(result.stdout.contains("\n/photo: not sent: \(notes) is not a photo this host sends: it is not a PNG, JPEG or WebP picture\n"), "\(result.stdout)")
         #expect(result.stdout.contains("\n/photo: not sent: \(large) is larger than a photo may be: 1048576 bytes (limits.photoBytes in host.json)\n"), "\(result.stdout)")
+        #expect(result.stdout.contains(#"/photo: not sent: \#(hostile) is not a photo this host sends: it is a WebP with a first chunk of "\x1b[2J", not VP8, VP8L or VP8X"# + "\n")
+                && !result.stdout.contains("\u{1B}"), "what the file says reaches the terminal escaped: \(result.stdout)")
         let messages = try pageMessages(workspace, url: url)
         #expect(messages.count == 1)
         let photos = try #require(messages.first?["photos"] as? [[String: Any]])

@@ -84,9 +84,10 @@ struct StoreTests {
 
         let second = try store.storeOutgoing(to: "bob", key: "text", payload: text(2), at: 6)
         #expect(second.seq == 2)
-        #expect(try store.fail(to: "bob", ids: [second.envelope.globalID!], reason: "refused: unknown key") == 1)
+        let refusal = MessageFailure.refusedByPeer(PeerRefusal(peer: "bob", code: .key, reason: "not a message key"))
+        #expect(try store.fail(to: "bob", ids: [second.envelope.globalID!], because: refusal) == 1)
         let failed = try #require(try store.stored(of: "bob", endingBefore: nil, limit: 1).first)
-        #expect(failed.state == .failed && failed.reason == "refused: unknown key")
+        #expect(failed.state == .failed && failed.failure == refusal)
         #expect(try store.retry("bob", number: 2, at: 7))
         #expect(try store.stored(of: "bob", endingBefore: nil, limit: 1).first?.state == .queued)
         #expect(try store.queuedCount() == 1)
@@ -201,6 +202,12 @@ struct StoreTests {
         #expect(throws: StoreError.self) { try store.storeOutgoing(to: "a\nb", key: "text", payload: text(1), at: 1) }
     }
 
+    @Test("what the core refuses as not plain (ids, plugin file names) is exactly what the terminal escapes")
+    func plainIsWhatTheTerminalEscapes() {
+        let differing = (0...0x10FFFF).compactMap(Unicode.Scalar.init).filter { PlainText.isControl($0) != TerminalText.needsEscape($0, newlines: false) }
+        #expect(differing.isEmpty, "\(differing.prefix(5).map { String($0.value, radix: 16) })")
+    }
+
     @Test("a database newer than this code is refused in one line, and left as it is")
     func newerSchema() throws {
         let workspace = try Workspace()
@@ -275,6 +282,39 @@ struct MessageLifeTests {
         #expect(forced.status == 0, "\(forced.stderr)")
         let shown = try imhost(["chat", "im://chat?rootCateID=1&cateID=12&peer=u42"], input: "/why 1\n/quit\n", in: workspace)
         #expect(shown.stdout.contains("state unknown (/why)") && shown.stdout.contains(#"the store holds the state "lost", which this imhost does not know"#), "\(shown.stdout)")
+    }
+
+    @Test("a failed message's reason is stored as a code and its data; the sentences an older imhost kept stay readable as the code other, without /retry")
+    func failureCodes() throws {
+        let workspace = try Workspace.standard()
+        let url = "im://chat?rootCateID=1&cateID=12&peer=u42"
+        _ = try imhost(["chat", url], input: "hello\nagain\n/quit\n", in: workspace)
+        let path = workspace.data + "/users/me/messages.sqlite3"
+        // As imhost kept them before reasons were codes (schema 9).
+        let old = try run("/usr/bin/sqlite3", [path, """
+            UPDATE messages SET state = 'failed', reason = 'u42''s host takes no more from you today (past the budget); /retry N sends it again tomorrow' WHERE position = 0;
+            UPDATE messages SET state = 'given-up', reason = 'not delivered within 72 hours' WHERE position = 1;
+            PRAGMA user_version = 9
+            """])
+        #expect(old.status == 0, "\(old.stderr)")
+        let shown = try pageMessages(workspace, url: url)
+        #expect(shown.map { $0["failure"] as? [String: String] } == [
+            ["code": "other", "text": "u42's host takes no more from you today (past the budget); retry sends it again tomorrow"],
+            ["code": "other", "text": "not delivered within 72 hours"],
+        ], "\(shown)")
+        let stored = try run("/usr/bin/sqlite3", [path, "SELECT json_extract(reason, '$.code') FROM messages ORDER BY position; PRAGMA user_version"]).stdout
+        #expect(stored == "other\nother\n\(Migrations.latest)\n", "\(stored)")
+        #expect(try !run("/usr/bin/sqlite3", [path, "SELECT reason FROM messages"]).stdout.contains("/retry"), "nothing stored says what to type")
+
+        // A code a newer imhost stored, and a sentence read out of a damaged older store.
+        #expect(try run("/usr/bin/sqlite3", [path, """
+            UPDATE messages SET reason = '{"code":"recalled","by":"u42"}' WHERE position = 0;
+            UPDATE messages SET reason = 'refused by u42 ' || char(27) || '[2J' WHERE position = 1
+            """]).status == 0)
+        #expect(try pageMessages(workspace, url: url).map { $0["failure"] as? [String: String] } == [["code": "recalled"], ["code": "other", "text": "refused by u42 \u{1B}[2J"]])
+        let why = try imhost(["chat", url], input: "/why 1\n/why 2\n/quit\n", in: workspace).stdout
+        #expect(why.contains(#"state: failed: failed for a reason this imhost does not know ("recalled", stored by a newer one)"#), "\(why)")
+        #expect(why.contains(#"state: given-up: refused by u42 \x1b[2J"#) && !why.contains("\u{1B}"), "what the store holds is escaped where the terminal draws it: \(why)")
     }
 
     @Test("each move the table allows, and none it does not")

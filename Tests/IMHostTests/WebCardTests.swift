@@ -4,7 +4,7 @@ import Testing
 extension BrowserSuites {
     @Suite("Cards in a browser")
     struct WebCardTests {
-        @Test("the house card drawn as a card: its photo (the bytes the message carried, decoded by Chromium at the size the host read), title and badge, subtitle, fields as a table, its buttons; a button clicked answers in #said as /tap N BUTTON does, a click on the card taps it, an id it lacks is refused")
+        @Test("the house card drawn as a card: its photo (the bytes the message carried, decoded by Chromium at the size the host read), title and badge, subtitle, fields as a table, its buttons; a button clicked answers in a notice as /tap N BUTTON does, a click on the card taps it, an id it lacks is refused")
         func houseCard() throws {
             let workspace = try Workspace.standard()
             try workspace.receiveListingWithPhoto(title: "Sunny flat")
@@ -78,6 +78,21 @@ extension BrowserSuites {
             let console = try bob.consoleLog() + alice.consoleLog()
             #expect(console.filter { $0.level == "SEVERE" && !$0.message.contains("/photo - Failed to load resource: the server responded with a status of 415") }.isEmpty,
                     "\(console)")
+        }
+
+        @Test("what a picked file says of itself reaches the page escaped: a WebP whose first chunk is named with a terminal's escape sequence is refused in one line")
+        func hostilePhotoRefused() throws {
+            let workspace = try Workspace.standard()
+            let web = try WebServing(workspace)
+            let browser = try Browser()
+            try browser.open(chat: houseChatURL, on: web)
+            let hostile = workspace.root + "/hostile.webp"
+            try Data(PhotoTests.hostileWebP).write(to: URL(fileURLWithPath: hostile))
+            try #require(try browser.waitFor("input.photo-file")).type(hostile)
+            #expect(try browser.waitFor("#notice-log", containing: #"Not sent: this file is not a photo that can be sent (it is a WebP with a first chunk of "\x1b[2J", not VP8"#))
+            let said = try #require(try browser.textContent("#notice-log"))
+            #expect(!said.unicodeScalars.contains { $0.value == 0x1B }, "\(said)")
+            #expect(try browser.findAll(".message").isEmpty, "nothing is sent")
         }
 
         @Test("the jobs card shows the picture its line ships; its Decline button, pressed in the browser on the house page, answers the recruiter in the chat")

@@ -118,6 +118,38 @@ extension BrowserSuites {
             #expect(policy.contains("script-src 'self'") && policy.contains("default-src 'none'") && !policy.contains("unsafe-inline"))
         }
 
+        @Test("a failed message says why in a person's words, read from its code, a peer's words in it escaped; its retry button queues it again")
+        func failedMessage() throws {
+            let workspace = try Workspace.standard()
+            _ = try imhost(["chat", houseChatURL], input: "hello\n/quit\n", in: workspace)
+            // As a courier stores a refusal: the code, the peer, and the peer's words as they came.
+            let stored = try run("/usr/bin/sqlite3", [workspace.data + "/users/me/messages.sqlite3", """
+                UPDATE messages SET state = 'failed', reason = '{"code":"refused-by-peer","peer":"u42","refusal":"too-large","said":"over 1 KB \\u001b[2J\\u202e"}'
+                """])
+            #expect(stored.status == 0, "\(stored.stderr)")
+            let web = try WebServing(workspace)
+            let browser = try Browser()
+            try browser.open(chat: houseChatURL, on: web)
+            #expect(try browser.waitFor(".message.sent .state.failed", containing: #"not sent: too large for u42's imhost (over 1 KB \x1b[2J\u{202e})"#))
+            let said = try #require(try browser.textContent(".message.sent .state"))
+            #expect(!said.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x202E }, "nothing raw reaches the page: \(said)")
+            try browser.click(".message.sent .state button[data-do='retry']")
+            #expect(try browser.waitFor(".message.sent .state.queued", containing: "queued"))
+        }
+
+        @Test("a jump URL's control and bidirectional characters reach the page escaped: its refusal says so in one line")
+        func hostileURLRefused() throws {
+            let workspace = try Workspace.standard()
+            let web = try WebServing(workspace, arguments: ["--dev"])
+            let browser = try Browser()
+            try browser.navigate(web.url)
+            try #require(try browser.waitFor("form.open input")).type("im://chat?rootCateID=1&peer=a%1B%5B2J%E2%80%AE")
+            try browser.click("form.open button")
+            #expect(try browser.waitFor("#notice-log", containing: #"peer id has control or bidirectional characters (a\x1b[2J\u{202e}); ids are plain text"#))
+            let said = try #require(try browser.textContent("#notice-log"))
+            #expect(!said.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x202E }, "\(said)")
+        }
+
         @Test("script and markup a peer sends through the broker show verbatim as text and add no element, with the Content-Security-Policy on and off", arguments: [true, false])
         func hostileTextInert(policy: Bool) throws {
             let root = try Workspace()

@@ -66,7 +66,13 @@ struct WireRuleTests {
         #expect(failed.stderr.contains("1 message to bob failed: bob's imhost is older than this one and cannot take it"), "\(failed.stderr)")
         let shown = try pageMessages(alice, url: houseChat(with: "bob"))
         #expect(shown.first?["state"] as? String == "failed")
-        #expect((shown.first?["failure"] as? String)?.contains("/retry N once bob has updated") == true, "\(shown)")
+        let failure = try #require(shown.first?["failure"] as? [String: String], "\(shown)")
+        #expect(failure == ["code": "refused-by-peer", "peer": "bob", "refusal": "kind", "said": failure["said"] ?? ""] && failure["said"]?.isEmpty == false,
+                "the code and its data, never a sentence: \(failure)")
+        // The terminal words it, with the number that sends it again.
+        let why = try transcript(alice, with: "bob", ["/why 1"])
+        #expect(why.stdout.contains("state: failed: bob's imhost is older than this one and cannot take it") && why.stdout.contains("/retry 1 once bob has updated"),
+                "\(why.stdout)")
         // Bob got nothing stored; nothing comes again.
         let again = try broker.sync(bob, timeout: 2)
         #expect(again.stdout.hasPrefix("received 0,") && again.stdout.contains("refused 0"), "\(again.stdout)")

@@ -1,5 +1,3 @@
-import IMKit
-
 /// A refused configuration: where it is wrong, what is wrong, and what to do.
 public struct ConfigError: Error, CustomStringConvertible, Sendable, Equatable {
     /// The configuration file.
@@ -21,14 +19,14 @@ public struct ConfigError: Error, CustomStringConvertible, Sendable, Equatable {
         self.message = message
     }
 
-    /// `host.json:4:15: routes[1].cateID: expected ...`: one line, with whatever came from the
-    /// file (a key, a value) shown escaped, so a hostile host.json cannot reach a terminal raw.
+    /// `host.json:4:15: routes[1].cateID: expected ...`: one line, quoting whatever came from
+    /// the file (a key, a value) as it is: whoever draws it escapes it.
     public var description: String {
         var text = file
         if let line, let column { text += ":\(line):\(column)" }
         text += ": "
         if !path.isEmpty { text += path + ": " }
-        return TerminalText.safe(text + message)
+        return text + message
     }
 }
 

@@ -65,8 +65,8 @@ public struct FleetStatus: Sendable, Equatable {
 
     /// The user whose topic it is (the ACL lets a user write only its own).
     public var user: String
-    /// "running", "gone" (it left, or its will said it vanished), or "unreadable".
-    public var state: String
+    /// Where it stands, as its status says.
+    public var state: State
     /// When it reported, in ms since 1970.
     public var at: Int64?
     /// What it applies and what it has.
@@ -77,6 +77,24 @@ public struct FleetStatus: Sendable, Equatable {
 
     public typealias Inventory = Envelope.Status.Inventory
 
+    /// Where a host stands: what its status says, or that it says nothing a host writes.
+    public enum State: String, Sendable, Codable {
+        /// It runs.
+        case running
+        /// It left, or its will said it vanished.
+        case gone
+        /// What its user wrote there is not a host's status, or says neither.
+        case unreadable
+
+        init(_ said: Envelope.Status.State?) {
+            switch said {
+            case .running?: self = .running
+            case .gone?: self = .gone
+            case nil: self = .unreadable
+            }
+        }
+    }
+
     /// The fleet version it applies.
     public var version: Int64? { report.applied?.version }
 
@@ -84,12 +102,12 @@ public struct FleetStatus: Sendable, Equatable {
     /// envelope, or the document hosts wrote before it was one. Whatever a user wrote there is
     /// checked: a member that is not what a host writes is left out, names that are not line ids
     /// or message keys are dropped, and anything not a JSON object of at most ``byteLimit``
-    /// bytes is "unreadable".
+    /// bytes is ``State/unreadable``.
     public static func read(user: String, _ payload: [UInt8]) -> FleetStatus {
         guard let status = Envelope.readStatus(payload, limit: byteLimit, sender: user) else {
-            return FleetStatus(user: user, state: "unreadable", at: nil, report: FleetReport(), inventory: .none)
+            return FleetStatus(user: user, state: .unreadable, at: nil, report: FleetReport(), inventory: .none)
         }
-        return FleetStatus(user: user, state: status.state?.rawValue ?? "unreadable", at: status.at, report: status.report, inventory: status.inventory)
+        return FleetStatus(user: user, state: State(status.state), at: status.at, report: status.report, inventory: status.inventory)
     }
 }
 

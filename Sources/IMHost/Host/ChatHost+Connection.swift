@@ -1,5 +1,3 @@
-import IMKit
-
 /// The host and the broker: which process talks to it (the one holding the user's connection
 /// lock), and what everyone else does (works through the database).
 extension ChatHost {
@@ -89,6 +87,6 @@ extension ChatHost {
     /// Why a peer id cannot be chatted with over this host's transport, if it cannot.
     func transportProblem(peer: String) -> String? {
         guard hasTransport, let problem = TransportID.problem(peer) else { return nil }
-        return "the peer id \"\(TerminalText.safe(peer))\" \(problem)"
+        return "the peer id \"\(peer)\" \(problem)"
     }
 }

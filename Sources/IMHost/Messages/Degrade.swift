@@ -1,5 +1,3 @@
-import IMKit
-
 /// Why a message shows as a placeholder instead of through its builder. The stored message is
 /// never changed: once the cause is gone, it renders again.
 public enum Degrade: Equatable, Sendable, Codable, CustomStringConvertible {
@@ -31,11 +29,9 @@ public enum Degrade: Equatable, Sendable, Codable, CustomStringConvertible {
     /// message's turn: it is tried again at the next draw.
     case drawingTooSlow(seconds: Double)
 
-    /// The whole reason, for `/why` and `--json`: one line, with anything a line or a payload
-    /// said shown escaped.
-    public var description: String { TerminalText.safe(text) }
-
-    private var text: String {
+    /// The whole reason, for `/why` and `--json`: one line, quoting what a line or a payload
+    /// said as it is (whoever draws it escapes it).
+    public var description: String {
         switch self {
         case .unknownKey: "no builder is registered for its key: no installed line registers it, or its line is not loaded"
         case .killedKey(let place): "the key is turned off by \(place)"
@@ -54,10 +50,8 @@ public enum Degrade: Equatable, Sendable, Codable, CustomStringConvertible {
         }
     }
 
-    /// A few words for the placeholder itself (escaped as ``description`` is).
-    public var short: String { TerminalText.safe(shortText) }
-
-    private var shortText: String {
+    /// A few words for the placeholder itself (quoting as ``description`` does).
+    public var short: String {
         switch self {
         case .unknownKey: "unknown key"
         case .killedKey: "turned off"

@@ -106,7 +106,7 @@ public enum Drawn: Sendable, Equatable, Codable {
     /// Reads one entry of a receipt's `drawn` member leniently: `nil` for anything that is not
     /// what a host writes. A line must be a line id (and, given `key`, the key's own line), a
     /// version 1 to 32 of `A-Z a-z 0-9 . + _ -` (one that is not is left out), a word 1 to 32 of
-    /// `a-z 0-9 -`; a reason is made safe for a terminal and cut to ``reasonBytes``.
+    /// `a-z 0-9 -`; a reason is cut to ``reasonBytes`` (kept as it came: each front end escapes it).
     static func read(_ node: JSONNode, key: String? = nil) -> Drawn? {
         guard case .object(let members) = node.value else { return nil }
         if case .string(let line)? = members.member("line")?.value {
@@ -118,7 +118,7 @@ public enum Drawn: Sendable, Equatable, Codable {
         }
         guard case .string(let word)? = members.member("placeholder")?.value, Envelope.RefusalCode.isValid(word) else { return nil }
         var reason = ""
-        if case .string(let text)? = members.member("reason")?.value { reason = cut(TerminalText.safe(text)) }
+        if case .string(let text)? = members.member("reason")?.value { reason = cut(text) }
         return .placeholder(word, reason: reason)
     }
 

@@ -146,11 +146,11 @@ final class MessageSender {
             let model = try builder.model(for: content, layout: MessageLayout(width: ChatPage.bodyWidth(forPage: ChatPage.defaultWidth)))
             // A card with a button no one could press shows as a placeholder at the receiver too.
             if let card = builder.view(for: model).card, let problem = MessagePresenter.problem(card) {
-                return .failed(TerminalText.safe(problem, newlines: false))
+                return .failed(problem)
             }
             return .drawn
         } catch {
-            return .failed(TerminalText.safe("\(error)", newlines: false))
+            return .failed("\(error)")
         }
     }
 }

@@ -1,5 +1,3 @@
-import IMKit
-
 /// A picture's bytes, recognised by what they are rather than by a name: PNG, JPEG or WebP, with
 /// the width and height its header says. ``read(_:limit:)`` looks at the header only; a photo a
 /// person sends, a photo a peer sent, and a picture a line ships are then decoded whole by a
@@ -175,7 +173,7 @@ public struct Photo: Sendable, Equatable, Codable {
         case "VP8X":
             return Photo(kind: .webp, width: littleEndian(bytes, 24, 3) + 1, height: littleEndian(bytes, 27, 3) + 1, size: size)
         default:
-            throw Refusal("it is a WebP with a first chunk of \"\(TerminalText.safe(chunk, newlines: false))\", not VP8, VP8L or VP8X")
+            throw Refusal("it is a WebP with a first chunk of \"\(chunk)\", not VP8, VP8L or VP8X")
         }
     }
 }

@@ -1,4 +1,3 @@
-import IMKit
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -83,7 +82,7 @@ public final class PhotoDecoder: Sendable {
             }
             return photo
         case .verdict(let word, _, _, let trailing, let said):
-            let detail = said.isEmpty ? "" : " (\(TerminalText.safe(String(said.prefix(160)), newlines: false)))"
+            let detail = said.isEmpty ? "" : " (\(said.prefix(160)))"
             switch Photo.Refusal.Code(rawValue: word) ?? .corrupt {
             case .truncated: throw Photo.Refusal("its \(name) data ends before the picture does\(detail)", code: .truncated)
             case .trailingBytes:
@@ -97,7 +96,7 @@ public final class PhotoDecoder: Sendable {
         case .timedOut:
             throw Photo.Refusal("the photo decoder took more than \(Int(timeLimit)) s on it", code: .decoderTimedOut)
         case .unavailable(let why):
-            throw Photo.Refusal("it could not be checked: the photo decoder did not start (\(TerminalText.safe(why, newlines: false)))",
+            throw Photo.Refusal("it could not be checked: the photo decoder did not start (\(why))",
                                 code: .decoderUnavailable)
         }
     }

@@ -11,8 +11,8 @@ public struct PresentedMessage {
     /// Where it stands: queued, sent, delivered, read or failed (the user's own), received or
     /// read (the peer's).
     public var state: MessageState = .received
-    /// Why it failed, for one that failed.
-    public var failure: String?
+    /// Why it failed, for one that failed (or the state this imhost does not know).
+    public var failure: MessageFailure?
     /// For a message that arrived late, the number of the shown message it was sent before.
     public var sentBefore: Int?
     /// For the user's own message of a line's key: how the peer drew it, as its read receipt said.

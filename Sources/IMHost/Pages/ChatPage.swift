@@ -116,7 +116,7 @@ public final class ChatPage {
             var message = presenter.present(entry.envelope, outgoing: entry.isOutgoing, width: bodyWidth, origin: Self.origin(of: entry),
                                             outOfTime: spent ? budget : nil)
             message.state = entry.state
-            message.failure = entry.reason
+            message.failure = entry.failure
             message.sentBefore = entry.sentBefore.map { $0 + 1 }
             message.peerDrawn = entry.peerDrawn
             presented.append((entry.number, message))

@@ -80,8 +80,9 @@ public struct PageView: Codable, Sendable, Equatable {
         /// Where it stands: queued, sent, delivered, read or failed (the user's own), received or
         /// read (the peer's).
         public var state: MessageState
-        /// Why it failed, for one that failed.
-        public var failure: String?
+        /// Why it failed, for one that failed (or the state this imhost does not know): a code
+        /// and its data, which each front end words.
+        public var failure: MessageFailure?
         /// The number of the shown message it was sent before, for one that arrived late.
         public var sentBefore: Int?
         /// What its builder drew, or why it shows as a placeholder.

@@ -98,7 +98,7 @@ struct FolderExamination {
             for shown in undecodable where shown.hasSuffix(".so") {
                 var row = LineStatus(file: folder + "/" + shown, fileName: shown)
                 row.move(to: .refused, problem: PluginRefusal(
-                    .unsafeName, "its name is not valid UTF-8 (\(TerminalText.safe(shown)))",
+                    .unsafeName, "its name is not valid UTF-8 (\(shown))",
                     fix: "rename it to plain letters, digits, '-' and '.'"))
                 rows.append(row)
             }

@@ -1,4 +1,3 @@
-import IMKit
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -140,15 +139,15 @@ enum PluginFolderTrust {
     static func nameProblem(_ name: String) -> PluginRefusal? {
         // Printable ASCII needs no escape: checked on the bytes first, as most names are.
         guard name.utf8.withContiguousStorageIfAvailable({ !$0.allSatisfy { $0 >= 0x20 && $0 < 0x7F } }) ?? true,
-              name.unicodeScalars.contains(where: { TerminalText.needsEscape($0, newlines: false) }) else { return nil }
-        return PluginRefusal(.unsafeName, "its name has control or bidirectional characters (\(TerminalText.safe(name)))",
+              !PlainText.isPlain(name) else { return nil }
+        return PluginRefusal(.unsafeName, "its name has control or bidirectional characters (\(name))",
                              fix: "rename it to plain letters, digits, '-' and '.'")
     }
 
     /// "uid 1234 (alice)".
     static func describe(user uid: uid_t) -> String {
         guard let entry = getpwuid(uid), let name = entry.pointee.pw_name else { return "uid \(uid)" }
-        return "uid \(uid) (\(TerminalText.safe(String(cString: name))))"
+        return "uid \(uid) (\(String(cString: name)))"
     }
 
     /// A mode as `chmod` takes it: "0755".

@@ -44,9 +44,9 @@ public struct JumpURL: Sendable, Hashable {
 
     /// Why a jump URL was refused.
     public struct Malformed: Error, Sendable, Equatable, CustomStringConvertible {
-        /// One line; any text from the URL in it is shown escaped.
+        /// One line, quoting the URL's text as it is: whoever draws it escapes it.
         public var description: String
-        public init(description: String) { self.description = TerminalText.safe(description) }
+        public init(description: String) { self.description = description }
     }
 
     /// Parses a jump URL in one pass over its bytes; only the peer is copied out.
@@ -139,7 +139,7 @@ public struct JumpURL: Sendable, Hashable {
                 guard peer == nil else { return malformed("peer is given twice; give it once") }
                 let raw = slice(value)
                 guard let decoded = percentDecoded(Substring(raw)), !decoded.isEmpty else {
-                    return malformed("peer \"\(TerminalText.safe(raw))\" is empty or badly percent-encoded")
+                    return malformed("peer \"\(raw)\" is empty or badly percent-encoded")
                 }
                 if let problem = StorePath.problem(withID: decoded) {
                     return malformed("peer id \(problem)")

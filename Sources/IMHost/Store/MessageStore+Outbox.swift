@@ -152,9 +152,9 @@ extension MessageStore {
     }
 
     /// The user's messages `ids` to `peer` failed (the peer refused them, or they were not
-    /// delivered in time): `failed`, with the reason, out of the outbox.
+    /// delivered in time): `failed`, with why, out of the outbox.
     @discardableResult
-    public func fail(to peer: String, ids: [String], reason: String) throws(StoreError) -> Int {
+    public func fail(to peer: String, ids: [String], because failure: MessageFailure) throws(StoreError) -> Int {
         guard !isReadOnly, !ids.isEmpty else { return 0 }
         return try guarded {
             try database.transaction {
@@ -167,7 +167,7 @@ extension MessageStore {
                     try find.bind(user, peer, id)
                     guard try find.step() else { continue }
                     let row = find.int(0)
-                    try database.statement("UPDATE messages SET state = 'failed', reason = ? WHERE id = ?").bind(reason, row).run()
+                    try database.statement("UPDATE messages SET state = 'failed', reason = ? WHERE id = ?").bind(failure.stored, row).run()
                     try database.statement("DELETE FROM outbox WHERE message = ?").bind(row).run()
                     changed += 1
                 }
@@ -176,9 +176,9 @@ extension MessageStore {
         }
     }
 
-    /// Gives up every queued message older than `cutoff` (milliseconds since 1970), with
-    /// `reason`: `given-up`, out of the outbox. Returns them, for a person.
-    public func failOlder(than cutoff: Int64, reason: String) throws(StoreError) -> [(peer: String, globalID: String)] {
+    /// Gives up every queued message older than `cutoff` (milliseconds since 1970), because
+    /// `failure`: `given-up`, out of the outbox. Returns them, for a person.
+    public func failOlder(than cutoff: Int64, because failure: MessageFailure) throws(StoreError) -> [(peer: String, globalID: String)] {
         guard !isReadOnly else { return [] }
         return try guarded {
             try database.transaction {
@@ -187,7 +187,7 @@ extension MessageStore {
                     WHERE id IN (SELECT message FROM outbox WHERE queued_at < ?) AND \(MessageLife.from(OutgoingState.givenUp))
                     RETURNING recipient, global_id
                     """)
-                try old.bind(reason, cutoff)
+                try old.bind(failure.stored, cutoff)
                 var failed: [(String, String)] = []
                 while try old.step() { failed.append((old.text(0), old.text(1))) }
                 try database.statement("DELETE FROM outbox WHERE queued_at < ?").bind(cutoff).run()

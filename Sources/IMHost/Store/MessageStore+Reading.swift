@@ -17,10 +17,10 @@ extension MessageStore {
         let outgoing = row.int(9) != 0, stored = row.text(10)
         let state = MessageState(stored: stored, outgoing: outgoing)
         // A state this code does not know is said, not taken for another.
-        let reason = state == .unknown ? "the store holds the state \"\(stored)\", which this imhost does not know" : row.optionalText(11)
+        let failure = state == .unknown ? .unknownState(stored) : row.optionalText(11).map(MessageFailure.init(stored:))
         return StoredMessage(envelope: envelope(position: position, peer: peer, from: row.text(2), to: row.text(3), time: row.int(8),
                                                 key: row.text(6), payload: MessagePayload(json: row.text(7)), globalID: row.text(4)),
-                             position: position, state: state, reason: reason,
+                             position: position, state: state, failure: failure,
                              seq: row.optionalInt(5).map(Int.init), isOutgoing: row.int(9) != 0, jump: jump, row: row.int(0),
                              arrived: row.int(13) != 0, sentBefore: row.optionalInt(14).map(Int.init),
                              peerDrawn: outgoing ? row.optionalText(15).flatMap { Drawn.read(json: $0) } : nil)

@@ -92,7 +92,7 @@ extension MessageStore {
                     """).bind(row, time, conversation).run()
                 return StoredMessage(envelope: envelope(position: position, peer: peer, from: user, to: peer, time: time, key: key,
                                                         payload: payload, globalID: globalID),
-                                     position: position, state: .queued, reason: nil, seq: seq, isOutgoing: true, jump: jump, row: row)
+                                     position: position, state: .queued, failure: nil, seq: seq, isOutgoing: true, jump: jump, row: row)
             }
         }
     }
@@ -245,7 +245,7 @@ extension MessageStore {
         if !message.photos.isEmpty { try insertPhotos(message.photos, message: row) }
         return StoredMessage(envelope: envelope(position: place.next, peer: message.from, from: message.from, to: user,
                                                 time: message.sentAt, key: message.key, payload: message.payload, globalID: message.globalID),
-                             position: place.next, state: .received, reason: nil, seq: message.seq, isOutgoing: false,
+                             position: place.next, state: .received, failure: nil, seq: message.seq, isOutgoing: false,
                              jump: message.jump, row: row, arrived: message.arrived, sentBefore: sentBefore)
     }
 

@@ -1,5 +1,3 @@
-import IMKit
-
 /// Turns user and conversation ids into file names that stay inside the data folder, whatever
 /// the id: every byte but `A-Z a-z 0-9 _ -` is written as `%XX`, so `/`, `.` and `..` never
 /// reach the file system, and two ids never share a name.
@@ -13,8 +11,8 @@ package enum StorePath {
     package static func problem(withID id: String) -> String? {
         if id.isEmpty { return "is empty" }
         if id.utf8.count > maximumIDLength { return "is \(id.utf8.count) bytes long; the limit is \(maximumIDLength)" }
-        if id.unicodeScalars.contains(where: { TerminalText.needsEscape($0, newlines: false) }) {
-            return "has control or bidirectional characters (\(TerminalText.safe(id))); ids are plain text"
+        if !PlainText.isPlain(id) {
+            return "has control or bidirectional characters (\(id)); ids are plain text"
         }
         // U+FFFD is what bytes that are not UTF-8 decode to: two different ids would meet in it.
         if id.unicodeScalars.contains("\u{FFFD}") {

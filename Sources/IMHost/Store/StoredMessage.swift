@@ -20,8 +20,8 @@ public struct StoredMessage: Sendable, Equatable {
     /// Its place in the conversation, from 0.
     public var position: Int
     public var state: MessageState
-    /// Why it failed, for a failed one.
-    public var reason: String?
+    /// Why it failed, for a failed or given-up one; for a state this imhost does not know, that state.
+    public var failure: MessageFailure?
     /// The sender's count of its messages to this peer, from 1, when known.
     public var seq: Int?
     /// Sent by the signed-in user.

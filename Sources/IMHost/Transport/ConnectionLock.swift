@@ -1,4 +1,3 @@
-import IMKit
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -77,6 +76,6 @@ public final class ConnectionLock {
         let text = String(decoding: buffer[0..<count], as: UTF8.self)
         let parts = text.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, let pid = Int32(parts[0]) else { return nil }
-        return Holder(pid: pid, command: TerminalText.safe(String(parts[1].split(separator: "\n").first ?? "")))
+        return Holder(pid: pid, command: String(parts[1].split(separator: "\n").first ?? ""))
     }
 }

@@ -11,7 +11,7 @@
 /// - an envelope the receiver will never take is answered `refused`, and fails here with the
 ///   receiver's reason;
 /// - an envelope larger than the broker takes (its Maximum Packet Size, said at connect) is never
-///   handed over: it fails here at once (``BrokerTooLarge``), and `/retry N` sends it again.
+///   handed over: it fails here at once (``BrokerTooLarge``), and a retry sends it again.
 final class Delivery {
     /// The longest wait between resends of an undelivered message.
     static let resendCap: Int64 = 5 * 60 * 1000
@@ -107,10 +107,10 @@ final class Delivery {
     }
 
     /// `send` is larger than the broker takes: it fails, with the sizes, and is not sent again
-    /// until `/retry N`.
+    /// until the user retries it.
     private func tooLarge(_ send: QueuedSend, _ refusal: BrokerTooLarge) {
         inFlight[send.peer]?[send.globalID] = nil
-        guard let changed = try? store.fail(to: send.peer, ids: [send.globalID], reason: refusal.storedReason), changed > 0 else { return }
+        guard let changed = try? store.fail(to: send.peer, ids: [send.globalID], because: .tooLargeForBroker(refusal)), changed > 0 else { return }
         ledger.counters.failed += changed
         ledger.say(.tooLargeForBroker(refusal))
         ledger.record(.changed(peers: [send.peer]))
@@ -155,7 +155,7 @@ final class Delivery {
                 if receipt.state == .read { ledger.counters.read += changed } else { ledger.counters.delivered += changed }
             case .refused:
                 let refusal = PeerRefusal(peer: peer, code: receipt.code, reason: receipt.reason)
-                changed = try store.fail(to: peer, ids: receipt.ids, reason: refusal.storedReason)
+                changed = try store.fail(to: peer, ids: receipt.ids, because: .refusedByPeer(refusal))
                 ledger.counters.failed += changed
                 if changed > 0 { ledger.say(.peerRefused(refusal, count: changed)) }
             }
@@ -184,8 +184,7 @@ final class Delivery {
 
     /// Fails what was not delivered within `giveUpHours`.
     func giveUp(now: Int64) {
-        let hoursText = giveUpHours == giveUpHours.rounded() ? "\(Int(giveUpHours))" : "\(giveUpHours)"
-        guard let failed = try? store.failOlder(than: now - Int64(giveUpHours * 3_600_000), reason: "not delivered within \(hoursText) hours"),
+        guard let failed = try? store.failOlder(than: now - Int64(giveUpHours * 3_600_000), because: .notDelivered(hours: giveUpHours)),
               !failed.isEmpty else { return }
         ledger.counters.failed += failed.count
         for (peer, _) in failed { inFlight[peer] = nil }

@@ -279,15 +279,16 @@ public enum Envelope: Sendable, Equatable {
         }
 
         public var kind: Kind
-        /// One line, with whatever the envelope said (a key, a kind, a JSON error) escaped: it
-        /// reaches a terminal here and, as a refused receipt's reason, the sender's.
+        /// One line, quoting whatever the envelope said (a key, a kind, a JSON error) as it is:
+        /// it reaches this host's front end and, as a refused receipt's reason, the sender's,
+        /// and each escapes it where it draws it.
         public var description: String
         /// The message's id, when one could be read: a `refused` receipt can then say so.
         public var messageID: String?
 
         public init(kind: Kind, description: String, messageID: String? = nil) {
             self.kind = kind
-            self.description = TerminalText.safe(description, newlines: false)
+            self.description = description
             self.messageID = messageID
         }
 

@@ -22,7 +22,7 @@ package enum ChatReply: Codable, Equatable, Sendable {
     case tapped(number: Int, button: String?, Tap)
     /// Why message N shows as it does: every cause, the deepest first (none: through its
     /// builder), and where it stands.
-    case why(number: Int, key: String, causes: [Degrade], state: MessageState, failure: String?)
+    case why(number: Int, key: String, causes: [Degrade], state: MessageState, failure: MessageFailure?)
     /// Quick reply N was sent.
     case quickSent(number: Int, phrase: String)
     /// The menu's items.

@@ -20,7 +20,7 @@ package enum ChatWords {
         case .tapped(let number, let button?, let tap): ["tap #\(number) \(TerminalText.safe(button)): \(self.tap(tap, number: number))"]
         case .why(let number, let key, let causes, let state, let failure):
             ["why #\(number) (\(key)): " + (causes.isEmpty ? "it shows normally, through its builder" : causes.map(\.description).joined(separator: "; and ")),
-             "  state: \(state.rawValue)" + (failure.map { ": " + $0 } ?? "")]
+             "  state: \(state.rawValue)" + (failure.map { ": " + FailureWords.sentence($0, retry: "/retry \(number)") } ?? "")]
         case .quickSent(let number, let phrase): ["quick reply \(number): sent \"\(phrase)\""]
         case .menu(let items): ["menu: " + items.enumerated().map { "[\($0.offset + 1)] \($0.element)" }.joined(separator: "  ")]
         case .menuChose(let tap): ["menu: \(self.tap(tap, number: 0))"]

@@ -49,13 +49,13 @@ package enum ConnectionWords {
         case .overBudget(let peer, let budget):
             "refusing \(peer)'s messages for the rest of the day (UTC): past the budget of \(budget.messages) messages or \(budget.bytes) bytes a day from one person (limits.peerMessagesPerDay, limits.peerBytesPerDay in host.json); \(peer) is told"
         case .peerRefused(let refusal, let count):
-            "\(count) message\(plural(count)) to \(refusal.peer) failed: \(refusal.storedReason)"
+            "\(count) message\(plural(count)) to \(refusal.peer) failed: \(FailureWords.sentence(.refusedByPeer(refusal), retry: "/retry N"))"
         case .tooLargeForBroker(let refusal):
-            "a message to \(refusal.peer) failed: \(refusal.storedReason)"
+            "a message to \(refusal.peer) failed: \(FailureWords.sentence(.tooLargeForBroker(refusal), retry: "/retry N"))"
         case .receiptNotApplied(let peer, let error):
             "a receipt from \(peer) could not be applied (\(error)); it will come again"
         case .givenUp(let count, let hours):
-            "\(count) message\(plural(count)) not delivered within \(hours == hours.rounded() ? "\(Int(hours))" : "\(hours)") hours failed; /retry N sends one again"
+            "\(count) message\(plural(count)) not delivered within \(FailureWords.hours(hours)) hours failed; /retry N sends one again"
         case .fleetNotApplied(let why, let unsaid):
             fleet(why) + (unsaid > 0 ? " (and \(unsaid) more not said)" : "")
         case .siblingKnown(let sibling):

@@ -232,7 +232,7 @@ enum FleetCommand {
         }
         // A host whose report claims a version nobody vouches for is not waited for: what it
         // says of itself cannot be believed.
-        let running = standing.hosts.filter { host in host.state == "running" && !standing.unvouched.contains { $0.user == host.user } }.map(\.user)
+        let running = standing.hosts.filter { host in host.state == .running && !standing.unvouched.contains { $0.user == host.user } }.map(\.user)
         guard !running.isEmpty else {
             output.out("No host is running: each applies it when it connects; imhost fleet status shows who has.\n")
             return
@@ -309,7 +309,7 @@ enum FleetCommand {
         var behind: [String]
         struct Host: Encodable {
             var user: String
-            var state: String
+            var state: FleetStatus.State
             var version: Int64?
             var at: Int64?
             var caughtUp: Bool
@@ -337,7 +337,7 @@ enum FleetCommand {
         }
         // A host that went away has not caught up only if it will come back behind: listed, but
         // "behind" names running hosts that apply another version.
-        let behind = hosts.filter { $0.state == "running" && !$0.caughtUp }.map(\.user)
+        let behind = hosts.filter { $0.state == .running && !$0.caughtUp }.map(\.user)
         if json {
             output.out(JSONOutput.encode(ShownStatus(version: current, hosts: hosts, behind: behind)))
             return
@@ -353,10 +353,10 @@ enum FleetCommand {
             let version = host.version.map(String.init) ?? "none"
             let ahead = standing.ahead.contains { $0.user == host.user }
             let note = !host.vouched ? "  a version no configuration this operator knows has (not built on)"
-                : host.caughtUp ? "" : ahead ? "  ahead of the broker" : host.state == "running" ? "  not caught up" : ""
-            lines.append("  \(host.user.padding(toLength: width, withPad: " ", startingAt: 0))  \(host.state.padding(toLength: 11, withPad: " ", startingAt: 0))  version \(version)\(note)")
+                : host.caughtUp ? "" : ahead ? "  ahead of the broker" : host.state == .running ? "  not caught up" : ""
+            lines.append("  \(host.user.padding(toLength: width, withPad: " ", startingAt: 0))  \(host.state.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0))  version \(version)\(note)")
         }
-        let running = hosts.count { $0.state == "running" }
+        let running = hosts.count { $0.state == .running }
         lines.append("\(hosts.count) host\(hosts.count == 1 ? "" : "s"): \(running) running, \(behind.isEmpty ? "all running ones caught up" : "not caught up: " + behind.joined(separator: ", "))")
         output.out(lines.map { TerminalText.safe($0, newlines: false) + "\n" }.joined())
     }

@@ -18,8 +18,9 @@ struct PageJSON: Encodable {
         /// Where it stands: queued, sent, delivered, read, failed (the user's own); received or
         /// read (the peer's).
         var state: String
-        /// Why it failed, for one that failed.
-        var failure: String?
+        /// Why it failed, for one that failed (or the state this imhost does not know): its code
+        /// and data (``MessageFailure``: `{"code":"refused-by-peer","peer":"bob","refusal":"budget"}`).
+        var failure: MessageFailure?
         /// The id its sender gave it.
         var globalID: String?
         /// The builder's lines, or its card as the terminal draws it; absent for a placeholder.

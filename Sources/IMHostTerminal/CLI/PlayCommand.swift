@@ -315,7 +315,7 @@ enum FleetStep {
         var behind = users
         while !behind.isEmpty {
             let statuses = (try? fleet.statuses()) ?? []
-            behind = users.filter { user in !statuses.contains { $0.user == user && $0.version == version && $0.state == "running" } }
+            behind = users.filter { user in !statuses.contains { $0.user == user && $0.version == version && $0.state == .running } }
             guard !behind.isEmpty else { break }
             guard Clock.monotonic() < deadline else {
                 return "waited \(applySeconds) s: \(behind.joined(separator: ", ")) did not apply the fleet configuration"

@@ -148,7 +148,8 @@ enum SyncCommand {
         if json {
             output.out(JSONOutput.encode(SyncReport(connected: false, heldBy: holder, counters: nil, failure: nil, queued: outbox.queued, sent: outbox.sent)))
         } else {
-            output.out(outboxText(outbox) + "; \(holder) holds the connection\n")
+            // The holder names its command as its lock file says: escaped, as everything quoted is.
+            output.out(TerminalText.safe(outboxText(outbox) + "; \(holder) holds the connection") + "\n")
         }
         return CommandLineTool.ExitCode.ok
     }

@@ -61,11 +61,12 @@ enum WebCommand {
         let server: WebServer
         do {
             server = try WebServer(host: host, config: config, configPath: configPath, user: user, port: port,
-                                   verbose: arguments.flags.contains("--verbose"), dev: arguments.flags.contains("--dev"), output: output)
+                                   verbose: arguments.flags.contains("--verbose"), dev: arguments.flags.contains("--dev"), keep: true, output: output)
         } catch {
             output.diagnostic("imhost web: \(error); choose another with --port, or leave it out for a free one")
             return CommandLineTool.ExitCode.failure
         }
+        if let note = server.portNote { output.diagnostic(note) }
         output.out("imhost web: serving \(user)'s chats at \(server.url)\n  open it in a browser on this machine; Ctrl-C stops\n")
         let code = WebServer.serve([server])
         host.signOut()

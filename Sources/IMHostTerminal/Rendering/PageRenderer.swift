@@ -222,8 +222,8 @@ public struct PageRenderer {
     /// a short reason and, on a line of its own so it is never cut, the command that gives the
     /// whole one.
     static func placeholder(_ degrade: Degrade?, number: Int) -> [String] {
-        // `short` is escaped already.
-        [MessagePresenter.placeholderText] + (degrade.map { ["(\($0.short))", "/why \(number) says why"] } ?? [])
+        // `short` quotes what a line or a payload said as it is.
+        [MessagePresenter.placeholderText] + (degrade.map { ["(\(TerminalText.safe($0.short)))", "/why \(number) says why"] } ?? [])
     }
 
     /// `HH:MM` in UTC for a timestamp in milliseconds.

@@ -110,6 +110,42 @@ function replacePage(root, html) {
   if (again) { again.value = typed; if (focused) again.focus(); }
 }
 
+// The "Reconnecting…" line while the server is away: sending is off (what is typed stays), and
+// once a server answers again the page is opened anew.
+function awayBanner(root) {
+  const banner = document.createElement("p");
+  banner.className = "reconnecting";
+  banner.setAttribute("role", "status");
+  banner.textContent = "Reconnecting…";
+  banner.hidden = true;
+  root.before(banner);
+  let live = true, trying = false;
+  const set = (on) => {
+    live = on;
+    banner.hidden = on;
+    // Only what this turned off is turned on again: a control the server drew disabled stays so.
+    if (on) {
+      for (const control of root.querySelectorAll("button[data-away]")) { control.disabled = false; delete control.dataset.away; }
+    } else {
+      for (const control of root.querySelectorAll("button:not([disabled])")) { control.disabled = true; control.dataset.away = "1"; }
+    }
+  };
+  const rejoin = () => {
+    if (trying) return;
+    trying = true;
+    const again = () => fetch("/static/icon.svg", { cache: "no-store", credentials: "same-origin" })
+      .then((reply) => {
+        if (!reply.ok) throw new Error("not yet");
+        const input = root.querySelector("form[data-send] input");
+        if (input && input.value) sessionStorage.setItem("imhost-draft " + location.href, input.value);
+        location.reload();
+      })
+      .catch(() => setTimeout(again, 1000));
+    again();
+  };
+  return { live: set, isLive: () => live, rejoin };
+}
+
 // Reading is the person's act: the newest message on the page counts as seen only while the
 // window is visible, and the server is told which (never because the page was drawn).
 function seer(root, page) {
@@ -129,7 +165,29 @@ function chatPage(root) {
   const seen = seer(root, page);
   document.addEventListener("visibilitychange", seen);
   const events = new EventSource("/events?page=" + encodeURIComponent(page));
-  events.addEventListener("page", (event) => { replacePage(root, event.data); seen(); });
+  const away = awayBanner(root);
+  events.addEventListener("open", () => away.live(true));
+  // The server went away (a restart, a network hiccup): the page says so, sends nothing, and
+  // the browser tries the stream again by itself. A new server does not know this page: once it
+  // answers, the chat is opened again (what was typed kept), showing what came meanwhile.
+  events.addEventListener("error", () => {
+    away.live(false);
+    if (events.readyState === EventSource.CLOSED) away.rejoin();
+  });
+  const draftKey = "imhost-draft " + location.href;
+  let first = true;
+  events.addEventListener("page", (event) => {
+    replacePage(root, event.data);
+    if (first) {
+      first = false;
+      const draft = sessionStorage.getItem(draftKey);
+      const input = root.querySelector("form[data-send] input");
+      if (draft && input && input.value === "") input.value = draft;
+      sessionStorage.removeItem(draftKey);
+    }
+    if (!away.isLive()) away.live(false);
+    seen();
+  });
   // No room for this chat (every page the server may run is watched): it says why, and the
   // stream is not tried again.
   events.addEventListener("refused", (event) => {

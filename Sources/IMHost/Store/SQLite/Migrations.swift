@@ -228,6 +228,15 @@ enum Migrations {
             kept_at INTEGER NOT NULL
         ) WITHOUT ROWID;
         """,
+        // 10: a failed message's reason is a code and its data (MessageFailure, as JSON:
+        // {"code":"refused-by-peer","peer":"bob","refusal":"budget"}), worded by each front end
+        // where it draws it, with what sends it again there (the terminal's /retry 4, the page's
+        // button). The sentences earlier imhosts kept stay readable as the code "other"; the
+        // terminal's "/retry N" in them becomes "retry" ("...: retry once bob has updated"),
+        // which reads right on either. Only failed rows change: the table is not rebuilt.
+        """
+        UPDATE messages SET reason = json_object('code', 'other', 'text', replace(reason, '/retry N', 'retry')) WHERE reason IS NOT NULL;
+        """,
     ]
 
     /// The version this code writes.

@@ -1,3 +1,4 @@
+import IMHost
 @_spi(Host) import IMKit
 import Synchronization
 #if canImport(Glibc)
@@ -6,8 +7,9 @@ import Glibc
 
 /// Where lines' log entries go (``LineLog``): appended with the time to `lines.log` in the data
 /// folder, and warnings and errors (every entry, when verbose) also to standard error as one
-/// line, `[house] warning: …`. The entry arrives already made safe and one line by IMKit; the
-/// line id is made safe here too.
+/// line, `[house] warning: …`. A front end's, not the core's: the file and standard error are
+/// read on a terminal, so the line id (any string a line gives its `LineLog`) is made safe here;
+/// the entry arrives made safe and one line by IMKit.
 ///
 /// The file is kept to about ``limit`` bytes: when it grows past, it becomes `lines.log.1`
 /// (replacing the one before) and a new file starts, so a line logging in a loop cannot fill
