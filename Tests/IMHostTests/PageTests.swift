@@ -318,7 +318,10 @@ struct ScreenWidthTests {
             .joined(separator: "\n")
         #expect(text.contains(#"(bad \x1b[2J\u{202e})"#) && !text.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x202E }, "\(text)")
         let message = PageView.Message(number: 1, envelope: envelope, isOutgoing: false, state: .received, body: .placeholder(degrade))
-        let html = PageHTML.message(message, peer: "u1")
+        // The reason is the developer's view's (a person reads that the message cannot be shown).
+        let html = PageHTML.message(message, peer: "u1", dev: true)
         #expect(html.contains(#"bad \x1b[2J\u{202e}"#) && !html.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x202E }, "\(html)")
+        let persons = PageHTML.message(message, peer: "u1")
+        #expect(!persons.contains("bad") && persons.contains("cannot show this kind of message"), "\(persons)")
     }
 }

@@ -47,6 +47,8 @@ extension BrowserSuites {
             #expect(taker.port == port)
             let second = try WebServing(workspace)
             #expect(second.port != port)
+            // Said before the address, on standard error (read apart from standard output).
+            #expect(second.process.waitFor("where the last one served, is taken"))
             let said = second.process.stderr.split(separator: "\n").filter { $0.contains("port \(port), where the last one served, is taken") }
             #expect(said.count == 1, "\(second.process.stderr)")
         }

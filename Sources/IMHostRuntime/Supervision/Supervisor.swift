@@ -80,6 +80,10 @@ package final class Supervisor {
     private let settings: Settings
     /// Called with each line the worker writes on standard error, made safe for a terminal.
     private let diagnostics: (String) -> Void
+    /// Called as soon as a crash's quarantine is written, before anything else happens: whoever
+    /// watches the quarantine file for others' changes takes this one as seen then, and so
+    /// still notices a lift another process writes a moment later.
+    package var quarantineWritten: (() -> Void)?
     /// Called with what the worker writes on standard output, when the supervisor passes it on
     /// (a terminal it redraws its input line on); `nil`: the worker writes to ours.
     /// Draws what the worker shows: its text and its pages, in the order it sent them.
@@ -355,6 +359,7 @@ package final class Supervisor {
     private func record(_ crash: CrashRecord) -> Crash {
         switch Quarantine.record(crash, dataFolder: settings.dataFolder) {
         case .success(let written):
+            quarantineWritten?()
             return Crash(record: written.crash, unrecorded: nil, notLogged: written.notLogged)
         case .failure(let error):
             let remembered = resume.quarantine ?? []

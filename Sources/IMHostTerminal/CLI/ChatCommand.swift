@@ -101,9 +101,9 @@ enum ChatCommand {
             case .pictures: break
             }
         }
+        chat.supervisor.quarantineWritten = { quarantineWatcher.markSeen() }
         if let code = chat.start() { return code }
         if terminal { output.out("Type /help for commands.\n") }
-        quarantineWatcher.markSeen()
 
         let reader = screen.map { LineReader(editing: $0, limit: config.limits.inputLineBytes) } ?? LineReader(limit: config.limits.inputLineBytes)
         while true {
@@ -134,7 +134,6 @@ enum ChatCommand {
             case .timeout:
                 // The worker may have said something, or died on its own, while we waited.
                 if let code = chat.idle() { return code }
-                if chat.lastCrashed { quarantineWatcher.markSeen() }
             case .line(let line):
                 command = line
             case .tooLong(let bytes):
@@ -158,8 +157,6 @@ enum ChatCommand {
                 if let code = chat.reload() { return code }
             }
             if let action, action != .reload, let code = chat.act(action) { return code }
-            // A crash rewrote the quarantine: it is applied already, not a change to reload for.
-            if chat.lastCrashed { quarantineWatcher.markSeen() }
         }
     }
 
