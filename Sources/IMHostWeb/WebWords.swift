@@ -77,15 +77,10 @@ enum WebWords {
         case .quickRepliesUnavailable: "Quick replies cannot be sent on this page."
         case .textRefused, .notSent: "Not sent: " + (refusal.detail ?? "the message was refused") + "."
         case .notStored: "Not sent: it could not be saved on this device."
-        case .photoTooLarge: "Not sent: the photo is larger than \(refusal.limit.map(size) ?? "a photo may be")."
+        case .photoTooLarge: "Not sent: the photo is larger than \(refusal.limit.map(FailureWords.size) ?? "a photo may be")."
         case .notAPhoto, .unreadableFile: "Not sent: that file is not a photo that can be sent (PNG, JPEG or WebP)."
         case .noChat, .noSignIn, .badPeer: "This chat cannot be used. Open it again from your chats."
         case .failed, .reloadRefused, .reopenFailed: "Something went wrong with this chat; it goes on as before."
         }
-    }
-
-    /// A size as a person reads it: "8 MB", "512 KB".
-    static func size(_ bytes: Int) -> String {
-        bytes >= 1 << 20 ? "\((bytes + (1 << 19)) >> 20) MB" : "\(max(1, (bytes + 512) >> 10)) KB"
     }
 }

@@ -51,6 +51,9 @@ struct DeviceReadTests {
         let reading = try people.broker.chat(people.phone, with: "bob")
         defer { reading.signal(SIGKILL); _ = reading.finish() }
         #expect(reading.waitFor("│ \(text) │"), "\(reading.stdout)\(reading.stderr)")
+        // The page shows what is stored before the connection is up; a phone that quits before
+        // it is connected says its seen at its next connect, and nobody could know it meanwhile.
+        #expect(reading.waitFor(people.broker.connected("alice~phone")), "\(reading.stdout)\(reading.stderr)")
         reading.send("/quit")
         #expect(reading.finish().status == 0)
         #expect(try unread(people.phone, from: "bob") == 0)

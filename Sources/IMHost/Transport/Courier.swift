@@ -298,6 +298,15 @@ public final class Courier {
     /// Reports this host gone and disconnects; what the broker answers meanwhile is applied as
     /// usual (a message it took is not sent again).
     private func goodbye() {
+        // What the person did just before leaving (read a chat: its receipts, and the note for
+        // the user's other devices) goes with this connection, not at the next one: another
+        // device may come while this one is away.
+        if connection.isOnline {
+            if wake?.drain() == true { sendSoon() }
+            receipts.queuedChanged()
+            receipts.send(now: clock())
+            siblings.tellBeforeLeaving()
+        }
         connection.goodbye { batch in
             let now = clock()
             for (what, answer) in batch { answered(what, answer, now: now) }

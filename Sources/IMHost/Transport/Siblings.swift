@@ -132,6 +132,13 @@ final class Siblings {
         publish(.copy(Envelope.Sibling.Copy(by: login, peer: send.peer, outgoing: true, state: "sent", message: message)), to: everyDevice)
     }
 
+    /// Says the notes the store holds for the other devices (a note needs no answer, so not the
+    /// inbox confirmed either): the last thing a device does before it leaves.
+    func tellBeforeLeaving() {
+        guard connection.isOnline else { return }
+        tellNotes()
+    }
+
     private func tellNotes() {
         // Notes are kept only once another device is known (a single device reads nothing here).
         guard knowsSiblings, let notes = try? store.siblingNotes(by: login, limit: 100), !notes.isEmpty else { return }
