@@ -104,11 +104,23 @@ public enum PageHTML {
         if let before = message.sentBefore { html += " · <a href=\"#m\(before)\">sent earlier</a>" }
         html += "</p>"
         switch message.body {
-        case .lines(let lines) where lines.isEmpty && !message.photos.isEmpty:
+        case .text("") where !message.photos.isEmpty, .lines([]) where !message.photos.isEmpty:
             // A photo without a caption: the photo is the message.
             break
+        case .text(let text):
+            html += "<div class=\"bubble text\">" + TextHTML.html(text) + "</div>"
+        case .voice(let voice):
+            html += "<p class=\"bubble voice\">Voice message · " + duration(voice.seconds) + "</p>"
+        case .location(let place):
+            html += location(place)
+        case .image(let image):
+            // The address is a link only when it is one whole web address; nothing is fetched.
+            let pieces = TextHTML.pieces(image.url)
+            html += "<p class=\"bubble image\">Picture \(max(0, image.width))×\(max(0, image.height)): "
+                + (pieces.count == 1 && pieces[0].isLink ? TextHTML.html(image.url) : escape(image.url)) + "</p>"
         case .lines(let lines):
-            html += "<pre class=\"bubble\" data-do=\"tap\" data-message=\"\(message.number)\">" + escape(lines.joined(separator: "\n"))
+            // A line's own view (IMKit 1.0–1.2), laid out in columns: drawn as laid out.
+            html += "<pre class=\"bubble lines\" data-do=\"tap\" data-message=\"\(message.number)\">" + escape(lines.joined(separator: "\n"))
             if let folded = message.folded { html += "\n<span class=\"folded\">" + escape(PageView.foldMarker(folded)) + "</span>" }
             html += "</pre>"
         case .card(let card):
@@ -136,6 +148,27 @@ public enum PageHTML {
             }
         }
         return html + "</article>"
+    }
+
+    /// A length in seconds as a person reads it: `0:12`, `1:05:00`.
+    static func duration(_ seconds: Int) -> String {
+        let s = max(0, seconds)
+        let pad = { (n: Int) in n < 10 ? "0\(n)" : "\(n)" }
+        return s >= 3600 ? "\(s / 3600):" + pad(s / 60 % 60) + ":" + pad(s % 60) : "\(s / 60):" + pad(s % 60)
+    }
+
+    /// A place: its name, where it is, and a link to it on OpenStreetMap (opened only when the
+    /// person follows it; nothing is fetched for the page).
+    static func location(_ place: LocationContent) -> String {
+        var html = "<div class=\"bubble location\"><strong>" + escape(place.name.isEmpty ? "Location" : place.name) + "</strong>"
+        let lat = place.latitude, lon = place.longitude
+        if lat.isFinite, lon.isFinite, abs(lat) <= 90, abs(lon) <= 180 {
+            let map = "https://www.openstreetmap.org/?mlat=\(lat)&mlon=\(lon)#map=16/\(lat)/\(lon)"
+            html += "<span class=\"coordinates\">\(lat), \(lon)</span><a href=\"" + escape(map) + "\" rel=\"noopener noreferrer\" target=\"_blank\">Open map</a>"
+        } else {
+            html += "<span class=\"coordinates\">No valid position</span>"
+        }
+        return html + "</div>"
     }
 
     /// Where the page fetches photo `index` of message `number` of the chat with `peer`: from

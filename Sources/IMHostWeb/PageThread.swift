@@ -136,7 +136,8 @@ enum PageThread {
     }
 
     private static func run(_ opening: Opening, link: PageLink) {
-        var arguments = ["chat", opening.url, "--config", opening.configPath, "--user", opening.user, "--web-page"] + opening.workerOptions
+        var arguments = ["chat", opening.url, "--config", opening.configPath, "--user", opening.user, "--web-page",
+                         "--width", "\(ChatPage.linesPageWidth)"] + opening.workerOptions
         if opening.verbose { arguments.append("--verbose") }
         let output = Output(out: { link.emit(.text($0)) }, err: { link.emit(.diagnostic($0)) })
         let chat = ChatRuntime(config: opening.config, configPath: opening.configPath, dataFolder: opening.config.dataFolder, user: opening.user,

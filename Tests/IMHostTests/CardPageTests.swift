@@ -38,12 +38,12 @@ struct CardPageTests {
              │ [Book a viewing] /tap 1 viewing │
              ╰─────────────────────────────────╯
             """), "\(text)")
-        // A card stored before listings had a status has no badge; a line's text stays lines.
+        // A card stored before listings had a status has no badge; text is text, as it was written.
         try house.receive(key: "house.listing", payload: MessagePayload(json: listingJSON))
         try house.receive(key: "text", payload: MessagePayload(json: #"{"text":"hi"}"#))
         let view = try house.view(width: 72)
         #expect(view.messages[1].body.card?.badge == nil)
-        #expect(view.messages[2].body == .lines(["hi"]))
+        #expect(view.messages[2].body == .text("hi"))
     }
 
     @Test("a button reaches its card's builder on any page; a text, a placeholder and an id the card lacks never reach a line")

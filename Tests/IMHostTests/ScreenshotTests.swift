@@ -87,7 +87,7 @@ extension BrowserSuites {
             #expect(try browser.waitFor(".message.received .card .badge", containing: "Invitation"))
             try browser.click(".card-buttons button[data-button='viewing']")
             #expect(try browser.waitFor("#notice-log", containing: "asked u42 for a viewing"))
-            #expect(try browser.waitFor(".message.sent pre.bubble", containing: "Could I view listing L1001"))
+            #expect(try browser.waitFor(".message.sent .bubble.text", containing: "Could I view listing L1001"))
             #expect(try browser.waitUntil("Array.from(document.querySelectorAll('img.card-image')).every(i => i.complete && i.naturalWidth > 0) && document.querySelectorAll('img.card-image').length === 2"))
             _ = try browser.execute("document.querySelector('.messages').scrollTop = 0")
             try take(browser, "cards.png", width: 700)
@@ -119,7 +119,7 @@ extension BrowserSuites {
             #expect(try browser.waitFor("#page .tag", containing: "legacy page"))
             try browser.send("Hello, is this still on sale?")
             try workspace.receive("text", #"{"text":"Yes, come by on Saturday."}"#, in: "im://chat?rootCateID=5&cateID=2&peer=u77")
-            #expect(try browser.waitFor(".message.received pre.bubble", containing: "Saturday"))
+            #expect(try browser.waitFor(".message.received .bubble.text", containing: "Saturday"))
             try browser.click("#page .route summary")
             try take(browser, "legacy.png", width: 700)
         }
@@ -133,7 +133,7 @@ extension BrowserSuites {
             try browser.open(chat: crashyURL, on: web)
             try browser.send("Menu → Misbehave makes this line crash")
             // The page is drawn again with the message: the menu is opened on that drawing.
-            #expect(try browser.waitFor(".message.sent pre.bubble", containing: "Misbehave"))
+            #expect(try browser.waitFor(".message.sent .bubble.text", containing: "Misbehave"))
             try browser.click("#page .menu summary")
             try browser.click("#page .menu button.line")
             #expect(try browser.waitFor("#notices .notice.alert[role=alert]", containing: "stopped working"))

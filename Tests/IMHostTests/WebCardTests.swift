@@ -35,7 +35,7 @@ extension BrowserSuites {
 
             try browser.click(".card-buttons button[data-button='viewing']")
             #expect(try browser.waitFor("#notice-log", containing: "tap #1 viewing: asked u42 for a viewing of listing L1001 (Sunny flat)"))
-            #expect(try browser.waitFor(".message.sent pre.bubble", containing: "Could I view listing L1001 (Sunny flat)"))
+            #expect(try browser.waitFor(".message.sent .bubble.text", containing: "Could I view listing L1001 (Sunny flat)"))
             try browser.click(".card-buttons button[data-button='details']")
             #expect(try browser.waitFor("#notice-log", containing: "tap #1 details: opened listing L1001 detail: Sunny flat, ¥4200, 2 rooms"))
             try browser.click(".card .card-fields")
@@ -45,7 +45,7 @@ extension BrowserSuites {
             _ = try browser.execute("post(document.querySelector('[data-page]').dataset.page, { do: 'tap', message: 1, button: 'nope' })")
             #expect(try browser.waitFor("#notice-log", containing: "/tap: message #1 has no button 'nope'; its buttons: details, viewing"))
             try browser.send("/tap 1 details")
-            #expect(try browser.waitFor(".message.sent pre.bubble", containing: "/tap 1 details"), "a line starting with / is sent as text")
+            #expect(try browser.waitFor(".message.sent .bubble.text", containing: "/tap 1 details"), "a line starting with / is sent as text")
             let console = try browser.consoleLog()
             #expect(console.filter { $0.level == "SEVERE" }.isEmpty, "\(console)")
         }
@@ -59,7 +59,7 @@ extension BrowserSuites {
             #expect(try bob.waitFor(".message.received figure.photo img.photo-image") != nil, "bob's page did not show the photo")
             #expect(try bob.waitUntil("(i => i !== null && i.complete && i.naturalWidth > 0)(document.querySelector('figure.photo img'))"))
             #expect(try bob.execute("const i = document.querySelector('figure.photo img'); return [i.naturalWidth, i.naturalHeight]") as? [Int] == [640, 400])
-            #expect(try bob.execute("return document.querySelectorAll('.message.received pre.bubble').length") as? Int == 0,
+            #expect(try bob.execute("return document.querySelectorAll('.message.received .bubble').length") as? Int == 0,
                     "a photo without a caption is the photo alone, with no empty bubble above it")
             #expect(try alice.waitUntil("(i => i !== null && i.complete && i.naturalWidth == 640)(document.querySelector('.message.sent figure.photo img'))"))
             #expect(try alice.waitFor(".message.sent .state", containing: "read ✓✓"), "alice's page did not show it read")
@@ -108,7 +108,7 @@ extension BrowserSuites {
             #expect(try browser.waitUntil("(i => i !== null && i.complete && i.naturalWidth == 96 && i.naturalHeight == 96)(document.querySelector('.card img.card-image'))"))
             try browser.click(".card-buttons button[data-button='decline']")
             #expect(try browser.waitFor("#notice-log", containing: "tap #1 decline: declined interview at 58 Tech, 2026-11-25 10:00"))
-            #expect(try browser.waitFor(".message.sent pre.bubble", containing: "Sorry, I have to decline the interview"))
+            #expect(try browser.waitFor(".message.sent .bubble.text", containing: "Sorry, I have to decline the interview"))
         }
 
         @Test("a line built against IMKit 1.2 still draws in the browser: its lines as preformatted text, which a click taps")
@@ -120,10 +120,20 @@ extension BrowserSuites {
             try browser.open(chat: "im://chat?rootCateID=88&peer=u1", on: web)
             #expect(try browser.waitFor("#page .title h1", containing: "Baseline · u1"))
             try workspace.receive("baseline.note", #"{"id":"n7","text":"hello from 1.2"}"#, in: "im://chat?rootCateID=88&peer=u1")
-            #expect(try browser.waitFor(".message.received pre.bubble", containing: "📝 hello from 1.2\nNote: n7"))
+            #expect(try browser.waitFor(".message.received pre.bubble.lines", containing: "📝 hello from 1.2\nNote: n7"))
             #expect(try browser.find(".message.received .card") == nil)
-            try browser.click(".message.received pre.bubble")
+            try browser.click(".message.received pre.bubble.lines")
             #expect(try browser.waitFor("#notice-log", containing: "tap #1: opened note n7 (opened 1 time)"))
+            // Laid out at the 72 columns such builders were written for, in a fixed-width font.
+            let words = (1...40).map { "word\($0)" }.joined(separator: " ")
+            try workspace.receive("baseline.note", #"{"id":"n8","text":"\#(words)"}"#, in: "im://chat?rootCateID=88&peer=u1")
+            #expect(try browser.waitFor(".message.received pre.bubble.lines", containing: "word40"))
+            let lines = try #require(try browser.execute("return document.querySelectorAll('pre.bubble.lines')[1].textContent") as? String)
+                .split(separator: "\n")
+            let widest = lines.map(\.count).max() ?? 0
+            #expect(widest > 48 && widest <= 72, "\(lines)")
+            let font = try #require(try browser.execute("return getComputedStyle(document.querySelector('pre.bubble.lines')).fontFamily") as? String)
+            #expect(font.contains("monospace"), "\(font)")
         }
     }
 }

@@ -33,7 +33,7 @@ extension BrowserSuites {
             #expect(try browser.waitFor("#notice-log", containing: "tap #1: opened listing L1001 detail: Sunny flat"))
 
             try browser.click("#page .quick-replies button[data-item='4']")
-            #expect(try browser.waitFor(".message.sent pre.bubble", containing: "Is it still available?"))
+            #expect(try browser.waitFor(".message.sent .bubble.text", containing: "Is it still available?"))
             #expect(try browser.waitFor("#notice-log", containing: #"quick reply 4: sent "Is it still available?""#))
             #expect(try browser.waitFor(".message.sent .state", containing: "queued"), "no broker: what is sent stays queued")
 
@@ -45,7 +45,7 @@ extension BrowserSuites {
             #expect(try browser.waitFor("#notice-log", containing: "menu: reported listing L1001 as fake"))
 
             try browser.send("hello from the browser")
-            #expect(try browser.waitFor(".message.sent pre.bubble", containing: "hello from the browser"))
+            #expect(try browser.waitFor(".message.sent .bubble.text", containing: "hello from the browser"))
             #expect(try browser.findAll(".message.sent").count == 2)
             // What was typed left the field; the page kept its history through every drawing.
             #expect(try browser.execute("return document.querySelector('form[data-send] input').value") as? String == "")
@@ -74,7 +74,7 @@ extension BrowserSuites {
             #expect(full.contains("no builder is registered for its key"), "\(full)")
 
             for index in 1...24 { try browser.send("message \(index)") }
-            #expect(try browser.waitFor(".message.sent pre.bubble", containing: "message 24"))
+            #expect(try browser.waitFor(".message.sent .bubble.text", containing: "message 24"))
             #expect(try browser.waitFor("button.older", containing: "earlier message"))
             let shown = try browser.findAll(".message").count
             try browser.execute("document.querySelector('.messages').scrollTop = 0")
@@ -164,10 +164,10 @@ extension BrowserSuites {
             let hostile = #"<img src=x onerror="document.body.dataset.owned='img'"><script>document.body.dataset.owned='script'</script><b>bold</b> & "quoted" 'single'"#
             let sent = try transcript(alice, with: "bob", [hostile])
             #expect(sent.status == 0, "\(sent.stderr)")
-            #expect(try browser.waitFor(".message.received pre.bubble", containing: "<b>bold</b>"), "the message did not arrive")
-            // Verbatim: every character as sent, in the lines the text's view wraps it into.
-            let bubble = try #require(try browser.textContent(".message.received pre.bubble"))
-            #expect(bubble.filter { !$0.isWhitespace } == hostile.filter { !$0.isWhitespace }, "\(bubble)")
+            #expect(try browser.waitFor(".message.received .bubble.text", containing: "<b>bold</b>"), "the message did not arrive")
+            // Verbatim: every character as sent, nothing inserted (the browser wraps it).
+            let bubble = try #require(try browser.textContent(".message.received .bubble.text"))
+            #expect(bubble == hostile, "\(bubble)")
             #expect(try browser.execute("return document.querySelectorAll('#page img, #page script, #page b').length") as? Int == 0)
             #expect(try browser.execute("return document.body.dataset.owned ?? null") == nil)
             // The peer's name and the conversation list are text too.
@@ -185,11 +185,11 @@ extension BrowserSuites {
                     "one profile holds both sessions, kept apart by the port in their names")
 
             try alice.send("hi bob, from a browser")
-            #expect(try bob.waitFor(".message.received pre.bubble", containing: "hi bob, from a browser"), "bob's page did not show the arrival")
+            #expect(try bob.waitFor(".message.received .bubble.text", containing: "hi bob, from a browser"), "bob's page did not show the arrival")
             #expect(try alice.waitFor(".message.sent .state", containing: "read ✓✓"), "alice's page did not show it read")
 
             try bob.send("hello alice")
-            #expect(try alice.waitFor(".message.received pre.bubble", containing: "hello alice"))
+            #expect(try alice.waitFor(".message.received .bubble.text", containing: "hello alice"))
             #expect(try bob.waitFor(".message.sent .state", containing: "read ✓✓"))
             #expect(try alice.findAll(".message").count == 2 && bob.findAll(".message").count == 2)
         }
@@ -204,14 +204,14 @@ extension BrowserSuites {
             let browser = try Browser()
             try browser.open(chat: houseChatURL, on: web)
             try browser.send("before the switch")
-            #expect(try browser.waitFor(".message.sent pre.bubble", containing: "before the switch"))
+            #expect(try browser.waitFor(".message.sent .bubble.text", containing: "before the switch"))
 
             try workspace.writeConfig(Workspace.standardConfig.replacingOccurrences(of: #""killSwitch": { "lines": []"#, with: #""killSwitch": { "lines": ["house"]"#))
             #expect(try browser.waitFor("#page .tag", containing: "legacy page"), "the page did not follow host.json")
-            #expect(try browser.waitFor(".message.sent pre.bubble", containing: "before the switch"), "the history stays")
+            #expect(try browser.waitFor(".message.sent .bubble.text", containing: "before the switch"), "the history stays")
             try workspace.writeConfig()
             #expect(try browser.waitFor("#page .tag", containing: "house page"))
-            #expect(try browser.waitFor(".message.sent pre.bubble", containing: "before the switch"))
+            #expect(try browser.waitFor(".message.sent .bubble.text", containing: "before the switch"))
         }
 
         @Test("a fleet kill the operator publishes moves the open page to the legacy page without a reload")
@@ -247,7 +247,7 @@ extension BrowserSuites {
             try browser.open(chat: crashyURL, on: web)
             #expect(try browser.waitFor("#page .title h1", containing: "Crashy chat with tester"))
             try browser.send("before the crash")
-            #expect(try browser.waitFor(".message.sent pre.bubble", containing: "before the crash"))
+            #expect(try browser.waitFor(".message.sent .bubble.text", containing: "before the crash"))
             try browser.execute("window.sameDocument = true")
 
             try browser.click("#page .menu summary")
@@ -256,7 +256,7 @@ extension BrowserSuites {
             let said = try browser.textContent("#notice-log") ?? ""
             #expect(crashSaid, "\(said)")
             #expect(try browser.waitFor("#page .tag", containing: "legacy page"), "the page did not reopen on what the converter now chooses")
-            #expect(try browser.waitFor(".message.sent pre.bubble", containing: "before the crash"))
+            #expect(try browser.waitFor(".message.sent .bubble.text", containing: "before the crash"))
             #expect(try browser.execute("return window.sameDocument === true") as? Bool == true)
             #expect(workspace.crashes.contains { $0.line == "crashy" })
 
@@ -264,7 +264,7 @@ extension BrowserSuites {
             try browser.open(chat: houseChatURL, on: web)
             #expect(try browser.waitFor("#page .tag", containing: "house page"))
             try browser.send("after the crash")
-            #expect(try browser.waitFor(".message.sent pre.bubble", containing: "after the crash"))
+            #expect(try browser.waitFor(".message.sent .bubble.text", containing: "after the crash"))
         }
 
         @Test("a new build of the line installed under an open page reaches it, with its history, and says so")
@@ -275,13 +275,13 @@ extension BrowserSuites {
             try browser.open(chat: rentURL, on: web)
             #expect(try browser.waitFor("#page .title h1", containing: "Rent 0.2.0 with u42"))
             try browser.send("before the new build")
-            #expect(try browser.waitFor(".message.sent pre.bubble", containing: "before the new build"))
+            #expect(try browser.waitFor(".message.sent .bubble.text", containing: "before the new build"))
             try browser.execute("window.sameDocument = true")
 
             try workspace.installOver("rent.so", product: "FixtureRentNew")
             #expect(try browser.waitFor("#page .title h1", containing: "Rent 0.3.0 with u42"), "the new build did not reach the page")
             #expect(try browser.waitFor("#notice-log", containing: "line rent reloaded: 0.2.0 → 0.3.0"))
-            #expect(try browser.waitFor(".message.sent pre.bubble", containing: "before the new build"))
+            #expect(try browser.waitFor(".message.sent .bubble.text", containing: "before the new build"))
             #expect(try browser.execute("return window.sameDocument === true") as? Bool == true)
             #expect(!FileManager.default.fileExists(atPath: workspace.data + "/crashes.log"), "a new build is not a crash")
         }

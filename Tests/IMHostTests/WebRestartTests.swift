@@ -14,7 +14,7 @@ extension BrowserSuites {
             let port = try #require(first?.port)
             try browser.open(chat: houseChatURL, on: try #require(first))
             try browser.send("before the restart")
-            #expect(try browser.waitFor(".message.sent pre.bubble", containing: "before the restart"))
+            #expect(try browser.waitFor(".message.sent .bubble.text", containing: "before the restart"))
             let keptFiles = try FileManager.default.contentsOfDirectory(atPath: workspace.data + "/web")
             try #require(keptFiles.count == 1, "\(keptFiles)")
             let kept = workspace.data + "/web/" + keptFiles[0]
@@ -29,7 +29,7 @@ extension BrowserSuites {
 
             let second = try WebServing(workspace)
             #expect(second.port == port, "a restarted server serves on the port it served on")
-            #expect(try browser.waitFor(".message.received pre.bubble", containing: "sent while the server was away", timeout: 60))
+            #expect(try browser.waitFor(".message.received .bubble.text", containing: "sent while the server was away", timeout: 60))
             #expect(try browser.waitUntil("document.querySelector('p.reconnecting') === null || document.querySelector('p.reconnecting').hidden"))
             #expect(try browser.execute("return document.querySelector('form[data-send] input').value") as? String == "typed while away")
             #expect(try browser.execute("return document.querySelector('form[data-send] button').disabled") as? Bool == false)

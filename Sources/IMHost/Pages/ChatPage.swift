@@ -154,6 +154,11 @@ public final class ChatPage {
     /// The width pages are drawn at when none is given.
     public static let defaultWidth = 72
 
+    /// The page width whose message column is the 72 columns IMKit 1.0–1.2 builders were
+    /// written for: what a front end that wraps text itself (the browser) asks for, so a line's
+    /// own lines come as their builders meant them.
+    public static let linesPageWidth = 108
+
     /// The columns a message body gets on a page `width` columns wide.
     public static func bodyWidth(forPage width: Int) -> Int {
         max(8, min(width - 8, width * 2 / 3))
@@ -168,7 +173,7 @@ public final class ChatPage {
         var messages = try presented(width: width).map { number, presented in
             // A view longer than a page gives one message is folded here, before it travels (a
             // card is laid out by each front end, which folds its text as it draws it).
-            let folded = presented.view.flatMap { $0.card == nil ? PageView.fold($0.lines) : nil }
+            let folded = presented.view.flatMap { $0.card == nil && Self.builtIn(presented) == nil ? PageView.fold($0.lines) : nil }
             var message = PageView.Message(number: number, envelope: presented.shown.envelope, isOutgoing: presented.shown.isOutgoing,
                                            state: presented.state, failure: presented.failure, sentBefore: presented.sentBefore,
                                            body: Self.body(presented, lines: folded?.lines))
@@ -228,11 +233,27 @@ public final class ChatPage {
         return drawn
     }
 
-    /// What a presented message shows: its card, its lines (`lines`, folded, when given), or why
-    /// it is a placeholder.
+    /// What a presented message shows: a built-in message as what it is (its text, its voice,
+    /// its place), a card, a line's lines (`lines`, folded, when given), or why it is a
+    /// placeholder.
     private static func body(_ presented: PresentedMessage, lines: [String]?) -> PageView.Body {
         guard let view = presented.view else { return .placeholder(presented.degrade ?? .unknownKey) }
+        if let builtIn = builtIn(presented) { return builtIn }
         return view.card.map { .card(PageView.Card($0)) } ?? .lines(lines ?? view.lines)
+    }
+
+    /// A message of a built-in key (no line's prefix) as its content: the host's own builders
+    /// made it, and each front end draws it for itself. `nil` for a line's message.
+    static func builtIn(_ presented: PresentedMessage) -> PageView.Body? {
+        guard LineID.owner(ofMessageKey: presented.shown.envelope.key) == nil else { return nil }
+        switch presented.shown.model?.content {
+        case let text as TextContent: return .text(text.text)
+        case let photo as PhotoContent: return .text(photo.caption ?? "")
+        case let voice as VoiceContent: return .voice(voice)
+        case let place as LocationContent: return .location(place)
+        case let image as ImageContent: return .image(image)
+        default: return nil
+        }
     }
 
     /// Message number `number` (as shown, from 1) as the page shows it now, or `nil` when no

@@ -22,7 +22,9 @@ public struct PageView: Codable, Sendable, Equatable {
     public var messages: [Message]
     /// How many messages the conversation holds (the page shows the newest few).
     public var total: Int
-    /// The width in terminal columns the messages' lines were laid out for.
+    /// The width in terminal columns of the page the messages' ``Body/lines(_:)`` were laid out
+    /// for (those of line builders that draw text). Nothing else in the value has a width: text,
+    /// cards, voice and places are wrapped and laid out by each front end.
     public var width: Int
 
     /// Why the converter chose the page: its reason as a word (`routed`, `no-rule`, `killed`,
@@ -126,7 +128,18 @@ public struct PageView: Codable, Sendable, Equatable {
 
     /// What a message shows.
     public enum Body: Codable, Sendable, Equatable {
-        /// Lines laid out for ``PageView/width`` (what IMKit 1.0–1.2 builders make, and text).
+        /// Text as its sender wrote it, newlines and all (the built-in `text`, and a photo's
+        /// caption, empty without one): each front end wraps it for itself.
+        case text(String)
+        /// A voice message (the built-in `voice`): its length, and where its sender said the
+        /// recording is (never fetched by the host).
+        case voice(VoiceContent)
+        /// A place (the built-in `location`).
+        case location(LocationContent)
+        /// A picture at an address its sender gave (the built-in `image`; never fetched).
+        case image(ImageContent)
+        /// Lines a line's builder laid out for ``PageView/width``'s message column (what IMKit
+        /// 1.0–1.2 builders make), drawn as they are, in a fixed-width font.
         case lines([String])
         /// A placeholder, and why: the deepest cause first.
         case placeholder(Degrade)

@@ -25,6 +25,9 @@ struct PageJSON: Encodable {
         var globalID: String?
         /// The builder's lines, or its card as the terminal draws it; absent for a placeholder.
         var lines: [String]?
+        /// A text message's text (a photo's caption) whole, as its sender wrote it; absent for
+        /// any other.
+        var text: String?
         /// The card, for a message its builder shows as one (IMKit 1.3).
         var card: PageView.Card?
         /// Why the message shows as a placeholder, in full: every cause, the deepest first;
@@ -112,18 +115,29 @@ struct PageJSON: Encodable {
         total = view.total
         messages = view.messages.map { message in
             let envelope = message.envelope
-            let lines = PageRenderer.body(of: message, width: ChatPage.bodyWidth(forPage: view.width))
+            var lines = PageRenderer.body(of: message, width: ChatPage.bodyWidth(forPage: view.width))
+            var folded = message.folded
+            var text: String?
+            if case .text(let whole) = message.body {
+                text = whole
+                // The text travels whole; its lines are folded as the terminal folds them.
+                if let all = lines {
+                    let cut = PageView.fold(all)
+                    lines = cut.lines
+                    if cut.folded > 0 { folded = cut.folded }
+                }
+            }
             return Message(number: message.number, id: envelope.id, from: envelope.from, key: envelope.key,
                            outgoing: message.isOutgoing, state: message.state.rawValue, failure: message.failure,
                            globalID: envelope.globalID,
-                           lines: lines, card: message.body.card,
+                           lines: lines, text: text, card: message.body.card,
                            // The page value carries its placeholders' causes (a message the drawing budget
                            // turned away: that one, without running its builder again).
                            why: message.body.degrade.map { first in
                                message.causes.isEmpty ? Self.why(page, message.number, first: first)
                                    : message.causes.map(\.description).joined(separator: "; and ")
                            },
-                           short: message.body.degrade?.short, sentBefore: message.sentBefore, folded: message.folded,
+                           short: message.body.degrade?.short, sentBefore: message.sentBefore, folded: folded,
                            photos: message.photos.isEmpty ? nil : message.photos.map(PhotoJSON.init),
                            drawn: message.isOutgoing ? message.peerDrawn.map { PeerDrawn($0, peer: envelope.to) } : nil)
         }

@@ -93,7 +93,13 @@ public struct PageRenderer {
     /// each photo its card does not show (`[Photo 640×400]`); `nil` for a placeholder.
     static func body(of message: PageView.Message, width: Int) -> [String]? {
         var lines: [String]
+        let layout = MessageLayout(width: width)
         switch message.body {
+        // The built-ins as their own builders lay them out (the page value carries what they are).
+        case .text(let text): lines = text.isEmpty ? [] : layout.wrap(text)
+        case .voice(let voice): lines = Self.laidOut(BuiltinBuilders.Voice(), voice, layout)
+        case .location(let place): lines = Self.laidOut(BuiltinBuilders.Location(), place, layout)
+        case .image(let image): lines = Self.laidOut(BuiltinBuilders.Image(), image, layout)
         case .lines(let text): lines = text
         case .card(let card): lines = Self.lines(of: card, message: message, width: width)
         case .placeholder: return nil
@@ -102,6 +108,12 @@ public struct PageRenderer {
             lines += TextWidth.wrap(photoText(slot, index: index), width: width)
         }
         return lines
+    }
+
+    /// `content` as the host's own `builder` lays it out at `layout`'s width (it never throws
+    /// for content it decoded itself).
+    private static func laidOut<Builder: MessageBuilder>(_ builder: Builder, _ content: Builder.Content, _ layout: MessageLayout) -> [String] {
+        (try? builder.model(for: content, layout: layout).lines) ?? []
     }
 
     /// A photo as the terminal names it.

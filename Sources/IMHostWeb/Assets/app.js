@@ -98,8 +98,10 @@ function replacePage(root, html) {
   // What the reader opened (the menu, a placeholder's why) stays open in the new drawing.
   const key = (details) => (details.closest(".message") ? details.closest(".message").id : "") + " " + details.className;
   const open = new Set(Array.from(root.querySelectorAll("details[open]"), key));
+  const more = new Set(Array.from(root.querySelectorAll(".message .bubble.text.open"), (text) => text.closest(".message").id));
   root.innerHTML = html;
   for (const details of root.querySelectorAll("details")) { if (open.has(key(details))) details.open = true; }
+  for (const id of more) { const text = document.getElementById(id); if (text) showMore(text.querySelector(".bubble.text")); }
   localTimes(root);
   const next = root.querySelector(".messages");
   if (next) {
@@ -108,6 +110,14 @@ function replacePage(root, html) {
   }
   const again = root.querySelector("form[data-send] input");
   if (again) { again.value = typed; if (focused) again.focus(); }
+}
+
+// A long text shows the rest where it stands ("Show more"), and stays open in later drawings.
+function showMore(text) {
+  if (!text) return;
+  text.classList.add("open");
+  const button = text.querySelector("button.more");
+  if (button) button.setAttribute("aria-expanded", "true");
 }
 
 // The "Reconnecting…" line while the server is away: sending is off (what is typed stays), and
@@ -212,6 +222,15 @@ function chatPage(root) {
       .then((reply) => { if (!reply.ok) return reply.text().then((why) => said(why.trim(), true)); });
   });
   root.addEventListener("click", (event) => {
+    const more = event.target.closest("[data-more]");
+    if (more && root.contains(more)) {
+      const text = more.closest(".bubble.text");
+      showMore(text);
+      // The reader goes on where the fold was.
+      const rest = text && text.querySelector(".rest");
+      if (rest) { rest.tabIndex = -1; rest.focus({ preventScroll: true }); }
+      return;
+    }
     const photo = event.target.closest("[data-photo]");
     if (photo && root.contains(photo)) {
       event.preventDefault();
