@@ -49,11 +49,7 @@ public enum PageHTML {
         for component in page.components where component.kind != .inputBar {
             html += self.component(component)
         }
-        html += "<main class=\"messages\" data-total=\"\(page.total)\">"
-        let older = page.total - page.messages.count
-        if older > 0 {
-            html += "<button class=\"older\" data-do=\"more\" data-count=\"20\">Show \(older) earlier message\(older == 1 ? "" : "s")</button>"
-        }
+        html += "<main class=\"messages\">" + earlier(page.total - page.messages.count)
         if page.messages.isEmpty { html += "<p class=\"empty\">No messages yet.</p>" }
         for message in page.messages { html += self.message(message, peer: page.conversation, dev: dev) }
         html += "</main>"
@@ -64,6 +60,33 @@ public enum PageHTML {
             html += "<p class=\"no-input\">This page has no input bar.</p>"
         }
         return html
+    }
+
+    /// The control that loads earlier messages, when `count` are not shown.
+    static func earlier(_ count: Int) -> String {
+        guard count > 0 else { return "" }
+        return "<button class=\"older\" data-do=\"more\" data-count=\"20\">Show \(count) earlier message\(count == 1 ? "" : "s")</button>"
+    }
+
+    /// What changed in a page its tabs show (``PageChanges``), as the page's script applies it:
+    /// a JSON array of `{"op":"append","html":…}` (a message after the last),
+    /// `{"op":"replace","id":"m3","html":…}`, `{"op":"remove","id":"m1"}` and
+    /// `{"op":"earlier","html":…}` (the control for earlier messages; empty when none are left),
+    /// each message's HTML drawn as ``body(_:dev:)`` draws it.
+    public static func changes(_ changes: [PageChanges.Change], peer: String, dev: Bool = false) -> String {
+        let ops = changes.map { change -> String in
+            switch change {
+            case .added(let message):
+                return "{\"op\":\"append\",\"html\":" + JSONNode.quoted(self.message(message, peer: peer, dev: dev)) + "}"
+            case .changed(let message):
+                return "{\"op\":\"replace\",\"id\":\"m\(message.number)\",\"html\":" + JSONNode.quoted(self.message(message, peer: peer, dev: dev)) + "}"
+            case .removed(let number):
+                return "{\"op\":\"remove\",\"id\":\"m\(number)\"}"
+            case .earlier(let count):
+                return "{\"op\":\"earlier\",\"html\":" + JSONNode.quoted(earlier(count)) + "}"
+            }
+        }
+        return "[" + ops.joined(separator: ",") + "]"
     }
 
     static func component(_ component: PageView.Component) -> String {

@@ -66,11 +66,15 @@ extension WebServer {
         HTTPReply(status: status, headers: [("Content-Type", "text/html; charset=utf-8")] + WebGate.pageHeaders(csp: csp), body: .bytes(Array(text.utf8)))
     }
 
-    /// A new page for the chat a jump URL names: the tab gets the frame, and the page by its
+    /// A page for the chat a jump URL names: the tab gets the frame, and the page by its
     /// stream; the page's worker starts when the stream opens (``start(_:)``), never for a
-    /// request that cannot show it.
+    /// request that cannot show it. A chat already open in another window or tab is the same
+    /// page: one worker draws it, and every tab gets what changes.
     private func open(_ url: String, session: String) -> HTTPReply {
         guard !url.isEmpty else { return .text(400, "refused: no jump URL; open /chat?url=im://chat?rootCateID=...&peer=...\n") }
+        if let open = pages.values.first(where: { $0.url == url && !$0.ended }) {
+            return html(WebDocument.chat(page: open.id, url: url, dev: dev, textLimit: config.limits.payloadBytes))
+        }
         let live = pages.values.filter { $0.session == session && !$0.streams.isEmpty }.count
         guard live < Self.livePagesPerBrowser else {
             return .text(429, "refused: \(live) chats are open and live in this browser, the most one browser can keep live (it gives a server six connections); close one, then open this again\n")

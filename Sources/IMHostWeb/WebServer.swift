@@ -12,7 +12,7 @@ import Glibc
 /// tab over its event stream. Everything runs on one loop: libmicrohttpd's epoll descriptor, the
 /// connection's, and each page's wake pipe.
 package final class WebServer {
-    /// One open page.
+    /// One open chat: one worker, however many windows and tabs show it (each its own stream).
     final class Page {
         let id: String
         /// The browser session (its cookie) that opened it.
@@ -271,9 +271,20 @@ package final class WebServer {
         for said in page.link.takeOutputs() {
             switch said {
             case .page(let view):
+                // Every tab showing the page has the last drawing: what changed goes, by message.
+                let last = page.view
                 page.view = view
-                let html = PageHTML.body(view, dev: dev)
-                for stream in page.streams { stream.send("page", data: html) }
+                guard !page.streams.isEmpty else { break }
+                switch last.map({ PageChanges.between($0, view) }) ?? .replaced {
+                case .replaced:
+                    let html = PageHTML.body(view, dev: dev)
+                    for stream in page.streams { stream.send("page", data: html) }
+                case .messages(let changes) where !changes.isEmpty:
+                    let json = PageHTML.changes(changes, peer: view.conversation, dev: dev)
+                    for stream in page.streams { stream.send("change", data: json) }
+                case .messages:
+                    break
+                }
             case .pictures(let shipped):
                 // A worker runs line code: what it hands over is decoded again before it is served.
                 for picture in shipped {

@@ -86,13 +86,7 @@ function localTimes(root) {
 // was (or the newest in view, when they were at the end) and what they were typing.
 function replacePage(root, html) {
   const list = root.querySelector(".messages");
-  const atEnd = !list || list.scrollHeight - list.scrollTop - list.clientHeight < 8;
-  let anchor = null, offset = 0;
-  if (list && !atEnd) {
-    for (const message of list.querySelectorAll(".message")) {
-      if (message.offsetTop + message.offsetHeight > list.scrollTop) { anchor = message.id; offset = message.offsetTop - list.scrollTop; break; }
-    }
-  }
+  const place = readingPlace(list);
   const input = root.querySelector("form[data-send] input");
   const typed = input ? input.value : "", focused = input && document.activeElement === input;
   // What the reader opened (the menu, a placeholder's why) stays open in the new drawing.
@@ -103,13 +97,59 @@ function replacePage(root, html) {
   for (const details of root.querySelectorAll("details")) { if (open.has(key(details))) details.open = true; }
   for (const id of more) { const text = document.getElementById(id); if (text) showMore(text.querySelector(".bubble.text")); }
   localTimes(root);
-  const next = root.querySelector(".messages");
-  if (next) {
-    const kept = anchor && document.getElementById(anchor);
-    next.scrollTop = kept ? kept.offsetTop - offset : next.scrollHeight;
-  }
+  keepReadingPlace(root.querySelector(".messages"), place);
   const again = root.querySelector("form[data-send] input");
   if (again) { again.value = typed; if (focused) again.focus(); }
+}
+
+// Where the reader is in the list: at its end, or at a message (its id and how far down).
+function readingPlace(list) {
+  const place = { atEnd: !list || list.scrollHeight - list.scrollTop - list.clientHeight < 8, anchor: null, offset: 0 };
+  if (list && !place.atEnd) {
+    for (const message of list.querySelectorAll(".message")) {
+      if (message.offsetTop + message.offsetHeight > list.scrollTop) { place.anchor = message.id; place.offset = message.offsetTop - list.scrollTop; break; }
+    }
+  }
+  return place;
+}
+
+function keepReadingPlace(list, place) {
+  if (!list) return;
+  const kept = place.anchor && document.getElementById(place.anchor);
+  list.scrollTop = kept ? kept.offsetTop - place.offset : list.scrollHeight;
+}
+
+// What changed in the page, by message (PageHTML.changes): only those elements are drawn
+// again; what the reader opened in a message drawn again stays open.
+function applyChanges(root, ops) {
+  const list = root.querySelector(".messages");
+  if (!list) return;
+  const place = readingPlace(list);
+  for (const op of ops) {
+    if (op.op === "append") {
+      list.insertAdjacentHTML("beforeend", op.html);
+      localTimes(list.lastElementChild);
+    } else if (op.op === "replace") {
+      const was = document.getElementById(op.id);
+      if (!was) continue;
+      const opened = Array.from(was.querySelectorAll("details[open]"), (details) => details.className);
+      const more = was.querySelector(".bubble.text.open") !== null;
+      was.insertAdjacentHTML("afterend", op.html);
+      const now = was.nextElementSibling;
+      was.remove();
+      for (const details of now.querySelectorAll("details")) { if (opened.includes(details.className)) details.open = true; }
+      if (more) showMore(now.querySelector(".bubble.text"));
+      localTimes(now);
+    } else if (op.op === "remove") {
+      const gone = document.getElementById(op.id);
+      if (gone) gone.remove();
+    } else if (op.op === "earlier") {
+      const older = list.querySelector("button.older");
+      if (older) older.remove();
+      if (op.html) list.insertAdjacentHTML("afterbegin", op.html);
+    }
+  }
+  keepReadingPlace(list, place);
 }
 
 // A long text shows the rest where it stands ("Show more"), and stays open in later drawings.
@@ -207,6 +247,11 @@ function chatPage(root) {
     why.setAttribute("role", "alert");
     why.textContent = event.data;
     root.replaceChildren(why);
+  });
+  events.addEventListener("change", (event) => {
+    applyChanges(root, JSON.parse(event.data));
+    if (!away.isLive()) away.live(false);
+    seen();
   });
   events.addEventListener("notice", (event) => notify(JSON.parse(event.data)));
   events.addEventListener("ended", (event) => { notify(JSON.parse(event.data)); events.close(); });
