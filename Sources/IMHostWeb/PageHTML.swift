@@ -89,6 +89,12 @@ public enum PageHTML {
         return "[" + ops.joined(separator: ",") + "]"
     }
 
+    /// The platform's items that do nothing yet, so are not drawn (every control on the page
+    /// does something): Voice until voice messages are recorded, Video until a video message
+    /// exists, Report and Clear until they report and clear. `/bar N` and `/menu N` still
+    /// count them in the terminal.
+    static let notShown: Set<String> = ["Voice", "Video", "Report", "Clear"]
+
     static func component(_ component: PageView.Component) -> String {
         switch component {
         case .topPost(let post):
@@ -102,17 +108,19 @@ public enum PageHTML {
             return "<nav class=\"quick-replies" + (available ? "" : " unavailable") + "\" aria-label=\"Quick replies\">"
                 + buttons.joined() + "</nav>"
         case .bottomBar(let items):
-            return "<nav class=\"bottom-bar\" aria-label=\"Tools\">" + items.enumerated().map { index, item in
+            return "<nav class=\"bottom-bar\" aria-label=\"Tools\">" + items.filter { $0.byLine || !notShown.contains($0.name) }.map { item in
                 // The platform's Photo item picks a file; the page's script sends its bytes.
                 if !item.byLine, item.name == "Photo" {
                     return "<button class=\"platform\" data-photo>Photo</button>"
                         + "<input type=\"file\" class=\"photo-file\" accept=\"image/png,image/jpeg,image/webp\" hidden>"
                 }
-                return "<button class=\"" + (item.byLine ? "line" : "platform") + "\" data-do=\"bar\" data-item=\"\(index + 1)\">" + escape(item.name) + "</button>"
+                // The platform's Location item sends where the browser says the person is.
+                if !item.byLine, item.name == "Location" { return "<button class=\"platform\" data-location>Location</button>" }
+                return "<button class=\"" + (item.byLine ? "line" : "platform") + "\" data-do=\"bar\" data-item=\"\(item.number)\">" + escape(item.name) + "</button>"
             }.joined() + "</nav>"
         case .menu(let items):
-            return "<details class=\"menu\"><summary>☰ Menu</summary>" + items.enumerated().map { index, item in
-                "<button class=\"" + (item.byLine ? "line" : "platform") + "\" data-do=\"menu\" data-item=\"\(index + 1)\">" + escape(item.name) + "</button>"
+            return "<details class=\"menu\"><summary>☰ Menu</summary>" + items.filter { $0.byLine || !notShown.contains($0.name) }.map { item in
+                "<button class=\"" + (item.byLine ? "line" : "platform") + "\" data-do=\"menu\" data-item=\"\(item.number)\">" + escape(item.name) + "</button>"
             }.joined() + "</details>"
         case .inputBar:
             return ""

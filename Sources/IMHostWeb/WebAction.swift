@@ -11,6 +11,7 @@ import IMHostRuntime
 /// {"do":"bar","item":1}  {"do":"menu","item":2}  {"do":"more","count":20}
 /// {"do":"retry","message":4}  {"do":"why","message":4}  {"do":"seen","through":9}
 /// {"do":"block"}  {"do":"unblock"}  {"do":"route"}
+/// {"do":"location","latitude":52.52,"longitude":13.405}   (sent as the built-in `location`)
 /// ```
 enum WebAction {
     /// Why a posted act was refused, in one line.
@@ -34,6 +35,10 @@ enum WebAction {
             guard case .number(let value, _)? = members.member(key)?.value, value >= 1, value <= Double(Int32.max), value == value.rounded() else { return nil }
             return Int(value)
         }
+        func degrees(_ key: String, within limit: Double) -> Double? {
+            guard case .number(let value, _)? = members.member(key)?.value, value.isFinite, abs(value) <= limit else { return nil }
+            return value
+        }
         func string(_ key: String) -> String? {
             if case .string(let value)? = members.member(key)?.value { value } else { nil }
         }
@@ -50,6 +55,13 @@ enum WebAction {
         case "block": .block(nil)
         case "unblock": .unblock(nil)
         case "route": .route
+        case "location":
+            degrees("latitude", within: 90).flatMap { latitude in
+                degrees("longitude", within: 180).map { longitude in
+                    // The place's name is where it is: the browser gives no name.
+                    .send(key: "location", payload: "{\"name\":\"\",\"latitude\":\(latitude),\"longitude\":\(longitude)}")
+                }
+            }
         default: nil
         }
         guard let action else { return .failure(Refusal(description: "the request's act is not one this page takes, or lacks what it needs")) }

@@ -114,3 +114,47 @@ struct TextLinkTests {
         #expect(TextHTML.html("short") == "short")
     }
 }
+
+extension BrowserSuites {
+    /// Issue 40, point 5: every control on the page does something, or is not shown.
+    @Suite("Controls that do something")
+    struct WebControlsTests {
+        @Test("Block blocks the peer and becomes Unblock (the terminal's page says so too), which unblocks")
+        func blockToggles() throws {
+            let workspace = try Workspace.standard()
+            let web = try WebServing(workspace)
+            let browser = try Browser()
+            try browser.open(chat: houseChatURL, on: web)
+            let platform = "return Array.from(document.querySelectorAll('#page .menu button.platform'), b => b.textContent)"
+            #expect(try browser.execute(platform) as? [String] == ["Block"])
+            try browser.click("#page .menu summary")
+            try browser.click("#page .menu button.platform")
+            #expect(try browser.waitUntil("Array.from(document.querySelectorAll('#page .menu button.platform'), b => b.textContent).join() === 'Unblock'"))
+            // Blocked in the store, as the terminal's /block would have: the page opened there says so.
+            let opened = try imhost(["open", houseChatURL], in: workspace)
+            #expect(opened.stdout.contains("Unblock"), "\(opened.stdout)\(opened.stderr)")
+            try browser.click("#page .menu button.platform")
+            #expect(try browser.waitUntil("Array.from(document.querySelectorAll('#page .menu button.platform'), b => b.textContent).join() === 'Block'"))
+        }
+
+        @Test("Location sends where the browser says the person is, as a place; refused, it says so and sends nothing")
+        func location() throws {
+            let workspace = try Workspace.standard()
+            let web = try WebServing(workspace)
+            let browser = try Browser()
+            try browser.open(chat: houseChatURL, on: web)
+            try browser.command("POST", "/goog/cdp/execute", ["cmd": "Browser.grantPermissions", "params": ["origin": web.origin, "permissions": ["geolocation"]]])
+            try browser.command("POST", "/goog/cdp/execute", ["cmd": "Emulation.setGeolocationOverride",
+                                                               "params": ["latitude": 31.2304, "longitude": 121.4737, "accuracy": 10]])
+            try browser.click("#page .bottom-bar button[data-location]")
+            #expect(try browser.waitFor(".message.sent .bubble.location .coordinates", containing: "31.2304, 121.4737"))
+            #expect(try browser.findAll(".message.sent").count == 1)
+            try browser.command("POST", "/goog/cdp/execute", ["cmd": "Browser.resetPermissions", "params": [:]])
+            try browser.command("POST", "/goog/cdp/execute", ["cmd": "Browser.setPermission",
+                                                               "params": ["origin": web.origin, "permission": ["name": "geolocation"], "setting": "denied"]])
+            try browser.click("#page .bottom-bar button[data-location]")
+            #expect(try browser.waitFor("#notice-log", containing: "this page may not know your location"))
+            #expect(try browser.findAll(".message.sent").count == 1, "nothing more was sent")
+        }
+    }
+}

@@ -167,8 +167,19 @@ public final class ChatPage {
     /// What the page shows at `width` columns, asked of the line's hooks and builders now: the
     /// title, each component's data, and the messages, as a value any front end draws.
     public func view(width: Int) throws -> PageView {
-        let (title, components) = environment.lineGuard.run(.pageHook, environment.mark, key: "title and components") {
+        var (title, components) = environment.lineGuard.run(.pageHook, environment.mark, key: "title and components") {
             (carrier.title, self.components.compactMap(PageView.Component.of))
+        }
+        // The platform's Block item says what choosing it does: Unblock, once the peer is blocked.
+        if (try? environment.store.isBlocked(conversation)) == true {
+            components = components.map { component in
+                guard case .menu(let items) = component else { return component }
+                return .menu(items.map { item in
+                    var item = item
+                    if !item.byLine, item.name == PageView.blockItem { item.name = PageView.unblockItem }
+                    return item
+                })
+            }
         }
         var messages = try presented(width: width).map { number, presented in
             // A view longer than a page gives one message is folded here, before it travels (a

@@ -71,6 +71,9 @@ public struct PageView: Codable, Sendable, Equatable {
     public struct Item: Codable, Sendable, Equatable {
         public var name: String
         public var byLine: Bool
+        /// Its number among the component's items, from 1 (what `/bar N` and `/menu N` count,
+        /// and what a front end that does not show every item still chooses by).
+        public var number: Int
     }
 
     /// One message as the page shows it.
@@ -246,6 +249,9 @@ public struct PageView: Codable, Sendable, Equatable {
         }
     }
 
+    /// The platform's menu item that blocks the peer, and what it says once the peer is blocked.
+    public static let blockItem = "Block", unblockItem = "Unblock"
+
     /// The component of a kind, when the page shows it.
     public func component(_ kind: ComponentSet) -> Component? {
         components.first { $0.kind == kind }
@@ -262,9 +268,9 @@ extension PageView.Component {
         case let replies as QuickRepliesComponent:
             return .quickReplies(phrases: replies.phrases, available: replies.isAvailable)
         case let bar as BottomBarComponent:
-            return .bottomBar(bar.items.map { .init(name: $0, byLine: !BottomBarComponent.platformItems.contains($0)) })
+            return .bottomBar(bar.items.enumerated().map { .init(name: $1, byLine: !BottomBarComponent.platformItems.contains($1), number: $0 + 1) })
         case let menu as DropdownMenuComponent:
-            return .menu(menu.items.map { .init(name: $0, byLine: !DropdownMenuComponent.platformItems.contains($0)) })
+            return .menu(menu.items.enumerated().map { .init(name: $1, byLine: !DropdownMenuComponent.platformItems.contains($1), number: $0 + 1) })
         case is InputBarComponent:
             return .inputBar
         default:

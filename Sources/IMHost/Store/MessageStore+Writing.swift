@@ -404,7 +404,7 @@ extension MessageStore {
 
     // MARK: Blocked peers
 
-    func isBlocked(_ peer: String) throws -> Bool {
+    package func isBlocked(_ peer: String) throws -> Bool {
         let find = try database.statement("SELECT 1 FROM blocked WHERE peer = ?")
         try find.bind(peer)
         return try find.step()

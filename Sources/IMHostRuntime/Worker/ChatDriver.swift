@@ -142,10 +142,12 @@ package final class ChatDriver {
             guard let result = page.chooseMenuItem(number) else {
                 return .refused(ChatRefusal(.noSuchItem, action.verb, number: number, component: "item"))
             }
-            // The platform's Block item blocks the peer, as /block does.
-            if items.indices.contains(number - 1), items[number - 1] == "Block" {
-                var outcome = setBlocked(page.conversation, true, verb: "/block")
-                outcome.replies.insert(.menuChose(ChatReply.Tap(result)), at: 0)
+            // The platform's Block item blocks the peer, as /block does; once blocked, it
+            // unblocks (the page calls it Unblock then).
+            if items.indices.contains(number - 1), items[number - 1] == PageView.blockItem {
+                let blocked = (try? host.store?.isBlocked(page.conversation)) == true
+                var outcome = setBlocked(page.conversation, !blocked, verb: blocked ? "/unblock" : "/block")
+                outcome.redraw = true
                 return outcome
             }
             // What the item did may have changed the page (a message sent, a chat cleared).
@@ -178,7 +180,10 @@ package final class ChatDriver {
             return .reply(.retried(number), redraw: true)
         case .block(let peer), .unblock(let peer):
             let blocking = if case .block = action { true } else { false }
-            return setBlocked(peer ?? page.conversation, blocking, verb: action.verb)
+            var outcome = setBlocked(peer ?? page.conversation, blocking, verb: action.verb)
+            // The page's menu says Block or Unblock by it.
+            outcome.redraw = outcome.refusal == nil && (peer ?? page.conversation) == page.conversation
+            return outcome
         case .offline:
             return .reply(.connection(online: false, connection(host.setOnline(false))))
         case .online:

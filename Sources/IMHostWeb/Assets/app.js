@@ -276,6 +276,20 @@ function chatPage(root) {
       if (rest) { rest.tabIndex = -1; rest.focus({ preventScroll: true }); }
       return;
     }
+    // The Location item: where the browser says the person is (it asks them first), sent as
+    // the built-in location message; no map is fetched.
+    const place = event.target.closest("[data-location]");
+    if (place && root.contains(place)) {
+      event.preventDefault();
+      if (!navigator.geolocation) { said("Not sent: this browser cannot say where you are.", true); return; }
+      navigator.geolocation.getCurrentPosition(
+        (at) => post(page, { do: "location", latitude: at.coords.latitude, longitude: at.coords.longitude }),
+        (error) => said(error.code === 1
+          ? "Not sent: this page may not know your location. Allow it in the browser's settings for this site, then try again."
+          : "Not sent: your location could not be found. Try again in a moment.", true),
+        { timeout: 20000, maximumAge: 60000 });
+      return;
+    }
     const photo = event.target.closest("[data-photo]");
     if (photo && root.contains(photo)) {
       event.preventDefault();
