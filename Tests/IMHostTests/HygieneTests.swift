@@ -4,10 +4,10 @@ import Testing
 
 /// Runs a shell script in the workspace, with `$IMHOST` the built imhost. Each script that could
 /// hang if the host misbehaved runs under `timeout`, so a hang is a failure, not a stuck test.
-func sh(_ script: String, in workspace: Workspace, environment: [String: String] = [:]) throws -> ProcessResult {
+func sh(_ script: String, in workspace: Workspace, environment: [String: String] = [:], shell: String = "/bin/sh") throws -> ProcessResult {
     var environment = environment
     environment["IMHOST"] = BuildProducts.imhost
-    return try run("/bin/sh", ["-c", script], currentDirectory: workspace.root, environment: environment)
+    return try run(shell, ["-c", script], currentDirectory: workspace.root, environment: environment)
 }
 
 /// The page's lines as `imhost chat` shows them with no input: to read what a conversation holds.
@@ -62,14 +62,15 @@ struct ClosedStreamTests {
     @Test("a child starts with only the descriptors handed to it")
     func childDescriptors() throws {
         let workspace = try crashyWorkspace()
-        // Descriptors 7 and 9 are open in the shell and not close-on-exec: the host inherits them,
-        // its worker must not.
-        let result = try sh(#"exec 7</dev/null 9</dev/null; printf '/menu 4\n' | IMHOST_CRASHY=menu:fds timeout 60 "$IMHOST" chat "\#(crashyURL)""#,
-                            in: workspace)
+        // Descriptors 57 and 59 are open in the shell and not close-on-exec: the host inherits
+        // them, its worker must not. (High numbers, which bash can open and dash cannot: the
+        // worker's own descriptors, opened lowest-free first, never take them.)
+        let result = try sh(#"exec 57</dev/null 59</dev/null; printf '/menu 4\n' | IMHOST_CRASHY=menu:fds timeout 60 "$IMHOST" chat "\#(crashyURL)""#,
+                            in: workspace, shell: "/bin/bash")
         #expect(result.status == 0, "\(result.stderr)")
         let line = try #require(result.stderr.split(separator: "\n").first { $0.contains("fds: ") })
         let fds = line.split(separator: ":").last!.split(separator: " ").compactMap { Int($0) }
-        #expect(!fds.contains(7) && !fds.contains(9), "\(line)")
+        #expect(!fds.contains(57) && !fds.contains(59), "\(line)")
         #expect(Array(fds.prefix(5)) == [0, 1, 2, 3, 4], "\(line)")
     }
 }

@@ -9,8 +9,11 @@ extension ChatHost {
     /// of this user does; otherwise notes who does. Either way, what `sender` queues wakes the
     /// process that holds it.
     func takeConnection(store: MessageStore, sender: MessageSender, online: Bool, elsewhere: Bool = false) {
-        guard let transport = config.transport, let command = connectionCommand else { return }
+        guard let transport = config.transport else { return }
+        // Also in a process that never holds it (a browser page's worker): the holder is woken,
+        // and does not look at the outbox every second.
         sender.onQueued = { [weak self] _ in self?.wakeConnection() }
+        guard let command = connectionCommand else { return }
         guard userID != TransportID.operatorID else {
             announce("\(TransportID.operatorID) publishes the fleet configuration (imhost fleet) and does not chat: this process works through the database only; sign in as a user")
             return

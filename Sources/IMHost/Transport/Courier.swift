@@ -107,6 +107,11 @@ public final class Courier {
         inbox = Inbox(store: store, connection: connection, ledger: ledger, payloadLimit: payloadLimit, photoLimit: photoLimit, budget: budget)
         receipts = ReadReceipts(store: store, connection: connection, ledger: ledger, enabled: settings.readReceipts, giveUpHours: settings.giveUpHours)
         wake = store.folder.flatMap(WakeSocket.init(folder:))
+        // Woken by every process that queues, the courier does not read the outbox every second.
+        if wake != nil {
+            delivery.rereadMilliseconds = Self.quietReread
+            receipts.rereadMilliseconds = Self.quietReread
+        }
         connection.knownLogin = store.hasConnected(as: connection.login)
         connection.onReset = { [delivery, inbox, receipts, siblings] in
             delivery.reset()
@@ -277,6 +282,10 @@ public final class Courier {
         if happenings.isEmpty, connection.unanswered == 0 { _ = try? store.catchUpSearchIndex(limit: Self.indexedAtOnce) }
         return ledger.takeEvents()
     }
+
+    /// How long the outbox and the receipts' queue go unread when nothing woke the courier
+    /// (with a wake socket): a safety net, not the way sends are found.
+    static let quietReread: Int64 = 60_000
 
     /// At most this many messages' words are indexed in one service.
     static let indexedAtOnce = 500

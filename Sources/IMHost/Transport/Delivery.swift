@@ -29,10 +29,13 @@ final class Delivery {
     /// The broker's answers to messages, gathered during one service and committed at once.
     private var accepted: [QueuedSend] = []
     /// When the outbox is read again for what is due: at once when something changed it (a send,
-    /// a receipt that frees the window, a new connection), at the next resend this host set, and
-    /// at least every second (another process may queue without waking this one). Between, a
-    /// pump costs nothing, however long the outbox.
+    /// a receipt that frees the window, a new connection, another process's wake), at the next
+    /// resend this host set, and at least every ``rereadMilliseconds``. Between, a pump costs
+    /// nothing, however long the outbox.
     private(set) var readAgainAt: Int64 = 0
+    /// The longest the outbox goes unread when nothing says it changed: a minute when other
+    /// processes wake this one as they queue (the user's wake socket), else a second.
+    var rereadMilliseconds: Int64 = 1000
     /// Peers whose window a receipt freed since the last pump: only their messages are looked
     /// at, not the whole outbox.
     private var freed: [String] = []
@@ -62,7 +65,7 @@ final class Delivery {
         guard connection.canSend else { return }
         var peers: [String]
         if now >= readAgainAt {
-            readAgainAt = now + 1000
+            readAgainAt = now + rereadMilliseconds
             do throws(StoreError) { peers = try store.duePeers(now: now).map(\.peer) } catch { return }
         } else {
             peers = freed

@@ -16,6 +16,8 @@ final class ReadReceipts {
     /// every second (another process may queue without waking this one). Between, a service
     /// costs nothing here.
     private(set) var readAgainAt: Int64 = 0
+    /// The longest the queue goes unread when nothing says it changed (``Delivery/rereadMilliseconds``).
+    var rereadMilliseconds: Int64 = 1000
 
     init(store: MessageStore, connection: BrokerConnection, ledger: CourierLedger, enabled: Bool, giveUpHours: Double) {
         self.store = store
@@ -40,7 +42,7 @@ final class ReadReceipts {
     /// or drops them, when host.json turns them off.
     func send(now: Int64) {
         guard now >= readAgainAt else { return }
-        readAgainAt = now + 1000
+        readAgainAt = now + rereadMilliseconds
         guard let queued = try? store.dueReceipts(now: now, limit: 500), !queued.isEmpty else { return }
         guard enabled else {
             try? store.dropQueuedReceipts()

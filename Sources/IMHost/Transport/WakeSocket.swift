@@ -8,7 +8,8 @@ import Glibc
 /// sends it one byte (``poke(folder:)``, errors ignored: no courier, no matter); the courier waits
 /// on it beside the connection's descriptors, so it publishes now rather than at its next
 /// second. A folder whose path is too long for a socket address (108 bytes) has no wake socket:
-/// its sends go within a second, as the courier looks at the outbox every second anyway.
+/// its sends go within a second, as the courier then looks at the outbox every second (with the
+/// socket it looks when woken, and at least once a minute).
 package final class WakeSocket {
     static let fileName = "wake.sock"
 

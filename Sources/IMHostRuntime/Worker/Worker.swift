@@ -48,6 +48,13 @@ package final class Worker {
     private var toldElsewhere = false
     /// The pictures of the open lines last told to the supervisor (a browser's page only).
     private var toldPictures: [String] = []
+    /// What wakes a worker that does not hold the connection: the user's store and the fleet
+    /// cache changing (made on first need; `nil` when the kernel gives no watch).
+    private lazy var changeWatch: ChangeWatch? = host.store.flatMap { store in
+        ChangeWatch(files: [store.path, store.path + "-wal", FleetCache(dataFolder: host.dataFolder).path])
+    }
+    /// The longest a worker without the connection sleeps when nothing wakes it.
+    static let quietMilliseconds: Int32 = 60_000
 
     package init(host: ChatHost, channel: WorkerChannel, output: Output, width: Int, colors: Bool, settings: Settings, resume: WorkerResume?) {
         self.host = host
@@ -201,6 +208,7 @@ package final class Worker {
                 }
                 follow?(events)
             } else {
+                _ = changeWatch?.drain()
                 // The process holding the connection keeps what the operator publishes in the cache.
                 if host.hasTransport, let applied = host.followFleetCache() {
                     session?.present([applied])
@@ -213,8 +221,12 @@ package final class Worker {
             // Storing an arrival or drawing the page may have found the database damaged: said now.
             Reports.notes(host.store, output: output)
             if Reports.outputLost(output, command: session == nil ? "play" : "chat") { return nil }
-            let wait = courier?.wakeAfter() ?? 1000
-            switch channel.receive(waiting: wait, wake: courier?.readable ?? [], wakeWriting: courier?.writable ?? []) {
+            // Without the connection, what other processes store or cache wakes this one (a
+            // minute at most between looks, should the kernel miss one); without a watch, every second.
+            let watch = courier == nil ? changeWatch : nil
+            let wait = courier?.wakeAfter() ?? (watch != nil ? Self.quietMilliseconds : 1000)
+            switch channel.receive(waiting: wait, wake: (courier?.readable ?? []) + (watch.map { [$0.descriptor] } ?? []),
+                                   wakeWriting: courier?.writable ?? []) {
             case .message(let message): return message
             case .end: return nil
             case .unreadable(let line): output.diagnostic("imhost __worker: ignored a message that is not one: \(line)")
