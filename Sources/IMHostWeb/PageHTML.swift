@@ -42,6 +42,7 @@ public enum PageHTML {
         if dev {
             let tag = page.isLegacy ? "legacy page" : (page.lineID.map { "\($0) page" } ?? "base page")
             html += "<span class=\"tag dev" + (page.isLegacy ? " legacy" : "") + "\">" + escape(tag) + "</span>"
+            if let version = page.lineVersion { html += "<span class=\"tag dev version\">version " + escape(version) + "</span>" }
             html += "<details class=\"route dev\"><summary>why this page</summary>" + escape(page.route.reason) + ": " + escape(page.route.explanation)
                 + (page.route.source.map { " (" + escape($0) + ")" } ?? "") + "</details>"
         }

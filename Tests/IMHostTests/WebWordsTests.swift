@@ -54,6 +54,7 @@ extension BrowserSuites {
             let browser = try Browser()
             try browser.open(chat: houseChatURL, on: web)
             #expect(try browser.waitFor("#page .tag.dev", containing: "house page"))
+            #expect(try browser.textContent("#page .tag.dev.version") == "version 1.0.0", "the line's version, for QA")
             #expect(try browser.textContent(".message.received .meta .number") == "#1")
             try browser.click(".message.received .card .card-title")
             #expect(try browser.waitFor("#notice-log", containing: "tap #1: opened listing L1001 detail"))

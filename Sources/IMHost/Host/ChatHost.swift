@@ -426,6 +426,7 @@ public final class ChatHost {
             lineServes: { [weak self] line in self?.lines.availability(of: line) == .available },
             degradeMessage: { [weak self] sender, id, key in self?.lines.degrade(forMessage: sender, globalID: id, key: key) },
             picture: { [weak self] line, name in self?.lines.picture(line: line, name: name) },
+            lineVersion: { [weak self] line in self?.lines.version(of: line) },
             killedComponents: config.killedComponents,
             componentPlace: { [config] component in config.switchedOff(component: component)?.place("components") },
             limits: config.limits,

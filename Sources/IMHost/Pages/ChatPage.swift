@@ -205,7 +205,8 @@ public final class ChatPage {
             messages[index].body = resolvePicture(messages[index])
         }
         let reason = decision.reason
-        return PageView(url: decision.url, conversation: conversation, title: title, lineID: lineID, isLegacy: isLegacy,
+        return PageView(url: decision.url, conversation: conversation, title: title, lineID: lineID,
+                        lineVersion: lineID.flatMap(environment.lineVersion), isLegacy: isLegacy,
                         route: PageView.Route(reason: reason.rawValue, source: reason.source, explanation: decision.explanation),
                         components: components, messages: messages, total: try messageCount(), width: width)
     }

@@ -21,6 +21,8 @@ struct PageEnvironment {
     var degradeMessage: (_ sender: String, _ globalID: String, _ key: String) -> Degrade? = { _, _, _ in nil }
     /// A picture a line registered: its line's version and the picture, when the line is open.
     var picture: (_ line: String, _ name: String) -> (version: String, picture: LinePicture)? = { _, _ in nil }
+    /// The version of an open line, as its manifest says it.
+    var lineVersion: (_ line: String) -> String? = { _ in nil }
     let killedComponents: ComponentSet
     /// Who turned a component off, as a place ("killSwitch.components in host.json").
     let componentPlace: @Sendable (ComponentSet) -> String?

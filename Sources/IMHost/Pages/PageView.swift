@@ -13,6 +13,8 @@ public struct PageView: Codable, Sendable, Equatable {
     public var title: String
     /// The line whose page this is; `nil` on the legacy page and the base page.
     public var lineID: String?
+    /// That line's version, as its manifest says it (for a developer's view).
+    public var lineVersion: String? = nil
     public var isLegacy: Bool
     /// Why the converter chose this page.
     public var route: Route

@@ -274,6 +274,9 @@ public final class LineTable {
 
     /// Picture `name` of line `line`, when the line is open and registered one by that name,
     /// with the line's version.
+    /// The version of an open line (`nil`: not open, or it says none).
+    public func version(of line: String) -> String? { registered[line]?.version }
+
     public func picture(line: String, name: String) -> (version: String, picture: LinePicture)? {
         guard let opened = registered[line], let picture = opened.pictures[name] else { return nil }
         return (opened.version ?? "?", picture)

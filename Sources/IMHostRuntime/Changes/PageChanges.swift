@@ -26,7 +26,7 @@ public enum PageChanges: Sendable, Equatable {
 
     /// The changes from `old` to `new` of the same chat.
     public static func between(_ old: PageView, _ new: PageView) -> PageChanges {
-        guard old.url == new.url, old.conversation == new.conversation, old.title == new.title, old.lineID == new.lineID,
+        guard old.url == new.url, old.conversation == new.conversation, old.title == new.title, old.lineID == new.lineID, old.lineVersion == new.lineVersion,
               old.isLegacy == new.isLegacy, old.route == new.route, old.components == new.components, old.width == new.width,
               !old.messages.isEmpty, !new.messages.isEmpty else {
             return old == new ? .messages([]) : .replaced
