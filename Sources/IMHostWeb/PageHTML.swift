@@ -96,6 +96,26 @@ public enum PageHTML {
     /// count them in the terminal.
     static let notShown: Set<String> = ["Voice", "Video", "Report", "Clear"]
 
+    /// Whether a bar or menu item is drawn: a platform item that acts, a line's item its page
+    /// handles (IMKit 1.4).
+    static func shown(_ item: PageView.Item) -> Bool {
+        item.byLine ? item.handled : !notShown.contains(item.name)
+    }
+
+    /// Why a line's item that answered "ignored" is drawn disabled.
+    static let ignoredWhy = "This does nothing in this chat."
+
+    /// A bar or menu item as a button that posts `verb` with its number; a line's item that
+    /// answered "ignored" is disabled, and says why.
+    static func item(_ item: PageView.Item, verb: String) -> String {
+        let kind = item.byLine ? "line" : "platform"
+        guard !item.ignored else {
+            return "<button class=\"\(kind) ignored\" disabled title=\"\(ignoredWhy)\">" + escape(item.name)
+                + "<span class=\"why\"> (" + ignoredWhy.dropLast() + ")</span></button>"
+        }
+        return "<button class=\"\(kind)\" data-do=\"\(verb)\" data-item=\"\(item.number)\">" + escape(item.name) + "</button>"
+    }
+
     static func component(_ component: PageView.Component) -> String {
         switch component {
         case .topPost(let post):
@@ -109,7 +129,7 @@ public enum PageHTML {
             return "<nav class=\"quick-replies" + (available ? "" : " unavailable") + "\" aria-label=\"Quick replies\">"
                 + buttons.joined() + "</nav>"
         case .bottomBar(let items):
-            return "<nav class=\"bottom-bar\" aria-label=\"Tools\">" + items.filter { $0.byLine || !notShown.contains($0.name) }.map { item in
+            return "<nav class=\"bottom-bar\" aria-label=\"Tools\">" + items.filter { shown($0) }.map { item in
                 // The platform's Photo item picks a file; the page's script sends its bytes.
                 if !item.byLine, item.name == "Photo" {
                     return "<button class=\"platform\" data-photo>Photo</button>"
@@ -117,12 +137,10 @@ public enum PageHTML {
                 }
                 // The platform's Location item sends where the browser says the person is.
                 if !item.byLine, item.name == "Location" { return "<button class=\"platform\" data-location>Location</button>" }
-                return "<button class=\"" + (item.byLine ? "line" : "platform") + "\" data-do=\"bar\" data-item=\"\(item.number)\">" + escape(item.name) + "</button>"
+                return self.item(item, verb: "bar")
             }.joined() + "</nav>"
         case .menu(let items):
-            return "<details class=\"menu\"><summary>☰ Menu</summary>" + items.filter { $0.byLine || !notShown.contains($0.name) }.map { item in
-                "<button class=\"" + (item.byLine ? "line" : "platform") + "\" data-do=\"menu\" data-item=\"\(item.number)\">" + escape(item.name) + "</button>"
-            }.joined() + "</details>"
+            return "<details class=\"menu\"><summary>☰ Menu</summary>" + items.filter { shown($0) }.map { self.item($0, verb: "menu") }.joined() + "</details>"
         case .inputBar:
             return ""
         }

@@ -117,7 +117,7 @@ struct BaselineTests {
         let passed = try run(check, [])
         #expect(passed.status == 0, "\(passed.stderr)")
         #expect(passed.stdout.contains("IMKit keeps the API and ABI of Sources/IMKit/API/IMKit-1.0.swiftinterface"))
-        for release in ["1.1", "1.2", "1.3"] {
+        for release in ["1.1", "1.2", "1.3", "1.4"] {
             #expect(passed.stdout.contains("IMKit keeps the API and ABI of Sources/IMKit/API/IMKit-\(release).swiftinterface"))
         }
 

@@ -137,6 +137,30 @@ extension BrowserSuites {
             #expect(try browser.waitUntil("Array.from(document.querySelectorAll('#page .menu button.platform'), b => b.textContent).join() === 'Block'"))
         }
 
+        @Test("a line's item is drawn where its page acts on it (IMKit 1.4): the house page's Report a fake listing only on a chat about a listing; an item that answered ignored is drawn disabled, saying so")
+        func handledItems() throws {
+            let workspace = try Workspace.standard()
+            try workspace.install("Cars", as: "cars.so")
+            try workspace.writeConfig(Workspace.standardConfig
+                .replacingOccurrences(of: #""jobs": { "enabled": true } }"#, with: #""jobs": { "enabled": true }, "cars": { "enabled": true } }"#)
+                .replacingOccurrences(of: #"{ "rootCateID": 1, "cateID": "*", "line": "house" },"#,
+                                      with: #"{ "rootCateID": 1, "cateID": "*", "line": "house" }, { "rootCateID": 4, "cateID": "*", "line": "cars" },"#))
+            let web = try WebServing(workspace)
+            let browser = try Browser()
+            let lineItems = "return Array.from(document.querySelectorAll('#page .menu button.line'), b => b.textContent)"
+            try browser.open(chat: houseChatURL, on: web)
+            #expect(try browser.execute(lineItems) as? [String] == ["Report a fake listing"])
+            try browser.open(chat: "im://chat?rootCateID=1&cateID=12&peer=u43", on: web)
+            #expect(try browser.waitFor("#page .title h1", containing: "u43"))
+            #expect(try browser.execute(lineItems) as? [String] == [], "a chat about no listing has nothing to report")
+
+            // The cars line's Test drive answers ignored: from then on it is disabled, and says why.
+            try browser.open(chat: carsChat + "u7", on: web)
+            try browser.click("#page .bottom-bar button.line")
+            #expect(try browser.waitFor("#page .bottom-bar button.line.ignored", containing: "does nothing in this chat"))
+            #expect(try browser.execute("return document.querySelector('#page .bottom-bar button.line').disabled") as? Bool == true)
+        }
+
         @Test("Location sends where the browser says the person is, as a place; refused, it says so and sends nothing")
         func location() throws {
             let workspace = try Workspace.standard()

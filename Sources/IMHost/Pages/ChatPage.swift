@@ -171,14 +171,34 @@ public final class ChatPage {
             (carrier.title, self.components.compactMap(PageView.Component.of))
         }
         // The platform's Block item says what choosing it does: Unblock, once the peer is blocked.
-        if (try? environment.store.isBlocked(conversation)) == true {
-            components = components.map { component in
-                guard case .menu(let items) = component else { return component }
-                return .menu(items.map { item in
-                    var item = item
-                    if !item.byLine, item.name == PageView.blockItem { item.name = PageView.unblockItem }
-                    return item
-                })
+        let blocked = (try? environment.store.isBlocked(conversation)) == true
+        // A line's item: whether its page acts on it (IMKit 1.4), and whether it answered
+        // ignored here; asked of the line inside its frame.
+        components = environment.lineGuard.run(.pageHook, environment.mark, key: "handled items") {
+            components.map { component in
+                switch component {
+                case .menu(let items):
+                    return .menu(items.map { item in
+                        var item = item
+                        if !item.byLine, item.name == PageView.blockItem, blocked { item.name = PageView.unblockItem }
+                        if item.byLine {
+                            item.handled = carrier.handlesMenuItem(item.name)
+                            item.ignored = ignoredItems.contains(.menu(item.name))
+                        }
+                        return item
+                    })
+                case .bottomBar(let items):
+                    return .bottomBar(items.map { item in
+                        var item = item
+                        if item.byLine {
+                            item.handled = carrier.handlesBottomBarItem(item.name)
+                            item.ignored = ignoredItems.contains(.bar(item.name))
+                        }
+                        return item
+                    })
+                default:
+                    return component
+                }
             }
         }
         var messages = try presented(width: width).map { number, presented in
@@ -368,14 +388,41 @@ public final class ChatPage {
     /// line's page the rest. `nil` when there is no menu or no such item.
     public func chooseMenuItem(_ number: Int) -> TapResult? {
         guard let menu = component(DropdownMenuComponent.self) else { return nil }
-        return environment.lineGuard.run(.action, environment.mark, key: "menu item \(number)") { menu.choose(at: number - 1) }
+        let items = menu.items
+        let result = environment.lineGuard.run(.action, environment.mark, key: "menu item \(number)") { menu.choose(at: number - 1) }
+        if result == .ignored, items.indices.contains(number - 1), !DropdownMenuComponent.platformItems.contains(items[number - 1]) {
+            ignoredItems.insert(.menu(items[number - 1]))
+        }
+        return result
     }
+
+    /// A line's item that answered ignored when chosen on this page (drawn disabled from then on).
+    enum LineItem: Hashable {
+        case menu(String), bar(String)
+    }
+
+    /// The line's items that answered ignored on this page.
+    private var ignoredItems: Set<LineItem> = []
 
     /// Picks bottom-bar item `number` (from 1): the platform handles its own items, the line's
     /// page the rest. `nil` when there is no bar or no such item.
     public func chooseBarItem(_ number: Int) -> TapResult? {
         guard let bar = component(BottomBarComponent.self) else { return nil }
-        return environment.lineGuard.run(.action, environment.mark, key: "bar item \(number)") { bar.select(at: number - 1) }
+        let items = bar.items
+        guard items.indices.contains(number - 1) else { return nil }
+        let item = items[number - 1]
+        guard !BottomBarComponent.platformItems.contains(item) else {
+            return environment.lineGuard.run(.action, environment.mark, key: "bar item \(number)") { bar.select(at: number - 1) }
+        }
+        // A line's item: chosen (the bus hears it), then its page's answer, as IMKit's
+        // select(at:) does, but keeping an answer of ignored (which select words "chose X").
+        let result = environment.lineGuard.run(.action, environment.mark, key: "bar item \(number)") { () -> TapResult in
+            bar.choose(at: number - 1)
+            return carrier.didSelectBottomBarItem(item)
+        }
+        guard result == .ignored else { return result }
+        ignoredItems.insert(.bar(item))
+        return .handled("chose \(item)")
     }
 
     /// Why the page does not show `component`: the operator's kill switch, or the line's mask.

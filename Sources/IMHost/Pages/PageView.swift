@@ -76,6 +76,11 @@ public struct PageView: Codable, Sendable, Equatable {
         /// Its number among the component's items, from 1 (what `/bar N` and `/menu N` count,
         /// and what a front end that does not show every item still chooses by).
         public var number: Int
+        /// For a line's item: whether its page acts on it now (IMKit 1.4's
+        /// `handlesMenuItem(_:)`/`handlesBottomBarItem(_:)`); one it does not is not drawn.
+        public var handled = true
+        /// For a line's item that answered "ignored" when chosen on this page: drawn disabled.
+        public var ignored = false
     }
 
     /// One message as the page shows it.

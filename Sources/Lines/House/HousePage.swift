@@ -34,4 +34,9 @@ final class HousePage: CarrierPage {
         guard item == "Report a fake listing", let listing = context.parameters["infoID"] else { return .ignored }
         return .handled("reported listing \(listing) as fake; the housing team will review it")
     }
+
+    // A chat about no listing has nothing to report: the item is not drawn there.
+    override func handlesMenuItem(_ item: String) -> Bool {
+        item != "Report a fake listing" || context.parameters["infoID"] != nil
+    }
 }

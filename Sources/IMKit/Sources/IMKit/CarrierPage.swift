@@ -58,6 +58,18 @@ open class CarrierPage {
     /// Every pick, the platform's and the line's, is also published as ``BottomBarItemChosen``
     /// on the page's bus, as in IMKit 1.0. Since IMKit 1.1.
     open func didSelectBottomBarItem(_ item: String) -> TapResult { .ignored }
+
+    /// Whether this page acts on its own menu item `item` now. The host draws a line's item
+    /// only when its page handles it: every control a person sees does something. Return
+    /// `false` for an item that would answer ``TapResult/ignored`` here (a "Report this listing"
+    /// on a chat that names no listing). Default: `true`. The host asks each time it draws the
+    /// page; a line built before IMKit 1.4 has every item drawn, and one that answered ignored
+    /// is drawn disabled afterwards, with why. Since IMKit 1.4.
+    open func handlesMenuItem(_ item: String) -> Bool { true }
+
+    /// Whether this page acts on its own bottom-bar item `item` now, as
+    /// ``handlesMenuItem(_:)`` says for the menu. Default: `true`. Since IMKit 1.4.
+    open func handlesBottomBarItem(_ item: String) -> Bool { true }
 }
 
 /// The item a chat is about, shown at the top of the page.

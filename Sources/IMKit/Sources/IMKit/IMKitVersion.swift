@@ -6,5 +6,5 @@
 /// baseline of 1.0.
 public enum IMKitVersion {
     /// The version of the libIMKit.so running, e.g. `"1.0.0"`.
-    public static let current = "1.3.0"
+    public static let current = "1.4.0"
 }

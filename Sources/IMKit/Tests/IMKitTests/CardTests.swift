@@ -80,9 +80,9 @@ struct CardTests {
         #expect(OfferBuilder().didTap(offer, message: shown, context: Self.context) == .ignored, "a tap on the card is not a button")
     }
 
-    @Test("IMKit says it is 1.3")
+    @Test("IMKit says it is 1.4")
     func version() {
-        #expect(IMKitVersion.current == "1.3.0")
+        #expect(IMKitVersion.current == "1.4.0")
     }
 
     @Test("a line's pictures: registered by name as bytes or base64; a bad name, a name twice, no bytes, too many bytes, too many pictures and text that is not base64 are refused, saying why")
