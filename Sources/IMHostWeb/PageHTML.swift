@@ -92,9 +92,8 @@ public enum PageHTML {
 
     /// The platform's items that do nothing yet, so are not drawn (every control on the page
     /// does something): Voice until voice messages are recorded, Video until a video message
-    /// exists, Report and Clear until they report and clear. `/bar N` and `/menu N` still
-    /// count them in the terminal.
-    static let notShown: Set<String> = ["Voice", "Video", "Report", "Clear"]
+    /// exists, Report until it reports. `/bar N` and `/menu N` still count them in the terminal.
+    static let notShown: Set<String> = ["Voice", "Video", "Report"]
 
     /// Whether a bar or menu item is drawn: a platform item that acts, a line's item its page
     /// handles (IMKit 1.4).
@@ -113,6 +112,8 @@ public enum PageHTML {
             return "<button class=\"\(kind) ignored\" disabled title=\"\(ignoredWhy)\">" + escape(item.name)
                 + "<span class=\"why\"> (" + ignoredWhy.dropLast() + ")</span></button>"
         }
+        // The platform's Clear asks the person first (the page's dialog), then clears.
+        if !item.byLine, item.name == PageView.clearItem { return "<button class=\"platform\" data-clear>Clear</button>" }
         return "<button class=\"\(kind)\" data-do=\"\(verb)\" data-item=\"\(item.number)\">" + escape(item.name) + "</button>"
     }
 

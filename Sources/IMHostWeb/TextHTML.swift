@@ -81,17 +81,21 @@ enum TextHTML {
         index = text.index(index, offsetBy: 3)
         let bodyStart = index
         while index < text.endIndex, !ends(text[index]) { index = text.index(after: index) }
-        // Closing punctuation the sentence put after the address.
+        // Closing punctuation the sentence put after the address; a bracket is the address's when
+        // the address opened one more than it closed before it. (Counted once, then kept as the
+        // end moves back: a peer's ten thousand brackets cost one pass, not ten thousand.)
+        var opened: [Character: Int] = ["(": 0, ")": 0, "[": 0, "]": 0]
+        for c in text[bodyStart..<index] where opened[c] != nil { opened[c]! += 1 }
         while index > bodyStart {
             let last = text[text.index(before: index)]
-            let body = text[bodyStart..<text.index(before: index)]
             let trailing: Bool = switch last {
             case ".", ",", ";", ":", "!", "?", "'", "*": true
-            case ")": body.filter { $0 == "(" }.count <= body.filter { $0 == ")" }.count
-            case "]": body.filter { $0 == "[" }.count <= body.filter { $0 == "]" }.count
+            case ")": opened["("]! <= opened[")"]! - 1
+            case "]": opened["["]! <= opened["]"]! - 1
             default: false
             }
             guard trailing else { break }
+            if opened[last] != nil { opened[last]! -= 1 }
             index = text.index(before: index)
         }
         // `https://` alone, or with only punctuation after it, is no address.

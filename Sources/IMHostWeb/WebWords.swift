@@ -35,6 +35,9 @@ enum WebWords {
             return self.tap(tap)
         case .blocked(let peer): return ("You blocked \(peer). Their messages will not reach you.", false)
         case .unblocked(let peer): return ("You unblocked \(peer). Their new messages will reach you.", false)
+        case .cleared(_, let count):
+            return ("Chat cleared on this device: \(count) message\(count == 1 ? "" : "s") removed. Your other devices keep theirs.", false)
+        case .clearAsks: return (nil, false)
         case .retried: return ("Sending again.", false)
         case .connection(true, _): return ("Going online.", false)
         case .connection(false, _): return ("You are offline. What you send waits until you are back online.", false)

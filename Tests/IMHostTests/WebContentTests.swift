@@ -97,6 +97,12 @@ struct TextLinkTests {
         #expect(links("a\"https://example.com/b\"c<d>") == ["https://example.com/b"])
     }
 
+    @Test("a peer's flood of brackets after an address costs one pass: 100,000 of them end the address at once")
+    func flood() {
+        let text = "https://example.com/a(b)" + String(repeating: ")", count: 100_000)
+        #expect(links(text) == ["https://example.com/a(b)"])
+    }
+
     @Test("what is no web address is text: another scheme, a scheme alone, one inside a word")
     func notAddresses() {
         #expect(links("javascript:alert(1) data:text/html,x ftp://example.com") == [])
@@ -126,15 +132,15 @@ extension BrowserSuites {
             let browser = try Browser()
             try browser.open(chat: houseChatURL, on: web)
             let platform = "return Array.from(document.querySelectorAll('#page .menu button.platform'), b => b.textContent)"
-            #expect(try browser.execute(platform) as? [String] == ["Block"])
+            #expect(try browser.execute(platform) as? [String] == ["Block", "Clear"])
             try browser.click("#page .menu summary")
             try browser.click("#page .menu button.platform")
-            #expect(try browser.waitUntil("Array.from(document.querySelectorAll('#page .menu button.platform'), b => b.textContent).join() === 'Unblock'"))
+            #expect(try browser.waitUntil("Array.from(document.querySelectorAll('#page .menu button.platform'), b => b.textContent).join() === 'Unblock,Clear'"))
             // Blocked in the store, as the terminal's /block would have: the page opened there says so.
             let opened = try imhost(["open", houseChatURL], in: workspace)
             #expect(opened.stdout.contains("Unblock"), "\(opened.stdout)\(opened.stderr)")
             try browser.click("#page .menu button.platform")
-            #expect(try browser.waitUntil("Array.from(document.querySelectorAll('#page .menu button.platform'), b => b.textContent).join() === 'Block'"))
+            #expect(try browser.waitUntil("Array.from(document.querySelectorAll('#page .menu button.platform'), b => b.textContent).join() === 'Block,Clear'"))
         }
 
         @Test("a line's item is drawn where its page acts on it (IMKit 1.4): the house page's Report a fake listing only on a chat about a listing; an item that answered ignored is drawn disabled, saying so")

@@ -258,6 +258,8 @@ public struct PageView: Codable, Sendable, Equatable {
 
     /// The platform's menu item that blocks the peer, and what it says once the peer is blocked.
     public static let blockItem = "Block", unblockItem = "Unblock"
+    /// The platform's menu item that clears the chat on this device.
+    public static let clearItem = "Clear"
 
     /// The component of a kind, when the page shows it.
     public func component(_ kind: ComponentSet) -> Component? {

@@ -124,7 +124,10 @@ extension MessageStore {
     /// Those of `items` this device does not have.
     public func lacking(_ items: [SiblingItem]) throws(StoreError) -> [SiblingItem] {
         try guarded {
-            let find = try database.statement("SELECT 1 FROM messages WHERE sender = ? AND global_id = ?")
+            // What a chat cleared here held is not lacking: catching up never brings it back.
+            let find = try database.statement("""
+                SELECT 1 FROM messages WHERE sender = ?1 AND global_id = ?2 UNION ALL SELECT 1 FROM cleared WHERE sender = ?1 AND global_id = ?2
+                """)
             return try items.filter { item in
                 find.reset()
                 try find.bind(item.outgoing ? user : item.peer, item.id)

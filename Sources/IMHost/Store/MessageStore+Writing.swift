@@ -223,9 +223,12 @@ extension MessageStore {
         return try spent.step() ? Spent(messages: Int(spent.int(0)), bytes: Int(spent.int(1))) : Spent(messages: 0, bytes: 0)
     }
 
-    /// Whether a message of this sender with this global id is stored.
+    /// Whether a message of this sender with this global id is stored, or was, in a chat
+    /// cleared since (``clear(_:)``).
     func isStored(_ message: IncomingMessage) throws -> Bool {
-        let known = try database.statement("SELECT 1 FROM messages WHERE sender = ? AND global_id = ?")
+        let known = try database.statement("""
+            SELECT 1 FROM messages WHERE sender = ?1 AND global_id = ?2 UNION ALL SELECT 1 FROM cleared WHERE sender = ?1 AND global_id = ?2
+            """)
         try known.bind(message.from, message.globalID)
         return try known.step()
     }

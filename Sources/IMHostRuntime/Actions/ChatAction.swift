@@ -49,6 +49,9 @@ package enum ChatAction: Codable, Equatable, Sendable {
     /// Block or unblock a peer (`nil`: the open chat's).
     case block(String?)
     case unblock(String?)
+    /// Clear the open chat on this device (its messages leave this store; the user's other
+    /// devices keep theirs). A front end asks the person first.
+    case clear
 
     /// Whether it sends something, so what was asked is kept as a draft before the worker (and
     /// any line code) sees it: a crash before it is queued loses nothing.

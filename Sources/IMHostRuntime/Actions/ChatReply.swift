@@ -41,6 +41,11 @@ package enum ChatReply: Codable, Equatable, Sendable {
     case retried(Int)
     case blocked(String)
     case unblocked(String)
+    /// The chat with the peer was cleared on this device: this many messages left it.
+    case cleared(peer: String, count: Int)
+    /// The menu's Clear, chosen where nothing asks the person first (the terminal): what
+    /// clears the chat (`/clear`).
+    case clearAsks
     /// What asking to be online or offline came to.
     case connection(online: Bool, Connection)
 

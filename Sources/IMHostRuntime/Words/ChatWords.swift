@@ -32,6 +32,9 @@ package enum ChatWords {
         case .retried(let number): ["retry: #\(number) is queued again"]
         case .blocked(let peer): ["blocked \(peer): their messages are refused and not stored; /unblock \(peer) takes them again"]
         case .unblocked(let peer): ["unblocked \(peer): their messages are taken again (those refused meanwhile are not)"]
+        case .cleared(let peer, let count):
+            ["cleared the chat with \(peer) on this device: \(count) message\(count == 1 ? "" : "s") left it (your other devices keep theirs, and catching up with them does not bring these back)"]
+        case .clearAsks: ["menu: Clear removes every message of this chat from this device; type /clear to do it"]
         case .connection(let online, let answer): ["\(online ? "/online" : "/offline"): " + connection(answer)]
         case .notice(let words, _): [words]
         case .arrived(let peer, let count, let unread, let more):
@@ -126,6 +129,7 @@ package enum ChatWords {
         case .seen(let through): "(seen up to #\(through))"
         case .block(let peer): "/block" + (peer.map { " \($0)" } ?? "")
         case .unblock(let peer): "/unblock" + (peer.map { " \($0)" } ?? "")
+        case .clear: "/clear"
         default: action.verb
         }
     }

@@ -142,6 +142,11 @@ package final class ChatDriver {
             guard let result = page.chooseMenuItem(number) else {
                 return .refused(ChatRefusal(.noSuchItem, action.verb, number: number, component: "item"))
             }
+            // The platform's Clear item clears nothing by itself: the terminal has no way to ask
+            // first, so it says what does (the browser asks, then sends the clear act).
+            if items.indices.contains(number - 1), items[number - 1] == PageView.clearItem {
+                return .reply(.clearAsks)
+            }
             // The platform's Block item blocks the peer, as /block does; once blocked, it
             // unblocks (the page calls it Unblock then).
             if items.indices.contains(number - 1), items[number - 1] == PageView.blockItem {
@@ -184,6 +189,14 @@ package final class ChatDriver {
             // The page's menu says Block or Unblock by it.
             outcome.redraw = outcome.refusal == nil && (peer ?? page.conversation) == page.conversation
             return outcome
+        case .clear:
+            guard let store = host.store else { return .refused(ChatRefusal(.noSignIn, action.verb)) }
+            do throws(StoreError) {
+                let count = try store.clear(page.conversation)
+                return .reply(.cleared(peer: page.conversation, count: count), redraw: true)
+            } catch {
+                return .refused(ChatRefusal(.failed, action.verb, detail: "\(error)"))
+            }
         case .offline:
             return .reply(.connection(online: false, connection(host.setOnline(false))))
         case .online:
@@ -350,6 +363,7 @@ extension ChatAction {
         case .retry: "/retry"
         case .block: "/block"
         case .unblock: "/unblock"
+        case .clear: "/clear"
         }
     }
 }

@@ -102,6 +102,9 @@ struct ChatVerb: Sendable {
                  make: { .action(.block($0.text)) }),
         ChatVerb(name: "unblock", step: "unblock", argument: .optionalRest, shape: "[PEER]", summary: "take a blocked peer's messages again",
                  make: { .action(.unblock($0.text)) }),
+        ChatVerb(name: "clear", step: "clear", argument: .none, shape: "",
+                 summary: "clear this chat on this device (your other devices keep theirs), as the menu's Clear does in a browser after asking",
+                 make: { _ in .action(.clear) }),
         ChatVerb(name: "help", step: nil, argument: .none, shape: "", summary: "this text", make: { _ in .help }),
         ChatVerb(name: "quit", step: nil, argument: .none, shape: "", summary: "leave (end of input does too)", make: { _ in .quit }),
     ]

@@ -152,6 +152,24 @@ function applyChanges(root, ops) {
   keepReadingPlace(list, place);
 }
 
+// The question Clear asks, in a dialog of the page's own (Escape or Cancel: nothing happens).
+function askClear(page) {
+  let dialog = document.getElementById("clear-dialog");
+  if (!dialog) {
+    dialog = document.createElement("dialog");
+    dialog.id = "clear-dialog";
+    dialog.setAttribute("aria-labelledby", "clear-title");
+    dialog.innerHTML = '<h2 id="clear-title">Clear this chat?</h2>'
+      + "<p>Every message of this chat leaves this device. Your other devices keep theirs.</p>"
+      + '<form method="dialog"><button value="cancel" autofocus>Cancel</button> <button value="clear" class="danger">Clear chat</button></form>';
+    document.body.append(dialog);
+    dialog.addEventListener("close", () => { if (dialog.returnValue === "clear") post(dialog.dataset.page, { do: "clear" }); });
+  }
+  dialog.dataset.page = page;
+  dialog.returnValue = "";
+  dialog.showModal();
+}
+
 // A long text shows the rest where it stands ("Show more"), and stays open in later drawings.
 function showMore(text) {
   if (!text) return;
@@ -274,6 +292,13 @@ function chatPage(root) {
       // The reader goes on where the fold was.
       const rest = text && text.querySelector(".rest");
       if (rest) { rest.tabIndex = -1; rest.focus({ preventScroll: true }); }
+      return;
+    }
+    // Clear asks first: the chat leaves this device only once the person says so.
+    const clear = event.target.closest("[data-clear]");
+    if (clear && root.contains(clear)) {
+      event.preventDefault();
+      askClear(page);
       return;
     }
     // The Location item: where the browser says the person is (it asks them first), sent as

@@ -237,6 +237,16 @@ enum Migrations {
         """
         UPDATE messages SET reason = json_object('code', 'other', 'text', replace(reason, '/retry N', 'retry')) WHERE reason IS NOT NULL;
         """,
+        // 11: a chat cleared on this device keeps the ids of what it held (nothing else of them):
+        // the same message coming again (its sender's resend, another device's catch-up) is
+        // known, answered as one stored, and not stored again.
+        """
+        CREATE TABLE cleared (
+            sender TEXT NOT NULL,
+            global_id TEXT NOT NULL,
+            PRIMARY KEY (sender, global_id)
+        ) WITHOUT ROWID;
+        """,
     ]
 
     /// The version this code writes.
