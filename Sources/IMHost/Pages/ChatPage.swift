@@ -202,13 +202,16 @@ public final class ChatPage {
             }
         }
         var messages = try presented(width: width).map { number, presented in
-            // A view longer than a page gives one message is folded here, before it travels (a
-            // card is laid out by each front end, which folds its text as it draws it).
-            let folded = presented.view.flatMap { $0.card == nil && Self.builtIn(presented) == nil ? PageView.fold($0.lines) : nil }
             var message = PageView.Message(number: number, envelope: presented.shown.envelope, isOutgoing: presented.shown.isOutgoing,
                                            state: presented.state, failure: presented.failure, sentBefore: presented.sentBefore,
-                                           body: Self.body(presented, lines: folded?.lines))
-            if let folded, folded.folded > 0 { message.folded = folded.folded }
+                                           body: Self.body(presented))
+            // A line's lines longer than a page gives one message are folded here, before they
+            // travel (text and cards are laid out by each front end, which folds them as it draws).
+            if case .lines(let lines) = message.body {
+                let folded = PageView.fold(lines)
+                message.body = .lines(folded.lines)
+                if folded.folded > 0 { message.folded = folded.folded }
+            }
             message.peerDrawn = presented.peerDrawn
             // A message the budget turned away has that one cause: asking for more would run its
             // slow builder again.
@@ -266,17 +269,16 @@ public final class ChatPage {
     }
 
     /// What a presented message shows: a built-in message as what it is (its text, its voice,
-    /// its place), a card, a line's lines (`lines`, folded, when given), or why it is a
-    /// placeholder.
-    private static func body(_ presented: PresentedMessage, lines: [String]?) -> PageView.Body {
+    /// its place), a card, a line's lines, or why it is a placeholder.
+    private static func body(_ presented: PresentedMessage) -> PageView.Body {
         guard let view = presented.view else { return .placeholder(presented.degrade ?? .unknownKey) }
         if let builtIn = builtIn(presented) { return builtIn }
-        return view.card.map { .card(PageView.Card($0)) } ?? .lines(lines ?? view.lines)
+        return view.card.map { .card(PageView.Card($0)) } ?? .lines(view.lines)
     }
 
     /// A message of a built-in key (no line's prefix) as its content: the host's own builders
     /// made it, and each front end draws it for itself. `nil` for a line's message.
-    static func builtIn(_ presented: PresentedMessage) -> PageView.Body? {
+    private static func builtIn(_ presented: PresentedMessage) -> PageView.Body? {
         guard LineID.owner(ofMessageKey: presented.shown.envelope.key) == nil else { return nil }
         switch presented.shown.model?.content {
         case let text as TextContent: return .text(text.text)
