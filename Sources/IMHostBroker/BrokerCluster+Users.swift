@@ -82,6 +82,20 @@ extension BrokerCluster {
         BrokerFolder.devices(of: user, among: try description().logins)
     }
 
+    /// Writes the accounts again with this version's permissions (a cluster made before reports:
+    /// its users could not write their own) and reloads every running node. Returns whether the
+    /// accounts changed, and the reload.
+    public func upgradePermissions() throws(Failure) -> (changed: Bool, Reload) {
+        try locked { () throws(Failure) -> (changed: Bool, Reload) in
+            let description = try description()
+            let before = (try? FileSystem.readText(accountsPath)) ?? ""
+            try writeAccounts(description)
+            let after = (try? FileSystem.readText(accountsPath)) ?? ""
+            guard before != after else { return (false, Reload()) }
+            return (true, try reload(description))
+        }
+    }
+
     /// Changes cluster.json's logins under the folder's lock, writes the accounts again, and
     /// reloads every running node.
     private func change(_ body: (inout Description) throws(Failure) -> Void) throws(Failure) -> Reload {

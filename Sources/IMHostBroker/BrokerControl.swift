@@ -165,6 +165,9 @@ final class BrokerControl {
     static func setClientPassword(_ login: String, _ password: String) -> Command {
         Command("setClientPassword", ["username": .text(login), "password": .text(password)])
     }
+    static func addRoleACL(_ role: String, _ acl: DynamicSecurity.Document.ACL) -> Command {
+        Command("addRoleACL", ["rolename": .text(role), "acltype": .text(acl.acltype), "topic": .text(acl.topic), "allow": .bool(acl.allow)])
+    }
     static func deleteRole(_ role: String) -> Command { Command("deleteRole", ["rolename": .text(role)]) }
     static let listClients = Command("listClients", ["verbose": .bool(false), "count": .number(-1), "offset": .number(0)])
 }

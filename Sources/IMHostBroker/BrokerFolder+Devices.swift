@@ -210,3 +210,32 @@ extension BrokerFolder {
         return true
     }
 }
+
+// MARK: Upgrading the users' roles
+
+extension BrokerFolder {
+    /// Gives each user's role the rules of this version it lacks (a folder made before reports:
+    /// its users could not write ``Topic/report(user:id:)``): on a running broker through its
+    /// control (a rule it has already is tolerated), in the plugin's file while it is stopped.
+    /// A rule the operator added stays. Returns whether it added any.
+    func upgradeRoles() throws(Failure) -> Bool {
+        guard access(securityPath, F_OK) == 0 else { return false }
+        var document = try readSecurity()
+        let users = Set(Self.devices(of: nil, among: document.clients.map(\.username)).filter { $0.device == nil }.map(\.user))
+        var lacking: [(role: String, acl: DynamicSecurity.Document.ACL)] = []
+        for index in document.roles.indices {
+            guard let user = users.first(where: { DynamicSecurity.roleName(of: $0) == document.roles[index].rolename }) else { continue }
+            for acl in DynamicSecurity.userACLs(user) where !document.roles[index].acls.contains(where: { $0.acltype == acl.acltype && $0.topic == acl.topic }) {
+                lacking.append((document.roles[index].rolename, acl))
+                document.roles[index].acls.append(acl)
+            }
+        }
+        guard !lacking.isEmpty else { return false }
+        if let control = try control() {
+            try control.apply(lacking.map { BrokerControl.addRoleACL($0.role, $0.acl) }, tolerating: ["already exists"])
+        } else {
+            try writeSecurity(document)
+        }
+        return true
+    }
+}

@@ -53,6 +53,8 @@ extension BrokerFolder {
         /// Whether imhost's retain rule was added to the folder, or its copy there replaced by
         /// the one built now.
         public var retainRule = false
+        /// Whether users' roles were given rules they lacked (reports).
+        public var roles = false
         /// The running broker's process id, when it runs with sizes (or a plugin) older than the
         /// folder's: it must be restarted (mosquitto 2.0 does not read them again on a reload).
         public var restartNeeded: Int32?
@@ -73,6 +75,7 @@ extension BrokerFolder {
         }
         let devices = try upgradeAuthentication()
         let retainRule = try upgradeRetainRule()
+        let roles = try upgradeRoles()
         if devices || retainRule {
             do throws(FileSystem.Failure) { text = try FileSystem.readText(configPath) } catch { throw Failure(.cannotRead(file: configPath, error)) }
         }
@@ -101,7 +104,7 @@ extension BrokerFolder {
         let sizing = Self.sizing(payloadLimit: payload, photoLimit: photoLimit, queuedMessages: value("max_queued_messages") ?? 1000)
         let packet = Envelope.packetLimit(payloadLimit: payload, photoLimit: photoLimit)
         var upgrade = Upgrade(packetBefore: packetBefore, queuedBefore: queuedBefore, packet: packet, queued: Self.maxQueuedBytes(packet: packet),
-                              payloadLimit: payload, photoLimit: photoLimit, changed: devices || retainRule, devices: devices, retainRule: retainRule)
+                              payloadLimit: payload, photoLimit: photoLimit, changed: devices || retainRule || roles, devices: devices, retainRule: retainRule, roles: roles)
         if lines[start...end].joined(separator: "\n") != sizing {
             lines.replaceSubrange(start...end, with: sizing.components(separatedBy: "\n"))
             // Its mode stays: with a bridge it holds a password, and is its owner's only.

@@ -105,13 +105,15 @@ extension DynamicSecurity {
     }
 
     /// What a user's devices may do: publish only under the user's name (and each device's
-    /// presence record on the user's own inbox), report the user's fleet status, read only the
-    /// user's inbox, and read the fleet configuration.
+    /// presence record on the user's own inbox), report the user's fleet status, report people
+    /// (the operator alone reads reports), read only the user's inbox, and read the fleet
+    /// configuration.
     static func userACLs(_ user: String) -> [Document.ACL] {
         let rows: [(String, Topic.Filter)] = [
             ("publishClientSend", .fromUser(user)),
             ("publishClientSend", .devices(of: user)),
             ("publishClientSend", .topic(.fleetStatus(user: user))),
+            ("publishClientSend", .reportsBy(user)),
             ("subscribePattern", .toUser(user)),
             ("publishClientReceive", .toUser(user)),
             ("subscribePattern", .topic(.fleetConfig)),

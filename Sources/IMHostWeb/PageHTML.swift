@@ -92,8 +92,8 @@ public enum PageHTML {
 
     /// The platform's items that do nothing yet, so are not drawn (every control on the page
     /// does something): Voice until voice messages are recorded, Video until a video message
-    /// exists, Report until it reports. `/bar N` and `/menu N` still count them in the terminal.
-    static let notShown: Set<String> = ["Voice", "Video", "Report"]
+    /// exists. `/bar N` and `/menu N` still count them in the terminal.
+    static let notShown: Set<String> = ["Voice", "Video"]
 
     /// Whether a bar or menu item is drawn: a platform item that acts, a line's item its page
     /// handles (IMKit 1.4).
@@ -113,7 +113,9 @@ public enum PageHTML {
                 + "<span class=\"why\"> (" + ignoredWhy.dropLast() + ")</span></button>"
         }
         // The platform's Clear asks the person first (the page's dialog), then clears.
-        if !item.byLine, item.name == PageView.clearItem { return "<button class=\"platform\" data-clear>Clear</button>" }
+        if !item.byLine, item.name == PageView.clearItem { return "<button class=\"platform\" data-ask=\"clear\">Clear</button>" }
+        // So does Report.
+        if !item.byLine, item.name == PageView.reportItem { return "<button class=\"platform\" data-ask=\"report\">Report</button>" }
         return "<button class=\"\(kind)\" data-do=\"\(verb)\" data-item=\"\(item.number)\">" + escape(item.name) + "</button>"
     }
 

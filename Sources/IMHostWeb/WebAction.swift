@@ -10,7 +10,7 @@ import IMHostRuntime
 /// {"do":"tap","message":3,"button":"accept"}    {"do":"quick","item":2}
 /// {"do":"bar","item":1}  {"do":"menu","item":2}  {"do":"more","count":20}
 /// {"do":"retry","message":4}  {"do":"why","message":4}  {"do":"seen","through":9}
-/// {"do":"block"}  {"do":"unblock"}  {"do":"route"}  {"do":"clear"}   (asked first by the page)
+/// {"do":"block"}  {"do":"unblock"}  {"do":"route"}  {"do":"clear"}  {"do":"report"}   (asked first by the page)
 /// {"do":"location","latitude":52.52,"longitude":13.405}   (sent as the built-in `location`)
 /// ```
 enum WebAction {
@@ -55,6 +55,7 @@ enum WebAction {
         case "block": .block(nil)
         case "unblock": .unblock(nil)
         case "clear": .clear
+        case "report": .report
         case "route": .route
         case "location":
             degrees("latitude", within: 90).flatMap { latitude in

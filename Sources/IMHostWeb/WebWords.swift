@@ -37,7 +37,8 @@ enum WebWords {
         case .unblocked(let peer): return ("You unblocked \(peer). Their new messages will reach you.", false)
         case .cleared(_, let count):
             return ("Chat cleared on this device: \(count) message\(count == 1 ? "" : "s") removed. Your other devices keep theirs.", false)
-        case .clearAsks: return (nil, false)
+        case .clearAsks, .reportAsks: return (nil, false)
+        case .reported(let peer): return ("You reported \(peer). The app's team will look at it.", false)
         case .retried: return ("Sending again.", false)
         case .connection(true, _): return ("Going online.", false)
         case .connection(false, _): return ("You are offline. What you send waits until you are back online.", false)

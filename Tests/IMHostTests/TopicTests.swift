@@ -15,6 +15,7 @@ struct TopicTests {
             (.device(user: "alice", device: nil), "imhost/u/alice/from/alice/~"),
             (.fleetConfig, "imhost/fleet/config"),
             (.fleetStatus(user: "carol"), "imhost/fleet/status/carol"),
+            (.report(user: "carol", id: "01ABC"), "imhost/fleet/report/carol/01ABC"),
         ]
         for (topic, name) in built {
             #expect(topic.name == name)
@@ -26,7 +27,8 @@ struct TopicTests {
     func notTopics() {
         for name in ["", "imhost", "imhost/u/bob/from", "imhost/u/bob/to/alice", "imhost/u/bob/from/alice/phone", "imhost/u/bob/from/alice/x/y",
                      "imhost/fleet/config/x", "imhost/fleet/status", "other/u/bob/from/alice", "imhost/u/bob/from/+", "imhost/u/#",
-                     "imhost/u//from/alice", "imhost/fleet/status/", "$CONTROL/dynamic-security/v1"] {
+                     "imhost/u//from/alice", "imhost/fleet/status/", "imhost/fleet/report/carol", "imhost/fleet/report/carol/",
+                     "imhost/fleet/report/+/+", "$CONTROL/dynamic-security/v1"] {
             #expect(Topic(name) == nil, "\(name)")
         }
     }
@@ -60,6 +62,8 @@ struct TopicTests {
             (.fleet, "imhost/fleet/#"),
             (.everything, "imhost/#"),
             (.topic(.fleetStatus(user: "bob")), "imhost/fleet/status/bob"),
+            (.reportsBy("bob"), "imhost/fleet/report/bob/+"),
+            (.reports, "imhost/fleet/report/+/+"),
         ]
         for (filter, name) in names { #expect(filter.name == name) }
     }
@@ -71,13 +75,14 @@ struct TopicTests {
             "publishClientSend imhost/u/+/from/bob",
             "publishClientSend imhost/u/bob/from/bob/+",
             "publishClientSend imhost/fleet/status/bob",
+            "publishClientSend imhost/fleet/report/bob/+",
             "subscribePattern imhost/u/bob/#",
             "publishClientReceive imhost/u/bob/#",
             "subscribePattern imhost/fleet/config",
             "publishClientReceive imhost/fleet/config",
         ])
         let bob = BrokerCluster.permissions(of: "bob")
-        #expect(bob.publish == ["imhost.u.*.from.bob", "imhost.u.bob.from.bob.*", "imhost.fleet.status.bob"])
+        #expect(bob.publish == ["imhost.u.*.from.bob", "imhost.u.bob.from.bob.*", "imhost.fleet.status.bob", "imhost.fleet.report.bob.*"])
         #expect(bob.subscribe == ["imhost.u.bob", "imhost.u.bob.>", "imhost.fleet.config", "$MQTT.sub.>"])
         let operatorRules = BrokerCluster.permissions(of: "operator")
         #expect(operatorRules.publish.contains("imhost.fleet.>") && operatorRules.subscribe.contains("imhost.fleet.>"))

@@ -132,15 +132,15 @@ extension BrowserSuites {
             let browser = try Browser()
             try browser.open(chat: houseChatURL, on: web)
             let platform = "return Array.from(document.querySelectorAll('#page .menu button.platform'), b => b.textContent)"
-            #expect(try browser.execute(platform) as? [String] == ["Block", "Clear"])
+            #expect(try browser.execute(platform) as? [String] == ["Report", "Block", "Clear"])
             try browser.click("#page .menu summary")
-            try browser.click("#page .menu button.platform")
-            #expect(try browser.waitUntil("Array.from(document.querySelectorAll('#page .menu button.platform'), b => b.textContent).join() === 'Unblock,Clear'"))
+            try browser.click("#page .menu button.platform[data-do]")
+            #expect(try browser.waitUntil("Array.from(document.querySelectorAll('#page .menu button.platform'), b => b.textContent).join() === 'Report,Unblock,Clear'"))
             // Blocked in the store, as the terminal's /block would have: the page opened there says so.
             let opened = try imhost(["open", houseChatURL], in: workspace)
             #expect(opened.stdout.contains("Unblock"), "\(opened.stdout)\(opened.stderr)")
-            try browser.click("#page .menu button.platform")
-            #expect(try browser.waitUntil("Array.from(document.querySelectorAll('#page .menu button.platform'), b => b.textContent).join() === 'Block,Clear'"))
+            try browser.click("#page .menu button.platform[data-do]")
+            #expect(try browser.waitUntil("Array.from(document.querySelectorAll('#page .menu button.platform'), b => b.textContent).join() === 'Report,Block,Clear'"))
         }
 
         @Test("a line's item is drawn where its page acts on it (IMKit 1.4): the house page's Report a fake listing only on a chat about a listing; an item that answered ignored is drawn disabled, saying so")

@@ -23,9 +23,9 @@ extension BrowserSuites {
             let why = try #require(try browser.textContent("#page .route"))
             #expect(why.contains("rootCateID 1") && why.contains("house"), "\(why)")
             #expect(try browser.waitFor("#page .top-post", containing: "📌"))
-            // Every control does something: Voice, Video and Report are not drawn until they do.
+            // Every control does something: Voice and Video are not drawn until they do.
             #expect(try browser.findAll("#page .bottom-bar button.platform").map { try $0.text() } == ["Photo", "Location"])
-            #expect(try browser.execute("return Array.from(document.querySelectorAll('#page .menu button.platform'), b => b.textContent)") as? [String] == ["Block", "Clear"])
+            #expect(try browser.execute("return Array.from(document.querySelectorAll('#page .menu button.platform'), b => b.textContent)") as? [String] == ["Report", "Block", "Clear"])
             #expect(try browser.textContent("#page .menu button.line") == "Report a fake listing")
 
             // A card arrives; clicked, the line's tap opens the listing, as /tap does.

@@ -171,6 +171,23 @@ public final class FleetOperator {
         return reports.values.sorted { $0.user < $1.user }
     }
 
+    // MARK: Reports
+
+    /// Every report the broker holds (made by people, not yet closed), oldest first; one that
+    /// cannot be read as a report is listed with its id, to be closed.
+    public func filedReports() throws(Failure) -> [FiledReport] {
+        try readRetained(Topic.Filter.reports.name).compactMap { retained -> FiledReport? in
+            guard case .report(let by, let id)? = Topic(retained.topic), !retained.payload.isEmpty else { return nil }
+            return FiledReport(by: by, id: id, report: UserReport.read(retained.payload, id: id))
+        }.sorted { ($0.report?.at ?? 0, $0.by, $0.id) < ($1.report?.at ?? 0, $1.by, $1.id) }
+    }
+
+    /// Closes a report: the broker forgets it (an empty retained message on its topic). Returns
+    /// the broker's answer.
+    package func close(_ report: FiledReport) throws(Failure) -> BrokerAnswer {
+        try published([], to: Topic.report(user: report.by, id: report.id).name)
+    }
+
     // MARK: The connection
 
     private struct Retained {

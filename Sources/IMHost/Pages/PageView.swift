@@ -260,6 +260,8 @@ public struct PageView: Codable, Sendable, Equatable {
     public static let blockItem = "Block", unblockItem = "Unblock"
     /// The platform's menu item that clears the chat on this device.
     public static let clearItem = "Clear"
+    /// The platform's menu item that reports the peer to the app's operator.
+    public static let reportItem = "Report"
 
     /// The component of a kind, when the page shows it.
     public func component(_ kind: ComponentSet) -> Component? {

@@ -107,6 +107,8 @@ extension BrokerLink {
         /// A receipt, a confirmation, a presence record or a status: nothing waits on its answer.
         case answer
         case probe
+        /// A person's report (``ReportSender``), by its id.
+        case report(String)
         /// A command's publish, whose answer the command waits for.
         case call
     }

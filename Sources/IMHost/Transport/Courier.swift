@@ -91,6 +91,7 @@ public final class Courier {
     private let inbox: Inbox
     private let receipts: ReadReceipts
     private let siblings: Siblings
+    private let reports: ReportSender
     private let wake: WakeSocket?
     private var lastGiveUp: Int64 = 0
 
@@ -103,6 +104,7 @@ public final class Courier {
         connection = BrokerConnection(settings: settings, user: user, payloadLimit: payloadLimit, photoLimit: photoLimit, clock: clock, makeClient: makeClient, notices: ledger,
                                       host: store.hostID)
         siblings = Siblings(store: store, connection: connection, ledger: ledger)
+        reports = ReportSender(store: store, connection: connection, ledger: ledger)
         delivery = Delivery(store: store, connection: connection, ledger: ledger, siblings: siblings, giveUpHours: settings.giveUpHours)
         inbox = Inbox(store: store, connection: connection, ledger: ledger, payloadLimit: payloadLimit, photoLimit: photoLimit, budget: budget)
         receipts = ReadReceipts(store: store, connection: connection, ledger: ledger, enabled: settings.readReceipts, giveUpHours: settings.giveUpHours)
@@ -113,7 +115,8 @@ public final class Courier {
             receipts.rereadMilliseconds = Self.quietReread
         }
         connection.knownLogin = store.hasConnected(as: connection.login)
-        connection.onReset = { [delivery, inbox, receipts, siblings] in
+        connection.onReset = { [delivery, inbox, receipts, siblings, reports] in
+            reports.reset()
             delivery.reset()
             inbox.reset()
             receipts.reset()
@@ -208,6 +211,7 @@ public final class Courier {
     /// A message or a read receipt was queued in this process: it goes at the next
     /// ``service()``. (Another process wakes this one through the user's ``WakeSocket``.)
     public func sendSoon() {
+        reports.queuedChanged()
         delivery.outboxChanged()
         receipts.queuedChanged()
     }
@@ -268,6 +272,7 @@ public final class Courier {
             receipts.send(now: now)
             delivery.pump(now: now)
             siblings.service(now: now)
+            reports.send()
             connection.checkTimers(now: now)
             if now - lastGiveUp > 60_000 {
                 lastGiveUp = now
@@ -294,6 +299,7 @@ public final class Courier {
         switch what {
         case .message(let send): delivery.answered(send, answer, now: now)
         case .receipts(let sent): receipts.answered(sent, answer, now: now)
+        case .report(let id): reports.answered(id, answer, now: now)
         case .answer, .probe, .call: break
         }
     }
@@ -315,6 +321,8 @@ public final class Courier {
             receipts.queuedChanged()
             receipts.send(now: clock())
             siblings.tellBeforeLeaving()
+            reports.queuedChanged()
+            reports.send()
         }
         connection.goodbye { batch in
             let now = clock()

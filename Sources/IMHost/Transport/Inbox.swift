@@ -55,7 +55,7 @@ final class Inbox {
         switch Topic(topic) {
         case .inbox(let to, let from)?: to == user && from == user
         case .device(let owner, _)?: owner == user
-        case .fleetConfig?, .fleetStatus?, nil: false
+        case .fleetConfig?, .fleetStatus?, .report?, nil: false
         }
     }
 

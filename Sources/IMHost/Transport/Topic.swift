@@ -8,6 +8,8 @@
 ///                                           and that device's presence record (retained)
 ///     imhost/fleet/config                   the fleet configuration (retained; operator writes it)
 ///     imhost/fleet/status/<user>            a host's status report (retained)
+///     imhost/fleet/report/<user>/<id>       a person's report of a peer (retained; only operator
+///                                           reads it, and clears it once handled)
 ///
 /// The sender of what comes on an inbox is the topic's `<from>`, which the broker's rules vouch
 /// for (a user writes only `imhost/u/+/from/<user>`): nothing in a message says who sent it. An
@@ -22,6 +24,8 @@ package enum Topic: Hashable, Sendable, CustomStringConvertible {
     case device(user: String, device: String?)
     case fleetConfig
     case fleetStatus(user: String)
+    /// Report `id` that `user` made of someone (``UserReport``).
+    case report(user: String, id: String)
 
     /// The level that names a user's first device below its own topic: no device name holds it.
     static let firstDevice = "~"
@@ -33,6 +37,7 @@ package enum Topic: Hashable, Sendable, CustomStringConvertible {
         case .device(let user, let device): Topic.inbox(to: user, from: user).name + "/" + (device ?? Self.firstDevice)
         case .fleetConfig: "imhost/fleet/config"
         case .fleetStatus(let user): "imhost/fleet/status/\(user)"
+        case .report(let user, let id): "imhost/fleet/report/\(user)/\(id)"
         }
     }
 
@@ -45,6 +50,7 @@ package enum Topic: Hashable, Sendable, CustomStringConvertible {
         let read: Topic? = switch levels.count {
         case 3 where levels == ["imhost", "fleet", "config"]: .fleetConfig
         case 4 where levels[0] == "imhost" && levels[1] == "fleet" && levels[2] == "status": .fleetStatus(user: levels[3])
+        case 5 where levels[0] == "imhost" && levels[1] == "fleet" && levels[2] == "report": .report(user: levels[3], id: levels[4])
         case 5 where levels[0] == "imhost" && levels[1] == "u" && levels[3] == "from": .inbox(to: levels[2], from: levels[4])
         case 6 where levels[0] == "imhost" && levels[1] == "u" && levels[3] == "from" && levels[2] == levels[4]:
             .device(user: levels[2], device: levels[5] == Self.firstDevice ? nil : levels[5])
@@ -61,6 +67,7 @@ package enum Topic: Hashable, Sendable, CustomStringConvertible {
         case .device(let user, let device): [user] + (device.map { [$0] } ?? [])
         case .fleetConfig: []
         case .fleetStatus(let user): [user]
+        case .report(let user, let id): [user, id]
         }
         for id in ids {
             if let problem = Self.problem(level: id) { return (id, problem) }
@@ -101,7 +108,11 @@ extension Topic {
         case devices(of: String)
         /// `imhost/fleet/status/+`: every host's status.
         case statuses
-        /// `imhost/fleet/#`: the fleet configuration and every status.
+        /// `imhost/fleet/report/<user>/+`: the reports the user makes.
+        case reportsBy(String)
+        /// `imhost/fleet/report/+/+`: every report.
+        case reports
+        /// `imhost/fleet/#`: the fleet configuration, every status and every report.
         case fleet
         /// `imhost/#`: everything imhost publishes.
         case everything
@@ -115,6 +126,8 @@ extension Topic {
             case .fromUser(let user): Topic.inbox(to: "+", from: user).name
             case .devices(let user): Topic.inbox(to: user, from: user).name + "/+"
             case .statuses: Topic.fleetStatus(user: "+").name
+            case .reportsBy(let user): Topic.report(user: user, id: "+").name
+            case .reports: Topic.report(user: "+", id: "+").name
             case .fleet: "imhost/fleet/#"
             case .everything: "imhost/#"
             case .topic(let topic): topic.name

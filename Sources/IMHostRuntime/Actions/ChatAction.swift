@@ -52,6 +52,9 @@ package enum ChatAction: Codable, Equatable, Sendable {
     /// Clear the open chat on this device (its messages leave this store; the user's other
     /// devices keep theirs). A front end asks the person first.
     case clear
+    /// Report the open chat's peer to the app's operator (what, whom, when, which line: the
+    /// peer's last messages go with it). A front end asks the person first.
+    case report
 
     /// Whether it sends something, so what was asked is kept as a draft before the worker (and
     /// any line code) sees it: a crash before it is queued loses nothing.

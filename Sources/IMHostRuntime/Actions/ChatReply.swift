@@ -46,6 +46,12 @@ package enum ChatReply: Codable, Equatable, Sendable {
     /// The menu's Clear, chosen where nothing asks the person first (the terminal): what
     /// clears the chat (`/clear`).
     case clearAsks
+    /// The peer was reported: kept in the store, and sent to the operator at once when online,
+    /// when this device is next online otherwise.
+    case reported(peer: String)
+    /// The menu's Report, chosen where nothing asks the person first (the terminal): what
+    /// reports (`/report`).
+    case reportAsks
     /// What asking to be online or offline came to.
     case connection(online: Bool, Connection)
 

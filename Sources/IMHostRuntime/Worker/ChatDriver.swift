@@ -147,6 +147,10 @@ package final class ChatDriver {
             if items.indices.contains(number - 1), items[number - 1] == PageView.clearItem {
                 return .reply(.clearAsks)
             }
+            // So does Report.
+            if items.indices.contains(number - 1), items[number - 1] == PageView.reportItem {
+                return .reply(.reportAsks)
+            }
             // The platform's Block item blocks the peer, as /block does; once blocked, it
             // unblocks (the page calls it Unblock then).
             if items.indices.contains(number - 1), items[number - 1] == PageView.blockItem {
@@ -194,6 +198,17 @@ package final class ChatDriver {
             do throws(StoreError) {
                 let count = try store.clear(page.conversation)
                 return .reply(.cleared(peer: page.conversation, count: count), redraw: true)
+            } catch {
+                return .refused(ChatRefusal(.failed, action.verb, detail: "\(error)"))
+            }
+        case .report:
+            guard let store = host.store else { return .refused(ChatRefusal(.noSignIn, action.verb)) }
+            do throws(StoreError) {
+                let view = try? page.view(width: ChatPage.defaultWidth)
+                try store.report(page.conversation, url: page.decision.url, line: page.lineID, lineVersion: view?.lineVersion, at: host.clock())
+                // Whoever holds the connection sends it now; an offline device, when it is back.
+                host.wakeConnection()
+                return .reply(.reported(peer: page.conversation))
             } catch {
                 return .refused(ChatRefusal(.failed, action.verb, detail: "\(error)"))
             }
@@ -364,6 +379,7 @@ extension ChatAction {
         case .block: "/block"
         case .unblock: "/unblock"
         case .clear: "/clear"
+        case .report: "/report"
         }
     }
 }

@@ -88,8 +88,13 @@ extension BrokerCommand {
             return listDevices(try cluster.devices(of: user), folder: cluster.path, user: user, running: running, notRunning: "(no node of the cluster runs: as \(cluster.descriptionPath) says)",
                                passwordFile: cluster.passwordFile(of:), arguments, output)
         case "upgrade":
-            output.diagnostic("imhost broker upgrade: \(TerminalText.safe(cluster.path)) is a NATS cluster, and upgrade is for mosquitto folders: a cluster is sized by init --cluster (write it again with --force, or change max_payload in its nodes/*.conf)")
-            return CommandLineTool.ExitCode.failure
+            // A cluster's sizes are init --cluster's; what upgrade changes is the users' permissions.
+            let (changed, reload) = try cluster.upgradePermissions()
+            let nodes = reload.reloaded.isEmpty ? "; the nodes take them when they start (imhost broker run \(cluster.path))"
+                : "; the running nodes (\(reload.reloaded.joined(separator: ", "))) took them at once"
+            output.out(TerminalText.safe(changed
+                ? "wrote \(cluster.accountsPath) again: every user may write its own reports, which only operator reads\(nodes)"
+                : "\(cluster.accountsPath) is up to date (a cluster's sizes are init --cluster's: write it again with --force, or change max_payload in its nodes/*.conf)") + "\n")
         default:
             output.diagnostic("imhost broker \(verb): \(TerminalText.safe(cluster.path)) is a NATS cluster: \(verb) is not for it")
             return CommandLineTool.ExitCode.failure

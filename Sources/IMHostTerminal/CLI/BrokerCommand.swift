@@ -65,7 +65,7 @@ enum BrokerCommand {
                   summary: "list the users' devices (of USER only, when given) and their logins",
                   options: [.json("each device's user, name and login, as JSON")]),
             .init(name: "upgrade", arguments: "DIR",
-                  summary: "bring a folder made by an older imhost to what init writes now: a folder made before devices moves to the dynamic-security plugin (every password and session kept), one made before the retain rule gets it, one made before photos (or for other limits) is sized anew; says whether the running broker must be restarted",
+                  summary: "bring a folder made by an older imhost to what init writes now: a folder made before devices moves to the dynamic-security plugin (every password and session kept), one made before the retain rule gets it, one made before photos (or for other limits) is sized anew, users' roles get the rules they lack (writing their own reports); a cluster's accounts are written again with this version's permissions; says whether the running broker must be restarted",
                   options: [upgradePayloadBytes, photoBytes,
                             .json("what changed: the sizes before and after, and whether the running broker must be restarted, as JSON")]),
             .init(name: "run", arguments: "DIR",
@@ -100,7 +100,11 @@ enum BrokerCommand {
             photos (or for other limits) as init would now, rewriting only its sizing paragraph
             (listeners, TLS and bridge stay); run again, it says the folder is up to date. mosquitto reads the sizes at
             start only (a reload keeps the old ones): a running broker must be restarted, and
-            upgrade says so.
+            upgrade says so. It gives every user's role the rules of this version it lacks (a
+            folder made before reports: a user may write imhost/fleet/report/USER/+, which only
+            operator reads), through the running broker's control at once, or in the plugin's file.
+            On a NATS cluster, upgrade writes DIR/nodes/accounts.conf again with this version's
+            permissions and reloads the running nodes.
 
             imhost broker run stops on Ctrl-C, SIGTERM or SIGHUP, and the broker never outlives
             it (not even kill -9).
@@ -266,7 +270,7 @@ enum BrokerCommand {
             output.out(JSONOutput.encode(Upgraded(folder: folder.path, changed: done.changed, payloadBytes: done.payloadLimit, photoBytes: done.photoLimit,
                                                   maxPacketSize: .init(before: done.packetBefore, after: done.packet),
                                                   maxQueuedBytes: .init(before: done.queuedBefore, after: done.queued),
-                                                  devices: done.devices, retainRule: done.retainRule, restartNeeded: done.restartNeeded != nil, pid: done.restartNeeded)))
+                                                  devices: done.devices, retainRule: done.retainRule, roles: done.roles, restartNeeded: done.restartNeeded != nil, pid: done.restartNeeded)))
             return CommandLineTool.ExitCode.ok
         }
         let limits = "payloads of \(done.payloadLimit) bytes, photos of \(done.photoLimit) bytes"
@@ -274,10 +278,13 @@ enum BrokerCommand {
             .filter { $0.1 != $0.2 }.map { "\($0.0) \($0.1.map(String.init) ?? "unset") → \($0.2)" }
         var text = !done.changed
             ? "\(folder.configPath) is up to date: max_packet_size \(done.packet), max_queued_bytes \(done.queued) (\(limits))"
-            : changes.isEmpty ? done.devices || done.retainRule ? "its sizes were right (\(limits))" : "rewrote the sizing comments of \(folder.configPath); its sizes were right (\(limits))"
+            : changes.isEmpty ? done.devices || done.retainRule || done.roles ? "its sizes were right (\(limits))" : "rewrote the sizing comments of \(folder.configPath); its sizes were right (\(limits))"
             : "upgraded \(folder.configPath): \(changes.joined(separator: ", ")) (\(limits))"
         if done.retainRule {
             text = "put imhost's retain rule in \(folder.retainRulePath) (the broker keeps only the retained messages imhost retains by design); " + text
+        }
+        if done.roles {
+            text = "gave every user's role the rules it lacked (writing its own reports, which only operator reads)\(folder.runningPID() != nil ? ", in the running broker at once" : "")); " + text
         }
         if done.devices {
             text = "moved \(folder.path) to mosquitto's dynamic-security plugin (\(folder.securityPath)): every login keeps its password and session, and a user may have several devices (imhost broker add-device); " + text
@@ -306,6 +313,8 @@ enum BrokerCommand {
         var devices: Bool
         /// Whether imhost's retain rule was put in the folder (added, or its copy replaced).
         var retainRule: Bool
+        /// Whether users' roles were given rules they lacked (their reports).
+        var roles: Bool
         /// Whether the running broker must be restarted to take the sizes, and its pid.
         var restartNeeded: Bool
         var pid: Int32?

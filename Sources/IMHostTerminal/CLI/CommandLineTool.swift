@@ -15,7 +15,7 @@ public enum CommandLineTool {
     static let commands: [Command] = [
         ChatCommand.command, StoreCommands.chats, PlayCommand.demo, OpenCommand.command, PlayCommand.command, PluginsCommand.command,
         QuarantineCommand.command, RouteCommand.command, StoreCommands.search, StoreCommands.store, NewLineCommand.command, BrokerCommand.command, SyncCommand.command,
-        FleetCommand.command, WebCommand.command,
+        FleetCommand.command, ReportsCommand.command, WebCommand.command,
         WorkerCommand.command, ScanCommand.command, DecodePhotoCommand.command, CommandHelp.command,
     ]
 

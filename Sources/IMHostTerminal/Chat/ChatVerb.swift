@@ -105,6 +105,9 @@ struct ChatVerb: Sendable {
         ChatVerb(name: "clear", step: "clear", argument: .none, shape: "",
                  summary: "clear this chat on this device (your other devices keep theirs), as the menu's Clear does in a browser after asking",
                  make: { _ in .action(.clear) }),
+        ChatVerb(name: "report", step: "report", argument: .none, shape: "",
+                 summary: "report this person to the app's operator, with their last messages here, as the menu's Report does in a browser after asking",
+                 make: { _ in .action(.report) }),
         ChatVerb(name: "help", step: nil, argument: .none, shape: "", summary: "this text", make: { _ in .help }),
         ChatVerb(name: "quit", step: nil, argument: .none, shape: "", summary: "leave (end of input does too)", make: { _ in .quit }),
     ]

@@ -152,18 +152,43 @@ function applyChanges(root, ops) {
   keepReadingPlace(list, place);
 }
 
-// The question Clear asks, in a dialog of the page's own (Escape or Cancel: nothing happens).
-function askClear(page) {
-  let dialog = document.getElementById("clear-dialog");
+// The questions Clear and Report ask, each in a dialog of the page's own (Escape or Cancel:
+// nothing happens); the act is posted only once the person says so.
+const questions = {
+  clear: { title: "Clear this chat?", act: "Clear chat",
+           text: "Every message of this chat leaves this device. Your other devices keep theirs." },
+  report: { title: "Report this person?", act: "Report",
+            text: "The app's team gets a report of this person with their last 5 messages in this chat. They are not told." },
+};
+function ask(kind, page) {
+  const question = questions[kind];
+  if (!question) return;
+  const id = kind + "-dialog";
+  let dialog = document.getElementById(id);
   if (!dialog) {
     dialog = document.createElement("dialog");
-    dialog.id = "clear-dialog";
-    dialog.setAttribute("aria-labelledby", "clear-title");
-    dialog.innerHTML = '<h2 id="clear-title">Clear this chat?</h2>'
-      + "<p>Every message of this chat leaves this device. Your other devices keep theirs.</p>"
-      + '<form method="dialog"><button value="cancel" autofocus>Cancel</button> <button value="clear" class="danger">Clear chat</button></form>';
+    dialog.id = id;
+    dialog.className = "ask";
+    dialog.setAttribute("aria-labelledby", id + "-title");
+    const title = document.createElement("h2");
+    title.id = id + "-title";
+    title.textContent = question.title;
+    const text = document.createElement("p");
+    text.textContent = question.text;
+    const form = document.createElement("form");
+    form.method = "dialog";
+    const cancel = document.createElement("button");
+    cancel.value = "cancel";
+    cancel.autofocus = true;
+    cancel.textContent = "Cancel";
+    const act = document.createElement("button");
+    act.value = kind;
+    act.className = "danger";
+    act.textContent = question.act;
+    form.append(cancel, " ", act);
+    dialog.append(title, text, form);
     document.body.append(dialog);
-    dialog.addEventListener("close", () => { if (dialog.returnValue === "clear") post(dialog.dataset.page, { do: "clear" }); });
+    dialog.addEventListener("close", () => { if (dialog.returnValue === kind) post(dialog.dataset.page, { do: kind }); });
   }
   dialog.dataset.page = page;
   dialog.returnValue = "";
@@ -294,11 +319,11 @@ function chatPage(root) {
       if (rest) { rest.tabIndex = -1; rest.focus({ preventScroll: true }); }
       return;
     }
-    // Clear asks first: the chat leaves this device only once the person says so.
-    const clear = event.target.closest("[data-clear]");
-    if (clear && root.contains(clear)) {
+    // Clear and Report ask first: nothing happens until the person says so.
+    const asking = event.target.closest("[data-ask]");
+    if (asking && root.contains(asking)) {
       event.preventDefault();
-      askClear(page);
+      ask(asking.dataset.ask, page);
       return;
     }
     // The Location item: where the browser says the person is (it asks them first), sent as

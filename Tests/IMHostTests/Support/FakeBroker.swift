@@ -136,7 +136,7 @@ final class FakeBroker {
         if user == "~admin" { return topic == controlTopic || topic == controlTopic + "/response" }
         return switch Topic(topic) {
         case .inbox(_, let from)?: from == user
-        case .fleetStatus(let owner)?: owner == user
+        case .fleetStatus(let owner)?, .report(let owner, _)?: owner == user
         case .fleetConfig?: user == TransportID.operatorID
         case .device?, nil: false
         }
@@ -148,6 +148,7 @@ final class FakeBroker {
         case .inbox(let to, _)?: to == user
         case .device(let owner, _)?: owner == user
         case .fleetConfig?, .fleetStatus?: true
+        case .report?: user == TransportID.operatorID
         case nil: false
         }
     }

@@ -247,6 +247,18 @@ enum Migrations {
             PRIMARY KEY (sender, global_id)
         ) WITHOUT ROWID;
         """,
+        // 12: the user's reports of people (the menu's Report), kept until the broker takes
+        // them: `body` is the document as it is published (UserReport), `taken_at` when the
+        // broker answered it (NULL: not yet).
+        """
+        CREATE TABLE reports (
+            id TEXT PRIMARY KEY,
+            peer TEXT NOT NULL,
+            made_at INTEGER NOT NULL,
+            body TEXT NOT NULL,
+            taken_at INTEGER
+        ) WITHOUT ROWID;
+        """,
     ]
 
     /// The version this code writes.
