@@ -90,17 +90,6 @@ public enum PageHTML {
         return "[" + ops.joined(separator: ",") + "]"
     }
 
-    /// The platform's items that do nothing yet, so are not drawn (every control on the page
-    /// does something): Voice until voice messages are recorded, Video until a video message
-    /// exists. `/bar N` and `/menu N` still count them in the terminal.
-    static let notShown: Set<String> = ["Voice", "Video"]
-
-    /// Whether a bar or menu item is drawn: a platform item that acts, a line's item its page
-    /// handles (IMKit 1.4).
-    static func shown(_ item: PageView.Item) -> Bool {
-        item.byLine ? item.handled : !notShown.contains(item.name)
-    }
-
     /// Why a line's item that answered "ignored" is drawn disabled.
     static let ignoredWhy = "This does nothing in this chat."
 
@@ -132,7 +121,7 @@ public enum PageHTML {
             return "<nav class=\"quick-replies" + (available ? "" : " unavailable") + "\" aria-label=\"Quick replies\">"
                 + buttons.joined() + "</nav>"
         case .bottomBar(let items):
-            return "<nav class=\"bottom-bar\" aria-label=\"Tools\">" + items.filter { shown($0) }.map { item in
+            return "<nav class=\"bottom-bar\" aria-label=\"Tools\">" + items.filter(\.isShown).map { item in
                 // The platform's Photo item picks a file; the page's script sends its bytes.
                 if !item.byLine, item.name == "Photo" {
                     return "<button class=\"platform\" data-photo>Photo</button>"
@@ -143,7 +132,7 @@ public enum PageHTML {
                 return self.item(item, verb: "bar")
             }.joined() + "</nav>"
         case .menu(let items):
-            return "<details class=\"menu\"><summary>☰ Menu</summary>" + items.filter { shown($0) }.map { self.item($0, verb: "menu") }.joined() + "</details>"
+            return "<details class=\"menu\"><summary>☰ Menu</summary>" + items.filter(\.isShown).map { self.item($0, verb: "menu") }.joined() + "</details>"
         case .inputBar:
             return ""
         }
@@ -278,7 +267,11 @@ public enum PageHTML {
         }
         if !card.buttons.isEmpty {
             html += "<div class=\"card-buttons\">" + card.buttons.map { button in
-                "<button type=\"button\" data-do=\"tap\" data-message=\"\(number)\" data-button=\"" + escape(button.id) + "\">" + escape(button.label) + "</button>"
+                // One that answered "ignored" here is drawn disabled, saying so.
+                button.ignored == true
+                    ? "<button type=\"button\" class=\"ignored\" disabled title=\"\(ignoredWhy)\">" + escape(button.label)
+                        + "<span class=\"why\"> (" + ignoredWhy.dropLast() + ")</span></button>"
+                    : "<button type=\"button\" data-do=\"tap\" data-message=\"\(number)\" data-button=\"" + escape(button.id) + "\">" + escape(button.label) + "</button>"
             }.joined() + "</div>"
         }
         return html + "</section>"

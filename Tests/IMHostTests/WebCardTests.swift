@@ -137,3 +137,32 @@ extension BrowserSuites {
         }
     }
 }
+
+extension BrowserSuites {
+    @Suite("A card's button that does nothing")
+    struct WebIgnoredButtonTests {
+        @Test("a card's button whose builder answered ignored is drawn disabled from then on, saying it does nothing, in the browser and in the terminal; the card's other buttons still work")
+        func ignoredButton() throws {
+            let workspace = try Workspace.standard()
+            try workspace.install("Cars", as: "cars.so")
+            try workspace.writeConfig(Workspace.standardConfig.replacingOccurrences(of: #""jobs": { "enabled": true } }"#, with: #""jobs": { "enabled": true }, "cars": {} }"#)
+                .replacingOccurrences(of: #"{ "rootCateID": 1, "cateID": "*", "line": "house" },"#,
+                                      with: #"{ "rootCateID": 1, "cateID": "*", "line": "house" }, { "rootCateID": 4, "cateID": "*", "line": "cars" },"#))
+            let chat = carsChat + "u42"
+            try workspace.receive("cars.offer", #"{"id":"C7","model":"Model 7","year":2021,"price":90000,"mileage":30000,"dealer":{"name":"Auto Li","phone":"555-0101"}}"#, in: chat)
+            let web = try WebServing(workspace)
+            let browser = try Browser()
+            try browser.open(chat: chat, on: web)
+            #expect(try browser.waitFor(".message.received section.card .card-title", containing: "Model 7"))
+            #expect(try browser.findAll(".card-buttons button:not([disabled])").map { try $0.text() } == ["Call the dealer", "Save offer"])
+            try browser.click(".card-buttons button[data-button='save']")
+            #expect(try browser.waitFor(".card-buttons button.ignored[disabled]", containing: "does nothing in this chat"))
+            try browser.click(".card-buttons button[data-button='call']")
+            #expect(try browser.waitFor("#notice-log", containing: "calling Auto Li at 555-0101"))
+            // The terminal's chat, its own page: pressed there, it says so in its drawing too.
+            let typed = try imhost(["chat", chat], input: "/tap 1 save\n/quit\n", in: workspace)
+            #expect(typed.stdout.contains("[Save offer] (does nothing here)"), "\(typed.stdout)")
+            #expect(typed.stdout.contains("[Call the dealer] /tap 1 call"), "\(typed.stdout)")
+        }
+    }
+}

@@ -226,6 +226,7 @@ public final class ChatPage {
         for index in messages.indices {
             messages[index].photos = photos[messages[index].number - 1] ?? []
             messages[index].body = resolvePicture(messages[index])
+            markIgnoredButtons(&messages[index])
         }
         let reason = decision.reason
         return PageView(url: decision.url, conversation: conversation, title: title, lineID: lineID,
@@ -362,9 +363,13 @@ public final class ChatPage {
         let message = presented.shown
         let crumb = Self.origin(of: entry)?.crumb ?? message.envelope.id
         let context = context
-        return .success(environment.lineGuard.run(.tap, builder.mark, key: message.envelope.key, message: crumb) {
+        let result = environment.lineGuard.run(.tap, builder.mark, key: message.envelope.key, message: crumb) {
             Self.builderButton(builder.builder, id, message, context)
-        })
+        }
+        if result == .ignored, let global = message.envelope.globalID {
+            ignoredButtons.insert(CardButtonKey(sender: message.envelope.from, message: global, button: id))
+        }
+        return .success(result)
     }
 
     private static func builderButton<Builder: MessageBuilder>(_ builder: Builder, _ id: String, _ message: ShownMessage,
@@ -405,6 +410,23 @@ public final class ChatPage {
 
     /// The line's items that answered ignored on this page.
     private var ignoredItems: Set<LineItem> = []
+
+    /// A card's button that answered ignored when pressed on this page, by its message's id
+    /// (sender and id: unique in a conversation) and its own.
+    struct CardButtonKey: Hashable {
+        var sender: String, message: String, button: String
+    }
+
+    /// The cards' buttons that answered ignored on this page (drawn disabled from then on).
+    private var ignoredButtons: Set<CardButtonKey> = []
+
+    private func markIgnoredButtons(_ message: inout PageView.Message) {
+        guard !ignoredButtons.isEmpty, case .card(var card) = message.body, let id = message.envelope.globalID else { return }
+        for index in card.buttons.indices {
+            if ignoredButtons.contains(CardButtonKey(sender: message.envelope.from, message: id, button: card.buttons[index].id)) { card.buttons[index].ignored = true }
+        }
+        message.body = .card(card)
+    }
 
     /// Picks bottom-bar item `number` (from 1): the platform handles its own items, the line's
     /// page the rest. `nil` when there is no bar or no such item.

@@ -81,7 +81,17 @@ public struct PageView: Codable, Sendable, Equatable {
         public var handled = true
         /// For a line's item that answered "ignored" when chosen on this page: drawn disabled.
         public var ignored = false
+
+        /// Whether a front end shows it: a platform item that acts (not one of
+        /// ``PageView/inactivePlatformItems``), a line's item its page handles. Every front end
+        /// still chooses by ``number``.
+        public var isShown: Bool { byLine ? handled : !PageView.inactivePlatformItems.contains(name) }
     }
+
+    /// The platform's items that do nothing yet, so no front end shows them (every control on a
+    /// page does something) and choosing one is refused as no such item: Voice until voice
+    /// messages are recorded, Video until a video message exists.
+    public static let inactivePlatformItems: Set<String> = ["Voice", "Video"]
 
     /// One message as the page shows it.
     public struct Message: Codable, Sendable, Equatable {
@@ -207,6 +217,10 @@ public struct PageView: Codable, Sendable, Equatable {
         public struct Button: Codable, Sendable, Equatable {
             public var id: String
             public var label: String
+            /// `true` once it answered "ignored" when pressed on this page: a front end draws it
+            /// disabled, saying it does nothing (a card's buttons are what its builder says it
+            /// handles); `nil` otherwise, and left out of the JSON.
+            public var ignored: Bool? = nil
         }
 
         /// The page's value of a builder's card.

@@ -165,6 +165,11 @@ package final class ChatDriver {
             guard page.component(BottomBarComponent.self) != nil else {
                 return .refused(ChatRefusal(.noComponent, action.verb, component: "bottom bar", detail: page.whyHidden(.bottomBar)))
             }
+            // The platform's items that do nothing yet are shown nowhere, and chosen by none.
+            let platform = BottomBarComponent.platformItems
+            if platform.indices.contains(number - 1), PageView.inactivePlatformItems.contains(platform[number - 1]) {
+                return .refused(ChatRefusal(.noSuchItem, action.verb, number: number, component: "item"))
+            }
             guard let result = page.chooseBarItem(number) else {
                 return .refused(ChatRefusal(.noSuchItem, action.verb, number: number, component: "item"))
             }
@@ -282,7 +287,8 @@ package final class ChatDriver {
         case .success(let result):
             let tap = ChatReply.Tap(result, button: true)
             lastTap = (number, tap)
-            return .reply(.tapped(number: number, button: id, tap), redraw: try page.messageCount() != before)
+            // A button that answered ignored is drawn disabled from now on.
+            return .reply(.tapped(number: number, button: id, tap), redraw: try result == .ignored || page.messageCount() != before)
         }
     }
 

@@ -72,13 +72,20 @@ public struct PageRenderer {
         case .quickReplies(let phrases, let available):
             let label = available ? "Quick replies: " : "Quick replies (unavailable, no input bar): "
             return TextWidth.wrap(label + phrases.enumerated().map { "[\($0.offset + 1)] \($0.element)" }.joined(separator: "  "), width: width)
+        // Numbered as /bar N and /menu N choose them: an item not shown keeps its number.
         case .bottomBar(let items):
-            return TextWidth.wrap(items.map { "[\($0.name)]" }.joined(separator: " "), width: width)
+            return TextWidth.wrap(items.filter(\.isShown).map(item).joined(separator: "  "), width: width)
         case .menu(let items):
-            return TextWidth.wrap("Menu ☰ " + items.map(\.name).joined(separator: " · "), width: width)
+            return TextWidth.wrap("Menu ☰ " + items.filter(\.isShown).map(item).joined(separator: " · "), width: width)
         case .inputBar:
             return ["> " + TextWidth.pad("type a message", to: max(0, width - 2))]
         }
+    }
+
+    /// A bar or menu item as the terminal draws it: `[N] Name`, and for a line's item that
+    /// answered ignored, that it does nothing.
+    private static func item(_ item: PageView.Item) -> String {
+        "[\(item.number)] \(item.name)" + (item.ignored ? " (does nothing here)" : "")
     }
 
     /// A message cell: a meta line and a bubble, on the left for received, the right for sent.
@@ -142,7 +149,8 @@ public struct PageRenderer {
             }
         }
         for button in card.buttons {
-            let label = "[" + TerminalText.safe(button.label) + "]", typed = "/tap \(number) " + TerminalText.safe(button.id)
+            let label = "[" + TerminalText.safe(button.label) + "]"
+            let typed = button.ignored == true ? "(does nothing here)" : "/tap \(number) " + TerminalText.safe(button.id)
             if TextWidth.columns(label) + 1 + TextWidth.columns(typed) <= width {
                 lines.append(label + " " + typed)
             } else {

@@ -28,7 +28,7 @@ enum DemoScenario {
       { "receive": "jobs.interview", "payload": { "company": "58 Tech", "position": "iOS engineer", "time": "2026-01-08 10:00", "place": "Building A, 3F" } },
       { "tap": "1 accept" },
       { "show": true },
-      { "expect": { "page": "jobs", "components": ["topPost", "bottomBar", "inputBar"], "contains": ["💼 Interview: iOS engineer", "[Résumé]"], "stored": 2 } },
+      { "expect": { "page": "jobs", "components": ["topPost", "bottomBar", "inputBar"], "contains": ["💼 Interview: iOS engineer", "[5] Résumé"], "stored": 2 } },
 
       { "say": "The housing page misbehaves: the operator puts house in killSwitch.lines. The same URL now opens the legacy page; the cards show as placeholders and nothing is lost." },
       { "killSwitch": { "lines": ["house"] } },

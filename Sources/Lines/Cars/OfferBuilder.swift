@@ -19,7 +19,9 @@ struct Offer: Codable, Sendable, Hashable {
 }
 
 /// `cars.offer`: a card with the car, its year, price, mileage and seller, a badge for a dealer
-/// or a private seller, and a button that calls the dealer (a private seller's card has none).
+/// or a private seller, a button that calls the dealer (a private seller's card has none), and
+/// Save offer, which this version shows and does not act on yet (it answers ignored, on
+/// purpose, as the demo's flawed line: the host then draws it disabled, saying it does nothing).
 struct OfferBuilder: MessageBuilder {
     let key = "cars.offer"
 
@@ -34,7 +36,7 @@ struct OfferBuilder: MessageBuilder {
             ],
             image: .picture("car"),
             badge: offer.dealer == nil ? CardBadge("Private seller") : CardBadge("Dealer", tone: .positive),
-            buttons: offer.dealer == nil ? [] : [CardButton(id: "call", label: "Call the dealer")])
+            buttons: (offer.dealer == nil ? [] : [CardButton(id: "call", label: "Call the dealer")]) + [CardButton(id: "save", label: "Save offer")])
         return MessageModel(content: offer, card: card, layout: layout, summary: "[Car] \(offer.model)")
     }
 
