@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import IMHost
 import IMHostRuntime
 import IMKit
@@ -180,8 +185,8 @@ extension WebServer {
                   body: .bytes(bytes))
     }
 
-    /// A photo picked in the page (the Photo item): its bytes are checked here, kept in a file
-    /// of the data folder, and the page sends them as `/photo FILE` would in the terminal.
+    /// A photo picked in the page (the Photo item): its bytes are checked here, and go to the
+    /// page's worker in the act itself (kept as a draft with it until it is queued).
     private func photo(page id: String, _ request: HTTPRequest) -> HTTPReply {
         guard let page = pages[id], page.isRunning else { return .text(404, "not found: that page is closed; open the chat again from the list\n") }
         do throws(Photo.Refusal) {
@@ -189,16 +194,7 @@ extension WebServer {
         } catch {
             return .text(415, "Not sent: this file is not a photo that can be sent (\(error)).\n")
         }
-        let folder = config.dataFolder + "/uploads/" + user
-        let file = folder + "/" + String(WebGate.randomSecret().prefix(16))
-        do throws(FileSystem.Failure) {
-            try FileSystem.makeFolders(folder)
-            try FileSystem.writeAtomically(request.body, to: file)
-        } catch {
-            return .text(500, "Not sent: the photo could not be kept for sending (\(error)).\n")
-        }
-        uploads.append((file, Clock.monotonic()))
-        page.link.send(.act(.withPhotos(key: "photo", payload: "{}", files: [file])))
+        page.link.send(.act(.photo(Data(request.body))))
         return HTTPReply(status: 204, body: .bytes([]))
     }
 

@@ -59,7 +59,6 @@ package final class WebServer {
     var listStreams: [EventStream] = []
     private var lastHeartbeat = Clock.monotonic()
     /// Photos picked in pages, kept in files until their page has sent them: removed a minute on.
-    var uploads: [(file: String, at: UInt64)] = []
     private let hostJSON: ConfigWatcher
     private let quarantine: ConfigWatcher
     /// Whether pages carry the Content-Security-Policy (off only for the test that shows
@@ -107,7 +106,8 @@ package final class WebServer {
         hostJSON = ConfigWatcher(paths: [configPath])
         quarantine = ConfigWatcher(paths: [config.dataFolder + "/quarantine.json"])
         gate = WebGate(port: 0)
-        // Photos picked in pages of a server that was killed, never sent: nothing else is there.
+        // Photos an older imhost kept in files for its pages (now they travel in the act):
+        // any left by one that was killed were never sent, and nothing else is there.
         if let left = try? FileSystem.entries(of: config.dataFolder + "/uploads/" + user) {
             for file in left { unlink(config.dataFolder + "/uploads/" + user + "/" + file) }
         }
@@ -331,11 +331,6 @@ package final class WebServer {
     /// Heartbeats, and pages whose tab has been gone a while are closed.
     private func tidy() {
         let now = Clock.monotonic()
-        // A page's /photo reads its file at once; a minute is far past that.
-        while let first = uploads.first, now - first.at > 60_000_000_000 {
-            unlink(first.file)
-            uploads.removeFirst()
-        }
         if now - lastHeartbeat > Self.heartbeatSeconds * 1_000_000_000 {
             lastHeartbeat = now
             for stream in listStreams + pages.values.flatMap(\.streams) { stream.heartbeat() }
@@ -383,7 +378,5 @@ package final class WebServer {
             for page in pages.values { deliver(page) }
         }
         http.stop()
-        for upload in uploads { unlink(upload.file) }
-        uploads = []
     }
 }

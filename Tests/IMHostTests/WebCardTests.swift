@@ -63,6 +63,8 @@ extension BrowserSuites {
                     "a photo without a caption is the photo alone, with no empty bubble above it")
             #expect(try alice.waitUntil("(i => i !== null && i.complete && i.naturalWidth == 640)(document.querySelector('.message.sent figure.photo img'))"))
             #expect(try alice.waitFor(".message.sent .state", containing: "read ✓✓"), "alice's page did not show it read")
+            // Its bytes went to the worker in the act itself: no file was written for it.
+            #expect(!FileManager.default.fileExists(atPath: people.aliceHome.data + "/uploads"))
 
             let notes = people.root.root + "/notes.png"
             try "not a picture at all\n".write(toFile: notes, atomically: true, encoding: .utf8)

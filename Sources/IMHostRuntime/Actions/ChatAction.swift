@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import IMHost
 import IMKit
 
@@ -12,9 +17,11 @@ package enum ChatAction: Codable, Equatable, Sendable {
     /// Store a message as the peer's, sending nothing (a scenario, a demo).
     case receive(key: String, payload: String)
     /// Send (or, with `receive`, store as the peer's) a message with photos read from files
-    /// (`/photo PATH`: key `photo`, no caption; a scenario's `send` or `receive` with `"photos"`;
-    /// a photo picked in the browser, kept in a file by its server).
+    /// (`/photo PATH`: key `photo`, no caption; a scenario's `send` or `receive` with `"photos"`).
     case withPhotos(key: String, payload: String, files: [String], receive: Bool = false)
+    /// Send a photo picked in a front end, its bytes (base64 in JSON), as the built-in `photo`
+    /// message without a caption. Kept as a draft with them until it is queued.
+    case photo(Data)
     /// Tap message N, or (with a button id) press that button of its card.
     case tap(Int, button: String? = nil)
     /// Why message N shows as it does.
@@ -61,7 +68,7 @@ package enum ChatAction: Codable, Equatable, Sendable {
     package var sendsSomething: Bool {
         switch self {
         case .text(let text): !text.isEmpty
-        case .send: true
+        case .send, .photo: true
         default: false
         }
     }

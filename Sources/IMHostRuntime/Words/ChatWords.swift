@@ -119,6 +119,7 @@ package enum ChatWords {
         case .withPhotos(let key, let payload, let files, let receive):
             // A scenario's files by name: the transcript is the same wherever it runs.
             "\(receive ? "/recv" : "/send") \(key) \(payload) with photos \(files.map(FileSystem.baseName).joined(separator: ", "))"
+        case .photo(let data): "/photo (a picture of \(data.count) bytes)"
         case .tap(let number, let button): "/tap \(number)" + (button.map { " \($0)" } ?? "")
         case .why(let number): "/why \(number)"
         case .quick(let number): "/quick \(number)"

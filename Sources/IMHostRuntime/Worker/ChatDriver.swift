@@ -105,6 +105,15 @@ package final class ChatDriver {
             }
         case .withPhotos(let key, let payload, let files, let receive):
             return withPhotos(key: key, payload: payload, files: files, receive: receive, verb: action.verb, on: page)
+        case .photo(let data):
+            let limit = host.config.limits.photoBytes
+            guard data.count <= limit else { return .refused(ChatRefusal(.photoTooLarge, action.verb, file: "the photo", limit: limit)) }
+            do throws(Photo.Refusal) {
+                let photo = try AttachedPhoto.reading(Array(data), limit: limit)
+                return send(key: "photo", payload: "{}", photos: [photo], receive: false, verb: action.verb, on: page)
+            } catch {
+                return .refused(ChatRefusal(.notAPhoto, action.verb, detail: "\(error)", file: "the photo"))
+            }
         case .tap(let number, let button?):
             return try press(button, of: number, on: page)
         case .tap(let number, nil):
@@ -259,6 +268,11 @@ package final class ChatDriver {
                 return .refused(ChatRefusal(.notAPhoto, verb, detail: "\(error)", file: file))
             }
         }
+        return send(key: key, payload: payload, photos: photos, receive: receive, verb: verb, on: page)
+    }
+
+    /// Sends (or stores as the peer's) a message with `photos`, read and checked already.
+    private func send(key: String, payload: String, photos: [AttachedPhoto], receive: Bool, verb: String, on page: ChatPage) -> Outcome {
         do throws(SendError) {
             if receive {
                 try page.receive(key: key, payload: MessagePayload(json: payload), photos: photos)
@@ -366,6 +380,7 @@ extension ChatAction {
         case .send: "/send"
         case .receive: "/recv"
         case .withPhotos(let key, _, _, let receive): receive ? "/recv" : key == "photo" ? "/photo" : "/send"
+        case .photo: "/photo"
         case .tap: "/tap"
         case .why: "/why"
         case .quick: "/quick"
