@@ -50,6 +50,9 @@ extension WebServer {
             return open(request.argument("url") ?? "", session: request.cookie(gate.cookieName) ?? "")
         case ("GET", "/events"):
             return events(request)
+        case ("POST", let path) where path.hasPrefix("/stream/") && (path.hasSuffix("/watch") || path.hasSuffix("/unwatch")):
+            let watching = path.hasSuffix("/watch")
+            return watch(stream: String(path.dropFirst("/stream/".count).dropLast(watching ? "/watch".count : "/unwatch".count)), request, watching: watching)
         case ("POST", let path) where path.hasPrefix("/page/") && path.hasSuffix("/photo"):
             return photo(page: String(path.dropFirst("/page/".count).dropLast("/photo".count)), request)
         case ("POST", let path) where path.hasPrefix("/page/"):
@@ -80,7 +83,7 @@ extension WebServer {
         if let open = pages.values.first(where: { $0.url == url && !$0.ended }) {
             return html(WebDocument.chat(page: open.id, url: url, dev: dev, textLimit: config.limits.payloadBytes))
         }
-        let live = pages.values.filter { $0.session == session && !$0.streams.isEmpty }.count
+        let live = pages.values.filter { $0.session == session && $0.streams.contains { !$0.shared } }.count
         guard live < Self.livePagesPerBrowser else {
             return .text(429, "refused: \(live) chats are open and live in this browser, the most one browser can keep live (it gives a server six connections); close one, then open this again\n")
         }
@@ -120,7 +123,14 @@ extension WebServer {
 
     private func events(_ request: HTTPRequest) -> HTTPReply {
         let stream = EventStream()
-        if request.argument("list") != nil {
+        if let id = request.argument("stream") {
+            // The stream a browser's tabs share: pages join it as tabs ask (``watch(stream:_:)``).
+            guard Self.isStreamID(id) else { return .text(400, "refused: a shared stream's id is 16 to 64 letters and digits\n") }
+            // The same browser again (its stream reconnected): the old one is over.
+            sharedStreams[id]?.close()
+            sharedStreams[id] = stream
+            stream.send("joined", data: id)
+        } else if request.argument("list") != nil {
             listStreams.append(stream)
             stream.send("list", data: WebDocument.list(conversations()))
         } else {
@@ -132,7 +142,7 @@ extension WebServer {
                 stream.send("refused", data: refused)
                 stream.close()
             } else {
-                page.streams.append(stream)
+                page.streams.append(Watcher(stream: stream, shared: false, page: id))
                 if let view = page.view { stream.send("page", data: PageHTML.body(view, dev: dev)) }
             }
         }
@@ -145,6 +155,34 @@ extension WebServer {
     /// An act of the person's on a page (``WebAction``): its worker does it. Reading is one
     /// too: the page's script says which message it showed last in a visible window, never
     /// because HTML was drawn.
+    /// Whether `id` can name a shared stream.
+    static func isStreamID(_ id: String) -> Bool {
+        (16...64).contains(id.utf8.count) && id.utf8.allSatisfy { (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) }
+    }
+
+    /// A tab of the browser whose shared stream is `streamID` shows page `?page=ID` (`watching`),
+    /// or no longer does: the page's events go on that stream, and a page that joins gets its
+    /// drawing at once. A page that is gone is 404 (the tab opens its chat again).
+    private func watch(stream streamID: String, _ request: HTTPRequest, watching: Bool) -> HTTPReply {
+        guard let stream = sharedStreams[streamID], !stream.isClosed else {
+            return .text(404, "not found: that stream is closed; the page opens it again\n")
+        }
+        guard let id = request.argument("page"), let page = pages[id], !page.ended else {
+            return .text(404, "not found: that page is closed; open the chat again from the list\n")
+        }
+        page.streams.removeAll { $0.stream === stream }
+        guard watching else { return HTTPReply(status: 204, body: .bytes([])) }
+        let watcher = Watcher(stream: stream, shared: true, page: id)
+        if let refused = start(page) {
+            pages[id] = nil
+            watcher.send("refused", data: refused)
+            return HTTPReply(status: 204, body: .bytes([]))
+        }
+        page.streams.append(watcher)
+        if let view = page.view { watcher.send("page", data: PageHTML.body(view, dev: dev)) }
+        return HTTPReply(status: 204, body: .bytes([]))
+    }
+
     private func act(page id: String, _ request: HTTPRequest) -> HTTPReply {
         guard let page = pages[id], page.isRunning else { return .text(404, "not found: that page is closed; open the chat again from the list\n") }
         switch WebAction.decode(request.body) {

@@ -12,7 +12,22 @@ import Glibc
 /// tab over its event stream. Everything runs on one loop: libmicrohttpd's epoll descriptor, the
 /// connection's, and each page's wake pipe.
 package final class WebServer {
-    /// One open chat: one worker, however many windows and tabs show it (each its own stream).
+    /// A tab's way of hearing a page: a stream of its own, or the one stream its browser's tabs
+    /// share, where each of the page's events comes wrapped with the page's id (`for`:
+    /// `{"page":ID,"event":NAME,"data":TEXT}`), to be handed to the tabs that show it.
+    struct Watcher {
+        let stream: EventStream
+        let shared: Bool
+        let page: String
+
+        func send(_ event: String, data: String) {
+            guard shared else { return stream.send(event, data: data) }
+            stream.send("for", data: "{\"page\":" + JSONNode.quoted(page) + ",\"event\":" + JSONNode.quoted(event) + ",\"data\":" + JSONNode.quoted(data) + "}")
+        }
+    }
+
+    /// One open chat: one worker, however many windows and tabs show it (each its own stream,
+    /// or its browser's shared one).
     final class Page {
         let id: String
         /// The browser session (its cookie) that opened it.
@@ -25,7 +40,7 @@ package final class WebServer {
         /// When it was made, and when its last stream ended (while it has none): the page
         /// nobody has watched longest gives way to a new one.
         let made = Clock.monotonic()
-        var streams: [EventStream] = []
+        var streams: [Watcher] = []
         /// The page as last drawn: a tab that connects (again) gets it at once.
         var view: PageView?
         /// When its last stream ended, while it has none.
@@ -57,6 +72,8 @@ package final class WebServer {
     /// stored before imhost decoded them had their header read only.
     var decoded: Set<String> = []
     var listStreams: [EventStream] = []
+    /// The streams browsers share between their tabs, by the id a browser gave its own.
+    var sharedStreams: [String: EventStream] = [:]
     private var lastHeartbeat = Clock.monotonic()
     /// Photos picked in pages, kept in files until their page has sent them: removed a minute on.
     private let hostJSON: ConfigWatcher
@@ -72,8 +89,9 @@ package final class WebServer {
     static let orphanSeconds: UInt64 = 30
     /// Seconds between heartbeats on every stream, so a closed tab is noticed.
     static let heartbeatSeconds: UInt64 = 15
-    /// Live pages one browser may have open: HTTP/1.1 gives a browser six connections to one
-    /// server, and each live page keeps one (the list one more).
+    /// Live pages one browser may have open each on a stream of its own (a browser that cannot
+    /// share one between its tabs): HTTP/1.1 gives a browser six connections to one server, and
+    /// each such page keeps one (the list one more). Pages on the shared stream cost none.
     static let livePagesPerBrowser = 4
     /// Pages asked for whose stream has not opened yet, kept at most: a request for a page costs
     /// a few bytes until its stream opens (no worker), and the oldest of these give way.
@@ -278,10 +296,10 @@ package final class WebServer {
                 switch last.map({ PageChanges.between($0, view) }) ?? .replaced {
                 case .replaced:
                     let html = PageHTML.body(view, dev: dev)
-                    for stream in page.streams { stream.send("page", data: html) }
+                    for watcher in page.streams { watcher.send("page", data: html) }
                 case .messages(let changes) where !changes.isEmpty:
                     let json = PageHTML.changes(changes, peer: view.conversation, dev: dev)
-                    for stream in page.streams { stream.send("change", data: json) }
+                    for watcher in page.streams { watcher.send("change", data: json) }
                 case .messages:
                     break
                 }
@@ -313,10 +331,12 @@ package final class WebServer {
             case .ended(let code):
                 page.ended = true
                 let ended = WebWords.Notice(text: "This chat stopped. Open it again from your chats.", dev: "the chat's worker ended (exit \(code))", alert: code != 0)
-                for stream in page.streams {
-                    stream.send("ended", data: ended.json)
-                    stream.close()
+                for watcher in page.streams {
+                    watcher.send("ended", data: ended.json)
+                    // A tab's own stream ends with its page; the shared one serves other pages.
+                    if !watcher.shared { watcher.stream.close() }
                 }
+                page.streams = []
             }
         }
     }
@@ -325,7 +345,7 @@ package final class WebServer {
     /// shown) is not sent.
     private func notify(_ page: Page, _ notice: WebWords.Notice) {
         guard notice.text != nil || dev else { return }
-        for stream in page.streams { stream.send("notice", data: notice.json) }
+        for watcher in page.streams { watcher.send("notice", data: notice.json) }
     }
 
     /// Heartbeats, and pages whose tab has been gone a while are closed.
@@ -333,9 +353,10 @@ package final class WebServer {
         let now = Clock.monotonic()
         if now - lastHeartbeat > Self.heartbeatSeconds * 1_000_000_000 {
             lastHeartbeat = now
-            for stream in listStreams + pages.values.flatMap(\.streams) { stream.heartbeat() }
+            for stream in listStreams + sharedStreams.values + pages.values.flatMap(\.streams).filter({ !$0.shared }).map(\.stream) { stream.heartbeat() }
         }
         listStreams.removeAll(where: Self.gone)
+        sharedStreams = sharedStreams.filter { !Self.gone($0.value) }
         for page in pages.values {
             page.streams.removeAll(where: Self.gone)
             guard page.started else {
@@ -359,6 +380,9 @@ package final class WebServer {
         if stream.browserLeft { stream.close() }
         return stream.isClosed
     }
+
+    /// Whether a tab's stream has ended.
+    static func gone(_ watcher: Watcher) -> Bool { gone(watcher.stream) }
 
     /// Ends a page's worker (unless it ended) and forgets the page.
     func close(_ page: Page) {

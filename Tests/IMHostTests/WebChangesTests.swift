@@ -83,3 +83,41 @@ struct PageChangesTests {
         #expect(json.utf8.count < 1024, "\(json.utf8.count) bytes")
     }
 }
+
+extension BrowserSuites {
+    @Suite("Every tab of a browser stays live")
+    struct WebSharedStreamTests {
+        /// A house chat with `peer`.
+        func chat(_ peer: String) -> String { "im://chat?rootCateID=1&cateID=12&peer=\(peer)" }
+
+        @Test("six chats in six windows of one browser all stay live, on one stream they share (a browser gives a server six connections: a stream each refused the fifth); when the windows holding it close, the one left takes it and stays live")
+        func sixWindows() throws {
+            let workspace = try Workspace.standard()
+            let web = try WebServing(workspace)
+            let first = try Browser()
+            var windows = [first]
+            for _ in 1..<6 { windows.append(try first.secondSession()) }
+            let peers = (1...6).map { "p\($0)" }
+            for (window, peer) in zip(windows, peers) {
+                try window.open(chat: chat(peer), on: web)
+                #expect(try window.waitFor("#page .title h1", containing: peer))
+            }
+            for peer in peers { try workspace.receive("text", #"{"text":"hello from \#(peer)"}"#, in: chat(peer)) }
+            for (window, peer) in zip(windows, peers) {
+                #expect(try window.waitFor(".message.received .bubble.text", containing: "hello from \(peer)"), "\(peer)'s window is not live")
+                #expect(try window.execute("return document.querySelector('.reconnecting').hidden") as? Bool == true)
+            }
+            // Every window but the last goes (the stream's among them): the last takes the
+            // stream, and what comes after still shows there.
+            let last = windows[5]
+            windows.removeSubrange(1...4)
+            try first.navigate("about:blank")
+            try workspace.receive("text", #"{"text":"still here, p6?"}"#, in: chat("p6"))
+            #expect(try last.waitFor(".message.received .bubble.text", containing: "still here, p6?"))
+            try last.send("yes")
+            #expect(try last.waitFor(".message.sent .state", containing: "queued"))
+            let console = try last.consoleLog()
+            #expect(console.filter { $0.level == "SEVERE" }.isEmpty, "\(console)")
+        }
+    }
+}

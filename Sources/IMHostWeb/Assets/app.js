@@ -253,11 +253,115 @@ function seer(root, page) {
   };
 }
 
+// Every tab of this browser hears its chat on one event stream: a browser gives a server six
+// connections, and a stream a tab filled them by the fifth chat. The tab that holds the Web
+// Lock "imhost-events" keeps the stream, asks the server for the pages the tabs show, and hands
+// each page's events to the tabs over a BroadcastChannel; when that tab closes, the lock goes to
+// another, which opens the stream again. A browser without both gives each tab its own stream.
+function randomID() {
+  const bytes = new Uint8Array(12);
+  crypto.getRandomValues(bytes);
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+const sharedEvents = (() => {
+  if (!navigator.locks || typeof BroadcastChannel !== "function") return null;
+  const tab = randomID();
+  const channel = new BroadcastChannel("imhost-events");
+  const listeners = new Map();   // this tab's pages: page id -> Map(event -> [listener])
+  let stream = null, streamID = "", live = false;
+  const wanted = new Map();      // the stream's tab only: page id -> Set of tabs showing it
+  const deliver = (page, event, data) => {
+    const byEvent = listeners.get(page);
+    for (const listener of (byEvent && byEvent.get(event)) || []) listener({ data });
+  };
+  // What the stream's tab says, heard by every tab (itself too).
+  const heard = (message) => {
+    if (message.kind === "for") deliver(message.page, message.event, message.data);
+    else if (message.kind === "live") for (const page of listeners.keys()) deliver(page, message.live ? "open" : "error", "");
+    else if (message.kind === "gone") deliver(message.page, "gone", "");
+  };
+  const say = (message) => { channel.postMessage(message); heard(message); };
+  const ask = (page, verb) => fetch("/stream/" + streamID + "/" + verb + "?page=" + encodeURIComponent(page),
+                                    { method: "POST", credentials: "same-origin" })
+    .then((reply) => { if (reply.status === 404 && verb === "watch") say({ kind: "gone", page }); })
+    .catch(() => {});
+  const want = (page, who) => {
+    if (!stream) return;
+    let tabs = wanted.get(page);
+    if (!tabs) {
+      wanted.set(page, tabs = new Set());
+      if (live) ask(page, "watch");
+    } else if (live && !tabs.has(who)) {
+      // Another tab of a page already shown: asked for again, the server draws it for all.
+      ask(page, "watch");
+    }
+    tabs.add(who);
+  };
+  const drop = (page, who) => {
+    const tabs = wanted.get(page);
+    if (!stream || !tabs) return;
+    tabs.delete(who);
+    if (tabs.size > 0) return;
+    wanted.delete(page);
+    if (live) ask(page, "unwatch");
+  };
+  const tell = (message) => {
+    channel.postMessage(message);
+    if (message.kind === "want") want(message.page, message.tab); else drop(message.page, message.tab);
+  };
+  channel.addEventListener("message", (event) => {
+    const message = event.data;
+    if (message.kind === "want") want(message.page, message.tab);
+    else if (message.kind === "drop") drop(message.page, message.tab);
+    else if (message.kind === "who") for (const page of listeners.keys()) channel.postMessage({ kind: "want", page, tab });
+    else heard(message);
+  });
+  // Asked for once this tab shows a chat, and held until it closes, which lets it go to the next.
+  let asked = false;
+  const askForStream = () => navigator.locks.request("imhost-events", () => new Promise(() => {
+    streamID = randomID() + randomID();
+    stream = new EventSource("/events?stream=" + streamID);
+    for (const page of listeners.keys()) want(page, tab);
+    channel.postMessage({ kind: "who" });
+    // Joined (again, after the server was away): every page shown is asked for anew.
+    stream.addEventListener("joined", () => {
+      live = true;
+      say({ kind: "live", live: true });
+      for (const page of wanted.keys()) ask(page, "watch");
+    });
+    stream.addEventListener("error", () => { live = false; say({ kind: "live", live: false }); });
+    stream.addEventListener("for", (event) => {
+      const wrapped = JSON.parse(event.data);
+      say({ kind: "for", page: wrapped.page, event: wrapped.event, data: wrapped.data });
+    });
+  }));
+  return (page) => {
+    listeners.set(page, new Map());
+    if (!asked) {
+      asked = true;
+      askForStream();
+    }
+    tell({ kind: "want", page, tab });
+    const leave = () => { if (listeners.delete(page)) tell({ kind: "drop", page, tab }); };
+    window.addEventListener("pagehide", leave);
+    return {
+      addEventListener(event, listener) {
+        const byEvent = listeners.get(page);
+        if (!byEvent) return;
+        if (!byEvent.has(event)) byEvent.set(event, []);
+        byEvent.get(event).push(listener);
+      },
+      close: leave,
+      readyState: 0,
+    };
+  };
+})();
+
 function chatPage(root) {
   const page = root.dataset.page;
   const seen = seer(root, page);
   document.addEventListener("visibilitychange", seen);
-  const events = new EventSource("/events?page=" + encodeURIComponent(page));
+  const events = sharedEvents ? sharedEvents(page) : new EventSource("/events?page=" + encodeURIComponent(page));
   const away = awayBanner(root);
   events.addEventListener("open", () => away.live(true));
   // The server went away (a restart, a network hiccup): the page says so, sends nothing, and
@@ -267,6 +371,8 @@ function chatPage(root) {
     away.live(false);
     if (events.readyState === EventSource.CLOSED) away.rejoin();
   });
+  // The server does not know this page (it was restarted): the chat is opened again.
+  events.addEventListener("gone", () => { away.live(false); away.rejoin(); });
   const draftKey = "imhost-draft " + location.href;
   let first = true;
   events.addEventListener("page", (event) => {
