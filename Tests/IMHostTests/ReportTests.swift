@@ -10,6 +10,16 @@ func filedReports(_ op: Workspace) throws -> [[String: Any]] {
     return try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]] ?? []
 }
 
+/// Waits until the operator lists `count` reports; returns them.
+func awaitReports(_ op: Workspace, count: Int) throws -> [[String: Any]] {
+    var filed: [[String: Any]] = []
+    try #require(waitUntil {
+        filed = (try? filedReports(op)) ?? []
+        return filed.count == count
+    }, "\(filed)")
+    return filed
+}
+
 /// Issue 40, point 5: the menu's Report sends a report (what, whom, when, which line) on a topic
 /// the user may write and only the operator reads, which `imhost reports` lists.
 @Suite("Reporting a person to the operator", .heavy(.broker))
@@ -36,11 +46,7 @@ struct ReportTests {
 
         // Bob's next connect sends it.
         #expect(try broker.sync(bob).status == 0)
-        var filed: [[String: Any]] = []
-        try #require(waitUntil {
-            filed = (try? filedReports(op)) ?? []
-            return filed.count == 1
-        }, "\(filed)")
+        var filed = try awaitReports(op, count: 1)
         let entry = filed[0]
         #expect(entry["by"] as? String == "bob" && entry["readable"] as? Bool == true)
         let report = try #require(entry["report"] as? [String: Any])
@@ -60,10 +66,7 @@ struct ReportTests {
         _ = spy.finish()
         _ = try broker.publish(as: "alice", topic: "imhost/fleet/report/bob/forged", [#"{"v":1,"id":"forged","at":1,"peer":"carol","url":"x","messages":[]}"#], retain: true)
         _ = try broker.publish(as: "alice", topic: "imhost/fleet/report/alice/junk", ["\u{1b}[2J not a report"], retain: true)
-        try #require(waitUntil {
-            filed = (try? filedReports(op)) ?? []
-            return filed.count == 2
-        }, "\(filed)")
+        filed = try awaitReports(op, count: 2)
         #expect(!filed.contains { $0["id"] as? String == "forged" }, "\(filed)")
         let junk = try #require(filed.first { $0["id"] as? String == "junk" })
         #expect(junk["by"] as? String == "alice" && junk["readable"] as? Bool == false)
@@ -95,11 +98,7 @@ struct ReportTests {
         let upgraded = try imhost(["broker", "upgrade", broker.folder], in: root)
         #expect(upgraded.status == 0 && upgraded.stdout.contains("gave every user's role the rules it lacked"), "\(upgraded.stdout)\(upgraded.stderr)")
         #expect(try broker.sync(bob).status == 0)
-        var filed: [[String: Any]] = []
-        try #require(waitUntil {
-            filed = (try? filedReports(op)) ?? []
-            return filed.count == 1
-        }, "\(filed)")
+        let filed = try awaitReports(op, count: 1)
         #expect(filed[0]["by"] as? String == "bob")
         let again = try imhost(["broker", "upgrade", broker.folder], in: root)
         #expect(again.stdout.contains("is up to date"), "\(again.stdout)")

@@ -120,13 +120,7 @@ enum FleetCommand {
             change = parsed
         }
         let wait = Int64(arguments.seconds(Self.wait)! * 1000)
-        guard let config = CommandLineTool.loadConfig(arguments, output: output) else { return CommandLineTool.ExitCode.usage }
-        guard let transport = config.transport else {
-            output.diagnostic("imhost fleet: there is no \"transport\" in \(TerminalText.safe(config.file)): the fleet configuration lives on the broker; add one with operator's password file")
-            return CommandLineTool.ExitCode.usage
-        }
-        guard config.user == TransportID.operatorID else {
-            output.diagnostic("imhost fleet: \(TerminalText.safe(config.file))'s user is \"\(TerminalText.safe(config.user))\"; fleet commands run as \(TransportID.operatorID): use a host.json with \"user\": \"\(TransportID.operatorID)\" and operator's password file (DIR/passwords/\(TransportID.operatorID))")
+        guard let (config, transport) = operatorConfig(arguments, command: "fleet", lives: "the fleet configuration lives", output: output) else {
             return CommandLineTool.ExitCode.usage
         }
         // What this operator published and saw on the fleet topic: the versions hosts' reports
@@ -170,6 +164,21 @@ enum FleetCommand {
     }
 
     struct Usage: Error { var text: String }
+
+    /// host.json as the operator's commands need it (`imhost COMMAND`): a transport, and the user
+    /// `operator`; otherwise one line that says what to change, and `nil`.
+    static func operatorConfig(_ arguments: Arguments, command: String, lives: String, output: Output) -> (HostConfig, HostConfig.Transport)? {
+        guard let config = CommandLineTool.loadConfig(arguments, output: output) else { return nil }
+        guard let transport = config.transport else {
+            output.diagnostic("imhost \(command): there is no \"transport\" in \(TerminalText.safe(config.file)): \(lives) on the broker; add one with operator's password file")
+            return nil
+        }
+        guard config.user == TransportID.operatorID else {
+            output.diagnostic("imhost \(command): \(TerminalText.safe(config.file))'s user is \"\(TerminalText.safe(config.user))\"; \(command) commands run as \(TransportID.operatorID): use a host.json with \"user\": \"\(TransportID.operatorID)\" and operator's password file (DIR/passwords/\(TransportID.operatorID))")
+            return nil
+        }
+        return (config, transport)
+    }
 
     /// The change a subcommand asks for (`nil` for show, replace and status), or what is wrong
     /// with it.

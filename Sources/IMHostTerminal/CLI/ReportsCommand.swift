@@ -42,13 +42,7 @@ enum ReportsCommand {
             output.diagnostic("imhost reports: unknown subcommand '\(TerminalText.safe(words[0]))'; imhost reports lists, imhost reports close ID... closes")
             return CommandLineTool.ExitCode.usage
         }
-        guard let config = CommandLineTool.loadConfig(arguments, output: output) else { return CommandLineTool.ExitCode.usage }
-        guard let transport = config.transport else {
-            output.diagnostic("imhost reports: there is no \"transport\" in \(TerminalText.safe(config.file)): reports live on the broker; add one with operator's password file")
-            return CommandLineTool.ExitCode.usage
-        }
-        guard config.user == TransportID.operatorID else {
-            output.diagnostic("imhost reports: \(TerminalText.safe(config.file))'s user is \"\(TerminalText.safe(config.user))\"; only \(TransportID.operatorID) reads reports: use a host.json with \"user\": \"\(TransportID.operatorID)\" and operator's password file (DIR/passwords/\(TransportID.operatorID))")
+        guard let (config, transport) = FleetCommand.operatorConfig(arguments, command: "reports", lives: "reports live", output: output) else {
             return CommandLineTool.ExitCode.usage
         }
         let fleet = FleetOperator(transport: transport, user: config.user)
