@@ -9,8 +9,9 @@
      - or on a topic imhost retains by design, at most max_retained_bytes long (plugin option):
          imhost/fleet/config               the operator's fleet configuration
          imhost/fleet/status/<user>        a host's report (and its will)
-         imhost/fleet/report/<user>/<id>   a person's report of someone (the operator reads and
-                                           clears it; the ACL says who writes which)
+         imhost/fleet/report/<user>/<slot> a person's report of someone, <slot> 0 to 31 (so a
+                                           user holds at most 32; the operator reads and clears
+                                           them; the ACL says who writes which)
          imhost/u/<user>/from/<user>       the session record of <user>'s first device
          imhost/u/<user>/from/<user>/<dev> the session record of device <dev> (login <user>~<dev>)
        where a login of <user> may retain only its own session record (so each login holds at
@@ -70,14 +71,23 @@ static int same_level(const struct levels *levels, int a, int b) {
 
 /* Why a retained publish of `length` bytes on `topic` by `login` is refused; NULL: it is not
    (dynamic security judges it). */
+/* Whether level `index` is a report's slot as imhost writes it: 0 to 31, no leading zero. */
+static int report_slot(const struct levels *levels, int index) {
+    const char *level = levels->start[index];
+    size_t length = levels->length[index];
+    if (length == 1) return level[0] >= '0' && level[0] <= '9';
+    if (length != 2 || level[0] < '1' || level[0] > '3' || level[1] < '0' || level[1] > '9') return 0;
+    return (level[0] - '0') * 10 + (level[1] - '0') < 32;
+}
+
 static const char *refusal(const char *topic, const char *login, unsigned long length) {
-    static const char *elsewhere = "imhost retains only imhost/fleet/config, imhost/fleet/status/<user>, imhost/fleet/report/<user>/<id> and each login's own session record";
+    static const char *elsewhere = "imhost retains only imhost/fleet/config, imhost/fleet/status/<user>, imhost/fleet/report/<user>/<0-31> and each login's own session record";
     struct levels levels;
     if (!split(topic, &levels) || levels.count < 3 || !level_is(&levels, 0, "imhost")) return elsewhere;
     int fleet = level_is(&levels, 1, "fleet")
         && ((levels.count == 3 && level_is(&levels, 2, "config"))
             || (levels.count == 4 && level_is(&levels, 2, "status") && levels.length[3] > 0)
-            || (levels.count == 5 && level_is(&levels, 2, "report") && levels.length[3] > 0 && levels.length[4] > 0));
+            || (levels.count == 5 && level_is(&levels, 2, "report") && levels.length[3] > 0 && report_slot(&levels, 4)));
     /* imhost/u/<user>/from/<user>[/<device>]: addressed to its own writer, no level empty. */
     int record = (levels.count == 5 || levels.count == 6) && level_is(&levels, 1, "u") && level_is(&levels, 3, "from")
         && levels.length[2] > 0 && same_level(&levels, 2, 4) && levels.length[levels.count - 1] > 0;

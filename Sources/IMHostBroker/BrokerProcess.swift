@@ -68,6 +68,9 @@ public final class BrokerProcess {
         guard access(program, X_OK) == 0 else {
             throw Failure(.mosquittoMissing)
         }
+        // A folder made by an older imhost: its users get this version's rules (reports) before
+        // the broker reads them (a host under MQTT 3.1.1 would not hear a refusal).
+        _ = try? folder.upgradeRoles()
         // A socket left by a broker that was killed would refuse the new one's listener.
         if case .socket(let socket) = listener {
             var info = stat()

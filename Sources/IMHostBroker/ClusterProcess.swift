@@ -46,6 +46,9 @@ public final class ClusterProcess {
         if let running = nodes.first(where: { cluster.runningPID(of: $0) != nil }) {
             throw Failure(.nodeRuns(node: running.name, folder: cluster.path, pid: cluster.runningPID(of: running) ?? 0, alone: only != nil))
         }
+        // A cluster made by an older imhost: its accounts get this version's permissions
+        // (reports) before the nodes read them (NATS acknowledges a publish it denies).
+        _ = try? cluster.upgradePermissions()
         var waiting: [(node: BrokerCluster.Node, offset: Int, logReady: Bool)] = []
         for node in nodes {
             let offset = BrokerCluster.size(of: cluster.logPath(of: node))

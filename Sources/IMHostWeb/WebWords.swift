@@ -38,7 +38,8 @@ enum WebWords {
         case .cleared(_, let count):
             return ("Chat cleared on this device: \(count) message\(count == 1 ? "" : "s") removed. Your other devices keep theirs.", false)
         case .clearAsks, .reportAsks: return (nil, false)
-        case .reported(let peer): return ("You reported \(peer). The app's team will look at it.", false)
+        case .reported(let peer, true): return ("You reported \(peer). The app's team will look at it.", false)
+        case .reported(let peer, false): return ("Your report of \(peer) is kept on this device: it reaches the app's team once this app is connected to its server.", false)
         case .retried: return ("Sending again.", false)
         case .connection(true, _): return ("Going online.", false)
         case .connection(false, _): return ("You are offline. What you send waits until you are back online.", false)

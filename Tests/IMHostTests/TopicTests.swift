@@ -15,7 +15,8 @@ struct TopicTests {
             (.device(user: "alice", device: nil), "imhost/u/alice/from/alice/~"),
             (.fleetConfig, "imhost/fleet/config"),
             (.fleetStatus(user: "carol"), "imhost/fleet/status/carol"),
-            (.report(user: "carol", id: "01ABC"), "imhost/fleet/report/carol/01ABC"),
+            (.report(user: "carol", slot: 0), "imhost/fleet/report/carol/0"),
+            (.report(user: "carol", slot: 31), "imhost/fleet/report/carol/31"),
         ]
         for (topic, name) in built {
             #expect(topic.name == name)
@@ -28,7 +29,7 @@ struct TopicTests {
         for name in ["", "imhost", "imhost/u/bob/from", "imhost/u/bob/to/alice", "imhost/u/bob/from/alice/phone", "imhost/u/bob/from/alice/x/y",
                      "imhost/fleet/config/x", "imhost/fleet/status", "other/u/bob/from/alice", "imhost/u/bob/from/+", "imhost/u/#",
                      "imhost/u//from/alice", "imhost/fleet/status/", "imhost/fleet/report/carol", "imhost/fleet/report/carol/",
-                     "imhost/fleet/report/+/+", "$CONTROL/dynamic-security/v1"] {
+                     "imhost/fleet/report/+/+", "imhost/fleet/report/carol/32", "imhost/fleet/report/carol/07", "imhost/fleet/report/carol/x", "$CONTROL/dynamic-security/v1"] {
             #expect(Topic(name) == nil, "\(name)")
         }
     }

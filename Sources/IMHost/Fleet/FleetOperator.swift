@@ -177,15 +177,15 @@ public final class FleetOperator {
     /// cannot be read as a report is listed with its id, to be closed.
     public func filedReports() throws(Failure) -> [FiledReport] {
         try readRetained(Topic.Filter.reports.name).compactMap { retained -> FiledReport? in
-            guard case .report(let by, let id)? = Topic(retained.topic), !retained.payload.isEmpty else { return nil }
-            return FiledReport(by: by, id: id, report: UserReport.read(retained.payload, id: id))
-        }.sorted { ($0.report?.at ?? 0, $0.by, $0.id) < ($1.report?.at ?? 0, $1.by, $1.id) }
+            guard case .report(let by, let slot)? = Topic(retained.topic), !retained.payload.isEmpty else { return nil }
+            return FiledReport(by: by, slot: slot, report: UserReport.read(retained.payload))
+        }.sorted { ($0.report?.at ?? 0, $0.by, $0.slot) < ($1.report?.at ?? 0, $1.by, $1.slot) }
     }
 
     /// Closes a report: the broker forgets it (an empty retained message on its topic). Returns
     /// the broker's answer.
     package func close(_ report: FiledReport) throws(Failure) -> BrokerAnswer {
-        try published([], to: Topic.report(user: report.by, id: report.id).name)
+        try published([], to: Topic.report(user: report.by, slot: report.slot).name)
     }
 
     // MARK: The connection

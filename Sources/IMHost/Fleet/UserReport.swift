@@ -15,9 +15,13 @@ import Foundation
 public struct UserReport: Codable, Sendable, Equatable {
     /// The document's version.
     public static let version = 1
-    /// The most of the peer's last messages a report carries, and the most characters of each.
-    public static let messageLimit = 5, excerptCharacters = 280
-    /// The most bytes a report takes; one read that is longer is refused.
+    /// The most of the peer's last messages a report carries, and the most characters of each,
+    /// and bytes (UTF-8: a character may take many).
+    public static let messageLimit = 5, excerptCharacters = 280, excerptBytes = 1024
+    /// The most bytes of the chat's URL a report carries.
+    public static let urlBytes = 2048
+    /// The most bytes a report takes (oldest messages left out until it fits); one read that is
+    /// longer is refused.
     public static let byteLimit = 16 << 10
 
     public var v: Int
@@ -47,10 +51,10 @@ public struct UserReport: Codable, Sendable, Equatable {
         public var text: String
 
         public init(id: String, at: Int64, key: String, text: String) {
-            self.id = id
+            self.id = UserReport.cut(id, bytes: 128)
             self.at = at
-            self.key = key
-            self.text = String(text.prefix(UserReport.excerptCharacters))
+            self.key = UserReport.cut(key, bytes: 128)
+            self.text = UserReport.cut(String(text.prefix(UserReport.excerptCharacters)), bytes: UserReport.excerptBytes)
         }
     }
 
@@ -59,28 +63,47 @@ public struct UserReport: Codable, Sendable, Equatable {
         self.id = id
         self.at = at
         self.peer = peer
-        self.url = url
+        self.url = Self.cut(url, bytes: Self.urlBytes)
         self.line = line
         self.lineVersion = lineVersion
         self.messages = Array(messages.suffix(Self.messageLimit))
+        // Whatever its parts, the report fits: the oldest messages give way.
+        while bytes.count > Self.byteLimit, !self.messages.isEmpty { self.messages.removeFirst() }
+    }
+
+    /// `text` cut to at most `bytes` bytes of UTF-8, at a character's end.
+    static func cut(_ text: String, bytes: Int) -> String {
+        guard text.utf8.count > bytes else { return text }
+        var kept = "", count = 0
+        for character in text {
+            let size = character.utf8.count
+            guard count + size <= bytes else { break }
+            kept.append(character)
+            count += size
+        }
+        return kept
     }
 
     /// The document, as it is retained.
     public var bytes: [UInt8] { (try? JSONLines.encode(self)) ?? [] }
 
-    /// A report as read from the broker: `nil` when it is too long, not a report, or its id is
-    /// not its topic's (`id`).
-    public static func read(_ payload: [UInt8], id: String) -> UserReport? {
+    /// A report as read from the broker: `nil` when it is too long or not a report.
+    public static func read(_ payload: [UInt8]) -> UserReport? {
         guard payload.count <= byteLimit, let report = try? JSONDecoder().decode(UserReport.self, from: Data(payload)),
-              report.v == version, report.id == id else { return nil }
+              report.v == version else { return nil }
         return report
     }
 }
 
-/// A report as the operator reads it from the broker: who made it and its id (its topic's
-/// levels, which the broker vouches for), and the report (`nil`: not one that can be read).
+/// A report as the operator reads it from the broker: who made it and in which of their slots
+/// (its topic's levels, which the broker vouches for), and the report (`nil`: not one that can
+/// be read).
 public struct FiledReport: Sendable, Equatable {
     public var by: String
-    public var id: String
+    public var slot: Int
     public var report: UserReport?
+
+    /// What `imhost reports close` names it by: the report's id, or `USER/SLOT` for one that
+    /// cannot be read.
+    public var id: String { report?.id ?? "\(by)/\(slot)" }
 }

@@ -26,6 +26,8 @@ public final class ChatPage {
 
     /// The line whose page this is, or `nil` on the legacy page.
     public var lineID: String? { context.lineID }
+    /// That line's version, as its manifest says it (no line code runs to say it).
+    public var lineVersion: String? { lineID.flatMap(environment.lineVersion) }
 
     init(decision: Converter.Decision, pageType: CarrierPage.Type, peer: String, window: Int, environment: PageEnvironment) {
         self.decision = decision

@@ -272,7 +272,7 @@ public final class Courier {
             receipts.send(now: now)
             delivery.pump(now: now)
             siblings.service(now: now)
-            reports.send()
+            reports.send(now: now)
             connection.checkTimers(now: now)
             if now - lastGiveUp > 60_000 {
                 lastGiveUp = now
@@ -322,7 +322,7 @@ public final class Courier {
             receipts.send(now: clock())
             siblings.tellBeforeLeaving()
             reports.queuedChanged()
-            reports.send()
+            reports.send(now: clock())
         }
         connection.goodbye { batch in
             let now = clock()

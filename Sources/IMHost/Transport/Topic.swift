@@ -8,7 +8,8 @@
 ///                                           and that device's presence record (retained)
 ///     imhost/fleet/config                   the fleet configuration (retained; operator writes it)
 ///     imhost/fleet/status/<user>            a host's status report (retained)
-///     imhost/fleet/report/<user>/<id>       a person's report of a peer (retained; only operator
+///     imhost/fleet/report/<user>/<slot>     a person's report of a peer (retained, in one of
+///                                           ``reportSlots`` slots a user, reused in turn; only operator
 ///                                           reads it, and clears it once handled)
 ///
 /// The sender of what comes on an inbox is the topic's `<from>`, which the broker's rules vouch
@@ -24,8 +25,12 @@ package enum Topic: Hashable, Sendable, CustomStringConvertible {
     case device(user: String, device: String?)
     case fleetConfig
     case fleetStatus(user: String)
-    /// Report `id` that `user` made of someone (``UserReport``).
-    case report(user: String, id: String)
+    /// A report `user` made of someone (``UserReport``), in slot `slot` (0 to
+    /// ``reportSlots`` - 1): what the broker retains of one user's reports is bounded.
+    case report(user: String, slot: Int)
+
+    /// How many reports of one user the broker may hold at once: the 33rd takes the first's slot.
+    package static let reportSlots = 32
 
     /// The level that names a user's first device below its own topic: no device name holds it.
     static let firstDevice = "~"
@@ -37,7 +42,7 @@ package enum Topic: Hashable, Sendable, CustomStringConvertible {
         case .device(let user, let device): Topic.inbox(to: user, from: user).name + "/" + (device ?? Self.firstDevice)
         case .fleetConfig: "imhost/fleet/config"
         case .fleetStatus(let user): "imhost/fleet/status/\(user)"
-        case .report(let user, let id): "imhost/fleet/report/\(user)/\(id)"
+        case .report(let user, let slot): "imhost/fleet/report/\(user)/\(slot)"
         }
     }
 
@@ -50,7 +55,9 @@ package enum Topic: Hashable, Sendable, CustomStringConvertible {
         let read: Topic? = switch levels.count {
         case 3 where levels == ["imhost", "fleet", "config"]: .fleetConfig
         case 4 where levels[0] == "imhost" && levels[1] == "fleet" && levels[2] == "status": .fleetStatus(user: levels[3])
-        case 5 where levels[0] == "imhost" && levels[1] == "fleet" && levels[2] == "report": .report(user: levels[3], id: levels[4])
+        case 5 where levels[0] == "imhost" && levels[1] == "fleet" && levels[2] == "report":
+            // A slot as the host writes it: digits, no sign or leading zero.
+            Int(levels[4]).flatMap { slot in (0..<Self.reportSlots).contains(slot) && String(slot) == levels[4] ? .report(user: levels[3], slot: slot) : nil }
         case 5 where levels[0] == "imhost" && levels[1] == "u" && levels[3] == "from": .inbox(to: levels[2], from: levels[4])
         case 6 where levels[0] == "imhost" && levels[1] == "u" && levels[3] == "from" && levels[2] == levels[4]:
             .device(user: levels[2], device: levels[5] == Self.firstDevice ? nil : levels[5])
@@ -67,7 +74,7 @@ package enum Topic: Hashable, Sendable, CustomStringConvertible {
         case .device(let user, let device): [user] + (device.map { [$0] } ?? [])
         case .fleetConfig: []
         case .fleetStatus(let user): [user]
-        case .report(let user, let id): [user, id]
+        case .report(let user, _): [user]
         }
         for id in ids {
             if let problem = Self.problem(level: id) { return (id, problem) }
@@ -126,8 +133,8 @@ extension Topic {
             case .fromUser(let user): Topic.inbox(to: "+", from: user).name
             case .devices(let user): Topic.inbox(to: user, from: user).name + "/+"
             case .statuses: Topic.fleetStatus(user: "+").name
-            case .reportsBy(let user): Topic.report(user: user, id: "+").name
-            case .reports: Topic.report(user: "+", id: "+").name
+            case .reportsBy(let user): "imhost/fleet/report/\(user)/+"
+            case .reports: "imhost/fleet/report/+/+"
             case .fleet: "imhost/fleet/#"
             case .everything: "imhost/#"
             case .topic(let topic): topic.name

@@ -47,8 +47,9 @@ package enum ChatReply: Codable, Equatable, Sendable {
     /// clears the chat (`/clear`).
     case clearAsks
     /// The peer was reported: kept in the store, and sent to the operator at once when online,
-    /// when this device is next online otherwise.
-    case reported(peer: String)
+    /// when this device is next online otherwise; `broker`: host.json names one (without, the
+    /// report stays on this device until it does).
+    case reported(peer: String, broker: Bool)
     /// The menu's Report, chosen where nothing asks the person first (the terminal): what
     /// reports (`/report`).
     case reportAsks

@@ -35,7 +35,8 @@ package enum ChatWords {
         case .cleared(let peer, let count):
             ["cleared the chat with \(peer) on this device: \(count) message\(count == 1 ? "" : "s") left it (your other devices keep theirs, and catching up with them does not bring these back)"]
         case .clearAsks: ["menu: Clear removes every message of this chat from this device; type /clear to do it"]
-        case .reported(let peer): ["reported \(peer) to the app's operator, with their last messages in this chat (sent when you are online)"]
+        case .reported(let peer, true): ["reported \(peer) to the app's operator, with their last messages in this chat (sent when you are online)"]
+        case .reported(let peer, false): ["report of \(peer) kept on this device: host.json names no broker, so it reaches the app's operator only once it does"]
         case .reportAsks: ["menu: Report sends the app's operator a report of this person, with their last \(UserReport.messageLimit) messages here; type /report to do it"]
         case .connection(let online, let answer): ["\(online ? "/online" : "/offline"): " + connection(answer)]
         case .notice(let words, _): [words]

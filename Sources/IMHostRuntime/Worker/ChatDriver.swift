@@ -218,11 +218,11 @@ package final class ChatDriver {
         case .report:
             guard let store = host.store else { return .refused(ChatRefusal(.noSignIn, action.verb)) }
             do throws(StoreError) {
-                let view = try? page.view(width: ChatPage.defaultWidth)
-                try store.report(page.conversation, url: page.decision.url, line: page.lineID, lineVersion: view?.lineVersion, at: host.clock())
+                // Kept before anything else runs: no line code comes between the act and the store.
+                try store.report(page.conversation, url: page.decision.url, line: page.lineID, lineVersion: page.lineVersion, at: host.clock())
                 // Whoever holds the connection sends it now; an offline device, when it is back.
                 host.wakeConnection()
-                return .reply(.reported(peer: page.conversation))
+                return .reply(.reported(peer: page.conversation, broker: host.hasTransport))
             } catch {
                 return .refused(ChatRefusal(.failed, action.verb, detail: "\(error)"))
             }

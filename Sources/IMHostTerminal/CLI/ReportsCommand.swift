@@ -52,7 +52,8 @@ enum ReportsCommand {
                 list(filed, json: arguments.flags.contains("--json"), output: output)
                 return CommandLineTool.ExitCode.ok
             }
-            let ids = Array(words.dropFirst())
+            var ids: [String] = []
+            for id in words.dropFirst() where !ids.contains(id) { ids.append(id) }
             if let unknown = ids.first(where: { id in !filed.contains { $0.id == id } }) {
                 output.diagnostic("imhost reports close: no report the broker holds has the id \(TerminalText.safe(unknown)) (closed already?); imhost reports lists them")
                 return CommandLineTool.ExitCode.usage
@@ -74,7 +75,9 @@ enum ReportsCommand {
     /// What `--json` says of a report.
     struct Shown: Encodable {
         var by: String
+        /// The report's id (`USER/SLOT` for one that cannot be read), and its slot.
         var id: String
+        var slot: Int
         /// Whether it could be read as a report (`false`: only its maker and id are known).
         var readable: Bool
         var report: UserReport?
@@ -82,7 +85,7 @@ enum ReportsCommand {
 
     private static func list(_ filed: [FiledReport], json: Bool, output: Output) {
         if json {
-            output.out(JSONOutput.encode(filed.map { Shown(by: $0.by, id: $0.id, readable: $0.report != nil, report: $0.report) }))
+            output.out(JSONOutput.encode(filed.map { Shown(by: $0.by, id: $0.id, slot: $0.slot, readable: $0.report != nil, report: $0.report) }))
             return
         }
         guard !filed.isEmpty else {

@@ -248,14 +248,16 @@ enum Migrations {
         ) WITHOUT ROWID;
         """,
         // 12: the user's reports of people (the menu's Report), kept until the broker takes
-        // them: `body` is the document as it is published (UserReport), `taken_at` when the
-        // broker answered it (NULL: not yet).
+        // them: `body` is the document as it is published (UserReport), `slot` the one of the
+        // user's report topics it goes to (in turn), `taken_at` when the broker answered it
+        // (NULL: not yet).
         """
         CREATE TABLE reports (
             id TEXT PRIMARY KEY,
             peer TEXT NOT NULL,
             made_at INTEGER NOT NULL,
             body TEXT NOT NULL,
+            slot INTEGER NOT NULL,
             taken_at INTEGER
         ) WITHOUT ROWID;
         """,
