@@ -114,7 +114,7 @@ extension BrokerCluster {
               # for MQTT's sessions, queued and retained messages. A login publishes and subscribes only
               # what its permissions allow, as mosquitto's dynamic-security roles (the same rules): a
               # device publishes only under its user's name (\(nats(.fromUser("USER"))), its presence records
-              # \(nats(.devices(of: "USER")))) and its user's fleet status, reads only its user's inbox
+              # \(nats(.devices(of: "USER")))), its user's fleet status and reports (imhost.fleet.report.USER.*, read by operator only), reads only its user's inbox
               # (MQTT's \(Topic.Filter.toUser("USER")) is NATS's \(nats(.toUser("USER")))) and the fleet
               # configuration; only operator writes \(nats(.fleet, below: true)). A subscription at QoS 1 is a
               # JetStream consumer delivering to $MQTT.sub.<id>, so every login may subscribe there

@@ -21,7 +21,7 @@ extension BrokerFolder {
     /// The longest retained message the rule keeps: the largest document imhost retains (the
     /// fleet configuration; a host's status is at most 8 KiB, a session record far less). Hosts
     /// read none longer, so refusing one costs nothing, and bounds what the broker holds retained
-    /// to this much for each login and user.
+    /// to this much for each login and user (and each of a user's report slots: 32 at most).
     static let retainedBytes = max(FleetConfig.byteLimit, FleetStatus.byteLimit)
 
     /// The first words of the configuration's retain paragraph, by which ``upgradeRetainRule()``
@@ -51,7 +51,7 @@ extension BrokerFolder {
     var retainRuleParagraph: String {
         """
         \(Self.retainRuleStart) only those imhost retains by design are kept (\(Topic.fleetConfig),
-        # \(Topic.fleetStatus(user: "<user>")), and each login's own session record on \(Topic.inbox(to: "<user>", from: "<user>"))
+        # \(Topic.fleetStatus(user: "<user>")), a user's reports on imhost/fleet/report/<user>/<0-31>, and each login's own session record on \(Topic.inbox(to: "<user>", from: "<user>"))
         # or .../<user>/<device>), each at most \(Self.retainedBytes) bytes, and an empty one clears any. Every other
         # retained publish is refused: PUBACK 135 under MQTT 5; under 3.1.1 an ordinary PUBACK, and
         # nothing kept. This log says so, once every 10 s at most. Without it a user could leave a

@@ -152,9 +152,6 @@ extension WebServer {
                          body: .stream(stream))
     }
 
-    /// An act of the person's on a page (``WebAction``): its worker does it. Reading is one
-    /// too: the page's script says which message it showed last in a visible window, never
-    /// because HTML was drawn.
     /// Whether `id` can name a shared stream.
     static func isStreamID(_ id: String) -> Bool {
         (16...64).contains(id.utf8.count) && id.utf8.allSatisfy { (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) }
@@ -165,7 +162,8 @@ extension WebServer {
     /// drawing at once. A page that is gone is 404 (the tab opens its chat again).
     private func watch(stream streamID: String, _ request: HTTPRequest, watching: Bool) -> HTTPReply {
         guard let stream = sharedStreams[streamID], !stream.isClosed else {
-            return .text(404, "not found: that stream is closed; the page opens it again\n")
+            // Not "gone" (404): the browser's stream is reconnecting, and asks again when it joins.
+            return .text(409, "refused: that stream is closed; the page opens it again\n")
         }
         guard let id = request.argument("page"), let page = pages[id], !page.ended else {
             return .text(404, "not found: that page is closed; open the chat again from the list\n")
@@ -183,6 +181,9 @@ extension WebServer {
         return HTTPReply(status: 204, body: .bytes([]))
     }
 
+    /// An act of the person's on a page (``WebAction``): its worker does it. Reading is one
+    /// too: the page's script says which message it showed last in a visible window, never
+    /// because HTML was drawn.
     private func act(page id: String, _ request: HTTPRequest) -> HTTPReply {
         guard let page = pages[id], page.isRunning else { return .text(404, "not found: that page is closed; open the chat again from the list\n") }
         switch WebAction.decode(request.body) {

@@ -75,7 +75,6 @@ package final class WebServer {
     /// The streams browsers share between their tabs, by the id a browser gave its own.
     var sharedStreams: [String: EventStream] = [:]
     private var lastHeartbeat = Clock.monotonic()
-    /// Photos picked in pages, kept in files until their page has sent them: removed a minute on.
     private let hostJSON: ConfigWatcher
     private let quarantine: ConfigWatcher
     /// Whether pages carry the Content-Security-Policy (off only for the test that shows

@@ -161,3 +161,23 @@ extension BrowserSuites {
         }
     }
 }
+
+@Suite("A report's size")
+struct ReportSizeTests {
+    @Test("a report always fits in 16 KiB whatever its peer wrote: each message cut at a character's end within 1 KiB (a character can take many bytes), the URL within 2 KiB, the oldest messages left out past that")
+    func fits() throws {
+        let family = "👨‍👩‍👧‍👦"   // one character, 25 bytes
+        let long = String(repeating: family, count: 10_000) + String(repeating: "\u{301}", count: 5_000)
+        let messages = (1...8).map { UserReport.Message(id: "m\($0)", at: Int64($0), key: "text", text: long) }
+        let report = UserReport(id: "r1", at: 1, peer: "alice", url: "im://chat?peer=alice&x=" + String(repeating: "y", count: 50_000),
+                                line: "house", lineVersion: "1.0.0", messages: messages)
+        #expect(report.bytes.count <= UserReport.byteLimit)
+        #expect(report.messages.count == UserReport.messageLimit)
+        #expect(report.messages.map(\.id) == ["m4", "m5", "m6", "m7", "m8"])
+        for message in report.messages {
+            #expect(message.text.utf8.count <= UserReport.excerptBytes && message.text.hasPrefix(family) && message.text.unicodeScalars.last == "\u{1F466}")
+        }
+        #expect(report.url.utf8.count <= UserReport.urlBytes)
+        #expect(UserReport.read(report.bytes) == report)
+    }
+}

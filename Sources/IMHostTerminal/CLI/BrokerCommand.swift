@@ -284,7 +284,7 @@ enum BrokerCommand {
             text = "put imhost's retain rule in \(folder.retainRulePath) (the broker keeps only the retained messages imhost retains by design); " + text
         }
         if done.roles {
-            text = "gave every user's role the rules it lacked (writing its own reports, which only operator reads)\(folder.runningPID() != nil ? ", in the running broker at once" : "")); " + text
+            text = "gave every user's role the rules it lacked (writing its own reports, which only operator reads)\(folder.runningPID() != nil ? ", in the running broker at once" : ""); " + text
         }
         if done.devices {
             text = "moved \(folder.path) to mosquitto's dynamic-security plugin (\(folder.securityPath)): every login keeps its password and session, and a user may have several devices (imhost broker add-device); " + text

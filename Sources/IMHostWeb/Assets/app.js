@@ -269,7 +269,7 @@ const sharedEvents = (() => {
   const channel = new BroadcastChannel("imhost-events");
   const listeners = new Map();   // this tab's pages: page id -> Map(event -> [listener])
   let stream = null, streamID = "", live = false;
-  const wanted = new Map();      // the stream's tab only: page id -> Set of tabs showing it
+  const wanted = new Map();      // the stream's tab only: page id -> Map(tab -> when last heard)
   const deliver = (page, event, data) => {
     const byEvent = listeners.get(page);
     for (const listener of (byEvent && byEvent.get(event)) || []) listener({ data });
@@ -289,13 +289,13 @@ const sharedEvents = (() => {
     if (!stream) return;
     let tabs = wanted.get(page);
     if (!tabs) {
-      wanted.set(page, tabs = new Set());
+      wanted.set(page, tabs = new Map());
       if (live) ask(page, "watch");
     } else if (live && !tabs.has(who)) {
       // Another tab of a page already shown: asked for again, the server draws it for all.
       ask(page, "watch");
     }
-    tabs.add(who);
+    tabs.set(who, Date.now());
   };
   const drop = (page, who) => {
     const tabs = wanted.get(page);
@@ -316,6 +316,17 @@ const sharedEvents = (() => {
     else if (message.kind === "who") for (const page of listeners.keys()) channel.postMessage({ kind: "want", page, tab });
     else heard(message);
   });
+  // A tab says again every 30 s what it shows: one that went without a word (crashed, or
+  // discarded by the browser) is forgotten after three minutes, and its chat's page with it
+  // (a hidden tab's timers may run only once a minute).
+  setInterval(() => {
+    for (const page of listeners.keys()) tell({ kind: "want", page, tab });
+    if (!stream) return;
+    const now = Date.now();
+    for (const [page, tabs] of wanted) {
+      for (const [who, heard] of tabs) if (now - heard > 180000) drop(page, who);
+    }
+  }, 30000);
   // Asked for once this tab shows a chat, and held until it closes, which lets it go to the next.
   let asked = false;
   const askForStream = () => navigator.locks.request("imhost-events", () => new Promise(() => {
@@ -329,7 +340,12 @@ const sharedEvents = (() => {
       say({ kind: "live", live: true });
       for (const page of wanted.keys()) ask(page, "watch");
     });
-    stream.addEventListener("error", () => { live = false; say({ kind: "live", live: false }); });
+    stream.addEventListener("error", () => {
+      live = false;
+      say({ kind: "live", live: false });
+      // Refused for good (not a server that is away): every chat is opened again.
+      if (stream.readyState === EventSource.CLOSED) for (const page of wanted.keys()) say({ kind: "gone", page });
+    });
     stream.addEventListener("for", (event) => {
       const wrapped = JSON.parse(event.data);
       say({ kind: "for", page: wrapped.page, event: wrapped.event, data: wrapped.data });
@@ -373,6 +389,8 @@ function chatPage(root) {
   });
   // The server does not know this page (it was restarted): the chat is opened again.
   events.addEventListener("gone", () => { away.live(false); away.rejoin(); });
+  // Back from the browser's back-forward cache, the page heard nothing meanwhile: drawn anew.
+  window.addEventListener("pageshow", (event) => { if (event.persisted) location.reload(); });
   const draftKey = "imhost-draft " + location.href;
   let first = true;
   events.addEventListener("page", (event) => {
