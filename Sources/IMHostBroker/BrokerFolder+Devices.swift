@@ -214,10 +214,12 @@ extension BrokerFolder {
 // MARK: Upgrading the users' roles
 
 extension BrokerFolder {
-    /// Gives each user's role the rules of this version it lacks (a folder made before reports:
-    /// its users could not write ``Topic/report(user:id:)``): on a running broker through its
-    /// control (a rule it has already is tolerated), in the plugin's file while it is stopped.
-    /// A rule the operator added stays. Returns whether it added any.
+    /// Gives each user's role the rules added since folders were first made with roles that it
+    /// lacks (``DynamicSecurity/laterRules(_:)``: a folder made before reports, whose users could
+    /// not write ``Topic/report(user:slot:)``): on a running broker through its control (a rule
+    /// it has already is tolerated), in the plugin's file while it is stopped. A rule the
+    /// operator added stays, and one of the others it took out stays out. Returns whether it
+    /// added any.
     func upgradeRoles() throws(Failure) -> Bool {
         guard access(securityPath, F_OK) == 0 else { return false }
         var document = try readSecurity()
@@ -225,7 +227,7 @@ extension BrokerFolder {
         var lacking: [(role: String, acl: DynamicSecurity.Document.ACL)] = []
         for index in document.roles.indices {
             guard let user = users.first(where: { DynamicSecurity.roleName(of: $0) == document.roles[index].rolename }) else { continue }
-            for acl in DynamicSecurity.userACLs(user) where !document.roles[index].acls.contains(where: { $0.acltype == acl.acltype && $0.topic == acl.topic }) {
+            for acl in DynamicSecurity.laterRules(user) where !document.roles[index].acls.contains(where: { $0.acltype == acl.acltype && $0.topic == acl.topic }) {
                 lacking.append((document.roles[index].rolename, acl))
                 document.roles[index].acls.append(acl)
             }

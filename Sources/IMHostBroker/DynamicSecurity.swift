@@ -122,6 +122,13 @@ extension DynamicSecurity {
         return rows.map { .init(acltype: $0.0, topic: $0.1.name) }
     }
 
+    /// The rules a user's role gained after folders were first made with roles (writing the
+    /// user's reports): what ``BrokerFolder/upgradeRoles()`` adds to an older folder's roles,
+    /// and nothing else (a rule an operator took out on purpose stays out).
+    static func laterRules(_ user: String) -> [Document.ACL] {
+        [.init(acltype: "publishClientSend", topic: Topic.Filter.reportsBy(user).name)]
+    }
+
     static func userRole(_ user: String) -> Document.Role {
         .init(rolename: roleName(of: user), textname: "what \(user)'s devices may publish and read", acls: userACLs(user))
     }

@@ -28,9 +28,9 @@ struct ClusterTests {
         #expect(!FileManager.default.fileExists(atPath: folder + "/passwords/~admin"), "no $CONTROL on a cluster, so no ~admin")
         let accounts = try String(contentsOfFile: folder + "/nodes/accounts.conf", encoding: .utf8)
         for line in [#"{ user: "bob", password: "\#(try password(folder, "bob"))", allowed_connection_types: ["MQTT"], permissions: {"#,
-                     #"publish: { allow: ["imhost.u.*.from.bob", "imhost.u.bob.from.bob.*", "imhost.fleet.status.bob"] }"#,
+                     #"publish: { allow: ["imhost.u.*.from.bob", "imhost.u.bob.from.bob.*", "imhost.fleet.status.bob", "imhost.fleet.report.bob.*"] }"#,
                      #"subscribe: { allow: ["imhost.u.bob", "imhost.u.bob.>", "imhost.fleet.config", "$MQTT.sub.>"] } } }"#,
-                     #"publish: { allow: ["imhost.u.*.from.operator", "imhost.u.operator.from.operator.*", "imhost.fleet.status.operator", "imhost.fleet", "imhost.fleet.>"] }"#] {
+                     #"publish: { allow: ["imhost.u.*.from.operator", "imhost.u.operator.from.operator.*", "imhost.fleet.status.operator", "imhost.fleet.report.operator.*", "imhost.fleet", "imhost.fleet.>"] }"#] {
             #expect(accounts.contains(line), "\(line)")
         }
         for node in description.nodes {
