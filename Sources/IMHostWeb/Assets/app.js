@@ -324,7 +324,7 @@ const sharedEvents = (() => {
     if (!stream) return;
     const now = Date.now();
     for (const [page, tabs] of wanted) {
-      for (const [who, heard] of tabs) if (now - heard > 180000) drop(page, who);
+      for (const [who, last] of tabs) if (now - last > 180000) drop(page, who);
     }
   }, 30000);
   // Asked for once this tab shows a chat, and held until it closes, which lets it go to the next.
