@@ -90,6 +90,10 @@ extension BrokerCommand {
         case "upgrade":
             // A cluster's sizes are init --cluster's; what upgrade changes is the users' permissions.
             let (changed, reload) = try cluster.upgradePermissions()
+            if arguments.has(json) {
+                output.out(JSONOutput.encode(ClusterUpgraded(folder: cluster.path, changed: changed, reloaded: reload.reloaded, stopped: reload.stopped)))
+                return CommandLineTool.ExitCode.ok
+            }
             let nodes = reload.reloaded.isEmpty ? "; the nodes take them when they start (imhost broker run \(cluster.path))"
                 : "; the running nodes (\(reload.reloaded.joined(separator: ", "))) took them at once"
             output.out(TerminalText.safe(changed
@@ -123,6 +127,15 @@ extension BrokerCommand {
     /// this command. A node that dies on its own is said in one line and the others go on (a
     /// cluster serves MQTT while a majority of its nodes runs); nothing restarts it: `run
     /// --node N` does, in another process. It ends when none of its nodes runs.
+    /// What `upgrade --json` says of a cluster: whether its accounts were written again, and
+    /// which nodes took them at once.
+    struct ClusterUpgraded: Encodable {
+        var folder: String
+        var changed: Bool
+        var reloaded: [String]
+        var stopped: [String]
+    }
+
     private static func runCluster(_ cluster: BrokerCluster, node: Int?, _ output: Output) -> Int32 {
         Interruption.install(also: [SIGHUP])
         let process: ClusterProcess
