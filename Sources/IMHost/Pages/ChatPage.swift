@@ -232,7 +232,7 @@ public final class ChatPage {
         }
         let reason = decision.reason
         return PageView(url: decision.url, conversation: conversation, title: title, lineID: lineID,
-                        lineVersion: lineID.flatMap(environment.lineVersion), isLegacy: isLegacy,
+                        lineVersion: lineVersion, isLegacy: isLegacy,
                         route: PageView.Route(reason: reason.rawValue, source: reason.source, explanation: decision.explanation),
                         components: components, messages: messages, total: try messageCount(), width: width)
     }

@@ -76,7 +76,7 @@ final class ReportSender {
             out.remove(id)
             try? store.reportTaken(id, at: now)
         case .refused(let reason):
-            ledger.say(.acl(.publishRefused(user: connection.user, topic: "imhost/fleet/report/\(connection.user)/…", reason: reason)))
+            ledger.say(.acl(.publishRefused(user: connection.user, topic: Topic.Filter.reportsBy(connection.user).name, reason: reason)))
         }
     }
 }

@@ -151,25 +151,24 @@ package final class ChatDriver {
             guard let result = page.chooseMenuItem(number) else {
                 return .refused(ChatRefusal(.noSuchItem, action.verb, number: number, component: "item"))
             }
-            // The platform's Clear item clears nothing by itself: the terminal has no way to ask
-            // first, so it says what does (the browser asks, then sends the clear act).
-            if items.indices.contains(number - 1), items[number - 1] == PageView.clearItem {
+            switch items.indices.contains(number - 1) ? items[number - 1] : nil {
+            // The platform's Clear and Report do nothing by themselves: the terminal has no way to
+            // ask first, so they say what does (the browser asks, then sends the act).
+            case PageView.clearItem?:
                 return .reply(.clearAsks)
-            }
-            // So does Report.
-            if items.indices.contains(number - 1), items[number - 1] == PageView.reportItem {
+            case PageView.reportItem?:
                 return .reply(.reportAsks)
-            }
             // The platform's Block item blocks the peer, as /block does; once blocked, it
             // unblocks (the page calls it Unblock then).
-            if items.indices.contains(number - 1), items[number - 1] == PageView.blockItem {
+            case PageView.blockItem?:
                 let blocked = (try? host.store?.isBlocked(page.conversation)) == true
                 var outcome = setBlocked(page.conversation, !blocked, verb: blocked ? "/unblock" : "/block")
                 outcome.redraw = true
                 return outcome
+            default:
+                // What the item did may have changed the page (a message sent, a chat cleared).
+                return .reply(.menuChose(ChatReply.Tap(result)), redraw: true)
             }
-            // What the item did may have changed the page (a message sent, a chat cleared).
-            return .reply(.menuChose(ChatReply.Tap(result)), redraw: true)
         case .bar(let number):
             guard page.component(BottomBarComponent.self) != nil else {
                 return .refused(ChatRefusal(.noComponent, action.verb, component: "bottom bar", detail: page.whyHidden(.bottomBar)))

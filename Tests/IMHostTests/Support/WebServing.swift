@@ -80,6 +80,16 @@ extension Browser {
         try click("form[data-send] button")
     }
 
+    /// Opens the page's menu and picks the platform item that asks first (`kind`: clear,
+    /// report); its dialog opens, and `answer` (`cancel`, or `kind` itself) closes it.
+    func answerMenuQuestion(_ kind: String, _ answer: String) throws {
+        if try execute("return document.querySelector('#page details.menu').open") as? Bool != true { try click("#page .menu summary") }
+        try click("#page .menu button[data-ask=\(kind)]")
+        #expect(try waitUntil("document.getElementById('\(kind)-dialog').open"))
+        try click("#\(kind)-dialog button[value=\(answer)]")
+        #expect(try waitUntil("!document.getElementById('\(kind)-dialog').open"))
+    }
+
     /// The text of what `selector` finds first, hidden parts too (a closed `<details>`).
     func textContent(_ selector: String) throws -> String? {
         try execute("const found = document.querySelector(arguments[0]); return found ? found.textContent : null", [selector]) as? String
