@@ -145,6 +145,7 @@ public enum PageHTML {
             + "<span class=\"who\">" + (message.isOutgoing ? "You" : escape(message.envelope.from)) + "</span> · " + time(message.envelope.timestamp)
         if let before = message.sentBefore { html += " · <a href=\"#m\(before)\">sent earlier</a>" }
         html += "</p>"
+        if let quote = message.reply { html += self.quote(quote, peer: peer) }
         switch message.body {
         case .text("") where !message.photos.isEmpty, .lines([]) where !message.photos.isEmpty:
             // A photo without a caption: the photo is the message.
@@ -167,6 +168,8 @@ public enum PageHTML {
             html += "</pre>"
         case .card(let card):
             html += self.card(card, message: message, peer: peer)
+        case .recalled:
+            html += "<p class=\"bubble recalled\">" + (message.isOutgoing ? "You recalled a message" : escape(message.envelope.from) + " recalled a message") + "</p>"
         case .placeholder(let why):
             html += "<details class=\"bubble placeholder\"><summary>" + escape(MessagePresenter.placeholderText)
                 + (dev ? " <small class=\"dev\">(" + escape(why.short) + ")</small>" : "") + "</summary><p>"
@@ -180,6 +183,7 @@ public enum PageHTML {
             }
         }
         if message.isOutgoing { html += state(message, dev: dev) }
+        if message.body != .recalled { html += actions(message) }
         if message.isOutgoing, let drawn = message.peerDrawn {
             // How the peer drew it, as its read receipt said: its words escaped. The person hears
             // only that the peer could not see it.
@@ -190,6 +194,36 @@ public enum PageHTML {
             }
         }
         return html + "</article>"
+    }
+
+    /// A reply's quote of the message it answers: who wrote it and its first words, a link to
+    /// it (the page's script loads earlier messages when it is not shown yet).
+    static func quote(_ quote: PageView.Quote, peer: String) -> String {
+        let who = quote.from == peer ? escape(peer) : "You"
+        let words: String = switch quote.excerpt {
+        case .text(let text): escape(text)
+        case .photo(let caption?): "Photo: " + escape(caption)
+        case .photo(nil): "Photo"
+        case .voice(let seconds): "Voice " + duration(seconds)
+        case .location(let name): "Location" + (name.isEmpty ? "" : ": " + escape(name))
+        case .image: "Picture"
+        case .recalled: "Recalled message"
+        case .placeholder: "A message this app cannot show"
+        case .missing: "A message not on this device"
+        }
+        let body = "<span class=\"quote-who\">" + who + "</span> <span class=\"quote-text\" dir=\"auto\">" + words + "</span>"
+        guard let number = quote.number else { return "<p class=\"quote missing\">" + body + "</p>" }
+        return "<a class=\"quote\" href=\"#m\(number)\" data-quote=\"\(number)\" aria-label=\"Reply to " + who + ": " + words.replacingOccurrences(of: "\"", with: "&quot;") + ". Go to that message\">" + body + "</a>"
+    }
+
+    /// What a person can do with a message: reply to it; recall their own, while they may (the
+    /// page's script takes the button away when that time is up).
+    static func actions(_ message: PageView.Message) -> String {
+        var html = "<div class=\"actions\"><button type=\"button\" class=\"reply\" data-reply=\"\(message.number)\">Reply</button>"
+        if let until = message.recallableUntil {
+            html += "<button type=\"button\" class=\"recall\" data-do=\"recall\" data-message=\"\(message.number)\" data-until=\"\(until)\">Recall</button>"
+        }
+        return html + "</div>"
     }
 
     /// A length in seconds as a person reads it: `0:12`, `1:05:00`.

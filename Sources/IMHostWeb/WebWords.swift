@@ -15,17 +15,22 @@ enum WebWords {
         var dev: String
         /// Something went wrong (a `role=alert` notice), rather than news (`role=status`).
         var alert: Bool
+        /// Words for the input, when it is empty: what a recalled message said, to edit again.
+        var draft: String? = nil
 
-        /// The notice as the event stream carries it: `{"text":…,"dev":…,"alert":…}`.
+        /// The notice as the event stream carries it: `{"text":…,"dev":…,"alert":…,"draft":…}`.
         var json: String {
-            "{\"text\":" + (text.map(JSONNode.quoted) ?? "null") + ",\"dev\":" + JSONNode.quoted(dev) + ",\"alert\":\(alert)}"
+            "{\"text\":" + (text.map(JSONNode.quoted) ?? "null") + ",\"dev\":" + JSONNode.quoted(dev) + ",\"alert\":\(alert)"
+                + (draft.map { ",\"draft\":" + JSONNode.quoted($0) } ?? "") + "}"
         }
     }
 
     static func notice(_ reply: ChatReply) -> Notice {
         let dev = ChatWords.lines(reply).map { TerminalText.safe($0, newlines: false) }.joined(separator: "\n")
         let (text, alert) = person(reply)
-        return Notice(text: text, dev: dev, alert: alert || ChatWords.isDiagnostic(reply))
+        var notice = Notice(text: text, dev: dev, alert: alert || ChatWords.isDiagnostic(reply))
+        if case .recalled(_, _, let said?, _) = reply { notice.draft = said }
+        return notice
     }
 
     /// The person's words, and whether something went wrong.
@@ -41,6 +46,8 @@ enum WebWords {
         case .reported(let peer, true): return ("You reported \(peer). The app's team will look at it.", false)
         case .reported(let peer, false): return ("Your report of \(peer) is kept on this device: it reaches the app's team once this app is connected to its server.", false)
         case .retried: return ("Sending again.", false)
+        case .recalled(_, let peer, _, let takes):
+            return (takes == false ? "Recalled here. \(peer)'s app is older and still shows it." : "Recalled.", false)
         case .connection(true, _): return ("Going online.", false)
         case .connection(false, _): return ("You are offline. What you send waits until you are back online.", false)
         case .notice(_, let gist): return notice(gist)
@@ -86,6 +93,10 @@ enum WebWords {
         case .notAPhoto, .unreadableFile: "Not sent: that file is not a photo that can be sent (PNG, JPEG or WebP)."
         case .noChat, .noSignIn, .badPeer: "This chat cannot be used. Open it again from your chats."
         case .failed, .reloadRefused, .reopenFailed: "Something went wrong with this chat; it goes on as before."
+        case .notOwnMessage: "Only the sender can recall a message."
+        case .recallTooLate: "Too late to recall: a message can be recalled within \(FailureWords.duration(seconds: refusal.limit ?? 0)) of sending it."
+        case .recalledAlready: "That message was recalled already."
+        case .notQuotable: "That message was recalled: there is nothing to reply to."
         }
     }
 }

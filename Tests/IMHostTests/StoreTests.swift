@@ -290,12 +290,18 @@ struct MessageLifeTests {
         let url = "im://chat?rootCateID=1&cateID=12&peer=u42"
         _ = try imhost(["chat", url], input: "hello\nagain\n/quit\n", in: workspace)
         let path = workspace.data + "/users/me/messages.sqlite3"
-        // As imhost kept them before reasons were codes (schema 9, before cleared chats and reports too).
+        // As imhost kept them before reasons were codes (schema 9, before cleared chats, reports,
+        // replies and recalls too).
         let old = try run("/usr/bin/sqlite3", [path, """
             UPDATE messages SET state = 'failed', reason = 'u42''s host takes no more from you today (past the budget); /retry N sends it again tomorrow' WHERE position = 0;
             UPDATE messages SET state = 'given-up', reason = 'not delivered within 72 hours' WHERE position = 1;
             DROP TABLE cleared;
             DROP TABLE reports;
+            ALTER TABLE messages DROP COLUMN reply_sender;
+            ALTER TABLE messages DROP COLUMN reply_id;
+            ALTER TABLE messages DROP COLUMN recalled_at;
+            DROP TABLE recalls_out;
+            DROP TABLE peer_features;
             PRAGMA user_version = 9
             """])
         #expect(old.status == 0, "\(old.stderr)")

@@ -46,6 +46,9 @@ public struct HostConfig: Sendable, Equatable {
         /// row, its summary and its share of the search index (``MessageStore/storedBytes(of:recipient:)``;
         /// default 50 MB).
         public var peerBytesPerDay: Int = 50_000_000
+        /// How long after sending it a message can be recalled, in seconds (default 120, at
+        /// most a day).
+        public var recallSeconds: Int = 120
 
         /// How deeply a payload's JSON may nest (objects and arrays). host.json and scenario
         /// files may nest up to 512 levels.
@@ -284,7 +287,7 @@ extension DocumentReader {
         var limits = HostConfig.Limits()
         if let node = member("limits") {
             for entry in try members(node, "limits", allowed: ["scanSeconds", "callSeconds", "drawSeconds", "payloadBytes", "inputLineBytes",
-                                                                "photoBytes", "peerMessagesPerDay", "peerBytesPerDay"]) {
+                                                                "photoBytes", "peerMessagesPerDay", "peerBytesPerDay", "recallSeconds"]) {
                 let path = "limits." + entry.key
                 guard case .number(let value, let text) = entry.value.value else {
                     throw fail(entry.value, path, "expected a number, found \(entry.value.kindName)")
@@ -310,6 +313,11 @@ extension DocumentReader {
                         throw fail(entry.value, path, "expected a whole number of bytes from 1024 to \(1 << 40), found \(text)")
                     }
                     limits.peerBytesPerDay = Int(value)
+                case "recallSeconds":
+                    guard value == value.rounded(), value >= 0, value <= 86_400 else {
+                        throw fail(entry.value, path, "expected a whole number of seconds from 0 (no recalls) to 86400, found \(text)")
+                    }
+                    limits.recallSeconds = Int(value)
                 default:
                     guard value >= 0.1, value <= 600 else {
                         throw fail(entry.value, path, "expected seconds from 0.1 to 600, found \(text)")

@@ -201,6 +201,15 @@ public final class ChatHost {
         return try body()
     }
 
+    /// Runs `body` with the next message sent replying to `reply`: the send that queues a
+    /// message takes it; nothing sent, it is forgotten after.
+    public func sending<T>(reply: ReplyTo?, _ body: () throws -> T) rethrows -> T {
+        guard let reply, let signedIn else { return try body() }
+        signedIn.sender.reply = reply
+        defer { signedIn.sender.reply = nil }
+        return try body()
+    }
+
     /// The signed-in user's context, with their services; `nil` until ``signIn(online:)``.
     public var user: UserContext? { signedIn?.session.context }
 

@@ -17,6 +17,8 @@ final class MessageSender {
     /// The typed line (``MessageStore/Draft``) the next message sent comes from: it is forgotten
     /// in the transaction that queues the message.
     var draft: Int64?
+    /// The message the next message sent replies to: the send that queues one takes it.
+    var reply: ReplyTo?
     private let lineGuard: LineGuard
     /// The builder for a key, opening its line first if need be.
     private let lookup: (String) -> RegisteredBuilder?
@@ -80,8 +82,10 @@ final class MessageSender {
         }
         let message: StoredMessage
         do throws(StoreError) {
-            message = try store.storeOutgoing(to: peer, key: key, payload: payload, at: clock(), jump: jump, draft: draft, photos: photos)
+            message = try store.storeOutgoing(to: peer, key: key, payload: payload, at: clock(), jump: jump, draft: draft, photos: photos,
+                                              reply: reply)
             draft = nil
+            reply = nil
         } catch {
             // Its draft is gone (another chat of the user sent it): nothing of it to forget.
             if error.code == .taken { draft = nil }

@@ -17,4 +17,8 @@ public struct PresentedMessage {
     public var sentBefore: Int?
     /// For the user's own message of a line's key: how the peer drew it, as its read receipt said.
     public var peerDrawn: Drawn?
+    /// When its sender recalled it: it is neither built nor drawn, only said to be recalled.
+    public var recalledAt: Int64?
+    /// The message it replies to.
+    public var reply: ReplyTo?
 }

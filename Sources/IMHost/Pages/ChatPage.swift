@@ -115,8 +115,13 @@ public final class ChatPage {
         presented.reserveCapacity(entries.count)
         for entry in entries.reversed() {
             let spent = limit.map { Clock.monotonic() - start >= $0 } ?? false
-            var message = presenter.present(entry.envelope, outgoing: entry.isOutgoing, width: bodyWidth, origin: Self.origin(of: entry),
-                                            outOfTime: spent ? budget : nil)
+            // A recalled message has nothing to build: no line sees it.
+            var message = entry.recalledAt != nil
+                ? PresentedMessage(shown: ShownMessage(envelope: entry.envelope, model: nil, isOutgoing: entry.isOutgoing), view: nil, degrade: nil)
+                : presenter.present(entry.envelope, outgoing: entry.isOutgoing, width: bodyWidth, origin: Self.origin(of: entry),
+                                    outOfTime: spent ? budget : nil)
+            message.recalledAt = entry.recalledAt
+            message.reply = entry.reply
             message.state = entry.state
             message.failure = entry.failure
             message.sentBefore = entry.sentBefore.map { $0 + 1 }
@@ -203,7 +208,8 @@ public final class ChatPage {
                 }
             }
         }
-        var messages = try presented(width: width).map { number, presented in
+        let list = try presented(width: width)
+        var messages = list.map { number, presented in
             var message = PageView.Message(number: number, envelope: presented.shown.envelope, isOutgoing: presented.shown.isOutgoing,
                                            state: presented.state, failure: presented.failure, sentBefore: presented.sentBefore,
                                            body: Self.body(presented))
@@ -225,7 +231,14 @@ public final class ChatPage {
             return message
         }
         let photos = try photoSlots(messages)
+        try quoteReplies(&messages, presented: list)
+        let recallWindow = Int64(environment.limits.recallSeconds) * 1000, now = Clock.now()
         for index in messages.indices {
+            let message = messages[index]
+            if message.isOutgoing, message.body != .recalled, message.state != .failed, message.state != .givenUp, recallWindow > 0,
+               message.envelope.timestamp + recallWindow > now {
+                messages[index].recallableUntil = message.envelope.timestamp + recallWindow
+            }
             messages[index].photos = photos[messages[index].number - 1] ?? []
             messages[index].body = resolvePicture(messages[index])
             markIgnoredButtons(&messages[index])
@@ -235,6 +248,66 @@ public final class ChatPage {
                         lineVersion: lineVersion, isLegacy: isLegacy,
                         route: PageView.Route(reason: reason.rawValue, source: reason.source, explanation: decision.explanation),
                         components: components, messages: messages, total: try messageCount(), width: width)
+    }
+
+    /// The quotes of the replies among `messages` (as `presented`, in the same order): each
+    /// quoted message is found on the page, or else in the store (and built, as a page would, to
+    /// quote it).
+    private func quoteReplies(_ messages: inout [PageView.Message], presented: [(number: Int, message: PresentedMessage)]) throws {
+        let replies = presented.indices.compactMap { index in presented[index].message.reply.map { (index, $0) } }
+        guard !replies.isEmpty else { return }
+        var shown: [ReplyTo: Int] = [:]
+        for (index, message) in messages.enumerated() {
+            if let id = message.envelope.globalID { shown[ReplyTo(from: message.envelope.from, id: id)] = index }
+        }
+        for (index, reply) in replies {
+            if let at = shown[reply] {
+                messages[index].reply = PageView.Quote(from: reply.from, number: messages[at].number,
+                                                       excerpt: excerpt(messages[at].body, presented[at].message))
+                continue
+            }
+            guard let entry = try environment.store.message(from: reply.from, globalID: reply.id), entry.envelope.conversation == conversation,
+                  let quoted = present([entry], width: Self.defaultWidth).first?.message else {
+                messages[index].reply = PageView.Quote(from: reply.from, number: nil, excerpt: .missing)
+                continue
+            }
+            messages[index].reply = PageView.Quote(from: reply.from, number: entry.number, excerpt: excerpt(Self.body(quoted), quoted))
+        }
+    }
+
+    /// What a line's builder says a reply quotes of its message (IMKit 1.4), asked in its frame.
+    private func lineQuote(_ presented: PresentedMessage) -> String? {
+        guard presented.shown.model != nil, let builder = environment.lookup(presented.shown.envelope.key) else { return nil }
+        let message = presented.shown
+        return environment.lineGuard.run(.builder, builder.mark, key: message.envelope.key, message: message.envelope.id) {
+            Self.builderQuote(builder.builder, message)
+        }
+    }
+
+    private static func builderQuote<Builder: MessageBuilder>(_ builder: Builder, _ message: ShownMessage) -> String? {
+        guard let content = message.model?.content as? Builder.Content else { return nil }
+        return builder.quote(content, message: message)
+    }
+
+    /// What a quote shows of a message drawn as `body`: a line's card or lines as its builder
+    /// quotes them (IMKit 1.4), else the card's title or the first line.
+    private func excerpt(_ body: PageView.Body, _ presented: PresentedMessage) -> PageView.Quote.Excerpt {
+        let key = presented.shown.envelope.key
+        switch body {
+        case .text(let text):
+            if key == "photo" { return .photo(caption: text.isEmpty ? nil : PageView.Quote.excerpt(text)) }
+            return .text(PageView.Quote.excerpt(text))
+        case .voice(let voice): return .voice(seconds: voice.seconds)
+        case .location(let place): return .location(PageView.Quote.excerpt(place.name))
+        case .image: return .image
+        case .lines(let lines):
+            if let quote = lineQuote(presented) { return .text(PageView.Quote.excerpt(quote)) }
+            return .text(PageView.Quote.excerpt(lines.first { !$0.trimmingPrefix(while: \.isWhitespace).isEmpty } ?? ""))
+        case .card(let card):
+            return .text(PageView.Quote.excerpt(lineQuote(presented) ?? card.title))
+        case .placeholder: return .placeholder
+        case .recalled: return .recalled
+        }
     }
 
     /// The photos of the messages shown, by position: one query for the page, without their bytes.
@@ -274,6 +347,7 @@ public final class ChatPage {
     /// What a presented message shows: a built-in message as what it is (its text, its voice,
     /// its place), a card, a line's lines, or why it is a placeholder.
     private static func body(_ presented: PresentedMessage) -> PageView.Body {
+        if presented.recalledAt != nil { return .recalled }
         guard let view = presented.view else { return .placeholder(presented.degrade ?? .unknownKey) }
         if let builtIn = builtIn(presented) { return builtIn }
         return view.card.map { .card(PageView.Card($0)) } ?? .lines(view.lines)
@@ -454,6 +528,21 @@ public final class ChatPage {
     /// Why the page does not show `component`: the operator's kill switch, or the line's mask.
     public func whyHidden(_ component: ComponentSet) -> String {
         environment.componentPlace(component).map { "turned off by \($0)" } ?? "the line's page hides it (disabledComponents)"
+    }
+
+    /// What a reply to message `number` (as shown, from 1) would quote.
+    public enum ReplyTarget: Equatable {
+        case message(ReplyTo)
+        /// No message has that number.
+        case missing
+        /// It was recalled: nothing of it to quote.
+        case recalled
+    }
+
+    /// The message number `number` names, for a reply to it.
+    public func replyTarget(_ number: Int) throws -> ReplyTarget {
+        guard let entry = try stored(number), let id = entry.envelope.globalID else { return .missing }
+        return entry.recalledAt != nil ? .recalled : .message(ReplyTo(from: entry.envelope.from, id: id))
     }
 
     /// Types `text` into the input bar and sends it. Returns `nil` when it was sent, else why not.

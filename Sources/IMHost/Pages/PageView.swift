@@ -120,11 +120,56 @@ public struct PageView: Codable, Sendable, Equatable {
         /// The photos it carries, in order (their bytes are fetched apart): a card may show one
         /// as its image; the rest show after the body.
         public var photos: [PhotoSlot] = []
+        /// The message it replies to, quoted; `nil` for one that replies to none.
+        public var reply: Quote? = nil
+        /// For the user's own message that may still be recalled: until when (ms since 1970,
+        /// its sending time and `limits.recallSeconds`); `nil` otherwise.
+        public var recallableUntil: Int64? = nil
 
         /// The photos shown after the body: all but the one its card shows as its image.
         public var photosAfterBody: [(index: Int, slot: PhotoSlot)] {
             let inCard: Int? = if case .photo(let index)? = body.card?.image { index } else { nil }
             return photos.enumerated().filter { $0.offset != inCard }.map { ($0.offset, $0.element) }
+        }
+    }
+
+    /// What a reply shows of the message it answers.
+    public struct Quote: Codable, Sendable, Equatable {
+        /// Who wrote the quoted message: a user id, the signed-in user's or the peer's.
+        public var from: String
+        /// Its number in this conversation when it is stored here (a click goes to it).
+        public var number: Int?
+        public var excerpt: Excerpt
+
+        /// What of it is quoted, as content: each front end words and draws it.
+        public enum Excerpt: Codable, Sendable, Equatable {
+            /// Its first words (a text's, a line's own quote, a card's title), on one line, at
+            /// most ``Quote/excerptLength`` characters.
+            case text(String)
+            /// A photo message, with its caption's first words when it has one.
+            case photo(caption: String?)
+            /// A voice message of this many seconds.
+            case voice(seconds: Int)
+            /// A place, by its name.
+            case location(String)
+            /// A picture at an address (the built-in `image`).
+            case image
+            /// Its sender recalled it.
+            case recalled
+            /// It shows as a placeholder here.
+            case placeholder
+            /// It is not in this store (cleared, or never came).
+            case missing
+        }
+
+        /// The most characters of a quote's words.
+        public static let excerptLength = 100
+
+        /// `text` as a quote shows it: one line, at most ``excerptLength`` characters, an
+        /// ellipsis where it was cut.
+        public static func excerpt(_ text: String) -> String {
+            let line = text.split(whereSeparator: \.isNewline).map { $0.trimmingPrefix(while: \.isWhitespace) }.joined(separator: " ")
+            return line.count > excerptLength ? String(line.prefix(excerptLength - 1)) + "…" : String(line)
         }
     }
 
@@ -165,6 +210,9 @@ public struct PageView: Codable, Sendable, Equatable {
         case placeholder(Degrade)
         /// A structured card (IMKit 1.3), which each front end lays out for itself.
         case card(Card)
+        /// Its sender recalled it: nothing of what it said is kept (each front end says who
+        /// recalled it: the message's sender).
+        case recalled
 
         /// The reason, for a placeholder.
         public var degrade: Degrade? {

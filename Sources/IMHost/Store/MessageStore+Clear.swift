@@ -10,10 +10,9 @@ extension MessageStore {
     public func clear(_ peer: String) throws(StoreError) -> Int {
         try refuseIfReadOnly()
         return try guarded {
-            // Pages freed by the delete are zeroed, not left holding the text (the write-ahead
-            // log keeps it until its next checkpoint, the index's segments until they merge).
-            try database.execute("PRAGMA secure_delete = ON")
-            defer { try? database.execute("PRAGMA secure_delete = OFF") }
+            // Pages freed by the delete are zeroed (secure_delete, as every writing connection
+            // has it), not left holding the text (the write-ahead log keeps it until its next
+            // checkpoint, the index's segments until they merge).
             return try database.transaction {
                 let find = try database.statement("SELECT id FROM conversations WHERE peer = ?")
                 try find.bind(peer)

@@ -22,6 +22,8 @@ public struct QueuedSend: Sendable, Equatable {
     public var attempts: Int
     /// The photos it carries, with their bytes.
     public var photos: [AttachedPhoto] = []
+    /// The message it replies to.
+    public var reply: ReplyTo?
 }
 
 /// The outbox is a table: a message is queued in the transaction that stores it, and leaves the
@@ -56,7 +58,7 @@ extension MessageStore {
         guard !rows.isEmpty else { return [] }
         let find = try database.statement("""
             SELECT o.message, o.peer, m.global_id, m.seq, m.key, m.payload, m.sent_at, m.jump, o.attempts,
-                   EXISTS (SELECT 1 FROM photos p WHERE p.message = o.message)
+                   EXISTS (SELECT 1 FROM photos p WHERE p.message = o.message), m.reply_sender, m.reply_id
             FROM outbox o JOIN messages m ON m.id = o.message WHERE o.message IN (SELECT value FROM json_each(?)) ORDER BY o.message
             """)
         try find.bind(Self.jsonList(rows))
@@ -65,7 +67,8 @@ extension MessageStore {
             sends.append(QueuedSend(row: find.int(0), peer: find.text(1), globalID: find.text(2), seq: find.optionalInt(3).map(Int.init),
                                     key: find.text(4), payload: MessagePayload(json: find.text(5)), sentAt: find.int(6),
                                     jump: find.optionalText(7).flatMap { try? JSONDecoder().decode(JumpPage.self, from: Data($0.utf8)) },
-                                    attempts: Int(find.int(8)) - 1))
+                                    attempts: Int(find.int(8)) - 1,
+                                    reply: find.optionalText(10).flatMap { from in find.optionalText(11).map { ReplyTo(from: from, id: $0) } }))
             if find.int(9) != 0 { sends[sends.count - 1].photos = try photos(ofRow: find.int(0)) }
         }
         return sends

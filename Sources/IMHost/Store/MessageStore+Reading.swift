@@ -8,7 +8,7 @@ import IMKit
 extension MessageStore {
     private static let columns = """
         m.id, m.position, m.sender, m.recipient, m.global_id, m.seq, m.key, m.payload, m.sent_at, m.outgoing, m.state, m.reason, m.jump,
-        m.arrived, m.sent_before, m.drawn
+        m.arrived, m.sent_before, m.drawn, m.reply_sender, m.reply_id, m.recalled_at
         """
 
     private func stored(_ row: Statement, peer: String) -> StoredMessage {
@@ -23,7 +23,9 @@ extension MessageStore {
                              position: position, state: state, failure: failure,
                              seq: row.optionalInt(5).map(Int.init), isOutgoing: row.int(9) != 0, jump: jump, row: row.int(0),
                              arrived: row.int(13) != 0, sentBefore: row.optionalInt(14).map(Int.init),
-                             peerDrawn: outgoing ? row.optionalText(15).flatMap { Drawn.read(json: $0) } : nil)
+                             peerDrawn: outgoing ? row.optionalText(15).flatMap { Drawn.read(json: $0) } : nil,
+                             reply: row.optionalText(16).flatMap { from in row.optionalText(17).map { ReplyTo(from: from, id: $0) } },
+                             recalledAt: row.optionalInt(18))
     }
 
     /// How many messages the conversation with `peer` holds.
@@ -64,7 +66,7 @@ extension MessageStore {
                 WHERE m.sender = ? AND m.global_id = ?
                 """)
             try rows.bind(sender, globalID)
-            return try rows.step() ? stored(rows, peer: rows.text(16)) : nil
+            return try rows.step() ? stored(rows, peer: rows.text(19)) : nil
         }
     }
 

@@ -144,7 +144,8 @@ extension MessageStore {
                        byteBudget: Int = .max) throws(StoreError) -> (copies: [Envelope.Sibling.Copy], missing: [SiblingItem], later: [SiblingItem]) {
         try guarded {
             let find = try database.statement("""
-                SELECT id, seq, key, payload, sent_at, jump, state, device FROM messages WHERE sender = ? AND global_id = ?
+                SELECT id, seq, key, payload, sent_at, jump, state, device, reply_sender, reply_id, recalled_at FROM messages
+                WHERE sender = ? AND global_id = ?
                 """)
             var copies: [Envelope.Sibling.Copy] = [], missing: [SiblingItem] = [], later: [SiblingItem] = []
             var bytes = 0
@@ -162,7 +163,9 @@ extension MessageStore {
                 let jump = find.optionalText(5).flatMap { try? JSONDecoder().decode(JumpPage.self, from: Data($0.utf8)) }
                 let message = Envelope.Message(id: item.id, seq: Int(find.optionalInt(1) ?? 0), key: find.text(2), payload: MessagePayload(json: find.text(3)),
                                                sentAt: find.int(4), jump: jump, photos: try photos(ofRow: find.int(0)),
-                                               device: find.optionalText(7).map { $0 == Self.firstDevice ? nil : $0 } ?? (item.outgoing ? device : nil))
+                                               device: find.optionalText(7).map { $0 == Self.firstDevice ? nil : $0 } ?? (item.outgoing ? device : nil),
+                                               reply: find.optionalText(8).flatMap { from in find.optionalText(9).map { ReplyTo(from: from, id: $0) } },
+                                               recalledAt: find.optionalInt(10))
                 bytes += message.payload.json.utf8.count + message.photos.reduce(0) { $0 + $1.bytes.count }
                 copies.append(Envelope.Sibling.Copy(by: by, peer: item.peer, outgoing: item.outgoing, state: find.text(6), message: message))
             }
@@ -187,7 +190,8 @@ extension MessageStore {
                     let origin = copy.outgoing ? (message.device == device ? nil : message.device ?? Self.firstDevice) : message.device
                     let incoming = IncomingMessage(from: copy.outgoing ? user : copy.peer, globalID: message.id, seq: message.seq == 0 ? nil : message.seq,
                                                    key: message.key, payload: message.payload, sentAt: message.sentAt, jump: message.jump, arrived: !copy.outgoing,
-                                                   photos: message.photos, device: origin)
+                                                   photos: message.recalledAt == nil ? message.photos : [], device: origin,
+                                                   reply: Self.reply(message.reply, between: user, and: copy.peer))
                     if try isStored(incoming) { continue }
                     // A peer blocked here is blocked on every device: its messages are not kept.
                     if !copy.outgoing, try isBlocked(copy.peer) { continue }
@@ -208,15 +212,20 @@ extension MessageStore {
                         }
                         try database.statement("""
                             INSERT INTO messages (conversation, position, sender, recipient, global_id, seq, key, payload, sent_at, stored_at,
-                                                  outgoing, state, jump, summary, device, sent_before)
-                            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)
+                                                  outgoing, state, jump, summary, device, sent_before, reply_sender, reply_id)
+                            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)
                             """).bind(conversation, place.next, user, copy.peer, message.id, incoming.seq, message.key, message.payload.json, message.sentAt, now,
-                                      state, message.jump.map(Self.encode), MessageText.of(key: message.key, payload: message.payload.json), origin, sentBefore).run()
+                                      state, message.jump.map(Self.encode), MessageText.of(key: message.key, payload: message.payload.json), origin, sentBefore,
+                                      incoming.reply?.from, incoming.reply?.id).run()
                         row = database.lastInsertedRow
-                        if !message.photos.isEmpty { try insertPhotos(message.photos, message: row) }
+                        if !incoming.photos.isEmpty { try insertPhotos(incoming.photos, message: row) }
                     } else {
                         row = try storeIncoming(incoming, at: place, now: now).row
                         if copy.state == "read" { try database.statement("UPDATE messages SET state = 'read' WHERE id = ?").bind(row).run() }
+                    }
+                    // A message recalled there is stored as recalled: nothing of what it said.
+                    if let at = message.recalledAt {
+                        try database.statement("UPDATE messages SET payload = '{}', summary = '', recalled_at = ? WHERE id = ?").bind(at, row).run()
                     }
                     let unread = !copy.outgoing && copy.state != "read" ? 1 : 0
                     try database.statement("""
@@ -231,6 +240,12 @@ extension MessageStore {
         }
     }
 
+    /// `reply` when it names a message of one of the conversation's two people, else `nil`:
+    /// a reply to anyone else's is shown without its quote.
+    static func reply(_ reply: ReplyTo?, between one: String, and other: String) -> ReplyTo? {
+        reply.flatMap { $0.from == one || $0.from == other ? $0 : nil }
+    }
+
     // MARK: What this device tells the others
 
     /// A note for the user's other devices, in the caller's transaction: sent when online.
@@ -242,12 +257,14 @@ extension MessageStore {
     /// The notes waiting to be told, oldest first, as envelopes written by `by`, with their rows.
     public func siblingNotes(by: String, limit: Int) throws(StoreError) -> [(row: Int64, note: Envelope.Sibling)] {
         try guarded {
-            let rows = try database.statement("SELECT id, kind, peer, global_id, blocked FROM sibling_notes ORDER BY id LIMIT ?")
+            let rows = try database.statement("SELECT id, kind, peer, global_id, blocked, queued_at FROM sibling_notes ORDER BY id LIMIT ?")
             try rows.bind(limit)
             var notes: [(row: Int64, note: Envelope.Sibling)] = []
             while try rows.step() {
                 if rows.text(1) == "seen", let id = rows.optionalText(3) {
                     notes.append((rows.int(0), .seen(by: by, peer: rows.text(2), upTo: id)))
+                } else if rows.text(1) == "recalled", let id = rows.optionalText(3) {
+                    notes.append((rows.int(0), .recalled(by: by, peer: rows.text(2), id: id, at: rows.int(5))))
                 } else {
                     notes.append((rows.int(0), .block(by: by, peer: rows.text(2), blocked: rows.int(4) != 0)))
                 }

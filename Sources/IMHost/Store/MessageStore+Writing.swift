@@ -16,9 +16,12 @@ public struct IncomingMessage: Sendable {
     /// The sender's device that wrote it (`nil`: its first device): a sender's messages are in
     /// order by (device, seq), as each device numbers its own.
     public var device: String?
+    /// The message it replies to, one of its conversation's two people's.
+    public var reply: ReplyTo?
 
     public init(from: String, globalID: String, seq: Int?, key: String, payload: MessagePayload, sentAt: Int64, jump: JumpPage? = nil,
-                arrived: Bool = false, photos: [AttachedPhoto] = [], device: String? = nil) {
+                arrived: Bool = false, photos: [AttachedPhoto] = [], device: String? = nil, reply: ReplyTo? = nil) {
+        self.reply = reply
         self.device = device
         self.photos = photos
         self.from = from
@@ -62,7 +65,7 @@ extension MessageStore {
     /// `draft` is the typed line this message comes from: it goes in the same transaction.
     /// `photos` are stored with it, apart from its payload.
     public func storeOutgoing(to peer: String, key: String, payload: MessagePayload, at time: Int64, jump: JumpPage? = nil,
-                              draft: Int64? = nil, photos: [AttachedPhoto] = []) throws(StoreError) -> StoredMessage {
+                              draft: Int64? = nil, photos: [AttachedPhoto] = [], reply: ReplyTo? = nil) throws(StoreError) -> StoredMessage {
         try refuseIfReadOnly()
         return try guarded {
             try database.transaction {
@@ -72,9 +75,10 @@ extension MessageStore {
                 let text = MessageText.of(key: key, payload: payload.json)
                 try database.statement("""
                     INSERT INTO messages (conversation, position, sender, recipient, global_id, seq, key, payload, sent_at, stored_at,
-                                          outgoing, state, jump, summary)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, 'queued', ?, ?)
-                    """).bind(conversation, position, user, peer, globalID, seq, key, payload.json, time, Clock.now(), jump.map(Self.encode), text).run()
+                                          outgoing, state, jump, summary, reply_sender, reply_id)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, 'queued', ?, ?, ?, ?)
+                    """).bind(conversation, position, user, peer, globalID, seq, key, payload.json, time, Clock.now(), jump.map(Self.encode), text,
+                              reply?.from, reply?.id).run()
                 let row = database.lastInsertedRow
                 if !photos.isEmpty { try insertPhotos(photos, message: row) }
                 try database.statement("INSERT INTO outbox (message, peer, queued_at) VALUES (?, ?, ?)").bind(row, peer, time).run()
@@ -92,7 +96,8 @@ extension MessageStore {
                     """).bind(row, time, conversation).run()
                 return StoredMessage(envelope: envelope(position: position, peer: peer, from: user, to: peer, time: time, key: key,
                                                         payload: payload, globalID: globalID),
-                                     position: position, state: .queued, failure: nil, seq: seq, isOutgoing: true, jump: jump, row: row)
+                                     position: position, state: .queued, failure: nil, seq: seq, isOutgoing: true, jump: jump, row: row,
+                                     reply: reply)
             }
         }
     }
@@ -240,16 +245,17 @@ extension MessageStore {
         let text = MessageText.of(key: message.key, payload: message.payload.json)
         try database.statement("""
             INSERT INTO messages (conversation, position, sender, recipient, global_id, seq, key, payload, sent_at, stored_at,
-                                  outgoing, state, jump, summary, arrived, sent_before, device)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 'received', ?, ?, ?, ?, ?)
+                                  outgoing, state, jump, summary, arrived, sent_before, device, reply_sender, reply_id)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 'received', ?, ?, ?, ?, ?, ?, ?)
             """).bind(place.conversation, place.next, message.from, user, message.globalID, message.seq, message.key, message.payload.json,
-                      message.sentAt, now, message.jump.map(Self.encode), text, message.arrived, sentBefore, message.device).run()
+                      message.sentAt, now, message.jump.map(Self.encode), text, message.arrived, sentBefore, message.device,
+                      message.reply?.from, message.reply?.id).run()
         let row = database.lastInsertedRow
         if !message.photos.isEmpty { try insertPhotos(message.photos, message: row) }
         return StoredMessage(envelope: envelope(position: place.next, peer: message.from, from: message.from, to: user,
                                                 time: message.sentAt, key: message.key, payload: message.payload, globalID: message.globalID),
                              position: place.next, state: .received, failure: nil, seq: message.seq, isOutgoing: false,
-                             jump: message.jump, row: row, arrived: message.arrived, sentBefore: sentBefore)
+                             jump: message.jump, row: row, arrived: message.arrived, sentBefore: sentBefore, reply: message.reply)
     }
 
     /// The position of `sender`'s stored message in `conversation` with the smallest `seq` above

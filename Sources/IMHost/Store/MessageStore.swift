@@ -54,6 +54,8 @@ public final class MessageStore {
     /// ``catchUpSearchIndex(limit:)``. Another process's messages wait for this one's next, or
     /// for a search.
     var wordsPending = true
+    /// When this process last tried to scrub the files after a recall (``scrubFilesIfDue(now:)``).
+    var lastScrubTry: Int64 = 0
 
     /// The database file this store's connection holds, as it was when opened.
     var heldIdentity: FileIdentity? {
@@ -249,10 +251,13 @@ public final class MessageStore {
     static let badSchema: Int32 = 0x7A11
 
     /// What every writing connection sets: a commit is on disk when it returns; references are
-    /// checked; and the write-ahead log, once checkpointed, is cut back to 4 MiB (its size at an
+    /// checked; what a write frees is zeroed; and the write-ahead log, once checkpointed, is cut back to 4 MiB (its size at an
     /// automatic checkpoint) rather than keeping whatever size a big import once gave it.
     static func configure(_ database: Database) throws {
         try database.execute("PRAGMA synchronous = FULL")
+        // What a write frees is zeroed, not left in the file: a recalled or cleared message's
+        // text, a sent draft's (MessageStore+Recall.swift).
+        try database.execute("PRAGMA secure_delete = ON")
         try database.execute("PRAGMA foreign_keys = ON")
         try database.execute("PRAGMA journal_size_limit = 4194304")
     }

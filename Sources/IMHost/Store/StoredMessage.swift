@@ -37,6 +37,10 @@ public struct StoredMessage: Sendable, Equatable {
     public var sentBefore: Int?
     /// For the user's own message of a line's key: how the peer drew it, as its read receipt said.
     public var peerDrawn: Drawn?
+    /// The message it replies to.
+    public var reply: ReplyTo?
+    /// When its sender recalled it: nothing of what it said is kept.
+    public var recalledAt: Int64?
 
     /// Its number as the chat shows it, from 1.
     public var number: Int { position + 1 }

@@ -213,6 +213,7 @@ public final class Courier {
     public func sendSoon() {
         reports.queuedChanged()
         delivery.outboxChanged()
+        delivery.recallQueued()
         receipts.queuedChanged()
     }
 
@@ -231,8 +232,9 @@ public final class Courier {
         for happening in happenings {
             switch happening {
             case .connected:
-                // What was sent and not delivered goes again, oldest first.
+                // What was sent and not delivered goes again, oldest first; so do recalls.
                 try? store.makeAllDue()
+                try? store.makeRecallsDue()
                 if !connection.knownLogin { connection.knownLogin = store.connected(as: connection.login) }
             case .message(let topic, let payload, let retained):
                 switch inbox.read(topic: topic, payload: payload, retained: retained, now: now) {
@@ -242,6 +244,12 @@ public final class Courier {
                     arrivals.append(arrival)
                 case .receipt(let receipt, let peer)?: receiptsCame.append((receipt, peer))
                 case .confirm(let ids, let peer)?: receipts.confirmed(by: peer, ids: ids)
+                case .recall(let ids, let at, let peer)?:
+                    // What came before it in this service is stored first: a recall of a message
+                    // that came with it finds it.
+                    inbox.take(arrivals, now: now)
+                    arrivals = []
+                    inbox.recall(ids, at: at, from: peer)
                 case .probe(let id)?: connection.probeCame(id)
                 case .presence(let id)?: connection.sawPresence(id)
                 case .sibling(let sibling)?:
@@ -271,6 +279,7 @@ public final class Courier {
         if connection.isOnline {
             receipts.send(now: now)
             delivery.pump(now: now)
+            delivery.sendRecalls(now: now)
             siblings.service(now: now)
             reports.send(now: now)
             connection.checkTimers(now: now)
@@ -284,7 +293,11 @@ public final class Courier {
         connection.releaseWrites()
         // Nothing came and nothing waits for the broker: the words of what was stored reach the
         // search index now, kept out of the commits a send and an arrival wait for.
-        if happenings.isEmpty, connection.unanswered == 0 { _ = try? store.catchUpSearchIndex(limit: Self.indexedAtOnce) }
+        if happenings.isEmpty, connection.unanswered == 0 {
+            _ = try? store.catchUpSearchIndex(limit: Self.indexedAtOnce)
+            // A recall's words leave the files (the index rewritten, the log cut) once no reader holds them.
+            store.scrubFilesIfDue(now: now)
+        }
         return ledger.takeEvents()
     }
 

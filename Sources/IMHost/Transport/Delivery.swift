@@ -51,6 +51,7 @@ final class Delivery {
     /// The connection went or was made anew: nothing is in flight on it.
     func reset() {
         inFlight = [:]
+        recallsDue = true
         outboxChanged()
     }
 
@@ -93,7 +94,7 @@ final class Delivery {
             let device = connection.device
             for send in sends {
                 let message = Envelope.Message(id: send.globalID, seq: send.seq ?? 0, key: send.key, payload: send.payload,
-                                               sentAt: send.sentAt, jump: send.jump, photos: send.photos, device: device)
+                                               sentAt: send.sentAt, jump: send.jump, photos: send.photos, device: device, reply: send.reply)
                 switch connection.send(topic: Topic.inbox(to: send.peer, from: connection.user).name, payload: Envelope.message(message).bytes, as: .message(send)) {
                 case .queued:
                     inFlight[send.peer, default: [:]][send.globalID] = send.row
@@ -149,6 +150,17 @@ final class Delivery {
     /// Applies a receipt from `peer` to the user's messages to `peer` (ids of messages sent to
     /// anyone else change nothing, and are counted), and confirms it when it asks.
     func apply(_ receipt: Envelope.Receipt, from peer: String, now: Int64) {
+        // What the peer's host takes, as every receipt says it: remembered when it changes.
+        let features = receipt.features ?? []
+        if peerFeatures[peer] != features {
+            peerFeatures[peer] = features
+            try? store.rememberFeatures(of: peer, receipt.features, at: now)
+            if features.contains(Envelope.Feature.recall) { recallsDue = true }
+        }
+        if receipt.state == .recalled {
+            try? store.recallsAnswered(by: peer, ids: receipt.ids)
+            return
+        }
         do throws(StoreError) {
             let changed: Int
             switch receipt.state {
@@ -161,6 +173,8 @@ final class Delivery {
                 changed = try store.fail(to: peer, ids: receipt.ids, because: .refusedByPeer(refusal))
                 ledger.counters.failed += changed
                 if changed > 0 { ledger.say(.peerRefused(refusal, count: changed)) }
+            case .recalled:
+                changed = 0
             }
             // Ids that name no message of the user's to this peer (never sent, or sent to
             // someone else) changed nothing, and are counted. Those in flight are known to be.
@@ -184,6 +198,37 @@ final class Delivery {
             ledger.say(.receiptNotApplied(peer: peer, error))
         }
     }
+
+    /// What each peer's host said it takes in its last receipt on this connection.
+    private var peerFeatures: [String: [String]] = [:]
+    /// Whether recalls may be due: at each connect, after a recall, when a peer said it takes them.
+    private var recallsDue = true
+    /// When the recalls are read again at the latest.
+    private var recallsAt: Int64 = 0
+
+    /// How long a recall waits for its answer before it goes again, in milliseconds (doubling
+    /// with each try, at most five minutes).
+    static let recallRetry: Int64 = 30_000
+
+    /// Publishes the user's recalls that are due to peers whose hosts take them.
+    func sendRecalls(now: Int64) {
+        guard connection.canSend, recallsDue || now >= recallsAt else { return }
+        recallsDue = false
+        recallsAt = now + Self.recallRetry
+        guard let due = try? store.recallsDue(now: now, limit: 100), !due.isEmpty else { return }
+        for recall in due {
+            let bytes = Envelope.recall(ids: [recall.id], at: recall.at).bytes
+            guard connection.publish(topic: Topic.inbox(to: recall.peer, from: connection.user).name, payload: bytes, as: .answer) else {
+                recallsDue = true
+                return
+            }
+            // Doubling: a peer away for a week is not sent one every 30 s, queued by the broker.
+            try? store.recallSent(peer: recall.peer, id: recall.id, retryAt: now + min(Self.recallRetry << min(recall.attempts, 4), 300_000))
+        }
+    }
+
+    /// A recall was queued in this process or another: it goes at the next service.
+    func recallQueued() { recallsDue = true }
 
     /// Fails what was not delivered within `giveUpHours`.
     func giveUp(now: Int64) {

@@ -78,6 +78,30 @@ extension Envelope {
                 return photo
             }
         }
-        return Message(id: id, seq: Int(seqValue), key: key, payload: payload, sentAt: Int64(sent), jump: jump, photos: photos, device: device)
+        // Additions, read leniently: a reply that does not name a message is left out (the
+        // message shows without its quote); `recalled` is a copy's only.
+        var reply: ReplyTo?
+        if case .object(let fields)? = member("reply")?.value, case .string(let quoted)? = fields.member("id")?.value, GlobalID.isValid(quoted),
+           case .string(let from)? = fields.member("from")?.value, TransportID.problem(from) == nil {
+            reply = ReplyTo(from: from, id: quoted)
+        }
+        var recalledAt: Int64?
+        if copy, case .number(let at, _)? = member("recalled")?.value, at == at.rounded(), at >= 0, at <= 9_007_199_254_740_991 {
+            recalledAt = Int64(at)
+        }
+        return Message(id: id, seq: Int(seqValue), key: key, payload: payload, sentAt: Int64(sent), jump: jump, photos: photos, device: device,
+                       reply: reply, recalledAt: recalledAt)
+    }
+}
+
+/// The message a reply answers, as the wire names it: its sender (one of the two people in the
+/// conversation) and that sender's id for it.
+public struct ReplyTo: Sendable, Equatable, Hashable, Codable {
+    public var from: String
+    public var id: String
+
+    public init(from: String, id: String) {
+        self.from = from
+        self.id = id
     }
 }

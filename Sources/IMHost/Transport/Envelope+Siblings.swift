@@ -20,6 +20,7 @@ extension Envelope {
     /// {"v":1,"kind":"gone","by":LOGIN,"to":LOGIN,"missing":[[P,ID,0|1],...],"later":[...]}
     /// {"v":1,"kind":"seen","by":LOGIN,"peer":P,"upTo":ID}
     /// {"v":1,"kind":"block","by":LOGIN,"peer":P,"blocked":true|false}
+    /// {"v":1,"kind":"recalled","by":LOGIN,"peer":P,"id":ID,"at":MS}
     /// ```
     ///
     /// A device that comes online (and every 30 s while it stays, once it knows another) asks
@@ -41,9 +42,12 @@ extension Envelope {
         case gone(by: String, to: String, missing: [Item], later: [Item])
         case seen(by: String, peer: String, upTo: String)
         case block(by: String, peer: String, blocked: Bool)
+        /// The user recalled its message `id` to `peer` at `at`: every device replaces it (and
+        /// keeps nothing of it).
+        case recalled(by: String, peer: String, id: String, at: Int64)
 
         /// The kinds, as the wire names them.
-        static let kinds: Set<String> = ["copy", "sync", "index", "want", "gone", "seen", "block"]
+        static let kinds: Set<String> = ["copy", "sync", "index", "want", "gone", "seen", "block", "recalled"]
         /// The most items an `index` or `want` carries.
         public static let itemsPerEnvelope = 200
         /// The most devices a `sync` names.
@@ -115,7 +119,7 @@ extension Envelope {
         public var by: String {
             switch self {
             case .copy(let copy): copy.by
-            case .sync(let by, _, _, _), .want(let by, _, _), .gone(let by, _, _, _), .seen(let by, _, _), .block(let by, _, _): by
+            case .sync(let by, _, _, _), .want(let by, _, _), .gone(let by, _, _, _), .seen(let by, _, _), .block(let by, _, _), .recalled(let by, _, _, _): by
             case .index(let index): index.by
             }
         }
@@ -130,6 +134,7 @@ extension Envelope {
             case .gone: "gone"
             case .seen: "seen"
             case .block: "block"
+            case .recalled: "recalled"
             }
         }
 
@@ -162,6 +167,8 @@ extension Envelope {
                 return #"{"v":1,"kind":"seen","by":\#(quoted(by)),"peer":\#(quoted(peer)),"upTo":\#(quoted(upTo))}"#
             case .block(let by, let peer, let blocked):
                 return #"{"v":1,"kind":"block","by":\#(quoted(by)),"peer":\#(quoted(peer)),"blocked":\#(blocked)}"#
+            case .recalled(let by, let peer, let id, let at):
+                return #"{"v":1,"kind":"recalled","by":\#(quoted(by)),"peer":\#(quoted(peer)),"id":\#(quoted(id)),"at":\#(at)}"#
             }
         }
 
@@ -252,6 +259,9 @@ extension Envelope {
             case "seen":
                 guard case .string(let upTo)? = member("upTo")?.value, GlobalID.isValid(upTo) else { throw refuse("whose upTo is not a message id") }
                 return .seen(by: by, peer: try peer(), upTo: upTo)
+            case "recalled":
+                guard let id else { throw refuse("whose id is not a message id") }
+                return .recalled(by: by, peer: try peer(), id: id, at: try whole("at"))
             default:
                 return .block(by: by, peer: try peer(), blocked: try flag("blocked"))
             }

@@ -47,6 +47,11 @@ public enum Envelope: Sendable, Equatable {
     case status(Status)
     /// Between the devices of one user, on its own topics (``Sibling``): never from anyone else.
     case sibling(Sibling)
+    /// The sender recalls messages it sent the receiver (their ids), at `at`: the receiver
+    /// replaces each with a mark that it was recalled, keeping nothing of what it said, and
+    /// answers with a `recalled` receipt; until that comes, the recall is sent again. Sent only
+    /// to a host whose receipts announce ``Feature/recall``.
+    case recall(ids: [String], at: Int64)
 
     /// The version this host writes and reads.
     public static let version = 1
@@ -60,6 +65,20 @@ public enum Envelope: Sendable, Equatable {
     public static let overhead = 4096
     /// The most photos one message carries.
     public static let photosPerMessage = 4
+
+    /// What a host can take beyond version 1's first kinds, as its receipts announce it
+    /// (`features`, an addition). A peer's host gets an envelope of a later kind only once its
+    /// receipts named the feature: an older host would refuse it as a kind it does not know.
+    public enum Feature {
+        /// Takes `recall` envelopes, and answers them with `recalled` receipts.
+        public static let recall = "recall"
+        /// What this host announces, in the order it writes them.
+        public static let announced = [recall]
+        /// A feature's name as read: 1 to 32 of `a-z 0-9 -`.
+        static func isValid(_ name: String) -> Bool { RefusalCode.isValid(name) }
+        /// The most names a receipt's `features` is read for.
+        static let most = 32
+    }
 
     /// The largest envelope a host takes: the payload, `photoLimit` bytes of photos as base64
     /// (4 characters for every 3 bytes), and ``overhead`` for the rest.
@@ -96,9 +115,17 @@ public enum Envelope: Sendable, Equatable {
         /// The sender's device that wrote it (`dev`; absent: its first device). Each device
         /// numbers its own sends, so a sender's messages are in order by (device, seq).
         public var device: String?
+        /// The message it replies to (`reply`, an addition: an older host shows it without its
+        /// quote): that message's sender and id.
+        public var reply: ReplyTo?
+        /// In a copy between one user's devices: when the user recalled it (`recalled`); its
+        /// payload is `{}` and it has no photos then.
+        public var recalledAt: Int64?
 
         public init(id: String, seq: Int, key: String, payload: MessagePayload, sentAt: Int64, jump: JumpPage? = nil,
-                    photos: [AttachedPhoto] = [], device: String? = nil) {
+                    photos: [AttachedPhoto] = [], device: String? = nil, reply: ReplyTo? = nil, recalledAt: Int64? = nil) {
+            self.reply = reply
+            self.recalledAt = recalledAt
             self.device = device
             self.photos = photos
             self.id = id
@@ -151,6 +178,9 @@ public enum Envelope: Sendable, Equatable {
             /// Never to be taken (its version, size or key, or a blocked sender): the sender
             /// marks it failed with the reason.
             case refused
+            /// The answer to a ``Envelope/recall(ids:at:)``: the receiver replaced those messages
+            /// (or will never store them): the sender stops sending the recall.
+            case recalled
         }
 
         public var state: State
@@ -165,9 +195,13 @@ public enum Envelope: Sendable, Equatable {
         /// For `read`: how the receiver drew those of its ids that are a line's messages, by id
         /// (absent from hosts before it; read leniently, ids not among ``ids`` dropped).
         public var drawn: [String: Drawn] = [:]
+        /// What the receiver's host can take (``Feature``), as it announces it on every receipt;
+        /// `nil` from a host before features, which takes none of them.
+        public var features: [String]?
 
         public init(state: State, ids: [String], code: RefusalCode? = nil, reason: String? = nil, confirm: Bool = false,
-                    drawn: [String: Drawn] = [:]) {
+                    drawn: [String: Drawn] = [:], features: [String]? = Feature.announced) {
+            self.features = features
             self.state = state
             self.ids = ids
             self.code = code
@@ -237,6 +271,8 @@ public enum Envelope: Sendable, Equatable {
             }
             if !photos.isEmpty { text += #","photos":[\#(photos.joined(separator: ","))]"# }
             if let device = message.device { text += #","dev":\#(JSONNode.quoted(device))"# }
+            if let reply = message.reply { text += #","reply":{"id":\#(JSONNode.quoted(reply.id)),"from":\#(JSONNode.quoted(reply.from))}"# }
+            if let at = message.recalledAt { text += #","recalled":\#(at)"# }
             return text + "}"
         case .receipt(let receipt):
             let ids = receipt.ids.map(JSONNode.quoted).joined(separator: ",")
@@ -246,11 +282,14 @@ public enum Envelope: Sendable, Equatable {
             // In the order of the ids.
             let entries = receipt.ids.compactMap { id in receipt.drawn[id].map { JSONNode.quoted(id) + ":" + $0.json } }
             let drawn = entries.isEmpty ? "" : #","drawn":{\#(entries.joined(separator: ","))}"#
-            return #"{"v":1,"kind":"receipt","state":"\#(receipt.state.rawValue)","ids":[\#(ids)]\#(code)\#(reason)\#(confirm)\#(drawn)}"#
+            let features = receipt.features.map { #","features":[\#($0.map(JSONNode.quoted).joined(separator: ","))]"# } ?? ""
+            return #"{"v":1,"kind":"receipt","state":"\#(receipt.state.rawValue)","ids":[\#(ids)]\#(code)\#(reason)\#(confirm)\#(drawn)\#(features)}"#
         case .confirm(let ids):
             return #"{"v":1,"kind":"confirm","ids":[\#(ids.map(JSONNode.quoted).joined(separator: ","))]}"#
         case .probe(let id):
             return #"{"v":1,"kind":"probe","id":\#(JSONNode.quoted(id))}"#
+        case .recall(let ids, let at):
+            return #"{"v":1,"kind":"recall","ids":[\#(ids.map(JSONNode.quoted).joined(separator: ","))],"at":\#(at)}"#
         case .presence(let id, let at):
             return #"{"v":1,"kind":"presence","id":\#(JSONNode.quoted(id)),"at":\#(at)}"#
         case .status(let status):
@@ -362,6 +401,11 @@ public enum Envelope: Sendable, Equatable {
         case "message": return .message(try message(member, id: id, payloadLimit: payloadLimit, photoLimit: photoLimit))
         case "receipt": return .receipt(try receipt(member))
         case "confirm": return .confirm(ids: try ids(member, of: "a confirmation"))
+        case "recall":
+            guard case .number(let at, _)? = member("at")?.value, at == at.rounded(), at >= 0, at <= 9_007_199_254_740_991 else {
+                throw Refusal(kind: .payload, description: "a recall without a time (at, milliseconds since 1970)")
+            }
+            return .recall(ids: try ids(member, of: "a recall"), at: Int64(at))
         case "probe":
             guard let id else { throw Refusal(kind: .id, description: "a probe without a valid id") }
             return .probe(id: id)
@@ -421,7 +465,18 @@ public enum Envelope: Sendable, Equatable {
             reason = String(decoding: text.utf8.prefix(reasonBytes), as: UTF8.self)
         }
         return Receipt(state: state, ids: ids, code: code, reason: reason, confirm: confirm,
-                       drawn: state == .read ? drawn(member("drawn"), ids: ids) : [:])
+                       drawn: state == .read ? drawn(member("drawn"), ids: ids) : [:], features: features(member("features")))
+    }
+
+    /// A receipt's `features`, leniently: the names that are names, at most ``Feature/most``;
+    /// `nil` when it has none (a host before features), `[]` when it is not a list.
+    private static func features(_ node: JSONNode?) -> [String]? {
+        guard let node else { return nil }
+        guard case .array(let elements) = node.value else { return [] }
+        return Array(elements.compactMap { element -> String? in
+            if case .string(let name) = element.value, Feature.isValid(name) { return name }
+            return nil
+        }.prefix(Feature.most))
     }
 
     /// A read receipt's `drawn` member, leniently: entries for ids the receipt names, each as

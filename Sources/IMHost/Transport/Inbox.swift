@@ -23,6 +23,8 @@ final class Inbox {
         case presence(String)
         /// Another device of the user said something (``Siblings``).
         case sibling(Envelope.Sibling)
+        /// `from` recalled these messages of theirs.
+        case recall([String], at: Int64, from: String)
     }
 
     private let store: MessageStore
@@ -118,6 +120,8 @@ final class Inbox {
         case .message(let message): return .message((sender, message))
         case .receipt(let receipt): return .receipt(receipt, from: sender)
         case .confirm(let ids): return .confirm(ids, from: sender)
+        // The user's own recalls reach its other devices as `recalled` notes, never this way.
+        case .recall(let ids, let at): return sender == user ? nil : .recall(ids, at: at, from: sender)
         case .status:
             refuse(Envelope.Refusal(kind: .kind, description: "a status, which belongs on a status topic, not in an inbox"), from: sender, now: now)
             return nil
@@ -178,7 +182,8 @@ final class Inbox {
         let incoming = arrivals.map { arrival in
             IncomingMessage(from: arrival.sender, globalID: arrival.message.id, seq: arrival.message.seq, key: arrival.message.key,
                             payload: arrival.message.payload, sentAt: arrival.message.sentAt, jump: arrival.message.jump, arrived: true,
-                            photos: arrival.message.photos, device: arrival.message.device)
+                            photos: arrival.message.photos, device: arrival.message.device,
+                            reply: MessageStore.reply(arrival.message.reply, between: arrival.sender, and: user))
         }
         let results: [MessageStore.Arrival]
         do throws(StoreError) {
@@ -219,6 +224,19 @@ final class Inbox {
             if let jump = messages.compactMap(\.jump).first { try? store.remember(jump, for: peer, unlessKnown: true) }
             ledger.record(.arrived(peer: peer, messages))
         }
+    }
+
+    /// Applies `peer`'s recall of its messages `ids` and answers it `recalled` (also for those
+    /// never stored here: they never will be). Not stored (the store failed), not answered: the
+    /// peer sends it again.
+    func recall(_ ids: [String], at time: Int64, from peer: String) {
+        do throws(StoreError) {
+            if try store.applyRecall(from: peer, peer: peer, ids: ids, at: time) { ledger.record(.changed(peers: [peer])) }
+        } catch {
+            ledger.say(.notStored(count: ids.count, error))
+            return
+        }
+        answer(peer, .recalled, ids: ids)
     }
 
     /// Publishes a receipt to `peer`, at most ``Envelope/receiptIDs`` ids each.

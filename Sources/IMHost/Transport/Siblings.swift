@@ -170,7 +170,7 @@ final class Siblings {
         switch sibling {
         case .copy(let copy):
             copies.append(copy)
-        case .seen, .block:
+        case .seen, .block, .recalled:
             notes.append(sibling)
         case .sync(_, let since, let limit, let unread):
             answer(by, since: since[login], limit: min(limit, Self.historyLimit), unread: unread)
@@ -246,6 +246,8 @@ final class Siblings {
             case .block(_, let peer, let blocked):
                 try? store.setBlocked(peer, blocked, noteSiblings: false)
                 ledger.record(.changed(peers: [peer]))
+            case .recalled(_, let peer, let id, let at):
+                if (try? store.applyRecall(from: user, peer: peer, ids: [id], at: at)) == true { ledger.record(.changed(peers: [peer])) }
             default:
                 break
             }

@@ -22,6 +22,13 @@ package enum ChatAction: Codable, Equatable, Sendable {
     /// Send a photo picked in a front end, its bytes (base64 in JSON), as the built-in `photo`
     /// message without a caption. Kept as a draft with them until it is queued.
     case photo(Data)
+    /// Send text as a reply to message N (the user's own or the peer's): it shows with a quote
+    /// of that message, on both sides.
+    case reply(to: Int, text: String)
+    /// Recall the user's message N, sent within `limits.recallSeconds`: it is replaced by a
+    /// mark that it was recalled on every device of both people; what it said comes back as
+    /// this device's input, to edit and send again.
+    case recall(Int)
     /// Tap message N, or (with a button id) press that button of its card.
     case tap(Int, button: String? = nil)
     /// Why message N shows as it does.
@@ -67,7 +74,7 @@ package enum ChatAction: Codable, Equatable, Sendable {
     /// any line code) sees it: a crash before it is queued loses nothing.
     package var sendsSomething: Bool {
         switch self {
-        case .text(let text): !text.isEmpty
+        case .text(let text), .reply(_, let text): !text.isEmpty
         case .send, .photo: true
         default: false
         }

@@ -39,6 +39,10 @@ package enum ChatReply: Codable, Equatable, Sendable {
     case read(Int)
     /// Failed message N is queued again.
     case retried(Int)
+    /// Message N was recalled here: `text` is what it said (for the input, to edit it again);
+    /// `peerTakes` whether the peer's host takes recalls (`false`: an older host, which keeps
+    /// the message; `nil`: not known yet, the recall goes once its host says).
+    case recalled(number: Int, peer: String, text: String?, peerTakes: Bool?)
     case blocked(String)
     case unblocked(String)
     /// The chat with the peer was cleared on this device: this many messages left it.
@@ -188,6 +192,14 @@ package struct ChatRefusal: Error, Codable, Equatable, Sendable {
         case reloadRefused
         /// The chat could not reopen after a reload (`detail`: why).
         case reopenFailed
+        /// Only the sender recalls a message: #`number` is the peer's.
+        case notOwnMessage
+        /// #`number` was sent longer ago than `limit` seconds (`limits.recallSeconds`).
+        case recallTooLate
+        /// #`number` was recalled already.
+        case recalledAlready
+        /// A reply to a message that shows no content: a recalled one.
+        case notQuotable
     }
 
     package var code: Code

@@ -30,6 +30,11 @@ package enum ChatWords {
         case .route(let url, let route): ["route: \(url)", "  \(route.reason): \(route.explanation)"]
         case .read(let count): ["read: \(count) message\(count == 1 ? "" : "s") marked read"]
         case .retried(let number): ["retry: #\(number) is queued again"]
+        case .recalled(let number, let peer, let text, let takes):
+            ["recalled #\(number): " + (takes == false ? "gone from this chat and your devices; \(peer)'s imhost is older and keeps it"
+                : takes == nil ? "gone from this chat and your devices; it leaves \(peer)'s once their imhost answers"
+                : "gone from this chat, your devices and \(peer)'s")
+             + (text.map { "; it said: \(TerminalText.safe($0, newlines: false))" } ?? "")]
         case .blocked(let peer): ["blocked \(peer): their messages are refused and not stored; /unblock \(peer) takes them again"]
         case .unblocked(let peer): ["unblocked \(peer): their messages are taken again (those refused meanwhile are not)"]
         case .cleared(let peer, let count):
@@ -107,6 +112,11 @@ package enum ChatWords {
         case .failed: return "\(verb): \(detail)"
         case .reloadRefused: return "imhost: reload refused: \(detail); keeping the last good configuration"
         case .reopenFailed: return "imhost: reload: cannot reopen the chat: \(detail)"
+        case .notOwnMessage: return "\(verb): #\(number) is \(detail)'s message: only its sender recalls a message"
+        case .recallTooLate:
+            return "\(verb): #\(number) was sent \(detail) ago: a message can be recalled within \(FailureWords.duration(seconds: refusal.limit ?? 0)) of sending it (limits.recallSeconds in host.json)"
+        case .recalledAlready: return "\(verb): #\(number) was recalled already"
+        case .notQuotable: return "\(verb): #\(number) was recalled: there is nothing of it to reply to"
         }
     }
 
@@ -130,6 +140,8 @@ package enum ChatWords {
         case .open(let url): "/open \(url)"
         case .search(let words): "/search \(words)"
         case .retry(let number): "/retry \(number)"
+        case .reply(let number, let text): "/reply \(number) \(text)"
+        case .recall(let number): "/recall \(number)"
         case .seen(let through): "(seen up to #\(through))"
         case .block(let peer): "/block" + (peer.map { " \($0)" } ?? "")
         case .unblock(let peer): "/unblock" + (peer.map { " \($0)" } ?? "")

@@ -60,6 +60,15 @@ package enum FailureWords {
         return "\(tenths / 10).\(tenths % 10) MB"
     }
 
+    /// A length of time for a person: "45 seconds", "2 minutes", "3 hours", "2 days".
+    package static func duration(seconds: Int) -> String {
+        func unit(_ count: Int, _ name: String) -> String { "\(count) \(name)\(count == 1 ? "" : "s")" }
+        if seconds < 120 { return seconds % 60 == 0 && seconds > 0 ? unit(seconds / 60, "minute") : unit(seconds, "second") }
+        if seconds < 7_200 { return unit(seconds / 60, "minute") }
+        if seconds < 172_800 { return unit(seconds / 3_600, "hour") }
+        return unit(seconds / 86_400, "day")
+    }
+
     /// Hours as host.json gives them: "72", "0.5".
     package static func hours(_ hours: Double) -> String {
         hours == hours.rounded() ? "\(Int(hours))" : "\(hours)"

@@ -103,6 +103,18 @@ package final class ChatDriver {
                 let code: ChatRefusal.Code = if case .send = action { .notSent } else { .notStored }
                 return .refused(ChatRefusal(code, action.verb, detail: "\(error)"))
             }
+        case .reply(let number, let text):
+            let reply: ReplyTo
+            switch try page.replyTarget(number) {
+            case .message(let target): reply = target
+            case .missing: return .refused(ChatRefusal(.noMessage, action.verb, number: number))
+            case .recalled: return .refused(ChatRefusal(.notQuotable, action.verb, number: number))
+            }
+            if text.isEmpty { return Outcome() }
+            if let why = host.sending(reply: reply, { page.submitText(text) }) { return .refused(ChatRefusal(.textRefused, action.verb, detail: why)) }
+            return Outcome(redraw: true)
+        case .recall(let number):
+            return try recall(number, on: page)
         case .withPhotos(let key, let payload, let files, let receive):
             return withPhotos(key: key, payload: payload, files: files, receive: receive, verb: action.verb, on: page)
         case .photo(let data):
@@ -231,6 +243,27 @@ package final class ChatDriver {
             return .reply(.connection(online: true, connection(host.setOnline(true))))
         case .reload, .open, .chats, .search:
             return Outcome()
+        }
+    }
+
+    /// Recalls the user's message `number`, within `limits.recallSeconds` of sending it.
+    private func recall(_ number: Int, on page: ChatPage) throws -> Outcome {
+        guard let store = host.store else { return .refused(ChatRefusal(.noSignIn, "/recall")) }
+        let limit = host.config.limits.recallSeconds, now = host.clock()
+        switch try store.recall(page.conversation, number: number, at: now, limit: Int64(limit) * 1000) {
+        case .recalled(let text, let takes):
+            // Whoever holds the connection tells the peer and the user's other devices now.
+            host.wakeConnection()
+            return .reply(.recalled(number: number, peer: page.conversation, text: text, peerTakes: takes), redraw: true)
+        case .notOwn:
+            return .refused(ChatRefusal(.notOwnMessage, "/recall", number: number, detail: page.conversation))
+        case .tooLate(let sentAt):
+            return .refused(ChatRefusal(.recallTooLate, "/recall", number: number, detail: FailureWords.duration(seconds: Int(max(0, now - sentAt) / 1000)),
+                                        limit: limit))
+        case .already:
+            return .refused(ChatRefusal(.recalledAlready, "/recall", number: number))
+        case .noMessage:
+            return .refused(ChatRefusal(.noMessage, "/recall", number: number))
         }
     }
 
@@ -396,6 +429,8 @@ extension ChatAction {
         case .read: "/read"
         case .seen: "seen"
         case .retry: "/retry"
+        case .reply: "/reply"
+        case .recall: "/recall"
         case .block: "/block"
         case .unblock: "/unblock"
         case .clear: "/clear"

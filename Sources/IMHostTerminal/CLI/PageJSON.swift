@@ -46,6 +46,37 @@ struct PageJSON: Encodable {
         /// For the user's own message of a line's key: how the peer drew it, as its read receipt
         /// said; absent until one says.
         var drawn: PeerDrawn?
+        /// For a reply: the message it quotes; absent for any other.
+        var reply: Quote?
+        /// `true` for a message its sender recalled (nothing of what it said is kept); absent otherwise.
+        var recalled: Bool?
+    }
+
+    /// What a reply quotes: the quoted message's sender, its number here (absent when this
+    /// store does not hold it), what it is (`text`, `photo`, `voice`, `location`, `image`,
+    /// `recalled`, `placeholder`, `missing`) and its words (a text's first words, a card's
+    /// title, a caption, a place's name), or its length for a voice message.
+    struct Quote: Encodable {
+        var from: String
+        var number: Int?
+        var kind: String
+        var text: String?
+        var seconds: Int?
+
+        init(_ quote: PageView.Quote) {
+            from = quote.from
+            number = quote.number
+            switch quote.excerpt {
+            case .text(let words): (kind, text) = ("text", words)
+            case .photo(let caption): (kind, text) = ("photo", caption)
+            case .voice(let length): (kind, seconds) = ("voice", length)
+            case .location(let name): (kind, text) = ("location", name)
+            case .image: kind = "image"
+            case .recalled: kind = "recalled"
+            case .placeholder: kind = "placeholder"
+            case .missing: kind = "missing"
+            }
+        }
     }
 
     /// A message's photo: its kind (`png`, `jpeg`, `webp`), size in pixels and bytes, or why it
@@ -139,7 +170,8 @@ struct PageJSON: Encodable {
                            },
                            short: message.body.degrade?.short, sentBefore: message.sentBefore, folded: folded,
                            photos: message.photos.isEmpty ? nil : message.photos.map(PhotoJSON.init),
-                           drawn: message.isOutgoing ? message.peerDrawn.map { PeerDrawn($0, peer: envelope.to) } : nil)
+                           drawn: message.isOutgoing ? message.peerDrawn.map { PeerDrawn($0, peer: envelope.to) } : nil,
+                           reply: message.reply.map(Quote.init), recalled: message.body == .recalled ? true : nil)
         }
     }
 }

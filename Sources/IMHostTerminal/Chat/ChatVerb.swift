@@ -22,6 +22,8 @@ struct ChatVerb: Sendable {
         case keyAndPayload
         /// A number from 1, then perhaps a word (a scenario step says `N` or `"N WORD"`).
         case numberAndOptionalWord
+        /// A number from 1, then text (a scenario step says `"N TEXT"`).
+        case numberAndText
     }
 
     /// Typed as `/name`.
@@ -52,6 +54,7 @@ struct ChatVerb: Sendable {
         case text(String)
         case message(key: String, payload: String)
         case numberAndWord(Int, String?)
+        case numberAndText(Int, String)
     }
 
     static let all: [ChatVerb] = [
@@ -97,6 +100,12 @@ struct ChatVerb: Sendable {
                  make: { _ in .action(.read) }),
         ChatVerb(name: "retry", step: "retry", argument: .number, shape: "N", summary: "send failed message #N again",
                  make: { .action(.retry($0.number ?? 0)) }),
+        ChatVerb(name: "reply", step: "reply", argument: .numberAndText, shape: "N TEXT",
+                 summary: "send TEXT as a reply to message #N (yours or theirs): it shows quoting #N", example: "/reply 3 Saturday at 10 suits me",
+                 make: { if case .numberAndText(let number, let text) = $0 { .action(.reply(to: number, text: text)) } else { .help } }),
+        ChatVerb(name: "recall", step: "recall", argument: .number, shape: "N",
+                 summary: "recall your message #N, within limits.recallSeconds (2 minutes) of sending it, on every device of you both",
+                 make: { .action(.recall($0.number ?? 0)) }),
         ChatVerb(name: "block", step: "block", argument: .optionalRest, shape: "[PEER]",
                  summary: "refuse a peer's messages (default: this chat's), as the menu's Block does",
                  make: { .action(.block($0.text)) }),
@@ -138,6 +147,7 @@ struct ChatVerb: Sendable {
         case .optionalRest: "\"\(verb.shape.trimmingCharacters(in: ["[", "]"]))\" or true"
         case .keyAndPayload: "KEY, \"payload\": JSON"
         case .numberAndOptionalWord: "N or \"N BUTTON\""
+        case .numberAndText: "\"N TEXT\""
         }
         let shape = "{ \"\(step)\": \(value) }"
         return "  " + shape.padding(37, cut: false) + (shape.count >= 37 ? " " : "") + verb.summary
@@ -164,7 +174,7 @@ struct ChatVerb: Sendable {
     }
 
     private func parse(typed rest: String) -> Result<Parsed, UsageError> {
-        let numbered = argument == .number || argument == .optionalNumber || argument == .numberAndOptionalWord
+        let numbered = argument == .number || argument == .optionalNumber || argument == .numberAndOptionalWord || argument == .numberAndText
         let usage = UsageError(description: "usage: /\(name)\(shape.isEmpty ? "" : " " + shape)" + (numbered ? ", with N a number from 1" : ""))
         switch argument {
         case .none:
@@ -179,6 +189,8 @@ struct ChatVerb: Sendable {
             return .success(rest.isEmpty ? .none : .text(rest))
         case .numberAndOptionalWord:
             return Self.numberAndWord(rest).map { .success($0) } ?? .failure(usage)
+        case .numberAndText:
+            return Self.numberAndText(rest).map { .success($0) } ?? .failure(usage)
         case .keyAndPayload:
             let pieces = rest.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true).map(String.init)
             guard pieces.count == 2 else {
@@ -200,6 +212,16 @@ extension ChatVerb {
         let pieces = text.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
         guard (1...2).contains(pieces.count), let number = Int(pieces[0]), number > 0 else { return nil }
         return .numberAndWord(number, pieces.count == 2 ? pieces[1] : nil)
+    }
+}
+
+extension ChatVerb {
+    /// `N TEXT`, with N a number from 1 and TEXT the rest of the line (not empty).
+    static func numberAndText(_ text: String) -> ChatVerb.Parsed? {
+        let pieces = text.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard pieces.count == 2, let number = Int(pieces[0]), number > 0 else { return nil }
+        let rest = pieces[1].trimmingPrefix(while: { $0 == " " })
+        return rest.isEmpty ? nil : .numberAndText(number, String(rest))
     }
 }
 

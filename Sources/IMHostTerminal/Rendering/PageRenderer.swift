@@ -109,12 +109,30 @@ public struct PageRenderer {
         case .image(let image): lines = Self.laidOut(BuiltinBuilders.Image(), image, layout)
         case .lines(let text): lines = text
         case .card(let card): lines = Self.lines(of: card, message: message, width: width)
+        case .recalled: lines = [message.isOutgoing ? "(you recalled this message)" : "(\(message.envelope.from) recalled this message)"]
         case .placeholder: return nil
         }
+        if let quote = message.reply { lines.insert(TextWidth.truncate(Self.quoteText(quote, peer: message.envelope.conversation), to: width), at: 0) }
         for (index, slot) in message.photosAfterBody {
             lines += TextWidth.wrap(photoText(slot, index: index), width: width)
         }
         return lines
+    }
+
+    /// A reply's quote as the terminal draws it, above the reply: `↪ #3 bob: first words`.
+    static func quoteText(_ quote: PageView.Quote, peer: String) -> String {
+        let words: String = switch quote.excerpt {
+        case .text(let text): "\"" + text + "\""
+        case .photo(let caption?): "[Photo] \"" + caption + "\""
+        case .photo(nil): "[Photo]"
+        case .voice(let seconds): "[Voice \(seconds / 60):\(seconds % 60 < 10 ? "0" : "")\(seconds % 60)]"
+        case .location(let name): "[Location] " + name
+        case .image: "[Picture]"
+        case .recalled: "(recalled)"
+        case .placeholder: "(a message shown as a placeholder)"
+        case .missing: "(a message not on this device)"
+        }
+        return "↪ " + (quote.number.map { "#\($0) " } ?? "") + (quote.from == peer ? peer : "you") + ": " + words
     }
 
     /// `content` as the host's own `builder` lays it out at `layout`'s width (it never throws

@@ -277,6 +277,11 @@ struct Scenario {
                 return try make(parsed)
             }
             return try make(.numberAndWord(try count(), nil))
+        case .numberAndText:
+            guard let parsed = ChatVerb.numberAndText(try reader.string(value, actionPath)) else {
+                throw reader.fail(value, actionPath, "expected \"N TEXT\": a number from 1, a space and the text")
+            }
+            return try make(parsed)
         case .keyAndPayload:
             guard let payload else { throw reader.fail(node, path, "\"\(verb.step ?? verb.name)\" needs a \"payload\": the message's JSON") }
             return try make(.message(key: try reader.string(value, actionPath), payload: payload.jsonText))

@@ -69,6 +69,68 @@ function notify(notice) {
   run();
 }
 
+// A reply being written: the message it answers ({number, who, text}), shown above the input
+// until it is sent or cancelled (×, or Escape in the input). It outlives a new drawing of the page.
+let replying = null;
+function showReplying(root) {
+  const form = root.querySelector("form[data-send]");
+  if (!form) return;
+  let bar = form.querySelector(".replying");
+  if (!replying) { if (bar) bar.remove(); return; }
+  if (!bar) {
+    bar = document.createElement("div");
+    bar.className = "replying";
+    bar.setAttribute("role", "status");
+    form.prepend(bar);
+  }
+  const what = document.createElement("span");
+  what.textContent = "Replying to " + replying.who + ": " + replying.text;
+  const cancel = document.createElement("button");
+  cancel.type = "button";
+  cancel.className = "cancel-reply";
+  cancel.setAttribute("aria-label", "Cancel reply");
+  cancel.textContent = "×";
+  cancel.addEventListener("click", () => { replying = null; showReplying(root); });
+  bar.replaceChildren(what, cancel);
+}
+
+// What a message says of itself, for the reply bar: its sender and its first words.
+function replyTarget(message) {
+  const who = message.classList.contains("sent") ? "yourself" : (message.querySelector(".meta .who") || {}).textContent || "";
+  const body = message.querySelector(".bubble");
+  const words = body ? (body.querySelector(".card-title") || body).textContent.replace(/\s+/g, " ").trim() : "";
+  const text = words || (message.querySelector("img.photo-image") ? "Photo" : "");
+  return { number: Number(message.dataset.number), who, text: text.length > 80 ? text.slice(0, 79) + "…" : text };
+}
+
+// Recall buttons go when their time is up (the server says until when, in the button).
+function expireRecalls(root) {
+  const now = Date.now();
+  for (const button of root.querySelectorAll("button.recall[data-until]")) {
+    if (Number(button.dataset.until) <= now) button.remove();
+  }
+}
+
+// Goes to message `number` (a reply's quote was clicked): scrolled to and marked a moment;
+// one not drawn yet is asked for (earlier messages), and gone to once it comes.
+let goingTo = 0;
+function goTo(root, page, number) {
+  const target = document.getElementById("m" + number);
+  if (target) {
+    goingTo = 0;
+    target.scrollIntoView({ block: "center" });
+    target.classList.add("flash");
+    target.tabIndex = -1;
+    target.focus({ preventScroll: true });
+    setTimeout(() => target.classList.remove("flash"), 1600);
+    return;
+  }
+  const first = root.querySelector(".messages .message");
+  if (!first || goingTo === number) return;
+  goingTo = number;
+  post(page, { do: "more", count: Math.max(1, Number(first.dataset.number) - number + 2) });
+}
+
 // Something the page itself says (a refusal its request was answered).
 function said(text, alert) { notify({ text, dev: text, alert: !!alert }); }
 
@@ -395,6 +457,9 @@ function chatPage(root) {
   let first = true;
   events.addEventListener("page", (event) => {
     replacePage(root, event.data);
+    showReplying(root);
+    expireRecalls(root);
+    if (goingTo) goTo(root, page, goingTo);
     if (first) {
       first = false;
       const draft = sessionStorage.getItem(draftKey);
@@ -417,10 +482,19 @@ function chatPage(root) {
   });
   events.addEventListener("change", (event) => {
     applyChanges(root, JSON.parse(event.data));
+    expireRecalls(root);
+    if (goingTo) goTo(root, page, goingTo);
     if (!away.isLive()) away.live(false);
     seen();
   });
-  events.addEventListener("notice", (event) => notify(JSON.parse(event.data)));
+  events.addEventListener("notice", (event) => {
+    const notice = JSON.parse(event.data);
+    notify(notice);
+    // What a recalled message said comes back to the input, to edit and send again.
+    const input = root.querySelector("form[data-send] input");
+    if (notice.draft && input && input.value === "") { input.value = notice.draft; input.focus(); }
+  });
+  setInterval(() => expireRecalls(root), 5000);
   events.addEventListener("ended", (event) => { notify(JSON.parse(event.data)); events.close(); });
   // The Photo item: pick a file, and its bytes go to the server as they are; the server checks
   // them (a PNG, JPEG or WebP within the limit) and sends them as the chat's /photo would.
@@ -464,6 +538,23 @@ function chatPage(root) {
         { timeout: 20000, maximumAge: 60000 });
       return;
     }
+    const quote = event.target.closest("[data-quote]");
+    if (quote && root.contains(quote)) {
+      event.preventDefault();
+      goTo(root, page, Number(quote.dataset.quote));
+      return;
+    }
+    const reply = event.target.closest("[data-reply]");
+    if (reply && root.contains(reply)) {
+      event.preventDefault();
+      const message = reply.closest(".message");
+      if (!message) return;
+      replying = replyTarget(message);
+      showReplying(root);
+      const input = root.querySelector("form[data-send] input");
+      if (input) input.focus();
+      return;
+    }
     const photo = event.target.closest("[data-photo]");
     if (photo && root.contains(photo)) {
       event.preventDefault();
@@ -491,8 +582,20 @@ function chatPage(root) {
       return;
     }
     input.value = "";
-    // Whatever it starts with, a line typed is text.
-    post(page, { do: "text", text });
+    // Whatever it starts with, a line typed is text; a reply names the message it answers.
+    if (replying) {
+      post(page, { do: "reply", message: replying.number, text });
+      replying = null;
+      showReplying(root);
+    } else {
+      post(page, { do: "text", text });
+    }
+  });
+  root.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && replying && event.target.closest("form[data-send]")) {
+      replying = null;
+      showReplying(root);
+    }
   });
   let asking = false;
   root.addEventListener("scroll", (event) => {

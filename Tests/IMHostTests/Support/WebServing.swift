@@ -77,7 +77,7 @@ extension Browser {
                 continue
             }
         }
-        try click("form[data-send] button")
+        try click("form[data-send] button[type=submit]")
     }
 
     /// Opens the page's menu and picks the platform item that asks first (`kind`: clear,

@@ -261,6 +261,29 @@ enum Migrations {
             taken_at INTEGER
         ) WITHOUT ROWID;
         """,
+        // 13: a reply names the message it quotes (its sender and id); a recalled message keeps
+        // its place and when it was recalled, and nothing of what it said (payload '{}',
+        // summary '', no photos); the user's recalls wait in recalls_out until the peer's host
+        // answers them; what each peer's host announced it takes (its receipts' features).
+        """
+        ALTER TABLE messages ADD COLUMN reply_sender TEXT;
+        ALTER TABLE messages ADD COLUMN reply_id TEXT;
+        ALTER TABLE messages ADD COLUMN recalled_at INTEGER;
+        CREATE TABLE recalls_out (
+            peer TEXT NOT NULL,
+            global_id TEXT NOT NULL,
+            recalled_at INTEGER NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            next_at INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (peer, global_id)
+        ) WITHOUT ROWID;
+        CREATE TABLE peer_features (
+            peer TEXT PRIMARY KEY,
+            -- The names, space-separated, as its last receipt said them ('' for none).
+            features TEXT NOT NULL,
+            said_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        """,
     ]
 
     /// The version this code writes.

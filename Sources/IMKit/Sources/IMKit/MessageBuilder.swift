@@ -63,6 +63,13 @@ public protocol MessageBuilder: Sendable {
     /// The page is not asked first, as it is for a tap: a card's buttons are its builder's.
     /// Default: ``TapResult/ignored``. Since IMKit 1.3.
     func didTapButton(_ button: String, content: Content, message: ShownMessage, context: ChatContext) -> TapResult
+
+    /// How a reply quotes a message of this key: a short line the host shows above the reply
+    /// (it keeps the first 100 characters, on one line). Return `nil` to let the host choose:
+    /// the card's title for a card, the first line of a message shown as lines. `message` is
+    /// the quoted message as shown. Called inside the line's frame, as every builder step is.
+    /// Default: `nil`. Since IMKit 1.4.
+    func quote(_ content: Content, message: ShownMessage) -> String?
 }
 
 extension MessageBuilder where Content: Decodable {
@@ -94,6 +101,11 @@ extension MessageBuilder {
     /// Does nothing: the button is ignored.
     public func didTapButton(_ button: String, content: Content, message: ShownMessage, context: ChatContext) -> TapResult {
         .ignored
+    }
+
+    /// Lets the host quote the message: the card's title, or the first line.
+    public func quote(_ content: Content, message: ShownMessage) -> String? {
+        nil
     }
 
     /// Runs the three steps for one payload, as a page would, and returns the view: handy in a

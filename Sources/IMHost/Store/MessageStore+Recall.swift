@@ -1,0 +1,248 @@
+/// Recalling a message: the sender takes it back within `limits.recallSeconds`, and every device
+/// of both people replaces it with a mark that it was recalled. Nothing of what it said stays in
+/// the store's files: its row keeps its place, key and times, its payload becomes `{}` and its
+/// summary `''`, its photos go, its words leave the search index (the FTS5 'delete' with the text
+/// as it was indexed, then 'optimize', which rewrites the index without its trigrams), and the
+/// write-ahead log is cut to nothing (a TRUNCATE checkpoint, tried again while another process
+/// reads the store). Every writing connection zeroes what it frees (`secure_delete`,
+/// ``configure(_:)``), so the pages it left hold no text either.
+extension MessageStore {
+    /// What recalling one of the user's messages came to.
+    public enum RecallOutcome: Sendable, Equatable {
+        /// Recalled here; `text` is what it said (a text's, a photo's caption), for the
+        /// recalling device's input only, and `peerTakes` whether the peer's host announced it
+        /// takes recalls (`nil`: not known yet; the recall waits until its receipts say).
+        case recalled(text: String?, peerTakes: Bool?)
+        /// The peer's message: only its sender recalls a message.
+        case notOwn
+        /// Sent at `sentAt`, longer ago than the limit allows.
+        case tooLate(sentAt: Int64)
+        /// Recalled already.
+        case already
+        /// No message has that number.
+        case noMessage
+    }
+
+    /// Recalls the user's message number `number` in the conversation with `peer`, at `now`,
+    /// if it was sent within `limit` milliseconds: replaced in one transaction, its recall queued
+    /// for the peer (``recallsDue(now:limit:)``) and noted for the user's other devices.
+    public func recall(_ peer: String, number: Int, at now: Int64, limit: Int64) throws(StoreError) -> RecallOutcome {
+        try refuseIfReadOnly()
+        let outcome: RecallOutcome = try guarded {
+            try database.transaction {
+                let find = try database.statement("""
+                    SELECT m.id, m.outgoing, m.sent_at, m.recalled_at, m.key, m.payload, m.global_id
+                    FROM messages m JOIN conversations c ON c.id = m.conversation WHERE c.peer = ? AND m.position = ?
+                    """)
+                try find.bind(peer, number - 1)
+                guard try find.step() else { return .noMessage }
+                guard find.int(1) != 0 else { return .notOwn }
+                guard find.optionalInt(3) == nil else { return .already }
+                let sentAt = find.int(2)
+                guard now - sentAt <= limit else { return .tooLate(sentAt: sentAt) }
+                let row = find.int(0), key = find.text(4), payload = find.text(5), id = find.text(6)
+                try scrub(row: row, at: now)
+                try database.statement("DELETE FROM outbox WHERE message = ?").bind(row).run()
+                try database.statement("""
+                    INSERT INTO recalls_out (peer, global_id, recalled_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING
+                    """).bind(peer, id, now).run()
+                if try hasSiblingsNow() { try noteSiblings("recalled", peer: peer, id: id) }
+                let takes = try features(ofPeer: peer).map { $0.contains(Envelope.Feature.recall) }
+                return .recalled(text: Self.editableText(key: key, payload: payload), peerTakes: takes)
+            }
+        }
+        if case .recalled = outcome { scrubFiles() }
+        return outcome
+    }
+
+    /// What the user may edit again of a recalled message: a text's text, a photo's caption.
+    private static func editableText(key: String, payload: String) -> String? {
+        guard key == "text" || key == "photo" else { return nil }
+        guard case .object(let members)? = try? JSONParser.parse(payload).value else { return nil }
+        let name = key == "text" ? "text" : "caption"
+        if case .string(let text)? = members.member(name)?.value, !text.isEmpty { return text }
+        return nil
+    }
+
+    /// Replaces message `row` by its recall, in the open transaction: its words leave the search
+    /// index, its photos and payload go, and the file is marked to be scrubbed (``scrubFiles()``).
+    private func scrub(row: Int64, at time: Int64) throws {
+        // The index holds no text of its own: it is told the words it took, to take them out.
+        try database.statement("""
+            INSERT INTO message_text (message_text, rowid, text)
+            SELECT 'delete', id, summary FROM messages
+            WHERE id = ?1 AND summary != '' AND id <= (SELECT indexed_through FROM search_progress)
+            """).bind(row).run()
+        try database.statement("DELETE FROM photos WHERE message = ?").bind(row).run()
+        try database.statement("UPDATE messages SET payload = '{}', summary = '', recalled_at = ? WHERE id = ?").bind(time, row).run()
+        try database.statement("""
+            INSERT INTO store_facts (name, value) VALUES ('scrub due', ?1) ON CONFLICT (name) DO UPDATE SET value = ?1
+            """).bind(String(time)).run()
+    }
+
+    /// Applies a recall: `sender`'s messages `ids` in the conversation with `peer` (the sender,
+    /// for a peer's recall; the peer it was sent to, for the user's own, from another device)
+    /// are replaced. One not stored here is never stored (its id is kept as a cleared chat's
+    /// are). Returns whether a message shown here changed.
+    public func applyRecall(from sender: String, peer: String, ids: [String], at time: Int64) throws(StoreError) -> Bool {
+        try refuseIfReadOnly()
+        let changed: Bool = try guarded {
+            try database.transaction {
+                var changed = false
+                let find = try database.statement("""
+                    SELECT m.id, m.recalled_at FROM messages m JOIN conversations c ON c.id = m.conversation
+                    WHERE m.sender = ? AND m.global_id = ? AND c.peer = ?
+                    """)
+                for id in ids {
+                    find.reset()
+                    try find.bind(sender, id, peer)
+                    if try find.step() {
+                        guard find.optionalInt(1) == nil else { continue }
+                        try scrub(row: find.int(0), at: time)
+                        try database.statement("DELETE FROM outbox WHERE message = ?").bind(find.int(0)).run()
+                        changed = true
+                    } else {
+                        try database.statement("INSERT OR IGNORE INTO cleared (sender, global_id) VALUES (?, ?)").bind(sender, id).run()
+                    }
+                }
+                return changed
+            }
+        }
+        if changed { scrubFiles() }
+        return changed
+    }
+
+    /// The user's recalls due at `now` for peers whose hosts take them, oldest first, at most
+    /// `limit`. Those for peers whose hosts said they take none are dropped (such a peer keeps
+    /// the message); those for peers not heard from since wait.
+    public func recallsDue(now: Int64, limit: Int) throws(StoreError) -> [(peer: String, id: String, at: Int64, attempts: Int)] {
+        guard !isReadOnly else { return [] }
+        return try guarded {
+            try database.statement("""
+                DELETE FROM recalls_out WHERE peer IN (SELECT peer FROM peer_features WHERE ' ' || features || ' ' NOT LIKE '% recall %')
+                """).run()
+            let rows = try database.statement("""
+                SELECT r.peer, r.global_id, r.recalled_at, r.attempts FROM recalls_out r JOIN peer_features f ON f.peer = r.peer
+                WHERE r.next_at <= ? ORDER BY r.recalled_at LIMIT ?
+                """)
+            try rows.bind(now, limit)
+            var due: [(peer: String, id: String, at: Int64, attempts: Int)] = []
+            while try rows.step() { due.append((rows.text(0), rows.text(1), rows.int(2), Int(rows.int(3)))) }
+            return due
+        }
+    }
+
+    /// A recall was handed to the broker: it goes again at `retryAt` unless answered before.
+    public func recallSent(peer: String, id: String, retryAt: Int64) throws(StoreError) {
+        try guarded {
+            try database.statement("UPDATE recalls_out SET attempts = attempts + 1, next_at = ? WHERE peer = ? AND global_id = ?")
+                .bind(retryAt, peer, id).run()
+        }
+    }
+
+    /// Every recall waiting is due now (the connection came back).
+    public func makeRecallsDue() throws(StoreError) {
+        guard !isReadOnly else { return }
+        try guarded { try database.statement("UPDATE recalls_out SET next_at = 0").run() }
+    }
+
+    /// `peer`'s host answered these recalls: they are done. Returns how many were waiting.
+    @discardableResult
+    public func recallsAnswered(by peer: String, ids: [String]) throws(StoreError) -> Int {
+        try guarded {
+            try database.statement("DELETE FROM recalls_out WHERE peer = ? AND global_id IN (SELECT value FROM json_each(?))")
+                .bind(peer, Self.jsonList(ids)).run()
+            return database.changes
+        }
+    }
+
+    /// How many recalls wait for an answer (`sync --json`).
+    public func recallsWaiting() throws(StoreError) -> Int {
+        try guarded {
+            let count = try database.statement("SELECT count(*) FROM recalls_out")
+            _ = try count.step()
+            return Int(count.int(0))
+        }
+    }
+
+    // MARK: What a peer's host takes
+
+    /// Remembers what `peer`'s host announced in a receipt (`nil`: a host before features,
+    /// which takes none). Written only when it changed.
+    public func rememberFeatures(of peer: String, _ features: [String]?, at time: Int64) throws(StoreError) {
+        guard !isReadOnly else { return }
+        let said = (features ?? []).joined(separator: " ")
+        try guarded {
+            try database.statement("""
+                INSERT INTO peer_features (peer, features, said_at) VALUES (?1, ?2, ?3)
+                ON CONFLICT (peer) DO UPDATE SET features = ?2, said_at = ?3 WHERE features != ?2
+                """).bind(peer, said, time).run()
+        }
+    }
+
+    /// What `peer`'s host last announced; `nil` when no receipt of it came since this host knew.
+    public func features(of peer: String) throws(StoreError) -> Set<String>? {
+        try guarded { try features(ofPeer: peer) }
+    }
+
+    private func features(ofPeer peer: String) throws -> Set<String>? {
+        let find = try database.statement("SELECT features FROM peer_features WHERE peer = ?")
+        try find.bind(peer)
+        guard try find.step() else { return nil }
+        return Set(find.text(0).split(separator: " ").map(String.init))
+    }
+
+    // MARK: Scrubbing the files
+
+    /// After a recall: the search index is rewritten without the recalled words ('optimize'),
+    /// and the write-ahead log is checkpointed and cut to nothing, so no file of the store holds
+    /// what the message said. A reader in another process holding an older snapshot keeps the
+    /// log from being cut: the mark stays, and ``scrubFilesIfDue(now:)`` tries again. Returns
+    /// whether it is done.
+    @discardableResult
+    public func scrubFiles() -> Bool {
+        guard !isReadOnly else { return false }
+        // No statement of this connection may hold a read open: the log is cut only when
+        // nobody reads an older snapshot of it, this connection included.
+        defer { database.finishStatements() }
+        // A reader in another process is not waited for (a chat must not stall on it): the
+        // mark stays, and the next try is the idle connection's.
+        func truncated() throws -> Bool {
+            database.finishStatements()
+            let timeout = try database.statement("PRAGMA busy_timeout")
+            _ = try timeout.step()
+            let waits = timeout.int(0)
+            try database.execute("PRAGMA busy_timeout = 0")
+            defer { try? database.execute("PRAGMA busy_timeout = \(waits)") }
+            let checkpoint = try database.statement("PRAGMA wal_checkpoint(TRUNCATE)")
+            _ = try checkpoint.step()
+            let busy = checkpoint.int(0) != 0
+            database.finishStatements()
+            return !busy
+        }
+        do {
+            try database.execute("INSERT INTO message_text (message_text) VALUES ('optimize')")
+            guard try truncated() else { return false }
+            try database.statement("DELETE FROM store_facts WHERE name = 'scrub due'").run()
+            // The delete itself went to the log: cut it again (nothing to keep there now).
+            return try truncated()
+        } catch {
+            return false
+        }
+    }
+
+    /// How often the process holding the connection tries again to scrub the files after a
+    /// recall, in milliseconds.
+    public static let scrubEvery: Int64 = 2_000
+
+    /// Scrubs the files when a recall left them to be (in this process or another), at most
+    /// every ``scrubEvery``.
+    public func scrubFilesIfDue(now: Int64) {
+        guard !isReadOnly, now - lastScrubTry >= Self.scrubEvery else { return }
+        lastScrubTry = now
+        guard let due = try? database.statement("SELECT 1 FROM store_facts WHERE name = 'scrub due'") else { return }
+        let isDue = (try? due.step()) == true
+        database.finishStatements()
+        if isDue { scrubFiles() }
+    }
+}

@@ -1,0 +1,189 @@
+import Foundation
+import Testing
+@testable import IMHost
+import IMKit
+
+/// Every file of a user's store in `workspace` (the database, its write-ahead log and shared
+/// memory, and whatever else the user's folder holds), as bytes.
+func storeFiles(_ workspace: Workspace, user: String) throws -> [(name: String, bytes: Data)] {
+    let folder = workspace.data + "/users/" + user
+    return try FileManager.default.contentsOfDirectory(atPath: folder).sorted().compactMap { name in
+        // Regular files only (the folder holds the wake socket too).
+        let kind = try FileManager.default.attributesOfItem(atPath: folder + "/" + name)[.type] as? FileAttributeType
+        guard kind == .typeRegular else { return nil }
+        return (name, try Data(contentsOf: URL(fileURLWithPath: folder + "/" + name)))
+    }
+}
+
+/// The files of `user`'s store in `workspace` that hold any of `needles`, with which.
+func filesHolding(_ needles: [String], _ workspace: Workspace, user: String) throws -> [String] {
+    try storeFiles(workspace, user: user).flatMap { file in
+        needles.filter { file.bytes.range(of: Data($0.utf8)) != nil }.map { "\(file.name): \($0)" }
+    }
+}
+
+/// Every trigram of `word`, as the search index keeps them.
+func trigrams(_ word: String) -> [String] {
+    let characters = Array(word)
+    return (0...(characters.count - 3)).map { String(characters[$0..<$0 + 3]) }
+}
+
+/// Issue 41, points 1 and 2: a reply quotes the message it answers; a recalled message leaves
+/// every device of both people, and every file of their stores.
+@Suite("Replying and recalling between two people", .heavy(.broker))
+struct ReplyRecallTests {
+    @Test("bob replies to alice's message and alice to her own: both show the quote; alice recalls a message within the limit: it is replaced on bob's page and her phone (away meanwhile), its words leave every file of the three stores, and what it said comes back to her input; a recall of bob's message, or of one sent too long ago, is refused in one line",
+          arguments: BrokerKind.allCases)
+    func replyAndRecall(_ kind: BrokerKind) throws {
+        let people = try DeviceSyncTests.People(kind: kind)
+        let broker = people.broker
+        // The phone and the laptop know each other; then the phone is away.
+        let (laptop, phone) = try people.aliceOnBoth()
+        phone.send("/quit")
+        #expect(phone.finish().status == 0)
+        defer { laptop.signal(SIGKILL); _ = laptop.finish() }
+        let bob = try broker.chat(people.bob, with: "alice")
+        defer { bob.signal(SIGKILL); _ = bob.finish() }
+        try #require(bob.waitFor(broker.connected("bob")), "\(bob.stdout)\(bob.stderr)")
+
+        laptop.send("Is the flat on Main Street still free?")
+        #expect(bob.waitFor("│ Is the flat on Main Street still free? │"), "\(bob.stdout)")
+        bob.send("/reply 1 Yes, viewing on Saturday")
+        #expect(bob.waitFor(#"↪ #1 alice: "Is the flat on Main Street"#), "bob's own page quotes alice's message: \(bob.stdout)")
+        #expect(laptop.waitFor(#"↪ #1 you: "Is the flat on Main Street"#), "alice's page quotes her own message: \(laptop.stdout)")
+        #expect(laptop.waitFor("│ Yes, viewing on Saturday"), "\(laptop.stdout)")
+        laptop.send("/reply 2 Great, 10:00?")
+        #expect(bob.waitFor(#"↪ #2 you: "Yes, viewing on Saturday""#), "alice quoted bob's own: \(bob.stdout)")
+
+        // A message whose words are its own: a word no other message holds.
+        let secret = "0176 5555 1234 zqxwvjk"
+        laptop.send("my number: " + secret)
+        #expect(bob.waitFor("│ my number: \(secret) │"), "\(bob.stdout)")
+        // Bob's host read it: its receipts said it takes recalls.
+        #expect(laptop.waitFor("read ✓✓", occurrences: 3), "\(laptop.stdout)")
+        _ = try imhost(["search", "zqxwvjk"], in: people.bob)
+        #expect(try !filesHolding([secret], people.bob, user: "bob").isEmpty, "before the recall, bob's store holds the words (the check finds them)")
+
+        laptop.send("/recall 2")
+        #expect(laptop.waitFor("/recall: #2 is bob's message: only its sender recalls a message"), "\(laptop.stdout)")
+        laptop.send("/recall 4")
+        #expect(laptop.waitFor("recalled #4: gone from this chat, your devices and bob's; it said: my number: \(secret)"), "\(laptop.stdout)")
+        #expect(laptop.waitFor("(you recalled this message)"), "\(laptop.stdout)")
+        #expect(bob.waitFor("(alice recalled this message)"), "\(bob.stdout)")
+        #expect(try pageMessages(people.bob, url: houseChat(with: "alice"))[3]["recalled"] as? Bool == true)
+        // A reply to it now quotes no words.
+        bob.send("/reply 4 ok")
+        #expect(bob.waitFor("/reply: #4 was recalled: there is nothing of it to reply to"), "\(bob.stdout)")
+
+        // Alice's phone, back, has it recalled too (its copy came, then the note). Its messages
+        // are where they arrived there (her own copies first, then bob's).
+        #expect(try broker.sync(people.phone).status == 0)
+        var phonePage: [[String: Any]] = []
+        #expect(waitUntil(timeout: 60) {
+            phonePage = (try? pageMessages(people.phone, url: houseChat(with: "bob"))) ?? []
+            return phonePage.count == 4 && phonePage.contains { $0["recalled"] as? Bool == true }
+        }, "\(phonePage)")
+        #expect(!phonePage.contains { ($0["text"] as? String)?.contains(secret) == true })
+        let question = try #require(phonePage.first { ($0["text"] as? String)?.hasPrefix("Is the flat") == true })
+        let reply = try #require(phonePage.first { $0["from"] as? String == "bob" }?["reply"] as? [String: Any])
+        #expect(reply["number"] as? Int == question["number"] as? Int && reply["from"] as? String == "alice"
+                    && (reply["text"] as? String)?.hasPrefix("Is the flat") == true, "the phone quotes too: \(reply)")
+
+        // Nothing of it in any file of the three stores: neither its words nor any trigram of
+        // the word only it held (the index rewritten, the log cut).
+        let needles = [secret, "my number"] + trigrams("zqxwvjk")
+        for (workspace, user) in [(people.bob, "bob"), (people.laptop, "alice"), (people.phone, "alice")] {
+            var found: [String] = []
+            #expect(waitUntil(timeout: 30) {
+                found = (try? filesHolding(needles, workspace, user: user)) ?? ["unreadable"]
+                return found.isEmpty
+            }, "\(user)'s store still holds: \(found)")
+        }
+        #expect(try imhost(["search", "zqxwvjk"], in: people.bob).stdout.contains("No message matches"), "search finds nothing of it")
+
+        // Sent longer ago than limits.recallSeconds: refused, and nothing changes.
+        #expect(try run("/usr/bin/sqlite3", [people.laptop.data + "/users/alice/messages.sqlite3",
+                                             "UPDATE messages SET sent_at = sent_at - 300000 WHERE position = 2"]).status == 0)
+        laptop.send("/recall 3")
+        #expect(laptop.waitFor("/recall: #3 was sent 5 minutes ago: a message can be recalled within 2 minutes of sending it (limits.recallSeconds in host.json)"),
+                "\(laptop.stdout)")
+    }
+}
+
+/// The store's side of a recall, on the real database file while another process reads it.
+@Suite("A recalled message leaves the store's files")
+struct RecallStoreTests {
+    @Test("its words leave the database, the search index and the write-ahead log, even while another connection holds a read open (the log is cut once it lets go); a message the recall came before is never stored")
+    func scrubbed() throws {
+        let workspace = try Workspace()
+        let folder = workspace.root + "/data"
+        let store = try MessageStore(dataFolder: folder, user: "bob")
+        let words = "the code to the door is wqpzmxk 4711"
+        _ = try store.storeIncoming([IncomingMessage(from: "alice", globalID: "a1", seq: 1, key: "text", payload: MessagePayload(json: #"{"text":"\#(words)"}"#), sentAt: 1),
+                                     IncomingMessage(from: "alice", globalID: "a2", seq: 2, key: "text", payload: MessagePayload(json: #"{"text":"see you"}"#), sentAt: 2)])
+        _ = try store.catchUpSearchIndex(limit: 100)
+        #expect(try store.search(["wqpzmxk"], peer: nil, limit: 10).count == 1)
+        let path = folder + "/users/bob/messages.sqlite3"
+        func holding() throws -> [String] {
+            try FileManager.default.contentsOfDirectory(atPath: folder + "/users/bob").sorted().flatMap { name -> [String] in
+                let bytes = (try? Data(contentsOf: URL(fileURLWithPath: folder + "/users/bob/" + name))) ?? Data()
+                return ([words] + trigrams("wqpzmxk")).filter { bytes.range(of: Data($0.utf8)) != nil }.map { "\(name): \($0)" }
+            }
+        }
+        #expect(try !holding().isEmpty, "the check finds the words before")
+
+        // Another process reads the store, and keeps its read open (a snapshot the log must keep).
+        let reader = try RunningProcess("/usr/bin/sqlite3", [path], in: workspace.root)
+        defer { reader.signal(SIGKILL); _ = reader.finish() }
+        reader.send("BEGIN; SELECT 'reading', count(*) FROM messages;")
+        #expect(reader.waitFor("reading|2"))
+
+        #expect(try store.applyRecall(from: "alice", peer: "alice", ids: ["a1", "a9"], at: 3))
+        #expect(try store.search(["wqpzmxk"], peer: nil, limit: 10).isEmpty)
+        #expect(try store.stored(of: "alice", endingBefore: nil, limit: 10).map(\.recalledAt) == [3, nil])
+        // The log cannot be cut while the reader holds its snapshot: the scrub waits, and is due.
+        #expect(!store.scrubFiles())
+        reader.send("COMMIT; SELECT 'done';")
+        #expect(reader.waitFor("done"))
+        // The process holding the connection tries again when it is idle: now it can.
+        store.scrubFilesIfDue(now: Clock.now() + 10 * MessageStore.scrubEvery)
+        let found = try holding()
+        #expect(found.isEmpty, "still in the files: \(found)")
+        // a9 came after its recall: known, never stored.
+        #expect(try store.storeIncoming([IncomingMessage(from: "alice", globalID: "a9", seq: 3, key: "text",
+                                                         payload: MessagePayload(json: #"{"text":"too late"}"#), sentAt: 4)]) == [.duplicate])
+    }
+}
+
+extension BrowserSuites {
+    @Suite("Reply and recall in a browser")
+    struct WebReplyRecallTests {
+        @Test("bob replies from his page (Reply, then the input, which says what he answers); alice's page shows the quote, and a click on it goes to her message; alice recalls hers: both pages say it was recalled, and what it said is back in her input")
+        func replyAndRecall() throws {
+            let people = try TwoPeopleInABrowser(dev: false)
+            let (alice, bob) = (people.alice, people.bob)
+            try alice.send("Is the flat on Main Street still free?")
+            #expect(try bob.waitFor(".message.received .bubble.text", containing: "Is the flat on Main Street"))
+            try bob.click("#m1 button.reply")
+            #expect(try bob.waitFor("form[data-send] .replying", containing: "Replying to alice: Is the flat on Main Street still free?"))
+            try bob.send("Yes, viewing on Saturday")
+            #expect(try alice.waitFor("#m2 a.quote", containing: "Is the flat on Main Street still free?"))
+            #expect(try alice.textContent("#m2 a.quote .quote-who") == "You")
+            #expect(try bob.waitUntil("document.querySelector('form[data-send] .replying') === null"), "sent: the reply bar is gone")
+            try alice.click("#m2 a.quote")
+            #expect(try alice.waitUntil("document.activeElement !== null && document.activeElement.id === 'm1'"), "the quote goes to the message it quotes")
+
+            try alice.send("call me on 0176 5555 1234")
+            #expect(try bob.waitFor("#m3 .bubble.text", containing: "0176 5555 1234"))
+            try alice.click("#m3 button.recall")
+            #expect(try bob.waitFor("#m3 .bubble.recalled", containing: "alice recalled a message"))
+            #expect(try alice.waitFor("#m3 .bubble.recalled", containing: "You recalled a message"))
+            #expect(try alice.waitUntil("document.querySelector('form[data-send] input').value === 'call me on 0176 5555 1234'"),
+                    "what it said is back in the input, to edit and send again")
+            #expect(try bob.findAll("#m3 button.reply").isEmpty && alice.findAll("#m3 button.recall").isEmpty, "a recalled message offers nothing")
+            #expect(try alice.findAll("#m2 button.recall").isEmpty, "only one's own messages can be recalled")
+            let console = try alice.consoleLog() + bob.consoleLog()
+            #expect(console.filter { $0.level == "SEVERE" }.isEmpty, "\(console)")
+        }
+    }
+}
