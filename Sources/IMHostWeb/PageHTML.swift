@@ -183,7 +183,8 @@ public enum PageHTML {
             }
         }
         if message.isOutgoing { html += state(message, dev: dev) }
-        if message.body != .recalled { html += actions(message) }
+        if !message.reactions.isEmpty { html += reactions(message.reactions, peer: peer) }
+        if message.body != .recalled { html += actions(message, peer: peer) }
         if message.isOutgoing, let drawn = message.peerDrawn {
             // How the peer drew it, as its read receipt said: its words escaped. The person hears
             // only that the peer could not see it.
@@ -194,6 +195,14 @@ public enum PageHTML {
             }
         }
         return html + "</article>"
+    }
+
+    /// A message's reactions, under it: each emoji with who gave it.
+    static func reactions(_ reactions: [PageView.Reaction], peer: String) -> String {
+        "<ul class=\"reactions\" aria-label=\"Reactions\">" + reactions.map { reaction in
+            let who = reaction.people.map { $0 == peer ? escape(peer) : "You" }.joined(separator: ", ")
+            return "<li title=\"" + who + "\">" + escape(reaction.emoji) + " <span class=\"who\">" + who + "</span></li>"
+        }.joined() + "</ul>"
     }
 
     /// A reply's quote of the message it answers: who wrote it and its first words, a link to
@@ -218,8 +227,17 @@ public enum PageHTML {
 
     /// What a person can do with a message: reply to it; recall their own, while they may (the
     /// page's script takes the button away when that time is up).
-    static func actions(_ message: PageView.Message) -> String {
+    static func actions(_ message: PageView.Message, peer: String) -> String {
         var html = "<div class=\"actions\"><button type=\"button\" class=\"reply\" data-reply=\"\(message.number)\">Reply</button>"
+        // One reaction a person: the one given is pressed, and pressing it again takes it back.
+        let mine = message.reactions.first { $0.people.contains { $0 != peer } }?.emoji
+        html += "<details class=\"react\"><summary>React</summary><span class=\"choices\" role=\"group\" aria-label=\"Reactions\">"
+        for emoji in Envelope.Reaction.emoji {
+            let given = emoji == mine
+            html += "<button type=\"button\" data-do=\"react\" data-message=\"\(message.number)\" data-emoji=\"" + (given ? "" : emoji) + "\" aria-pressed=\"\(given)\">"
+                + emoji + "</button>"
+        }
+        html += "</span></details>"
         if let until = message.recallableUntil {
             html += "<button type=\"button\" class=\"recall\" data-do=\"recall\" data-message=\"\(message.number)\" data-until=\"\(until)\">Recall</button>"
         }

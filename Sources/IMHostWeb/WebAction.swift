@@ -9,7 +9,7 @@ import IMHostRuntime
 /// {"do":"text","text":"Is it still free?"}     {"do":"tap","message":3}
 /// {"do":"tap","message":3,"button":"accept"}    {"do":"quick","item":2}
 /// {"do":"bar","item":1}  {"do":"menu","item":2}  {"do":"more","count":20}
-/// {"do":"reply","message":3,"text":"Yes, Saturday"}  {"do":"recall","message":5}
+/// {"do":"reply","message":3,"text":"Yes, Saturday"}  {"do":"recall","message":5}  {"do":"react","message":3,"emoji":"👍"}
 /// {"do":"retry","message":4}  {"do":"why","message":4}  {"do":"seen","through":9}
 /// {"do":"block"}  {"do":"unblock"}  {"do":"route"}  {"do":"clear"}  {"do":"report"}   (asked first by the page)
 /// {"do":"location","latitude":52.52,"longitude":13.405}   (sent as the built-in `location`)
@@ -53,6 +53,7 @@ enum WebAction {
         case "retry": number("message").map(ChatAction.retry)
         case "reply": number("message").flatMap { number in string("text").map { .reply(to: number, text: $0) } }
         case "recall": number("message").map(ChatAction.recall)
+        case "react": number("message").flatMap { number in string("emoji").map { .react(number, emoji: $0) } }
         case "why": number("message").map(ChatAction.why)
         case "seen": number("through").map { .seen(through: $0) }
         case "block": .block(nil)

@@ -28,6 +28,15 @@ func trigrams(_ word: String) -> [String] {
     return (0...(characters.count - 3)).map { String(characters[$0..<$0 + 3]) }
 }
 
+extension DeviceSyncTests.People {
+    /// Bob's chat with alice, running and connected.
+    func bobsChat() throws -> RunningProcess {
+        let chat = try broker.chat(bob, with: "alice")
+        try #require(chat.waitFor(broker.connected("bob")), "\(chat.stdout)\(chat.stderr)")
+        return chat
+    }
+}
+
 /// Issue 41, points 1 and 2: a reply quotes the message it answers; a recalled message leaves
 /// every device of both people, and every file of their stores.
 @Suite("Replying and recalling between two people", .heavy(.broker))
@@ -41,10 +50,8 @@ struct ReplyRecallTests {
         let (laptop, phone) = try people.aliceOnBoth()
         phone.send("/quit")
         #expect(phone.finish().status == 0)
-        defer { laptop.signal(SIGKILL); _ = laptop.finish() }
-        let bob = try broker.chat(people.bob, with: "alice")
-        defer { bob.signal(SIGKILL); _ = bob.finish() }
-        try #require(bob.waitFor(broker.connected("bob")), "\(bob.stdout)\(bob.stderr)")
+        let bob = try people.bobsChat()
+        defer { for chat in [laptop, bob] { chat.signal(SIGKILL); _ = chat.finish() } }
 
         laptop.send("Is the flat on Main Street still free?")
         #expect(bob.waitFor("│ Is the flat on Main Street still free? │"), "\(bob.stdout)")
@@ -184,6 +191,101 @@ extension BrowserSuites {
             #expect(try alice.findAll("#m2 button.recall").isEmpty, "only one's own messages can be recalled")
             let console = try alice.consoleLog() + bob.consoleLog()
             #expect(console.filter { $0.level == "SEVERE" }.isEmpty, "\(console)")
+        }
+    }
+}
+
+/// The reactions `workspace`'s page of the chat with `peer` shows under message `number`, as
+/// `open --json` gives them: emoji → who.
+func shownReactions(_ workspace: Workspace, with peer: String, number: Int) throws -> [String: [String]] {
+    let message = try pageMessages(workspace, url: houseChat(with: peer)).first { $0["number"] as? Int == number }
+    var found: [String: [String]] = [:]
+    for reaction in message?["reactions"] as? [[String: Any]] ?? [] {
+        found[reaction["emoji"] as? String ?? "?"] = reaction["people"] as? [String] ?? []
+    }
+    return found
+}
+
+/// Issue 41, point 3: one reaction a person a message, on every device of both.
+@Suite("Reactions between two people", .heavy(.broker))
+struct ReactionTests {
+    @Test("bob reacts to alice's message and changes his mind; alice reacts to her own; each shows on both of alice's devices and on bob's, one a person, and taking one back takes it away; what is not one of the set is refused in one line",
+          arguments: BrokerKind.allCases)
+    func reactions(_ kind: BrokerKind) throws {
+        let people = try DeviceSyncTests.People(kind: kind)
+        let (laptop, phone) = try people.aliceOnBoth()
+        let bob = try people.bobsChat()
+        defer { for chat in [laptop, phone, bob] { chat.signal(SIGKILL); _ = chat.finish() } }
+
+        laptop.send("Viewing on Saturday at 10?")
+        #expect(bob.waitFor("│ Viewing on Saturday at 10? │"), "\(bob.stdout)")
+        // Bob's host has answered: its receipts say it takes reactions.
+        #expect(laptop.waitFor("read ✓✓"), "\(laptop.stdout)")
+        bob.send("/react 1 👍")
+        #expect(bob.waitFor("│ 👍 you"), "\(bob.stdout)")
+        #expect(laptop.waitFor("│ 👍 bob"), "\(laptop.stdout)")
+        #expect(phone.waitFor("│ 👍 bob"), "bob's reaction reaches alice's phone too: \(phone.stdout)")
+        bob.send("/react 1 😂")
+        laptop.send("/react 1 ❤️")
+        let expected = ["😂": ["bob"], "❤️": ["alice"]]
+        for (workspace, peer) in [(people.laptop, "bob"), (people.phone, "bob"), (people.bob, "alice")] {
+            var seen: [String: [String]] = [:]
+            #expect(waitUntil(timeout: 30) {
+                seen = (try? shownReactions(workspace, with: peer, number: 1)) ?? [:]
+                return seen == expected
+            }, "one a person, the latest: \(seen)")
+        }
+        bob.send("/react 1")
+        #expect(bob.waitFor("react #1: your reaction is taken back"), "\(bob.stdout)")
+        #expect(waitUntil(timeout: 30) { (try? shownReactions(people.laptop, with: "bob", number: 1)) == ["❤️": ["alice"]] })
+        bob.send("/react 1 🍕")
+        #expect(bob.waitFor("/react: 🍕 is not a reaction; react with one of 👍 ❤️ 😂 😮 😢 🙏, or /react 1 alone to take yours back"), "\(bob.stdout)")
+    }
+}
+
+/// Issue 41: the wire rule for the new kinds. An older host, here carol by hand, announces no
+/// features: it is sent neither a recall nor a reaction (it would refuse each as a kind it does
+/// not know, with a notice), and keeps what bob recalled.
+@Suite("Recalls and reactions under the wire rule", .heavy(.broker))
+struct NewKindsWireRuleTests {
+    @Test("bob reacts to and recalls in a chat with a host whose messages announce no features: nothing of a later kind goes to it, and bob's chat says carol keeps the message")
+    func olderHost() throws {
+        let root = try Workspace()
+        let broker = try TestBroker(in: root.root, users: ["bob", "carol"])
+        let bob = try broker.workspace(for: "bob")
+        #expect(try broker.sync(bob, timeout: 2).status == 0)
+        let database = bob.data + "/users/bob/messages.sqlite3"
+        // Carol's message, as a host before features writes it (none on it).
+        try broker.publish(as: "carol", topic: "imhost/u/bob/from/carol", [envelope("01JCAROL0000000000000001", seq: 1, payload: #"{"text":"is it free?"}"#)])
+        #expect(try broker.sync(bob, timeout: 2).status == 0)
+        let chat = try transcript(bob, with: "carol", ["/react 1 👍", "still free", "/recall 2"])
+        #expect(chat.stdout.contains("recalled #2: gone from this chat and your devices; carol's imhost is older and keeps it"), "\(chat.stdout)")
+        #expect(try broker.sync(bob, timeout: 2).status == 0)
+        // Her message said what her host takes (nothing: it has no features), so neither the
+        // reaction nor the recall was ever sent: both were dropped before a send was tried.
+        let waiting = try run("/usr/bin/sqlite3", [database, "SELECT count(*) FROM peer_notes_out; SELECT '[' || features || ']' FROM peer_features"])
+        #expect(waiting.stdout == "0\n[]\n", "\(waiting.stdout)")
+    }
+}
+
+extension BrowserSuites {
+    @Suite("Reactions in a browser")
+    struct WebReactionTests {
+        @Test("React opens the short set; a choice shows under the message on both pages with who gave it; pressing it again takes it back")
+        func react() throws {
+            let people = try TwoPeopleInABrowser(dev: false)
+            let (alice, bob) = (people.alice, people.bob)
+            try alice.send("Viewing on Saturday at 10?")
+            #expect(try bob.waitFor("#m1 .bubble.text", containing: "Viewing on Saturday"))
+            #expect(try alice.waitFor("#m1 .state", containing: "read"))
+            try bob.click("#m1 details.react summary")
+            try bob.click("#m1 details.react button[aria-pressed=false]")
+            #expect(try bob.waitFor("#m1 ul.reactions li", containing: "👍 You"))
+            #expect(try alice.waitFor("#m1 ul.reactions li", containing: "👍 bob"))
+            #expect(try bob.execute("return document.querySelector('#m1 details.react').open") as? Bool == false, "a choice closes the set")
+            try bob.click("#m1 details.react summary")
+            try bob.click("#m1 details.react button[aria-pressed=true]")
+            #expect(try alice.waitUntil("document.querySelector('#m1 ul.reactions') === null"), "taken back")
         }
     }
 }

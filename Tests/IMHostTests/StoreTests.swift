@@ -300,7 +300,10 @@ struct MessageLifeTests {
             ALTER TABLE messages DROP COLUMN reply_sender;
             ALTER TABLE messages DROP COLUMN reply_id;
             ALTER TABLE messages DROP COLUMN recalled_at;
-            DROP TABLE recalls_out;
+            DROP TABLE reactions;
+            DROP TABLE peer_notes_out;
+            ALTER TABLE sibling_notes DROP COLUMN value;
+            ALTER TABLE sibling_notes DROP COLUMN sender;
             DROP TABLE peer_features;
             PRAGMA user_version = 9
             """])

@@ -232,9 +232,19 @@ public final class ChatPage {
         }
         let photos = try photoSlots(messages)
         try quoteReplies(&messages, presented: list)
+        let reactions = try messages.first.map { first in
+            try environment.store.reactions(peer: conversation, positions: (first.number - 1)...(messages.last!.number - 1))
+        } ?? [:]
         let recallWindow = Int64(environment.limits.recallSeconds) * 1000, now = Clock.now()
         for index in messages.indices {
             let message = messages[index]
+            for (person, emoji) in reactions[message.number - 1] ?? [] {
+                if let at = messages[index].reactions.firstIndex(where: { $0.emoji == emoji }) {
+                    messages[index].reactions[at].people.append(person)
+                } else {
+                    messages[index].reactions.append(PageView.Reaction(emoji: emoji, people: [person]))
+                }
+            }
             if message.isOutgoing, message.body != .recalled, message.state != .failed, message.state != .givenUp, recallWindow > 0,
                message.envelope.timestamp + recallWindow > now {
                 messages[index].recallableUntil = message.envelope.timestamp + recallWindow

@@ -122,6 +122,9 @@ public struct PageView: Codable, Sendable, Equatable {
         public var photos: [PhotoSlot] = []
         /// The message it replies to, quoted; `nil` for one that replies to none.
         public var reply: Quote? = nil
+        /// The reactions to it, by emoji in the order they were first given, each with who gave
+        /// it (user ids: the signed-in user's or the peer's).
+        public var reactions: [Reaction] = []
         /// For the user's own message that may still be recalled: until when (ms since 1970,
         /// its sending time and `limits.recallSeconds`); `nil` otherwise.
         public var recallableUntil: Int64? = nil
@@ -131,6 +134,12 @@ public struct PageView: Codable, Sendable, Equatable {
             let inCard: Int? = if case .photo(let index)? = body.card?.image { index } else { nil }
             return photos.enumerated().filter { $0.offset != inCard }.map { ($0.offset, $0.element) }
         }
+    }
+
+    /// One emoji of a message's reactions, and who reacted with it.
+    public struct Reaction: Codable, Sendable, Equatable {
+        public var emoji: String
+        public var people: [String]
     }
 
     /// What a reply shows of the message it answers.

@@ -27,6 +27,9 @@ extension MessageStore {
                 try database.statement("""
                     INSERT OR IGNORE INTO cleared (sender, global_id) SELECT sender, global_id FROM messages WHERE conversation = ?
                     """).bind(conversation).run()
+                try database.statement("""
+                    DELETE FROM reactions WHERE (sender, global_id) IN (SELECT sender, global_id FROM messages WHERE conversation = ?)
+                    """).bind(conversation).run()
                 for table in ["photos", "outbox"] {
                     try database.statement("DELETE FROM \(table) WHERE message IN (SELECT id FROM messages WHERE conversation = ?)").bind(conversation).run()
                 }

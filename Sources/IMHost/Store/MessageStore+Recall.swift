@@ -25,7 +25,7 @@ extension MessageStore {
 
     /// Recalls the user's message number `number` in the conversation with `peer`, at `now`,
     /// if it was sent within `limit` milliseconds: replaced in one transaction, its recall queued
-    /// for the peer (``recallsDue(now:limit:)``) and noted for the user's other devices.
+    /// for the peer (``notesDue(now:limit:)``) and noted for the user's other devices.
     public func recall(_ peer: String, number: Int, at now: Int64, limit: Int64) throws(StoreError) -> RecallOutcome {
         try refuseIfReadOnly()
         let outcome: RecallOutcome = try guarded {
@@ -43,9 +43,7 @@ extension MessageStore {
                 let row = find.int(0), key = find.text(4), payload = find.text(5), id = find.text(6)
                 try scrub(row: row, at: now)
                 try database.statement("DELETE FROM outbox WHERE message = ?").bind(row).run()
-                try database.statement("""
-                    INSERT INTO recalls_out (peer, global_id, recalled_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING
-                    """).bind(peer, id, now).run()
+                try queue(PeerNote(peer: peer, kind: .recall, sender: user, id: id, at: now))
                 if try hasSiblingsNow() { try noteSiblings("recalled", peer: peer, id: id) }
                 let takes = try features(ofPeer: peer).map { $0.contains(Envelope.Feature.recall) }
                 return .recalled(text: Self.editableText(key: key, payload: payload), peerTakes: takes)
@@ -74,6 +72,7 @@ extension MessageStore {
             WHERE id = ?1 AND summary != '' AND id <= (SELECT indexed_through FROM search_progress)
             """).bind(row).run()
         try database.statement("DELETE FROM photos WHERE message = ?").bind(row).run()
+        try database.statement("DELETE FROM reactions WHERE (sender, global_id) = (SELECT sender, global_id FROM messages WHERE id = ?)").bind(row).run()
         try database.statement("UPDATE messages SET payload = '{}', summary = '', recalled_at = ? WHERE id = ?").bind(time, row).run()
         try database.statement("""
             INSERT INTO store_facts (name, value) VALUES ('scrub due', ?1) ON CONFLICT (name) DO UPDATE SET value = ?1
@@ -110,86 +109,6 @@ extension MessageStore {
         }
         if changed { scrubFiles() }
         return changed
-    }
-
-    /// The user's recalls due at `now` for peers whose hosts take them, oldest first, at most
-    /// `limit`. Those for peers whose hosts said they take none are dropped (such a peer keeps
-    /// the message); those for peers not heard from since wait.
-    public func recallsDue(now: Int64, limit: Int) throws(StoreError) -> [(peer: String, id: String, at: Int64, attempts: Int)] {
-        guard !isReadOnly else { return [] }
-        return try guarded {
-            try database.statement("""
-                DELETE FROM recalls_out WHERE peer IN (SELECT peer FROM peer_features WHERE ' ' || features || ' ' NOT LIKE '% recall %')
-                """).run()
-            let rows = try database.statement("""
-                SELECT r.peer, r.global_id, r.recalled_at, r.attempts FROM recalls_out r JOIN peer_features f ON f.peer = r.peer
-                WHERE r.next_at <= ? ORDER BY r.recalled_at LIMIT ?
-                """)
-            try rows.bind(now, limit)
-            var due: [(peer: String, id: String, at: Int64, attempts: Int)] = []
-            while try rows.step() { due.append((rows.text(0), rows.text(1), rows.int(2), Int(rows.int(3)))) }
-            return due
-        }
-    }
-
-    /// A recall was handed to the broker: it goes again at `retryAt` unless answered before.
-    public func recallSent(peer: String, id: String, retryAt: Int64) throws(StoreError) {
-        try guarded {
-            try database.statement("UPDATE recalls_out SET attempts = attempts + 1, next_at = ? WHERE peer = ? AND global_id = ?")
-                .bind(retryAt, peer, id).run()
-        }
-    }
-
-    /// Every recall waiting is due now (the connection came back).
-    public func makeRecallsDue() throws(StoreError) {
-        guard !isReadOnly else { return }
-        try guarded { try database.statement("UPDATE recalls_out SET next_at = 0").run() }
-    }
-
-    /// `peer`'s host answered these recalls: they are done. Returns how many were waiting.
-    @discardableResult
-    public func recallsAnswered(by peer: String, ids: [String]) throws(StoreError) -> Int {
-        try guarded {
-            try database.statement("DELETE FROM recalls_out WHERE peer = ? AND global_id IN (SELECT value FROM json_each(?))")
-                .bind(peer, Self.jsonList(ids)).run()
-            return database.changes
-        }
-    }
-
-    /// How many recalls wait for an answer (`sync --json`).
-    public func recallsWaiting() throws(StoreError) -> Int {
-        try guarded {
-            let count = try database.statement("SELECT count(*) FROM recalls_out")
-            _ = try count.step()
-            return Int(count.int(0))
-        }
-    }
-
-    // MARK: What a peer's host takes
-
-    /// Remembers what `peer`'s host announced in a receipt (`nil`: a host before features,
-    /// which takes none). Written only when it changed.
-    public func rememberFeatures(of peer: String, _ features: [String]?, at time: Int64) throws(StoreError) {
-        guard !isReadOnly else { return }
-        let said = (features ?? []).joined(separator: " ")
-        try guarded {
-            try database.statement("""
-                INSERT INTO peer_features (peer, features, said_at) VALUES (?1, ?2, ?3)
-                ON CONFLICT (peer) DO UPDATE SET features = ?2, said_at = ?3 WHERE features != ?2
-                """).bind(peer, said, time).run()
-        }
-    }
-
-    /// What `peer`'s host last announced; `nil` when no receipt of it came since this host knew.
-    public func features(of peer: String) throws(StoreError) -> Set<String>? {
-        try guarded { try features(ofPeer: peer) }
-    }
-
-    private func features(ofPeer peer: String) throws -> Set<String>? {
-        let find = try database.statement("SELECT features FROM peer_features WHERE peer = ?")
-        try find.bind(peer)
-        guard try find.step() else { return nil }
-        return Set(find.text(0).split(separator: " ").map(String.init))
     }
 
     // MARK: Scrubbing the files

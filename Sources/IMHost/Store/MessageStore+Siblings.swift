@@ -249,15 +249,15 @@ extension MessageStore {
     // MARK: What this device tells the others
 
     /// A note for the user's other devices, in the caller's transaction: sent when online.
-    func noteSiblings(_ kind: String, peer: String, id: String? = nil, blocked: Bool? = nil) throws {
-        try database.statement("INSERT INTO sibling_notes (kind, peer, global_id, blocked, queued_at) VALUES (?, ?, ?, ?, ?)")
-            .bind(kind, peer, id, blocked, Clock.now()).run()
+    func noteSiblings(_ kind: String, peer: String, id: String? = nil, blocked: Bool? = nil, value: String? = nil, sender: String? = nil) throws {
+        try database.statement("INSERT INTO sibling_notes (kind, peer, global_id, blocked, queued_at, value, sender) VALUES (?, ?, ?, ?, ?, ?, ?)")
+            .bind(kind, peer, id, blocked, Clock.now(), value, sender).run()
     }
 
     /// The notes waiting to be told, oldest first, as envelopes written by `by`, with their rows.
     public func siblingNotes(by: String, limit: Int) throws(StoreError) -> [(row: Int64, note: Envelope.Sibling)] {
         try guarded {
-            let rows = try database.statement("SELECT id, kind, peer, global_id, blocked, queued_at FROM sibling_notes ORDER BY id LIMIT ?")
+            let rows = try database.statement("SELECT id, kind, peer, global_id, blocked, queued_at, value, sender FROM sibling_notes ORDER BY id LIMIT ?")
             try rows.bind(limit)
             var notes: [(row: Int64, note: Envelope.Sibling)] = []
             while try rows.step() {
@@ -265,6 +265,9 @@ extension MessageStore {
                     notes.append((rows.int(0), .seen(by: by, peer: rows.text(2), upTo: id)))
                 } else if rows.text(1) == "recalled", let id = rows.optionalText(3) {
                     notes.append((rows.int(0), .recalled(by: by, peer: rows.text(2), id: id, at: rows.int(5))))
+                } else if rows.text(1) == "reacted", let id = rows.optionalText(3), let sender = rows.optionalText(7) {
+                    notes.append((rows.int(0), .reacted(by: by, peer: rows.text(2),
+                                                        Envelope.Reaction(id: id, from: sender, emoji: rows.optionalText(6) ?? "", at: rows.int(5)))))
                 } else {
                     notes.append((rows.int(0), .block(by: by, peer: rows.text(2), blocked: rows.int(4) != 0)))
                 }

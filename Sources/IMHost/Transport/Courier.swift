@@ -213,7 +213,7 @@ public final class Courier {
     public func sendSoon() {
         reports.queuedChanged()
         delivery.outboxChanged()
-        delivery.recallQueued()
+        delivery.notesQueued()
         receipts.queuedChanged()
     }
 
@@ -234,7 +234,7 @@ public final class Courier {
             case .connected:
                 // What was sent and not delivered goes again, oldest first; so do recalls.
                 try? store.makeAllDue()
-                try? store.makeRecallsDue()
+                try? store.makeNotesDue()
                 if !connection.knownLogin { connection.knownLogin = store.connected(as: connection.login) }
             case .message(let topic, let payload, let retained):
                 switch inbox.read(topic: topic, payload: payload, retained: retained, now: now) {
@@ -242,6 +242,7 @@ public final class Courier {
                     // Messages and another device's copies are stored in the order they came.
                     if siblings.holdsCopies { siblings.flush(now: now) }
                     arrivals.append(arrival)
+                    delivery.heard(features: arrival.message.features, from: arrival.sender, now: now)
                 case .receipt(let receipt, let peer)?: receiptsCame.append((receipt, peer))
                 case .confirm(let ids, let peer)?: receipts.confirmed(by: peer, ids: ids)
                 case .recall(let ids, let at, let peer)?:
@@ -250,6 +251,10 @@ public final class Courier {
                     inbox.take(arrivals, now: now)
                     arrivals = []
                     inbox.recall(ids, at: at, from: peer)
+                case .react(let reaction, let peer)?:
+                    inbox.take(arrivals, now: now)
+                    arrivals = []
+                    inbox.react(reaction, from: peer)
                 case .probe(let id)?: connection.probeCame(id)
                 case .presence(let id)?: connection.sawPresence(id)
                 case .sibling(let sibling)?:
@@ -279,7 +284,7 @@ public final class Courier {
         if connection.isOnline {
             receipts.send(now: now)
             delivery.pump(now: now)
-            delivery.sendRecalls(now: now)
+            delivery.sendNotes(now: now)
             siblings.service(now: now)
             reports.send(now: now)
             connection.checkTimers(now: now)

@@ -51,7 +51,7 @@ final class Delivery {
     /// The connection went or was made anew: nothing is in flight on it.
     func reset() {
         inFlight = [:]
-        recallsDue = true
+        notesDue = true
         outboxChanged()
     }
 
@@ -93,8 +93,11 @@ final class Delivery {
             // Each device numbers its own sends: the envelope says which device wrote it.
             let device = connection.device
             for send in sends {
-                let message = Envelope.Message(id: send.globalID, seq: send.seq ?? 0, key: send.key, payload: send.payload,
+                var message = Envelope.Message(id: send.globalID, seq: send.seq ?? 0, key: send.key, payload: send.payload,
                                                sentAt: send.sentAt, jump: send.jump, photos: send.photos, device: device, reply: send.reply)
+                // The peer learns what this host takes from its messages too, not only its
+                // receipts: it may react to one before it ever sent this user anything.
+                message.features = Envelope.Feature.announced
                 switch connection.send(topic: Topic.inbox(to: send.peer, from: connection.user).name, payload: Envelope.message(message).bytes, as: .message(send)) {
                 case .queued:
                     inFlight[send.peer, default: [:]][send.globalID] = send.row
@@ -151,15 +154,16 @@ final class Delivery {
     /// anyone else change nothing, and are counted), and confirms it when it asks.
     func apply(_ receipt: Envelope.Receipt, from peer: String, now: Int64) {
         // What the peer's host takes, as every receipt says it: remembered when it changes.
-        let features = receipt.features ?? []
-        if peerFeatures[peer] != features {
-            peerFeatures[peer] = features
-            try? store.rememberFeatures(of: peer, receipt.features, at: now)
-            if features.contains(Envelope.Feature.recall) { recallsDue = true }
-        }
-        if receipt.state == .recalled {
-            try? store.recallsAnswered(by: peer, ids: receipt.ids)
+        heard(features: receipt.features, from: peer, now: now)
+        switch receipt.state {
+        case .recalled:
+            try? store.notesAnswered(by: peer, kind: .recall, ids: receipt.ids)
             return
+        case .reacted:
+            try? store.notesAnswered(by: peer, kind: .react, ids: receipt.ids, at: receipt.at)
+            return
+        case .delivered, .read, .refused:
+            break
         }
         do throws(StoreError) {
             let changed: Int
@@ -173,7 +177,7 @@ final class Delivery {
                 changed = try store.fail(to: peer, ids: receipt.ids, because: .refusedByPeer(refusal))
                 ledger.counters.failed += changed
                 if changed > 0 { ledger.say(.peerRefused(refusal, count: changed)) }
-            case .recalled:
+            case .recalled, .reacted:
                 changed = 0
             }
             // Ids that name no message of the user's to this peer (never sent, or sent to
@@ -199,36 +203,45 @@ final class Delivery {
         }
     }
 
-    /// What each peer's host said it takes in its last receipt on this connection.
+    /// What each peer's host said it takes in its last receipt or message on this connection.
     private var peerFeatures: [String: [String]] = [:]
-    /// Whether recalls may be due: at each connect, after a recall, when a peer said it takes them.
-    private var recallsDue = true
-    /// When the recalls are read again at the latest.
-    private var recallsAt: Int64 = 0
 
-    /// How long a recall waits for its answer before it goes again, in milliseconds (doubling
+    /// What `peer`'s host says it takes (on a receipt or a message): remembered when it changed.
+    func heard(features said: [String]?, from peer: String, now: Int64) {
+        let features = said ?? []
+        guard peerFeatures[peer] != features else { return }
+        peerFeatures[peer] = features
+        try? store.rememberFeatures(of: peer, said, at: now)
+        if !features.isEmpty { notesDue = true }
+    }
+    /// Whether notes (recalls, reactions) may be due: at each connect, after one was queued,
+    /// when a peer said it takes them.
+    private var notesDue = true
+    /// When the notes are read again at the latest.
+    private var notesAt: Int64 = 0
+
+    /// How long a note waits for its answer before it goes again, in milliseconds (doubling
     /// with each try, at most five minutes).
-    static let recallRetry: Int64 = 30_000
+    static let noteRetry: Int64 = 30_000
 
-    /// Publishes the user's recalls that are due to peers whose hosts take them.
-    func sendRecalls(now: Int64) {
-        guard connection.canSend, recallsDue || now >= recallsAt else { return }
-        recallsDue = false
-        recallsAt = now + Self.recallRetry
-        guard let due = try? store.recallsDue(now: now, limit: 100), !due.isEmpty else { return }
-        for recall in due {
-            let bytes = Envelope.recall(ids: [recall.id], at: recall.at).bytes
-            guard connection.publish(topic: Topic.inbox(to: recall.peer, from: connection.user).name, payload: bytes, as: .answer) else {
-                recallsDue = true
+    /// Publishes the user's notes that are due (``PeerNote``) to peers whose hosts take them.
+    func sendNotes(now: Int64) {
+        guard connection.canSend, notesDue || now >= notesAt else { return }
+        notesDue = false
+        notesAt = now + Self.noteRetry
+        guard let due = try? store.notesDue(now: now, limit: 100), !due.isEmpty else { return }
+        for note in due {
+            guard connection.publish(topic: Topic.inbox(to: note.peer, from: connection.user).name, payload: note.envelope.bytes, as: .answer) else {
+                notesDue = true
                 return
             }
             // Doubling: a peer away for a week is not sent one every 30 s, queued by the broker.
-            try? store.recallSent(peer: recall.peer, id: recall.id, retryAt: now + min(Self.recallRetry << min(recall.attempts, 4), 300_000))
+            try? store.noteSent(note, retryAt: now + min(Self.noteRetry << min(note.attempts, 4), 300_000))
         }
     }
 
-    /// A recall was queued in this process or another: it goes at the next service.
-    func recallQueued() { recallsDue = true }
+    /// A note was queued in this process or another: it goes at the next service.
+    func notesQueued() { notesDue = true }
 
     /// Fails what was not delivered within `giveUpHours`.
     func giveUp(now: Int64) {

@@ -89,8 +89,10 @@ extension Envelope {
         if copy, case .number(let at, _)? = member("recalled")?.value, at == at.rounded(), at >= 0, at <= 9_007_199_254_740_991 {
             recalledAt = Int64(at)
         }
-        return Message(id: id, seq: Int(seqValue), key: key, payload: payload, sentAt: Int64(sent), jump: jump, photos: photos, device: device,
-                       reply: reply, recalledAt: recalledAt)
+        var message = Message(id: id, seq: Int(seqValue), key: key, payload: payload, sentAt: Int64(sent), jump: jump, photos: photos, device: device,
+                              reply: reply, recalledAt: recalledAt)
+        message.features = features(member("features"))
+        return message
     }
 }
 

@@ -21,6 +21,7 @@ extension Envelope {
     /// {"v":1,"kind":"seen","by":LOGIN,"peer":P,"upTo":ID}
     /// {"v":1,"kind":"block","by":LOGIN,"peer":P,"blocked":true|false}
     /// {"v":1,"kind":"recalled","by":LOGIN,"peer":P,"id":ID,"at":MS}
+    /// {"v":1,"kind":"reacted","by":LOGIN,"peer":P,"id":ID,"of":USER,"emoji":E,"at":MS}
     /// ```
     ///
     /// A device that comes online (and every 30 s while it stays, once it knows another) asks
@@ -45,9 +46,11 @@ extension Envelope {
         /// The user recalled its message `id` to `peer` at `at`: every device replaces it (and
         /// keeps nothing of it).
         case recalled(by: String, peer: String, id: String, at: Int64)
+        /// The user reacted to a message of its conversation with `peer` (or took it back).
+        case reacted(by: String, peer: String, Reaction)
 
         /// The kinds, as the wire names them.
-        static let kinds: Set<String> = ["copy", "sync", "index", "want", "gone", "seen", "block", "recalled"]
+        static let kinds: Set<String> = ["copy", "sync", "index", "want", "gone", "seen", "block", "recalled", "reacted"]
         /// The most items an `index` or `want` carries.
         public static let itemsPerEnvelope = 200
         /// The most devices a `sync` names.
@@ -119,7 +122,7 @@ extension Envelope {
         public var by: String {
             switch self {
             case .copy(let copy): copy.by
-            case .sync(let by, _, _, _), .want(let by, _, _), .gone(let by, _, _, _), .seen(let by, _, _), .block(let by, _, _), .recalled(let by, _, _, _): by
+            case .sync(let by, _, _, _), .want(let by, _, _), .gone(let by, _, _, _), .seen(let by, _, _), .block(let by, _, _), .recalled(let by, _, _, _), .reacted(let by, _, _): by
             case .index(let index): index.by
             }
         }
@@ -135,6 +138,7 @@ extension Envelope {
             case .seen: "seen"
             case .block: "block"
             case .recalled: "recalled"
+            case .reacted: "reacted"
             }
         }
 
@@ -169,6 +173,8 @@ extension Envelope {
                 return #"{"v":1,"kind":"block","by":\#(quoted(by)),"peer":\#(quoted(peer)),"blocked":\#(blocked)}"#
             case .recalled(let by, let peer, let id, let at):
                 return #"{"v":1,"kind":"recalled","by":\#(quoted(by)),"peer":\#(quoted(peer)),"id":\#(quoted(id)),"at":\#(at)}"#
+            case .reacted(let by, let peer, let reaction):
+                return #"{"v":1,"kind":"reacted","by":\#(quoted(by)),"peer":\#(quoted(peer)),"id":\#(quoted(reaction.id)),"of":\#(quoted(reaction.from)),"emoji":\#(quoted(reaction.emoji)),"at":\#(reaction.at)}"#
             }
         }
 
@@ -262,6 +268,12 @@ extension Envelope {
             case "recalled":
                 guard let id else { throw refuse("whose id is not a message id") }
                 return .recalled(by: by, peer: try peer(), id: id, at: try whole("at"))
+            case "reacted":
+                guard let id, case .string(let of)? = member("of")?.value, TransportID.problem(of) == nil,
+                      case .string(let emoji)? = member("emoji")?.value, emoji.isEmpty || Reaction.emoji.contains(emoji) else {
+                    throw refuse("that is not a reaction to a message")
+                }
+                return .reacted(by: by, peer: try peer(), Reaction(id: id, from: of, emoji: emoji, at: try whole("at")))
             default:
                 return .block(by: by, peer: try peer(), blocked: try flag("blocked"))
             }

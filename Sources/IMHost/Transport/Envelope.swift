@@ -52,6 +52,10 @@ public enum Envelope: Sendable, Equatable {
     /// answers with a `recalled` receipt; until that comes, the recall is sent again. Sent only
     /// to a host whose receipts announce ``Feature/recall``.
     case recall(ids: [String], at: Int64)
+    /// The sender reacts to a message of the conversation (its own or the receiver's), or takes
+    /// its reaction back (an empty emoji). The receiver keeps the latest by `at`, and answers
+    /// with a `reacted` receipt. Sent only to a host whose receipts announce ``Feature/react``.
+    case react(Reaction)
 
     /// The version this host writes and reads.
     public static let version = 1
@@ -72,8 +76,10 @@ public enum Envelope: Sendable, Equatable {
     public enum Feature {
         /// Takes `recall` envelopes, and answers them with `recalled` receipts.
         public static let recall = "recall"
+        /// Takes `react` envelopes, and answers them with `reacted` receipts.
+        public static let react = "react"
         /// What this host announces, in the order it writes them.
-        public static let announced = [recall]
+        public static let announced = [recall, react]
         /// A feature's name as read: 1 to 32 of `a-z 0-9 -`.
         static func isValid(_ name: String) -> Bool { RefusalCode.isValid(name) }
         /// The most names a receipt's `features` is read for.
@@ -93,6 +99,25 @@ public enum Envelope: Sendable, Equatable {
     /// maximum packet, and the broker's `max_packet_size` (`imhost broker init` sizes it so).
     public static func packetLimit(payloadLimit: Int, photoLimit: Int) -> Int {
         limit(payloadLimit: payloadLimit, photoLimit: photoLimit) + topicRoom
+    }
+
+    /// A person's reaction to a message: which (its sender and id), with what (one of
+    /// ``emoji``, or `""`: taken back), and when.
+    public struct Reaction: Sendable, Equatable {
+        public var id: String
+        public var from: String
+        public var emoji: String
+        public var at: Int64
+
+        /// The reactions a person may give: a short set, the same on every host.
+        public static let emoji = ["👍", "❤️", "😂", "😮", "😢", "🙏"]
+
+        public init(id: String, from: String, emoji: String, at: Int64) {
+            self.id = id
+            self.from = from
+            self.emoji = emoji
+            self.at = at
+        }
     }
 
     /// A message.
@@ -121,6 +146,9 @@ public enum Envelope: Sendable, Equatable {
         /// In a copy between one user's devices: when the user recalled it (`recalled`); its
         /// payload is `{}` and it has no photos then.
         public var recalledAt: Int64?
+        /// What the sender's host takes (``Feature``), as it says on every message and receipt
+        /// (an addition); `nil` from a host before features.
+        public var features: [String]?
 
         public init(id: String, seq: Int, key: String, payload: MessagePayload, sentAt: Int64, jump: JumpPage? = nil,
                     photos: [AttachedPhoto] = [], device: String? = nil, reply: ReplyTo? = nil, recalledAt: Int64? = nil) {
@@ -181,6 +209,9 @@ public enum Envelope: Sendable, Equatable {
             /// The answer to a ``Envelope/recall(ids:at:)``: the receiver replaced those messages
             /// (or will never store them): the sender stops sending the recall.
             case recalled
+            /// The answer to a ``Envelope/react(_:)``: the receiver has the reaction of ``Receipt/at``
+            /// (or a later one) to that message.
+            case reacted
         }
 
         public var state: State
@@ -198,9 +229,12 @@ public enum Envelope: Sendable, Equatable {
         /// What the receiver's host can take (``Feature``), as it announces it on every receipt;
         /// `nil` from a host before features, which takes none of them.
         public var features: [String]?
+        /// For `reacted`: the time of the reaction it answers.
+        public var at: Int64?
 
         public init(state: State, ids: [String], code: RefusalCode? = nil, reason: String? = nil, confirm: Bool = false,
-                    drawn: [String: Drawn] = [:], features: [String]? = Feature.announced) {
+                    drawn: [String: Drawn] = [:], features: [String]? = Feature.announced, at: Int64? = nil) {
+            self.at = at
             self.features = features
             self.state = state
             self.ids = ids
@@ -273,6 +307,7 @@ public enum Envelope: Sendable, Equatable {
             if let device = message.device { text += #","dev":\#(JSONNode.quoted(device))"# }
             if let reply = message.reply { text += #","reply":{"id":\#(JSONNode.quoted(reply.id)),"from":\#(JSONNode.quoted(reply.from))}"# }
             if let at = message.recalledAt { text += #","recalled":\#(at)"# }
+            if let features = message.features { text += #","features":[\#(features.map(JSONNode.quoted).joined(separator: ","))]"# }
             return text + "}"
         case .receipt(let receipt):
             let ids = receipt.ids.map(JSONNode.quoted).joined(separator: ",")
@@ -283,13 +318,16 @@ public enum Envelope: Sendable, Equatable {
             let entries = receipt.ids.compactMap { id in receipt.drawn[id].map { JSONNode.quoted(id) + ":" + $0.json } }
             let drawn = entries.isEmpty ? "" : #","drawn":{\#(entries.joined(separator: ","))}"#
             let features = receipt.features.map { #","features":[\#($0.map(JSONNode.quoted).joined(separator: ","))]"# } ?? ""
-            return #"{"v":1,"kind":"receipt","state":"\#(receipt.state.rawValue)","ids":[\#(ids)]\#(code)\#(reason)\#(confirm)\#(drawn)\#(features)}"#
+            let at = receipt.at.map { #","at":\#($0)"# } ?? ""
+            return #"{"v":1,"kind":"receipt","state":"\#(receipt.state.rawValue)","ids":[\#(ids)]\#(code)\#(reason)\#(confirm)\#(drawn)\#(features)\#(at)}"#
         case .confirm(let ids):
             return #"{"v":1,"kind":"confirm","ids":[\#(ids.map(JSONNode.quoted).joined(separator: ","))]}"#
         case .probe(let id):
             return #"{"v":1,"kind":"probe","id":\#(JSONNode.quoted(id))}"#
         case .recall(let ids, let at):
             return #"{"v":1,"kind":"recall","ids":[\#(ids.map(JSONNode.quoted).joined(separator: ","))],"at":\#(at)}"#
+        case .react(let reaction):
+            return #"{"v":1,"kind":"react","id":\#(JSONNode.quoted(reaction.id)),"of":\#(JSONNode.quoted(reaction.from)),"emoji":\#(JSONNode.quoted(reaction.emoji)),"at":\#(reaction.at)}"#
         case .presence(let id, let at):
             return #"{"v":1,"kind":"presence","id":\#(JSONNode.quoted(id)),"at":\#(at)}"#
         case .status(let status):
@@ -406,6 +444,15 @@ public enum Envelope: Sendable, Equatable {
                 throw Refusal(kind: .payload, description: "a recall without a time (at, milliseconds since 1970)")
             }
             return .recall(ids: try ids(member, of: "a recall"), at: Int64(at))
+        case "react":
+            // `of`: the reacted message's sender (never `from`, which names an envelope's sender).
+            guard let id, case .string(let from)? = member("of")?.value, TransportID.problem(from) == nil,
+                  case .string(let emoji)? = member("emoji")?.value, emoji.isEmpty || Reaction.emoji.contains(emoji),
+                  case .number(let at, _)? = member("at")?.value, at == at.rounded(), at >= 0, at <= 9_007_199_254_740_991 else {
+                throw Refusal(kind: .payload, description: "a reaction without a message id, its sender, one of \(Reaction.emoji.joined(separator: " ")) (or \"\") and a time",
+                              messageID: id)
+            }
+            return .react(Reaction(id: id, from: from, emoji: emoji, at: Int64(at)))
         case "probe":
             guard let id else { throw Refusal(kind: .id, description: "a probe without a valid id") }
             return .probe(id: id)
@@ -464,13 +511,17 @@ public enum Envelope: Sendable, Equatable {
             // Kept short and on one line: it is shown to the sender's user.
             reason = String(decoding: text.utf8.prefix(reasonBytes), as: UTF8.self)
         }
+        var at: Int64?
+        if state == .reacted, case .number(let time, _)? = member("at")?.value, time == time.rounded(), time >= 0, time <= 9_007_199_254_740_991 {
+            at = Int64(time)
+        }
         return Receipt(state: state, ids: ids, code: code, reason: reason, confirm: confirm,
-                       drawn: state == .read ? drawn(member("drawn"), ids: ids) : [:], features: features(member("features")))
+                       drawn: state == .read ? drawn(member("drawn"), ids: ids) : [:], features: features(member("features")), at: at)
     }
 
     /// A receipt's `features`, leniently: the names that are names, at most ``Feature/most``;
     /// `nil` when it has none (a host before features), `[]` when it is not a list.
-    private static func features(_ node: JSONNode?) -> [String]? {
+    static func features(_ node: JSONNode?) -> [String]? {
         guard let node else { return nil }
         guard case .array(let elements) = node.value else { return [] }
         return Array(elements.compactMap { element -> String? in

@@ -25,6 +25,8 @@ final class Inbox {
         case sibling(Envelope.Sibling)
         /// `from` recalled these messages of theirs.
         case recall([String], at: Int64, from: String)
+        /// `from` reacted to a message of the conversation.
+        case react(Envelope.Reaction, from: String)
     }
 
     private let store: MessageStore
@@ -122,6 +124,7 @@ final class Inbox {
         case .confirm(let ids): return .confirm(ids, from: sender)
         // The user's own recalls reach its other devices as `recalled` notes, never this way.
         case .recall(let ids, let at): return sender == user ? nil : .recall(ids, at: at, from: sender)
+        case .react(let reaction): return sender == user ? nil : .react(reaction, from: sender)
         case .status:
             refuse(Envelope.Refusal(kind: .kind, description: "a status, which belongs on a status topic, not in an inbox"), from: sender, now: now)
             return nil
@@ -239,10 +242,24 @@ final class Inbox {
         answer(peer, .recalled, ids: ids)
     }
 
+    /// Keeps `peer`'s reaction and answers it `reacted` (also one about a message not stored
+    /// here yet: it shows once the message comes). One about a message of neither of them is
+    /// answered too, and kept nowhere: sent again, it would change nothing.
+    func react(_ reaction: Envelope.Reaction, from peer: String) {
+        do throws(StoreError) {
+            if try store.applyReaction(reaction, by: peer, peer: peer) { ledger.record(.changed(peers: [peer])) }
+        } catch {
+            ledger.say(.notStored(count: 1, error))
+            return
+        }
+        answer(peer, .reacted, ids: [reaction.id], at: reaction.at)
+    }
+
     /// Publishes a receipt to `peer`, at most ``Envelope/receiptIDs`` ids each.
-    private func answer(_ peer: String, _ state: Envelope.Receipt.State, ids: [String], code: Envelope.RefusalCode? = nil, reason: String? = nil) {
+    private func answer(_ peer: String, _ state: Envelope.Receipt.State, ids: [String], code: Envelope.RefusalCode? = nil, reason: String? = nil,
+                        at: Int64? = nil) {
         for chunk in Envelope.inReceipts(ids) {
-            let receipt = Envelope.receipt(Envelope.Receipt(state: state, ids: Array(chunk), code: code, reason: reason))
+            let receipt = Envelope.receipt(Envelope.Receipt(state: state, ids: Array(chunk), code: code, reason: reason, at: at))
             connection.publish(topic: Topic.inbox(to: peer, from: user).name, payload: receipt.bytes, as: .answer)
         }
     }

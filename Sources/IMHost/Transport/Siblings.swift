@@ -170,7 +170,7 @@ final class Siblings {
         switch sibling {
         case .copy(let copy):
             copies.append(copy)
-        case .seen, .block, .recalled:
+        case .seen, .block, .recalled, .reacted:
             notes.append(sibling)
         case .sync(_, let since, let limit, let unread):
             answer(by, since: since[login], limit: min(limit, Self.historyLimit), unread: unread)
@@ -248,6 +248,8 @@ final class Siblings {
                 ledger.record(.changed(peers: [peer]))
             case .recalled(_, let peer, let id, let at):
                 if (try? store.applyRecall(from: user, peer: peer, ids: [id], at: at)) == true { ledger.record(.changed(peers: [peer])) }
+            case .reacted(_, let peer, let reaction):
+                if (try? store.applyReaction(reaction, by: user, peer: peer)) == true { ledger.record(.changed(peers: [peer])) }
             default:
                 break
             }

@@ -29,6 +29,9 @@ package enum ChatAction: Codable, Equatable, Sendable {
     /// mark that it was recalled on every device of both people; what it said comes back as
     /// this device's input, to edit and send again.
     case recall(Int)
+    /// React to message N with one of the short set of emoji (``Envelope/Reaction/emoji``), or
+    /// take the reaction back (`""`): one a person a message.
+    case react(Int, emoji: String)
     /// Tap message N, or (with a button id) press that button of its card.
     case tap(Int, button: String? = nil)
     /// Why message N shows as it does.

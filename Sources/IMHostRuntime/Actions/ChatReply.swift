@@ -43,6 +43,8 @@ package enum ChatReply: Codable, Equatable, Sendable {
     /// `peerTakes` whether the peer's host takes recalls (`false`: an older host, which keeps
     /// the message; `nil`: not known yet, the recall goes once its host says).
     case recalled(number: Int, peer: String, text: String?, peerTakes: Bool?)
+    /// The user reacted to message N with `emoji` (`""`: took the reaction back).
+    case reacted(number: Int, emoji: String)
     case blocked(String)
     case unblocked(String)
     /// The chat with the peer was cleared on this device: this many messages left it.
@@ -200,6 +202,10 @@ package struct ChatRefusal: Error, Codable, Equatable, Sendable {
         case recalledAlready
         /// A reply to a message that shows no content: a recalled one.
         case notQuotable
+        /// A reaction to a recalled message.
+        case notReactable
+        /// Not one of the reactions a person may give (`detail`: what was given).
+        case notAReaction
     }
 
     package var code: Code

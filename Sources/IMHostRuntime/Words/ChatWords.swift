@@ -30,6 +30,8 @@ package enum ChatWords {
         case .route(let url, let route): ["route: \(url)", "  \(route.reason): \(route.explanation)"]
         case .read(let count): ["read: \(count) message\(count == 1 ? "" : "s") marked read"]
         case .retried(let number): ["retry: #\(number) is queued again"]
+        case .reacted(let number, ""): ["react #\(number): your reaction is taken back"]
+        case .reacted(let number, let emoji): ["react #\(number): \(emoji)"]
         case .recalled(let number, let peer, let text, let takes):
             ["recalled #\(number): " + (takes == false ? "gone from this chat and your devices; \(peer)'s imhost is older and keeps it"
                 : takes == nil ? "gone from this chat and your devices; it leaves \(peer)'s once their imhost answers"
@@ -117,6 +119,9 @@ package enum ChatWords {
             return "\(verb): #\(number) was sent \(detail) ago: a message can be recalled within \(FailureWords.duration(seconds: refusal.limit ?? 0)) of sending it (limits.recallSeconds in host.json)"
         case .recalledAlready: return "\(verb): #\(number) was recalled already"
         case .notQuotable: return "\(verb): #\(number) was recalled: there is nothing of it to reply to"
+        case .notReactable: return "\(verb): #\(number) was recalled: there is nothing of it to react to"
+        case .notAReaction:
+            return "\(verb): \(TerminalText.safe(detail)) is not a reaction; react with one of \(Envelope.Reaction.emoji.joined(separator: " ")), or /react \(number) alone to take yours back"
         }
     }
 
@@ -142,6 +147,7 @@ package enum ChatWords {
         case .retry(let number): "/retry \(number)"
         case .reply(let number, let text): "/reply \(number) \(text)"
         case .recall(let number): "/recall \(number)"
+        case .react(let number, let emoji): "/react \(number)" + (emoji.isEmpty ? "" : " " + emoji)
         case .seen(let through): "(seen up to #\(through))"
         case .block(let peer): "/block" + (peer.map { " \($0)" } ?? "")
         case .unblock(let peer): "/unblock" + (peer.map { " \($0)" } ?? "")

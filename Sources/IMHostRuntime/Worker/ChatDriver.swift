@@ -115,6 +115,18 @@ package final class ChatDriver {
             return Outcome(redraw: true)
         case .recall(let number):
             return try recall(number, on: page)
+        case .react(let number, let emoji):
+            guard emoji.isEmpty || Envelope.Reaction.emoji.contains(emoji) else {
+                return .refused(ChatRefusal(.notAReaction, action.verb, number: number, detail: emoji))
+            }
+            guard let store = host.store else { return .refused(ChatRefusal(.noSignIn, action.verb)) }
+            switch try store.react(page.conversation, number: number, emoji: emoji, at: host.clock()) {
+            case .reacted:
+                host.wakeConnection()
+                return .reply(.reacted(number: number, emoji: emoji), redraw: true)
+            case .noMessage: return .refused(ChatRefusal(.noMessage, action.verb, number: number))
+            case .recalled: return .refused(ChatRefusal(.notReactable, action.verb, number: number))
+            }
         case .withPhotos(let key, let payload, let files, let receive):
             return withPhotos(key: key, payload: payload, files: files, receive: receive, verb: action.verb, on: page)
         case .photo(let data):
@@ -431,6 +443,7 @@ extension ChatAction {
         case .retry: "/retry"
         case .reply: "/reply"
         case .recall: "/recall"
+        case .react: "/react"
         case .block: "/block"
         case .unblock: "/unblock"
         case .clear: "/clear"

@@ -48,6 +48,9 @@ struct PageJSON: Encodable {
         var drawn: PeerDrawn?
         /// For a reply: the message it quotes; absent for any other.
         var reply: Quote?
+        /// Its reactions: each emoji with who gave it (user ids), in the order first given;
+        /// absent when it has none.
+        var reactions: [PageView.Reaction]?
         /// `true` for a message its sender recalled (nothing of what it said is kept); absent otherwise.
         var recalled: Bool?
     }
@@ -171,7 +174,8 @@ struct PageJSON: Encodable {
                            short: message.body.degrade?.short, sentBefore: message.sentBefore, folded: folded,
                            photos: message.photos.isEmpty ? nil : message.photos.map(PhotoJSON.init),
                            drawn: message.isOutgoing ? message.peerDrawn.map { PeerDrawn($0, peer: envelope.to) } : nil,
-                           reply: message.reply.map(Quote.init), recalled: message.body == .recalled ? true : nil)
+                           reply: message.reply.map(Quote.init), reactions: message.reactions.isEmpty ? nil : message.reactions,
+                           recalled: message.body == .recalled ? true : nil)
         }
     }
 }

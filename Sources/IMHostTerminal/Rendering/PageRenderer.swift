@@ -112,11 +112,17 @@ public struct PageRenderer {
         case .recalled: lines = [message.isOutgoing ? "(you recalled this message)" : "(\(message.envelope.from) recalled this message)"]
         case .placeholder: return nil
         }
+        if !message.reactions.isEmpty { lines.append(reactionsText(message.reactions, peer: message.envelope.conversation)) }
         if let quote = message.reply { lines.insert(TextWidth.truncate(Self.quoteText(quote, peer: message.envelope.conversation), to: width), at: 0) }
         for (index, slot) in message.photosAfterBody {
             lines += TextWidth.wrap(photoText(slot, index: index), width: width)
         }
         return lines
+    }
+
+    /// A message's reactions as the terminal draws them, under its body: `👍 alice · ❤️ you`.
+    static func reactionsText(_ reactions: [PageView.Reaction], peer: String) -> String {
+        reactions.map { $0.emoji + " " + $0.people.map { $0 == peer ? peer : "you" }.joined(separator: ", ") }.joined(separator: " · ")
     }
 
     /// A reply's quote as the terminal draws it, above the reply: `↪ #3 bob: first words`.

@@ -17,6 +17,7 @@ function actOf(element) {
     if (element.dataset[key] !== undefined) act[key] = Number(element.dataset[key]);
   }
   if (element.dataset.button !== undefined) act.button = element.dataset.button;
+  if (element.dataset.emoji !== undefined) act.emoji = element.dataset.emoji;
   return act;
 }
 
@@ -565,6 +566,9 @@ function chatPage(root) {
     const target = event.target.closest("[data-do]");
     if (!target || !root.contains(target)) return;
     event.preventDefault();
+    // A reaction chosen closes the choices.
+    const choices = target.closest("details.react");
+    if (choices) choices.open = false;
     post(page, actOf(target));
   });
   root.addEventListener("submit", (event) => {

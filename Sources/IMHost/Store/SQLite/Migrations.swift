@@ -263,20 +263,38 @@ enum Migrations {
         """,
         // 13: a reply names the message it quotes (its sender and id); a recalled message keeps
         // its place and when it was recalled, and nothing of what it said (payload '{}',
-        // summary '', no photos); the user's recalls wait in recalls_out until the peer's host
-        // answers them; what each peer's host announced it takes (its receipts' features).
+        // summary '', no photos); reactions, one a person a message; what the user tells a
+        // peer's host of its messages (a recall, a reaction) waits in peer_notes_out until that
+        // host answers; what each peer's host announced it takes (its receipts' features).
         """
         ALTER TABLE messages ADD COLUMN reply_sender TEXT;
         ALTER TABLE messages ADD COLUMN reply_id TEXT;
         ALTER TABLE messages ADD COLUMN recalled_at INTEGER;
-        CREATE TABLE recalls_out (
-            peer TEXT NOT NULL,
+        -- The message by its sender and id (it may come after its reaction), who reacted, how.
+        CREATE TABLE reactions (
+            sender TEXT NOT NULL,
             global_id TEXT NOT NULL,
-            recalled_at INTEGER NOT NULL,
+            person TEXT NOT NULL,
+            emoji TEXT NOT NULL,
+            at INTEGER NOT NULL,
+            PRIMARY KEY (sender, global_id, person)
+        ) WITHOUT ROWID;
+        -- kind: 'recall' or 'react' (the feature the peer's host must announce); the message by
+        -- its sender and id; value: a reaction's emoji ('' takes it back).
+        CREATE TABLE peer_notes_out (
+            peer TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            global_id TEXT NOT NULL,
+            sender TEXT NOT NULL,
+            value TEXT NOT NULL DEFAULT '',
+            at INTEGER NOT NULL,
             attempts INTEGER NOT NULL DEFAULT 0,
             next_at INTEGER NOT NULL DEFAULT 0,
-            PRIMARY KEY (peer, global_id)
+            PRIMARY KEY (peer, kind, global_id)
         ) WITHOUT ROWID;
+        -- A note for the user's other devices may carry a value and the message's sender.
+        ALTER TABLE sibling_notes ADD COLUMN value TEXT;
+        ALTER TABLE sibling_notes ADD COLUMN sender TEXT;
         CREATE TABLE peer_features (
             peer TEXT PRIMARY KEY,
             -- The names, space-separated, as its last receipt said them ('' for none).
