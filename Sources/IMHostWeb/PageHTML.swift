@@ -38,7 +38,7 @@ public enum PageHTML {
     /// The page's body: header, components, messages, input bar. The chat's document frame
     /// (``WebDocument/chat(page:)``) holds it; a live update replaces it.
     public static func body(_ page: PageView, dev: Bool = false) -> String {
-        var html = "<header class=\"title" + (page.isLegacy ? " legacy" : "") + "\"><h1>" + escape(page.title) + "</h1>"
+        var html = "<header class=\"title" + (page.isLegacy ? " legacy" : "") + "\" data-peer=\"" + escape(page.conversation) + "\"><h1>" + escape(page.title) + "</h1>"
         if dev {
             let tag = page.isLegacy ? "legacy page" : (page.lineID.map { "\($0) page" } ?? "base page")
             html += "<span class=\"tag dev" + (page.isLegacy ? " legacy" : "") + "\">" + escape(tag) + "</span>"
@@ -201,7 +201,8 @@ public enum PageHTML {
     static func reactions(_ reactions: [PageView.Reaction], peer: String) -> String {
         "<ul class=\"reactions\" aria-label=\"Reactions\">" + reactions.map { reaction in
             let who = reaction.people.map { $0 == peer ? escape(peer) : "You" }.joined(separator: ", ")
-            return "<li title=\"" + who + "\">" + escape(reaction.emoji) + " <span class=\"who\">" + who + "</span></li>"
+            let mine = reaction.people.contains { $0 != peer } ? " data-mine" : ""
+            return "<li\(mine) title=\"" + who + "\">" + escape(reaction.emoji) + " <span class=\"who\">" + who + "</span></li>"
         }.joined() + "</ul>"
     }
 
@@ -228,16 +229,10 @@ public enum PageHTML {
     /// What a person can do with a message: reply to it; recall their own, while they may (the
     /// page's script takes the button away when that time is up).
     static func actions(_ message: PageView.Message, peer: String) -> String {
+        // React opens the short set the page's script draws once for every message (a change
+        // stays small): the one given is pressed, and pressing it again takes it back.
         var html = "<div class=\"actions\"><button type=\"button\" class=\"reply\" data-reply=\"\(message.number)\">Reply</button>"
-        // One reaction a person: the one given is pressed, and pressing it again takes it back.
-        let mine = message.reactions.first { $0.people.contains { $0 != peer } }?.emoji
-        html += "<details class=\"react\"><summary>React</summary><span class=\"choices\" role=\"group\" aria-label=\"Reactions\">"
-        for emoji in Envelope.Reaction.emoji {
-            let given = emoji == mine
-            html += "<button type=\"button\" data-do=\"react\" data-message=\"\(message.number)\" data-emoji=\"" + (given ? "" : emoji) + "\" aria-pressed=\"\(given)\">"
-                + emoji + "</button>"
-        }
-        html += "</span></details>"
+            + "<button type=\"button\" class=\"react\" data-react=\"\(message.number)\" aria-expanded=\"false\">React</button>"
         if let until = message.recallableUntil {
             html += "<button type=\"button\" class=\"recall\" data-do=\"recall\" data-message=\"\(message.number)\" data-until=\"\(until)\">Recall</button>"
         }

@@ -53,6 +53,7 @@ enum WebAction {
         case "retry": number("message").map(ChatAction.retry)
         case "reply": number("message").flatMap { number in string("text").map { .reply(to: number, text: $0) } }
         case "recall": number("message").map(ChatAction.recall)
+        case "typing": .typing
         case "react": number("message").flatMap { number in string("emoji").map { .react(number, emoji: $0) } }
         case "why": number("message").map(ChatAction.why)
         case "seen": number("through").map { .seen(through: $0) }

@@ -143,7 +143,10 @@ extension WebServer {
                 stream.close()
             } else {
                 page.streams.append(Watcher(stream: stream, shared: false, page: id))
-                if let view = page.view { stream.send("page", data: PageHTML.body(view, dev: dev)) }
+                if let view = page.view {
+                    stream.send("page", data: PageHTML.body(view, dev: dev))
+                    if let json = seenJSON(view.conversation) { stream.send("seen", data: json) }
+                }
             }
         }
         // A stream ends only when its page is gone: the connection goes with it, never reused.
@@ -177,7 +180,10 @@ extension WebServer {
             return HTTPReply(status: 204, body: .bytes([]))
         }
         page.streams.append(watcher)
-        if let view = page.view { watcher.send("page", data: PageHTML.body(view, dev: dev)) }
+        if let view = page.view {
+            watcher.send("page", data: PageHTML.body(view, dev: dev))
+            if let json = seenJSON(view.conversation) { watcher.send("seen", data: json) }
+        }
         return HTTPReply(status: 204, body: .bytes([]))
     }
 

@@ -271,6 +271,16 @@ package final class WebServer {
             case .arrived(let peer, _): changed.insert(peer)
             case .changed(let peers): changed.formUnion(peers)
             case .fleetApplied: all = true
+            case .typing(let peer):
+                // Never stored, never drawn into the page value: straight to the tabs of its chat.
+                for page in pages.values where page.view?.conversation == peer {
+                    for watcher in page.streams { watcher.send("typing", data: JSONNode.quoted(peer)) }
+                }
+            case .seen(let peer):
+                guard let json = seenJSON(peer) else { break }
+                for page in pages.values where page.view?.conversation == peer {
+                    for watcher in page.streams { watcher.send("seen", data: json) }
+                }
             case .notice(let notice):
                 output.diagnostic("imhost web: " + ConnectionWords.notice(notice))
             case .fleet: break
@@ -283,6 +293,14 @@ package final class WebServer {
         sendList()
     }
 
+    /// Where `peer` stands, for a page's header: `{"online":true,"lastSeen":MS}` (`lastSeen`
+    /// `null` when nothing was ever heard); `nil` when the person shows no one's
+    /// (`privacy.onlineStatus`).
+    func seenJSON(_ peer: String) -> String? {
+        guard host.config.onlineStatus == .everyone, let seen = host.seen(peer) else { return nil }
+        return "{\"online\":\(seen.online),\"lastSeen\":" + (seen.lastSeen.map(String.init) ?? "null") + "}"
+    }
+
     /// Passes on what a page said: its drawing, its lines, its crashes, its end.
     private func deliver(_ page: Page) {
         for said in page.link.takeOutputs() {
@@ -292,6 +310,8 @@ package final class WebServer {
                 let last = page.view
                 page.view = view
                 guard !page.streams.isEmpty else { break }
+                // A page drawn the first time says where its peer stands.
+                if last == nil, let json = seenJSON(view.conversation) { for watcher in page.streams { watcher.send("seen", data: json) } }
                 switch last.map({ PageChanges.between($0, view) }) ?? .replaced {
                 case .replaced:
                     let html = PageHTML.body(view, dev: dev)

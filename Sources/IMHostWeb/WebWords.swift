@@ -46,7 +46,7 @@ enum WebWords {
         case .reported(let peer, true): return ("You reported \(peer). The app's team will look at it.", false)
         case .reported(let peer, false): return ("Your report of \(peer) is kept on this device: it reaches the app's team once this app is connected to its server.", false)
         case .retried: return ("Sending again.", false)
-        case .reacted: return (nil, false)
+        case .reacted, .peerTyping, .peerSeen: return (nil, false)
         case .recalled(_, let peer, _, let takes):
             return (takes == false ? "Recalled here. \(peer)'s app is older and still shows it." : "Recalled.", false)
         case .connection(true, _): return ("Going online.", false)

@@ -61,7 +61,7 @@ struct ConfigTests {
         (#"{ "lines": { "house": {} }, "routes": [ { "rootCateId": 1, "cateID": "*", "line": "house" } ] }"#,
          #"host.json:1:43: routes[0].rootCateId: unknown key "rootCateId"; did you mean "rootCateID"?"#),
         (#"{ "killswitch": {} }"#, #"host.json:1:3: killswitch: unknown key "killswitch"; did you mean "killSwitch"?"#),
-        (#"{ "colour": 1 }"#, #"host.json:1:3: colour: unknown key "colour"; allowed keys: plugins, data, user, lines, routes, killSwitch, limits, transport, web"#),
+        (#"{ "colour": 1 }"#, #"host.json:1:3: colour: unknown key "colour"; allowed keys: plugins, data, user, lines, routes, killSwitch, limits, transport, web, privacy"#),
     ])
     func unknownKeys(text: String, expected: String) {
         #expect(error(text) == expected)
@@ -134,8 +134,8 @@ struct ConfigTests {
         (#"{ "user": "\u-041" }"#, #"host.json:1:14: JSON syntax: \u must be followed by four hex digits"#),
         // Quoted as it is: the terminal escapes it (hostileUserOnTerminal).
         (#"{ "user": "me\u202e" }"#, "host.json:1:11: user: the user id has control or bidirectional characters (me\u{202E}); ids are plain text"),
-        ("{\r  \"x\": 1 }", #"host.json:2:3: x: unknown key "x"; allowed keys: plugins, data, user, lines, routes, killSwitch, limits, transport, web"#),
-        ("{\r\n  \"x\": 1 }", #"host.json:2:3: x: unknown key "x"; allowed keys: plugins, data, user, lines, routes, killSwitch, limits, transport, web"#),
+        ("{\r  \"x\": 1 }", #"host.json:2:3: x: unknown key "x"; allowed keys: plugins, data, user, lines, routes, killSwitch, limits, transport, web, privacy"#),
+        ("{\r\n  \"x\": 1 }", #"host.json:2:3: x: unknown key "x"; allowed keys: plugins, data, user, lines, routes, killSwitch, limits, transport, web, privacy"#),
     ])
     func escapes(text: String, expected: String) {
         #expect(error(text) == expected)
@@ -181,6 +181,6 @@ struct ConfigTests {
 
     @Test("columns count characters, so a Chinese value points at the right place")
     func unicodeColumns() {
-        #expect(error("{ \"plugins\": \"插件\", \"x\": 1 }") == #"host.json:1:20: x: unknown key "x"; allowed keys: plugins, data, user, lines, routes, killSwitch, limits, transport, web"#)
+        #expect(error("{ \"plugins\": \"插件\", \"x\": 1 }") == #"host.json:1:20: x: unknown key "x"; allowed keys: plugins, data, user, lines, routes, killSwitch, limits, transport, web, privacy"#)
     }
 }

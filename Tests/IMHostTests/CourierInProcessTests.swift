@@ -268,17 +268,17 @@ struct CourierInProcessTests {
         #expect(alice.notices.filter { if case .givenUp = $0 { true } else { false } } == [.givenUp(count: 1, hours: 1)])
     }
 
-    @Test("a receiver that blocked the sender answers refused: the message fails with the reason in the sender's words")
+    @Test("a receiver that blocked the sender answers so the message goes no more; the sender is not told: it stays sent, and nothing is said")
     func refusedByPeer() throws {
         let sides = try connected("alice", "bob")
         let (alice, bob) = (sides[0], sides[1])
         try bob.store.setBlocked("alice", true)
         try alice.send("let me in", to: "bob", clock: clock)
         #expect(try exchange(sides, clock: clock) { try alice.store.outboxCounts() == (0, 0) })
-        let refusal = PeerRefusal(peer: "bob", code: .blocked, reason: "the receiver blocked you")
-        #expect(alice.notices.contains(.peerRefused(refusal, count: 1)))
+        #expect(!alice.notices.contains { if case .peerRefused = $0 { true } else { false } }, "\(alice.notices)")
         let sent = try alice.store.stored(of: "bob", endingBefore: nil, limit: 10)
-        #expect(sent.map(\.state) == [.failed] && sent.first?.failure == .refusedByPeer(refusal))
+        #expect(sent.map(\.state) == [.sent] && sent.first?.failure == nil)
+        #expect(alice.courier.counters.failed == 0)
         #expect(try bob.texts(from: "alice").isEmpty && bob.courier.counters.blocked == 1)
     }
 

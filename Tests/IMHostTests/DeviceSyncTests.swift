@@ -111,7 +111,12 @@ struct DeviceSyncTests {
         let bob = try people.broker.chat(people.bob, with: "alice")
         defer { bob.signal(SIGKILL); _ = bob.finish() }
         bob.send("are you there")
-        #expect(bob.waitFor("blocked you"), "\(bob.stdout)")
+        #expect(bob.waitFor("│ are you there │"), "\(bob.stdout)")
+        // Answered by the blocking device: it leaves bob's outbox, sent, and he is told nothing.
+        let bobStore = try MessageStore(dataFolder: people.bob.root + "/.imhost", user: "bob")
+        #expect(waitUntil { (try? bobStore.outboxCounts()) ?? (1, 1) == (0, 0) })
+        #expect(try bobStore.stored(of: "alice", endingBefore: nil, limit: 10).map(\.state) == [.sent])
+        #expect(!bob.stdout.contains("blocked you"))
         #expect(!phone.stdout.contains("│ are you there │") && !laptop.stdout.contains("│ are you there │"))
     }
 

@@ -133,6 +133,14 @@ public struct HostConfig: Sendable, Equatable {
     public var limits = Limits()
     /// `imhost web`'s settings.
     public var web = Web()
+    /// Whether the person's peers see when they are online: `everyone` (the default) or
+    /// `nobody` (then nothing is sent, and nothing of others is shown either).
+    public var onlineStatus: OnlineStatus = .everyone
+
+    /// host.json's `privacy.onlineStatus`.
+    public enum OnlineStatus: String, Sendable, Equatable {
+        case everyone, nobody
+    }
     /// The broker this host chats through; `nil`: the host works alone, and what is sent stays
     /// queued.
     public var transport: Transport?
@@ -173,7 +181,7 @@ public struct HostConfig: Sendable, Equatable {
 /// Reads host.json's schema.
 extension DocumentReader {
     func read(_ root: JSONNode) throws(ConfigError) -> HostConfig {
-        let top = try members(root, "", allowed: ["plugins", "data", "user", "lines", "routes", "killSwitch", "limits", "transport", "web"])
+        let top = try members(root, "", allowed: ["plugins", "data", "user", "lines", "routes", "killSwitch", "limits", "transport", "web", "privacy"])
         func member(_ key: String) -> JSONNode? { top.member(key) }
 
         let folder = FileSystem.directory(of: file)
@@ -342,6 +350,16 @@ extension DocumentReader {
             }
         }
 
+        var onlineStatus = HostConfig.OnlineStatus.everyone
+        if let node = member("privacy") {
+            for entry in try members(node, "privacy", allowed: ["onlineStatus"]) {
+                guard case .string(let text) = entry.value.value, let value = HostConfig.OnlineStatus(rawValue: text) else {
+                    throw fail(entry.value, "privacy.onlineStatus", "expected \"everyone\" or \"nobody\", found \(entry.value.kindName)")
+                }
+                onlineStatus = value
+            }
+        }
+
         var transport: HostConfig.Transport?
         if let node = member("transport") {
             transport = try self.transport(node, folder: folder)
@@ -357,10 +375,12 @@ extension DocumentReader {
             }
         }
 
-        return HostConfig(file: file, pluginsFolder: FileSystem.resolve(pluginsFolder, against: folder),
-                          dataFolder: FileSystem.resolve(dataFolder, against: folder), user: user,
-                          lines: lines, lineOrder: lineOrder, routes: routes, killSwitch: killSwitch, limits: limits,
-                          web: web, transport: transport)
+        var config = HostConfig(file: file, pluginsFolder: FileSystem.resolve(pluginsFolder, against: folder),
+                                dataFolder: FileSystem.resolve(dataFolder, against: folder), user: user,
+                                lines: lines, lineOrder: lineOrder, routes: routes, killSwitch: killSwitch, limits: limits,
+                                web: web, transport: transport)
+        config.onlineStatus = onlineStatus
+        return config
     }
 
     package func knownLine(_ node: JSONNode, _ path: String, lineOrder: [String], known: Set<String>) throws(ConfigError) -> String {

@@ -27,6 +27,7 @@ extension ChatHost {
                                   clock: { Clock.now() })
             if !online { courier.setOnline(false) } else if elsewhere { courier.resumeElsewhere() }
             courier.fleetReport = fleetReport
+            courier.showsOnline = config.onlineStatus == .everyone
             self.courier = courier
         case .held(let holder):
             // Who, when the lock file says; another process of this user in any case.
@@ -49,6 +50,22 @@ extension ChatHost {
         } else if let store {
             WakeSocket.poke(store)
         }
+    }
+
+    /// The user is typing to `peer`: the process holding the connection signals it (this one,
+    /// or another of the user's, through its ``WakeSocket``; never through the store).
+    public func typing(to peer: String) {
+        if let courier {
+            courier.typing(to: peer)
+        } else if let folder = store?.folder {
+            WakeSocket.typing(folder: folder, peer: peer)
+        }
+    }
+
+    /// Where `peer` stands as the connection knows it (online, last heard from); `nil` in a
+    /// process that does not hold it.
+    public func seen(_ peer: String) -> (online: Bool, lastSeen: Int64?)? {
+        courier?.seen(peer)
     }
 
     /// Runs the connection once (see ``Courier/service()``): lines' services go online and

@@ -312,6 +312,7 @@ public final class ChatHost {
         config.fleet = fleet.map { FleetState(config: $0, user: userID) }
         self.config = config
         signedIn?.sender.limits = config.limits
+        courier?.showsOnline = config.onlineStatus == .everyone
         let (stopped, resumed) = lines.apply(config)
         for line in stopped {
             signedIn?.session.stop(line: line)

@@ -154,6 +154,28 @@ extension MessageStore {
         }
     }
 
+    /// `peer` blocked the user: its host answers the user's messages `ids` so they are not sent
+    /// again, and they stay as they are, sent (one still queued becomes sent): a person is not
+    /// told they were blocked. Returns how many left the outbox.
+    @discardableResult
+    public func settleBlocked(to peer: String, ids: [String]) throws(StoreError) -> Int {
+        guard !isReadOnly, !ids.isEmpty else { return 0 }
+        return try guarded {
+            try database.transaction {
+                let ids = Self.jsonList(ids)
+                try database.statement("""
+                    UPDATE messages SET state = 'sent'
+                    WHERE sender = ? AND recipient = ? AND outgoing = 1 AND state = 'queued' AND global_id IN (SELECT value FROM json_each(?))
+                    """).bind(user, peer, ids).run()
+                try database.statement("""
+                    DELETE FROM outbox WHERE message IN (
+                        SELECT id FROM messages WHERE sender = ? AND recipient = ? AND outgoing = 1 AND global_id IN (SELECT value FROM json_each(?)))
+                    """).bind(user, peer, ids).run()
+                return database.changes
+            }
+        }
+    }
+
     /// The user's messages `ids` to `peer` failed (the peer refused them, or they were not
     /// delivered in time): `failed`, with why, out of the outbox.
     @discardableResult

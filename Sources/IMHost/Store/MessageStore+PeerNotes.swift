@@ -121,6 +121,33 @@ extension MessageStore {
         try guarded { try features(ofPeer: peer) }
     }
 
+    /// The peers of the `limit` most recent conversations whose hosts announced `feature`, none
+    /// blocked.
+    public func peersTaking(_ feature: String, limit: Int) throws(StoreError) -> [String] {
+        try guarded {
+            let rows = try database.statement("""
+                SELECT c.peer FROM conversations c JOIN peer_features f ON f.peer = c.peer
+                WHERE ' ' || f.features || ' ' LIKE '% ' || ?1 || ' %' AND c.peer NOT IN (SELECT peer FROM blocked)
+                ORDER BY c.updated_at DESC LIMIT ?2
+                """)
+            try rows.bind(feature, limit)
+            var peers: [String] = []
+            while try rows.step() { peers.append(rows.text(0)) }
+            return peers
+        }
+    }
+
+    /// When the newest of `peer`'s messages was stored here: when it was last heard from, as
+    /// far as the store knows.
+    public func lastHeard(from peer: String) throws(StoreError) -> Int64? {
+        try guarded {
+            let find = try database.statement("SELECT max(stored_at) FROM messages WHERE sender = ? AND outgoing = 0")
+            try find.bind(peer)
+            _ = try find.step()
+            return find.optionalInt(0)
+        }
+    }
+
     func features(ofPeer peer: String) throws -> Set<String>? {
         let find = try database.statement("SELECT features FROM peer_features WHERE peer = ?")
         try find.bind(peer)

@@ -34,6 +34,9 @@ package protocol BrokerClient: AnyObject {
     func service() -> [BrokerEvent]
     /// Publishes at QoS 1. Returns the id its answer names, or why it could not be queued.
     func publish(topic: String, payload: [UInt8], retain: Bool) -> Result<Int32, BrokerClientFailure>
+    /// Publishes at QoS 0, never retained: nothing answers it, no broker stores it, and a client
+    /// away does not get it later. Returns whether it was handed over.
+    func publishOnce(topic: String, payload: [UInt8]) -> Bool
     /// Subscribes at QoS 1. Returns the id its answer names. `retained`: whether what the topic
     /// retains comes when the subscription is made.
     func subscribe(_ topic: String, retained: Bool) -> Result<Int32, BrokerClientFailure>
@@ -60,6 +63,10 @@ package protocol BrokerClient: AnyObject {
 }
 
 extension BrokerClient {
+    /// A client without QoS 0 (the fake) publishes at QoS 1, and forgets the answer.
+    package func publishOnce(topic: String, payload: [UInt8]) -> Bool {
+        if case .success = publish(topic: topic, payload: payload, retain: false) { true } else { false }
+    }
     /// A client with nothing to gain by holding writes back (the fake) does nothing.
     package func holdWrites() {}
     package func releaseWrites() {}

@@ -190,6 +190,9 @@ final class BrokerConnection {
         if case .queued = link.send(topic: topic, payload: payload, retain: retain, as: what) { true } else { false }
     }
 
+    /// Publishes a signal at QoS 0, once: `false` when it could not go.
+    func signal(topic: String, payload: [UInt8]) -> Bool { link.sendOnce(topic: topic, payload: payload) }
+
     /// Publishes at QoS 1 as `what`, unless the packet is larger than the broker takes
     /// (``BrokerLink/send(topic:payload:retain:as:)``).
     func send(topic: String, payload: [UInt8], retain: Bool = false, as what: BrokerLink.Publish) -> BrokerLink.Sent {

@@ -199,6 +199,12 @@ final class BrokerLink {
         return id
     }
 
+    /// Publishes at QoS 0: `false` when offline, or the client would not take it.
+    func sendOnce(topic: String, payload: [UInt8]) -> Bool {
+        guard case .online(let client, _) = state else { return false }
+        return client.publishOnce(topic: topic, payload: payload)
+    }
+
     /// Publishes at QoS 1 as `what`, unless the packet is larger than the broker said it takes:
     /// the broker would end the connection over it (and the host would send it again at every
     /// reconnect).

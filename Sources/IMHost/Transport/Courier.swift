@@ -30,6 +30,10 @@ public final class Courier {
         case fleet([UInt8])
         /// The host applied a fleet configuration: open chats reopen on the page it picks.
         case fleetApplied(version: Int64, summary: String)
+        /// `peer` is typing (shown for ``Envelope/Feature/typingShown`` after the last).
+        case typing(peer: String)
+        /// Whether `peer` is online changed (``seen(_:)`` says how it stands).
+        case seen(peer: String)
     }
 
     /// What crossed the connection, for `imhost sync --json`.
@@ -92,6 +96,7 @@ public final class Courier {
     private let receipts: ReadReceipts
     private let siblings: Siblings
     private let reports: ReportSender
+    private let signals: PeerSignals
     private let wake: WakeSocket?
     private var lastGiveUp: Int64 = 0
 
@@ -105,6 +110,7 @@ public final class Courier {
                                       host: store.hostID)
         siblings = Siblings(store: store, connection: connection, ledger: ledger)
         reports = ReportSender(store: store, connection: connection, ledger: ledger)
+        signals = PeerSignals(store: store, connection: connection, ledger: ledger)
         delivery = Delivery(store: store, connection: connection, ledger: ledger, siblings: siblings, giveUpHours: settings.giveUpHours)
         inbox = Inbox(store: store, connection: connection, ledger: ledger, payloadLimit: payloadLimit, photoLimit: photoLimit, budget: budget)
         receipts = ReadReceipts(store: store, connection: connection, ledger: ledger, enabled: settings.readReceipts, giveUpHours: settings.giveUpHours)
@@ -115,8 +121,9 @@ public final class Courier {
             receipts.rereadMilliseconds = Self.quietReread
         }
         connection.knownLogin = store.hasConnected(as: connection.login)
-        connection.onReset = { [delivery, inbox, receipts, siblings, reports] in
+        connection.onReset = { [delivery, inbox, receipts, siblings, reports, signals] in
             reports.reset()
+            signals.reset()
             delivery.reset()
             inbox.reset()
             receipts.reset()
@@ -223,7 +230,10 @@ public final class Courier {
         let now = clock()
         // What this service publishes and answers goes out together, when it is done.
         connection.holdWrites()
-        if wake?.drain() == true { sendSoon() }
+        if let drained = wake?.drain() {
+            if drained.woken { sendSoon() }
+            for peer in drained.typing { signals.typing(to: peer, now: now) }
+        }
         var arrivals: [Inbox.Arrival] = []
         // Receipts are applied after what came with them is stored: a receipt for a copy of
         // this user's message that came in the same service finds it.
@@ -237,12 +247,18 @@ public final class Courier {
                 try? store.makeNotesDue()
                 if !connection.knownLogin { connection.knownLogin = store.connected(as: connection.login) }
             case .message(let topic, let payload, let retained):
-                switch inbox.read(topic: topic, payload: payload, retained: retained, now: now) {
+                let inbound = inbox.read(topic: topic, payload: payload, retained: retained, now: now)
+                if let peer = inbound?.peer, peer != user { signals.heardFrom(peer, now: now) }
+                switch inbound {
                 case .message(let arrival)?:
                     // Messages and another device's copies are stored in the order they came.
                     if siblings.holdsCopies { siblings.flush(now: now) }
                     arrivals.append(arrival)
-                    delivery.heard(features: arrival.message.features, from: arrival.sender, now: now)
+                    // A peer newly known to take online signals is told at once.
+                    if delivery.heard(features: arrival.message.features, from: arrival.sender, now: now),
+                       arrival.message.features?.contains(Envelope.Feature.online) == true {
+                        signals.announceSoon()
+                    }
                 case .receipt(let receipt, let peer)?: receiptsCame.append((receipt, peer))
                 case .confirm(let ids, let peer)?: receipts.confirmed(by: peer, ids: ids)
                 case .recall(let ids, let at, let peer)?:
@@ -251,6 +267,8 @@ public final class Courier {
                     inbox.take(arrivals, now: now)
                     arrivals = []
                     inbox.recall(ids, at: at, from: peer)
+                case .typing(let peer)?: signals.typingCame(from: peer, now: now)
+                case .online(let online, let peer)?: signals.onlineCame(from: peer, online, now: now)
                 case .react(let reaction, let peer)?:
                     inbox.take(arrivals, now: now)
                     arrivals = []
@@ -287,6 +305,7 @@ public final class Courier {
             delivery.sendNotes(now: now)
             siblings.service(now: now)
             reports.send(now: now)
+            signals.service(now: now)
             connection.checkTimers(now: now)
             if now - lastGiveUp > 60_000 {
                 lastGiveUp = now
@@ -322,6 +341,24 @@ public final class Courier {
         }
     }
 
+    // MARK: Signals
+
+    /// Whether the person lets peers see when they are online (`privacy.onlineStatus`).
+    public var showsOnline: Bool {
+        get { signals.showsOnline }
+        set { signals.showsOnline = newValue }
+    }
+
+    /// Tells `peer` the user is typing (QoS 0, at most once every 3 s), when its host takes it.
+    public func typing(to peer: String) { signals.typing(to: peer, now: clock()) }
+
+    /// Where `peer` stands: online, and when it was last heard from (nothing, when the person
+    /// shows no one's).
+    public func seen(_ peer: String) -> (online: Bool, lastSeen: Int64?) {
+        let seen = signals.seen(peer, now: clock())
+        return (seen.online, seen.lastSeen)
+    }
+
     /// Connects (`online`) or disconnects, keeping the session on the broker.
     public func setOnline(_ online: Bool) {
         if !online { goodbye() }
@@ -335,12 +372,13 @@ public final class Courier {
         // the user's other devices) goes with this connection, not at the next one: another
         // device may come while this one is away.
         if connection.isOnline {
-            if wake?.drain() == true { sendSoon() }
+            if wake?.drain().woken == true { sendSoon() }
             receipts.queuedChanged()
             receipts.send(now: clock())
             siblings.tellBeforeLeaving()
             reports.queuedChanged()
             reports.send(now: clock())
+            signals.goodbye()
         }
         connection.goodbye { batch in
             let now = clock()

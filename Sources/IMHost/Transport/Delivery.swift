@@ -172,6 +172,9 @@ final class Delivery {
                 changed = try store.receipt(from: peer, ids: receipt.ids, state: receipt.state == .read ? .read : .delivered, at: now,
                                             drawn: receipt.drawn)
                 if receipt.state == .read { ledger.counters.read += changed } else { ledger.counters.delivered += changed }
+            case .refused where receipt.code == .blocked:
+                // A person is not told they were blocked: the message stays sent, and goes no more.
+                changed = try store.settleBlocked(to: peer, ids: receipt.ids)
             case .refused:
                 let refusal = PeerRefusal(peer: peer, code: receipt.code, reason: receipt.reason)
                 changed = try store.fail(to: peer, ids: receipt.ids, because: .refusedByPeer(refusal))
@@ -207,12 +210,15 @@ final class Delivery {
     private var peerFeatures: [String: [String]] = [:]
 
     /// What `peer`'s host says it takes (on a receipt or a message): remembered when it changed.
-    func heard(features said: [String]?, from peer: String, now: Int64) {
+    /// Returns whether it changed.
+    @discardableResult
+    func heard(features said: [String]?, from peer: String, now: Int64) -> Bool {
         let features = said ?? []
-        guard peerFeatures[peer] != features else { return }
+        guard peerFeatures[peer] != features else { return false }
         peerFeatures[peer] = features
         try? store.rememberFeatures(of: peer, said, at: now)
         if !features.isEmpty { notesDue = true }
+        return true
     }
     /// Whether notes (recalls, reactions) may be due: at each connect, after one was queued,
     /// when a peer said it takes them.

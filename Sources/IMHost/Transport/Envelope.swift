@@ -56,6 +56,14 @@ public enum Envelope: Sendable, Equatable {
     /// its reaction back (an empty emoji). The receiver keeps the latest by `at`, and answers
     /// with a `reacted` receipt. Sent only to a host whose receipts announce ``Feature/react``.
     case react(Reaction)
+    /// The sender is typing in the chat with the receiver (QoS 0, at most one every
+    /// ``Feature/typingEvery``; shown until ``Feature/typingShown`` after the last). Never
+    /// stored, never answered. Only to a host that announced ``Feature/typing``.
+    case typing
+    /// The sender's host is online (`true`: again at least every ``Feature/onlineEvery``) or
+    /// leaves (`false`) (QoS 0; never stored, never answered). Only to a host that announced
+    /// ``Feature/online``, and only from a host whose person lets others see it.
+    case online(Bool)
 
     /// The version this host writes and reads.
     public static let version = 1
@@ -78,8 +86,20 @@ public enum Envelope: Sendable, Equatable {
         public static let recall = "recall"
         /// Takes `react` envelopes, and answers them with `reacted` receipts.
         public static let react = "react"
+        /// Takes `typing` signals.
+        public static let typing = "typing"
+        /// Takes `online` signals.
+        public static let online = "online"
         /// What this host announces, in the order it writes them.
-        public static let announced = [recall, react]
+        public static let announced = [recall, react, typing, online]
+        /// At most one typing signal to a peer this often, in milliseconds.
+        public static let typingEvery: Int64 = 3_000
+        /// How long a typing signal is shown after it came, in milliseconds.
+        public static let typingShown: Int64 = 6_000
+        /// How often an online host says so again, in milliseconds.
+        public static let onlineEvery: Int64 = 60_000
+        /// How long a peer counts as online after it last said so, in milliseconds.
+        public static let onlineFor: Int64 = 90_000
         /// A feature's name as read: 1 to 32 of `a-z 0-9 -`.
         static func isValid(_ name: String) -> Bool { RefusalCode.isValid(name) }
         /// The most names a receipt's `features` is read for.
@@ -326,6 +346,10 @@ public enum Envelope: Sendable, Equatable {
             return #"{"v":1,"kind":"probe","id":\#(JSONNode.quoted(id))}"#
         case .recall(let ids, let at):
             return #"{"v":1,"kind":"recall","ids":[\#(ids.map(JSONNode.quoted).joined(separator: ","))],"at":\#(at)}"#
+        case .typing:
+            return #"{"v":1,"kind":"typing"}"#
+        case .online(let online):
+            return #"{"v":1,"kind":"online","online":\#(online)}"#
         case .react(let reaction):
             return #"{"v":1,"kind":"react","id":\#(JSONNode.quoted(reaction.id)),"of":\#(JSONNode.quoted(reaction.from)),"emoji":\#(JSONNode.quoted(reaction.emoji)),"at":\#(reaction.at)}"#
         case .presence(let id, let at):
@@ -444,6 +468,12 @@ public enum Envelope: Sendable, Equatable {
                 throw Refusal(kind: .payload, description: "a recall without a time (at, milliseconds since 1970)")
             }
             return .recall(ids: try ids(member, of: "a recall"), at: Int64(at))
+        case "typing": return .typing
+        case "online":
+            guard case .bool(let online)? = member("online")?.value else {
+                throw Refusal(kind: .payload, description: "an online signal whose online is not true or false")
+            }
+            return .online(online)
         case "react":
             // `of`: the reacted message's sender (never `from`, which names an envelope's sender).
             guard let id, case .string(let from)? = member("of")?.value, TransportID.problem(from) == nil,

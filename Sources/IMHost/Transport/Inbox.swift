@@ -27,6 +27,10 @@ final class Inbox {
         case recall([String], at: Int64, from: String)
         /// `from` reacted to a message of the conversation.
         case react(Envelope.Reaction, from: String)
+        /// `from` is typing.
+        case typing(from: String)
+        /// `from` is online, or left.
+        case online(Bool, from: String)
     }
 
     private let store: MessageStore
@@ -125,6 +129,8 @@ final class Inbox {
         // The user's own recalls reach its other devices as `recalled` notes, never this way.
         case .recall(let ids, let at): return sender == user ? nil : .recall(ids, at: at, from: sender)
         case .react(let reaction): return sender == user ? nil : .react(reaction, from: sender)
+        case .typing: return sender == user ? nil : .typing(from: sender)
+        case .online(let online): return sender == user ? nil : .online(online, from: sender)
         case .status:
             refuse(Envelope.Refusal(kind: .kind, description: "a status, which belongs on a status topic, not in an inbox"), from: sender, now: now)
             return nil
@@ -261,6 +267,17 @@ final class Inbox {
         for chunk in Envelope.inReceipts(ids) {
             let receipt = Envelope.receipt(Envelope.Receipt(state: state, ids: Array(chunk), code: code, reason: reason, at: at))
             connection.publish(topic: Topic.inbox(to: peer, from: user).name, payload: receipt.bytes, as: .answer)
+        }
+    }
+}
+
+extension Inbox.Inbound {
+    /// The peer it came from, when a peer's.
+    var peer: String? {
+        switch self {
+        case .message(let arrival): arrival.sender
+        case .receipt(_, let from), .confirm(_, let from), .recall(_, _, let from), .react(_, let from), .typing(let from), .online(_, let from): from
+        case .probe, .presence, .sibling: nil
         }
     }
 }

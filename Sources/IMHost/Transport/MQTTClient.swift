@@ -363,6 +363,17 @@ package final class MQTTClient: BrokerClient {
         return .success(id)
     }
 
+    /// Publishes at QoS 0 (a signal that may be lost: typing, being online).
+    package func publishOnce(topic: String, payload: [UInt8]) -> Bool {
+        guard state == .connected else { return false }
+        let code = payload.withUnsafeBytes { bytes in
+            mosquitto_publish_v5(handle.pointer, nil, topic, Int32(bytes.count), bytes.baseAddress, 0, false, nil)
+        }
+        guard code == MOSQ_ERR_SUCCESS.rawValue else { return false }
+        _ = mosquitto_loop_write(handle.pointer, 1)
+        return true
+    }
+
     /// Subscribes at QoS 1. Returns the message id ``BrokerEvent/subscribed(id:_:)`` names.
     /// `retained`: whether the broker sends what is retained on the topic when the subscription
     /// is made (MQTT 5 retain handling; an inbox takes none: a retained message planted there

@@ -41,11 +41,27 @@ package final class WakeSocket {
         unlink(path)
     }
 
-    /// Reads every byte sent since the last call. Returns whether there was one.
-    func drain() -> Bool {
-        var byte: UInt8 = 0, woken = false
-        while recv(fd, &byte, 1, 0) >= 0 { woken = true }
-        return woken
+    /// Reads every datagram sent since the last call: whether one was a wake, and the peers
+    /// another process of the user says the user is typing to (``typing(folder:peer:)``).
+    func drain() -> (woken: Bool, typing: [String]) {
+        var buffer = [UInt8](repeating: 0, count: 128), woken = false, typing: [String] = []
+        while true {
+            let count = recv(fd, &buffer, buffer.count, 0)
+            guard count >= 0 else { break }
+            if count > 1, buffer[0] == UInt8(ascii: "t"), let peer = String(validating: buffer[1..<count], as: UTF8.self),
+               TransportID.problem(peer) == nil {
+                typing.append(peer)
+            } else {
+                woken = true
+            }
+        }
+        return (woken, typing)
+    }
+
+    /// Tells the process holding the user's connection that the user is typing to `peer`: it
+    /// signals the peer (never stored: a typing signal is not worth a write).
+    package static func typing(folder: String, peer: String) {
+        send(Array(("t" + peer).utf8), folder: folder)
     }
 
     /// Wakes the courier of the store's user, if one runs (a store in memory has none).
@@ -54,15 +70,19 @@ package final class WakeSocket {
     }
 
     /// Wakes the courier of the user whose folder this is, if one runs.
-    static func poke(folder: String) {
+    static func poke(folder: String) { send([1], folder: folder) }
+
+    /// Sends `bytes` as one datagram to the socket in `folder`, if one is bound (errors ignored).
+    private static func send(_ bytes: [UInt8], folder: String) {
         guard var address = address(folder + "/" + fileName) else { return }
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return }
         defer { close(fd) }
-        var byte: UInt8 = 1
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                sendto(fd, &byte, 1, Int32(MSG_DONTWAIT | MSG_NOSIGNAL), $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+        _ = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { target in
+                bytes.withUnsafeBytes {
+                    sendto(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL), target, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
             }
         }
     }

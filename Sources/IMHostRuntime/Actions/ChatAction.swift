@@ -32,6 +32,9 @@ package enum ChatAction: Codable, Equatable, Sendable {
     /// React to message N with one of the short set of emoji (``Envelope/Reaction/emoji``), or
     /// take the reaction back (`""`): one a person a message.
     case react(Int, emoji: String)
+    /// The person is typing in the input (a front end says so at most every 3 s): the peer's
+    /// host is told, QoS 0, never stored.
+    case typing
     /// Tap message N, or (with a button id) press that button of its card.
     case tap(Int, button: String? = nil)
     /// Why message N shows as it does.

@@ -59,6 +59,10 @@ package enum ChatReply: Codable, Equatable, Sendable {
     /// The menu's Report, chosen where nothing asks the person first (the terminal): what
     /// reports (`/report`).
     case reportAsks
+    /// The peer is typing (said once a burst: again only after a pause).
+    case peerTyping(String)
+    /// The peer came online, or left (`lastSeen`: when it was last heard from).
+    case peerSeen(String, online: Bool, lastSeen: Int64?)
     /// What asking to be online or offline came to.
     case connection(online: Bool, Connection)
 

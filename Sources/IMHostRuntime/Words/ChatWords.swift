@@ -45,6 +45,10 @@ package enum ChatWords {
         case .reported(let peer, true): ["reported \(peer) to the app's operator, with their last messages in this chat (sent when you are online)"]
         case .reported(let peer, false): ["report of \(peer) kept on this device: host.json names no broker, so it reaches the app's operator only once it does"]
         case .reportAsks: ["menu: Report sends the app's operator a report of this person, with their last \(UserReport.messageLimit) messages here; type /report to do it"]
+        case .peerTyping(let peer): ["\(peer) is typing…"]
+        case .peerSeen(let peer, true, _): ["\(peer) is online"]
+        case .peerSeen(let peer, false, let last?): ["\(peer) was last seen \(StoreViews.time(last)) (UTC)"]
+        case .peerSeen(let peer, false, nil): ["\(peer) is not online"]
         case .connection(let online, let answer): ["\(online ? "/online" : "/offline"): " + connection(answer)]
         case .notice(let words, _): [words]
         case .arrived(let peer, let count, let unread, let more):
@@ -153,6 +157,7 @@ package enum ChatWords {
         case .unblock(let peer): "/unblock" + (peer.map { " \($0)" } ?? "")
         case .clear: "/clear"
         case .report: "/report"
+        case .typing: "(typing)"
         default: action.verb
         }
     }

@@ -115,6 +115,9 @@ package final class ChatDriver {
             return Outcome(redraw: true)
         case .recall(let number):
             return try recall(number, on: page)
+        case .typing:
+            host.typing(to: page.conversation)
+            return Outcome()
         case .react(let number, let emoji):
             guard emoji.isEmpty || Envelope.Reaction.emoji.contains(emoji) else {
                 return .refused(ChatRefusal(.notAReaction, action.verb, number: number, detail: emoji))
@@ -444,6 +447,7 @@ extension ChatAction {
         case .reply: "/reply"
         case .recall: "/recall"
         case .react: "/react"
+        case .typing: "typing"
         case .block: "/block"
         case .unblock: "/unblock"
         case .clear: "/clear"

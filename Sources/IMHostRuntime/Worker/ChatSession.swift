@@ -58,6 +58,9 @@ package final class ChatSession {
     /// Peers in other conversations whose arrivals were said since the page was last drawn,
     /// with how many came after that: a flood is one reply a peer a draw, not one a batch.
     private var toldArrivals: [(peer: String, since: Int)] = []
+    /// When the peer's typing was last said (once a burst: again only after a pause).
+    private var typingSaidAt: Int64 = 0
+    private var typingLastCame: Int64 = 0
 
     /// Says what arrived from other peers since their reply, once the page is drawn again.
     private func sayUntold() {
@@ -103,7 +106,17 @@ package final class ChatSession {
                 } catch {
                     reply(.fleetAppliedNotReopened(version: Int(version), why: "\(error)"))
                 }
-            case .fleet:
+            case .typing(let peer) where peer == page.conversation:
+                let now = Clock.now()
+                if now - typingLastCame > Envelope.Feature.typingShown { typingSaidAt = 0 }
+                typingLastCame = now
+                if typingSaidAt == 0 {
+                    typingSaidAt = now
+                    reply(.peerTyping(peer))
+                }
+            case .seen(let peer) where peer == page.conversation:
+                if let seen = host.seen(peer) { reply(.peerSeen(peer, online: seen.online, lastSeen: seen.lastSeen)) }
+            case .fleet, .typing, .seen:
                 break
             }
         }

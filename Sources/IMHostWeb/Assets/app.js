@@ -104,6 +104,39 @@ function replyTarget(message) {
   return { number: Number(message.dataset.number), who, text: text.length > 80 ? text.slice(0, 79) + "…" : text };
 }
 
+// The short set of reactions, drawn once under the message whose React was pressed: the one
+// given there is pressed, and pressing it again takes it back. Escape closes it.
+const reactionSet = ["👍", "❤️", "😂", "😮", "😢", "🙏"];
+function chooseReaction(message) {
+  const open = document.querySelector(".react-choices");
+  const opener = message.querySelector("button.react");
+  if (open) {
+    const was = open.closest(".message");
+    open.remove();
+    for (const button of document.querySelectorAll("button.react[aria-expanded=true]")) button.setAttribute("aria-expanded", "false");
+    if (was === message) return;
+  }
+  const mine = message.querySelector("ul.reactions li[data-mine]");
+  const given = mine ? mine.firstChild.textContent.trim() : "";
+  const choices = document.createElement("div");
+  choices.className = "react-choices";
+  choices.setAttribute("role", "group");
+  choices.setAttribute("aria-label", "Reactions");
+  for (const emoji of reactionSet) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.dataset.do = "react";
+    button.dataset.message = message.dataset.number;
+    button.dataset.emoji = emoji === given ? "" : emoji;
+    button.setAttribute("aria-pressed", String(emoji === given));
+    button.textContent = emoji;
+    choices.append(button);
+  }
+  message.querySelector(".actions").after(choices);
+  if (opener) opener.setAttribute("aria-expanded", "true");
+  choices.querySelector("button").focus();
+}
+
 // Recall buttons go when their time is up (the server says until when, in the button).
 function expireRecalls(root) {
   const now = Date.now();
@@ -488,6 +521,40 @@ function chatPage(root) {
     if (!away.isLive()) away.live(false);
     seen();
   });
+  // The peer is typing: said under the title until 6 s after the last signal. Where the peer
+  // stands (online, or when last seen) is said there otherwise; nothing of it is stored.
+  let typingUntil = 0, peerSeen = null, typedAt = 0;
+  const peerLine = () => {
+    const header = root.querySelector("header.title");
+    if (!header) return;
+    let line = header.querySelector(".peer-status");
+    if (!line) {
+      line = document.createElement("p");
+      line.className = "peer-status";
+      line.setAttribute("aria-live", "polite");
+      header.append(line);
+    }
+    const who = header.dataset.peer || "";
+    if (Date.now() < typingUntil) line.textContent = who + " is typing…";
+    else if (peerSeen && peerSeen.online) line.textContent = "online";
+    else if (peerSeen && peerSeen.lastSeen) line.textContent = "last seen " + new Date(peerSeen.lastSeen).toLocaleString([], { weekday: "short", hour: "2-digit", minute: "2-digit" });
+    else line.textContent = "";
+  };
+  events.addEventListener("typing", () => {
+    typingUntil = Date.now() + 6000;
+    peerLine();
+    setTimeout(peerLine, 6100);
+  });
+  events.addEventListener("seen", (event) => { peerSeen = JSON.parse(event.data); peerLine(); });
+  events.addEventListener("page", () => peerLine());
+  // Typing here: the peer is told, at most every 3 s while keys come.
+  root.addEventListener("input", (event) => {
+    if (!event.target.closest || !event.target.closest("form[data-send]") || event.target.value === "") return;
+    const now = Date.now();
+    if (now - typedAt < 3000) return;
+    typedAt = now;
+    post(page, { do: "typing" });
+  });
   events.addEventListener("notice", (event) => {
     const notice = JSON.parse(event.data);
     notify(notice);
@@ -545,6 +612,12 @@ function chatPage(root) {
       goTo(root, page, Number(quote.dataset.quote));
       return;
     }
+    const reacting = event.target.closest("[data-react]");
+    if (reacting && root.contains(reacting)) {
+      event.preventDefault();
+      chooseReaction(reacting.closest(".message"));
+      return;
+    }
     const reply = event.target.closest("[data-reply]");
     if (reply && root.contains(reply)) {
       event.preventDefault();
@@ -567,8 +640,8 @@ function chatPage(root) {
     if (!target || !root.contains(target)) return;
     event.preventDefault();
     // A reaction chosen closes the choices.
-    const choices = target.closest("details.react");
-    if (choices) choices.open = false;
+    const choices = target.closest(".react-choices");
+    if (choices) chooseReaction(choices.closest(".message"));
     post(page, actOf(target));
   });
   root.addEventListener("submit", (event) => {
@@ -586,6 +659,8 @@ function chatPage(root) {
       return;
     }
     input.value = "";
+    // The next message typed says so at its first key.
+    typedAt = 0;
     // Whatever it starts with, a line typed is text; a reply names the message it answers.
     if (replying) {
       post(page, { do: "reply", message: replying.number, text });
@@ -596,6 +671,8 @@ function chatPage(root) {
     }
   });
   root.addEventListener("keydown", (event) => {
+    const choices = event.key === "Escape" && event.target.closest(".react-choices");
+    if (choices) { const message = choices.closest(".message"); chooseReaction(message); message.querySelector("button.react").focus(); return; }
     if (event.key === "Escape" && replying && event.target.closest("form[data-send]")) {
       replying = null;
       showReplying(root);
