@@ -44,8 +44,61 @@ public enum WebDocument {
             <header class="title"><h1>Chats of \(PageHTML.escape(user))</h1></header>
             <form class="open" action="/chat" method="get"><label>Open a jump URL
             <input name="url" required placeholder="im://chat?rootCateID=1&amp;cateID=12&amp;peer=u42"></label><button type="submit">Open</button></form>
+            \(searchForm(""))
             <main id="conversations" data-live="list">\(list(conversations, dev: dev))</main>
             """, attributes: " class=\"start\"")
+    }
+
+    /// The longest search taken, in characters, and the most results shown.
+    public static let searchLength = 200, searchHits = 50
+
+    /// The search box of the start page and the results page.
+    static func searchForm(_ query: String) -> String {
+        "<form class=\"search\" action=\"/search\" method=\"get\" role=\"search\"><label>Search messages "
+            + "<input type=\"search\" name=\"q\" maxlength=\"\(searchLength)\" value=\"" + PageHTML.escape(query) + "\"></label><button type=\"submit\">Search</button></form>"
+    }
+
+    /// The messages a search found, newest first: each with its chat, who wrote it and when,
+    /// its words with those searched for marked, and a link that opens its chat at it.
+    public static func search(user: String, query: String, words: [String], hits: [(hit: SearchHit, url: String)]) -> String {
+        let results: String
+        if words.isEmpty {
+            results = "<p class=\"empty\">Type words to find the messages that hold all of them.</p>"
+        } else if hits.isEmpty {
+            results = "<p class=\"empty\" role=\"status\">No message holds " + words.map { "“" + PageHTML.escape($0) + "”" }.joined(separator: " and ") + ".</p>"
+        } else {
+            let newest = hits.count == searchHits ? " (the newest)" : ""
+            let items = hits.map { hit, url -> String in
+                let link = "/chat?url=" + percentEncoded(url) + "#m\(hit.number)"
+                let who = hit.from == hit.peer ? "" : "me: "
+                let head = "<li><a href=\"" + PageHTML.escape(link) + "\"><strong>" + PageHTML.escape(hit.peer) + "</strong> " + PageHTML.time(hit.sentAt)
+                return head + "<span class=\"last\" dir=\"auto\">" + who + marked(hit.text, words) + "</span></a></li>"
+            }
+            results = "<p class=\"count\" role=\"status\">\(hits.count) message\(hits.count == 1 ? "" : "s")\(newest)</p><ul class=\"conversations results\">"
+                + items.joined() + "</ul>"
+        }
+        return document(title: "Search · imhost · \(user)", body: """
+            <nav class="back"><a href="/">← Chats</a></nav>
+            <header class="title"><h1>Search the chats of \(PageHTML.escape(user))</h1></header>
+            \(searchForm(query))
+            <main id="results">\(results)</main>
+            """, attributes: " class=\"start\"")
+    }
+
+    /// `text`, escaped, with each of `words` it holds marked (case as written; the first of
+    /// overlapping ones wins).
+    static func marked(_ text: String, _ words: [String]) -> String {
+        var out = "", rest = Substring(text)
+        while !rest.isEmpty {
+            let found = words.compactMap { word in rest.range(of: word, options: .caseInsensitive).map { ($0, word) } }.min { $0.0.lowerBound < $1.0.lowerBound }
+            guard let (range, _) = found, !range.isEmpty else {
+                out += PageHTML.escape(String(rest))
+                break
+            }
+            out += PageHTML.escape(String(rest[..<range.lowerBound])) + "<mark>" + PageHTML.escape(String(rest[range])) + "</mark>"
+            rest = rest[range.upperBound...]
+        }
+        return out
     }
 
     /// The list of conversations, as the start page shows it (and a live update replaces it).

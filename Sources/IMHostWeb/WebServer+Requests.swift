@@ -46,6 +46,8 @@ extension WebServer {
         switch (request.method, request.path) {
         case ("GET", "/"):
             return html(WebDocument.start(user: user, conversations: conversations(), dev: dev))
+        case ("GET", "/search"):
+            return search(request.argument("q") ?? "")
         case ("GET", "/chat"):
             return open(request.argument("url") ?? "", session: request.cookie(gate.cookieName) ?? "")
         case ("GET", "/events"):
@@ -241,6 +243,27 @@ extension WebServer {
         }
         page.link.send(.act(.photo(Data(request.body))))
         return HTTPReply(status: 204, body: .bytes([]))
+    }
+
+    /// Messages holding every word of `query`, through the store's index (Chinese words too),
+    /// newest first: each with its chat, and a link that opens the chat at it.
+    private func search(_ query: String) -> HTTPReply {
+        let words = query.split(whereSeparator: \.isWhitespace).map(String.init).filter { !$0.isEmpty }
+        guard query.count <= WebDocument.searchLength else {
+            return html(WebDocument.refusal(title: "Search", text: "Search for at most \(WebDocument.searchLength) characters."), status: 400)
+        }
+        var hits: [SearchHit] = []
+        if !words.isEmpty {
+            do throws(StoreError) {
+                hits = try host.store?.search(words, peer: nil, limit: WebDocument.searchHits) ?? []
+            } catch {
+                return html(WebDocument.refusal(title: "Search", text: "The messages could not be searched: \(error)"), status: 500)
+            }
+        }
+        let urls = Dictionary(conversations().map { ($0.peer, $0.url) }, uniquingKeysWith: { first, _ in first })
+        return html(WebDocument.search(user: user, query: query, words: words, hits: hits.map { hit in
+            (hit, urls[hit.peer] ?? StoreViews.url(hit.peer, page: nil))
+        }))
     }
 
     /// The user's conversations for the start page, newest first.

@@ -147,11 +147,13 @@ function expireRecalls(root) {
 
 // Goes to message `number` (a reply's quote was clicked): scrolled to and marked a moment;
 // one not drawn yet is asked for (earlier messages), and gone to once it comes.
-let goingTo = 0;
+let goingTo = 0, askedFor = 0;
 function goTo(root, page, number) {
+  goingTo = number;
   const target = document.getElementById("m" + number);
   if (target) {
     goingTo = 0;
+    askedFor = 0;
     target.scrollIntoView({ block: "center" });
     target.classList.add("flash");
     target.tabIndex = -1;
@@ -160,8 +162,8 @@ function goTo(root, page, number) {
     return;
   }
   const first = root.querySelector(".messages .message");
-  if (!first || goingTo === number) return;
-  goingTo = number;
+  if (!first || askedFor === number) return;
+  askedFor = number;
   post(page, { do: "more", count: Math.max(1, Number(first.dataset.number) - number + 2) });
 }
 
@@ -489,6 +491,9 @@ function chatPage(root) {
   window.addEventListener("pageshow", (event) => { if (event.persisted) location.reload(); });
   const draftKey = "imhost-draft " + location.href;
   let first = true;
+  // Opened at a message (a search's result: #mN): gone to once the chat is drawn.
+  const at = /^#m([0-9]+)$/.exec(location.hash);
+  if (at) goingTo = Number(at[1]);
   events.addEventListener("page", (event) => {
     replacePage(root, event.data);
     showReplying(root);
