@@ -41,6 +41,7 @@ public enum WebDocument {
     /// The start page: `user`'s conversations, newest first, and a form to open a jump URL.
     public static func start(user: String, conversations: [Conversation], dev: Bool = false) -> String {
         document(title: "imhost · \(user)", body: """
+            <nav class="back">\(notifySettings)</nav>
             <header class="title"><h1>Chats of \(PageHTML.escape(user))</h1></header>
             <form class="open" action="/chat" method="get"><label>Open a jump URL
             <input name="url" required placeholder="im://chat?rootCateID=1&amp;cateID=12&amp;peer=u42"></label><button type="submit">Open</button></form>
@@ -48,6 +49,12 @@ public enum WebDocument {
             <main id="conversations" data-live="list">\(list(conversations, dev: dev))</main>
             """, attributes: " class=\"start\"")
     }
+
+    /// What the page offers of the browser's notifications: a button that asks for them (only
+    /// when clicked, never on load; shown while the browser has not been asked), and whether a
+    /// notification shows the message's words or only who sent it (the latter by default).
+    static let notifySettings = "<button type=\"button\" class=\"notify-ask\" hidden>Notify me of new messages</button>"
+        + "<label class=\"notify-text\" hidden><input type=\"checkbox\" data-notify-text> Show message text in notifications</label>"
 
     /// The longest search taken, in characters, and the most results shown.
     public static let searchLength = 200, searchHits = 50
@@ -125,7 +132,7 @@ public enum WebDocument {
     public static func chat(page id: String, url: String, dev: Bool = false, textLimit: Int = 64 * 1024) -> String {
         let toggle = dev ? "<label class=\"dev-toggle\"><input type=\"checkbox\" data-dev-toggle checked> Developer view</label>" : ""
         return document(title: "imhost · chat", body: """
-            <nav class="back"><a href="/">← Chats</a>\(toggle)<button type="button" class="notices-open" aria-controls="notice-dialog" hidden>Notices <span class="count"></span></button></nav>
+            <nav class="back"><a href="/">← Chats</a>\(toggle)<button type="button" class="notices-open" aria-controls="notice-dialog" hidden>Notices <span class="count"></span></button>\(notifySettings)</nav>
             <div id="page" data-page="\(PageHTML.escape(id))" data-text-limit="\(textLimit)"><p class="opening">Opening the chat…</p></div>
             <div id="notices" class="notices"></div>
             <dialog id="notice-dialog" aria-labelledby="notice-title"><h2 id="notice-title">Notices</h2><ol id="notice-log"></ol>

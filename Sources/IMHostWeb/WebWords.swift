@@ -17,11 +17,13 @@ enum WebWords {
         var alert: Bool
         /// Words for the input, when it is empty: what a recalled message said, to edit again.
         var draft: String? = nil
+        /// The peer whose chat (not this one) a message arrived in: the page may notify.
+        var arrived: String? = nil
 
         /// The notice as the event stream carries it: `{"text":…,"dev":…,"alert":…,"draft":…}`.
         var json: String {
             "{\"text\":" + (text.map(JSONNode.quoted) ?? "null") + ",\"dev\":" + JSONNode.quoted(dev) + ",\"alert\":\(alert)"
-                + (draft.map { ",\"draft\":" + JSONNode.quoted($0) } ?? "") + "}"
+                + (draft.map { ",\"draft\":" + JSONNode.quoted($0) } ?? "") + (arrived.map { ",\"arrived\":" + JSONNode.quoted($0) } ?? "") + "}"
         }
     }
 
@@ -30,6 +32,7 @@ enum WebWords {
         let (text, alert) = person(reply)
         var notice = Notice(text: text, dev: dev, alert: alert || ChatWords.isDiagnostic(reply))
         if case .recalled(_, _, let said?, _) = reply { notice.draft = said }
+        if case .arrived(let peer, _, _, _) = reply { notice.arrived = peer }
         return notice
     }
 

@@ -167,6 +167,32 @@ function goTo(root, page, number) {
   post(page, { do: "more", count: Math.max(1, Number(first.dataset.number) - number + 2) });
 }
 
+// The browser's notifications: asked for only when the person clicks "Notify me", never on
+// load. A notification says who wrote; the words too only when the person said so (a choice the
+// browser keeps).
+function notifications() {
+  const ask = document.querySelector("button.notify-ask"), words = document.querySelector("label.notify-text");
+  if (!("Notification" in window)) return;
+  const show = () => {
+    if (ask) ask.hidden = Notification.permission !== "default";
+    if (words) words.hidden = Notification.permission !== "granted";
+  };
+  if (ask) ask.addEventListener("click", () => Notification.requestPermission().then(show));
+  const box = words && words.querySelector("input");
+  if (box) {
+    box.checked = localStorage.getItem("imhost-notify-text") === "on";
+    box.addEventListener("change", () => localStorage.setItem("imhost-notify-text", box.checked ? "on" : "off"));
+  }
+  show();
+}
+
+// Notifies of a message from `who` (its words `text` too, when the person chose that).
+function notifyMessage(who, text) {
+  if (!("Notification" in window) || Notification.permission !== "granted") return;
+  const words = localStorage.getItem("imhost-notify-text") === "on" && text ? text : "";
+  try { new Notification("New message from " + who, { body: words, tag: "imhost-" + who }); } catch (error) { /* a browser that notifies only from a worker */ }
+}
+
 // Something the page itself says (a refusal its request was answered).
 function said(text, alert) { notify({ text, dev: text, alert: !!alert }); }
 
@@ -519,8 +545,36 @@ function chatPage(root) {
     why.textContent = event.data;
     root.replaceChildren(why);
   });
+  // Messages that came while the tab is not in view: counted in its title, and notified, each
+  // once (by number: a drawing of the whole page or of what changed alike).
+  const baseTitle = document.title;
+  let unseen = 0, newestKnown = 0;
+  const received = () => Array.from(root.querySelectorAll(".message.received"), (message) => message);
+  const newest = () => received().reduce((most, message) => Math.max(most, Number(message.dataset.number) || 0), 0);
+  const countUnseen = () => { document.title = unseen > 0 ? "(" + unseen + ") " + baseTitle : baseTitle; };
+  const arrivedWhileAway = () => {
+    if (!document.hidden) { newestKnown = Math.max(newestKnown, newest()); return; }
+    for (const message of received()) {
+      const number = Number(message.dataset.number) || 0;
+      if (number <= newestKnown) continue;
+      newestKnown = number;
+      unseen += 1;
+      const bubble = message.querySelector(".bubble");
+      notifyMessage((message.querySelector(".meta .who") || {}).textContent || "", bubble ? bubble.textContent.trim().slice(0, 120) : "");
+    }
+    countUnseen();
+  };
+  document.addEventListener("visibilitychange", () => {
+    if (document.hidden) return;
+    unseen = 0;
+    newestKnown = Math.max(newestKnown, newest());
+    countUnseen();
+  });
+  events.addEventListener("page", () => arrivedWhileAway());
   events.addEventListener("change", (event) => {
-    applyChanges(root, JSON.parse(event.data));
+    const ops = JSON.parse(event.data);
+    applyChanges(root, ops);
+    arrivedWhileAway();
     expireRecalls(root);
     if (goingTo) goTo(root, page, goingTo);
     if (!away.isLive()) away.live(false);
@@ -563,6 +617,8 @@ function chatPage(root) {
   events.addEventListener("notice", (event) => {
     const notice = JSON.parse(event.data);
     notify(notice);
+    // A message in another chat, not in view here.
+    if (notice.arrived) notifyMessage(notice.arrived, "");
     // What a recalled message said comes back to the input, to edit and send again.
     const input = root.querySelector("form[data-send] input");
     if (notice.draft && input && input.value === "") { input.value = notice.draft; input.focus(); }
@@ -696,8 +752,15 @@ function chatPage(root) {
 
 function startPage(root) {
   localTimes(root);
+  // The unread messages of every chat, in the tab's title.
+  const baseTitle = document.title;
+  const countUnread = () => {
+    const unread = Array.from(root.querySelectorAll(".unread"), (badge) => parseInt(badge.textContent, 10) || 0).reduce((a, b) => a + b, 0);
+    document.title = unread > 0 ? "(" + unread + ") " + baseTitle : baseTitle;
+  };
+  countUnread();
   const events = new EventSource("/events?list=1");
-  events.addEventListener("list", (event) => { root.innerHTML = event.data; localTimes(root); });
+  events.addEventListener("list", (event) => { root.innerHTML = event.data; localTimes(root); countUnread(); });
 }
 
 // The Notices button opens the list of every notice; with --dev, the toggle shows or hides the
@@ -715,6 +778,7 @@ function chrome() {
 
 document.addEventListener("DOMContentLoaded", () => {
   chrome();
+  notifications();
   const page = document.getElementById("page");
   if (page) chatPage(page);
   const list = document.querySelector("[data-live=list]");

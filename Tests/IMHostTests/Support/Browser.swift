@@ -133,6 +133,12 @@ final class Browser {
 
     func title() throws -> String { try command("GET", "/title") as? String ?? "" }
 
+    /// Minimizes this session's window: its page is no longer in view (its document is hidden).
+    func minimize() throws { try command("POST", "/window/minimize", [:]) }
+
+    /// Brings a minimized window back, at the size the browser starts with.
+    func restore() throws { try command("POST", "/window/rect", ["width": 1200, "height": 900]) }
+
     /// The first element `selector` (CSS) matches, or nil.
     func find(_ selector: String) throws -> PageElement? {
         do {
