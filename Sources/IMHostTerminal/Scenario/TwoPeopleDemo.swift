@@ -34,6 +34,14 @@ enum TwoPeopleDemo {
       { "as": "bob", "await": { "contains": ["Or Sunday, if that suits you better."] } },
       { "as": "alice", "await": "#3 me · 09:02 · delivered ✓" },
 
+      { "say": "Bob answers that message with a reply, which shows what it answers on both pages. Alice sends a line she regrets and recalls it: it is replaced on both pages, its words leave both stores, and what it said comes back to her." },
+      { "as": "bob", "reply": "3 Sunday at 10 suits me." },
+      { "as": "alice", "await": { "contains": ["↪ #3 you:", "Sunday at 10 suits me."] } },
+      { "as": "alice", "text": "The door code is 4711." },
+      { "as": "bob", "await": { "contains": ["The door code is 4711."] } },
+      { "as": "alice", "recall": 5 },
+      { "as": "bob", "await": { "contains": ["(alice recalled this message)"] } },
+
       { "say": "The housing page misbehaves in production. The platform's operator kills house fleet-wide: one retained message on the broker, and both open chats switch to the legacy page at once, with their history (a host that starts later gets it before its first page)." },
       { "fleet": "kill house" },
       { "as": "alice", "show": true },
