@@ -164,11 +164,11 @@ struct DrawnReceiptTests {
         let receipt = Envelope.Receipt(state: .read, ids: ["01JA", "01JB", "01JC"], confirm: true,
                                        drawn: ["01JB": .placeholder("not-installed", reason: "line rent not installed"), "01JA": .line("house", version: "1.3.0")])
         let text = Envelope.receipt(receipt).text
-        #expect(text == #"{"v":1,"kind":"receipt","state":"read","ids":["01JA","01JB","01JC"],"confirm":true,"drawn":{"01JA":{"line":"house","version":"1.3.0"},"01JB":{"placeholder":"not-installed","reason":"line rent not installed"}}}"#)
+        #expect(text == #"{"v":1,"kind":"receipt","state":"read","ids":["01JA","01JB","01JC"],"confirm":true,"drawn":{"01JA":{"line":"house","version":"1.3.0"},"01JB":{"placeholder":"not-installed","reason":"line rent not installed"}},"features":["recall","react","typing","online"]}"#)
         #expect(try Envelope.read(Array(text.utf8), payloadLimit: 1024) == .receipt(receipt))
         // A delivered receipt says nothing of drawing, whatever it carries.
         let delivered = #"{"v":1,"kind":"receipt","state":"delivered","ids":["01JA"],"drawn":{"01JA":{"line":"house"}}}"#
-        #expect(try Envelope.read(Array(delivered.utf8), payloadLimit: 1024) == .receipt(Envelope.Receipt(state: .delivered, ids: ["01JA"])))
+        #expect(try Envelope.read(Array(delivered.utf8), payloadLimit: 1024) == .receipt(Envelope.Receipt(state: .delivered, ids: ["01JA"], features: nil)))
 
         // A hundred receipts, each with the longest reason: envelopes of at most the overhead.
         let reason = String(repeating: "r", count: Envelope.reasonBytes)

@@ -137,11 +137,11 @@ extension MessageStore {
         }
     }
 
-    /// When the newest of `peer`'s messages was stored here: when it was last heard from, as
-    /// far as the store knows.
+    /// When the newest of `peer`'s messages that came over the transport was sent (as it said,
+    /// never later than it was stored): when it was last heard from, as far as the store knows.
     public func lastHeard(from peer: String) throws(StoreError) -> Int64? {
         try guarded {
-            let find = try database.statement("SELECT max(stored_at) FROM messages WHERE sender = ? AND outgoing = 0")
+            let find = try database.statement("SELECT max(min(sent_at, stored_at)) FROM messages WHERE sender = ? AND outgoing = 0 AND arrived = 1")
             try find.bind(peer)
             _ = try find.step()
             return find.optionalInt(0)

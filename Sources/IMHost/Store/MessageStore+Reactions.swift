@@ -50,13 +50,22 @@ extension MessageStore {
 
     /// A reaction of `person` (the peer `peer`, or the user from another device) to a message of
     /// their conversation: kept when it is the latest of theirs. One about a message of anyone
-    /// but the two of them is not. Returns whether it was kept.
+    /// but the two of them, of a message stored in another conversation, or from a blocked peer
+    /// is not; neither is one about a message not stored here (so a peer cannot fill the store
+    /// with reactions to ids it makes up). Returns whether it was kept.
     @discardableResult
     public func applyReaction(_ reaction: Envelope.Reaction, by person: String, peer: String) throws(StoreError) -> Bool {
         try refuseIfReadOnly()
         guard reaction.from == peer || reaction.from == user else { return false }
         return try guarded {
             try database.transaction {
+                if person != user, try isBlocked(person) { return false }
+                let find = try database.statement("""
+                    SELECT 1 FROM messages m JOIN conversations c ON c.id = m.conversation
+                    WHERE m.sender = ? AND m.global_id = ? AND c.peer = ? AND m.recalled_at IS NULL
+                    """)
+                try find.bind(reaction.from, reaction.id, peer)
+                guard try find.step() else { return false }
                 try keep(reaction, by: person)
                 return database.changes > 0
             }
@@ -70,10 +79,10 @@ extension MessageStore {
             let rows = try database.statement("""
                 SELECT m.position, r.person, r.emoji FROM messages m JOIN conversations c ON c.id = m.conversation
                 JOIN reactions r ON r.sender = m.sender AND r.global_id = m.global_id
-                WHERE c.peer = ? AND m.position BETWEEN ? AND ? AND r.emoji != '' AND m.recalled_at IS NULL
+                WHERE c.peer = ?1 AND m.position BETWEEN ?2 AND ?3 AND r.emoji != '' AND m.recalled_at IS NULL AND r.person IN (?1, ?4)
                 ORDER BY m.position, r.at
                 """)
-            try rows.bind(peer, positions.lowerBound, positions.upperBound)
+            try rows.bind(peer, positions.lowerBound, positions.upperBound, user)
             var found: [Int: [(person: String, emoji: String)]] = [:]
             while try rows.step() { found[Int(rows.int(0)), default: []].append((rows.text(1), rows.text(2))) }
             return found

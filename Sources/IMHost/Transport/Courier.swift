@@ -248,7 +248,13 @@ public final class Courier {
                 if !connection.knownLogin { connection.knownLogin = store.connected(as: connection.login) }
             case .message(let topic, let payload, let retained):
                 let inbound = inbox.read(topic: topic, payload: payload, retained: retained, now: now)
-                if let peer = inbound?.peer, peer != user { signals.heardFrom(peer, now: now) }
+                // Last seen: a signal says now; a message when it was sent (a backlog the broker
+                // kept says when, not that it came now); a receipt may be a backlog's too.
+                switch inbound {
+                case .typing(let peer)?, .online(_, let peer)?: signals.heardFrom(peer, at: now)
+                case .message(let arrival)? where arrival.sender != user: signals.heardFrom(arrival.sender, at: min(now, arrival.message.sentAt))
+                default: break
+                }
                 switch inbound {
                 case .message(let arrival)?:
                     // Messages and another device's copies are stored in the order they came.

@@ -239,7 +239,15 @@ final class Inbox {
     /// never stored here: they never will be). Not stored (the store failed), not answered: the
     /// peer sends it again.
     func recall(_ ids: [String], at time: Int64, from peer: String) {
+        // Not this host's session (yet): left unanswered, so the peer sends it again to the one
+        // that holds it.
+        guard connection.holdsSession else { return }
         do throws(StoreError) {
+            // A blocked peer's are answered (or it would send them forever), and change nothing.
+            if try store.blocked(peer) {
+                answer(peer, .recalled, ids: ids)
+                return
+            }
             if try store.applyRecall(from: peer, peer: peer, ids: ids, at: time) { ledger.record(.changed(peers: [peer])) }
         } catch {
             ledger.say(.notStored(count: ids.count, error))
@@ -252,6 +260,7 @@ final class Inbox {
     /// here yet: it shows once the message comes). One about a message of neither of them is
     /// answered too, and kept nowhere: sent again, it would change nothing.
     func react(_ reaction: Envelope.Reaction, from peer: String) {
+        guard connection.holdsSession else { return }
         do throws(StoreError) {
             if try store.applyReaction(reaction, by: peer, peer: peer) { ledger.record(.changed(peers: [peer])) }
         } catch {
@@ -267,17 +276,6 @@ final class Inbox {
         for chunk in Envelope.inReceipts(ids) {
             let receipt = Envelope.receipt(Envelope.Receipt(state: state, ids: Array(chunk), code: code, reason: reason, at: at))
             connection.publish(topic: Topic.inbox(to: peer, from: user).name, payload: receipt.bytes, as: .answer)
-        }
-    }
-}
-
-extension Inbox.Inbound {
-    /// The peer it came from, when a peer's.
-    var peer: String? {
-        switch self {
-        case .message(let arrival): arrival.sender
-        case .receipt(_, let from), .confirm(_, let from), .recall(_, _, let from), .react(_, let from), .typing(let from), .online(_, let from): from
-        case .probe, .presence, .sibling: nil
         }
     }
 }

@@ -50,18 +50,19 @@ final class PeerSignals {
 
     // MARK: What comes
 
-    /// Something came from `peer` (any envelope): last seen now.
-    func heardFrom(_ peer: String, now: Int64) { heard[peer] = now }
+    /// Something `peer` sent at `time` came (a signal: now; a message: when it says it was
+    /// sent, never later than now, so a backlog the broker kept says when, not that it came now).
+    func heardFrom(_ peer: String, at time: Int64) { heard[peer] = max(heard[peer] ?? 0, time) }
 
     /// `peer` is typing: said to whoever shows its chat, unless it is blocked.
     func typingCame(from peer: String, now: Int64) {
-        guard (try? store.isBlocked(peer)) != true else { return }
+        guard (try? store.blocked(peer)) != true else { return }
         ledger.record(.typing(peer: peer))
     }
 
     /// `peer` says it is online, or leaves.
     func onlineCame(from peer: String, _ online: Bool, now: Int64) {
-        guard showsOnline, (try? store.isBlocked(peer)) != true else { return }
+        guard showsOnline, (try? store.blocked(peer)) != true else { return }
         let was = seen(peer, now: now).online
         if online { onlineUntil[peer] = now + Envelope.Feature.onlineFor } else { onlineUntil[peer] = nil }
         if was != online { ledger.record(.seen(peer: peer)) }
@@ -81,7 +82,7 @@ final class PeerSignals {
     /// when its host takes it and it is not blocked.
     func typing(to peer: String, now: Int64) {
         guard connection.isOnline, now - (typingSent[peer] ?? 0) >= Envelope.Feature.typingEvery,
-              (try? store.features(of: peer))??.contains(Envelope.Feature.typing) == true, (try? store.isBlocked(peer)) != true else { return }
+              (try? store.features(of: peer))??.contains(Envelope.Feature.typing) == true, (try? store.blocked(peer)) != true else { return }
         if connection.signal(topic: Topic.inbox(to: peer, from: connection.user).name, payload: Envelope.typing.bytes) { typingSent[peer] = now }
     }
 

@@ -147,13 +147,13 @@ function expireRecalls(root) {
 
 // Goes to message `number` (a reply's quote was clicked): scrolled to and marked a moment;
 // one not drawn yet is asked for (earlier messages), and gone to once it comes.
-let goingTo = 0, askedFor = 0;
+let goingTo = 0, askedAt = 0;
 function goTo(root, page, number) {
   goingTo = number;
   const target = document.getElementById("m" + number);
   if (target) {
     goingTo = 0;
-    askedFor = 0;
+    askedAt = 0;
     target.scrollIntoView({ block: "center" });
     target.classList.add("flash");
     target.tabIndex = -1;
@@ -161,10 +161,12 @@ function goTo(root, page, number) {
     setTimeout(() => target.classList.remove("flash"), 1600);
     return;
   }
+  // Earlier messages, 200 at a time, asked again each time more came, until it is there.
   const first = root.querySelector(".messages .message");
-  if (!first || askedFor === number) return;
-  askedFor = number;
-  post(page, { do: "more", count: Math.max(1, Number(first.dataset.number) - number + 2) });
+  const shown = first ? Number(first.dataset.number) : 0;
+  if (!first || shown <= number || askedAt === shown) { if (!first || shown <= number) goingTo = 0; return; }
+  askedAt = shown;
+  post(page, { do: "more", count: Math.min(200, Math.max(1, shown - number + 2)) });
 }
 
 // The browser's notifications: asked for only when the person clicks "Notify me", never on
@@ -552,8 +554,10 @@ function chatPage(root) {
   const received = () => Array.from(root.querySelectorAll(".message.received"), (message) => message);
   const newest = () => received().reduce((most, message) => Math.max(most, Number(message.dataset.number) || 0), 0);
   const countUnseen = () => { document.title = unseen > 0 ? "(" + unseen + ") " + baseTitle : baseTitle; };
+  let drawn = false;
   const arrivedWhileAway = () => {
-    if (!document.hidden) { newestKnown = Math.max(newestKnown, newest()); return; }
+    // What the first drawing shows came before: only what comes after is new.
+    if (!drawn || !document.hidden) { drawn = true; newestKnown = Math.max(newestKnown, newest()); return; }
     for (const message of received()) {
       const number = Number(message.dataset.number) || 0;
       if (number <= newestKnown) continue;
@@ -618,7 +622,7 @@ function chatPage(root) {
     const notice = JSON.parse(event.data);
     notify(notice);
     // A message in another chat, not in view here.
-    if (notice.arrived) notifyMessage(notice.arrived, "");
+    if (notice.arrived && document.hidden) notifyMessage(notice.arrived, "");
     // What a recalled message said comes back to the input, to edit and send again.
     const input = root.querySelector("form[data-send] input");
     if (notice.draft && input && input.value === "") { input.value = notice.draft; input.focus(); }
