@@ -366,12 +366,15 @@ extension MessageStore {
     public func catchUpSearchIndex(limit: Int) throws(StoreError) -> Bool {
         guard !isReadOnly, wordsPending else { return true }
         return try guarded {
-            let (indexed, newest) = try indexProgress()
-            guard indexed < newest else {
-                wordsPending = false
-                return true
-            }
-            return try database.transaction(durable: false) {
+            // Read inside the transaction, under the write lock: another process catching up
+            // (a search, another chat) between the read and the write would otherwise have the
+            // same messages indexed twice, and a recall's 'delete' would take out one of them.
+            try database.transaction(durable: false) {
+                let (indexed, newest) = try indexProgress()
+                guard indexed < newest else {
+                    wordsPending = false
+                    return true
+                }
                 let bound = try database.statement("SELECT max(id) FROM (SELECT id FROM messages WHERE id > ? ORDER BY id LIMIT ?)")
                 try bound.bind(indexed, limit)
                 _ = try bound.step()
