@@ -68,7 +68,7 @@ extension MessageStore {
                                     key: find.text(4), payload: MessagePayload(json: find.text(5)), sentAt: find.int(6),
                                     jump: find.optionalText(7).flatMap { try? JSONDecoder().decode(JumpPage.self, from: Data($0.utf8)) },
                                     attempts: Int(find.int(8)) - 1,
-                                    reply: find.optionalText(10).flatMap { from in find.optionalText(11).map { ReplyTo(from: from, id: $0) } }))
+                                    reply: ReplyTo.stored(find.optionalText(10), find.optionalText(11))))
             if find.int(9) != 0 { sends[sends.count - 1].photos = try photos(ofRow: find.int(0)) }
         }
         return sends

@@ -24,7 +24,7 @@ extension MessageStore {
                              seq: row.optionalInt(5).map(Int.init), isOutgoing: row.int(9) != 0, jump: jump, row: row.int(0),
                              arrived: row.int(13) != 0, sentBefore: row.optionalInt(14).map(Int.init),
                              peerDrawn: outgoing ? row.optionalText(15).flatMap { Drawn.read(json: $0) } : nil,
-                             reply: row.optionalText(16).flatMap { from in row.optionalText(17).map { ReplyTo(from: from, id: $0) } },
+                             reply: ReplyTo.stored(row.optionalText(16), row.optionalText(17)),
                              recalledAt: row.optionalInt(18))
     }
 

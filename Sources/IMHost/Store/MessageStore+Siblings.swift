@@ -164,7 +164,7 @@ extension MessageStore {
                 let message = Envelope.Message(id: item.id, seq: Int(find.optionalInt(1) ?? 0), key: find.text(2), payload: MessagePayload(json: find.text(3)),
                                                sentAt: find.int(4), jump: jump, photos: try photos(ofRow: find.int(0)),
                                                device: find.optionalText(7).map { $0 == Self.firstDevice ? nil : $0 } ?? (item.outgoing ? device : nil),
-                                               reply: find.optionalText(8).flatMap { from in find.optionalText(9).map { ReplyTo(from: from, id: $0) } },
+                                               reply: ReplyTo.stored(find.optionalText(8), find.optionalText(9)),
                                                recalledAt: find.optionalInt(10))
                 bytes += message.payload.json.utf8.count + message.photos.reduce(0) { $0 + $1.bytes.count }
                 copies.append(Envelope.Sibling.Copy(by: by, peer: item.peer, outgoing: item.outgoing, state: find.text(6), message: message))

@@ -33,7 +33,7 @@ extension Envelope {
         } catch {
             throw refuse(error.code == .tooLarge ? .tooLarge : .payload, "message \(id): \(error.description)")
         }
-        guard case .number(let sent, _)? = member("sentAt")?.value, sent == sent.rounded(), sent >= 0, sent <= 9_007_199_254_740_991 else {
+        guard let sent = milliseconds(member("sentAt")) else {
             throw refuse(.payload, "message \(id) has no sentAt (milliseconds since 1970)")
         }
         var jump: JumpPage?
@@ -85,11 +85,8 @@ extension Envelope {
            case .string(let from)? = fields.member("from")?.value, TransportID.problem(from) == nil {
             reply = ReplyTo(from: from, id: quoted)
         }
-        var recalledAt: Int64?
-        if copy, case .number(let at, _)? = member("recalled")?.value, at == at.rounded(), at >= 0, at <= 9_007_199_254_740_991 {
-            recalledAt = Int64(at)
-        }
-        var message = Message(id: id, seq: Int(seqValue), key: key, payload: payload, sentAt: Int64(sent), jump: jump, photos: photos, device: device,
+        let recalledAt = copy ? milliseconds(member("recalled")) : nil
+        var message = Message(id: id, seq: Int(seqValue), key: key, payload: payload, sentAt: sent, jump: jump, photos: photos, device: device,
                               reply: reply, recalledAt: recalledAt)
         message.features = features(member("features"))
         return message
@@ -105,5 +102,11 @@ public struct ReplyTo: Sendable, Equatable, Hashable, Codable {
     public init(from: String, id: String) {
         self.from = from
         self.id = id
+    }
+
+    /// The reply a message row names (its `reply_sender` and `reply_id`): `nil` for none.
+    static func stored(_ from: String?, _ id: String?) -> ReplyTo? {
+        guard let from, let id else { return nil }
+        return ReplyTo(from: from, id: id)
     }
 }

@@ -78,34 +78,6 @@ public enum Envelope: Sendable, Equatable {
     /// The most photos one message carries.
     public static let photosPerMessage = 4
 
-    /// What a host can take beyond version 1's first kinds, as its receipts announce it
-    /// (`features`, an addition). A peer's host gets an envelope of a later kind only once its
-    /// receipts named the feature: an older host would refuse it as a kind it does not know.
-    public enum Feature {
-        /// Takes `recall` envelopes, and answers them with `recalled` receipts.
-        public static let recall = "recall"
-        /// Takes `react` envelopes, and answers them with `reacted` receipts.
-        public static let react = "react"
-        /// Takes `typing` signals.
-        public static let typing = "typing"
-        /// Takes `online` signals.
-        public static let online = "online"
-        /// What this host announces, in the order it writes them.
-        public static let announced = [recall, react, typing, online]
-        /// At most one typing signal to a peer this often, in milliseconds.
-        public static let typingEvery: Int64 = 3_000
-        /// How long a typing signal is shown after it came, in milliseconds.
-        public static let typingShown: Int64 = 6_000
-        /// How often an online host says so again, in milliseconds.
-        public static let onlineEvery: Int64 = 60_000
-        /// How long a peer counts as online after it last said so, in milliseconds.
-        public static let onlineFor: Int64 = 90_000
-        /// A feature's name as read: 1 to 32 of `a-z 0-9 -`.
-        static func isValid(_ name: String) -> Bool { RefusalCode.isValid(name) }
-        /// The most names a receipt's `features` is read for.
-        static let most = 32
-    }
-
     /// The largest envelope a host takes: the payload, `photoLimit` bytes of photos as base64
     /// (4 characters for every 3 bytes), and ``overhead`` for the rest.
     public static func limit(payloadLimit: Int, photoLimit: Int) -> Int {
@@ -119,25 +91,6 @@ public enum Envelope: Sendable, Equatable {
     /// maximum packet, and the broker's `max_packet_size` (`imhost broker init` sizes it so).
     public static func packetLimit(payloadLimit: Int, photoLimit: Int) -> Int {
         limit(payloadLimit: payloadLimit, photoLimit: photoLimit) + topicRoom
-    }
-
-    /// A person's reaction to a message: which (its sender and id), with what (one of
-    /// ``emoji``, or `""`: taken back), and when.
-    public struct Reaction: Sendable, Equatable {
-        public var id: String
-        public var from: String
-        public var emoji: String
-        public var at: Int64
-
-        /// The reactions a person may give: a short set, the same on every host.
-        public static let emoji = ["👍", "❤️", "😂", "😮", "😢", "🙏"]
-
-        public init(id: String, from: String, emoji: String, at: Int64) {
-            self.id = id
-            self.from = from
-            self.emoji = emoji
-            self.at = at
-        }
     }
 
     /// A message.
@@ -464,10 +417,10 @@ public enum Envelope: Sendable, Equatable {
         case "receipt": return .receipt(try receipt(member))
         case "confirm": return .confirm(ids: try ids(member, of: "a confirmation"))
         case "recall":
-            guard case .number(let at, _)? = member("at")?.value, at == at.rounded(), at >= 0, at <= 9_007_199_254_740_991 else {
+            guard let at = milliseconds(member("at")) else {
                 throw Refusal(kind: .payload, description: "a recall without a time (at, milliseconds since 1970)")
             }
-            return .recall(ids: try ids(member, of: "a recall"), at: Int64(at))
+            return .recall(ids: try ids(member, of: "a recall"), at: at)
         case "typing": return .typing
         case "online":
             guard case .bool(let online)? = member("online")?.value else {
@@ -478,19 +431,19 @@ public enum Envelope: Sendable, Equatable {
             // `of`: the reacted message's sender (never `from`, which names an envelope's sender).
             guard let id, case .string(let from)? = member("of")?.value, TransportID.problem(from) == nil,
                   case .string(let emoji)? = member("emoji")?.value, emoji.isEmpty || Reaction.emoji.contains(emoji),
-                  case .number(let at, _)? = member("at")?.value, at == at.rounded(), at >= 0, at <= 9_007_199_254_740_991 else {
+                  let at = milliseconds(member("at")) else {
                 throw Refusal(kind: .payload, description: "a reaction without a message id, its sender, one of \(Reaction.emoji.joined(separator: " ")) (or \"\") and a time",
                               messageID: id)
             }
-            return .react(Reaction(id: id, from: from, emoji: emoji, at: Int64(at)))
+            return .react(Reaction(id: id, from: from, emoji: emoji, at: at))
         case "probe":
             guard let id else { throw Refusal(kind: .id, description: "a probe without a valid id") }
             return .probe(id: id)
         case "presence":
-            guard let id, case .number(let at, _)? = member("at")?.value, at == at.rounded(), at >= 0, at <= 9_007_199_254_740_991 else {
+            guard let id, let at = milliseconds(member("at")) else {
                 throw Refusal(kind: .payload, description: "a presence record without a valid id and time")
             }
-            return .presence(id: id, at: Int64(at))
+            return .presence(id: id, at: at)
         case "status": return .status(status(member))
         case _ where Sibling.kinds.contains(kind):
             return .sibling(try Sibling.read(kind: kind, member, id: id, payloadLimit: payloadLimit, photoLimit: photoLimit))
@@ -541,12 +494,16 @@ public enum Envelope: Sendable, Equatable {
             // Kept short and on one line: it is shown to the sender's user.
             reason = String(decoding: text.utf8.prefix(reasonBytes), as: UTF8.self)
         }
-        var at: Int64?
-        if state == .reacted, case .number(let time, _)? = member("at")?.value, time == time.rounded(), time >= 0, time <= 9_007_199_254_740_991 {
-            at = Int64(time)
-        }
+        let at = state == .reacted ? milliseconds(member("at")) : nil
         return Receipt(state: state, ids: ids, code: code, reason: reason, confirm: confirm,
                        drawn: state == .read ? drawn(member("drawn"), ids: ids) : [:], features: features(member("features")), at: at)
+    }
+
+    /// A time as the wire gives it, milliseconds since 1970: a whole number from 0 to 2^53 − 1
+    /// (what a JSON number holds exactly); `nil` for anything else, or nothing.
+    static func milliseconds(_ node: JSONNode?) -> Int64? {
+        guard case .number(let value, _)? = node?.value, value == value.rounded(), value >= 0, value <= 9_007_199_254_740_991 else { return nil }
+        return Int64(value)
     }
 
     /// A receipt's `features`, leniently: the names that are names, at most ``Feature/most``;
