@@ -35,6 +35,15 @@ let photoDecoding: [Target] = [
     .target(name: "CPhotoDecode", dependencies: ["CPNG", "CJPEG", "CWebP"]),
 ]
 
+/// The voice decoder: every voice message's Opus packets decoded whole by libopus (Debian's
+/// libopus-dev), from WebM (CVoiceDecode's small EBML reader) or Ogg (libogg, libogg-dev), in
+/// the same child as photos; its length is the sum of the samples decoded.
+let voiceDecoding: [Target] = [
+    .systemLibrary(name: "COpus", path: "Sources/COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
+    .systemLibrary(name: "COgg", path: "Sources/COgg", pkgConfig: "ogg", providers: [.apt(["libogg-dev"])]),
+    .target(name: "CVoiceDecode", dependencies: ["COpus", "COgg"]),
+]
+
 let package = Package(
     name: "imhost",
     products: [
@@ -52,7 +61,7 @@ let package = Package(
         // containment and supervision. No terminal code.
         .target(
             name: "IMHost",
-            dependencies: ["CIMHostSupport", "CSQLite", "CMosquitto", "CPhotoDecode", .product(name: "IMKit", package: "IMKit")]
+            dependencies: ["CIMHostSupport", "CSQLite", "CMosquitto", "CPhotoDecode", "CVoiceDecode", .product(name: "IMKit", package: "IMKit")]
         ),
         // The brokers imhost provisions and runs: a mosquitto folder (its configuration, the
         // dynamic-security plugin's file and control, the retain rule), its process, a NATS
@@ -101,7 +110,7 @@ let package = Package(
             dependencies: ["IMHost", "IMHostBroker", "IMHostRuntime", "IMHostTerminal", "IMHostWeb", .product(name: "IMKit", package: "IMKit")],
             exclude: ["Golden"]
         ),
-    ] + lines.map(\.1) + fixtures.map(\.1) + photoDecoding
+    ] + lines.map(\.1) + fixtures.map(\.1) + photoDecoding + voiceDecoding
 )
 
 // imhost's retain rule: a mosquitto plugin in C (Sources/CIMHostRetainRule, against Debian's

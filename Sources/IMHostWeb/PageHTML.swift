@@ -127,6 +127,11 @@ public enum PageHTML {
                     return "<button class=\"platform\" data-photo>Photo</button>"
                         + "<input type=\"file\" class=\"photo-file\" accept=\"image/png,image/jpeg,image/webp\" hidden>"
                 }
+                // The platform's Voice item records in the browser (the page's script), at most
+                // Voice.secondsLimit seconds, and sends the recording.
+                if !item.byLine, item.name == "Voice" {
+                    return "<button class=\"platform\" data-voice data-limit=\"\(Voice.secondsLimit)\" aria-pressed=\"false\">Voice</button>"
+                }
                 // The platform's Location item sends where the browser says the person is.
                 if !item.byLine, item.name == "Location" { return "<button class=\"platform\" data-location>Location</button>" }
                 return self.item(item, verb: "bar")
@@ -153,7 +158,7 @@ public enum PageHTML {
         case .text(let text):
             html += "<div class=\"bubble text\">" + TextHTML.html(text) + "</div>"
         case .voice(let voice):
-            html += "<p class=\"bubble voice\">Voice message · " + duration(voice.seconds) + "</p>"
+            html += self.voice(message.voice, said: voice, number: message.number, peer: peer)
         case .location(let place):
             html += location(place)
         case .image(let image):
@@ -264,6 +269,27 @@ public enum PageHTML {
     /// this host's own store, through its own server (nothing is fetched from anywhere else).
     public static func photoAddress(peer: String, number: Int, index: Int) -> String {
         "/photo?peer=" + WebDocument.percentEncoded(peer) + "&n=\(number)&i=\(index)"
+    }
+
+    /// Where the page fetches the recording of voice message `number` of the chat with `peer`:
+    /// from this host's own store, through its own server.
+    public static func voiceAddress(peer: String, number: Int) -> String {
+        "/voice?peer=" + WebDocument.percentEncoded(peer) + "&n=\(number)"
+    }
+
+    /// A voice message: a player of the recording it carries, with the length decoded from it;
+    /// why it is not played; or, for one that only names a `url` (never fetched), its length
+    /// as its sender said.
+    static func voice(_ slot: VoiceSlot?, said: VoiceContent, number: Int, peer: String) -> String {
+        switch slot {
+        case .voice(let voice)?:
+            return "<div class=\"bubble voice\"><audio controls preload=\"none\" src=\"" + escape(voiceAddress(peer: peer, number: number))
+                + "\" aria-label=\"" + escape("Voice message, \(voice.shown)") + "\"></audio><span class=\"duration\">" + voice.shown + "</span></div>"
+        case .refused(let why)?:
+            return "<p class=\"bubble voice not-shown\">" + escape("Voice not shown: " + why) + "</p>"
+        case nil:
+            return "<p class=\"bubble voice\">Voice message · " + duration(said.seconds) + "</p>"
+        }
     }
 
     /// Where the page fetches a picture a line ships.

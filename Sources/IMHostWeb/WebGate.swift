@@ -94,6 +94,8 @@ public struct WebGate: Sendable {
         case "/", "/chat": return ["document"]
         case "/events": return ["empty"]
         case "/photo": return ["image"]
+        // A voice message's recording, for the page's <audio> player only.
+        case "/voice": return ["audio"]
         default:
             if path.hasPrefix("/picture/") { return ["image"] }
             if path.hasSuffix(".js") { return ["script"] }
@@ -146,7 +148,7 @@ public struct WebGate: Sendable {
                        ("X-Frame-Options", "DENY")]
         if csp {
             headers.append(("Content-Security-Policy",
-                            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"))
+                            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; media-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"))
         }
         return headers
     }

@@ -55,6 +55,10 @@ extension WebServer {
         case ("POST", let path) where path.hasPrefix("/stream/") && (path.hasSuffix("/watch") || path.hasSuffix("/unwatch")):
             let watching = path.hasSuffix("/watch")
             return watch(stream: String(path.dropFirst("/stream/".count).dropLast(watching ? "/watch".count : "/unwatch".count)), request, watching: watching)
+        case ("POST", let path) where path.hasPrefix("/page/") && path.hasSuffix("/voice"):
+            return voice(page: String(path.dropFirst("/page/".count).dropLast("/voice".count)), request)
+        case ("GET", "/voice"):
+            return voice(request)
         case ("POST", let path) where path.hasPrefix("/page/") && path.hasSuffix("/photo"):
             return photo(page: String(path.dropFirst("/page/".count).dropLast("/photo".count)), request)
         case ("POST", let path) where path.hasPrefix("/page/"):
@@ -242,6 +246,33 @@ extension WebServer {
             return .text(415, "Not sent: this file is not a photo that can be sent (\(error)).\n")
         }
         page.link.send(.act(.photo(Data(request.body))))
+        return HTTPReply(status: 204, body: .bytes([]))
+    }
+
+    /// A voice message's recording, from the store: `?peer=P&n=N`, as the type its bytes are
+    /// (decoded whole when it was stored), never sniffed, never a page.
+    private func voice(_ request: HTTPRequest) -> HTTPReply {
+        guard let peer = request.argument("peer"), let number = request.argument("n").flatMap(Int.init), number >= 1 else {
+            return .text(400, "refused: a recording is asked for as /voice?peer=P&n=N\n")
+        }
+        guard let found = (try? host.store?.voice(peer: peer, number: number)) ?? nil else {
+            return .text(404, "not found: no such recording\n")
+        }
+        return HTTPReply(status: 200, headers: [("Content-Type", found.voice.kind.mediaType), ("X-Content-Type-Options", "nosniff"),
+                                               ("Cache-Control", "private, no-cache"), ("Content-Security-Policy", "default-src 'none'")],
+                         body: .bytes(found.bytes))
+    }
+
+    /// A voice message recorded in the page: its bytes are decoded whole here, and go to the
+    /// page's worker in the act itself (kept as a draft with them until it is queued).
+    private func voice(page id: String, _ request: HTTPRequest) -> HTTPReply {
+        guard let page = pages[id], page.isRunning else { return .text(404, "not found: that page is closed; open the chat again from the list\n") }
+        do throws(Voice.Refusal) {
+            _ = try PhotoDecoder.shared.checkVoice(request.body, limit: min(Voice.byteLimit, config.limits.photoBytes))
+        } catch {
+            return .text(415, "Not sent: this recording cannot be sent (\(error)).\n")
+        }
+        page.link.send(.act(.voice(Data(request.body))))
         return HTTPReply(status: 204, body: .bytes([]))
     }
 

@@ -4,7 +4,7 @@ import Testing
 
 @Suite("Scenarios of several people, through a broker play starts")
 struct ScenarioPeopleTests {
-    @Test("imhost demo two-people: a card drawn by the receiver's plugins, a read receipt, an offline return, a reply and a recall, the operator killing house fleet-wide and lifting it; the same transcript every run")
+    @Test("imhost demo two-people: a card drawn by the receiver's plugins, a read receipt, an offline return, a reply, a recall and a voice message, the operator killing house fleet-wide and lifting it; the same transcript every run")
     func demo() throws {
         let workspace = try Workspace.standard()
         let first = try imhost(["demo", "two-people"], in: workspace)
@@ -13,9 +13,9 @@ struct ScenarioPeopleTests {
                       "│ 🏠 阳光两居室 Sunny 2-room flat ", "#2 me · 09:01 · read ✓✓", "#3 me · 09:02 · delivered ✓",
                       "── 25. bob: /reply 3 Sunday at 10 suits me.", "│ ↪ #3 you: \"Or Sunday, if that suits you better.\" │",
                       "recalled #5: gone from this chat, your devices and bob's; it said: The door code is 4711.",
-                      "│ (alice recalled this message) │",
-                      "── 32. operator: imhost fleet kill house\n   → published: line house off; alice and bob applied it",
-                      "── 35. bob: expect ✓ legacy page", "── 39. bob: expect ✓ house page", "40 steps passed."] {
+                      "│ (alice recalled this message) │", "── 32. bob: /voice hello.webm", "│ [Voice 0:03] │",
+                      "── 35. operator: imhost fleet kill house\n   → published: line house off; alice and bob applied it",
+                      "── 38. bob: expect ✓ legacy page", "── 42. bob: expect ✓ house page", "43 steps passed."] {
             #expect(first.stdout.contains(shown), "\(shown)")
         }
         let second = try imhost(["demo", "two-people"], in: workspace)

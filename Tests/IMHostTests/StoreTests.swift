@@ -299,12 +299,14 @@ struct MessageLifeTests {
             DROP TABLE reports;
             ALTER TABLE messages DROP COLUMN reply_sender;
             ALTER TABLE messages DROP COLUMN reply_id;
+            DROP INDEX messages_recalled;
             ALTER TABLE messages DROP COLUMN recalled_at;
             DROP TABLE reactions;
             DROP TABLE peer_notes_out;
             ALTER TABLE sibling_notes DROP COLUMN value;
             ALTER TABLE sibling_notes DROP COLUMN sender;
             DROP TABLE peer_features;
+            DROP TABLE voices;
             PRAGMA user_version = 9
             """])
         #expect(old.status == 0, "\(old.stderr)")

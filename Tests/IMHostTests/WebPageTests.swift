@@ -23,8 +23,8 @@ extension BrowserSuites {
             let why = try #require(try browser.textContent("#page .route"))
             #expect(why.contains("rootCateID 1") && why.contains("house"), "\(why)")
             #expect(try browser.waitFor("#page .top-post", containing: "📌"))
-            // Every control does something: Voice and Video are not drawn until they do.
-            #expect(try browser.findAll("#page .bottom-bar button.platform").map { try $0.text() } == ["Photo", "Location"])
+            // Every control does something: Video is not drawn until it does.
+            #expect(try browser.findAll("#page .bottom-bar button.platform").map { try $0.text() } == ["Photo", "Voice", "Location"])
             #expect(try browser.execute("return Array.from(document.querySelectorAll('#page .menu button.platform'), b => b.textContent)") as? [String] == ["Report", "Block", "Clear"])
             #expect(try browser.textContent("#page .menu button.line") == "Report a fake listing")
 

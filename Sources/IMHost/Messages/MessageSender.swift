@@ -45,7 +45,10 @@ final class MessageSender {
     /// `photos` (checked already: ``AttachedPhoto/reading(_:limit:)``) travel with it; together
     /// they may have `limits.photoBytes`, and a message at most ``Envelope/photosPerMessage``.
     func send(key: String, payload: MessagePayload, to peer: String, fromLegacyPage legacy: Bool = false,
-              jump: JumpPage? = nil, photos: [AttachedPhoto] = []) throws(SendError) -> StoredMessage {
+              jump: JumpPage? = nil, photos: [AttachedPhoto] = [], voice: AttachedVoice? = nil) throws(SendError) -> StoredMessage {
+        if voice != nil, key != "voice" || !photos.isEmpty {
+            throw SendError(.undecodable, "a recording goes with the built-in voice message only, without photos")
+        }
         let photoBytes = photos.reduce(0) { $0 + $1.bytes.count }
         guard photos.count <= Envelope.photosPerMessage else {
             throw SendError(.tooLarge, "a message carries at most \(Envelope.photosPerMessage) photos; this one has \(photos.count)")
@@ -83,7 +86,7 @@ final class MessageSender {
         let message: StoredMessage
         do throws(StoreError) {
             message = try store.storeOutgoing(to: peer, key: key, payload: payload, at: clock(), jump: jump, draft: draft, photos: photos,
-                                              reply: reply)
+                                              voice: voice, reply: reply)
             draft = nil
             reply = nil
         } catch {

@@ -5,7 +5,8 @@ import Glibc
 
 /// Decodes photos whole, every pixel row, before a host stores or serves them: a photo a peer
 /// sent, one the person sends from a file or picks in the browser, a picture a line ships, and
-/// the copies between a user's devices. Reading the header (``Photo/read(_:limit:)``) says what a
+/// the copies between a user's devices. Voice recordings too (``checkVoice(_:limit:)``): every
+/// Opus packet decoded by libopus, in the same child. Reading the header (``Photo/read(_:limit:)``) says what a
 /// file claims to be; only decoding it says that it is one, and that nothing follows its end.
 ///
 /// The decoding is done by the platform's libraries (libpng, libjpeg-turbo, libwebp) in a child
@@ -29,6 +30,7 @@ public final class PhotoDecoder: Sendable {
     /// What the child said of a photo, or why it said nothing.
     enum Outcome: Equatable {
         case verdict(code: String, width: Int, height: Int, trailing: Int, detail: String)
+        case heard(code: String, samples: Int, trailing: Int, detail: String)
         case crashed(String)
         case timedOut
         case unavailable(String)
@@ -91,6 +93,8 @@ public final class PhotoDecoder: Sendable {
             case .unsupported: throw Photo.Refusal("its \(name) data uses what this host does not decode\(detail)", code: .unsupported)
             default: throw Photo.Refusal("its \(name) data is damaged\(detail)", code: .corrupt)
             }
+        case .heard:
+            throw Photo.Refusal("the photo decoder answered for a recording", code: .decoderUnavailable)
         case .crashed(let how):
             throw Photo.Refusal("the photo decoder crashed on it (\(how))", code: .decoderCrashed)
         case .timedOut:
@@ -101,8 +105,43 @@ public final class PhotoDecoder: Sendable {
         }
     }
 
+    /// `bytes` as a voice recording of at most `limit` bytes: its container from its first
+    /// bytes, then every Opus packet decoded, its length the sum of the samples. Refused in one
+    /// line, with a code, when it is not one, or is longer than ``Voice/secondsLimit``.
+    public func checkVoice(_ bytes: [UInt8], limit: Int = Voice.byteLimit) throws(Voice.Refusal) -> Voice {
+        let kind = try Voice.kind(of: bytes, limit: limit)
+        let name = kind.name
+        switch decode(bytes, kind: kind.rawValue) {
+        case .heard("ok", let samples, _, _):
+            return Voice(kind: kind, milliseconds: samples / 48, size: bytes.count)
+        case .heard(let word, _, let trailing, let said):
+            let detail = said.isEmpty ? "" : " (\(said.prefix(160)))"
+            switch Voice.Refusal.Code(rawValue: word) ?? .corrupt {
+            case .truncated: throw Voice.Refusal("its \(name) data ends before the recording does\(detail)", code: .truncated)
+            case .trailingBytes: throw Voice.Refusal("it has \(trailing) bytes after the end of its recording", code: .trailingBytes)
+            case .tooLong: throw Voice.Refusal("it is longer than \(Voice.secondsLimit) s", code: .tooLong)
+            case .unsupported: throw Voice.Refusal("it is not a recording this host plays\(detail)", code: .unsupported)
+            default: throw Voice.Refusal("its \(name) data is damaged\(detail)", code: .corrupt)
+            }
+        case .verdict:
+            throw Voice.Refusal("the decoder answered for a photo", code: .decoderUnavailable)
+        case .crashed(let how):
+            throw Voice.Refusal("the decoder crashed on it (\(how))", code: .decoderCrashed)
+        case .timedOut:
+            throw Voice.Refusal("the decoder took more than \(Int(timeLimit)) s on it", code: .decoderTimedOut)
+        case .unavailable(let why):
+            throw Voice.Refusal("it could not be checked: the decoder did not start (\(why))", code: .decoderUnavailable)
+        }
+    }
+
     /// Hands `bytes` to the child, starting one if none runs, and waits for its verdict.
     func decode(_ bytes: [UInt8], kind: Photo.Kind) -> Outcome {
+        decode(bytes, kind: kind.rawValue)
+    }
+
+    /// Hands `bytes` of `kind` (a ``Photo/Kind`` or a ``Voice/Kind``) to the child, starting one
+    /// if none runs, and waits for its answer.
+    func decode(_ bytes: [UInt8], kind: String) -> Outcome {
         state.withLock { state in
             if let watch = state.watch, watch.child.poll() != nil { state.watch = nil }
             if state.watch == nil {
@@ -116,7 +155,10 @@ public final class PhotoDecoder: Sendable {
             }
             let outcome = exchange(state.watch!, kind: kind, bytes: bytes)
             // A child that did not answer was killed, or died: the next photo gets a new one.
-            if case .verdict = outcome {} else { state.watch = nil }
+            switch outcome {
+            case .verdict, .heard: break
+            default: state.watch = nil
+            }
             return outcome
         }
     }
@@ -156,9 +198,9 @@ public final class PhotoDecoder: Sendable {
     }
 
     /// One request and its answer, within the time limit.
-    private func exchange(_ watch: ChildWatch<DecoderAnswer>, kind: Photo.Kind, bytes: [UInt8]) -> Outcome {
+    private func exchange(_ watch: ChildWatch<DecoderAnswer>, kind: String, bytes: [UInt8]) -> Outcome {
         let deadline = Clock.monotonic() + UInt64(timeLimit * 1e9)
-        switch Self.write(Array("\(kind.rawValue) \(bytes.count)\n".utf8) + bytes, to: watch.child.input, until: deadline) {
+        switch Self.write(Array("\(kind) \(bytes.count)\n".utf8) + bytes, to: watch.child.input, until: deadline) {
         case .written: break
         case .late:
             watch.kill()
@@ -178,6 +220,8 @@ public final class PhotoDecoder: Sendable {
             switch watch.next(waiting: Int32(min(100, (deadline - now) / 1_000_000 + 1))) {
             case .message(.verdict(let code, let width, let height, let trailing, let detail)):
                 return .verdict(code: code, width: width, height: height, trailing: trailing, detail: detail)
+            case .message(.heard(let code, let samples, let trailing, let detail)):
+                return .heard(code: code, samples: samples, trailing: trailing, detail: detail)
             case .message(.hello), .quiet: continue
             case .ended(let how): return .crashed(how.description)
             case .mismatch(let version):

@@ -1,4 +1,5 @@
 import CPhotoDecode
+import CVoiceDecode
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,16 +12,20 @@ enum DecoderAnswer: Codable, Equatable, ChildMessage {
     /// size the data decoded to (0 where it was not read), the bytes after the picture's end, and
     /// the library's words for a failure.
     case verdict(code: String, width: Int, height: Int, trailing: Int, detail: String)
+    /// What decoding one voice recording found: `ok`, or a refusal's code
+    /// (``Voice/Refusal/Code``), the samples (48 kHz) decoded less the pre-skip, the bytes after
+    /// its end, and the reader's or the library's words for a failure.
+    case heard(code: String, samples: Int, trailing: Int, detail: String)
 
     /// Changes whenever a request or an answer changes.
-    static let version = 1
+    static let version = 2
 
     static var protocolVersion: Int { version }
     var helloVersion: Int? { if case .hello(let version) = self { version } else { nil } }
 }
 
 /// The photo decoder child: the host run again (`imhost __decode-photo`) to decode photos whole
-/// with libpng, libjpeg-turbo and libwebp, one at a time, as its parent's ``PhotoDecoder`` hands
+/// with libpng, libjpeg-turbo and libwebp, and voice recordings with libopus (and libogg), one at a time, as its parent's ``PhotoDecoder`` hands
 /// them over. It holds nothing else (no store, no connection, no line), so a bug in a library,
 /// reached by a crafted file, costs the photo it was decoding.
 ///
@@ -45,10 +50,14 @@ package enum PhotoDecoderChild {
         _ = imhost_photo_limit_memory(memoryBudget)
         answers.send(DecoderAnswer.hello(version: DecoderAnswer.version))
         let crashOn = getenv(crashHook).flatMap { Int(String(cString: $0)) }
-        while let (kind, bytes) = request() {
+        while let (word, bytes) = request() {
             if bytes.count == crashOn { raise(SIGSEGV) }
             // Its parent kills a decode past its time limit; this ends one whose parent is gone.
             _ = imhost_photo_limit_cpu(cpuSeconds)
+            guard let kind = Photo.Kind(rawValue: word) else {
+                guard let voice = Voice.Kind(rawValue: word), answers.send(hear(voice, bytes)) else { return 1 }
+                continue
+            }
             let verdict = bytes.withUnsafeBufferPointer { buffer in
                 let decode = switch kind {
                 case .png: imhost_photo_decode_png
@@ -57,9 +66,7 @@ package enum PhotoDecoderChild {
                 }
                 return decode(buffer.baseAddress, buffer.count, UInt32(Photo.sideLimit), UInt64(Photo.pixelLimit))
             }
-            let detail = withUnsafeBytes(of: verdict.detail) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
+            let detail = text(of: verdict.detail)
             let code: String = switch Int(verdict.code) {
             case Int(IMHOST_PHOTO_OK): "ok"
             case Int(IMHOST_PHOTO_TRUNCATED): Photo.Refusal.Code.truncated.rawValue
@@ -74,15 +81,43 @@ package enum PhotoDecoderChild {
         return 0
     }
 
-    /// The next request on standard input; `nil` at its end, or when it is not one.
-    private static func request() -> (Photo.Kind, [UInt8])? {
+    /// A verdict's `detail`, a C array of characters ending at its first NUL, as text.
+    private static func text<Characters>(of detail: Characters) -> String {
+        withUnsafeBytes(of: detail) { raw in String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self) }
+    }
+
+    /// A recording decoded whole by CVoiceDecode (libopus, and libogg for Ogg).
+    private static func hear(_ kind: Voice.Kind, _ bytes: [UInt8]) -> DecoderAnswer {
+        let verdict = bytes.withUnsafeBufferPointer { buffer in
+            let decode = switch kind {
+            case .webm: imhost_voice_decode_webm
+            case .ogg: imhost_voice_decode_ogg
+            }
+            return decode(buffer.baseAddress, buffer.count, Voice.sampleLimit)
+        }
+        let detail = text(of: verdict.detail)
+        let code: String = switch Int(verdict.code) {
+        case Int(IMHOST_VOICE_OK): "ok"
+        case Int(IMHOST_VOICE_TRUNCATED): Voice.Refusal.Code.truncated.rawValue
+        case Int(IMHOST_VOICE_TOO_LONG): Voice.Refusal.Code.tooLong.rawValue
+        case Int(IMHOST_VOICE_UNSUPPORTED): Voice.Refusal.Code.unsupported.rawValue
+        case Int(IMHOST_VOICE_TRAILING): Voice.Refusal.Code.trailingBytes.rawValue
+        default: Voice.Refusal.Code.corrupt.rawValue
+        }
+        return .heard(code: code, samples: Int(verdict.samples), trailing: Int(verdict.trailing), detail: detail)
+    }
+
+    /// The next request on standard input (a ``Photo/Kind`` or a ``Voice/Kind`` and its bytes);
+    /// `nil` at its end, or when it is not one.
+    private static func request() -> (String, [UInt8])? {
         var line: [UInt8] = []
         while line.last != UInt8(ascii: "\n") {
             guard line.count < 64, let byte = readExactly(1)?.first else { return nil }
             line.append(byte)
         }
         let words = String(decoding: line.dropLast(), as: UTF8.self).split(separator: " ")
-        guard words.count == 2, let kind = Photo.Kind(rawValue: String(words[0])), let count = Int(words[1]),
+        let kind = words.first.map(String.init) ?? ""
+        guard words.count == 2, Photo.Kind(rawValue: kind) != nil || Voice.Kind(rawValue: kind) != nil, let count = Int(words[1]),
               count >= 0, count <= requestLimit, let bytes = readExactly(count) else { return nil }
         return (kind, bytes)
     }

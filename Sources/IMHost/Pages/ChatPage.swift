@@ -71,8 +71,9 @@ public final class ChatPage {
     /// - Throws: ``SendError`` saying what was refused and why.
     @discardableResult
     /// `photos` travel with it, beside the payload.
-    public func send(key: String, payload: MessagePayload, photos: [AttachedPhoto] = []) throws(SendError) -> MessageEnvelope {
-        try environment.sender.send(key: key, payload: payload, to: context.peerID, fromLegacyPage: isLegacy, jump: page, photos: photos).envelope
+    public func send(key: String, payload: MessagePayload, photos: [AttachedPhoto] = [], voice: AttachedVoice? = nil) throws(SendError) -> MessageEnvelope {
+        try environment.sender.send(key: key, payload: payload, to: context.peerID, fromLegacyPage: isLegacy, jump: page, photos: photos,
+                                    voice: voice).envelope
     }
 
     /// The page this chat was opened on: its jump's rootCateID, cateID and infoID.
@@ -231,6 +232,9 @@ public final class ChatPage {
             return message
         }
         let photos = try photoSlots(messages)
+        let voices = try messages.first.map { first in
+            try environment.store.voiceSlots(peer: conversation, positions: (first.number - 1)...(messages.last!.number - 1))
+        } ?? [:]
         try quoteReplies(&messages, presented: list)
         let reactions = try messages.first.map { first in
             try environment.store.reactions(peer: conversation, positions: (first.number - 1)...(messages.last!.number - 1))
@@ -250,6 +254,7 @@ public final class ChatPage {
                 messages[index].recallableUntil = message.envelope.timestamp + recallWindow
             }
             messages[index].photos = photos[messages[index].number - 1] ?? []
+            if message.body != .recalled { messages[index].voice = voices[message.number - 1] }
             messages[index].body = resolvePicture(messages[index])
             markIgnoredButtons(&messages[index])
         }

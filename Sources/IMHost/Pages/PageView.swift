@@ -89,9 +89,9 @@ public struct PageView: Codable, Sendable, Equatable {
     }
 
     /// The platform's items that do nothing yet, so no front end shows them (every control on a
-    /// page does something) and choosing one is refused as no such item: Voice until voice
-    /// messages are recorded, Video until a video message exists.
-    public static let inactivePlatformItems: Set<String> = ["Voice", "Video"]
+    /// page does something) and choosing one is refused as no such item: Video until a video
+    /// message exists.
+    public static let inactivePlatformItems: Set<String> = ["Video"]
 
     /// One message as the page shows it.
     public struct Message: Codable, Sendable, Equatable {
@@ -120,6 +120,10 @@ public struct PageView: Codable, Sendable, Equatable {
         /// The photos it carries, in order (their bytes are fetched apart): a card may show one
         /// as its image; the rest show after the body.
         public var photos: [PhotoSlot] = []
+        /// A voice message's recording (its bytes are fetched apart, by the front end that
+        /// plays it), with the length decoded from it, or why it is not played; `nil` for a
+        /// message without one (any other, or a voice message that only names a `url`).
+        public var voice: VoiceSlot? = nil
         /// The message it replies to, quoted; `nil` for one that replies to none.
         public var reply: Quote? = nil
         /// The reactions to it, by emoji in the order they were first given, each with who gave

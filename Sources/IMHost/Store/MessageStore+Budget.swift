@@ -34,6 +34,10 @@ extension MessageStore {
             let problem = if case .refused(let why) = photo { why.utf8.count } else { 0 }
             return total + photo.bytes.count + problem + rowOverheadBytes
         }
-        return row + summary * searchIndexBytesPerByte + rowOverheadBytes + photos
+        let voice = message.voice.map { voice in
+            let problem = if case .refused(let why) = voice { why.utf8.count } else { 0 }
+            return voice.bytes.count + problem + rowOverheadBytes
+        } ?? 0
+        return row + summary * searchIndexBytesPerByte + rowOverheadBytes + photos + voice
     }
 }

@@ -22,6 +22,8 @@ public struct QueuedSend: Sendable, Equatable {
     public var attempts: Int
     /// The photos it carries, with their bytes.
     public var photos: [AttachedPhoto] = []
+    /// A voice message's recording, with its bytes.
+    public var voice: AttachedVoice?
     /// The message it replies to.
     public var reply: ReplyTo?
 }
@@ -70,6 +72,7 @@ extension MessageStore {
                                     attempts: Int(find.int(8)) - 1,
                                     reply: ReplyTo.stored(find.optionalText(10), find.optionalText(11))))
             if find.int(9) != 0 { sends[sends.count - 1].photos = try photos(ofRow: find.int(0)) }
+            if find.text(4) == "voice" { sends[sends.count - 1].voice = try voice(ofRow: find.int(0)) }
         }
         return sends
     }

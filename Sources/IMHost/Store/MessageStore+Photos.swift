@@ -74,3 +74,65 @@ extension MessageStore {
         return .photo(Photo(kind: kind, width: Int(row.int(column + 1)), height: Int(row.int(column + 2)), size: Int(row.int(column + 3))))
     }
 }
+
+/// A voice message's recording, in its own table (``Migrations``, 14), as photos are.
+extension MessageStore {
+    /// Stores `voice` for the message in row `message`, in the caller's transaction.
+    func insertVoice(_ voice: AttachedVoice, message: Int64) throws {
+        let insert = try database.statement("INSERT INTO voices (message, kind, milliseconds, bytes, problem) VALUES (?, ?, ?, ?, ?)")
+        switch voice {
+        case .voice(let info, let bytes): try insert.bind(message, info.kind.rawValue, info.milliseconds, bytes, nil).run()
+        case .refused(let why): try insert.bind(message, nil, nil, nil, why).run()
+        }
+    }
+
+    /// The recordings of the voice messages at `positions` (from 0) of the conversation with
+    /// `peer`, without their bytes, by position.
+    public func voiceSlots(peer: String, positions: ClosedRange<Int>) throws(StoreError) -> [Int: VoiceSlot] {
+        try guarded {
+            let query = try database.statement("""
+                SELECT m.position, v.kind, v.milliseconds, length(v.bytes), v.problem
+                FROM conversations c JOIN messages m ON m.conversation = c.id JOIN voices v ON v.message = m.id
+                WHERE c.peer = ? AND m.position BETWEEN ? AND ?
+                """)
+            try query.bind(peer, positions.lowerBound, positions.upperBound)
+            var slots: [Int: VoiceSlot] = [:]
+            while try query.step() { slots[Int(query.int(0))] = Self.voiceSlot(query, from: 1) }
+            return slots
+        }
+    }
+
+    /// The recording of message `number` (from 1) of the conversation with `peer`, with its
+    /// bytes; `nil` when it has none, or it was refused.
+    public func voice(peer: String, number: Int) throws(StoreError) -> (voice: Voice, bytes: [UInt8])? {
+        try guarded {
+            let query = try database.statement("""
+                SELECT v.kind, v.milliseconds, length(v.bytes), v.problem, v.bytes
+                FROM conversations c JOIN messages m ON m.conversation = c.id JOIN voices v ON v.message = m.id
+                WHERE c.peer = ? AND m.position = ?
+                """)
+            try query.bind(peer, number - 1)
+            guard try query.step(), case .voice(let voice) = Self.voiceSlot(query, from: 0) else { return nil }
+            return (voice, query.blob(4))
+        }
+    }
+
+    /// The recording of the message in row `message`, with its bytes: what a send puts in its envelope.
+    func voice(ofRow message: Int64) throws -> AttachedVoice? {
+        let query = try database.statement("SELECT kind, milliseconds, length(bytes), problem, bytes FROM voices WHERE message = ?")
+        try query.bind(message)
+        guard try query.step() else { return nil }
+        switch Self.voiceSlot(query, from: 0) {
+        case .voice(let voice): return .voice(voice, bytes: query.blob(4))
+        case .refused(let why): return .refused(why: why)
+        }
+    }
+
+    /// A recording's columns (kind, milliseconds, size, problem) from `column` on.
+    private static func voiceSlot(_ row: Statement, from column: Int32) -> VoiceSlot {
+        guard let kind = Voice.Kind(rawValue: row.text(column)), row.optionalText(column + 3) == nil else {
+            return .refused(row.optionalText(column + 3) ?? "it was stored as a kind this imhost does not know")
+        }
+        return .voice(Voice(kind: kind, milliseconds: Int(row.int(column + 1)), size: Int(row.int(column + 2))))
+    }
+}

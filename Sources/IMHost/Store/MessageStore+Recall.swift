@@ -53,6 +53,21 @@ extension MessageStore {
         return outcome
     }
 
+    /// The user's own messages most recently recalled, newest first, at most `limit`: what a
+    /// catch-up answer names, so a device that missed a `recalled` note has it recalled.
+    public func recentRecalls(limit: Int) throws(StoreError) -> [Envelope.Sibling.Recalled] {
+        try guarded {
+            let find = try database.statement("""
+                SELECT c.peer, m.global_id, m.recalled_at FROM messages m JOIN conversations c ON c.id = m.conversation
+                WHERE m.outgoing = 1 AND m.recalled_at IS NOT NULL ORDER BY m.recalled_at DESC LIMIT ?
+                """)
+            try find.bind(limit)
+            var recalls: [Envelope.Sibling.Recalled] = []
+            while try find.step() { recalls.append(Envelope.Sibling.Recalled(peer: find.text(0), id: find.text(1), at: find.int(2))) }
+            return recalls
+        }
+    }
+
     /// What the user may edit again of a recalled message: a text's text, a photo's caption.
     private static func editableText(key: String, payload: String) -> String? {
         guard key == "text" || key == "photo" else { return nil }
@@ -72,6 +87,7 @@ extension MessageStore {
             WHERE id = ?1 AND summary != '' AND id <= (SELECT indexed_through FROM search_progress)
             """).bind(row).run()
         try database.statement("DELETE FROM photos WHERE message = ?").bind(row).run()
+        try database.statement("DELETE FROM voices WHERE message = ?").bind(row).run()
         try database.statement("DELETE FROM reactions WHERE (sender, global_id) = (SELECT sender, global_id FROM messages WHERE id = ?)").bind(row).run()
         try database.statement("UPDATE messages SET payload = '{}', summary = '', recalled_at = ? WHERE id = ?").bind(time, row).run()
         try database.statement("""

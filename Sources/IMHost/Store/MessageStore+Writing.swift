@@ -13,6 +13,8 @@ public struct IncomingMessage: Sendable {
     public var arrived: Bool
     /// The photos it carries, each checked (or why it was refused), stored apart from the payload.
     public var photos: [AttachedPhoto]
+    /// A voice message's recording, decoded whole (or why it was refused), stored apart too.
+    public var voice: AttachedVoice?
     /// The sender's device that wrote it (`nil`: its first device): a sender's messages are in
     /// order by (device, seq), as each device numbers its own.
     public var device: String?
@@ -20,7 +22,9 @@ public struct IncomingMessage: Sendable {
     public var reply: ReplyTo?
 
     public init(from: String, globalID: String, seq: Int?, key: String, payload: MessagePayload, sentAt: Int64, jump: JumpPage? = nil,
-                arrived: Bool = false, photos: [AttachedPhoto] = [], device: String? = nil, reply: ReplyTo? = nil) {
+                arrived: Bool = false, photos: [AttachedPhoto] = [], voice: AttachedVoice? = nil, device: String? = nil,
+                reply: ReplyTo? = nil) {
+        self.voice = voice
         self.reply = reply
         self.device = device
         self.photos = photos
@@ -63,9 +67,10 @@ extension MessageStore {
     /// (``catchUpSearchIndex(limit:)``, or a search), so this commit stays as small as a send can be.
     @discardableResult
     /// `draft` is the typed line this message comes from: it goes in the same transaction.
-    /// `photos` are stored with it, apart from its payload.
+    /// `photos` and `voice` are stored with it, apart from its payload.
     public func storeOutgoing(to peer: String, key: String, payload: MessagePayload, at time: Int64, jump: JumpPage? = nil,
-                              draft: Int64? = nil, photos: [AttachedPhoto] = [], reply: ReplyTo? = nil) throws(StoreError) -> StoredMessage {
+                              draft: Int64? = nil, photos: [AttachedPhoto] = [], voice: AttachedVoice? = nil,
+                              reply: ReplyTo? = nil) throws(StoreError) -> StoredMessage {
         try refuseIfReadOnly()
         return try guarded {
             try database.transaction {
@@ -81,6 +86,7 @@ extension MessageStore {
                               reply?.from, reply?.id).run()
                 let row = database.lastInsertedRow
                 if !photos.isEmpty { try insertPhotos(photos, message: row) }
+                if let voice { try insertVoice(voice, message: row) }
                 try database.statement("INSERT INTO outbox (message, peer, queued_at) VALUES (?, ?, ?)").bind(row, peer, time).run()
                 if let draft {
                     // The draft is taken in the send's transaction: a send of a draft another
@@ -252,6 +258,7 @@ extension MessageStore {
                       message.reply?.from, message.reply?.id).run()
         let row = database.lastInsertedRow
         if !message.photos.isEmpty { try insertPhotos(message.photos, message: row) }
+        if let voice = message.voice { try insertVoice(voice, message: row) }
         return StoredMessage(envelope: envelope(position: place.next, peer: message.from, from: message.from, to: user,
                                                 time: message.sentAt, key: message.key, payload: message.payload, globalID: message.globalID),
                              position: place.next, state: .received, failure: nil, seq: message.seq, isOutgoing: false,
@@ -273,9 +280,9 @@ extension MessageStore {
     /// nothing (`/recv`, a scenario's `receive`).
     @discardableResult
     public func storeLocal(from peer: String, key: String, payload: MessagePayload, at time: Int64,
-                           photos: [AttachedPhoto] = []) throws(StoreError) -> StoredMessage {
+                           photos: [AttachedPhoto] = [], voice: AttachedVoice? = nil) throws(StoreError) -> StoredMessage {
         let arrivals = try storeIncoming([IncomingMessage(from: peer, globalID: GlobalID.make(at: time), seq: nil, key: key,
-                                                          payload: payload, sentAt: time, photos: photos)])
+                                                          payload: payload, sentAt: time, photos: photos, voice: voice)])
         guard case .stored(let stored)? = arrivals.first else {
             throw StoreError(.refused, "'\(peer)' is blocked: nothing from them is stored; /unblock \(peer) first")
         }

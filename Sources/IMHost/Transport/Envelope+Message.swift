@@ -86,8 +86,10 @@ extension Envelope {
             reply = ReplyTo(from: from, id: quoted)
         }
         let recalledAt = copy ? milliseconds(member("recalled")) : nil
-        var message = Message(id: id, seq: Int(seqValue), key: key, payload: payload, sentAt: sent, jump: jump, photos: photos, device: device,
-                              reply: reply, recalledAt: recalledAt)
+        // A recording only on the built-in voice message; anywhere else it is not read.
+        let voice = key == "voice" ? member("voice").map { Self.voice($0, limit: min(Voice.byteLimit, photoLimit)) } : nil
+        var message = Message(id: id, seq: Int(seqValue), key: key, payload: payload, sentAt: sent, jump: jump, photos: photos, voice: voice,
+                              device: device, reply: reply, recalledAt: recalledAt)
         message.features = features(member("features"))
         return message
     }

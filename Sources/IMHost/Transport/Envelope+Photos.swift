@@ -41,3 +41,32 @@ extension Envelope {
         return .photo(photo, bytes: bytes)
     }
 }
+
+/// A voice message's recording as the wire carries it (``Envelope/Message/voice``).
+extension Envelope {
+    /// A message's `voice`: taken when its bytes are WebM or Ogg with Opus that decode whole
+    /// within ``Voice/secondsLimit`` (``PhotoDecoder/checkVoice(_:limit:)``), its length counted
+    /// from its samples; else the reason it is not played. The message is kept either way.
+    /// `limit`: the most bytes this host takes of a recording (``Voice/byteLimit``, and no more
+    /// than `limits.photoBytes`).
+    static func voice(_ item: JSONNode, limit: Int) -> AttachedVoice {
+        guard case .object(let fields) = item.value, case .string(let type)? = fields.member("type")?.value,
+              case .string(let data)? = fields.member("data")?.value else {
+            return .refused(why: "the recording does not say its type and data")
+        }
+        guard data.utf8.count <= (limit + 2) / 3 * 4 + 4 else {
+            return .refused(why: "the recording is larger than the \(limit) bytes this host takes")
+        }
+        guard let decoded = Data(base64Encoded: data) else { return .refused(why: "the recording's data is not base64") }
+        let bytes = [UInt8](decoded)
+        do throws(Voice.Refusal) {
+            let voice = try PhotoDecoder.shared.checkVoice(bytes, limit: limit)
+            guard type == voice.kind.rawValue else {
+                return .refused(why: "it said it was \(type == "ogg" ? "Ogg" : "WebM"), but its bytes are \(voice.kind.name)")
+            }
+            return .voice(voice, bytes: bytes)
+        } catch {
+            return .refused(why: error.description)
+        }
+    }
+}

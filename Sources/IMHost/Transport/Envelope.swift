@@ -12,7 +12,8 @@ import IMKit
 /// ```
 /// {"v":1,"kind":"message","id":ID,"seq":N,"key":KEY,"payload":{...},"sentAt":MS,
 ///  "jump":{"rootCateID":1,"cateID":12,"infoID":"L1001"},
-///  "photos":[{"type":"png"|"jpeg"|"webp","width":W,"height":H,"data":BASE64},...]}
+///  "photos":[{"type":"png"|"jpeg"|"webp","width":W,"height":H,"data":BASE64},...],
+///  "voice":{"type":"webm"|"ogg","data":BASE64}}
 /// {"v":1,"kind":"receipt","state":"delivered"|"read"|"refused","ids":[ID,...],"code":CODE,"reason":TEXT,"confirm":true,
 ///  "drawn":{ID:{"line":LINE,"version":V}|{"placeholder":WORD,"reason":TEXT},...}}
 /// {"v":1,"kind":"confirm","ids":[ID,...]}
@@ -78,8 +79,9 @@ public enum Envelope: Sendable, Equatable {
     /// The most photos one message carries.
     public static let photosPerMessage = 4
 
-    /// The largest envelope a host takes: the payload, `photoLimit` bytes of photos as base64
-    /// (4 characters for every 3 bytes), and ``overhead`` for the rest.
+    /// The largest envelope a host takes: the payload, `photoLimit` bytes of photos (or of a
+    /// voice message's recording, which has at most that and ``Voice/byteLimit``) as base64 (4
+    /// characters for every 3 bytes), and ``overhead`` for the rest.
     public static func limit(payloadLimit: Int, photoLimit: Int) -> Int {
         payloadLimit + overhead + (photoLimit + 2) / 3 * 4
     }
@@ -110,6 +112,9 @@ public enum Envelope: Sendable, Equatable {
         /// read, each one checked, a photo that is not what it says kept as the reason it is not
         /// shown.
         public var photos: [AttachedPhoto]
+        /// A voice message's recording (`voice`, an addition: an older host shows the payload's
+        /// length without it), decoded whole on its way in; `nil` for any other message.
+        public var voice: AttachedVoice?
         /// The sender's device that wrote it (`dev`; absent: its first device). Each device
         /// numbers its own sends, so a sender's messages are in order by (device, seq).
         public var device: String?
@@ -124,7 +129,9 @@ public enum Envelope: Sendable, Equatable {
         public var features: [String]?
 
         public init(id: String, seq: Int, key: String, payload: MessagePayload, sentAt: Int64, jump: JumpPage? = nil,
-                    photos: [AttachedPhoto] = [], device: String? = nil, reply: ReplyTo? = nil, recalledAt: Int64? = nil) {
+                    photos: [AttachedPhoto] = [], voice: AttachedVoice? = nil, device: String? = nil, reply: ReplyTo? = nil,
+                    recalledAt: Int64? = nil) {
+            self.voice = voice
             self.reply = reply
             self.recalledAt = recalledAt
             self.device = device
@@ -277,6 +284,9 @@ public enum Envelope: Sendable, Equatable {
                 return #"{"type":"\#(photo.kind.rawValue)","width":\#(photo.width),"height":\#(photo.height),"data":"\#(Data(bytes).base64EncodedString())"}"#
             }
             if !photos.isEmpty { text += #","photos":[\#(photos.joined(separator: ","))]"# }
+            if case .voice(let voice, let bytes)? = message.voice {
+                text += #","voice":{"type":"\#(voice.kind.rawValue)","data":"\#(Data(bytes).base64EncodedString())"}"#
+            }
             if let device = message.device { text += #","dev":\#(JSONNode.quoted(device))"# }
             if let reply = message.reply { text += #","reply":{"id":\#(JSONNode.quoted(reply.id)),"from":\#(JSONNode.quoted(reply.from))}"# }
             if let at = message.recalledAt { text += #","recalled":\#(at)"# }

@@ -191,7 +191,7 @@ final class Inbox {
         let incoming = arrivals.map { arrival in
             IncomingMessage(from: arrival.sender, globalID: arrival.message.id, seq: arrival.message.seq, key: arrival.message.key,
                             payload: arrival.message.payload, sentAt: arrival.message.sentAt, jump: arrival.message.jump, arrived: true,
-                            photos: arrival.message.photos, device: arrival.message.device,
+                            photos: arrival.message.photos, voice: arrival.message.voice, device: arrival.message.device,
                             reply: MessageStore.reply(arrival.message.reply, between: arrival.sender, and: user))
         }
         let results: [MessageStore.Arrival]

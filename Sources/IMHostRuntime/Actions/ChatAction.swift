@@ -22,6 +22,12 @@ package enum ChatAction: Codable, Equatable, Sendable {
     /// Send a photo picked in a front end, its bytes (base64 in JSON), as the built-in `photo`
     /// message without a caption. Kept as a draft with them until it is queued.
     case photo(Data)
+    /// Send a voice message from a file (`/voice PATH`): WebM or Ogg with Opus, at most
+    /// ``Voice/byteLimit`` bytes and ``Voice/secondsLimit`` seconds, decoded whole first.
+    case voiceFile(String)
+    /// Send a voice message recorded in a front end, its bytes (base64 in JSON). Kept as a draft
+    /// with them until it is queued.
+    case voice(Data)
     /// Send text as a reply to message N (the user's own or the peer's): it shows with a quote
     /// of that message, on both sides.
     case reply(to: Int, text: String)
@@ -81,7 +87,7 @@ package enum ChatAction: Codable, Equatable, Sendable {
     package var sendsSomething: Bool {
         switch self {
         case .text(let text), .reply(_, let text): !text.isEmpty
-        case .send, .photo: true
+        case .send, .photo, .voice, .voiceFile: true
         default: false
         }
     }

@@ -192,6 +192,8 @@ package struct ChatRefusal: Error, Codable, Equatable, Sendable {
         case photoTooLarge
         /// A photo's file is not a picture this host sends (`detail`: why).
         case notAPhoto
+        /// A voice message's file or recording is not one this host sends (`detail`: why).
+        case notAVoice
         /// The action failed (`detail`: the error).
         case failed
         /// host.json could not be read again (`detail`: why); the last good one stays.

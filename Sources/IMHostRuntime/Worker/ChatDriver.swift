@@ -141,6 +141,16 @@ package final class ChatDriver {
             } catch {
                 return .refused(ChatRefusal(.notAPhoto, action.verb, detail: "\(error)", file: "the photo"))
             }
+        case .voiceFile(let file):
+            let bytes: [UInt8]
+            do throws(FileSystem.Failure) {
+                bytes = try FileSystem.readBytes(Self.expandingHome(file), limit: Voice.byteLimit + 1)
+            } catch {
+                return .refused(ChatRefusal(.unreadableFile, action.verb, detail: "\(error)", file: file))
+            }
+            return sendVoice(bytes, file: file, verb: action.verb, on: page)
+        case .voice(let data):
+            return sendVoice(Array(data), file: "the recording", verb: action.verb, on: page)
         case .tap(let number, let button?):
             return try press(button, of: number, on: page)
         case .tap(let number, nil):
@@ -292,14 +302,37 @@ package final class ChatDriver {
         }
     }
 
+    /// `~/` at the start of a path as the user's home.
+    static func expandingHome(_ file: String) -> String {
+        let home = getenv("HOME").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
+        return file.hasPrefix("~/") && home != nil ? home! + file.dropFirst() : file
+    }
+
+    /// Sends a voice message of `bytes`, decoded whole first: its length is what the samples
+    /// say, put in the payload for hosts that do not read the recording.
+    private func sendVoice(_ bytes: [UInt8], file: String, verb: String, on page: ChatPage) -> Outcome {
+        let voice: Voice
+        do throws(Voice.Refusal) {
+            voice = try PhotoDecoder.shared.checkVoice(bytes, limit: min(Voice.byteLimit, host.config.limits.photoBytes))
+        } catch {
+            return .refused(ChatRefusal(.notAVoice, verb, detail: "\(error)", file: file))
+        }
+        let payload = #"{"url":"","seconds":\#((voice.milliseconds + 500) / 1000),"milliseconds":\#(voice.milliseconds)}"#
+        do throws(SendError) {
+            try page.send(key: "voice", payload: MessagePayload(json: payload), voice: .voice(voice, bytes: bytes))
+            return Outcome(redraw: true)
+        } catch {
+            return .refused(ChatRefusal(.notSent, verb, detail: "\(error)"))
+        }
+    }
+
     /// Sends (or stores as the peer's) a message with the photos in `files`, each read and
     /// checked whole before anything is stored.
     private func withPhotos(key: String, payload: String, files: [String], receive: Bool, verb: String, on page: ChatPage) -> Outcome {
         var photos: [AttachedPhoto] = []
         let limit = host.config.limits.photoBytes
         for file in files {
-            let home = getenv("HOME").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
-            let path = file.hasPrefix("~/") && home != nil ? home! + file.dropFirst() : file
+            let path = Self.expandingHome(file)
             let bytes: [UInt8]
             do throws(FileSystem.Failure) {
                 // A byte more than the limit says "too large" without reading a huge file.
@@ -428,6 +461,7 @@ extension ChatAction {
         case .receive: "/recv"
         case .withPhotos(let key, _, _, let receive): receive ? "/recv" : key == "photo" ? "/photo" : "/send"
         case .photo: "/photo"
+        case .voice, .voiceFile: "/voice"
         case .tap: "/tap"
         case .why: "/why"
         case .quick: "/quick"

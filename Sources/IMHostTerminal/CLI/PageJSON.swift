@@ -43,6 +43,9 @@ struct PageJSON: Encodable {
         var folded: Int?
         /// The photos it carries, in order; absent when it carries none.
         var photos: [PhotoJSON]?
+        /// A voice message's recording: its container, its length decoded and its bytes, or why
+        /// it is not played; absent for any other message.
+        var voice: VoiceJSON?
         /// For the user's own message of a line's key: how the peer drew it, as its read receipt
         /// said; absent until one says.
         var drawn: PeerDrawn?
@@ -94,6 +97,22 @@ struct PageJSON: Encodable {
         init(_ slot: PhotoSlot) {
             switch slot {
             case .photo(let photo): (kind, width, height, bytes) = (photo.kind.rawValue, photo.width, photo.height, photo.size)
+            case .refused(let why): refused = why
+            }
+        }
+    }
+
+    /// A voice message's recording: its container (`webm`, `ogg`), its length in milliseconds as
+    /// decoded, its size in bytes; or why it is not played (`refused`).
+    struct VoiceJSON: Encodable {
+        var kind: String?
+        var milliseconds: Int?
+        var bytes: Int?
+        var refused: String?
+
+        init(_ slot: VoiceSlot) {
+            switch slot {
+            case .voice(let voice): (kind, milliseconds, bytes) = (voice.kind.rawValue, voice.milliseconds, voice.size)
             case .refused(let why): refused = why
             }
         }
@@ -173,6 +192,7 @@ struct PageJSON: Encodable {
                            },
                            short: message.body.degrade?.short, sentBefore: message.sentBefore, folded: folded,
                            photos: message.photos.isEmpty ? nil : message.photos.map(PhotoJSON.init),
+                           voice: message.voice.map(VoiceJSON.init),
                            drawn: message.isOutgoing ? message.peerDrawn.map { PeerDrawn($0, peer: envelope.to) } : nil,
                            reply: message.reply.map(Quote.init), reactions: message.reactions.isEmpty ? nil : message.reactions,
                            recalled: message.body == .recalled ? true : nil)

@@ -104,7 +104,9 @@ public struct PageRenderer {
         switch message.body {
         // The built-ins as their own builders lay them out (the page value carries what they are).
         case .text(let text): lines = text.isEmpty ? [] : layout.wrap(text)
-        case .voice(let voice): lines = Self.laidOut(BuiltinBuilders.Voice(), voice, layout)
+        case .voice(let voice):
+            // A recording it carries is drawn from the recording: its length as decoded.
+            lines = message.voice.map { [voiceText($0)] } ?? Self.laidOut(BuiltinBuilders.Voice(), voice, layout)
         case .location(let place): lines = Self.laidOut(BuiltinBuilders.Location(), place, layout)
         case .image(let image): lines = Self.laidOut(BuiltinBuilders.Image(), image, layout)
         case .lines(let text): lines = text
@@ -145,6 +147,14 @@ public struct PageRenderer {
     /// for content it decoded itself).
     private static func laidOut<Builder: MessageBuilder>(_ builder: Builder, _ content: Builder.Content, _ layout: MessageLayout) -> [String] {
         (try? builder.model(for: content, layout: layout).lines) ?? []
+    }
+
+    /// A voice message's recording as the terminal names it: `[Voice 0:12]`.
+    static func voiceText(_ slot: VoiceSlot) -> String {
+        switch slot {
+        case .voice(let voice): "[Voice \(voice.shown)]"
+        case .refused(let why): "[Voice not shown: " + TerminalText.safe(why, newlines: false) + "]"
+        }
     }
 
     /// A photo as the terminal names it.

@@ -172,6 +172,9 @@ struct Scenario {
                 }
                 guard let parts else { throw reader.fail(node, path, "\"photos\" goes with \"send\" or \"receive\" only") }
                 parsed = .verb(.withPhotos(key: parts.key, payload: parts.json, files: files, receive: action.key == "receive"))
+            case "voice":
+                // A file the scenario names is beside it (or in the bundled demo's files).
+                parsed = .verb(.voiceFile(FileSystem.resolve(try reader.string(value, actionPath), against: filesFolder)))
             case _ where verb != nil: parsed = .verb(try parseVerb(verb!, value, payload: payload, node: node, path: path, reader))
             case "text": parsed = .verb(.text(try reader.string(value, actionPath)))
             case "killSwitch": parsed = .killSwitch(try reader.killSwitch(value, actionPath, lineOrder: lineOrder))

@@ -1,6 +1,7 @@
 /// The scenario `imhost demo two-people` plays: alice and bob, each with a host of their own,
 /// chat through a private Mosquitto broker; a card alice sends is drawn by bob's plugins; the
-/// operator kills the house line fleet-wide and lifts it.
+/// operator kills the house line fleet-wide and lifts it. On the way: a reply, a recall, a voice
+/// message.
 enum TwoPeopleDemo {
     static let name = "demo two-people"
     static let text = #"""
@@ -41,6 +42,10 @@ enum TwoPeopleDemo {
       { "as": "bob", "await": { "contains": ["The door code is 4711."] } },
       { "as": "alice", "recall": 5 },
       { "as": "bob", "await": { "contains": ["(alice recalled this message)"] } },
+
+      { "say": "Bob sends a voice message he recorded in his browser (WebM with Opus). Each host decodes every packet before it stores it: the length shown is what the sound decodes to, not what the file or the sender says." },
+      { "as": "bob", "voice": "hello.webm" },
+      { "as": "alice", "await": { "contains": ["[Voice 0:03]"] } },
 
       { "say": "The housing page misbehaves in production. The platform's operator kills house fleet-wide: one retained message on the broker, and both open chats switch to the legacy page at once, with their history (a host that starts later gets it before its first page)." },
       { "fleet": "kill house" },

@@ -99,7 +99,8 @@ function showReplying(root) {
 function replyTarget(message) {
   const who = message.classList.contains("sent") ? "yourself" : (message.querySelector(".meta .who") || {}).textContent || "";
   const body = message.querySelector(".bubble");
-  const words = body ? (body.querySelector(".card-title") || body).textContent.replace(/\s+/g, " ").trim() : "";
+  const played = body && body.querySelector("audio") ? "Voice " : "";
+  const words = body ? played + (body.querySelector(".card-title") || body).textContent.replace(/\s+/g, " ").trim() : "";
   const text = words || (message.querySelector("img.photo-image") ? "Photo" : "");
   return { number: Number(message.dataset.number), who, text: text.length > 80 ? text.slice(0, 79) + "…" : text };
 }
@@ -196,6 +197,60 @@ function notifyMessage(who, text) {
 }
 
 // Something the page itself says (a refusal its request was answered).
+// The Voice item: a press starts recording from the microphone (the browser asks the person
+// first), a second press stops and sends, Escape drops it. At most data-limit seconds (the
+// host's Voice.secondsLimit) and 1 MB: recording stops by itself there and sends. The bytes go
+// to the server as they are; it decodes them whole, and sends them as the chat's /voice would.
+let recording = null;
+function voiceButton(root) { return root.querySelector("[data-voice]"); }
+function showRecording(root) {
+  const button = voiceButton(root);
+  if (!button) return;
+  const seconds = recording ? Math.floor((Date.now() - recording.started) / 1000) : 0;
+  button.setAttribute("aria-pressed", recording ? "true" : "false");
+  button.classList.toggle("recording", !!recording);
+  button.textContent = recording ? "Send voice " + Math.floor(seconds / 60) + ":" + String(seconds % 60).padStart(2, "0") : "Voice";
+}
+function toggleRecording(root, page) {
+  if (recording) { recording.finish(true); return; }
+  if (!navigator.mediaDevices || !window.MediaRecorder) { said("Not sent: this browser cannot record sound.", true); return; }
+  const limit = Number((voiceButton(root) || { dataset: {} }).dataset.limit || 60);
+  navigator.mediaDevices.getUserMedia({ audio: true }).then((stream) => {
+    const type = ["audio/webm;codecs=opus", "audio/ogg;codecs=opus"].find((each) => MediaRecorder.isTypeSupported(each));
+    const release = () => stream.getTracks().forEach((track) => track.stop());
+    if (!type) { release(); said("Not sent: this browser cannot record Opus sound.", true); return; }
+    const recorder = new MediaRecorder(stream, { mimeType: type, audioBitsPerSecond: 32000 });
+    const parts = [];
+    let size = 0, send = true;
+    recorder.ondataavailable = (event) => {
+      parts.push(event.data);
+      size += event.data.size;
+      if (size > 1000000 && recorder.state === "recording") recorder.stop();
+    };
+    recorder.onstop = () => {
+      release();
+      clearInterval(recording.tick);
+      clearTimeout(recording.end);
+      recording = null;
+      showRecording(root);
+      if (!send || size === 0) return;
+      fetch("/page/" + encodeURIComponent(page) + "/voice", { method: "POST", body: new Blob(parts, { type }), credentials: "same-origin",
+                                                             headers: { "Content-Type": "application/octet-stream" } })
+        .then((reply) => { if (!reply.ok) return reply.text().then((why) => said(why.trim(), true)); });
+    };
+    recording = {
+      started: Date.now(),
+      finish: (keep) => { send = keep; if (recorder.state !== "inactive") recorder.stop(); },
+      tick: setInterval(() => showRecording(root), 500),
+      end: setTimeout(() => { if (recorder.state === "recording") recorder.stop(); }, limit * 1000 - 100),
+    };
+    recorder.start(1000);
+    showRecording(root);
+  }, (error) => said(error && error.name === "NotAllowedError"
+    ? "Not sent: this page may not use the microphone. Allow it in the browser's settings for this site, then try again."
+    : "Not sent: no microphone could be opened.", true));
+}
+
 function said(text, alert) { notify({ text, dev: text, alert: !!alert }); }
 
 function devView() { return document.body.classList.contains("dev-on"); }
@@ -260,9 +315,13 @@ function applyChanges(root, ops) {
       if (!was) continue;
       const opened = Array.from(was.querySelectorAll("details[open]"), (details) => details.className);
       const more = was.querySelector(".bubble.text.open") !== null;
+      // A recording being played goes on playing: its player moves to the new drawing.
+      const playing = Array.from(was.querySelectorAll("audio")).find((audio) => !audio.paused);
       was.insertAdjacentHTML("afterend", op.html);
       const now = was.nextElementSibling;
       was.remove();
+      const fresh = playing && now.querySelector("audio");
+      if (fresh) fresh.replaceWith(playing);
       for (const details of now.querySelectorAll("details")) { if (opened.includes(details.className)) details.open = true; }
       if (more) showMore(now.querySelector(".bubble.text"));
       localTimes(now);
@@ -694,6 +753,12 @@ function chatPage(root) {
       if (input) input.focus();
       return;
     }
+    const voice = event.target.closest("[data-voice]");
+    if (voice && root.contains(voice)) {
+      event.preventDefault();
+      toggleRecording(root, page);
+      return;
+    }
     const photo = event.target.closest("[data-photo]");
     if (photo && root.contains(photo)) {
       event.preventDefault();
@@ -738,6 +803,7 @@ function chatPage(root) {
   root.addEventListener("keydown", (event) => {
     const choices = event.key === "Escape" && event.target.closest(".react-choices");
     if (choices) { const message = choices.closest(".message"); chooseReaction(message); message.querySelector("button.react").focus(); return; }
+    if (event.key === "Escape" && recording) { recording.finish(false); return; }
     if (event.key === "Escape" && replying && event.target.closest("form[data-send]")) {
       replying = null;
       showReplying(root);

@@ -33,7 +33,9 @@ final class Browser {
     /// requests go nowhere.
     private static func options(profile: String) -> [String: Any] {
         ["args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--user-data-dir=" + profile, "--window-size=1200,900",
-                  "--proxy-server=http://127.0.0.1:9"],
+                  "--proxy-server=http://127.0.0.1:9",
+                  // A microphone that plays a tone, granted without asking: the Voice item records.
+                  "--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream"],
          // The first window shows about:blank, not the new tab page Debian's Chromium fetches from
          // the default search engine's site.
          "prefs": ["session.restore_on_startup": 4, "session.startup_urls": ["about:blank"]]]

@@ -302,6 +302,21 @@ enum Migrations {
             said_at INTEGER NOT NULL
         ) WITHOUT ROWID;
         """,
+        // 14: a voice message's recording, apart from its payload as photos are: its container,
+        // its length as decoded (never the sender's word), its bytes; or why it is not played.
+        // And the recalls a catch-up answer names, by an index of their own.
+        """
+        CREATE TABLE voices (
+            message INTEGER PRIMARY KEY REFERENCES messages (id),
+            -- webm or ogg; NULL with a problem.
+            kind TEXT,
+            milliseconds INTEGER,
+            bytes BLOB,
+            problem TEXT
+        );
+        -- The latest recalls, which every catch-up answer names: found without a scan.
+        CREATE INDEX messages_recalled ON messages (recalled_at) WHERE recalled_at IS NOT NULL;
+        """,
     ]
 
     /// The version this code writes.

@@ -31,16 +31,29 @@ public struct PhotoContent: Codable, Sendable, Hashable {
     public init(caption: String? = nil) { self.caption = caption }
 }
 
-/// The content of a `voice` message.
+/// The content of a `voice` message. Since IMKit 1.4 a voice message a person records carries
+/// its recording beside the payload (as a photo message carries its photos), and its `url` is
+/// empty: the host never fetches a `url`, and shows and plays the recording it carries, with the
+/// length it decoded from it rather than the payload's word.
 public struct VoiceContent: Codable, Sendable, Hashable {
-    /// Where the recording is.
+    /// Where the recording is, as its sender said (never fetched); empty when the message
+    /// carries its recording.
     public var url: String
-    /// Its length in seconds.
+    /// Its length in seconds, as its sender said.
     public var seconds: Int
+    /// Its length in milliseconds, as the sender's host decoded it, when the message carries
+    /// its recording; `nil` otherwise. Since IMKit 1.4.
+    public var milliseconds: Int?
     /// Creates voice content.
     public init(url: String, seconds: Int) {
         self.url = url
         self.seconds = seconds
+    }
+    /// Creates voice content with its length in milliseconds. Since IMKit 1.4.
+    public init(url: String, seconds: Int, milliseconds: Int?) {
+        self.url = url
+        self.seconds = seconds
+        self.milliseconds = milliseconds
     }
 }
 
@@ -133,11 +146,12 @@ public enum BuiltinBuilders {
         /// Reads the payload: the fast reader for flat JSON, else `JSONDecoder`.
         public func content(from payload: MessagePayload) throws -> VoiceContent {
             if let object = FlatJSON(payload.json), let url = object.string("url"), let seconds = object.integer("seconds") {
-                return VoiceContent(url: url, seconds: seconds)
+                return VoiceContent(url: url, seconds: seconds, milliseconds: object.integer("milliseconds"))
             }
             return try payload.decode()
         }
-        /// Lays the content out at the layout's width.
+        /// Lays the content out at the layout's width: its length and a bar as long. (A host
+        /// draws a message that carries its recording from the recording itself.)
         public func model(for content: VoiceContent, layout: MessageLayout) throws -> MessageModel {
             let bar = String(repeating: "▮", count: min(max(1, content.seconds / 5), 12))
             return MessageModel(content: content, lines: layout.wrap("[Voice \(content.seconds)\"] \(bar)"),
