@@ -15,7 +15,8 @@ extension Envelope {
     /// ```
     /// {"v":1,"kind":"copy","by":LOGIN,"peer":P,"out":true,"state":S, ...a message's members...}
     /// {"v":1,"kind":"sync","by":LOGIN,"since":{LOGIN:N,...},"limit":N,"unread":[P,...]}
-    /// {"v":1,"kind":"index","by":LOGIN,"to":LOGIN,"items":[[P,ID,0|1],...],"start":N,"through":N,"last":true,"total":N,"read":{P:ID,...}}
+    /// {"v":1,"kind":"index","by":LOGIN,"to":LOGIN,"items":[[P,ID,0|1],...],"start":N,"through":N,"last":true,"total":N,"read":{P:ID,...},
+    ///  "recalled":[[P,ID,MS],...]}
     /// {"v":1,"kind":"want","by":LOGIN,"to":LOGIN,"items":[[P,ID,0|1],...]}
     /// {"v":1,"kind":"gone","by":LOGIN,"to":LOGIN,"missing":[[P,ID,0|1],...],"later":[...]}
     /// {"v":1,"kind":"seen","by":LOGIN,"peer":P,"upTo":ID}
@@ -106,7 +107,13 @@ extension Envelope {
             /// How far the conversations the asking device said are unread are read at this
             /// one, by peer: the id of the peer's newest message read here (on the last chunk).
             public var read: [String: String]
-            public init(by: String, to: String, items: [Item], from: Int64, through: Int64, last: Bool, total: Int, read: [String: String] = [:]) {
+            /// The user's messages most recently recalled at this device, by peer and id, with
+            /// when (on the last chunk, an addition): a `recalled` note the asking device
+            /// missed reaches it at its next catch-up, as `read` backs `seen`.
+            public var recalled: [Recalled] = []
+            public init(by: String, to: String, items: [Item], from: Int64, through: Int64, last: Bool, total: Int, read: [String: String] = [:],
+                        recalled: [Recalled] = []) {
+                self.recalled = recalled
                 self.by = by
                 self.to = to
                 self.items = items
@@ -117,6 +124,19 @@ extension Envelope {
                 self.read = read
             }
         }
+
+        /// One of the user's messages recalled, in an ``Index``.
+        public struct Recalled: Sendable, Equatable {
+            public var peer: String, id: String, at: Int64
+            public init(peer: String, id: String, at: Int64) {
+                self.peer = peer
+                self.id = id
+                self.at = at
+            }
+        }
+
+        /// The most recalls an index names: the latest.
+        public static let recalledEntries = 100
 
         /// The device that wrote it.
         public var by: String {
@@ -162,7 +182,9 @@ extension Envelope {
             case .index(let index):
                 let read = index.read.isEmpty ? ""
                     : #","read":{"# + index.read.sorted { $0.key < $1.key }.map { "\(quoted($0.key)):\(quoted($0.value))" }.joined(separator: ",") + "}"
-                return #"{"v":1,"kind":"index","by":\#(quoted(index.by)),"to":\#(quoted(index.to)),"items":\#(items(index.items)),"start":\#(index.from),"through":\#(index.through),"last":\#(index.last),"total":\#(index.total)\#(read)}"#
+                let recalled = index.recalled.isEmpty ? ""
+                    : #","recalled":["# + index.recalled.map { "[\(quoted($0.peer)),\(quoted($0.id)),\($0.at)]" }.joined(separator: ",") + "]"
+                return #"{"v":1,"kind":"index","by":\#(quoted(index.by)),"to":\#(quoted(index.to)),"items":\#(items(index.items)),"start":\#(index.from),"through":\#(index.through),"last":\#(index.last),"total":\#(index.total)\#(read)\#(recalled)}"#
             case .want(let by, let to, let wanted):
                 return #"{"v":1,"kind":"want","by":\#(quoted(by)),"to":\#(quoted(to)),"items":\#(items(wanted))}"#
             case .gone(let by, let to, let missing, let later):
@@ -226,6 +248,17 @@ extension Envelope {
                 }
                 return Array(peers.prefix(readEntries))
             }
+            // Read leniently: an entry that is not a peer, an id and a time is left out, as are
+            // those past recalledEntries.
+            func recalls() -> [Recalled] {
+                guard case .array(let elements)? = member("recalled")?.value else { return [] }
+                return Array(elements.compactMap { element -> Recalled? in
+                    guard case .array(let parts) = element.value, parts.count == 3, case .string(let peer) = parts[0].value,
+                          TransportID.problem(peer) == nil, case .string(let id) = parts[1].value, GlobalID.isValid(id),
+                          case .number(let at, _) = parts[2].value, at == at.rounded(), at >= 0, at <= 9_007_199_254_740_991 else { return nil }
+                    return Recalled(peer: peer, id: id, at: Int64(at))
+                }.prefix(recalledEntries))
+            }
             func readPoints() -> [String: String] {
                 guard case .object(let entries)? = member("read")?.value else { return [:] }
                 var points: [String: String] = [:]
@@ -257,7 +290,7 @@ extension Envelope {
                 return .sync(by: by, since: since, limit: Int(min(try whole("limit"), 1_000_000)), unread: unread())
             case "index":
                 return .index(Index(by: by, to: try login("to"), items: try items(), from: try whole("start"), through: try whole("through"), last: try flag("last"),
-                                    total: Int(min(try whole("total"), 1_000_000_000)), read: readPoints()))
+                                    total: Int(min(try whole("total"), 1_000_000_000)), read: readPoints(), recalled: recalls()))
             case "want":
                 return .want(by: by, to: try login("to"), items: try items())
             case "gone":
