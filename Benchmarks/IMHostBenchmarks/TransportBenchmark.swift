@@ -14,15 +14,16 @@ enum TransportBenchmark {
         let courier: Courier
         let lock: ConnectionLock
 
-        convenience init(_ user: String, login: String? = nil, folder: String, broker: BrokerFolder, address: HostConfig.Transport.Address, caFile: String? = nil) throws {
+        convenience init(_ user: String, login: String? = nil, folder: String, broker: BrokerFolder, address: HostConfig.Transport.Address, caFile: String? = nil,
+                         clock: @escaping @Sendable () -> Int64 = { IMHost.Clock.now() }) throws {
             var settings = HostConfig.Transport(address: address, passwordFile: broker.passwordFile(of: login ?? user))
             settings.caFile = caFile
             settings.login = login
-            try self.init(user, folder: folder, settings: settings)
+            try self.init(user, folder: folder, settings: settings, clock: clock)
         }
 
         /// A side with these transport settings (a cluster's list of nodes).
-        init(_ user: String, folder: String, settings: HostConfig.Transport) throws {
+        init(_ user: String, folder: String, settings: HostConfig.Transport, clock: @escaping @Sendable () -> Int64 = { IMHost.Clock.now() }) throws {
             store = try MessageStore(dataFolder: folder, user: user)
             guard case .taken(let lock) = ConnectionLock.take(for: store, command: "bench") else {
                 throw Failure(description: "cannot take \(user)'s connection lock")
@@ -31,7 +32,7 @@ enum TransportBenchmark {
             // A budget above what any row sends a peer in a day (the burst and the 100,000 received
             // are 110,000 from carol): the rows measure the transport, not the budget's refusals.
             courier = Courier(settings: settings, user: user, store: store, payloadLimit: 64 * 1024,
-                              budget: MessageStore.PeerBudget(messages: 1_000_000, bytes: 1_000_000_000), lock: lock, clock: { IMHost.Clock.now() })
+                              budget: MessageStore.PeerBudget(messages: 1_000_000, bytes: 1_000_000_000), lock: lock, clock: clock)
         }
 
         /// Queues a text to `peer` as a chat in this process does: stored, and the courier told.
@@ -89,7 +90,9 @@ enum TransportBenchmark {
         // One message at a time, A → B, each delivered before the next. Between two, the floor's
         // parts, so all three see the machine at the same moments: a bare libmosquitto publish →
         // receive, and a durable commit (a message costs two: the send, and its arrival).
-        let alice = try Side("alice", folder: folder + "/a", broker: brokerFolder, address: address)
+        // Alice's clock can be moved on, for the typing row (a signal goes at most every 3 s).
+        let shift = Mutex<Int64>(0)
+        let alice = try Side("alice", folder: folder + "/a", broker: brokerFolder, address: address, clock: { IMHost.Clock.now() + shift.withLock { $0 } })
         let bob = try Side("bob", folder: folder + "/b", broker: brokerFolder, address: address)
         try connected([alice, bob])
         let bare = try BarePair(broker: brokerFolder, port: port)
@@ -115,6 +118,11 @@ enum TransportBenchmark {
         rows.append(Row(what: "one message A → B sent by another process of A", measure: "p50, woken by A's wake socket",
                         figure: "\(format(woken / 1e6, 2)) ms", baseline: "sent in the holder's process: \(format(p50 / 1e6, 2)) ms",
                         ratio: "\(format(woken / p50, 2))x", target: "<= 1.5x", met: woken <= 1.5 * p50))
+
+        progress("transport: typing and recall")
+        rows += try ChatFeaturesBenchmark.typingAndRecall(alice, bob, clockShift: shift, path: p50)
+        progress("transport: a 60 s voice message")
+        rows += try ChatFeaturesBenchmark.voice(folder: folder + "/voice")
 
         progress("transport: TLS and a bridge")
         rows += try deployment(folder: folder, plain: p50)
