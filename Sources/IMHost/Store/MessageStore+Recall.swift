@@ -49,7 +49,9 @@ extension MessageStore {
                 return .recalled(text: Self.editableText(key: key, payload: payload), peerTakes: takes)
             }
         }
-        if case .recalled = outcome { scrubFiles() }
+        // The files are scrubbed after the recall is on its way: by the chat that recalled, once it
+        // woke the connection (``scrubFiles()``), or by the connection's holder within
+        // ``scrubEvery``, never before it.
         return outcome
     }
 
@@ -123,7 +125,8 @@ extension MessageStore {
                 return changed
             }
         }
-        if changed { scrubFiles() }
+        // Scrubbed when the connection's holder is next idle: the page shows the recall first.
+        if changed { lastScrubTry = 0 }
         return changed
     }
 

@@ -277,8 +277,10 @@ package final class ChatDriver {
         let limit = host.config.limits.recallSeconds, now = host.clock()
         switch try store.recall(page.conversation, number: number, at: now, limit: Int64(limit) * 1000) {
         case .recalled(let text, let takes):
-            // Whoever holds the connection tells the peer and the user's other devices now.
+            // Whoever holds the connection tells the peer and the user's other devices now; then
+            // the words leave the files (or, while another process reads, when it is idle).
             host.wakeConnection()
+            store.scrubFiles()
             return .reply(.recalled(number: number, peer: page.conversation, text: text, peerTakes: takes), redraw: true)
         case .notOwn:
             return .refused(ChatRefusal(.notOwnMessage, "/recall", number: number, detail: page.conversation))
