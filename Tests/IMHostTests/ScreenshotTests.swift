@@ -93,6 +93,33 @@ extension BrowserSuites {
             try take(browser, "cards.png", width: 700)
         }
 
+        @Test("chat-features.png: a reply with its quote, a reaction, a recalled message, a voice message and the peer typing, on alice's page")
+        func chatFeatures() throws {
+            let people = try TwoPeopleInABrowser(dev: false)
+            let (alice, bob) = (people.alice, people.bob)
+            try alice.resize(width: 600, height: 900)
+            try alice.send("Is the flat on Main Street still free?")
+            #expect(try bob.waitFor("#m1 .bubble.text", containing: "Main Street"))
+            try bob.click("#m1 button.reply")
+            try bob.send("Yes! Viewings on Saturday, 10:00 to 12:00.")
+            #expect(try alice.waitFor("#m2 a.quote", containing: "Main Street"))
+            try alice.click("#m2 button.react")
+            try alice.click("#m2 .react-choices button[aria-pressed=false]")
+            #expect(try bob.waitFor("#m2 .reactions", containing: "👍"))
+            try alice.send("My number is 0176 5555 1234")
+            #expect(try bob.waitFor("#m3 .bubble.text", containing: "0176"))
+            try alice.click("#m3 button.recall")
+            #expect(try bob.waitFor("#m3 .bubble.recalled", containing: "alice recalled a message"))
+            try #require(try bob.waitFor("button[data-voice]")).click()
+            #expect(try bob.waitUntil("document.querySelector('button[data-voice]').textContent.endsWith('0:03')", timeout: 20))
+            try #require(try bob.find("button[data-voice]")).click()
+            #expect(try alice.waitFor(".message.received .bubble.voice audio", timeout: 60) != nil)
+            _ = try alice.execute("document.querySelector('form[data-send] input').value = ''")
+            try #require(try bob.waitFor("form[data-send] input")).type("See you there")
+            #expect(try alice.waitFor("header.title .peer-status", containing: "typing", timeout: 30))
+            try take(alice, "chat-features.png", width: 600)
+        }
+
         @Test("placeholder.png: a card whose line is not installed, its placeholder open on why")
         func placeholder() throws {
             let workspace = try Workspace.standard()
