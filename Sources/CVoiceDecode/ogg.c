@@ -16,8 +16,9 @@ imhost_voice_verdict imhost_voice_decode_ogg(const uint8_t *bytes, size_t count,
     ogg_sync_state sync;
     ogg_stream_state logical;
     ogg_sync_init(&sync);
-    int code = IMHOST_VOICE_OK, started = 0, ended = 0;
+    int code = IMHOST_VOICE_OK, started = 0, ended = 0, open_packet = 0;
     long packets = 0;
+    size_t consumed = 0;
     char *buffer = ogg_sync_buffer(&sync, (long)count);
     if (!buffer) {
         ogg_sync_clear(&sync);
@@ -30,11 +31,18 @@ imhost_voice_verdict imhost_voice_decode_ogg(const uint8_t *bytes, size_t count,
     ogg_page page;
     int got;
     while (code == IMHOST_VOICE_OK && (got = ogg_sync_pageout(&sync, &page)) != 0) {
+        if (got < 0 && ended) {
+            code = IMHOST_VOICE_TRAILING;
+            verdict.trailing = count - consumed;
+            IMHOST_VOICE_SAY(&verdict, "%zu bytes follow its last page", count - consumed);
+            break;
+        }
         if (got < 0) {
             code = IMHOST_VOICE_CORRUPT;
             IMHOST_VOICE_SAY(&verdict, "its pages are broken (a bad checksum, or bytes that are not a page)");
             break;
         }
+        consumed += (size_t)page.header_len + (size_t)page.body_len;
         if (!started) {
             if (!ogg_page_bos(&page)) {
                 code = IMHOST_VOICE_CORRUPT;
@@ -43,10 +51,21 @@ imhost_voice_verdict imhost_voice_decode_ogg(const uint8_t *bytes, size_t count,
             }
             ogg_stream_init(&logical, ogg_page_serialno(&page));
             started = 1;
-        } else if (ogg_page_serialno(&page) != logical.serialno || ended) {
+        } else if (ogg_page_serialno(&page) != logical.serialno || ended || ogg_page_bos(&page)) {
             code = IMHOST_VOICE_UNSUPPORTED;
             IMHOST_VOICE_SAY(&verdict, "it holds more than one stream");
             break;
+        }
+        /* A page says it continues a packet only when the one before left one open (its last
+           lacing value 255): otherwise libogg would drop a packet without a word. */
+        if (ogg_page_continued(&page) != open_packet) {
+            code = IMHOST_VOICE_CORRUPT;
+            IMHOST_VOICE_SAY(&verdict, "a page's continued flag does not match the page before it");
+            break;
+        }
+        {
+            int segments = page.header[26];
+            open_packet = segments > 0 && page.header[27 + segments - 1] == 255;
         }
         if (ogg_stream_pagein(&logical, &page) != 0) {
             code = IMHOST_VOICE_CORRUPT;
@@ -79,13 +98,16 @@ imhost_voice_verdict imhost_voice_decode_ogg(const uint8_t *bytes, size_t count,
         long left = sync.fill - sync.returned;
         if (left > 0) {
             const unsigned char *rest = sync.data + sync.returned;
-            int page_start = left >= 4 && memcmp(rest, "OggS", 4) == 0;
+            int page_start = memcmp(rest, "OggS", left < 4 ? (size_t)left : 4) == 0;
             code = page_start ? IMHOST_VOICE_TRUNCATED : IMHOST_VOICE_TRAILING;
             verdict.trailing = page_start ? 0 : (uint64_t)left;
             IMHOST_VOICE_SAY(&verdict, page_start ? "its last page is cut short" : "%ld bytes follow its last page", left);
         } else if (!started) {
             code = IMHOST_VOICE_TRUNCATED;
             IMHOST_VOICE_SAY(&verdict, "it holds no page");
+        } else if (!ended) {
+            code = IMHOST_VOICE_TRUNCATED;
+            IMHOST_VOICE_SAY(&verdict, "its last page does not end its stream");
         } else if (packets < 3) {
             code = IMHOST_VOICE_CORRUPT;
             IMHOST_VOICE_SAY(&verdict, "it holds no sound");

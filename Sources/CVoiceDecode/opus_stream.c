@@ -37,7 +37,9 @@ int imhost_opus_open(imhost_opus_stream *stream, const uint8_t *head, size_t cou
 
 int imhost_opus_packet(imhost_opus_stream *stream, const uint8_t *packet, size_t count, imhost_voice_verdict *verdict) {
     opus_int16 pcm[MAX_FRAME * 2];
-    if (count == 0 || count > 1275 * 3 + 7) {
+    /* libopus checks a packet's size against its frames itself (a 120 ms packet at a high rate
+       is larger than 60 ms's 3 × 1275 bytes); only what it cannot be given is refused here. */
+    if (count == 0 || count > INT32_MAX) {
         IMHOST_VOICE_SAY(verdict, "packet %u is %zu bytes", verdict->packets + 1, count);
         return IMHOST_VOICE_CORRUPT;
     }

@@ -59,11 +59,17 @@ imhost_voice_verdict imhost_voice_decode_webm(const uint8_t *bytes, size_t count
     char codec[32] = "";
     const uint8_t *head = NULL;
     size_t head_count = 0;
-    size_t at = 0;
+    size_t at = 0, segment_end = 0;
     int code = IMHOST_VOICE_OK;
 
     while (code == IMHOST_VOICE_OK && at < count) {
         while (depth > 0 && ends[depth - 1] == at) depth--;
+        if (segment_end && at >= segment_end) {
+            code = IMHOST_VOICE_TRAILING;
+            verdict.trailing = count - at;
+            IMHOST_VOICE_SAY(&verdict, "%zu bytes follow its segment", count - at);
+            break;
+        }
         uint64_t id = 0, size = 0;
         size_t id_length = vint(bytes, count, at, 1, &id);
         size_t size_length = id_length ? vint(bytes, count, at + id_length, 0, &size) : 0;
@@ -110,6 +116,7 @@ imhost_voice_verdict imhost_voice_decode_webm(const uint8_t *bytes, size_t count
                 IMHOST_VOICE_SAY(&verdict, "it has more than one track");
                 break;
             }
+            if (id == ID_SEGMENT && depth == 0) segment_end = end;
             ends[depth++] = end;
             at = body;
             continue;

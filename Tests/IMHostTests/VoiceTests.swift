@@ -47,6 +47,10 @@ struct VoiceTests {
             ("an Ogg page with a bad checksum", badChecksum, .corrupt),
             ("a WebM whose segment runs past its end", brokenElement, .truncated),
             ("two Ogg streams one after the other", ogg + ogg, .unsupported),
+            // After the segment: a Void element wrapping a page of HTML (found by a fuzzing review).
+            ("a WebM, then HTML in a Void element", webm + [0xEC, 0x8D] + Array("<html>evil</>".utf8), .trailingBytes),
+            ("an Ogg, then 40 bytes of junk", ogg + [UInt8](repeating: 0x41, count: 40), .trailingBytes),
+            ("an Ogg cut where a page starts", Array(ogg.prefix(Self.pageStarts(ogg)[3])), .truncated),
             ("a PNG", try PhotoFixtures.bytes("flat.png"), .header),
             ("nothing", [], .header),
             ("more than 1 MiB", [0x1A, 0x45, 0xDF, 0xA3] + [UInt8](repeating: 0, count: Voice.byteLimit), .tooLarge),
@@ -59,6 +63,11 @@ struct VoiceTests {
         }
         #expect(try decoder.checkVoice(webm).milliseconds == 3000, "the child took the next one")
         #expect(decoder.started == 1, "nothing above cost the child")
+    }
+
+    /// Where each Ogg page of `bytes` starts.
+    static func pageStarts(_ bytes: [UInt8]) -> [Int] {
+        (0..<bytes.count - 4).filter { bytes[$0..<$0 + 4].elementsEqual(Array("OggS".utf8)) }
     }
 
     @Test("a decoder that dies on a recording costs that recording: refused as a crash, and the next one gets a new child")
