@@ -118,7 +118,8 @@ public struct BrokerCluster: Sendable {
     /// operator, each node's configuration and the shared accounts. An existing cluster is never
     /// written over unless `force`, and not while any of its nodes runs.
     public static func initialize(at folder: String, nodes count: Int, users: [String], payloadLimit: Int = HostConfig.Limits().payloadBytes,
-                                  photoLimit: Int = HostConfig.Limits().photoBytes, force: Bool = false) throws(Failure) -> BrokerCluster {
+                                  photoLimit: Int = HostConfig.Limits().photoBytes, fileLimit: Int = HostConfig.Limits().fileBytes,
+                                  force: Bool = false) throws(Failure) -> BrokerCluster {
         guard count >= minimumNodes else {
             throw Failure(.tooFewNodes(count))
         }
@@ -159,11 +160,11 @@ public struct BrokerCluster: Sendable {
             }
         }
         let nodes = (1...count).map { Node(name: "n\($0)", host: "127.0.0.1", clientPort: port(), clusterPort: port(), mqttPort: port()) }
-        let packet = Envelope.packetLimit(payloadLimit: payloadLimit, photoLimit: photoLimit)
-        // JetStream's disk on each node: 1 GiB, or 256 of the largest messages if that is more.
+        let packet = Envelope.packetLimit(payloadLimit: payloadLimit, photoLimit: photoLimit, fileLimit: fileLimit)
+        // JetStream's disk on each node: 1 GiB, or 64 of the largest messages if that is more (a site whose files are larger).
         let description = Description(kind: kind, name: "imhost", nodes: nodes, replicas: replicas(nodes: count),
                                       logins: (users + [TransportID.operatorID]).sorted(), payloadBytes: payloadLimit, photoBytes: photoLimit,
-                                      maxPayload: packet, memoryStoreBytes: 64 << 20, fileStoreBytes: max(1 << 30, 256 * packet))
+                                      maxPayload: packet, memoryStoreBytes: 64 << 20, fileStoreBytes: max(1 << 30, 64 * packet))
         for login in description.logins + [systemLogin] {
             try cluster.files.write(BrokerFolder.newPassword() + "\n", to: cluster.passwordFile(of: login), mode: 0o600)
         }

@@ -12,18 +12,18 @@ extension BrokerFolder {
     /// or about twenty of the largest messages with photos; past it the broker drops what comes,
     /// and the senders' resends bring it once the user reads the queue down. At least 16 of the
     /// largest packets, for a site whose limits are larger.
-    public static func maxQueuedBytes(packet: Int) -> Int { max(32 << 20, 16 * packet) }
+    public static func maxQueuedBytes(packet: Int) -> Int { max(32 << 20, 3 * packet) }
 
     /// The first words of the sizing paragraph, by which ``upgrade(payloadLimit:photoLimit:)`` finds it.
     package static let sizingStart = "# The largest packet:"
 
     /// The sizing paragraph of the configuration: `max_packet_size`, `max_queued_messages` and
     /// `max_queued_bytes`, each saying why.
-    static func sizing(payloadLimit: Int, photoLimit: Int, queuedMessages: Int = 1000) -> String {
-        let packet = Envelope.packetLimit(payloadLimit: payloadLimit, photoLimit: photoLimit)
+    static func sizing(payloadLimit: Int, photoLimit: Int, fileLimit: Int, queuedMessages: Int = 1000) -> String {
+        let packet = Envelope.packetLimit(payloadLimit: payloadLimit, photoLimit: photoLimit, fileLimit: fileLimit)
         return """
             \(sizingStart) the largest message host.json allows (limits.payloadBytes \(payloadLimit),
-            # limits.photoBytes \(photoLimit) as base64) and the envelope and topic around it. Larger ones are
+            # limits.photoBytes \(photoLimit) or limits.fileBytes \(fileLimit) as base64) and the envelope and topic around it. Larger ones are
             # refused before they cost memory; a host reads it from the broker and refuses a larger
             # message at its sender. imhost broker upgrade DIR rewrites this paragraph.
             max_packet_size \(packet)
@@ -44,7 +44,7 @@ extension BrokerFolder {
         /// And as they are now.
         public var packet: Int, queued: Int
         /// The limits they are sized from.
-        public var payloadLimit: Int, photoLimit: Int
+        public var payloadLimit: Int, photoLimit: Int, fileLimit: Int
         /// Whether the configuration was written (false: it was up to date).
         public var changed: Bool
         /// Whether a folder made before devices (a password file and an ACL) was moved to the
@@ -66,12 +66,12 @@ extension BrokerFolder {
     /// line (passwords, ACL, listeners, TLS, bridge) stay as they are. A folder made before
     /// devices moves to the dynamic-security plugin first, and one made before the retain rule
     /// gets it (``upgradeRetainRule()``). Written only when it changes anything.
-    public func upgrade(payloadLimit: Int?, photoLimit: Int) throws(Failure) -> Upgrade {
+    public func upgrade(payloadLimit: Int?, photoLimit: Int, fileLimit: Int = HostConfig.Limits().fileBytes) throws(Failure) -> Upgrade {
         try requireInitialized()
         var text: String
         do throws(FileSystem.Failure) { text = try FileSystem.readText(configPath) } catch { throw Failure(.cannotRead(file: configPath, error)) }
         guard text.hasPrefix("# Written by imhost broker init.") else {
-            throw Failure(.notWrittenByInit(config: configPath, packet: Envelope.packetLimit(payloadLimit: payloadLimit ?? HostConfig.Limits().payloadBytes, photoLimit: photoLimit)))
+            throw Failure(.notWrittenByInit(config: configPath, packet: Envelope.packetLimit(payloadLimit: payloadLimit ?? HostConfig.Limits().payloadBytes, photoLimit: photoLimit, fileLimit: fileLimit)))
         }
         let devices = try upgradeAuthentication()
         let retainRule = try upgradeRetainRule()
@@ -99,12 +99,12 @@ extension BrokerFolder {
         let payload = payloadLimit ?? said ?? packetBefore.map { $0 - Envelope.overhead - Envelope.topicRoom } ?? HostConfig.Limits().payloadBytes
         guard let start = lines.firstIndex(where: { $0.hasPrefix(Self.sizingStart) }),
               let end = lines[start...].firstIndex(where: { $0.hasPrefix("max_queued_bytes ") }) else {
-            throw Failure(.noSizingParagraph(config: configPath, packet: Envelope.packetLimit(payloadLimit: payload, photoLimit: photoLimit)))
+            throw Failure(.noSizingParagraph(config: configPath, packet: Envelope.packetLimit(payloadLimit: payload, photoLimit: photoLimit, fileLimit: fileLimit)))
         }
-        let sizing = Self.sizing(payloadLimit: payload, photoLimit: photoLimit, queuedMessages: value("max_queued_messages") ?? 1000)
-        let packet = Envelope.packetLimit(payloadLimit: payload, photoLimit: photoLimit)
+        let sizing = Self.sizing(payloadLimit: payload, photoLimit: photoLimit, fileLimit: fileLimit, queuedMessages: value("max_queued_messages") ?? 1000)
+        let packet = Envelope.packetLimit(payloadLimit: payload, photoLimit: photoLimit, fileLimit: fileLimit)
         var upgrade = Upgrade(packetBefore: packetBefore, queuedBefore: queuedBefore, packet: packet, queued: Self.maxQueuedBytes(packet: packet),
-                              payloadLimit: payload, photoLimit: photoLimit, changed: devices || retainRule || roles, devices: devices, retainRule: retainRule, roles: roles)
+                              payloadLimit: payload, photoLimit: photoLimit, fileLimit: fileLimit, changed: devices || retainRule || roles, devices: devices, retainRule: retainRule, roles: roles)
         if lines[start...end].joined(separator: "\n") != sizing {
             lines.replaceSubrange(start...end, with: sizing.components(separatedBy: "\n"))
             // Its mode stays: with a bridge it holds a password, and is its owner's only.

@@ -88,7 +88,7 @@ public struct BrokerFolder: Sendable {
         use_username_as_clientid true
         """
 
-    /// The first words of the authentication paragraph, by which ``upgrade(payloadLimit:photoLimit:)``
+    /// The first words of the authentication paragraph, by which ``upgrade(payloadLimit:photoLimit:fileLimit:)``
     /// knows a folder has it.
     package static let authenticationStart = "# Every listener shares one authentication"
 
@@ -115,7 +115,8 @@ public struct BrokerFolder: Sendable {
     }
 
     /// The broker's configuration for this folder.
-    public func configuration(listener: Listener, payloadLimit: Int, photoLimit: Int = HostConfig.Limits().photoBytes, runAs owner: String,
+    public func configuration(listener: Listener, payloadLimit: Int, photoLimit: Int = HostConfig.Limits().photoBytes,
+                              fileLimit: Int = HostConfig.Limits().fileBytes, runAs owner: String,
                               tls: TLSListener? = nil, bridge: Bridge? = nil, plugin: String) -> String {
         var listen: String, nodelay: String
         switch listener {
@@ -195,7 +196,7 @@ public struct BrokerFolder: Sendable {
             # A session nobody returns to is forgotten after two weeks.
             persistent_client_expiration 14d
 
-            \(Self.sizing(payloadLimit: payloadLimit, photoLimit: photoLimit))
+            \(Self.sizing(payloadLimit: payloadLimit, photoLimit: photoLimit, fileLimit: fileLimit))
 
             \(nodelay)
 
@@ -222,7 +223,8 @@ public struct BrokerFolder: Sendable {
     /// while its broker runs unless `whileRunning` too: every password would be new, and every
     /// host connected now refused at its next connect.
     public static func initialize(at folder: String, users: [String], listener: Listener, payloadLimit: Int = 64 * 1024,
-                                  photoLimit: Int = HostConfig.Limits().photoBytes, tls: TLSListener? = nil, bridge: Bridge? = nil, force: Bool = false,
+                                  photoLimit: Int = HostConfig.Limits().photoBytes, fileLimit: Int = HostConfig.Limits().fileBytes,
+                                  tls: TLSListener? = nil, bridge: Bridge? = nil, force: Bool = false,
                                   whileRunning: Bool = false) throws(Failure) -> BrokerFolder {
         for user in users {
             if let problem = TransportID.problem(user) { throw Failure(.userRefused(id: user, problem: problem)) }
@@ -281,7 +283,7 @@ public struct BrokerFolder: Sendable {
             try broker.write(key, to: broker.tlsKey, mode: 0o600)
         }
         // With a bridge the configuration holds a password: its owner's only.
-        try broker.write(broker.configuration(listener: listener, payloadLimit: payloadLimit, photoLimit: photoLimit, runAs: owner, tls: tls, bridge: bridge, plugin: plugin),
+        try broker.write(broker.configuration(listener: listener, payloadLimit: payloadLimit, photoLimit: photoLimit, fileLimit: fileLimit, runAs: owner, tls: tls, bridge: bridge, plugin: plugin),
                          to: broker.configPath, mode: bridge == nil ? 0o644 : 0o600)
         return broker
     }

@@ -55,8 +55,9 @@ public enum PageHTML {
         for message in page.messages { html += self.message(message, peer: page.conversation, dev: dev) }
         html += "</main>"
         if page.component(.inputBar) != nil {
-            html += "<form class=\"input\" data-send><input name=\"text\" autocomplete=\"off\" placeholder=\"Message\" aria-label=\"Message\">"
-                + "<button type=\"submit\">Send</button></form>"
+            html += "<form class=\"input\" data-send><button type=\"button\" class=\"attach\" data-file aria-label=\"Send a file\" title=\"Send a file\">📎</button>"
+                + "<input name=\"text\" autocomplete=\"off\" placeholder=\"Message\" aria-label=\"Message\">"
+                + "<button type=\"submit\">Send</button></form><input type=\"file\" class=\"file-pick\" hidden>"
         } else {
             html += "<p class=\"no-input\">This page has no input bar.</p>"
         }
@@ -161,6 +162,8 @@ public enum PageHTML {
             html += self.voice(message.voice, said: voice, number: message.number, peer: peer)
         case .location(let place):
             html += location(place)
+        case .file(let said):
+            html += self.file(message.file, said: said, number: message.number, peer: peer)
         case .image(let image):
             // The address is a link only when it is one whole web address; nothing is fetched.
             let pieces = TextHTML.pieces(image.url)
@@ -221,6 +224,7 @@ public enum PageHTML {
         case .photo(nil): "Photo"
         case .voice(let seconds): "Voice " + duration(seconds)
         case .location(let name): "Location" + (name.isEmpty ? "" : ": " + escape(name))
+        case .file(let name): "File: " + escape(name)
         case .image: "Picture"
         case .recalled: "Recalled message"
         case .placeholder: "A message this app cannot show"
@@ -289,6 +293,41 @@ public enum PageHTML {
             return "<p class=\"bubble voice not-shown\">" + escape("Voice not shown: " + why) + "</p>"
         case nil:
             return "<p class=\"bubble voice\">Voice message · " + duration(said.seconds) + "</p>"
+        }
+    }
+
+    /// Where the page downloads the file of message `number` of the chat with `peer`: from this
+    /// host's own store, through its own server, never from anywhere a message names.
+    public static func fileAddress(peer: String, number: Int) -> String {
+        "/file?peer=" + WebDocument.percentEncoded(peer) + "&n=\(number)"
+    }
+
+    /// A file message: a link that downloads the file (never opens it), with its name, type and
+    /// size; or why it is not offered.
+    static func file(_ slot: FileSlot?, said: FileContent, number: Int, peer: String) -> String {
+        switch slot {
+        case .file(let file)?:
+            return "<div class=\"bubble file\"><a class=\"download\" href=\"" + escape(fileAddress(peer: peer, number: number)) + "\" download=\""
+                + escape(file.name) + "\" dir=\"auto\">" + escape(file.name) + "</a><span class=\"file-facts\">" + escape(file.shownSize + " · " + kindName(file.type))
+                + "</span></div>"
+        case .refused(let why)?:
+            return "<p class=\"bubble file not-shown\">" + escape("File not offered: " + why) + "</p>"
+        case nil:
+            return "<p class=\"bubble file not-shown\">" + escape("File " + said.name + " (not on this device)") + "</p>"
+        }
+    }
+
+    /// A media type as people call it.
+    static func kindName(_ type: String) -> String {
+        switch type {
+        case "application/pdf": "PDF"
+        case let word where word.contains("wordprocessingml") || word == "application/msword" || word.contains("opendocument.text"): "Document"
+        case let sheet where sheet.contains("spreadsheet") || sheet == "application/vnd.ms-excel": "Spreadsheet"
+        case let slides where slides.contains("presentation") || slides == "application/vnd.ms-powerpoint": "Slides"
+        case "application/zip": "ZIP archive"
+        case let text where text.hasPrefix("text/plain"): "Text"
+        case let image where image.hasPrefix("image/"): "Picture"
+        default: "File"
         }
     }
 

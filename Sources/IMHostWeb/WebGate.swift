@@ -96,6 +96,8 @@ public struct WebGate: Sendable {
         case "/photo": return ["image"]
         // A voice message's recording, for the page's <audio> player only.
         case "/voice": return ["audio"]
+        // A file, downloaded from its link (a navigation that becomes a download).
+        case "/file": return ["document", "empty"]
         default:
             if path.hasPrefix("/picture/") { return ["image"] }
             if path.hasSuffix(".js") { return ["script"] }

@@ -59,6 +59,10 @@ extension WebServer {
             return voice(page: String(path.dropFirst("/page/".count).dropLast("/voice".count)), request)
         case ("GET", "/voice"):
             return voice(request)
+        case ("POST", let path) where path.hasPrefix("/page/") && path.hasSuffix("/file"):
+            return file(page: String(path.dropFirst("/page/".count).dropLast("/file".count)), request)
+        case ("GET", "/file"):
+            return file(request)
         case ("POST", let path) where path.hasPrefix("/page/") && path.hasSuffix("/photo"):
             return photo(page: String(path.dropFirst("/page/".count).dropLast("/photo".count)), request)
         case ("POST", let path) where path.hasPrefix("/page/"):
@@ -261,6 +265,48 @@ extension WebServer {
         return HTTPReply(status: 200, headers: [("Content-Type", found.voice.kind.mediaType), ("X-Content-Type-Options", "nosniff"),
                                                ("Cache-Control", "private, no-cache"), ("Content-Security-Policy", "default-src 'none'")],
                          body: .bytes(found.bytes))
+    }
+
+    /// A file message's file, from the store: `?peer=P&n=N`, always as a download
+    /// (`Content-Disposition: attachment`), as the type its bytes are, never sniffed, in a
+    /// sandbox if a browser opened it anyway.
+    private func file(_ request: HTTPRequest) -> HTTPReply {
+        guard let peer = request.argument("peer"), let number = request.argument("n").flatMap(Int.init), number >= 1 else {
+            return .text(400, "refused: a file is asked for as /file?peer=P&n=N\n")
+        }
+        guard let found = (try? host.store?.file(peer: peer, number: number)) ?? nil else {
+            return .text(404, "not found: no such file\n")
+        }
+        return HTTPReply(status: 200, headers: [("Content-Type", found.file.type), ("X-Content-Type-Options", "nosniff"),
+                                               ("Content-Disposition", Self.attachment(found.file.name)),
+                                               ("Cache-Control", "private, no-cache"), ("Content-Security-Policy", "default-src 'none'; sandbox")],
+                         body: .bytes(found.bytes))
+    }
+
+    /// A `Content-Disposition` that downloads a file as `name` (RFC 6266): an ASCII fallback
+    /// (other characters as `_`), and the name itself percent-encoded as UTF-8.
+    static func attachment(_ name: String) -> String {
+        let ascii = String(name.unicodeScalars.map { $0.isASCII && $0.value >= 0x20 && $0 != "\"" && $0 != "\\" && $0 != "%" ? Character($0) : "_" })
+        let encoded = name.utf8.map { byte -> String in
+            let safe = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || "-._~".utf8.contains(byte)
+            let hex = Array("0123456789ABCDEF")
+            return safe ? String(UnicodeScalar(byte)) : "%" + String(hex[Int(byte >> 4)]) + String(hex[Int(byte & 15)])
+        }.joined()
+        return "attachment; filename=\"\(ascii)\"; filename*=UTF-8''\(encoded)"
+    }
+
+    /// A file picked in the page: its name in `X-File-Name` (percent-encoded), its bytes the
+    /// body, sent as the chat's /file would (kept as a draft with them until it is queued).
+    private func file(page id: String, _ request: HTTPRequest) -> HTTPReply {
+        guard let page = pages[id], page.isRunning else { return .text(404, "not found: that page is closed; open the chat again from the list\n") }
+        let name = request.header("X-File-Name").flatMap { $0.removingPercentEncoding } ?? ""
+        do throws(SharedFile.Refusal) {
+            _ = try SharedFile.read(name: name, bytes: request.body, limit: config.limits.fileBytes)
+        } catch {
+            return .text(error.code == .tooLarge ? 413 : 415, "Not sent: this file cannot be sent (\(error)).\n")
+        }
+        page.link.send(.act(.file(name: name, Data(request.body))))
+        return HTTPReply(status: 204, body: .bytes([]))
     }
 
     /// A voice message recorded in the page: its bytes are decoded whole here, and go to the

@@ -151,12 +151,14 @@ package final class WebServer {
         // No body is read from a request the gate refuses; a photo's may be as large as a photo.
         let photoLimit = max(HTTPServer.bodyLimit, config.limits.photoBytes + 1)
         let actLimit = max(HTTPServer.bodyLimit, config.limits.payloadBytes * 6 + 1024)
+        let fileLimit = max(HTTPServer.bodyLimit, config.limits.fileBytes + 1)
         http.admit = { [unowned self] request in
             if let (status, why) = gate.refusal(request) { return .answer(.text(status, why + "\n")) }
             let photo = request.method == "POST" && request.path.hasPrefix("/page/") && request.path.hasSuffix("/photo")
             // A text may be as long as the store takes a message, its JSON escapes included.
             let act = request.method == "POST" && request.path.hasPrefix("/page/")
-            return .read(bodyLimit: photo ? photoLimit : act ? actLimit : HTTPServer.bodyLimit)
+            let file = request.method == "POST" && request.path.hasPrefix("/page/") && request.path.hasSuffix("/file")
+            return .read(bodyLimit: photo ? photoLimit : file ? fileLimit : act ? actLimit : HTTPServer.bodyLimit)
         }
     }
 

@@ -95,6 +95,7 @@ enum WebWords {
         case .notStored: "Not sent: it could not be saved on this device."
         case .photoTooLarge: "Not sent: the photo is larger than \(refusal.limit.map(FailureWords.size) ?? "a photo may be")."
         case .notAPhoto, .unreadableFile: "Not sent: that file is not a photo that can be sent (PNG, JPEG or WebP)."
+        case .notAFile: "Not sent: that file cannot be sent (\(refusal.detail ?? "")).".replacingOccurrences(of: "()", with: "")
         case .notAVoice: "Not sent: that recording cannot be sent (at most \(Voice.secondsLimit) seconds of Opus sound)."
         case .noChat, .noSignIn, .badPeer: "This chat cannot be used. Open it again from your chats."
         case .failed, .reloadRefused, .reopenFailed: "Something went wrong with this chat; it goes on as before."

@@ -30,7 +30,7 @@ struct BrokerTests {
         }
         let config = try String(contentsOfFile: folder + "/mosquitto.conf", encoding: .utf8)
         for line in ["per_listener_settings false", "plugin_opt_config_file \(folder)/dynamic-security.json", "allow_anonymous false", "use_username_as_clientid true", "persistence true",
-                     "autosave_interval 1", "max_packet_size 1468760", "max_queued_bytes 33554432", "listener 0 \(folder)/mosquitto.sock"] {
+                     "autosave_interval 1", "max_packet_size 14051672", "max_queued_bytes 42155016", "listener 0 \(folder)/mosquitto.sock"] {
             #expect(config.contains("\n" + line + "\n"), "\(line)")
         }
         // Every setting is in a paragraph that starts with a comment saying why.

@@ -34,7 +34,7 @@ struct ChatCommandTests {
         #expect(out.contains("│ Is this still available? │"))
         #expect(out.contains("│ [Location] Wangjing"))
         #expect(out.contains("/tap: there is no message #9 on screen"))
-        #expect(out.contains("unknown command /fly; did you mean /why?; type /help"))
+        #expect(out.contains("unknown command /fly; did you mean /file?; type /help"))
         #expect(out.contains("/send: the JSON is not valid at column 9: unexpected end of file, expected a value"))
         #expect(out.contains("/send: not sent: 'house.listing' payload does not decode: missing field 'price'"))
         #expect(out.contains("menu: reported listing L1 as fake; the housing team will review it"))

@@ -18,7 +18,7 @@ struct ClusterTests {
         let description = try BrokerCluster(path: folder).description()
         let urls = description.nodes.map { "\"mqtt://127.0.0.1:\($0.mqttPort)\"" }.joined(separator: ", ")
         #expect(made.stdout.contains(#""transport": { "url": [\#(urls)], "protocol": "3.1.1", "passwordFile": "\#(folder)/passwords/alice" }"#), "\(made.stdout)")
-        #expect(description.logins == ["alice", "bob", "operator"] && description.replicas == 3 && description.maxPayload == 1_468_760)
+        #expect(description.logins == ["alice", "bob", "operator"] && description.replicas == 3 && description.maxPayload == 14_051_672)
         let ports = description.nodes.flatMap { [$0.clientPort, $0.clusterPort, $0.mqttPort] }
         #expect(Set(ports).count == 9, "every port its own: \(ports)")
         for login in ["alice", "bob", "operator", "~system"] {
@@ -38,7 +38,7 @@ struct ClusterTests {
             let config = try String(contentsOfFile: path, encoding: .utf8)
             var info = stat()
             #expect(stat(path, &info) == 0 && info.st_mode & 0o777 == 0o600, "it holds the routes' password")
-            for line in ["port: \(node.mqttPort)", "stream_replicas: 3", "consumer_replicas: 3", "max_payload: 1468760", #"store_dir: "\#(folder)/data/\#(node.name)""#,
+            for line in ["port: \(node.mqttPort)", "stream_replicas: 3", "consumer_replicas: 3", "max_payload: 14051672", #"store_dir: "\#(folder)/data/\#(node.name)""#,
                          #"include "accounts.conf""#, #"host: "127.0.0.1""#] {
                 #expect(config.contains(line), "\(node.name): \(line)")
             }

@@ -54,20 +54,20 @@ struct PacketSizeTests {
         let before = try String(contentsOfFile: broker.folder + "/mosquitto.conf", encoding: .utf8)
         let upgraded = try imhost(["broker", "upgrade", broker.folder])
         #expect(upgraded.status == 0 && upgraded.stdout.split(separator: "\n").count == 1, "one line: \(upgraded.stdout)\(upgraded.stderr)")
-        #expect(upgraded.stdout.contains("upgraded \(broker.folder)/mosquitto.conf: max_packet_size 70656 → 1468760, max_queued_bytes 18087936 → 33554432"), "\(upgraded.stdout)")
+        #expect(upgraded.stdout.contains("upgraded \(broker.folder)/mosquitto.conf: max_packet_size 70656 → 14051672, max_queued_bytes 18087936 → 42155016"), "\(upgraded.stdout)")
         #expect(upgraded.stdout.contains("its broker (pid \(broker.pid ?? 0)) runs with the old sizes until it is restarted"), "\(upgraded.stdout)")
         let after = try String(contentsOfFile: broker.folder + "/mosquitto.conf", encoding: .utf8)
         let kept = { (config: String) in config.split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.hasPrefix("max_") } }
         #expect(kept(before) == kept(after), "every other line stays")
         // Run again: up to date, and the broker still needs its restart.
         let again = try imhost(["broker", "upgrade", broker.folder])
-        #expect(again.stdout.hasPrefix("\(broker.folder)/mosquitto.conf is up to date: max_packet_size 1468760") && again.stdout.contains("until it is restarted"), "\(again.stdout)")
+        #expect(again.stdout.hasPrefix("\(broker.folder)/mosquitto.conf is up to date: max_packet_size 14051672") && again.stdout.contains("until it is restarted"), "\(again.stdout)")
         #expect(try String(contentsOfFile: broker.folder + "/mosquitto.conf", encoding: .utf8) == after)
         try broker.restart()
         let restarted = try imhost(["broker", "upgrade", broker.folder, "--json"])
         let report = try JSONSerialization.jsonObject(with: Data(restarted.stdout.utf8)) as? [String: Any] ?? [:]
         #expect(report["changed"] as? Bool == false && report["restartNeeded"] as? Bool == false, "\(restarted.stdout)")
-        #expect((report["maxPacketSize"] as? [String: Any])?["after"] as? Int == 1_468_760, "\(restarted.stdout)")
+        #expect((report["maxPacketSize"] as? [String: Any])?["after"] as? Int == 14_051_672, "\(restarted.stdout)")
 
         // /retry sends it again, and bob gets it.
         let retried = try transcript(alice, with: "bob", ["/retry 1"])
@@ -83,10 +83,10 @@ struct PacketSizeTests {
     func hostMaximumAtConnect() throws {
         let root = try Workspace()
         let broker = try TestBroker(in: root.root, users: ["bob", "carol"])
-        // Bob takes payloads of 64 KiB and photos of 1 KiB: his largest envelope is about 70 KB.
-        let bob = try broker.workspace(for: "bob", config: #", "limits": { "photoBytes": 1024 }"#)
+        // Bob takes payloads of 64 KiB, photos and files of 1 KiB: his largest envelope is about 70 KB.
+        let bob = try broker.workspace(for: "bob", config: #", "limits": { "photoBytes": 1024, "fileBytes": 1024 }"#)
         #expect(try broker.sync(bob, timeout: 2).status == 0)
-        // Carol publishes with mosquitto's own client: 100 KB, which the broker takes (it takes 1.4 MB).
+        // Carol publishes with mosquitto's own client: 100 KB, which the broker takes (it takes 14 MB).
         let big = envelope("01JCAROL00000000000000BIG1", seq: 1, payload: #"{"text":"\#(String(repeating: "x", count: 100_000))"}"#)
         let published = try broker.publish(as: "carol", topic: "imhost/u/bob/from/carol", [big, envelope("01JCAROL00000000000000SMAL", seq: 2, payload: #"{"text":"small"}"#)])
         #expect(published.status == 0, "\(published.stderr)")
@@ -108,12 +108,12 @@ struct PacketSizeTests {
         try "listener 1883\n".write(toFile: workspace.root + "/mosquitto.conf", atomically: true, encoding: .utf8)
         let foreign = try imhost(["broker", "upgrade", workspace.root])
         #expect(foreign.status == 1 && foreign.stderr.split(separator: "\n").count == 1
-                && foreign.stderr.contains("was not written by imhost broker init, so imhost does not rewrite it: set max_packet_size 1468760 in it by hand"), "\(foreign.stderr)")
+                && foreign.stderr.contains("was not written by imhost broker init, so imhost does not rewrite it: set max_packet_size 14051672 in it by hand"), "\(foreign.stderr)")
         #expect(try String(contentsOfFile: workspace.root + "/mosquitto.conf", encoding: .utf8) == "listener 1883\n")
-        // A folder made with other limits keeps its payload limit; photos follow --photo-bytes.
+        // A folder made with other limits keeps its payload limit; photos and files follow --photo-bytes and --file-bytes.
         let folder = workspace.root + "/b"
-        #expect(try imhost(["broker", "init", folder, "--users", "alice", "--payload-bytes", "200000", "--photo-bytes", "0"]).status == 0)
+        #expect(try imhost(["broker", "init", folder, "--users", "alice", "--payload-bytes", "200000", "--photo-bytes", "0", "--file-bytes", "0"]).status == 0)
         let up = try imhost(["broker", "upgrade", folder])
-        #expect(up.stdout.contains("max_packet_size 205120 → 1603224") && up.stdout.contains("the broker takes them when it starts"), "\(up.stdout)")
+        #expect(up.stdout.contains("max_packet_size 205120 → 14186136") && up.stdout.contains("the broker takes them when it starts"), "\(up.stdout)")
     }
 }

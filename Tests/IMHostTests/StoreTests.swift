@@ -307,6 +307,7 @@ struct MessageLifeTests {
             ALTER TABLE sibling_notes DROP COLUMN sender;
             DROP TABLE peer_features;
             DROP TABLE voices;
+            DROP TABLE files;
             PRAGMA user_version = 9
             """])
         #expect(old.status == 0, "\(old.stderr)")

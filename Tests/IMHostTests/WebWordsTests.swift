@@ -82,7 +82,7 @@ extension BrowserSuites {
             try browser.open(chat: houseChatURL, on: web)
             #expect(try browser.waitFor("form[data-send] input") != nil)
             _ = try browser.execute("document.querySelector('form[data-send] input').value = 'x'.repeat(70000)")
-            try browser.click("form[data-send] button")
+            try browser.click("form[data-send] button[type=submit]")
             #expect(try browser.waitFor("#notices .notice.alert[role=alert]", containing: "Not sent: the message is too long"))
             #expect(try browser.execute("return document.querySelector('form[data-send] input').value.length") as? Int == 70000)
             #expect(try browser.findAll(".message.sent").isEmpty)

@@ -37,8 +37,12 @@ public struct HostConfig: Sendable, Equatable {
         public var inputLineBytes: Int
         /// The most bytes of pictures one message carries, as files (default 1 MiB): a photo
         /// sent, or taken from a peer. It travels base64 in the envelope, beside the payload, so
-        /// the broker's `max_packet_size` is sized from it too (``Envelope/limit(payloadLimit:photoLimit:)``).
+        /// the broker's `max_packet_size` is sized from it too (``Envelope/limit(payloadLimit:photoLimit:fileLimit:)``).
         public var photoBytes: Int = 1 << 20
+        /// The most bytes of a file one message carries (default 10 MiB): a résumé, a contract.
+        /// It travels base64 in the envelope too, so the broker's `max_packet_size` is sized from
+        /// the larger of it and ``photoBytes``.
+        public var fileBytes: Int = 10 << 20
         /// The most messages stored from one peer in a day (UTC) (default 5,000): past it, that
         /// peer's messages are refused (`budget`) until the day ends.
         public var peerMessagesPerDay: Int = 5000
@@ -295,7 +299,7 @@ extension DocumentReader {
         var limits = HostConfig.Limits()
         if let node = member("limits") {
             for entry in try members(node, "limits", allowed: ["scanSeconds", "callSeconds", "drawSeconds", "payloadBytes", "inputLineBytes",
-                                                                "photoBytes", "peerMessagesPerDay", "peerBytesPerDay", "recallSeconds"]) {
+                                                                "photoBytes", "fileBytes", "peerMessagesPerDay", "peerBytesPerDay", "recallSeconds"]) {
                 let path = "limits." + entry.key
                 guard case .number(let value, let text) = entry.value.value else {
                     throw fail(entry.value, path, "expected a number, found \(entry.value.kindName)")
@@ -311,6 +315,11 @@ extension DocumentReader {
                         throw fail(entry.value, path, "expected a whole number of bytes from 1024 to \(16 << 20), found \(text)")
                     }
                     limits.photoBytes = Int(value)
+                case "fileBytes":
+                    guard value == value.rounded(), value >= 1024, value <= Double(64 << 20) else {
+                        throw fail(entry.value, path, "expected a whole number of bytes from 1024 to \(64 << 20), found \(text)")
+                    }
+                    limits.fileBytes = Int(value)
                 case "peerMessagesPerDay":
                     guard value == value.rounded(), value >= 1, value <= 10_000_000 else {
                         throw fail(entry.value, path, "expected a whole number of messages from 1 to 10000000, found \(text)")

@@ -20,7 +20,7 @@ extension ChatHost {
         }
         switch ConnectionLock.take(for: store, command: command) {
         case .taken(let lock):
-            let courier = Courier(settings: transport, user: userID, store: store, payloadLimit: config.limits.payloadBytes, photoLimit: config.limits.photoBytes,
+            let courier = Courier(settings: transport, user: userID, store: store, payloadLimit: config.limits.payloadBytes, photoLimit: config.limits.photoBytes, fileLimit: config.limits.fileBytes,
                                   budget: MessageStore.PeerBudget(config.limits), lock: lock,
                                   // Real time, even under a scenario's fixed clock: backoffs, leases and
                                   // giving up are measured in it.

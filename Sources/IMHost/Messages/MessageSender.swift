@@ -45,9 +45,16 @@ final class MessageSender {
     /// `photos` (checked already: ``AttachedPhoto/reading(_:limit:)``) travel with it; together
     /// they may have `limits.photoBytes`, and a message at most ``Envelope/photosPerMessage``.
     func send(key: String, payload: MessagePayload, to peer: String, fromLegacyPage legacy: Bool = false,
-              jump: JumpPage? = nil, photos: [AttachedPhoto] = [], voice: AttachedVoice? = nil) throws(SendError) -> StoredMessage {
+              jump: JumpPage? = nil, photos: [AttachedPhoto] = [], voice: AttachedVoice? = nil,
+              file: AttachedFile? = nil) throws(SendError) -> StoredMessage {
         if voice != nil, key != "voice" || !photos.isEmpty {
             throw SendError(.undecodable, "a recording goes with the built-in voice message only, without photos")
+        }
+        if file != nil, key != "file" || !photos.isEmpty || voice != nil {
+            throw SendError(.undecodable, "a file goes with the built-in file message only, alone")
+        }
+        if let file, file.bytes.count > limits.fileBytes {
+            throw SendError(.tooLarge, "the file is \(file.bytes.count) bytes; the limit is \(limits.fileBytes) (limits.fileBytes in host.json)")
         }
         let photoBytes = photos.reduce(0) { $0 + $1.bytes.count }
         guard photos.count <= Envelope.photosPerMessage else {
@@ -86,7 +93,7 @@ final class MessageSender {
         let message: StoredMessage
         do throws(StoreError) {
             message = try store.storeOutgoing(to: peer, key: key, payload: payload, at: clock(), jump: jump, draft: draft, photos: photos,
-                                              voice: voice, reply: reply)
+                                              voice: voice, file: file, reply: reply)
             draft = nil
             reply = nil
         } catch {

@@ -52,6 +52,7 @@ extension ChatPage {
             return .text(PageView.Quote.excerpt(text))
         case .voice(let voice): return .voice(seconds: voice.seconds)
         case .location(let place): return .location(PageView.Quote.excerpt(place.name))
+        case .file(let file): return .file(PageView.Quote.excerpt(file.name))
         case .image: return .image
         case .lines(let lines):
             if let quote = lineQuote(presented) { return .text(PageView.Quote.excerpt(quote)) }

@@ -71,9 +71,10 @@ public final class ChatPage {
     /// - Throws: ``SendError`` saying what was refused and why.
     @discardableResult
     /// `photos` travel with it, beside the payload.
-    public func send(key: String, payload: MessagePayload, photos: [AttachedPhoto] = [], voice: AttachedVoice? = nil) throws(SendError) -> MessageEnvelope {
+    public func send(key: String, payload: MessagePayload, photos: [AttachedPhoto] = [], voice: AttachedVoice? = nil,
+                     file: AttachedFile? = nil) throws(SendError) -> MessageEnvelope {
         try environment.sender.send(key: key, payload: payload, to: context.peerID, fromLegacyPage: isLegacy, jump: page, photos: photos,
-                                    voice: voice).envelope
+                                    voice: voice, file: file).envelope
     }
 
     /// The page this chat was opened on: its jump's rootCateID, cateID and infoID.
@@ -232,9 +233,9 @@ public final class ChatPage {
             return message
         }
         let photos = try photoSlots(messages)
-        let voices = try messages.first.map { first in
-            try environment.store.voiceSlots(peer: conversation, positions: (first.number - 1)...(messages.last!.number - 1))
-        } ?? [:]
+        let shownRange = messages.first.map { ($0.number - 1)...(messages.last!.number - 1) }
+        let voices = try shownRange.map { try environment.store.voiceSlots(peer: conversation, positions: $0) } ?? [:]
+        let files = try shownRange.map { try environment.store.fileSlots(peer: conversation, positions: $0) } ?? [:]
         try quoteReplies(&messages, presented: list)
         let reactions = try messages.first.map { first in
             try environment.store.reactions(peer: conversation, positions: (first.number - 1)...(messages.last!.number - 1))
@@ -254,7 +255,10 @@ public final class ChatPage {
                 messages[index].recallableUntil = message.envelope.timestamp + recallWindow
             }
             messages[index].photos = photos[messages[index].number - 1] ?? []
-            if message.body != .recalled { messages[index].voice = voices[message.number - 1] }
+            if message.body != .recalled {
+                messages[index].voice = voices[message.number - 1]
+                messages[index].file = files[message.number - 1]
+            }
             messages[index].body = resolvePicture(messages[index])
             markIgnoredButtons(&messages[index])
         }
@@ -317,6 +321,7 @@ public final class ChatPage {
         case let photo as PhotoContent: return .text(photo.caption ?? "")
         case let voice as VoiceContent: return .voice(voice)
         case let place as LocationContent: return .location(place)
+        case let file as FileContent: return .file(file)
         case let image as ImageContent: return .image(image)
         default: return nil
         }

@@ -124,6 +124,9 @@ public struct PageView: Codable, Sendable, Equatable {
         /// plays it), with the length decoded from it, or why it is not played; `nil` for a
         /// message without one (any other, or a voice message that only names a `url`).
         public var voice: VoiceSlot? = nil
+        /// A file message's file (downloaded apart, by the front end that offers it), or why it
+        /// is not offered; `nil` for any other message.
+        public var file: FileSlot? = nil
         /// The message it replies to, quoted; `nil` for one that replies to none.
         public var reply: Quote? = nil
         /// The reactions to it, by emoji in the order they were first given, each with who gave
@@ -165,6 +168,8 @@ public struct PageView: Codable, Sendable, Equatable {
             case voice(seconds: Int)
             /// A place, by its name.
             case location(String)
+            /// A file, by its name.
+            case file(String)
             /// A picture at an address (the built-in `image`).
             case image
             /// Its sender recalled it.
@@ -214,6 +219,9 @@ public struct PageView: Codable, Sendable, Equatable {
         case voice(VoiceContent)
         /// A place (the built-in `location`).
         case location(LocationContent)
+        /// A file its sender sent (the built-in `file`): its name and size as the payload says;
+        /// the file itself is the message's ``Message/file``.
+        case file(FileContent)
         /// A picture at an address its sender gave (the built-in `image`; never fetched).
         case image(ImageContent)
         /// Lines a line's builder laid out for ``PageView/width``'s message column (what IMKit

@@ -38,6 +38,10 @@ extension MessageStore {
             let problem = if case .refused(let why) = voice { why.utf8.count } else { 0 }
             return voice.bytes.count + problem + rowOverheadBytes
         } ?? 0
-        return row + summary * searchIndexBytesPerByte + rowOverheadBytes + photos + voice
+        let file = message.file.map { file in
+            let problem = if case .refused(let why) = file { why.utf8.count } else { 0 }
+            return file.bytes.count + problem + rowOverheadBytes
+        } ?? 0
+        return row + summary * searchIndexBytesPerByte + rowOverheadBytes + photos + voice + file
     }
 }

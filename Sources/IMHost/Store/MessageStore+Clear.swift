@@ -30,7 +30,7 @@ extension MessageStore {
                 try database.statement("""
                     DELETE FROM reactions WHERE (sender, global_id) IN (SELECT sender, global_id FROM messages WHERE conversation = ?)
                     """).bind(conversation).run()
-                for table in ["photos", "voices", "outbox"] {
+                for table in ["photos", "voices", "files", "outbox"] {
                     try database.statement("DELETE FROM \(table) WHERE message IN (SELECT id FROM messages WHERE conversation = ?)").bind(conversation).run()
                 }
                 try database.statement("DELETE FROM messages WHERE conversation = ?").bind(conversation).run()

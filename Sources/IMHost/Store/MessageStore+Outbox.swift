@@ -24,6 +24,8 @@ public struct QueuedSend: Sendable, Equatable {
     public var photos: [AttachedPhoto] = []
     /// A voice message's recording, with its bytes.
     public var voice: AttachedVoice?
+    /// A file message's file, with its bytes.
+    public var file: AttachedFile?
     /// The message it replies to.
     public var reply: ReplyTo?
 }
@@ -73,6 +75,7 @@ extension MessageStore {
                                     reply: ReplyTo.stored(find.optionalText(10), find.optionalText(11))))
             if find.int(9) != 0 { sends[sends.count - 1].photos = try photos(ofRow: find.int(0)) }
             if find.text(4) == "voice" { sends[sends.count - 1].voice = try voice(ofRow: find.int(0)) }
+            if find.text(4) == "file" { sends[sends.count - 1].file = try file(ofRow: find.int(0)) }
         }
         return sends
     }

@@ -90,6 +90,7 @@ extension MessageStore {
             """).bind(row).run()
         try database.statement("DELETE FROM photos WHERE message = ?").bind(row).run()
         try database.statement("DELETE FROM voices WHERE message = ?").bind(row).run()
+        try database.statement("DELETE FROM files WHERE message = ?").bind(row).run()
         try database.statement("DELETE FROM reactions WHERE (sender, global_id) = (SELECT sender, global_id FROM messages WHERE id = ?)").bind(row).run()
         try database.statement("UPDATE messages SET payload = '{}', summary = '', recalled_at = ? WHERE id = ?").bind(time, row).run()
         try database.statement("""

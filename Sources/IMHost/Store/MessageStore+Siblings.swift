@@ -99,6 +99,7 @@ extension MessageStore {
                 let newest = try database.statement("""
                     SELECT m.id, (SELECT coalesce(sum(length(p.bytes)), 0) FROM photos p WHERE p.message = m.id)
                                  + coalesce((SELECT length(v.bytes) FROM voices v WHERE v.message = m.id), 0)
+                                 + coalesce((SELECT length(f.bytes) FROM files f WHERE f.message = m.id), 0)
                     FROM messages m WHERE m.outgoing = 1 OR m.arrived = 1 ORDER BY m.id DESC LIMIT ?
                     """)
                 try newest.bind(limit)
@@ -165,10 +166,11 @@ extension MessageStore {
                 let message = Envelope.Message(id: item.id, seq: Int(find.optionalInt(1) ?? 0), key: find.text(2), payload: MessagePayload(json: find.text(3)),
                                                sentAt: find.int(4), jump: jump, photos: try photos(ofRow: find.int(0)),
                                                voice: find.text(2) == "voice" ? try voice(ofRow: find.int(0)) : nil,
+                                               file: find.text(2) == "file" ? try file(ofRow: find.int(0)) : nil,
                                                device: find.optionalText(7).map { $0 == Self.firstDevice ? nil : $0 } ?? (item.outgoing ? device : nil),
                                                reply: ReplyTo.stored(find.optionalText(8), find.optionalText(9)),
                                                recalledAt: find.optionalInt(10))
-                bytes += message.payload.json.utf8.count + message.photos.reduce(0) { $0 + $1.bytes.count } + (message.voice?.bytes.count ?? 0)
+                bytes += message.payload.json.utf8.count + message.photos.reduce(0) { $0 + $1.bytes.count } + (message.voice?.bytes.count ?? 0) + (message.file?.bytes.count ?? 0)
                 copies.append(Envelope.Sibling.Copy(by: by, peer: item.peer, outgoing: item.outgoing, state: find.text(6), message: message))
             }
             return (copies, missing, later)
@@ -193,7 +195,8 @@ extension MessageStore {
                     let incoming = IncomingMessage(from: copy.outgoing ? user : copy.peer, globalID: message.id, seq: message.seq == 0 ? nil : message.seq,
                                                    key: message.key, payload: message.payload, sentAt: message.sentAt, jump: message.jump, arrived: !copy.outgoing,
                                                    photos: message.recalledAt == nil ? message.photos : [],
-                                                   voice: message.recalledAt == nil ? message.voice : nil, device: origin,
+                                                   voice: message.recalledAt == nil ? message.voice : nil,
+                                                   file: message.recalledAt == nil ? message.file : nil, device: origin,
                                                    reply: Self.reply(message.reply, between: user, and: copy.peer))
                     if try isStored(incoming) { continue }
                     // A peer blocked here is blocked on every device: its messages are not kept.
@@ -223,6 +226,7 @@ extension MessageStore {
                         row = database.lastInsertedRow
                         if !incoming.photos.isEmpty { try insertPhotos(incoming.photos, message: row) }
                         if let voice = incoming.voice { try insertVoice(voice, message: row) }
+                        if let file = incoming.file { try insertFile(file, message: row) }
                     } else {
                         row = try storeIncoming(incoming, at: place, now: now).row
                         if copy.state == "read" { try database.statement("UPDATE messages SET state = 'read' WHERE id = ?").bind(row).run() }

@@ -15,6 +15,8 @@ public struct IncomingMessage: Sendable {
     public var photos: [AttachedPhoto]
     /// A voice message's recording, decoded whole (or why it was refused), stored apart too.
     public var voice: AttachedVoice?
+    /// A file message's file (or why it was refused), stored apart too.
+    public var file: AttachedFile?
     /// The sender's device that wrote it (`nil`: its first device): a sender's messages are in
     /// order by (device, seq), as each device numbers its own.
     public var device: String?
@@ -22,8 +24,9 @@ public struct IncomingMessage: Sendable {
     public var reply: ReplyTo?
 
     public init(from: String, globalID: String, seq: Int?, key: String, payload: MessagePayload, sentAt: Int64, jump: JumpPage? = nil,
-                arrived: Bool = false, photos: [AttachedPhoto] = [], voice: AttachedVoice? = nil, device: String? = nil,
-                reply: ReplyTo? = nil) {
+                arrived: Bool = false, photos: [AttachedPhoto] = [], voice: AttachedVoice? = nil, file: AttachedFile? = nil,
+                device: String? = nil, reply: ReplyTo? = nil) {
+        self.file = file
         self.voice = voice
         self.reply = reply
         self.device = device
@@ -70,7 +73,7 @@ extension MessageStore {
     /// `photos` and `voice` are stored with it, apart from its payload.
     public func storeOutgoing(to peer: String, key: String, payload: MessagePayload, at time: Int64, jump: JumpPage? = nil,
                               draft: Int64? = nil, photos: [AttachedPhoto] = [], voice: AttachedVoice? = nil,
-                              reply: ReplyTo? = nil) throws(StoreError) -> StoredMessage {
+                              file: AttachedFile? = nil, reply: ReplyTo? = nil) throws(StoreError) -> StoredMessage {
         try refuseIfReadOnly()
         return try guarded {
             try database.transaction {
@@ -87,6 +90,7 @@ extension MessageStore {
                 let row = database.lastInsertedRow
                 if !photos.isEmpty { try insertPhotos(photos, message: row) }
                 if let voice { try insertVoice(voice, message: row) }
+                if let file { try insertFile(file, message: row) }
                 try database.statement("INSERT INTO outbox (message, peer, queued_at) VALUES (?, ?, ?)").bind(row, peer, time).run()
                 if let draft {
                     // The draft is taken in the send's transaction: a send of a draft another
@@ -259,6 +263,7 @@ extension MessageStore {
         let row = database.lastInsertedRow
         if !message.photos.isEmpty { try insertPhotos(message.photos, message: row) }
         if let voice = message.voice { try insertVoice(voice, message: row) }
+        if let file = message.file { try insertFile(file, message: row) }
         return StoredMessage(envelope: envelope(position: place.next, peer: message.from, from: message.from, to: user,
                                                 time: message.sentAt, key: message.key, payload: message.payload, globalID: message.globalID),
                              position: place.next, state: .received, failure: nil, seq: message.seq, isOutgoing: false,

@@ -30,6 +30,10 @@ enum MessageText {
         var joined = found.joined(separator: " · ")
         // A photo's words say it is one (its bytes are never words), then its caption.
         if key == "photo" { joined = "[Photo]" + (joined.isEmpty ? "" : " " + joined) }
+        // A file's: that it is one, and its name (never its bytes).
+        if key == "file", case .object(let members) = root.value, case .string(let name)? = members.member("name")?.value {
+            joined = "[File] " + name
+        }
         return joined.count > limit ? String(joined.prefix(limit)) : joined
     }
 

@@ -87,7 +87,7 @@ struct StoreRecovery {
     /// The tables copied by rowid, in order, each with what a person calls it.
     private static let tables = [("conversations", "conversations"), ("messages", "messages"), ("outbox", "the outbox"),
                                  ("receipts_out", "read receipts to send"), ("blocked", "blocked peers"), ("store_facts", "the store's facts"),
-                                 ("drafts", "unsent drafts"), ("photos", "photos"), ("voices", "voice recordings"),
+                                 ("drafts", "unsent drafts"), ("photos", "photos"), ("voices", "voice recordings"), ("files", "files"),
                                  ("sibling_notes", "notes for the user's other devices")]
     // (`siblings` is not copied: a device that forgets how far it has what the others have asks
     // them from the start again, and takes only what it lacks. Nor is `sibling_seen`: how far

@@ -51,13 +51,13 @@ final class BrokerConnection {
         didSet { if fleetReport != oldValue, isOnline { reportFleetStatus() } }
     }
 
-    init(settings: HostConfig.Transport, user: String, payloadLimit: Int, photoLimit: Int, clock: @escaping () -> Int64,
+    init(settings: HostConfig.Transport, user: String, payloadLimit: Int, photoLimit: Int, fileLimit: Int, clock: @escaping () -> Int64,
          makeClient: @escaping MakeBrokerClient, notices: CourierLedger, host: String? = nil) {
         claim = SessionClaim(connectionID: "c" + GlobalID.make(at: Clock.now()), host: host)
         self.settings = settings
         self.user = user
         let endpoint = BrokerLink.Endpoint(transport: settings, user: user, keepsSession: true,
-                                           maximumPacket: Self.maximumPacket(payloadLimit: payloadLimit, photoLimit: photoLimit),
+                                           maximumPacket: Self.maximumPacket(payloadLimit: payloadLimit, photoLimit: photoLimit, fileLimit: fileLimit),
                                            inbox: Topic.Filter.inbox(of: user).name)
         link = BrokerLink(endpoint: endpoint, persistence: .always, clock: clock, makeClient: makeClient, notices: notices)
         device = DynamicSecurity.parse(login: endpoint.login)?.device
@@ -78,8 +78,8 @@ final class BrokerConnection {
     /// The largest packet this host takes, said to the broker at connect (MQTT 5 Maximum Packet
     /// Size), so it never sends a larger one: this host's own largest envelope and a topic, or a
     /// fleet configuration if that is larger.
-    static func maximumPacket(payloadLimit: Int, photoLimit: Int) -> Int {
-        max(Envelope.packetLimit(payloadLimit: payloadLimit, photoLimit: photoLimit), FleetConfig.byteLimit + Envelope.topicRoom)
+    static func maximumPacket(payloadLimit: Int, photoLimit: Int, fileLimit: Int) -> Int {
+        max(Envelope.packetLimit(payloadLimit: payloadLimit, photoLimit: photoLimit, fileLimit: fileLimit), FleetConfig.byteLimit + Envelope.topicRoom)
     }
 
     // MARK: What it knows

@@ -100,19 +100,20 @@ public final class Courier {
     private let wake: WakeSocket?
     private var lastGiveUp: Int64 = 0
 
-    package init(settings: HostConfig.Transport, user: String, store: MessageStore, payloadLimit: Int, photoLimit: Int = HostConfig.Limits().photoBytes,
+    package init(settings: HostConfig.Transport, user: String, store: MessageStore, payloadLimit: Int, photoLimit: Int = HostConfig.Limits().photoBytes, fileLimit: Int = HostConfig.Limits().fileBytes,
                  budget: MessageStore.PeerBudget = MessageStore.PeerBudget(HostConfig.Limits()), lock: ConnectionLock,
                  clock: @escaping () -> Int64, makeClient: @escaping MakeBrokerClient = { settings throws(BrokerClientFailure) in try MQTTClient(settings) }) {
         self.store = store
         self.lock = lock
         self.clock = clock
-        connection = BrokerConnection(settings: settings, user: user, payloadLimit: payloadLimit, photoLimit: photoLimit, clock: clock, makeClient: makeClient, notices: ledger,
+        connection = BrokerConnection(settings: settings, user: user, payloadLimit: payloadLimit, photoLimit: photoLimit, fileLimit: fileLimit, clock: clock, makeClient: makeClient, notices: ledger,
                                       host: store.hostID)
         siblings = Siblings(store: store, connection: connection, ledger: ledger)
         reports = ReportSender(store: store, connection: connection, ledger: ledger)
         signals = PeerSignals(store: store, connection: connection, ledger: ledger)
         delivery = Delivery(store: store, connection: connection, ledger: ledger, siblings: siblings, giveUpHours: settings.giveUpHours)
-        inbox = Inbox(store: store, connection: connection, ledger: ledger, payloadLimit: payloadLimit, photoLimit: photoLimit, budget: budget)
+        inbox = Inbox(store: store, connection: connection, ledger: ledger, payloadLimit: payloadLimit, photoLimit: photoLimit, fileLimit: fileLimit,
+                      budget: budget)
         receipts = ReadReceipts(store: store, connection: connection, ledger: ledger, enabled: settings.readReceipts, giveUpHours: settings.giveUpHours)
         wake = store.folder.flatMap(WakeSocket.init(folder:))
         // Woken by every process that queues, the courier does not read the outbox every second.

@@ -94,7 +94,7 @@ final class Delivery {
             let device = connection.device
             for send in sends {
                 var message = Envelope.Message(id: send.globalID, seq: send.seq ?? 0, key: send.key, payload: send.payload,
-                                               sentAt: send.sentAt, jump: send.jump, photos: send.photos, voice: send.voice, device: device,
+                                               sentAt: send.sentAt, jump: send.jump, photos: send.photos, voice: send.voice, file: send.file, device: device,
                                                reply: send.reply)
                 // The peer learns what this host takes from its messages too, not only its
                 // receipts: it may react to one before it ever sent this user anything.

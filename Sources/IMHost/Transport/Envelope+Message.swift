@@ -8,7 +8,7 @@ import IMKit
 extension Envelope {
     /// A message's members; `copy`: as a device copies its user's message to another (`seq` 0
     /// for one that had none).
-    static func message(_ member: (String) -> JSONNode?, id: String?, payloadLimit: Int, photoLimit: Int, copy: Bool = false) throws(Refusal) -> Message {
+    static func message(_ member: (String) -> JSONNode?, id: String?, payloadLimit: Int, photoLimit: Int, fileLimit: Int, copy: Bool = false) throws(Refusal) -> Message {
         guard let id else { throw Refusal(kind: .id, description: "a message whose id is not 1 to 64 of A-Z a-z 0-9 _ -") }
         func refuse(_ kind: Refusal.Kind, _ why: String) -> Refusal { Refusal(kind: kind, description: why, messageID: id) }
         guard case .number(let seqValue, _)? = member("seq")?.value, seqValue == seqValue.rounded(), seqValue >= (copy ? 0 : 1), seqValue <= 9_007_199_254_740_991 else {
@@ -88,8 +88,10 @@ extension Envelope {
         let recalledAt = copy ? milliseconds(member("recalled")) : nil
         // A recording only on the built-in voice message; anywhere else it is not read.
         let voice = key == "voice" ? member("voice").map { Self.voice($0, limit: min(Voice.byteLimit, photoLimit)) } : nil
+        // A file only on the built-in file message, likewise.
+        let file = key == "file" ? member("file").map { Self.file($0, limit: fileLimit) } : nil
         var message = Message(id: id, seq: Int(seqValue), key: key, payload: payload, sentAt: sent, jump: jump, photos: photos, voice: voice,
-                              device: device, reply: reply, recalledAt: recalledAt)
+                              file: file, device: device, reply: reply, recalledAt: recalledAt)
         message.features = features(member("features"))
         return message
     }

@@ -70,3 +70,26 @@ extension Envelope {
         }
     }
 }
+
+/// A file message's file as the wire carries it (``Envelope/Message/file``).
+extension Envelope {
+    /// A message's `file`: taken when it has a name that is one once made safe and at most
+    /// `limit` bytes; its type is read from its bytes, never taken from the sender. Else the
+    /// reason it is not offered; the message is kept either way.
+    static func file(_ item: JSONNode, limit: Int) -> AttachedFile {
+        guard case .object(let fields) = item.value, case .string(let name)? = fields.member("name")?.value,
+              case .string(let data)? = fields.member("data")?.value else {
+            return .refused(why: "the file does not say its name and data")
+        }
+        guard data.utf8.count <= (limit + 2) / 3 * 4 + 4 else {
+            return .refused(why: "the file is larger than the \(limit) bytes this host takes (limits.fileBytes)")
+        }
+        guard let decoded = Data(base64Encoded: data) else { return .refused(why: "the file's data is not base64") }
+        do throws(SharedFile.Refusal) {
+            let bytes = [UInt8](decoded)
+            return .file(try SharedFile.read(name: name, bytes: bytes, limit: limit), bytes: bytes)
+        } catch {
+            return .refused(why: error.description)
+        }
+    }
+}

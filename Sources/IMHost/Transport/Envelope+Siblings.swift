@@ -202,7 +202,7 @@ extension Envelope {
 
         // MARK: Reading
 
-        static func read(kind: String, _ member: (String) -> JSONNode?, id: String?, payloadLimit: Int, photoLimit: Int) throws(Refusal) -> Sibling {
+        static func read(kind: String, _ member: (String) -> JSONNode?, id: String?, payloadLimit: Int, photoLimit: Int, fileLimit: Int) throws(Refusal) -> Sibling {
             func refuse(_ why: String) -> Refusal { Refusal(kind: .payload, description: "a \(kind) from another device of this user \(why)") }
             func login(_ key: String) throws(Refusal) -> String {
                 guard case .string(let text)? = member(key)?.value, DynamicSecurity.parse(login: text) != nil else {
@@ -275,7 +275,7 @@ extension Envelope {
                       (outgoing ? ["queued", "sent", "delivered", "read", "failed", "given-up"] : ["received", "read"]).contains(state) else {
                     throw refuse("whose state is not one its message can be in")
                 }
-                let message = try Envelope.message(member, id: id, payloadLimit: payloadLimit, photoLimit: photoLimit, copy: true)
+                let message = try Envelope.message(member, id: id, payloadLimit: payloadLimit, photoLimit: photoLimit, fileLimit: fileLimit, copy: true)
                 return .copy(Copy(by: by, peer: try peer(), outgoing: outgoing, state: state, message: message))
             case "sync":
                 guard case .object(let entries)? = member("since")?.value, entries.count <= sinceEntries else {

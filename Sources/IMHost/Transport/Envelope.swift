@@ -13,7 +13,7 @@ import IMKit
 /// {"v":1,"kind":"message","id":ID,"seq":N,"key":KEY,"payload":{...},"sentAt":MS,
 ///  "jump":{"rootCateID":1,"cateID":12,"infoID":"L1001"},
 ///  "photos":[{"type":"png"|"jpeg"|"webp","width":W,"height":H,"data":BASE64},...],
-///  "voice":{"type":"webm"|"ogg","data":BASE64}}
+///  "voice":{"type":"webm"|"ogg","data":BASE64},"file":{"name":NAME,"data":BASE64}}
 /// {"v":1,"kind":"receipt","state":"delivered"|"read"|"refused","ids":[ID,...],"code":CODE,"reason":TEXT,"confirm":true,
 ///  "drawn":{ID:{"line":LINE,"version":V}|{"placeholder":WORD,"reason":TEXT},...}}
 /// {"v":1,"kind":"confirm","ids":[ID,...]}
@@ -80,10 +80,11 @@ public enum Envelope: Sendable, Equatable {
     public static let photosPerMessage = 4
 
     /// The largest envelope a host takes: the payload, `photoLimit` bytes of photos (or of a
-    /// voice message's recording, which has at most that and ``Voice/byteLimit``) as base64 (4
-    /// characters for every 3 bytes), and ``overhead`` for the rest.
-    public static func limit(payloadLimit: Int, photoLimit: Int) -> Int {
-        payloadLimit + overhead + (photoLimit + 2) / 3 * 4
+    /// voice message's recording, which has at most that and ``Voice/byteLimit``) or `fileLimit`
+    /// bytes of a file, whichever is more, as base64 (4 characters for every 3 bytes), and
+    /// ``overhead`` for the rest.
+    public static func limit(payloadLimit: Int, photoLimit: Int, fileLimit: Int) -> Int {
+        payloadLimit + overhead + (max(photoLimit, fileLimit) + 2) / 3 * 4
     }
 
     /// Room for the topic and the MQTT header around an envelope, in a packet.
@@ -91,8 +92,8 @@ public enum Envelope: Sendable, Equatable {
 
     /// The largest packet these limits make: the largest envelope and a topic. A host's own
     /// maximum packet, and the broker's `max_packet_size` (`imhost broker init` sizes it so).
-    public static func packetLimit(payloadLimit: Int, photoLimit: Int) -> Int {
-        limit(payloadLimit: payloadLimit, photoLimit: photoLimit) + topicRoom
+    public static func packetLimit(payloadLimit: Int, photoLimit: Int, fileLimit: Int) -> Int {
+        limit(payloadLimit: payloadLimit, photoLimit: photoLimit, fileLimit: fileLimit) + topicRoom
     }
 
     /// A message.
@@ -115,6 +116,9 @@ public enum Envelope: Sendable, Equatable {
         /// A voice message's recording (`voice`, an addition: an older host shows the payload's
         /// length without it), decoded whole on its way in; `nil` for any other message.
         public var voice: AttachedVoice?
+        /// A file message's file (`file`, an addition: an older host shows the message as one
+        /// of a key it does not know), its type read from its bytes; `nil` for any other message.
+        public var file: AttachedFile?
         /// The sender's device that wrote it (`dev`; absent: its first device). Each device
         /// numbers its own sends, so a sender's messages are in order by (device, seq).
         public var device: String?
@@ -129,8 +133,9 @@ public enum Envelope: Sendable, Equatable {
         public var features: [String]?
 
         public init(id: String, seq: Int, key: String, payload: MessagePayload, sentAt: Int64, jump: JumpPage? = nil,
-                    photos: [AttachedPhoto] = [], voice: AttachedVoice? = nil, device: String? = nil, reply: ReplyTo? = nil,
-                    recalledAt: Int64? = nil) {
+                    photos: [AttachedPhoto] = [], voice: AttachedVoice? = nil, file: AttachedFile? = nil, device: String? = nil,
+                    reply: ReplyTo? = nil, recalledAt: Int64? = nil) {
+            self.file = file
             self.voice = voice
             self.reply = reply
             self.recalledAt = recalledAt
@@ -287,6 +292,9 @@ public enum Envelope: Sendable, Equatable {
             if case .voice(let voice, let bytes)? = message.voice {
                 text += #","voice":{"type":"\#(voice.kind.rawValue)","data":"\#(Data(bytes).base64EncodedString())"}"#
             }
+            if case .file(let file, let bytes)? = message.file {
+                text += #","file":{"name":\#(JSONNode.quoted(file.name)),"data":"\#(Data(bytes).base64EncodedString())"}"#
+            }
             if let device = message.device { text += #","dev":\#(JSONNode.quoted(device))"# }
             if let reply = message.reply { text += #","reply":{"id":\#(JSONNode.quoted(reply.id)),"from":\#(JSONNode.quoted(reply.from))}"# }
             if let at = message.recalledAt { text += #","recalled":\#(at)"# }
@@ -365,13 +373,15 @@ public enum Envelope: Sendable, Equatable {
     /// an envelope that names another (a `from` or `sender` member) is refused, whatever else
     /// it says.
     /// `photoLimit` is the most bytes of photos one message may carry (`limits.photoBytes`).
+    /// `fileLimit`, the most bytes of a file (`limits.fileBytes`).
     public static func read(_ bytes: [UInt8], payloadLimit: Int, photoLimit: Int = HostConfig.Limits().photoBytes,
+                            fileLimit: Int = HostConfig.Limits().fileBytes,
                             sender: String? = nil) throws(Refusal) -> Envelope {
-        let limit = Self.limit(payloadLimit: payloadLimit, photoLimit: photoLimit)
+        let limit = Self.limit(payloadLimit: payloadLimit, photoLimit: photoLimit, fileLimit: fileLimit)
         guard bytes.count <= limit else {
-            throw Refusal(kind: .tooLarge, description: "an envelope of \(bytes.count) bytes; the limit is \(limit) (limits.payloadBytes and limits.photoBytes, as base64, + \(overhead))")
+            throw Refusal(kind: .tooLarge, description: "an envelope of \(bytes.count) bytes; the limit is \(limit) (limits.payloadBytes and the larger of limits.photoBytes and limits.fileBytes, as base64, + \(overhead))")
         }
-        return try envelope(try object(bytes), payloadLimit: payloadLimit, photoLimit: photoLimit, sender: sender)
+        return try envelope(try object(bytes), payloadLimit: payloadLimit, photoLimit: photoLimit, fileLimit: fileLimit, sender: sender)
     }
 
     /// Reads a status from its topic: a status envelope, or a status document as hosts wrote it
@@ -379,7 +389,7 @@ public enum Envelope: Sendable, Equatable {
     public static func readStatus(_ bytes: [UInt8], limit: Int, sender: String) -> Status? {
         guard bytes.count <= limit, let members = try? object(bytes) else { return nil }
         guard members.member("kind") != nil else { return status(members.member) }
-        guard case .status(let status)? = try? envelope(members, payloadLimit: limit, photoLimit: 0, sender: sender) else { return nil }
+        guard case .status(let status)? = try? envelope(members, payloadLimit: limit, photoLimit: 0, fileLimit: 0, sender: sender) else { return nil }
         return status
     }
 
@@ -400,7 +410,7 @@ public enum Envelope: Sendable, Equatable {
 
     /// The envelope an object's `members` make.
     private static func envelope(_ members: [(key: String, keyPosition: SourcePosition, value: JSONNode)], payloadLimit: Int,
-                                 photoLimit: Int, sender: String?) throws(Refusal) -> Envelope {
+                                 photoLimit: Int, fileLimit: Int, sender: String?) throws(Refusal) -> Envelope {
         func member(_ key: String) -> JSONNode? { members.member(key) }
         let id = member("id").flatMap { node -> String? in
             if case .string(let text) = node.value, GlobalID.isValid(text) { return text }
@@ -423,7 +433,7 @@ public enum Envelope: Sendable, Equatable {
             throw Refusal(kind: .kind, description: "an envelope without a kind", messageID: id)
         }
         switch kind {
-        case "message": return .message(try message(member, id: id, payloadLimit: payloadLimit, photoLimit: photoLimit))
+        case "message": return .message(try message(member, id: id, payloadLimit: payloadLimit, photoLimit: photoLimit, fileLimit: fileLimit))
         case "receipt": return .receipt(try receipt(member))
         case "confirm": return .confirm(ids: try ids(member, of: "a confirmation"))
         case "recall":
@@ -456,7 +466,7 @@ public enum Envelope: Sendable, Equatable {
             return .presence(id: id, at: at)
         case "status": return .status(status(member))
         case _ where Sibling.kinds.contains(kind):
-            return .sibling(try Sibling.read(kind: kind, member, id: id, payloadLimit: payloadLimit, photoLimit: photoLimit))
+            return .sibling(try Sibling.read(kind: kind, member, id: id, payloadLimit: payloadLimit, photoLimit: photoLimit, fileLimit: fileLimit))
         default:
             throw Refusal(kind: .kind, description: "an envelope of kind \"\(kind.prefix(40))\", which this host does not know", messageID: id)
         }

@@ -39,6 +39,8 @@ final class Inbox {
     private let payloadLimit: Int
     /// The most bytes of photos one message may carry (`limits.photoBytes`).
     private let photoLimit: Int
+    /// The most bytes of a file one message may carry (`limits.fileBytes`).
+    private let fileLimit: Int
     /// What one peer's messages may add to the store in a day.
     private let budget: MessageStore.PeerBudget
     private var refusals = RefusalLimit()
@@ -46,8 +48,9 @@ final class Inbox {
     /// does, dropped (unanswered, so sent again) when another host holds it.
     private var held: [Arrival] = []
 
-    init(store: MessageStore, connection: BrokerConnection, ledger: CourierLedger, payloadLimit: Int, photoLimit: Int, budget: MessageStore.PeerBudget) {
+    init(store: MessageStore, connection: BrokerConnection, ledger: CourierLedger, payloadLimit: Int, photoLimit: Int, fileLimit: Int, budget: MessageStore.PeerBudget) {
         self.photoLimit = photoLimit
+        self.fileLimit = fileLimit
         self.store = store
         self.connection = connection
         self.ledger = ledger
@@ -114,7 +117,7 @@ final class Inbox {
         }
         let envelope: Envelope
         do throws(Envelope.Refusal) {
-            envelope = try Envelope.read(payload, payloadLimit: payloadLimit, photoLimit: photoLimit, sender: sender)
+            envelope = try Envelope.read(payload, payloadLimit: payloadLimit, photoLimit: photoLimit, fileLimit: fileLimit, sender: sender)
         } catch {
             refuse(error, from: sender, now: now)
             return nil
@@ -191,7 +194,7 @@ final class Inbox {
         let incoming = arrivals.map { arrival in
             IncomingMessage(from: arrival.sender, globalID: arrival.message.id, seq: arrival.message.seq, key: arrival.message.key,
                             payload: arrival.message.payload, sentAt: arrival.message.sentAt, jump: arrival.message.jump, arrived: true,
-                            photos: arrival.message.photos, voice: arrival.message.voice, device: arrival.message.device,
+                            photos: arrival.message.photos, voice: arrival.message.voice, file: arrival.message.file, device: arrival.message.device,
                             reply: MessageStore.reply(arrival.message.reply, between: arrival.sender, and: user))
         }
         let results: [MessageStore.Arrival]

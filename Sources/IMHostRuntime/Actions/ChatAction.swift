@@ -28,6 +28,12 @@ package enum ChatAction: Codable, Equatable, Sendable {
     /// Send a voice message recorded in a front end, its bytes (base64 in JSON). Kept as a draft
     /// with them until it is queued.
     case voice(Data)
+    /// Send a file (`/file PATH`): a document up to `limits.fileBytes`, its name the path's last
+    /// part, its type read from its bytes.
+    case fileFrom(String)
+    /// Send a file picked in a front end: its name as the browser gave it, and its bytes (base64
+    /// in JSON). Kept as a draft with them until it is queued.
+    case file(name: String, Data)
     /// Send text as a reply to message N (the user's own or the peer's): it shows with a quote
     /// of that message, on both sides.
     case reply(to: Int, text: String)
@@ -87,7 +93,7 @@ package enum ChatAction: Codable, Equatable, Sendable {
     package var sendsSomething: Bool {
         switch self {
         case .text(let text), .reply(_, let text): !text.isEmpty
-        case .send, .photo, .voice, .voiceFile: true
+        case .send, .photo, .voice, .voiceFile, .file, .fileFrom: true
         default: false
         }
     }

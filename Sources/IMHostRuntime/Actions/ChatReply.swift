@@ -194,6 +194,8 @@ package struct ChatRefusal: Error, Codable, Equatable, Sendable {
         case notAPhoto
         /// A voice message's file or recording is not one this host sends (`detail`: why).
         case notAVoice
+        /// A file cannot be sent (`detail`: why: empty, too large, no name).
+        case notAFile
         /// The action failed (`detail`: the error).
         case failed
         /// host.json could not be read again (`detail`: why); the last good one stays.

@@ -115,6 +115,7 @@ package enum ChatWords {
         case .unreadableFile: return "\(verb): not sent: cannot read \(file): \(detail)"
         case .photoTooLarge: return "\(verb): not sent: \(file) is larger than a photo may be: \(refusal.limit ?? 0) bytes (limits.photoBytes in host.json)"
         case .notAPhoto: return "\(verb): not sent: \(file) is not a photo this host sends: \(detail)"
+        case .notAFile: return "\(verb): not sent: \(file): \(detail)"
         case .notAVoice: return "\(verb): not sent: \(file) is not a voice message this host sends (WebM or Ogg with Opus, at most \(Voice.secondsLimit) s and \(Voice.byteLimit >> 20) MiB): \(detail)"
         case .failed: return "\(verb): \(detail)"
         case .reloadRefused: return "imhost: reload refused: \(detail); keeping the last good configuration"
@@ -142,6 +143,8 @@ package enum ChatWords {
             "\(receive ? "/recv" : "/send") \(key) \(payload) with photos \(files.map(FileSystem.baseName).joined(separator: ", "))"
         case .photo(let data): "/photo (a picture of \(data.count) bytes)"
         case .voiceFile(let file): "/voice \(FileSystem.baseName(file))"
+        case .fileFrom(let file): "/file \(FileSystem.baseName(file))"
+        case .file(let name, let data): "/file (\(name), \(data.count) bytes)"
         case .voice(let data): "/voice (a recording of \(data.count) bytes)"
         case .tap(let number, let button): "/tap \(number)" + (button.map { " \($0)" } ?? "")
         case .why(let number): "/why \(number)"

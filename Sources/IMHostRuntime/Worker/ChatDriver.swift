@@ -151,6 +151,17 @@ package final class ChatDriver {
             return sendVoice(bytes, file: file, verb: action.verb, on: page)
         case .voice(let data):
             return sendVoice(Array(data), file: "the recording", verb: action.verb, on: page)
+        case .fileFrom(let path):
+            let bytes: [UInt8]
+            do throws(FileSystem.Failure) {
+                // A byte more than the limit says "too large" without reading a huge file.
+                bytes = try FileSystem.readBytes(Self.expandingHome(path), limit: host.config.limits.fileBytes + 1)
+            } catch {
+                return .refused(ChatRefusal(.unreadableFile, action.verb, detail: "\(error)", file: path))
+            }
+            return sendFile(bytes, name: FileSystem.baseName(path), file: path, verb: action.verb, on: page)
+        case .file(let name, let data):
+            return sendFile(Array(data), name: name, file: "the file", verb: action.verb, on: page)
         case .tap(let number, let button?):
             return try press(button, of: number, on: page)
         case .tap(let number, nil):
@@ -328,6 +339,24 @@ package final class ChatDriver {
         }
     }
 
+    /// Sends `bytes` as a file named `name` (made safe), its type read from its bytes, its name
+    /// and size in the payload for hosts that show only the payload.
+    private func sendFile(_ bytes: [UInt8], name: String, file: String, verb: String, on page: ChatPage) -> Outcome {
+        let shared: SharedFile
+        do throws(SharedFile.Refusal) {
+            shared = try SharedFile.read(name: name, bytes: bytes, limit: host.config.limits.fileBytes)
+        } catch {
+            return .refused(ChatRefusal(.notAFile, verb, detail: "\(error)", file: file))
+        }
+        let payload = #"{"name":\#(JSONNode.quoted(shared.name)),"size":\#(shared.size)}"#
+        do throws(SendError) {
+            try page.send(key: "file", payload: MessagePayload(json: payload), file: .file(shared, bytes: bytes))
+            return Outcome(redraw: true)
+        } catch {
+            return .refused(ChatRefusal(.notSent, verb, detail: "\(error)"))
+        }
+    }
+
     /// Sends (or stores as the peer's) a message with the photos in `files`, each read and
     /// checked whole before anything is stored.
     private func withPhotos(key: String, payload: String, files: [String], receive: Bool, verb: String, on page: ChatPage) -> Outcome {
@@ -464,6 +493,7 @@ extension ChatAction {
         case .withPhotos(let key, _, _, let receive): receive ? "/recv" : key == "photo" ? "/photo" : "/send"
         case .photo: "/photo"
         case .voice, .voiceFile: "/voice"
+        case .file, .fileFrom: "/file"
         case .tap: "/tap"
         case .why: "/why"
         case .quick: "/quick"

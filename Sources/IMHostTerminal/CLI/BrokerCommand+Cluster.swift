@@ -25,7 +25,7 @@ extension BrokerCommand {
         }
         let users = list.split(separator: ",").map(String.init)
         let made = try BrokerCluster.initialize(at: path, nodes: Int(arguments[Self.cluster] ?? "") ?? 0, users: users,
-                                                payloadLimit: arguments.number(Self.payloadBytes)!, photoLimit: arguments.number(Self.photoBytes)!,
+                                                payloadLimit: arguments.number(Self.payloadBytes)!, photoLimit: arguments.number(Self.photoBytes)!, fileLimit: arguments.number(Self.fileBytes)!,
                                                 force: arguments.flags.contains("--force"))
         let urls = try made.urls()
         if arguments.has(json) {

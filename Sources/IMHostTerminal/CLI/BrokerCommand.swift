@@ -26,7 +26,9 @@ enum BrokerCommand {
     static let payloadBytes = Option.option("--payload-bytes", .number(1024...(64 << 20), "a number of bytes", default: HostConfig.Limits().payloadBytes),
                                             "the largest payload the hosts allow: the broker's max_packet_size is sized from it")
     static let photoBytes = Option.option("--photo-bytes", .number(0...(16 << 20), "a number of bytes", default: HostConfig.Limits().photoBytes),
-                                          "the most bytes of photos one message carries (the hosts' limits.photoBytes; 0: a broker for text only): they travel base64 in the envelope, so max_packet_size is sized from it too")
+                                          "the most bytes of photos one message carries (the hosts' limits.photoBytes; 0, with --file-bytes 0: a broker for text only): they travel base64 in the envelope, so max_packet_size is sized from it too")
+    static let fileBytes = Option.option("--file-bytes", .number(0...(64 << 20), "a number of bytes", default: HostConfig.Limits().fileBytes),
+                                         "the most bytes of a file one message carries (the hosts' limits.fileBytes): it travels base64 in the envelope, so max_packet_size is sized from the larger of it and --photo-bytes")
     /// `upgrade`'s: no default of its own, the folder's.
     static let upgradePayloadBytes = Option.option("--payload-bytes", .number(1024...(64 << 20), "a number of bytes"),
                                                    "the largest payload the hosts allow (default: the one the folder was made for, as its mosquitto.conf says)")
@@ -47,7 +49,7 @@ enum BrokerCommand {
                       bridgeTo,
                       .option("--bridge-user", .text("ID"), "the user the bridge logs in as on the other broker"),
                       .option("--bridge-password-file", .text("FILE"), "that user's password file"),
-                      payloadBytes, photoBytes,
+                      payloadBytes, photoBytes, fileBytes,
                       .flag("--force", "write over an existing folder's configuration (every password new); refused while its broker runs"),
                       .flag("--while-running", "with --force, write it while its broker runs: the running broker keeps the old passwords until it is restarted"),
                       json,
@@ -66,7 +68,7 @@ enum BrokerCommand {
                   options: [.json("each device's user, name and login, as JSON")]),
             .init(name: "upgrade", arguments: "DIR",
                   summary: "bring a folder made by an older imhost to what init writes now: a folder made before devices moves to the dynamic-security plugin (every password and session kept), one made before the retain rule gets it, one made before photos (or for other limits) is sized anew, users' roles get the rules they lack (writing their own reports); a cluster's accounts are written again with this version's permissions; says whether the running broker must be restarted",
-                  options: [upgradePayloadBytes, photoBytes,
+                  options: [upgradePayloadBytes, photoBytes, fileBytes,
                             .json("what changed: the sizes before and after, and whether the running broker must be restarted, as JSON")]),
             .init(name: "run", arguments: "DIR",
                   summary: "run the broker (a cluster's every node) in the foreground (logging to DIR/mosquitto.log, or DIR/nodes/*.log) and say its URLs once it accepts connections",
@@ -225,7 +227,7 @@ enum BrokerCommand {
         }
         let running = folder.runningPID()
         let made = try BrokerFolder.initialize(at: folder.path, users: users, listener: listener, payloadLimit: arguments.number(Self.payloadBytes)!,
-                                               photoLimit: arguments.number(Self.photoBytes)!, tls: tls, bridge: bridge, force: arguments.flags.contains("--force"),
+                                               photoLimit: arguments.number(Self.photoBytes)!, fileLimit: arguments.number(Self.fileBytes)!, tls: tls, bridge: bridge, force: arguments.flags.contains("--force"),
                                                whileRunning: arguments.flags.contains("--while-running"))
         let url = try made.url()
         let remote = tls.map { "mqtts://\($0.host == "0.0.0.0" || $0.host == "::" ? "BROKER-NAME" : $0.host):\($0.port)" }
@@ -265,7 +267,8 @@ enum BrokerCommand {
     /// `upgrade`: rewrites the folder's sizing, and says in one line what changed and what the
     /// running broker needs.
     private static func upgrade(_ folder: BrokerFolder, _ arguments: Arguments, _ output: Output) throws(BrokerFolder.Failure) -> Int32 {
-        let done = try folder.upgrade(payloadLimit: arguments.number(Self.upgradePayloadBytes), photoLimit: arguments.number(Self.photoBytes)!)
+        let done = try folder.upgrade(payloadLimit: arguments.number(Self.upgradePayloadBytes), photoLimit: arguments.number(Self.photoBytes)!,
+                                      fileLimit: arguments.number(Self.fileBytes)!)
         if arguments.has(json) {
             output.out(JSONOutput.encode(Upgraded(folder: folder.path, changed: done.changed, payloadBytes: done.payloadLimit, photoBytes: done.photoLimit,
                                                   maxPacketSize: .init(before: done.packetBefore, after: done.packet),
@@ -273,7 +276,7 @@ enum BrokerCommand {
                                                   devices: done.devices, retainRule: done.retainRule, roles: done.roles, restartNeeded: done.restartNeeded != nil, pid: done.restartNeeded)))
             return CommandLineTool.ExitCode.ok
         }
-        let limits = "payloads of \(done.payloadLimit) bytes, photos of \(done.photoLimit) bytes"
+        let limits = "payloads of \(done.payloadLimit) bytes, photos of \(done.photoLimit) bytes, files of \(done.fileLimit) bytes"
         let changes = [("max_packet_size", done.packetBefore, done.packet), ("max_queued_bytes", done.queuedBefore, done.queued)]
             .filter { $0.1 != $0.2 }.map { "\($0.0) \($0.1.map(String.init) ?? "unset") → \($0.2)" }
         var text = !done.changed

@@ -46,6 +46,9 @@ struct PageJSON: Encodable {
         /// A voice message's recording: its container, its length decoded and its bytes, or why
         /// it is not played; absent for any other message.
         var voice: VoiceJSON?
+        /// A file message's file: its name, type (as its bytes say) and size, or why it is not
+        /// offered; absent for any other message.
+        var file: FileJSON?
         /// For the user's own message of a line's key: how the peer drew it, as its read receipt
         /// said; absent until one says.
         var drawn: PeerDrawn?
@@ -77,6 +80,7 @@ struct PageJSON: Encodable {
             case .photo(let caption): (kind, text) = ("photo", caption)
             case .voice(let length): (kind, seconds) = ("voice", length)
             case .location(let name): (kind, text) = ("location", name)
+            case .file(let name): (kind, text) = ("file", name)
             case .image: kind = "image"
             case .recalled: kind = "recalled"
             case .placeholder: kind = "placeholder"
@@ -113,6 +117,22 @@ struct PageJSON: Encodable {
         init(_ slot: VoiceSlot) {
             switch slot {
             case .voice(let voice): (kind, milliseconds, bytes) = (voice.kind.rawValue, voice.milliseconds, voice.size)
+            case .refused(let why): refused = why
+            }
+        }
+    }
+
+    /// A file message's file: its safe name, its type as its bytes say, its size in bytes; or
+    /// why it is not offered (`refused`).
+    struct FileJSON: Encodable {
+        var name: String?
+        var type: String?
+        var bytes: Int?
+        var refused: String?
+
+        init(_ slot: FileSlot) {
+            switch slot {
+            case .file(let file): (name, type, bytes) = (file.name, file.type, file.size)
             case .refused(let why): refused = why
             }
         }
@@ -192,7 +212,7 @@ struct PageJSON: Encodable {
                            },
                            short: message.body.degrade?.short, sentBefore: message.sentBefore, folded: folded,
                            photos: message.photos.isEmpty ? nil : message.photos.map(PhotoJSON.init),
-                           voice: message.voice.map(VoiceJSON.init),
+                           voice: message.voice.map(VoiceJSON.init), file: message.file.map(FileJSON.init),
                            drawn: message.isOutgoing ? message.peerDrawn.map { PeerDrawn($0, peer: envelope.to) } : nil,
                            reply: message.reply.map(Quote.init), reactions: message.reactions.isEmpty ? nil : message.reactions,
                            recalled: message.body == .recalled ? true : nil)

@@ -108,6 +108,9 @@ public struct PageRenderer {
             // A recording it carries is drawn from the recording: its length as decoded.
             lines = message.voice.map { [voiceText($0)] } ?? Self.laidOut(BuiltinBuilders.Voice(), voice, layout)
         case .location(let place): lines = Self.laidOut(BuiltinBuilders.Location(), place, layout)
+        case .file(let file):
+            // The file it carries, by its safe name and the size held here.
+            lines = message.file.map { TextWidth.wrap(fileText($0), width: width) } ?? Self.laidOut(BuiltinBuilders.File(), file, layout)
         case .image(let image): lines = Self.laidOut(BuiltinBuilders.Image(), image, layout)
         case .lines(let text): lines = text
         case .card(let card): lines = Self.lines(of: card, message: message, width: width)
@@ -135,6 +138,7 @@ public struct PageRenderer {
         case .photo(nil): "[Photo]"
         case .voice(let seconds): "[Voice \(seconds / 60):\(seconds % 60 < 10 ? "0" : "")\(seconds % 60)]"
         case .location(let name): "[Location] " + name
+        case .file(let name): "[File] " + name
         case .image: "[Picture]"
         case .recalled: "(recalled)"
         case .placeholder: "(a message shown as a placeholder)"
@@ -154,6 +158,14 @@ public struct PageRenderer {
         switch slot {
         case .voice(let voice): "[Voice \(voice.shown)]"
         case .refused(let why): "[Voice not shown: " + TerminalText.safe(why, newlines: false) + "]"
+        }
+    }
+
+    /// A file as the terminal names it: `[File résumé.pdf · 182 KB]`.
+    static func fileText(_ slot: FileSlot) -> String {
+        switch slot {
+        case .file(let file): "[File " + TerminalText.safe(file.name, newlines: false) + " · " + file.shownSize + "]"
+        case .refused(let why): "[File not offered: " + TerminalText.safe(why, newlines: false) + "]"
         }
     }
 

@@ -175,6 +175,8 @@ struct Scenario {
             case "voice":
                 // A file the scenario names is beside it (or in the bundled demo's files).
                 parsed = .verb(.voiceFile(FileSystem.resolve(try reader.string(value, actionPath), against: filesFolder)))
+            case "file":
+                parsed = .verb(.fileFrom(FileSystem.resolve(try reader.string(value, actionPath), against: filesFolder)))
             case _ where verb != nil: parsed = .verb(try parseVerb(verb!, value, payload: payload, node: node, path: path, reader))
             case "text": parsed = .verb(.text(try reader.string(value, actionPath)))
             case "killSwitch": parsed = .killSwitch(try reader.killSwitch(value, actionPath, lineOrder: lineOrder))

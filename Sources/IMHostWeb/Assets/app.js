@@ -690,6 +690,17 @@ function chatPage(root) {
   events.addEventListener("ended", (event) => { notify(JSON.parse(event.data)); events.close(); });
   // The Photo item: pick a file, and its bytes go to the server as they are; the server checks
   // them (a PNG, JPEG or WebP within the limit) and sends them as the chat's /photo would.
+  // The 📎 button: pick a file, and its bytes go to the server as they are, its name in a
+  // header; the server takes it (at most limits.fileBytes) and sends it as the chat's /file would.
+  root.addEventListener("change", (event) => {
+    const input = event.target;
+    if (!input.classList || !input.classList.contains("file-pick") || !input.files || input.files.length === 0) return;
+    const file = input.files[0];
+    input.value = "";
+    fetch("/page/" + encodeURIComponent(page) + "/file", { method: "POST", body: file, credentials: "same-origin",
+                                                          headers: { "Content-Type": "application/octet-stream", "X-File-Name": encodeURIComponent(file.name) } })
+      .then((reply) => { if (!reply.ok) return reply.text().then((why) => said(why.trim(), true)); });
+  });
   root.addEventListener("change", (event) => {
     const input = event.target;
     if (!input.classList || !input.classList.contains("photo-file") || !input.files || input.files.length === 0) return;
@@ -757,6 +768,13 @@ function chatPage(root) {
     if (voice && root.contains(voice)) {
       event.preventDefault();
       toggleRecording(root, page);
+      return;
+    }
+    const attach = event.target.closest("[data-file]");
+    if (attach && root.contains(attach)) {
+      event.preventDefault();
+      const input = root.querySelector("input.file-pick");
+      if (input) input.click();
       return;
     }
     const photo = event.target.closest("[data-photo]");

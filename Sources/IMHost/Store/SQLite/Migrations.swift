@@ -304,13 +304,22 @@ enum Migrations {
         """,
         // 14: a voice message's recording, apart from its payload as photos are: its container,
         // its length as decoded (never the sender's word), its bytes; or why it is not played.
-        // And the recalls a catch-up answer names, by an index of their own.
+        // A file message's file, likewise. And the recalls a catch-up answer names, by an index of
+        // their own.
         """
         CREATE TABLE voices (
             message INTEGER PRIMARY KEY REFERENCES messages (id),
             -- webm or ogg; NULL with a problem.
             kind TEXT,
             milliseconds INTEGER,
+            bytes BLOB,
+            problem TEXT
+        );
+        -- A file message's file: its safe name, its type as its bytes say, its bytes; or why not.
+        CREATE TABLE files (
+            message INTEGER PRIMARY KEY REFERENCES messages (id),
+            name TEXT,
+            type TEXT,
             bytes BLOB,
             problem TEXT
         );

@@ -57,6 +57,21 @@ public struct VoiceContent: Codable, Sendable, Hashable {
     }
 }
 
+/// The content of a `file` message: a file a person sent (a résumé, a contract), which travels
+/// beside the payload as a photo does; the host offers it for download, never opens it. Since
+/// IMKit 1.4.
+public struct FileContent: Codable, Sendable, Hashable {
+    /// Its name, as its sender's host made it safe (one path component).
+    public var name: String
+    /// Its size in bytes, as its sender said (the host shows the size it holds).
+    public var size: Int
+    /// Creates file content.
+    public init(name: String, size: Int) {
+        self.name = name
+        self.size = size
+    }
+}
+
 /// The content of a `location` message.
 public struct LocationContent: Codable, Sendable, Hashable {
     /// The place's name.
@@ -185,6 +200,26 @@ public enum BuiltinBuilders {
         }
     }
 
+    /// `file`: a file a person sent (`/file PATH`, the page's File button). Its line is the
+    /// file's name and size; each front end offers the file it carries for download. Since IMKit 1.4.
+    public struct File: MessageBuilder {
+        /// `"file"`: a built-in key, without a line prefix.
+        public let key = "file"
+        /// The builder; the host registers it.
+        public init() {}
+        /// Reads the payload: `{"name":"…","size":N}`.
+        public func content(from payload: MessagePayload) throws -> FileContent {
+            if let object = FlatJSON(payload.json), let name = object.string("name"), let size = object.integer("size") {
+                return FileContent(name: name, size: size)
+            }
+            return try payload.decode()
+        }
+        /// `[File NAME]`, wrapped.
+        public func model(for content: FileContent, layout: MessageLayout) throws -> MessageModel {
+            MessageModel(content: content, lines: layout.wrap("[File \(content.name)]"), summary: "[File]")
+        }
+    }
+
     /// Every built-in builder.
-    public static let all: [any MessageBuilder] = [Text(), Image(), Voice(), Location(), Photo()]
+    public static let all: [any MessageBuilder] = [Text(), Image(), Voice(), Location(), Photo(), File()]
 }
