@@ -17,7 +17,7 @@ struct PluginLoadingTests {
         #expect(house.manifest?.page == "HousePage")
         #expect(host.lines.status(ofLine: "jobs")?.manifest?.page == "JobsPage")
         #expect(host.problems.isEmpty)
-        #expect(host.lines.registry.allKeys == ["image", "location", "photo", "text", "voice"], "only the host's builders until a line opens")
+        #expect(host.lines.registry.allKeys == ["file", "image", "location", "photo", "text", "voice"], "only the host's builders until a line opens")
         #expect(host.lines.scannedFiles == ["house.so", "jobs.so"], "new files are opened by the scanner")
         #expect(!workspace.isMapped("house.so") && !workspace.isMapped("jobs.so"), "not by the host")
 
@@ -26,7 +26,7 @@ struct PluginLoadingTests {
         #expect(workspace.isMapped("house.so") && !workspace.isMapped("jobs.so"), "the line the jump needed, and only it")
         #expect(host.lines.status(ofLine: "house")?.state == .active, "registered, and its services run")
         #expect(host.user?.service(id: "house.listings") != nil)
-        #expect(host.lines.registry.allKeys == ["house.listing", "image", "location", "photo", "text", "voice"])
+        #expect(host.lines.registry.allKeys == ["file", "house.listing", "image", "location", "photo", "text", "voice"])
     }
 
     @Test("a plugin's page is a CarrierPage and its builder a MessageBuilder in the host: one libIMKit.so")

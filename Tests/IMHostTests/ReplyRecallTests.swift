@@ -153,6 +153,26 @@ extension ReplyRecallTests {
     }
 }
 
+extension ReplyRecallTests {
+    @Test("a reaction the phone's note never brought (the broker lost everything it kept for the phone) reaches it with its next catch-up, and so does taking it back")
+    func lostReactionBackedByCatchUp() throws {
+        let people = try DeviceSyncTests.People()
+        let (laptop, phone) = try people.aliceOnBoth()
+        defer { laptop.signal(SIGKILL); _ = laptop.finish() }
+        laptop.send("see you at 5")
+        #expect(phone.waitFor("│ see you at 5 │"), "\(phone.stdout)")
+        phone.send("/quit")
+        #expect(phone.finish().status == 0)
+        laptop.send("/react 1 👍")
+        #expect(laptop.waitFor("👍 you"), "\(laptop.stdout)")
+        try people.broker.loseStateAndRestart()
+        #expect(waitUntil(timeout: 60) {
+            _ = try? people.broker.sync(people.phone)
+            return (try? shownReactions(people.phone, with: "bob", number: 1)) == ["👍": ["alice"]]
+        })
+    }
+}
+
 /// The store's side of a recall, on the real database file while another process reads it.
 @Suite("A recalled message leaves the store's files")
 struct RecallStoreTests {

@@ -93,11 +93,11 @@ extension BrowserSuites {
             try take(browser, "cards.png", width: 700)
         }
 
-        @Test("chat-features.png: a reply with its quote, a reaction, a recalled message, a voice message and the peer typing, on alice's page")
+        @Test("chat-features.png: a reply with its quote, a reaction, a recalled message, a voice message, a file and the peer typing, on alice's page")
         func chatFeatures() throws {
             let people = try TwoPeopleInABrowser(dev: false)
             let (alice, bob) = (people.alice, people.bob)
-            try alice.resize(width: 600, height: 900)
+            try alice.resize(width: 600, height: 1000)
             try alice.send("Is the flat on Main Street still free?")
             #expect(try bob.waitFor("#m1 .bubble.text", containing: "Main Street"))
             try bob.click("#m1 button.reply")
@@ -114,6 +114,10 @@ extension BrowserSuites {
             #expect(try bob.waitUntil("document.querySelector('button[data-voice]').textContent.endsWith('0:03')", timeout: 20))
             try #require(try bob.find("button[data-voice]")).click()
             #expect(try alice.waitFor(".message.received .bubble.voice audio", timeout: 60) != nil)
+            let contract = people.root.root + "/Tenancy agreement.pdf"
+            try FileTests.pdf(182_000).write(to: URL(fileURLWithPath: contract))
+            try #require(try bob.waitFor("input.file-pick")).type(contract)
+            #expect(try alice.waitFor(".message.received .bubble.file a.download", containing: "Tenancy agreement.pdf"))
             _ = try alice.execute("document.querySelector('form[data-send] input').value = ''")
             try #require(try bob.waitFor("form[data-send] input")).type("See you there")
             #expect(try alice.waitFor("header.title .peer-status", containing: "typing", timeout: 30))

@@ -44,7 +44,7 @@ extension MessageStore {
     private func keep(_ reaction: Envelope.Reaction, by person: String) throws {
         try database.statement("""
             INSERT INTO reactions (sender, global_id, person, emoji, at) VALUES (?1, ?2, ?3, ?4, ?5)
-            ON CONFLICT (sender, global_id, person) DO UPDATE SET emoji = ?4, at = ?5 WHERE ?5 >= at
+            ON CONFLICT (sender, global_id, person) DO UPDATE SET emoji = ?4, at = ?5 WHERE ?5 > at OR (?5 = at AND emoji != ?4)
             """).bind(reaction.from, reaction.id, person, reaction.emoji, reaction.at).run()
     }
 
@@ -69,6 +69,26 @@ extension MessageStore {
                 try keep(reaction, by: person)
                 return database.changes > 0
             }
+        }
+    }
+
+    /// The user's own reactions, the latest first (taken back ones too, with an empty emoji), at
+    /// most `limit`, each with its conversation: what a catch-up answer names, so a device that
+    /// missed a `reacted` note has it.
+    public func recentReactions(limit: Int) throws(StoreError) -> [Envelope.Sibling.Reacted] {
+        try guarded {
+            let find = try database.statement("""
+                SELECT c.peer, r.global_id, r.sender, r.emoji, r.at FROM reactions r
+                JOIN messages m ON m.sender = r.sender AND m.global_id = r.global_id JOIN conversations c ON c.id = m.conversation
+                WHERE r.person = ? ORDER BY r.at DESC LIMIT ?
+                """)
+            try find.bind(user, limit)
+            var found: [Envelope.Sibling.Reacted] = []
+            while try find.step() {
+                found.append(Envelope.Sibling.Reacted(peer: find.text(0), reaction: Envelope.Reaction(id: find.text(1), from: find.text(2),
+                                                                                                     emoji: find.text(3), at: find.int(4))))
+            }
+            return found
         }
     }
 

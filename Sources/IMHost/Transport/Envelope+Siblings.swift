@@ -16,7 +16,7 @@ extension Envelope {
     /// {"v":1,"kind":"copy","by":LOGIN,"peer":P,"out":true,"state":S, ...a message's members...}
     /// {"v":1,"kind":"sync","by":LOGIN,"since":{LOGIN:N,...},"limit":N,"unread":[P,...]}
     /// {"v":1,"kind":"index","by":LOGIN,"to":LOGIN,"items":[[P,ID,0|1],...],"start":N,"through":N,"last":true,"total":N,"read":{P:ID,...},
-    ///  "recalled":[[P,ID,MS],...]}
+    ///  "recalled":[[P,ID,MS],...],"reacted":[[P,ID,OF,EMOJI,MS],...]}
     /// {"v":1,"kind":"want","by":LOGIN,"to":LOGIN,"items":[[P,ID,0|1],...]}
     /// {"v":1,"kind":"gone","by":LOGIN,"to":LOGIN,"missing":[[P,ID,0|1],...],"later":[...]}
     /// {"v":1,"kind":"seen","by":LOGIN,"peer":P,"upTo":ID}
@@ -111,9 +111,14 @@ extension Envelope {
             /// when (on the last chunk, an addition): a `recalled` note the asking device
             /// missed reaches it at its next catch-up, as `read` backs `seen`.
             public var recalled: [Recalled] = []
+            /// The user's latest reactions at this device (taken back ones too, with an empty
+            /// emoji), each with its conversation (on the last chunk, an addition): a `reacted`
+            /// note the asking device missed reaches it at its next catch-up.
+            public var reacted: [Reacted] = []
             public init(by: String, to: String, items: [Item], from: Int64, through: Int64, last: Bool, total: Int, read: [String: String] = [:],
-                        recalled: [Recalled] = []) {
+                        recalled: [Recalled] = [], reacted: [Reacted] = []) {
                 self.recalled = recalled
+                self.reacted = reacted
                 self.by = by
                 self.to = to
                 self.items = items
@@ -135,7 +140,17 @@ extension Envelope {
             }
         }
 
-        /// The most recalls an index names: the latest.
+        /// One of the user's reactions, in an ``Index``: in the conversation with `peer`.
+        public struct Reacted: Sendable, Equatable {
+            public var peer: String
+            public var reaction: Reaction
+            public init(peer: String, reaction: Reaction) {
+                self.peer = peer
+                self.reaction = reaction
+            }
+        }
+
+        /// The most recalls (and reactions) an index names: the latest.
         public static let recalledEntries = 100
 
         /// The device that wrote it.
@@ -184,7 +199,11 @@ extension Envelope {
                     : #","read":{"# + index.read.sorted { $0.key < $1.key }.map { "\(quoted($0.key)):\(quoted($0.value))" }.joined(separator: ",") + "}"
                 let recalled = index.recalled.isEmpty ? ""
                     : #","recalled":["# + index.recalled.map { "[\(quoted($0.peer)),\(quoted($0.id)),\($0.at)]" }.joined(separator: ",") + "]"
-                return #"{"v":1,"kind":"index","by":\#(quoted(index.by)),"to":\#(quoted(index.to)),"items":\#(items(index.items)),"start":\#(index.from),"through":\#(index.through),"last":\#(index.last),"total":\#(index.total)\#(read)\#(recalled)}"#
+                let reacted = index.reacted.isEmpty ? ""
+                    : #","reacted":["# + index.reacted.map {
+                        "[\(quoted($0.peer)),\(quoted($0.reaction.id)),\(quoted($0.reaction.from)),\(quoted($0.reaction.emoji)),\($0.reaction.at)]"
+                    }.joined(separator: ",") + "]"
+                return #"{"v":1,"kind":"index","by":\#(quoted(index.by)),"to":\#(quoted(index.to)),"items":\#(items(index.items)),"start":\#(index.from),"through":\#(index.through),"last":\#(index.last),"total":\#(index.total)\#(read)\#(recalled)\#(reacted)}"#
             case .want(let by, let to, let wanted):
                 return #"{"v":1,"kind":"want","by":\#(quoted(by)),"to":\#(quoted(to)),"items":\#(items(wanted))}"#
             case .gone(let by, let to, let missing, let later):
@@ -259,6 +278,17 @@ extension Envelope {
                     return Recalled(peer: peer, id: id, at: Int64(at))
                 }.prefix(recalledEntries))
             }
+            func reactions() -> [Reacted] {
+                guard case .array(let elements)? = member("reacted")?.value else { return [] }
+                return Array(elements.compactMap { element -> Reacted? in
+                    guard case .array(let parts) = element.value, parts.count == 5, case .string(let peer) = parts[0].value,
+                          TransportID.problem(peer) == nil, case .string(let id) = parts[1].value, GlobalID.isValid(id),
+                          case .string(let of) = parts[2].value, TransportID.problem(of) == nil,
+                          case .string(let emoji) = parts[3].value, emoji.isEmpty || Reaction.emoji.contains(emoji),
+                          case .number(let at, _) = parts[4].value, at == at.rounded(), at >= 0, at <= 9_007_199_254_740_991 else { return nil }
+                    return Reacted(peer: peer, reaction: Reaction(id: id, from: of, emoji: emoji, at: Int64(at)))
+                }.prefix(recalledEntries))
+            }
             func readPoints() -> [String: String] {
                 guard case .object(let entries)? = member("read")?.value else { return [:] }
                 var points: [String: String] = [:]
@@ -290,7 +320,8 @@ extension Envelope {
                 return .sync(by: by, since: since, limit: Int(min(try whole("limit"), 1_000_000)), unread: unread())
             case "index":
                 return .index(Index(by: by, to: try login("to"), items: try items(), from: try whole("start"), through: try whole("through"), last: try flag("last"),
-                                    total: Int(min(try whole("total"), 1_000_000_000)), read: readPoints(), recalled: recalls()))
+                                    total: Int(min(try whole("total"), 1_000_000_000)), read: readPoints(), recalled: recalls(),
+                                    reacted: reactions()))
             case "want":
                 return .want(by: by, to: try login("to"), items: try items())
             case "gone":

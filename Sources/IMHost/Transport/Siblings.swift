@@ -179,6 +179,7 @@ final class Siblings {
             notes += index.read.map { .seen(by: by, peer: $0.key, upTo: $0.value) }
             // And the recalls there, as their notes would have said (one already applied changes nothing).
             notes += index.recalled.map { .recalled(by: by, peer: $0.peer, id: $0.id, at: $0.at) }
+            notes += index.reacted.map { .reacted(by: by, peer: $0.peer, $0.reaction) }
             let point = (try? store.siblings()[by]) ?? nil
             var state = catching[by] ?? Catching(expect: point)
             // A chunk that starts at the point this device has (the last complete chunk's end)
@@ -273,10 +274,12 @@ final class Siblings {
         guard let items = try? store.siblingIndex(after: through, limit: limit, photoBytes: Self.historyPhotoBytes) else { return }
         let read = unread.isEmpty ? [:] : (try? store.readPoints(of: unread)) ?? [:]
         let recalled = (try? store.recentRecalls(limit: Envelope.Sibling.recalledEntries)) ?? []
+        let reacted = (try? store.recentReactions(limit: Envelope.Sibling.recalledEntries)) ?? []
         let topic = Self.topic(of: by, user: user)
         var from = through ?? 0
         guard !items.isEmpty else {
-            publish(.index(.init(by: login, to: by, items: [], from: from, through: from, last: true, total: 0, read: read, recalled: recalled)),
+            publish(.index(.init(by: login, to: by, items: [], from: from, through: from, last: true, total: 0, read: read, recalled: recalled,
+                                 reacted: reacted)),
                     to: topic)
             return
         }
@@ -285,7 +288,7 @@ final class Siblings {
             let chunk = items[start..<min(start + size, items.count)]
             let end = chunk.last!.row, last = start + size >= items.count
             publish(.index(.init(by: login, to: by, items: chunk.map(\.item), from: from, through: end, last: last, total: items.count,
-                                 read: last ? read : [:], recalled: last ? recalled : [])), to: topic)
+                                 read: last ? read : [:], recalled: last ? recalled : [], reacted: last ? reacted : [])), to: topic)
             from = end
         }
     }
