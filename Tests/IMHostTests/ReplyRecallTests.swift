@@ -154,6 +154,27 @@ extension ReplyRecallTests {
 }
 
 extension ReplyRecallTests {
+    @Test("a message sent and recalled while the phone was away, both its copy and the note lost with the broker's state: the next catch-up brings it to the phone as recalled, not as nothing")
+    func lostCopyAndNoteBackedByCatchUp() throws {
+        let people = try DeviceSyncTests.People()
+        let (laptop, phone) = try people.aliceOnBoth()
+        defer { laptop.signal(SIGKILL); _ = laptop.finish() }
+        phone.send("/quit")
+        #expect(phone.finish().status == 0)
+        laptop.send("meet at 5 qzxvwk")
+        #expect(laptop.waitFor("│ meet at 5 qzxvwk │"), "\(laptop.stdout)")
+        laptop.send("/recall 1")
+        #expect(laptop.waitFor("(you recalled this message)"), "\(laptop.stdout)")
+        try people.broker.loseStateAndRestart()
+        var page: [[String: Any]] = []
+        #expect(waitUntil(timeout: 60) {
+            _ = try? people.broker.sync(people.phone)
+            page = (try? pageMessages(people.phone, url: houseChat(with: "bob"))) ?? []
+            return page.first?["recalled"] as? Bool == true
+        }, "\(page)")
+        #expect(try filesHolding(["qzxvwk"], people.phone, user: "alice").isEmpty)
+    }
+
     @Test("a reaction the phone's note never brought (the broker lost everything it kept for the phone) reaches it with its next catch-up, and so does taking it back")
     func lostReactionBackedByCatchUp() throws {
         let people = try DeviceSyncTests.People()

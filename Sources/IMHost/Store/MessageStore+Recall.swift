@@ -70,6 +70,15 @@ extension MessageStore {
         }
     }
 
+    /// Whether a message of `sender` with this id is stored here (a cleared one is not).
+    public func holds(sender: String, id: String) throws(StoreError) -> Bool {
+        try guarded {
+            let find = try database.statement("SELECT 1 FROM messages WHERE sender = ? AND global_id = ?")
+            try find.bind(sender, id)
+            return try find.step()
+        }
+    }
+
     /// What the user may edit again of a recalled message: a text's text, a photo's caption.
     private static func editableText(key: String, payload: String) -> String? {
         guard key == "text" || key == "photo" else { return nil }

@@ -177,8 +177,11 @@ final class Siblings {
         case .index(let index) where index.to == login:
             // How far the conversations unread here are read there, whatever becomes of the chunk.
             notes += index.read.map { .seen(by: by, peer: $0.key, upTo: $0.value) }
-            // And the recalls there, as their notes would have said (one already applied changes nothing).
-            notes += index.recalled.map { .recalled(by: by, peer: $0.peer, id: $0.id, at: $0.at) }
+            // And the recalls there, as their notes would have said (one already applied changes
+            // nothing), of messages this device holds: one it lacks comes as a recalled copy
+            // (a recall taken first would keep its id as cleared, and the copy would be dropped).
+            notes += index.recalled.filter { (try? store.holds(sender: user, id: $0.id)) == true }
+                .map { .recalled(by: by, peer: $0.peer, id: $0.id, at: $0.at) }
             notes += index.reacted.map { .reacted(by: by, peer: $0.peer, $0.reaction) }
             let point = (try? store.siblings()[by]) ?? nil
             var state = catching[by] ?? Catching(expect: point)

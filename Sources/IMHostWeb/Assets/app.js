@@ -196,7 +196,6 @@ function notifyMessage(who, text) {
   try { new Notification("New message from " + who, { body: words, tag: "imhost-" + who }); } catch (error) { /* a browser that notifies only from a worker */ }
 }
 
-// Something the page itself says (a refusal its request was answered).
 // The Voice item: a press starts recording from the microphone (the browser asks the person
 // first), a second press stops and sends, Escape drops it. At most data-limit seconds (the
 // host's Voice.secondsLimit) and 1 MB: recording stops by itself there and sends. The bytes go
@@ -251,6 +250,7 @@ function toggleRecording(root, page) {
     : "Not sent: no microphone could be opened.", true));
 }
 
+// Something the page itself says (a refusal its request was answered).
 function said(text, alert) { notify({ text, dev: text, alert: !!alert }); }
 
 function devView() { return document.body.classList.contains("dev-on"); }
@@ -688,8 +688,6 @@ function chatPage(root) {
   });
   setInterval(() => expireRecalls(root), 5000);
   events.addEventListener("ended", (event) => { notify(JSON.parse(event.data)); events.close(); });
-  // The Photo item: pick a file, and its bytes go to the server as they are; the server checks
-  // them (a PNG, JPEG or WebP within the limit) and sends them as the chat's /photo would.
   // The 📎 button: pick a file, and its bytes go to the server as they are, its name in a
   // header; the server takes it (at most limits.fileBytes) and sends it as the chat's /file would.
   root.addEventListener("change", (event) => {
@@ -701,6 +699,8 @@ function chatPage(root) {
                                                           headers: { "Content-Type": "application/octet-stream", "X-File-Name": encodeURIComponent(file.name) } })
       .then((reply) => { if (!reply.ok) return reply.text().then((why) => said(why.trim(), true)); });
   });
+  // The Photo item: pick a file, and its bytes go to the server as they are; the server checks
+  // them (a PNG, JPEG or WebP within the limit) and sends them as the chat's /photo would.
   root.addEventListener("change", (event) => {
     const input = event.target;
     if (!input.classList || !input.classList.contains("photo-file") || !input.files || input.files.length === 0) return;
