@@ -166,12 +166,14 @@ extension ReplyRecallTests {
         laptop.send("/recall 1")
         #expect(laptop.waitFor("(you recalled this message)"), "\(laptop.stdout)")
         try people.broker.loseStateAndRestart()
+        // The laptop reconnects on its own backoff (seconds, more on a busy machine); each sync of
+        // the phone asks it again.
         var page: [[String: Any]] = []
-        #expect(waitUntil(timeout: 60) {
+        #expect(waitUntil(timeout: 120) {
             _ = try? people.broker.sync(people.phone)
             page = (try? pageMessages(people.phone, url: houseChat(with: "bob"))) ?? []
             return page.first?["recalled"] as? Bool == true
-        }, "\(page)")
+        }, "phone: \(page); laptop: \(laptop.stdout.suffix(1500))")
         #expect(try filesHolding(["qzxvwk"], people.phone, user: "alice").isEmpty)
     }
 
