@@ -177,11 +177,8 @@ final class Siblings {
         case .index(let index) where index.to == login:
             // How far the conversations unread here are read there, whatever becomes of the chunk.
             notes += index.read.map { .seen(by: by, peer: $0.key, upTo: $0.value) }
-            // And the recalls there, as their notes would have said (one already applied changes
-            // nothing), of messages this device holds: one it lacks comes as a recalled copy
-            // (a recall taken first would keep its id as cleared, and the copy would be dropped).
-            notes += index.recalled.filter { (try? store.holds(sender: user, id: $0.id)) == true }
-                .map { .recalled(by: by, peer: $0.peer, id: $0.id, at: $0.at) }
+            // And the recalls there, as their notes would have said (one already applied changes nothing).
+            notes += index.recalled.map { .recalled(by: by, peer: $0.peer, id: $0.id, at: $0.at) }
             notes += index.reacted.map { .reacted(by: by, peer: $0.peer, $0.reaction) }
             let point = (try? store.siblings()[by]) ?? nil
             var state = catching[by] ?? Catching(expect: point)
@@ -253,6 +250,10 @@ final class Siblings {
                 try? store.setBlocked(peer, blocked, noteSiblings: false)
                 ledger.record(.changed(peers: [peer]))
             case .recalled(_, let peer, let id, let at):
+                // Only of a message this device holds: one it lacks comes as a recalled copy (a
+                // recall taken first would keep its id as cleared, as a peer's early one does,
+                // and the copy would then be dropped).
+                guard (try? store.holds(sender: user, id: id)) == true else { continue }
                 if (try? store.applyRecall(from: user, peer: peer, ids: [id], at: at)) == true { ledger.record(.changed(peers: [peer])) }
             case .reacted(_, let peer, let reaction):
                 if (try? store.applyReaction(reaction, by: user, peer: peer)) == true { ledger.record(.changed(peers: [peer])) }
