@@ -5,12 +5,17 @@ export PATH := $(PATH):/opt/swift/usr/bin
 BUILD := .build/debug
 LINES := house:House jobs:Jobs cars:Cars
 
-.PHONY: demo test build plugins bench clean api-check fuzz deps soak soak-cluster soak-devices reference screenshots
+.PHONY: demo test build plugins bench clean api-check fuzz deps axe soak soak-cluster soak-devices reference screenshots
 
 # The system packages imhost builds and runs against (Mosquitto, libmosquitto, SQLite's headers):
 # installed with apt-get where missing (as root), or named in one line elsewhere.
 deps:
 	@.ci/deps
+
+# axe-core, which the browser tests run over every page they reach: taken out of a PyPI wheel
+# whose sha256 is checked (.ci/axe says why and how), into .build/axe-core/.
+axe:
+	@.ci/axe
 
 build: deps
 	swift build
@@ -29,7 +34,7 @@ demo: plugins
 
 # The tests load the built plugin products, so build everything before running them. IMKit's
 # API is checked against every committed baseline first: an incompatible change fails here.
-test: deps
+test: deps axe
 	swift build --build-tests
 	.ci/api-check
 	swift test --skip-build
@@ -37,7 +42,7 @@ test: deps
 # PNG screenshots of the chat pages into docs/images/, taken in headless Chromium by the browser
 # tests' Screenshots suite (Tests/IMHostTests/ScreenshotTests.swift): it writes into the folder
 # IMHOST_SCREENSHOTS names, and under make test, where that is unset, into a temporary one.
-screenshots: deps
+screenshots: deps axe
 	swift build --build-tests
 	mkdir -p docs/images
 	IMHOST_SCREENSHOTS=$(CURDIR)/docs/images swift test --skip-build --filter Screenshots
