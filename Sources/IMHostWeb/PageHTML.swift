@@ -36,8 +36,9 @@ public enum PageHTML {
     }
 
     /// The page's body: header, components, messages, input bar. The chat's document frame
-    /// (``WebDocument/chat(page:)``) holds it; a live update replaces it.
-    public static func body(_ page: PageView, dev: Bool = false) -> String {
+    /// (``WebDocument/chat(page:)``) holds it; a live update replaces it. The platform's words
+    /// are in `say`'s language; the line's are the line's.
+    public static func body(_ page: PageView, dev: Bool = false, say: WebLanguage = .english) -> String {
         var html = "<header class=\"title" + (page.isLegacy ? " legacy" : "") + "\" data-peer=\"" + escape(page.conversation) + "\"><h1>" + escape(page.title) + "</h1>"
         if dev {
             let tag = page.isLegacy ? "legacy page" : (page.lineID.map { "\($0) page" } ?? "base page")
@@ -47,27 +48,38 @@ public enum PageHTML {
                 + (page.route.source.map { " (" + escape($0) + ")" } ?? "") + "</details>"
         }
         html += "</header>"
+        // The bar and the menu share one row: on a phone the bar's items are behind one button.
+        var tools = ""
         for component in page.components where component.kind != .inputBar {
-            html += self.component(component)
+            switch component {
+            case .bottomBar, .menu: tools += self.component(component, say)
+            default: html += self.component(component, say)
+            }
         }
-        html += "<main class=\"messages\">" + earlier(page.total - page.messages.count)
-        if page.messages.isEmpty { html += "<p class=\"empty\">No messages yet.</p>" }
-        for message in page.messages { html += self.message(message, peer: page.conversation, dev: dev) }
+        if !tools.isEmpty {
+            let toggle = page.component(.bottomBar) != nil
+                ? "<button type=\"button\" class=\"tools-toggle\" aria-expanded=\"false\" aria-controls=\"bar\">" + say("Tools") + "</button>" : ""
+            html += "<div class=\"tools\">" + toggle + tools + "</div>"
+        }
+        html += "<main class=\"messages\" aria-label=\"" + say("Messages") + "\">" + earlier(page.total - page.messages.count, say)
+        if page.messages.isEmpty { html += "<p class=\"empty\">" + say("No messages yet.") + "</p>" }
+        for message in page.messages { html += self.message(message, peer: page.conversation, dev: dev, say) }
         html += "</main>"
         if page.component(.inputBar) != nil {
-            html += "<form class=\"input\" data-send><button type=\"button\" class=\"attach\" data-file aria-label=\"Send a file\" title=\"Send a file\">📎</button>"
-                + "<input name=\"text\" autocomplete=\"off\" placeholder=\"Message\" aria-label=\"Message\">"
-                + "<button type=\"submit\">Send</button></form><input type=\"file\" class=\"file-pick\" hidden>"
+            html += "<form class=\"input\" data-send aria-label=\"" + say("Write a message") + "\"><button type=\"button\" class=\"attach\" data-file aria-label=\""
+                + say("Send a file") + "\" title=\"" + say("Send a file") + "\">📎</button>"
+                + "<input name=\"text\" autocomplete=\"off\" dir=\"auto\" enterkeyhint=\"send\" placeholder=\"" + say("Message") + "\" aria-label=\"" + say("Message") + "\">"
+                + "<button type=\"submit\">" + say("Send") + "</button></form><input type=\"file\" class=\"file-pick\" hidden>"
         } else {
-            html += "<p class=\"no-input\">This page has no input bar.</p>"
+            html += "<p class=\"no-input\">" + say("This page has no input bar.") + "</p>"
         }
         return html
     }
 
     /// The control that loads earlier messages, when `count` are not shown.
-    static func earlier(_ count: Int) -> String {
+    static func earlier(_ count: Int, _ say: WebLanguage = .english) -> String {
         guard count > 0 else { return "" }
-        return "<button class=\"older\" data-do=\"more\" data-count=\"20\">Show \(count) earlier message\(count == 1 ? "" : "s")</button>"
+        return "<button class=\"older\" data-do=\"more\" data-count=\"20\">" + say(count == 1 ? "Show {0} earlier message" : "Show {0} earlier messages", "\(count)") + "</button>"
     }
 
     /// What changed in a page its tabs show (``PageChanges``), as the page's script applies it:
@@ -75,17 +87,17 @@ public enum PageHTML {
     /// `{"op":"replace","id":"m3","html":…}`, `{"op":"remove","id":"m1"}` and
     /// `{"op":"earlier","html":…}` (the control for earlier messages; empty when none are left),
     /// each message's HTML drawn as ``body(_:dev:)`` draws it.
-    public static func changes(_ changes: [PageChanges.Change], peer: String, dev: Bool = false) -> String {
+    public static func changes(_ changes: [PageChanges.Change], peer: String, dev: Bool = false, say: WebLanguage = .english) -> String {
         let ops = changes.map { change -> String in
             switch change {
             case .added(let message):
-                return "{\"op\":\"append\",\"html\":" + JSONNode.quoted(self.message(message, peer: peer, dev: dev)) + "}"
+                return "{\"op\":\"append\",\"html\":" + JSONNode.quoted(self.message(message, peer: peer, dev: dev, say)) + "}"
             case .changed(let message):
-                return "{\"op\":\"replace\",\"id\":\"m\(message.number)\",\"html\":" + JSONNode.quoted(self.message(message, peer: peer, dev: dev)) + "}"
+                return "{\"op\":\"replace\",\"id\":\"m\(message.number)\",\"html\":" + JSONNode.quoted(self.message(message, peer: peer, dev: dev, say)) + "}"
             case .removed(let number):
                 return "{\"op\":\"remove\",\"id\":\"m\(number)\"}"
             case .earlier(let count):
-                return "{\"op\":\"earlier\",\"html\":" + JSONNode.quoted(earlier(count)) + "}"
+                return "{\"op\":\"earlier\",\"html\":" + JSONNode.quoted(earlier(count, say)) + "}"
             }
         }
         return "[" + ops.joined(separator: ",") + "]"
@@ -96,119 +108,124 @@ public enum PageHTML {
 
     /// A bar or menu item as a button that posts `verb` with its number; a line's item that
     /// answered "ignored" is disabled, and says why.
-    static func item(_ item: PageView.Item, verb: String) -> String {
+    static func item(_ item: PageView.Item, verb: String, _ say: WebLanguage = .english) -> String {
         let kind = item.byLine ? "line" : "platform"
+        // The platform's item names are the platform's words; a line's are the line's.
+        let name = item.byLine ? escape(item.name) : escape(say(item.name))
         guard !item.ignored else {
-            return "<button class=\"\(kind) ignored\" disabled title=\"\(ignoredWhy)\">" + escape(item.name)
-                + "<span class=\"why\"> (" + ignoredWhy.dropLast() + ")</span></button>"
+            return "<button class=\"\(kind) ignored\" disabled title=\"" + say(ignoredWhy) + "\">" + name
+                + "<span class=\"why\"> (" + say(String(ignoredWhy.dropLast())) + ")</span></button>"
         }
         // The platform's Clear asks the person first (the page's dialog), then clears.
-        if !item.byLine, item.name == PageView.clearItem { return "<button class=\"platform\" data-ask=\"clear\">Clear</button>" }
+        if !item.byLine, item.name == PageView.clearItem { return "<button class=\"platform\" data-ask=\"clear\">" + name + "</button>" }
         // So does Report.
-        if !item.byLine, item.name == PageView.reportItem { return "<button class=\"platform\" data-ask=\"report\">Report</button>" }
-        return "<button class=\"\(kind)\" data-do=\"\(verb)\" data-item=\"\(item.number)\">" + escape(item.name) + "</button>"
+        if !item.byLine, item.name == PageView.reportItem { return "<button class=\"platform\" data-ask=\"report\">" + name + "</button>" }
+        return "<button class=\"\(kind)\" data-do=\"\(verb)\" data-item=\"\(item.number)\">" + name + "</button>"
     }
 
-    static func component(_ component: PageView.Component) -> String {
+    static func component(_ component: PageView.Component, _ say: WebLanguage = .english) -> String {
         switch component {
         case .topPost(let post):
             guard let post else { return "" }
-            return "<section class=\"top-post\"><strong>" + escape(post.title) + "</strong>"
+            return "<section class=\"top-post\" aria-label=\"" + say("Pinned") + "\" dir=\"auto\"><strong>" + escape(post.title) + "</strong>"
                 + (post.detail.isEmpty ? "" : "<span>" + escape(post.detail) + "</span>") + "</section>"
         case .quickReplies(let phrases, let available):
             let buttons = phrases.enumerated().map { index, phrase in
-                "<button" + (available ? " data-do=\"quick\" data-item=\"\(index + 1)\"" : " disabled") + ">" + escape(phrase) + "</button>"
+                "<button" + (available ? " data-do=\"quick\" data-item=\"\(index + 1)\"" : " disabled") + " dir=\"auto\">" + escape(phrase) + "</button>"
             }
-            return "<nav class=\"quick-replies" + (available ? "" : " unavailable") + "\" aria-label=\"Quick replies\">"
+            return "<nav class=\"quick-replies" + (available ? "" : " unavailable") + "\" aria-label=\"" + say("Quick replies") + "\">"
                 + buttons.joined() + "</nav>"
         case .bottomBar(let items):
-            return "<nav class=\"bottom-bar\" aria-label=\"Tools\">" + items.filter(\.isShown).map { item in
+            return "<nav class=\"bottom-bar\" id=\"bar\" aria-label=\"" + say("Tools") + "\">" + items.filter(\.isShown).map { item in
                 // The platform's Photo item picks a file; the page's script sends its bytes.
                 if !item.byLine, item.name == "Photo" {
-                    return "<button class=\"platform\" data-photo>Photo</button>"
+                    return "<button class=\"platform\" data-photo>" + say("Photo") + "</button>"
                         + "<input type=\"file\" class=\"photo-file\" accept=\"image/png,image/jpeg,image/webp\" hidden>"
                 }
                 // The platform's Voice item records in the browser (the page's script), at most
                 // Voice.secondsLimit seconds, and sends the recording.
                 if !item.byLine, item.name == "Voice" {
-                    return "<button class=\"platform\" data-voice data-limit=\"\(Voice.secondsLimit)\" aria-pressed=\"false\">Voice</button>"
+                    return "<button class=\"platform\" data-voice data-limit=\"\(Voice.secondsLimit)\" aria-pressed=\"false\">" + say("Voice") + "</button>"
                 }
                 // The platform's Location item sends where the browser says the person is.
-                if !item.byLine, item.name == "Location" { return "<button class=\"platform\" data-location>Location</button>" }
-                return self.item(item, verb: "bar")
+                if !item.byLine, item.name == "Location" { return "<button class=\"platform\" data-location>" + say("Location") + "</button>" }
+                return self.item(item, verb: "bar", say)
             }.joined() + "</nav>"
         case .menu(let items):
-            return "<details class=\"menu\"><summary>☰ Menu</summary>" + items.filter(\.isShown).map { self.item($0, verb: "menu") }.joined() + "</details>"
+            return "<nav class=\"chat-menu\" aria-label=\"" + say("Menu") + "\"><details class=\"menu\"><summary><span aria-hidden=\"true\">☰ </span>" + say("Menu") + "</summary>"
+                + items.filter(\.isShown).map { self.item($0, verb: "menu", say) }.joined() + "</details></nav>"
         case .inputBar:
             return ""
         }
     }
 
-    static func message(_ message: PageView.Message, peer: String, dev: Bool = false) -> String {
+    static func message(_ message: PageView.Message, peer: String, dev: Bool = false, _ say: WebLanguage = .english) -> String {
         let side = message.isOutgoing ? "sent" : "received"
-        var html = "<article class=\"message \(side)\" id=\"m\(message.number)\" data-number=\"\(message.number)\">"
+        // Each message is a stop for the keyboard (the page's script moves between them with the
+        // arrow keys); its buttons follow it.
+        var html = "<article class=\"message \(side)\" id=\"m\(message.number)\" data-number=\"\(message.number)\" tabindex=\"0\">"
         html += "<p class=\"meta\">" + (dev ? "<span class=\"dev number\">#\(message.number)</span> " : "")
-            + "<span class=\"who\">" + (message.isOutgoing ? "You" : escape(message.envelope.from)) + "</span> · " + time(message.envelope.timestamp)
-        if let before = message.sentBefore { html += " · <a href=\"#m\(before)\">sent earlier</a>" }
+            + "<span class=\"who\">" + (message.isOutgoing ? say("You") : escape(message.envelope.from)) + "</span> · " + time(message.envelope.timestamp)
+        if let before = message.sentBefore { html += " · <a href=\"#m\(before)\">" + say("sent earlier") + "</a>" }
         html += "</p>"
-        if let quote = message.reply { html += self.quote(quote, peer: peer) }
+        if let quote = message.reply { html += self.quote(quote, peer: peer, say) }
         switch message.body {
         case .text("") where !message.photos.isEmpty, .lines([]) where !message.photos.isEmpty:
             // A photo without a caption: the photo is the message.
             break
         case .text(let text):
-            html += "<div class=\"bubble text\">" + TextHTML.html(text) + "</div>"
+            html += "<div class=\"bubble text\" dir=\"auto\">" + TextHTML.html(text, say) + "</div>"
         case .voice(let voice):
-            html += self.voice(message.voice, said: voice, number: message.number, peer: peer)
+            html += self.voice(message.voice, said: voice, number: message.number, peer: peer, say)
         case .location(let place):
-            html += location(place)
+            html += location(place, say)
         case .file(let said):
-            html += self.file(message.file, said: said, number: message.number, peer: peer)
+            html += self.file(message.file, said: said, number: message.number, peer: peer, say)
         case .image(let image):
             // The address is a link only when it is one whole web address; nothing is fetched.
             let pieces = TextHTML.pieces(image.url)
-            html += "<p class=\"bubble image\">Picture \(max(0, image.width))×\(max(0, image.height)): "
+            html += "<p class=\"bubble image\">" + say("Picture") + " \(max(0, image.width))×\(max(0, image.height)): "
                 + (pieces.count == 1 && pieces[0].isLink ? TextHTML.html(image.url) : escape(image.url)) + "</p>"
         case .lines(let lines):
             // A line's own view (IMKit 1.0–1.2), laid out in columns: drawn as laid out.
-            html += "<pre class=\"bubble lines\" data-do=\"tap\" data-message=\"\(message.number)\">" + escape(lines.joined(separator: "\n"))
+            html += "<pre class=\"bubble lines\" data-do=\"tap\" data-message=\"\(message.number)\" role=\"button\" tabindex=\"0\" dir=\"auto\">" + escape(lines.joined(separator: "\n"))
             if let folded = message.folded { html += "\n<span class=\"folded\">" + escape(PageView.foldMarker(folded)) + "</span>" }
             html += "</pre>"
         case .card(let card):
-            html += self.card(card, message: message, peer: peer)
+            html += self.card(card, message: message, peer: peer, say)
         case .recalled:
-            html += "<p class=\"bubble recalled\">" + (message.isOutgoing ? "You recalled a message" : escape(message.envelope.from) + " recalled a message") + "</p>"
+            html += "<p class=\"bubble recalled\" role=\"note\">" + (message.isOutgoing ? say("You recalled a message") : say("{0} recalled a message", escape(message.envelope.from))) + "</p>"
         case .placeholder(let why):
-            html += "<details class=\"bubble placeholder\"><summary>" + escape(MessagePresenter.placeholderText)
+            html += "<details class=\"bubble placeholder\"><summary>" + escape(say(MessagePresenter.placeholderText))
                 + (dev ? " <small class=\"dev\">(" + escape(why.short) + ")</small>" : "") + "</summary><p>"
                 + (dev ? escape(message.causes.isEmpty ? why.description : message.causes.map(\.description).joined(separator: "; and "))
-                       : "This app cannot show this kind of message yet.")
+                       : say("This app cannot show this kind of message yet."))
                 + "</p></details>"
         }
         if message.body.degrade == nil {
             for (index, slot) in message.photosAfterBody {
-                html += "<figure class=\"photo\">" + photo(slot, index: index, number: message.number, peer: peer, inCard: false) + "</figure>"
+                html += "<figure class=\"photo\">" + photo(slot, index: index, number: message.number, peer: peer, inCard: false, alt: photoAlt(slot, message: message, say), say) + "</figure>"
             }
         }
-        if message.isOutgoing { html += state(message, dev: dev) }
-        if !message.reactions.isEmpty { html += reactions(message.reactions, peer: peer) }
-        if message.body != .recalled { html += actions(message, peer: peer) }
+        if message.isOutgoing { html += state(message, dev: dev, say) }
+        if !message.reactions.isEmpty { html += reactions(message.reactions, peer: peer, say) }
+        if message.body != .recalled { html += actions(message, peer: peer, say) }
         if message.isOutgoing, let drawn = message.peerDrawn {
             // How the peer drew it, as its read receipt said: its words escaped. The person hears
             // only that the peer could not see it.
             if dev {
                 html += "<p class=\"drawn dev" + (drawn.isPlaceholder ? " placeholder" : "") + "\">" + escape(drawn.said(at: message.envelope.to)) + "</p>"
             } else if drawn.isPlaceholder {
-                html += "<p class=\"drawn placeholder\">" + escape(message.envelope.to) + "'s app cannot show this message.</p>"
+                html += "<p class=\"drawn placeholder\">" + say("{0}'s app cannot show this message.", escape(message.envelope.to)) + "</p>"
             }
         }
         return html + "</article>"
     }
 
     /// A message's reactions, under it: each emoji with who gave it.
-    static func reactions(_ reactions: [PageView.Reaction], peer: String) -> String {
-        "<ul class=\"reactions\" aria-label=\"Reactions\">" + reactions.map { reaction in
-            let who = reaction.people.map { $0 == peer ? escape(peer) : "You" }.joined(separator: ", ")
+    static func reactions(_ reactions: [PageView.Reaction], peer: String, _ say: WebLanguage = .english) -> String {
+        "<ul class=\"reactions\" aria-label=\"" + say("Reactions") + "\">" + reactions.map { reaction in
+            let who = reaction.people.map { $0 == peer ? escape(peer) : say("You") }.joined(separator: ", ")
             let mine = reaction.people.contains { $0 != peer } ? " data-mine" : ""
             return "<li\(mine) title=\"" + who + "\">" + escape(reaction.emoji) + " <span class=\"who\">" + who + "</span></li>"
         }.joined() + "</ul>"
@@ -216,34 +233,34 @@ public enum PageHTML {
 
     /// A reply's quote of the message it answers: who wrote it and its first words, a link to
     /// it (the page's script loads earlier messages when it is not shown yet).
-    static func quote(_ quote: PageView.Quote, peer: String) -> String {
-        let who = quote.from == peer ? escape(peer) : "You"
+    static func quote(_ quote: PageView.Quote, peer: String, _ say: WebLanguage = .english) -> String {
+        let who = quote.from == peer ? escape(peer) : say("You")
         let words: String = switch quote.excerpt {
         case .text(let text): escape(text)
-        case .photo(let caption?): "Photo: " + escape(caption)
-        case .photo(nil): "Photo"
-        case .voice(let seconds): "Voice " + duration(seconds)
-        case .location(let name): "Location" + (name.isEmpty ? "" : ": " + escape(name))
-        case .file(let name): "File: " + escape(name)
-        case .image: "Picture"
-        case .recalled: "Recalled message"
-        case .placeholder: "A message this app cannot show"
-        case .missing: "A message not on this device"
+        case .photo(let caption?): say("Photo: {0}", escape(caption))
+        case .photo(nil): say("Photo")
+        case .voice(let seconds): say("Voice {0}", duration(seconds))
+        case .location(let name): name.isEmpty ? say("Location") : say("Location: {0}", escape(name))
+        case .file(let name): say("File: {0}", escape(name))
+        case .image: say("Picture")
+        case .recalled: say("Recalled message")
+        case .placeholder: say("A message this app cannot show")
+        case .missing: say("A message not on this device")
         }
         let body = "<span class=\"quote-who\">" + who + "</span> <span class=\"quote-text\" dir=\"auto\">" + words + "</span>"
         guard let number = quote.number else { return "<p class=\"quote missing\">" + body + "</p>" }
-        return "<a class=\"quote\" href=\"#m\(number)\" data-quote=\"\(number)\" aria-label=\"Reply to " + who + ": " + words.replacingOccurrences(of: "\"", with: "&quot;") + ". Go to that message\">" + body + "</a>"
+        return "<a class=\"quote\" href=\"#m\(number)\" data-quote=\"\(number)\" aria-label=\"" + say("Reply to {0}: {1}. Go to that message", who, words.replacingOccurrences(of: "\"", with: "&quot;")) + "\">" + body + "</a>"
     }
 
     /// What a person can do with a message: reply to it; recall their own, while they may (the
     /// page's script takes the button away when that time is up).
-    static func actions(_ message: PageView.Message, peer: String) -> String {
+    static func actions(_ message: PageView.Message, peer: String, _ say: WebLanguage = .english) -> String {
         // React opens the short set the page's script draws once for every message (a change
         // stays small): the one given is pressed, and pressing it again takes it back.
-        var html = "<div class=\"actions\"><button type=\"button\" class=\"reply\" data-reply=\"\(message.number)\">Reply</button>"
-            + "<button type=\"button\" class=\"react\" data-react=\"\(message.number)\" aria-expanded=\"false\">React</button>"
+        var html = "<div class=\"actions\"><button type=\"button\" class=\"reply\" data-reply=\"\(message.number)\">" + say("Reply") + "</button>"
+            + "<button type=\"button\" class=\"react\" data-react=\"\(message.number)\" aria-expanded=\"false\">" + say("React") + "</button>"
         if let until = message.recallableUntil {
-            html += "<button type=\"button\" class=\"recall\" data-do=\"recall\" data-message=\"\(message.number)\" data-until=\"\(until)\">Recall</button>"
+            html += "<button type=\"button\" class=\"recall\" data-do=\"recall\" data-message=\"\(message.number)\" data-until=\"\(until)\">" + say("Recall") + "</button>"
         }
         return html + "</div>"
     }
@@ -257,14 +274,14 @@ public enum PageHTML {
 
     /// A place: its name, where it is, and a link to it on OpenStreetMap (opened only when the
     /// person follows it; nothing is fetched for the page).
-    static func location(_ place: LocationContent) -> String {
-        var html = "<div class=\"bubble location\"><strong>" + escape(place.name.isEmpty ? "Location" : place.name) + "</strong>"
+    static func location(_ place: LocationContent, _ say: WebLanguage = .english) -> String {
+        var html = "<div class=\"bubble location\"><strong dir=\"auto\">" + escape(place.name.isEmpty ? say("Location") : place.name) + "</strong>"
         let lat = place.latitude, lon = place.longitude
         if lat.isFinite, lon.isFinite, abs(lat) <= 90, abs(lon) <= 180 {
             let map = "https://www.openstreetmap.org/?mlat=\(lat)&mlon=\(lon)#map=16/\(lat)/\(lon)"
-            html += "<span class=\"coordinates\">\(lat), \(lon)</span><a href=\"" + escape(map) + "\" rel=\"noopener noreferrer\" target=\"_blank\">Open map</a>"
+            html += "<span class=\"coordinates\">\(lat), \(lon)</span><a href=\"" + escape(map) + "\" rel=\"noopener noreferrer\" target=\"_blank\">" + say("Open map") + "</a>"
         } else {
-            html += "<span class=\"coordinates\">No valid position</span>"
+            html += "<span class=\"coordinates\">" + say("No valid position") + "</span>"
         }
         return html + "</div>"
     }
@@ -284,15 +301,15 @@ public enum PageHTML {
     /// A voice message: a player of the recording it carries, with the length decoded from it;
     /// why it is not played; or, for one that only names a `url` (never fetched), its length
     /// as its sender said.
-    static func voice(_ slot: VoiceSlot?, said: VoiceContent, number: Int, peer: String) -> String {
+    static func voice(_ slot: VoiceSlot?, said: VoiceContent, number: Int, peer: String, _ say: WebLanguage = .english) -> String {
         switch slot {
         case .voice(let voice)?:
             return "<div class=\"bubble voice\"><audio controls preload=\"none\" src=\"" + escape(voiceAddress(peer: peer, number: number))
-                + "\" aria-label=\"" + escape("Voice message, \(voice.shown)") + "\"></audio><span class=\"duration\">" + voice.shown + "</span></div>"
+                + "\" aria-label=\"" + escape(say("Voice message, {0}", voice.shown)) + "\"></audio><span class=\"duration\">" + voice.shown + "</span></div>"
         case .refused(let why)?:
-            return "<p class=\"bubble voice not-shown\">" + escape("Voice not shown: " + why) + "</p>"
+            return "<p class=\"bubble voice not-shown\">" + escape(say("Voice not shown: {0}", why)) + "</p>"
         case nil:
-            return "<p class=\"bubble voice\">Voice message · " + duration(said.seconds) + "</p>"
+            return "<p class=\"bubble voice\">" + say("Voice message · {0}", duration(said.seconds)) + "</p>"
         }
     }
 
@@ -304,21 +321,25 @@ public enum PageHTML {
 
     /// A file message: a link that downloads the file (never opens it), with its name, type and
     /// size; or why it is not offered.
-    static func file(_ slot: FileSlot?, said: FileContent, number: Int, peer: String) -> String {
+    static func file(_ slot: FileSlot?, said: FileContent, number: Int, peer: String, _ say: WebLanguage = .english) -> String {
         switch slot {
         case .file(let file)?:
             return "<div class=\"bubble file\"><a class=\"download\" href=\"" + escape(fileAddress(peer: peer, number: number)) + "\" download=\""
-                + escape(file.name) + "\" dir=\"auto\">" + escape(file.name) + "</a><span class=\"file-facts\">" + escape(file.shownSize + " · " + kindName(file.type))
+                + escape(file.name) + "\" dir=\"auto\">" + escape(file.name) + "</a><span class=\"file-facts\">" + escape(file.shownSize + " · " + kindName(file.type, say))
                 + "</span></div>"
         case .refused(let why)?:
-            return "<p class=\"bubble file not-shown\">" + escape("File not offered: " + why) + "</p>"
+            return "<p class=\"bubble file not-shown\">" + escape(say("File not offered: {0}", why)) + "</p>"
         case nil:
-            return "<p class=\"bubble file not-shown\">" + escape("File " + said.name + " (not on this device)") + "</p>"
+            return "<p class=\"bubble file not-shown\" dir=\"auto\">" + escape(say("File {0} (not on this device)", said.name)) + "</p>"
         }
     }
 
     /// A media type as people call it.
-    static func kindName(_ type: String) -> String {
+    static func kindName(_ type: String, _ say: WebLanguage = .english) -> String {
+        say(kindName(type))
+    }
+
+    private static func kindName(_ type: String) -> String {
         switch type {
         case "application/pdf": "PDF"
         case let word where word.contains("wordprocessingml") || word == "application/msword" || word.contains("opendocument.text"): "Document"
@@ -338,73 +359,92 @@ public enum PageHTML {
 
     /// A message's photo: the picture, at its size (so the page does not jump as it loads), or
     /// why it is not shown.
-    static func photo(_ slot: PhotoSlot, index: Int, number: Int, peer: String, inCard: Bool) -> String {
+    static func photo(_ slot: PhotoSlot, index: Int, number: Int, peer: String, inCard: Bool, alt: String, _ say: WebLanguage = .english) -> String {
         let kind = inCard ? "card-image" : "photo-image"
         switch slot {
         case .photo(let photo):
             return "<img class=\"\(kind)\" src=\"" + escape(photoAddress(peer: peer, number: number, index: index)) + "\" width=\"\(photo.width)\" height=\"\(photo.height)\" alt=\""
-                + escape("photo \(index + 1), \(photo.kind.name) \(photo.width)×\(photo.height)") + "\" loading=\"lazy\">"
+                + escape(alt) + "\" loading=\"lazy\">"
         case .refused(let why):
-            return "<div class=\"\(kind) not-shown\" role=\"img\">" + escape("Photo not shown: " + why) + "</div>"
+            return "<div class=\"\(kind) not-shown\" role=\"img\">" + escape(say("Photo not shown: {0}", why)) + "</div>"
         }
+    }
+
+    /// A photo's text alternative: the words sent with it (a photo message's caption), or who
+    /// sent it and its size ("Photo from alice, 640×400").
+    static func photoAlt(_ slot: PhotoSlot, message: PageView.Message, _ say: WebLanguage = .english) -> String {
+        if case .text(let caption) = message.body, !caption.isEmpty, message.body.degrade == nil {
+            return say("Photo: {0}", String(caption.prefix(200)))
+        }
+        let who = message.isOutgoing ? say("you") : message.envelope.from
+        guard case .photo(let photo) = slot else { return say("Photo from {0}", who) }
+        return say("Photo from {0}, {1}", who, "\(photo.width)×\(photo.height)")
     }
 
     /// A card: the picture's place, the title with its badge, the subtitle, the fields, the
     /// buttons. A click on the card taps the message (`/tap N`); a button sends `/tap N ID`.
-    static func card(_ card: PageView.Card, message: PageView.Message, peer: String) -> String {
+    static func card(_ card: PageView.Card, message: PageView.Message, peer: String, _ say: WebLanguage = .english) -> String {
         let number = message.number
         var html = "<section class=\"bubble card\" data-do=\"tap\" data-message=\"\(number)\">"
         switch card.image {
-        case .picture(let name, let line?, let version?, let photo?)?:
+        case .picture(let name, let line?, let version?, let photo?, let alt)?:
+            // What it shows, in its line's words; a line built before IMKit 1.4 said nothing,
+            // and its picture is taken as decoration (the card's title says what the card is).
             html += "<img class=\"card-image picture\" src=\"" + escape(pictureAddress(line: line, version: version, name: name)) + "\" width=\"\(photo.width)\" height=\"\(photo.height)\" alt=\""
-                + escape("picture " + name) + "\">"
-        case .picture(let name, _, _, _)?:
-            html += "<div class=\"card-image not-shown\" role=\"img\">" + escape("No picture \"\(name)\": its line registered none by that name") + "</div>"
+                + escape(alt ?? "") + "\">"
+        case .picture(let name, _, _, _, _)?:
+            html += "<div class=\"card-image not-shown\" role=\"img\">" + escape(say("No picture \"{0}\": its line registered none by that name", name)) + "</div>"
         case .photo(let index)? where message.photos.indices.contains(index):
-            html += photo(message.photos[index], index: index, number: number, peer: peer, inCard: true)
+            html += photo(message.photos[index], index: index, number: number, peer: peer, inCard: true, alt: photoAlt(message.photos[index], message: message, say), say)
         case .photo?, nil:
             // A photo the message does not carry keeps no place (a listing sent without one).
             break
         }
-        html += "<header class=\"card-head\"><h2 class=\"card-title\">" + escape(card.title) + "</h2>"
+        // The title is the card's button for a keyboard and a screen reader (a click anywhere on
+        // the card taps it too).
+        html += "<header class=\"card-head\"><h2 class=\"card-title\" dir=\"auto\"><button type=\"button\" class=\"card-open\" data-do=\"tap\" data-message=\"\(number)\">"
+            + escape(card.title) + "</button></h2>"
         if let badge = card.badge {
             html += "<span class=\"badge \(badge.tone.rawValue)\">" + escape(badge.text) + "</span>"
         }
         html += "</header>"
-        if let subtitle = card.subtitle { html += "<p class=\"card-subtitle\">" + escape(subtitle) + "</p>" }
+        if let subtitle = card.subtitle { html += "<p class=\"card-subtitle\" dir=\"auto\">" + escape(subtitle) + "</p>" }
         if !card.fields.isEmpty {
             html += "<dl class=\"card-fields\">" + card.fields.map { field in
-                "<div><dt>" + escape(field.label) + "</dt><dd>" + escape(field.value) + "</dd></div>"
+                "<div><dt dir=\"auto\">" + escape(field.label) + "</dt><dd dir=\"auto\">" + escape(field.value) + "</dd></div>"
             }.joined() + "</dl>"
         }
         if !card.buttons.isEmpty {
             html += "<div class=\"card-buttons\">" + card.buttons.map { button in
                 // One that answered "ignored" here is drawn disabled, saying so.
                 button.ignored == true
-                    ? "<button type=\"button\" class=\"ignored\" disabled title=\"\(ignoredWhy)\">" + escape(button.label)
-                        + "<span class=\"why\"> (" + ignoredWhy.dropLast() + ")</span></button>"
+                    ? "<button type=\"button\" class=\"ignored\" disabled title=\"" + say(ignoredWhy) + "\">" + escape(button.label)
+                        + "<span class=\"why\"> (" + say(String(ignoredWhy.dropLast())) + ")</span></button>"
                     : "<button type=\"button\" data-do=\"tap\" data-message=\"\(number)\" data-button=\"" + escape(button.id) + "\">" + escape(button.label) + "</button>"
             }.joined() + "</div>"
         }
         return html + "</section>"
     }
 
-    static func state(_ message: PageView.Message, dev: Bool = false) -> String {
-        let words: String = switch message.state {
+    static func state(_ message: PageView.Message, dev: Bool = false, _ say: WebLanguage = .english) -> String {
+        let english: String = switch message.state {
         case .queued: "queued"
         case .sent: "sent"
-        case .delivered: "delivered ✓"
-        case .read: "read ✓✓"
+        case .delivered: "delivered"
+        case .read: "read"
         case .failed, .givenUp: "not sent"
         case .unknown: "not known yet"
         case .received: "received"
         }
-        var html = "<p class=\"state \(message.state.rawValue)\">" + escape(words)
+        let words = say(english)
+        // The ticks are drawn, not read: a screen reader says "read", not "check mark".
+        let ticks = message.state == .read ? " ✓✓" : message.state == .delivered ? " ✓" : ""
+        var html = "<p class=\"state \(message.state.rawValue)\">" + escape(words) + (ticks.isEmpty ? "" : "<span aria-hidden=\"true\">" + ticks + "</span>")
         if let failure = message.failure, message.state == .failed || message.state == .givenUp || message.state == .unknown {
-            html += ": " + escape(failureWords(failure))
+            html += (say == .chinese ? "：" : ": ") + escape(failureWords(failure, say))
         }
         if message.state == .failed || message.state == .givenUp {
-            html += " <button data-do=\"retry\" data-message=\"\(message.number)\">Try again</button>"
+            html += " <button data-do=\"retry\" data-message=\"\(message.number)\">" + say("Try again") + "</button>"
         }
         return html + "</p>"
     }
@@ -417,27 +457,27 @@ public enum PageHTML {
 
     /// Why a message failed, for the person whose message it is: the page's retry button beside
     /// it sends it again.
-    static func failureWords(_ failure: MessageFailure) -> String {
+    static func failureWords(_ failure: MessageFailure, _ say: WebLanguage = .english) -> String {
         switch failure {
         case .refusedByPeer(let refusal):
             let peer = refusal.peer, said = refusal.reason.map { " (\($0))" } ?? ""
             return switch refusal.code {
-            case .kind?, .version?: "\(peer)'s imhost is older than yours and cannot take it; retry once \(peer) has updated"
-            case .blocked?: "\(peer) blocked you"
-            case .budget?: "\(peer) takes no more messages from you today; retry tomorrow"
-            case .tooLarge?: "too large for \(peer)'s imhost\(said)"
-            case let code?: "refused by \(peer) (\(code))\(said)"
-            case nil: "refused by \(peer)\(said)"
+            case .kind?, .version?: say("{0}'s imhost is older than yours and cannot take it; retry once {0} has updated", peer)
+            case .blocked?: say("{0} blocked you", peer)
+            case .budget?: say("{0} takes no more messages from you today; retry tomorrow", peer)
+            case .tooLarge?: say("too large for {0}'s imhost{1}", peer, said)
+            case let code?: say("refused by {0} ({1}){2}", peer, code.rawValue, said)
+            case nil: say("refused by {0}{1}", peer, said)
             }
         case .tooLargeForBroker(let refusal):
-            return "too large for the server: " + (refusal.limit.map { "it takes up to \(FailureWords.size($0)), this is \(FailureWords.size(refusal.bytes))" }
-                ?? "this is \(FailureWords.size(refusal.bytes))") + "; retry once its operator has raised the limit"
+            return refusal.limit.map { say("too large for the server: it takes up to {0}, this is {1}; retry once its operator has raised the limit", FailureWords.size($0), FailureWords.size(refusal.bytes)) }
+                ?? say("too large for the server: this is {0}; retry once its operator has raised the limit", FailureWords.size(refusal.bytes))
         case .notDelivered(let hours):
-            return "not delivered within \(FailureWords.hours(hours)) hours"
+            return say("not delivered within {0} hours", FailureWords.hours(hours))
         case .unknownState(let state):
-            return "this imhost does not know the state \"\(state)\" the store holds"
+            return say("this imhost does not know the state \"{0}\" the store holds", state)
         case .unknownCode(let code):
-            return "for a reason this imhost does not know (\"\(code)\", stored by a newer one)"
+            return say("for a reason this imhost does not know (\"{0}\", stored by a newer one)", code)
         case .other(let text):
             return text
         }

@@ -8,7 +8,7 @@ enum TextHTML {
     static let foldLines = 12
 
     /// `text` as HTML inside its bubble.
-    static func html(_ text: String) -> String {
+    static func html(_ text: String, _ say: WebLanguage = .english) -> String {
         let pieces = self.pieces(text)
         guard let cut = foldPoint(text, pieces) else { return pieces.map(html).joined() }
         var shown = "", rest = ""
@@ -24,7 +24,7 @@ enum TextHTML {
             }
         }
         return shown + "<span class=\"rest\">" + rest + "</span>"
-            + "<button type=\"button\" class=\"more\" data-more aria-expanded=\"false\">Show more</button>"
+            + "<button type=\"button\" class=\"more\" data-more aria-expanded=\"false\">" + say("Show more") + "</button>"
     }
 
     /// A run of the text: words, or an address.

@@ -29,67 +29,69 @@ public enum WebDocument {
         }
     }
 
-    private static func document(title: String, body: String, attributes: String = "") -> String {
+    private static func document(title: String, body: String, attributes: String = "", say: WebLanguage) -> String {
         """
         <!DOCTYPE html>
-        <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+        <html lang="\(say.htmlTag)"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1, interactive-widget=resizes-content"><meta name="color-scheme" content="light dark">
         <title>\(PageHTML.escape(title))</title><link rel="icon" href="/static/icon.svg"><link rel="stylesheet" href="/static/app.css"><script src="/static/app.js" defer></script></head>
         <body\(attributes)>\(body)</body></html>
         """
     }
 
     /// The start page: `user`'s conversations, newest first, and a form to open a jump URL.
-    public static func start(user: String, conversations: [Conversation], dev: Bool = false) -> String {
+    public static func start(user: String, conversations: [Conversation], dev: Bool = false, say: WebLanguage = .english) -> String {
         document(title: "imhost · \(user)", body: """
-            <nav class="back">\(notifySettings)</nav>
-            <header class="title"><h1>Chats of \(PageHTML.escape(user))</h1></header>
-            <form class="open" action="/chat" method="get"><label>Open a jump URL
-            <input name="url" required placeholder="im://chat?rootCateID=1&amp;cateID=12&amp;peer=u42"></label><button type="submit">Open</button></form>
-            \(searchForm(""))
-            <main id="conversations" data-live="list">\(list(conversations, dev: dev))</main>
-            """, attributes: " class=\"start\"")
+            <nav class="back">\(notifySettings(say))</nav>
+            <header class="title"><h1>\(say("Chats of {0}", PageHTML.escape(user)))</h1></header>
+            <main><form class="open" action="/chat" method="get" aria-label="\(say("Open a chat"))"><label>\(say("Open a jump URL"))
+            <input name="url" required placeholder="im://chat?rootCateID=1&amp;cateID=12&amp;peer=u42"></label><button type="submit">\(say("Open"))</button></form>
+            \(searchForm("", say))
+            <section id="conversations" aria-label="\(say("Chats"))" data-live="list">\(list(conversations, dev: dev, say: say))</section></main>
+            """, attributes: " class=\"start\"", say: say)
     }
 
     /// What the page offers of the browser's notifications: a button that asks for them (only
     /// when clicked, never on load; shown while the browser has not been asked), and whether a
     /// notification shows the message's words or only who sent it (the latter by default).
-    static let notifySettings = "<button type=\"button\" class=\"notify-ask\" hidden>Notify me of new messages</button>"
-        + "<label class=\"notify-text\" hidden><input type=\"checkbox\" data-notify-text> Show message text in notifications</label>"
+    static func notifySettings(_ say: WebLanguage) -> String {
+        "<button type=\"button\" class=\"notify-ask\" hidden>" + say("Notify me of new messages") + "</button>"
+            + "<label class=\"notify-text\" hidden><input type=\"checkbox\" data-notify-text> " + say("Show message text in notifications") + "</label>"
+    }
 
     /// The longest search taken, in characters, and the most results shown.
     public static let searchLength = 200, searchHits = 50
 
     /// The search box of the start page and the results page.
-    static func searchForm(_ query: String) -> String {
-        "<form class=\"search\" action=\"/search\" method=\"get\" role=\"search\"><label>Search messages "
-            + "<input type=\"search\" name=\"q\" maxlength=\"\(searchLength)\" value=\"" + PageHTML.escape(query) + "\"></label><button type=\"submit\">Search</button></form>"
+    static func searchForm(_ query: String, _ say: WebLanguage) -> String {
+        "<form class=\"search\" action=\"/search\" method=\"get\" role=\"search\"><label>" + say("Search messages") + " "
+            + "<input type=\"search\" name=\"q\" maxlength=\"\(searchLength)\" value=\"" + PageHTML.escape(query) + "\"></label><button type=\"submit\">" + say("Search") + "</button></form>"
     }
 
     /// The messages a search found, newest first: each with its chat, who wrote it and when,
     /// its words with those searched for marked, and a link that opens its chat at it.
-    public static func search(user: String, query: String, words: [String], hits: [(hit: SearchHit, url: String)]) -> String {
+    public static func search(user: String, query: String, words: [String], hits: [(hit: SearchHit, url: String)], say: WebLanguage = .english) -> String {
         let results: String
         if words.isEmpty {
-            results = "<p class=\"empty\">Type words to find the messages that hold all of them.</p>"
+            results = "<p class=\"empty\">" + say("Type words to find the messages that hold all of them.") + "</p>"
         } else if hits.isEmpty {
-            results = "<p class=\"empty\" role=\"status\">No message holds " + words.map { "“" + PageHTML.escape($0) + "”" }.joined(separator: " and ") + ".</p>"
+            results = "<p class=\"empty\" role=\"status\">" + say("No message holds {0}.", words.map { "“" + PageHTML.escape($0) + "”" }.joined(separator: say(" and "))) + "</p>"
         } else {
-            let newest = hits.count == searchHits ? " (the newest)" : ""
+            let newest = hits.count == searchHits ? say(" (the newest)") : ""
             let items = hits.map { hit, url -> String in
                 let link = "/chat?url=" + percentEncoded(url) + "#m\(hit.number)"
-                let who = hit.from == hit.peer ? "" : "me: "
+                let who = hit.from == hit.peer ? "" : say("me: ")
                 let head = "<li><a href=\"" + PageHTML.escape(link) + "\"><strong>" + PageHTML.escape(hit.peer) + "</strong> " + PageHTML.time(hit.sentAt)
                 return head + "<span class=\"last\" dir=\"auto\">" + who + marked(hit.text, words) + "</span></a></li>"
             }
-            results = "<p class=\"count\" role=\"status\">\(hits.count) message\(hits.count == 1 ? "" : "s")\(newest)</p><ul class=\"conversations results\">"
+            results = "<p class=\"count\" role=\"status\">" + say(hits.count == 1 ? "{0} message" : "{0} messages", "\(hits.count)") + newest + "</p><ul class=\"conversations results\">"
                 + items.joined() + "</ul>"
         }
-        return document(title: "Search · imhost · \(user)", body: """
-            <nav class="back"><a href="/">← Chats</a></nav>
-            <header class="title"><h1>Search the chats of \(PageHTML.escape(user))</h1></header>
-            \(searchForm(query))
-            <main id="results">\(results)</main>
-            """, attributes: " class=\"start\"")
+        return document(title: say("Search") + " · imhost · \(user)", body: """
+            <nav class="back"><a href="/">\(say("← Chats"))</a></nav>
+            <header class="title"><h1>\(say("Search the chats of {0}", PageHTML.escape(user)))</h1></header>
+            <main>\(searchForm(query, say))
+            <section id="results" aria-label="\(say("Results"))">\(results)</section></main>
+            """, attributes: " class=\"start\"", say: say)
     }
 
     /// `text`, escaped, with each of `words` it holds marked (case as written; the first of
@@ -109,14 +111,14 @@ public enum WebDocument {
     }
 
     /// The list of conversations, as the start page shows it (and a live update replaces it).
-    public static func list(_ conversations: [Conversation], dev: Bool = false) -> String {
-        guard !conversations.isEmpty else { return "<p class=\"empty\">No conversations yet. Open a jump URL above.</p>" }
+    public static func list(_ conversations: [Conversation], dev: Bool = false, say: WebLanguage = .english) -> String {
+        guard !conversations.isEmpty else { return "<p class=\"empty\">" + say("No conversations yet. Open a jump URL above.") + "</p>" }
         return "<ul class=\"conversations\">" + conversations.map { chat in
             "<li><a href=\"/chat?url=" + PageHTML.escape(percentEncoded(chat.url)) + "\"><strong>" + PageHTML.escape(chat.peer) + "</strong>"
                 + (dev ? chat.line.map { " <span class=\"tag dev\">" + PageHTML.escape($0) + "</span>" } ?? "" : "")
-                + (chat.unread > 0 ? " <span class=\"unread\">\(chat.unread) unread</span>" : "")
+                + (chat.unread > 0 ? " <span class=\"unread\">" + say("{0} unread", "\(chat.unread)") + "</span>" : "")
                 + " " + PageHTML.time(chat.updatedAt)
-                + "<span class=\"last\">" + (chat.lastFromPeer ? "" : "me: ") + PageHTML.escape(chat.lastText ?? "") + "</span></a></li>"
+                + "<span class=\"last\" dir=\"auto\">" + (chat.lastFromPeer ? "" : say("me: ")) + PageHTML.escape(chat.lastText ?? "") + "</span></a></li>"
         }.joined() + "</ul>"
     }
 
@@ -129,20 +131,21 @@ public enum WebDocument {
     ///
     /// `textLimit` is what the store takes of a text message, in bytes of its JSON: the page
     /// refuses a longer one at once, keeping it in the input (the worker would refuse it too).
-    public static func chat(page id: String, url: String, dev: Bool = false, textLimit: Int = 64 * 1024) -> String {
-        let toggle = dev ? "<label class=\"dev-toggle\"><input type=\"checkbox\" data-dev-toggle checked> Developer view</label>" : ""
+    public static func chat(page id: String, url: String, dev: Bool = false, textLimit: Int = 64 * 1024, say: WebLanguage = .english) -> String {
+        let toggle = dev ? "<label class=\"dev-toggle\"><input type=\"checkbox\" data-dev-toggle checked> " + say("Developer view") + "</label>" : ""
         return document(title: "imhost · chat", body: """
-            <nav class="back"><a href="/">← Chats</a>\(toggle)<button type="button" class="notices-open" aria-controls="notice-dialog" hidden>Notices <span class="count"></span></button>\(notifySettings)</nav>
-            <div id="page" data-page="\(PageHTML.escape(id))" data-text-limit="\(textLimit)"><p class="opening">Opening the chat…</p></div>
+            <nav class="back"><a href="/">\(say("← Chats"))</a>\(toggle)<button type="button" class="notices-open" aria-controls="notice-dialog" hidden>\(say("Notices")) <span class="count"></span></button>\(notifySettings(say))</nav>
+            <div id="page" data-page="\(PageHTML.escape(id))" data-text-limit="\(textLimit)"><p class="opening">\(say("Opening the chat…"))</p></div>
             <div id="notices" class="notices"></div>
-            <dialog id="notice-dialog" aria-labelledby="notice-title"><h2 id="notice-title">Notices</h2><ol id="notice-log"></ol>
-            <form method="dialog"><button>Close</button></form></dialog>
-            """, attributes: dev ? " class=\"chat dev-on\" data-dev" : " class=\"chat\"")
+            <div id="announce" class="visually-hidden" aria-live="polite" aria-atomic="true"></div>
+            <dialog id="notice-dialog" aria-labelledby="notice-title"><h2 id="notice-title">\(say("Notices"))</h2><ol id="notice-log"></ol>
+            <form method="dialog"><button>\(say("Close"))</button></form></dialog>
+            """, attributes: dev ? " class=\"chat dev-on\" data-dev" : " class=\"chat\"", say: say)
     }
 
     /// The page for a request refused or not found, when a person's browser asked for a page:
     /// what happened, in their words; the server's reason folded under it; the way back.
-    public static func error(status: Int, reason: String) -> String {
+    public static func error(status: Int, reason: String, say: WebLanguage = .english) -> String {
         let (title, text) = switch status {
         case 404: ("Page not found", "There is no page at this address.")
         case 400: ("This address is not right", "The link is incomplete or damaged. Open the chat again from your chats.")
@@ -151,19 +154,19 @@ public enum WebDocument {
         case 429, 503: ("Too many chats open", "Close a chat you are not using, then open this one again.")
         default: ("Something went wrong", "The page could not be shown.")
         }
-        return document(title: "imhost · " + title, body: """
-            <nav class="back"><a href="/">← Chats</a></nav>
-            <main class="refusal"><h1>\(title)</h1><p>\(text)</p><details><summary>Details</summary><p>\(PageHTML.escape(reason))</p></details>
-            <p><a href="/">Back to your chats</a></p></main>
-            """, attributes: " class=\"refused\"")
+        return document(title: "imhost · " + say(title), body: """
+            <nav class="back"><a href="/">\(say("← Chats"))</a></nav>
+            <main class="refusal"><h1>\(say(title))</h1><p>\(say(text))</p><details><summary>\(say("Details"))</summary><p>\(PageHTML.escape(reason))</p></details>
+            <p><a href="/">\(say("Back to your chats"))</a></p></main>
+            """, attributes: " class=\"refused\"", say: say)
     }
 
     /// A page that says why something was refused, with the way back to the chats.
-    public static func refusal(title: String, text: String) -> String {
+    public static func refusal(title: String, text: String, say: WebLanguage = .english) -> String {
         document(title: "imhost · " + title, body: """
-            <nav class="back"><a href="/">← chats</a></nav>
+            <nav class="back"><a href="/">\(say("← Chats"))</a></nav>
             <main class="refusal"><h1>\(PageHTML.escape(title))</h1><p>\(PageHTML.escape(text))</p></main>
-            """, attributes: " class=\"refused\"")
+            """, attributes: " class=\"refused\"", say: say)
     }
 
     /// `text` percent-encoded for a query value.

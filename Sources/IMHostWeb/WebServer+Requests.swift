@@ -19,7 +19,7 @@ extension WebServer {
         guard reply.status >= 400, Self.asksForPage(request), case .bytes(let body) = reply.body,
               reply.headers.contains(where: { $0.0 == "Content-Type" && $0.1.hasPrefix("text/plain") }) else { return reply }
         let reason = String(decoding: body, as: UTF8.self).trimmingSpaces
-        return html(WebDocument.error(status: reply.status, reason: reason), status: reply.status)
+        return html(WebDocument.error(status: reply.status, reason: reason, say: language(of: request)), status: reply.status)
     }
 
     /// Whether the request is a browser's for a page to show: a navigation (`Sec-Fetch-Dest:
@@ -45,11 +45,11 @@ extension WebServer {
         }
         switch (request.method, request.path) {
         case ("GET", "/"):
-            return html(WebDocument.start(user: user, conversations: conversations(), dev: dev))
+            return html(WebDocument.start(user: user, conversations: conversations(), dev: dev, say: language(of: request)))
         case ("GET", "/search"):
-            return search(request.argument("q") ?? "")
+            return search(request.argument("q") ?? "", say: language(of: request))
         case ("GET", "/chat"):
-            return open(request.argument("url") ?? "", session: request.cookie(gate.cookieName) ?? "")
+            return open(request.argument("url") ?? "", session: request.cookie(gate.cookieName) ?? "", say: language(of: request))
         case ("GET", "/events"):
             return events(request)
         case ("POST", let path) where path.hasPrefix("/stream/") && (path.hasSuffix("/watch") || path.hasSuffix("/unwatch")):
@@ -88,21 +88,21 @@ extension WebServer {
     /// stream; the page's worker starts when the stream opens (``start(_:)``), never for a
     /// request that cannot show it. A chat already open in another window or tab is the same
     /// page: one worker draws it, and every tab gets what changes.
-    private func open(_ url: String, session: String) -> HTTPReply {
+    private func open(_ url: String, session: String, say: WebLanguage) -> HTTPReply {
         guard !url.isEmpty else { return .text(400, "refused: no jump URL; open /chat?url=im://chat?rootCateID=...&peer=...\n") }
         if let open = pages.values.first(where: { $0.url == url && !$0.ended }) {
-            return html(WebDocument.chat(page: open.id, url: url, dev: dev, textLimit: config.limits.payloadBytes))
+            return html(WebDocument.chat(page: open.id, url: url, dev: dev, textLimit: config.limits.payloadBytes, say: open.say))
         }
         let live = pages.values.filter { $0.session == session && $0.streams.contains { !$0.shared } }.count
         guard live < Self.livePagesPerBrowser else {
             return .text(429, "refused: \(live) chats are open and live in this browser, the most one browser can keep live (it gives a server six connections); close one, then open this again\n")
         }
-        if let full = roomRefusal(making: false) { return html(WebDocument.refusal(title: "Too many chats open", text: full), status: 503) }
+        if let full = roomRefusal(making: false) { return html(WebDocument.refusal(title: say("Too many chats open"), text: full, say: say), status: 503) }
         let waiting = pages.values.filter { !$0.started }.sorted { $0.made < $1.made }
         for page in waiting.prefix(max(0, waiting.count - Self.waitingPages + 1)) { pages[page.id] = nil }
         let id = String(WebGate.randomSecret().prefix(16))
-        pages[id] = Page(id: id, session: session, url: url)
-        return html(WebDocument.chat(page: id, url: url, dev: dev, textLimit: config.limits.payloadBytes))
+        pages[id] = Page(id: id, session: session, url: url, say: say)
+        return html(WebDocument.chat(page: id, url: url, dev: dev, textLimit: config.limits.payloadBytes, say: say))
     }
 
     /// Why a new chat is refused, when `config.web.maxPages` pages run and every one is watched;
@@ -141,8 +141,9 @@ extension WebServer {
             sharedStreams[id] = stream
             stream.send("joined", data: id)
         } else if request.argument("list") != nil {
-            listStreams.append(stream)
-            stream.send("list", data: WebDocument.list(conversations()))
+            let say = language(of: request)
+            listStreams.append((stream, say))
+            stream.send("list", data: WebDocument.list(conversations(), dev: dev, say: say))
         } else {
             guard let id = request.argument("page"), let page = pages[id], !page.ended else {
                 return .text(404, "not found: that page is closed; open the chat again from the list\n")
@@ -154,7 +155,7 @@ extension WebServer {
             } else {
                 page.streams.append(Watcher(stream: stream, shared: false, page: id))
                 if let view = page.view {
-                    stream.send("page", data: PageHTML.body(view, dev: dev))
+                    stream.send("page", data: PageHTML.body(view, dev: dev, say: page.say))
                     if let json = seenJSON(view.conversation) { stream.send("seen", data: json) }
                 }
             }
@@ -191,7 +192,7 @@ extension WebServer {
         }
         page.streams.append(watcher)
         if let view = page.view {
-            watcher.send("page", data: PageHTML.body(view, dev: dev))
+            watcher.send("page", data: PageHTML.body(view, dev: dev, say: page.say))
             if let json = seenJSON(view.conversation) { watcher.send("seen", data: json) }
         }
         return HTTPReply(status: 204, body: .bytes([]))
@@ -247,7 +248,7 @@ extension WebServer {
         do throws(Photo.Refusal) {
             _ = try PhotoDecoder.shared.check(request.body, limit: config.limits.photoBytes)
         } catch {
-            return .text(415, "Not sent: this file is not a photo that can be sent (\(error)).\n")
+            return .text(415, language(of: request)("Not sent: this file is not a photo that can be sent ({0}).", "\(error)") + "\n")
         }
         page.link.send(.act(.photo(Data(request.body))))
         return HTTPReply(status: 204, body: .bytes([]))
@@ -303,7 +304,7 @@ extension WebServer {
         do throws(SharedFile.Refusal) {
             _ = try SharedFile.read(name: name, bytes: request.body, limit: config.limits.fileBytes)
         } catch {
-            return .text(error.code == .tooLarge ? 413 : 415, "Not sent: this file cannot be sent (\(error)).\n")
+            return .text(error.code == .tooLarge ? 413 : 415, language(of: request)("Not sent: this file cannot be sent ({0}).", "\(error)") + "\n")
         }
         page.link.send(.act(.file(name: name, Data(request.body))))
         return HTTPReply(status: 204, body: .bytes([]))
@@ -316,7 +317,7 @@ extension WebServer {
         do throws(Voice.Refusal) {
             _ = try PhotoDecoder.shared.checkVoice(request.body, limit: min(Voice.byteLimit, config.limits.photoBytes))
         } catch {
-            return .text(415, "Not sent: this recording cannot be sent (\(error)).\n")
+            return .text(415, language(of: request)("Not sent: this recording cannot be sent ({0}).", "\(error)") + "\n")
         }
         page.link.send(.act(.voice(Data(request.body))))
         return HTTPReply(status: 204, body: .bytes([]))
@@ -324,23 +325,23 @@ extension WebServer {
 
     /// Messages holding every word of `query`, through the store's index (Chinese words too),
     /// newest first: each with its chat, and a link that opens the chat at it.
-    private func search(_ query: String) -> HTTPReply {
+    private func search(_ query: String, say: WebLanguage) -> HTTPReply {
         let words = query.split(whereSeparator: \.isWhitespace).map(String.init).filter { !$0.isEmpty }
         guard query.count <= WebDocument.searchLength else {
-            return html(WebDocument.refusal(title: "Search", text: "Search for at most \(WebDocument.searchLength) characters."), status: 400)
+            return html(WebDocument.refusal(title: say("Search"), text: say("Search for at most {0} characters.", "\(WebDocument.searchLength)"), say: say), status: 400)
         }
         var hits: [SearchHit] = []
         if !words.isEmpty {
             do throws(StoreError) {
                 hits = try host.store?.search(words, peer: nil, limit: WebDocument.searchHits) ?? []
             } catch {
-                return html(WebDocument.refusal(title: "Search", text: "The messages could not be searched: \(error)"), status: 500)
+                return html(WebDocument.refusal(title: say("Search"), text: say("The messages could not be searched: {0}", "\(error)"), say: say), status: 500)
             }
         }
         let urls = Dictionary(conversations().map { ($0.peer, $0.url) }, uniquingKeysWith: { first, _ in first })
         return html(WebDocument.search(user: user, query: query, words: words, hits: hits.map { hit in
             (hit, urls[hit.peer] ?? StoreViews.url(hit.peer, page: nil))
-        }))
+        }, say: say))
     }
 
     /// The user's conversations for the start page, newest first.
@@ -355,7 +356,17 @@ extension WebServer {
 
     func sendList() {
         guard !listStreams.isEmpty else { return }
-        let html = WebDocument.list(conversations(), dev: dev)
-        for stream in listStreams { stream.send("list", data: html) }
+        let now = conversations()
+        var drawn: [WebLanguage: String] = [:]
+        for (stream, say) in listStreams {
+            if drawn[say] == nil { drawn[say] = WebDocument.list(now, dev: dev, say: say) }
+            stream.send("list", data: drawn[say]!)
+        }
+    }
+
+    /// The language the page speaks to the browser that sent `request`: `--lang`'s, or the
+    /// first its `Accept-Language` prefers that the page speaks.
+    func language(of request: HTTPRequest) -> WebLanguage {
+        language ?? WebLanguage.preferred(by: request.header("Accept-Language"))
     }
 }

@@ -35,6 +35,8 @@ package final class WebServer {
         let link = PageLink()
         /// The jump URL it opens.
         let url: String
+        /// The language it speaks: that of the request that opened it.
+        let say: WebLanguage
         /// Its worker was started (when its first event stream opened).
         var started = false
         /// When it was made, and when its last stream ended (while it has none): the page
@@ -47,10 +49,11 @@ package final class WebServer {
         var orphanedAt: UInt64?
         var ended = false
 
-        init(id: String, session: String, url: String) {
+        init(id: String, session: String, url: String, say: WebLanguage) {
             self.id = id
             self.session = session
             self.url = url
+            self.say = say
         }
 
         var isRunning: Bool { started && !ended }
@@ -71,7 +74,7 @@ package final class WebServer {
     /// The stored photos served since the server started, each decoded whole once here: photos
     /// stored before imhost decoded them had their header read only.
     var decoded: Set<String> = []
-    var listStreams: [EventStream] = []
+    var listStreams: [(stream: EventStream, say: WebLanguage)] = []
     /// The streams browsers share between their tabs, by the id a browser gave its own.
     var sharedStreams: [String: EventStream] = [:]
     private var lastHeartbeat = Clock.monotonic()
@@ -83,6 +86,8 @@ package final class WebServer {
     /// `--dev`: pages draw what a developer needs too (``PageHTML``), and notices carry the
     /// terminal's words beside the person's.
     let dev: Bool
+    /// `--lang`: the language every page speaks; `nil`: each browser's own (`Accept-Language`).
+    let language: WebLanguage?
 
     /// Seconds a page whose tab went away is kept, for the tab to come back (a reload).
     static let orphanSeconds: UInt64 = 30
@@ -110,9 +115,10 @@ package final class WebServer {
     /// up by the next server that keeps them, so an open tab goes on after a restart; with `port`
     /// 0 the kept port is tried first (``portNote`` says when it was taken).
     package init(host: ChatHost, config: HostConfig, configPath: String, user: String, port: UInt16, verbose: Bool, workerOptions: [String] = [],
-         dev: Bool = false, keep: Bool = false, output: Output) throws(HTTPServer.Failure) {
+         dev: Bool = false, language: WebLanguage? = nil, keep: Bool = false, output: Output) throws(HTTPServer.Failure) {
         self.host = host
         self.dev = dev
+        self.language = language
         self.config = config
         self.configPath = configPath
         self.user = user
@@ -316,10 +322,10 @@ package final class WebServer {
                 if last == nil, let json = seenJSON(view.conversation) { for watcher in page.streams { watcher.send("seen", data: json) } }
                 switch last.map({ PageChanges.between($0, view) }) ?? .replaced {
                 case .replaced:
-                    let html = PageHTML.body(view, dev: dev)
+                    let html = PageHTML.body(view, dev: dev, say: page.say)
                     for watcher in page.streams { watcher.send("page", data: html) }
                 case .messages(let changes) where !changes.isEmpty:
-                    let json = PageHTML.changes(changes, peer: view.conversation, dev: dev)
+                    let json = PageHTML.changes(changes, peer: view.conversation, dev: dev, say: page.say)
                     for watcher in page.streams { watcher.send("change", data: json) }
                 case .messages:
                     break
@@ -339,19 +345,19 @@ package final class WebServer {
                     pictures["/picture/" + picture.line + "/" + picture.version + "/" + picture.name] = picture
                 }
             case .reply(let reply):
-                notify(page, WebWords.notice(reply))
+                notify(page, WebWords.notice(reply, page.say))
             case .text(let text):
                 // A line's new build taken: the page is drawn again by it.
                 notify(page, WebWords.Notice(text: nil, dev: text.trimmingSpaces, alert: false))
             case .crash(let text):
-                notify(page, WebWords.Notice(text: "Part of this chat stopped working and was started again.", dev: text.trimmingSpaces, alert: true))
+                notify(page, WebWords.Notice(text: page.say("Part of this chat stopped working and was started again."), dev: text.trimmingSpaces, alert: true))
                 output.err(text + "\n")
             case .diagnostic(let text):
                 notify(page, WebWords.Notice(text: nil, dev: text.trimmingSpaces, alert: false))
                 output.err(text)
             case .ended(let code):
                 page.ended = true
-                let ended = WebWords.Notice(text: "This chat stopped. Open it again from your chats.", dev: "the chat's worker ended (exit \(code))", alert: code != 0)
+                let ended = WebWords.Notice(text: page.say("This chat stopped. Open it again from your chats."), dev: "the chat's worker ended (exit \(code))", alert: code != 0)
                 for watcher in page.streams {
                     watcher.send("ended", data: ended.json)
                     // A tab's own stream ends with its page; the shared one serves other pages.
@@ -374,9 +380,9 @@ package final class WebServer {
         let now = Clock.monotonic()
         if now - lastHeartbeat > Self.heartbeatSeconds * 1_000_000_000 {
             lastHeartbeat = now
-            for stream in listStreams + sharedStreams.values + pages.values.flatMap(\.streams).filter({ !$0.shared }).map(\.stream) { stream.heartbeat() }
+            for stream in listStreams.map(\.stream) + sharedStreams.values + pages.values.flatMap(\.streams).filter({ !$0.shared }).map(\.stream) { stream.heartbeat() }
         }
-        listStreams.removeAll(where: Self.gone)
+        listStreams.removeAll { Self.gone($0.stream) }
         sharedStreams = sharedStreams.filter { !Self.gone($0.value) }
         for page in pages.values {
             page.streams.removeAll(where: Self.gone)

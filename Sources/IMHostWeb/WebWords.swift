@@ -27,9 +27,9 @@ enum WebWords {
         }
     }
 
-    static func notice(_ reply: ChatReply) -> Notice {
+    static func notice(_ reply: ChatReply, _ say: WebLanguage = .english) -> Notice {
         let dev = ChatWords.lines(reply).map { TerminalText.safe($0, newlines: false) }.joined(separator: "\n")
-        let (text, alert) = person(reply)
+        let (text, alert) = person(reply, say)
         var notice = Notice(text: text, dev: dev, alert: alert || ChatWords.isDiagnostic(reply))
         if case .recalled(_, _, let said?, _) = reply { notice.draft = said }
         if case .arrived(let peer, _, _, _) = reply { notice.arrived = peer }
@@ -37,74 +37,76 @@ enum WebWords {
     }
 
     /// The person's words, and whether something went wrong.
-    private static func person(_ reply: ChatReply) -> (String?, Bool) {
+    private static func person(_ reply: ChatReply, _ say: WebLanguage) -> (String?, Bool) {
         switch reply {
         case .tapped(_, _, let tap), .menuChose(let tap), .barChose(let tap):
-            return self.tap(tap)
-        case .blocked(let peer): return ("You blocked \(peer). Their messages will not reach you.", false)
-        case .unblocked(let peer): return ("You unblocked \(peer). Their new messages will reach you.", false)
+            return self.tap(tap, say)
+        case .blocked(let peer): return (say("You blocked {0}. Their messages will not reach you.", peer), false)
+        case .unblocked(let peer): return (say("You unblocked {0}. Their new messages will reach you.", peer), false)
         case .cleared(_, let count):
-            return ("Chat cleared on this device: \(count) message\(count == 1 ? "" : "s") removed. Your other devices keep theirs.", false)
+            return (say(count == 1 ? "Chat cleared on this device: {0} message removed. Your other devices keep theirs."
+                        : "Chat cleared on this device: {0} messages removed. Your other devices keep theirs.", "\(count)"), false)
         case .clearAsks, .reportAsks: return (nil, false)
-        case .reported(let peer, true): return ("You reported \(peer). The app's team will look at it.", false)
-        case .reported(let peer, false): return ("Your report of \(peer) is kept on this device: it reaches the app's team once this app is connected to its server.", false)
-        case .retried: return ("Sending again.", false)
+        case .reported(let peer, true): return (say("You reported {0}. The app's team will look at it.", peer), false)
+        case .reported(let peer, false): return (say("Your report of {0} is kept on this device: it reaches the app's team once this app is connected to its server.", peer), false)
+        case .retried: return (say("Sending again."), false)
         case .reacted, .peerTyping, .peerSeen: return (nil, false)
         case .recalled(_, let peer, _, let takes):
-            return (takes == false ? "Recalled here. \(peer)'s app is older and still shows it." : "Recalled.", false)
-        case .connection(true, _): return ("Going online.", false)
-        case .connection(false, _): return ("You are offline. What you send waits until you are back online.", false)
-        case .notice(_, let gist): return notice(gist)
-        case .arrived(let peer, let count, _, _): return ("\(count == 1 ? "A new message" : "\(count) new messages") from \(peer).", false)
-        case .fleetApplied: return ("This chat was updated.", false)
-        case .fleetAppliedNotReopened: return ("This chat could not be updated. Open it again from your chats.", true)
-        case .draftTakenUp: return ("The chat restarted; what you had typed is being sent.", false)
-        case .refused(let refusal): return (refused(refusal), true)
+            return (takes == false ? say("Recalled here. {0}'s app is older and still shows it.", peer) : say("Recalled."), false)
+        case .connection(true, _): return (say("Going online."), false)
+        case .connection(false, _): return (say("You are offline. What you send waits until you are back online."), false)
+        case .notice(_, let gist): return notice(gist, say)
+        case .arrived(let peer, let count, _, _): return (count == 1 ? say("A new message from {0}.", peer) : say("{0} new messages from {1}.", "\(count)", peer), false)
+        case .fleetApplied: return (say("This chat was updated."), false)
+        case .fleetAppliedNotReopened: return (say("This chat could not be updated. Open it again from your chats."), true)
+        case .draftTakenUp: return (say("The chat restarted; what you had typed is being sent."), false)
+        case .refused(let refusal): return (refused(refusal, say), true)
         case .conversations, .found, .reloaded, .openedPage, .opened, .why, .quickSent, .menu, .older, .route, .read:
             return (nil, false)
         }
     }
 
-    private static func tap(_ tap: ChatReply.Tap) -> (String?, Bool) {
+    private static func tap(_ tap: ChatReply.Tap, _ say: WebLanguage) -> (String?, Bool) {
         switch tap {
+        // What a line's hook said is the line's words.
         case .handled(let what): (what, false)
-        case .placeholder, .ignored: ("Nothing to do here.", false)
-        case .failed: ("That did not work. Try again later.", true)
+        case .placeholder, .ignored: (say("Nothing to do here."), false)
+        case .failed: (say("That did not work. Try again later."), true)
         }
     }
 
-    private static func notice(_ gist: ChatReply.Gist) -> (String?, Bool) {
+    private static func notice(_ gist: ChatReply.Gist, _ say: WebLanguage) -> (String?, Bool) {
         switch gist {
         case .connected: (nil, false)
-        case .connectedAgain: ("Back online.", false)
-        case .offline: ("Connection lost. Reconnecting…", true)
-        case .elsewhere: ("This chat is open in another window or on another device, so it is offline here.", true)
-        case .deviceRemoved: ("This device was removed from your account. Messages no longer reach it.", true)
-        case .givenUp: ("Some messages could not be delivered and were given up.", true)
+        case .connectedAgain: (say("Back online."), false)
+        case .offline: (say("Connection lost. Reconnecting…"), true)
+        case .elsewhere: (say("This chat is open in another window or on another device, so it is offline here."), true)
+        case .deviceRemoved: (say("This device was removed from your account. Messages no longer reach it."), true)
+        case .givenUp: (say("Some messages could not be delivered and were given up."), true)
         case .caughtUp: (nil, false)
         case .technical: (nil, false)
         }
     }
 
-    private static func refused(_ refusal: ChatRefusal) -> String {
+    private static func refused(_ refusal: ChatRefusal, _ say: WebLanguage) -> String {
         switch refusal.code {
         case .noMessage, .noButtons, .noSuchButton, .noSuchItem, .noComponent, .notRetryable:
-            "That is no longer on this page. It may have changed; look again."
-        case .quickRepliesUnavailable: "Quick replies cannot be sent on this page."
-        case .textRefused, .notSent: "Not sent: " + (refusal.detail ?? "the message was refused") + "."
-        case .notStored: "Not sent: it could not be saved on this device."
-        case .photoTooLarge: "Not sent: the photo is larger than \(refusal.limit.map(FailureWords.size) ?? "a photo may be")."
-        case .notAPhoto, .unreadableFile: "Not sent: that file is not a photo that can be sent (PNG, JPEG or WebP)."
-        case .notAFile: "Not sent: that file cannot be sent (\(refusal.detail ?? "")).".replacingOccurrences(of: "()", with: "")
-        case .notAVoice: "Not sent: that recording cannot be sent (at most \(Voice.secondsLimit) seconds of Opus sound)."
-        case .noChat, .noSignIn, .badPeer: "This chat cannot be used. Open it again from your chats."
-        case .failed, .reloadRefused, .reopenFailed: "Something went wrong with this chat; it goes on as before."
-        case .notOwnMessage: "Only the sender can recall a message."
-        case .recallTooLate: "Too late to recall: a message can be recalled within \(FailureWords.duration(seconds: refusal.limit ?? 0)) of sending it."
-        case .recalledAlready: "That message was recalled already."
-        case .notQuotable: "That message was recalled: there is nothing to reply to."
-        case .notReactable: "That message was recalled."
-        case .notAReaction: "That is not a reaction this chat offers."
+            say("That is no longer on this page. It may have changed; look again.")
+        case .quickRepliesUnavailable: say("Quick replies cannot be sent on this page.")
+        case .textRefused, .notSent: say("Not sent: {0}.", refusal.detail ?? say("the message was refused"))
+        case .notStored: say("Not sent: it could not be saved on this device.")
+        case .photoTooLarge: say("Not sent: the photo is larger than {0}.", refusal.limit.map(FailureWords.size) ?? say("a photo may be"))
+        case .notAPhoto, .unreadableFile: say("Not sent: that file is not a photo that can be sent (PNG, JPEG or WebP).")
+        case .notAFile: refusal.detail.map { say("Not sent: that file cannot be sent ({0}).", $0) } ?? say("Not sent: that file cannot be sent.")
+        case .notAVoice: say("Not sent: that recording cannot be sent (at most {0} seconds of Opus sound).", "\(Voice.secondsLimit)")
+        case .noChat, .noSignIn, .badPeer: say("This chat cannot be used. Open it again from your chats.")
+        case .failed, .reloadRefused, .reopenFailed: say("Something went wrong with this chat; it goes on as before.")
+        case .notOwnMessage: say("Only the sender can recall a message.")
+        case .recallTooLate: say("Too late to recall: a message can be recalled within {0} of sending it.", say.duration(seconds: refusal.limit ?? 0))
+        case .recalledAlready: say("That message was recalled already.")
+        case .notQuotable: say("That message was recalled: there is nothing to reply to.")
+        case .notReactable: say("That message was recalled.")
+        case .notAReaction: say("That is not a reaction this chat offers.")
         }
     }
 }

@@ -131,7 +131,7 @@ extension BrowserSuites {
             let (alice, bob) = (people.alice, people.bob)
             let cv = people.root.root + "/Lebenslauf Müller.pdf"
             try FileTests.pdf().write(to: URL(fileURLWithPath: cv))
-            try #require(try alice.find("form[data-send] button[data-file]"), "the page offers no 📎")
+            _ = try #require(try alice.find("form[data-send] button[data-file]"), "the page offers no 📎")
             try #require(try alice.waitFor("input.file-pick")).type(cv)
             #expect(try bob.waitFor(".message.received .bubble.file a.download", containing: "Lebenslauf Müller.pdf"))
             #expect(try bob.textContent(".message.received .bubble.file .file-facts") == "3 KB · PDF")

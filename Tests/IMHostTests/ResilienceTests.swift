@@ -76,7 +76,7 @@ struct BaselineTests {
         return (path + ["/opt/swift/usr/bin/swiftc"]).first { FileManager.default.isExecutableFile(atPath: $0) } ?? "swiftc"
     }
 
-    @Test("a line built against IMKit 1.0's interface, or 1.2's, loads and works with the current IMKit", arguments: ["1.0", "1.2"])
+    @Test("a line built against IMKit 1.0's interface, 1.2's or 1.3's (a picture without alt text), loads and works with the current IMKit", arguments: ["1.0", "1.2", "1.3"])
     func lineBuiltAgainstBaseline(release: String) throws {
         let workspace = try Workspace()
         try workspace.installBaselineLine(builtAgainst: release)
@@ -109,6 +109,15 @@ struct BaselineTests {
         #expect(try String(contentsOfFile: workspace.data + "/lines.log", encoding: .utf8).contains("[baseline] info: sent 2 characters"))
         let plugins = try imhost(["plugins"], in: workspace)
         #expect(plugins.stdout.contains("baseline.so          baseline     loaded"), "\(plugins.stdout)")
+    }
+
+    @Test("a line built against IMKit 1.4's interface that registers a picture without alt text is refused, saying so")
+    func pictureWithoutAltRefused() throws {
+        let workspace = try Workspace()
+        try workspace.installBaselineLine(builtAgainst: "1.4")
+        let plugins = try imhost(["plugins"], in: workspace)
+        #expect(plugins.stdout.contains("baseline.so          baseline     failed"), "\(plugins.stdout)")
+        #expect(plugins.stdout.contains("registered picture 'dot' without alt text"), "\(plugins.stdout)")
     }
 
     @Test("the API check passes on this build and fails when the baseline has API the build lacks")
@@ -156,6 +165,8 @@ extension Workspace {
         let library = plugins + "/baseline.so"
         let built = try run(BaselineTests.swiftc, [
             "-emit-library", "-module-name", "BaselineLine", "-swift-version", "6", "-I", sdk, "-module-cache-path", sdk + "/cache",
+            // Pictures came with 1.3.
+        ] + (release >= "1.3" ? ["-DPICTURES"] : []) + [
             "-L", BuildProducts.folder, "-lIMKit", "-o", library,
             BuildProducts.repository + "/Tests/Compatibility/BaselineLine/BaselineLine.swift",
         ])

@@ -35,18 +35,8 @@ extension BrowserSuites {
 
         @Test("two-people.png: alice's and bob's pages in the two-people demo, side by side")
         func twoPeople() throws {
-            let workspace = try Workspace.standard()
-            let demo = try RunningProcess(BuildProducts.imhost, ["demo", "two-people", "--web"], in: workspace.root)
-            defer {
-                demo.signal(SIGINT)
-                _ = demo.finish()
-            }
-            try #require(demo.waitFor("bob's chats: http://"), "\(demo.stdout)\(demo.stderr)")
-            try #require(demo.waitFor("connected to", occurrences: 2))
-            let address = { (person: String) -> String? in
-                demo.stdout.firstMatch(of: try! Regex("\(person)'s chats: (http://127\\.0\\.0\\.1:\\d+/\\?token=[0-9a-f]+)"))
-                    .flatMap { $0.output[1].substring.map(String.init) }
-            }
+            let demo = try TwoPeopleDemo()
+            let address = demo.address
             let alice = try Browser()
             let bob = try alice.secondSession()
             let site = try StaticSite(["side-by-side.html": """
@@ -56,7 +46,7 @@ extension BrowserSuites {
                 """])
             for (browser, person) in [(alice, "alice"), (bob, "bob")] {
                 try browser.resize(width: 600, height: 1150)
-                try browser.navigate(try #require(address(person), "no address for \(person): \(demo.stdout)"))
+                try browser.navigate(try #require(address(person), "no address for \(person): \(demo.process.stdout)"))
                 try browser.click("#conversations li a")
                 #expect(try browser.waitFor(".message .card .card-title", containing: "阳光两居室"), "\(person)'s page shows no card")
                 #expect(try browser.waitUntil("(i => i !== null && i.complete && i.naturalWidth === 640)(document.querySelector('.card img.card-image'))"),
@@ -122,6 +112,11 @@ extension BrowserSuites {
             try #require(try bob.waitFor("form[data-send] input")).type("See you there")
             #expect(try alice.waitFor("header.title .peer-status", containing: "typing", timeout: 30))
             try take(alice, "chat-features.png", width: 600)
+            // What this page shows passes axe-core too, light and dark.
+            for scheme in ["dark", "light"] {
+                try alice.emulate(scheme: scheme)
+                try alice.checkAccessibility("a reply, a reaction, a recall, a voice message and a file, \(scheme)")
+            }
         }
 
         @Test("placeholder.png: a card whose line is not installed, its placeholder open on why")
@@ -155,6 +150,24 @@ extension BrowserSuites {
             try take(browser, "legacy.png", width: 700)
         }
 
+        @Test("phone-light.png, phone-dark.png (375×812) and desktop-light.png, desktop-dark.png (1280×800): bob's page at the end of the two-people demo, light and dark")
+        func phoneAndDesktop() throws {
+            let demo = try TwoPeopleDemo()
+            let browser = try Browser()
+            try browser.navigate(try #require(demo.address("bob"), "no address for bob: \(demo.process.stdout)"))
+            try browser.click("#conversations li a")
+            #expect(try browser.waitFor(".message .bubble.voice audio") != nil, "bob's page shows no voice message")
+            #expect(try browser.waitUntil("(i => i !== null && i.complete && i.naturalWidth === 640)(document.querySelector('.card img.card-image'))"))
+            for (name, width, height) in [("phone", 375, 812), ("desktop", 1280, 800)] {
+                for scheme in ["light", "dark"] {
+                    try browser.view(width: width, height: height)
+                    try browser.emulate(scheme: scheme)
+                    _ = try browser.execute("const list = document.querySelector('.messages'); list.scrollTop = list.scrollHeight; document.activeElement.blur()")
+                    try take(browser, "\(name)-\(scheme).png", width: width)
+                }
+            }
+        }
+
         @Test("crash-reopened.png: a line that crashed on a click, the page reopened on the legacy page and saying so")
         func crashReopened() throws {
             let workspace = try crashyWorkspace()
@@ -171,5 +184,30 @@ extension BrowserSuites {
             #expect(try browser.waitFor("#page header.title.legacy") != nil)
             try take(browser, "crash-reopened.png", width: 700)
         }
+    }
+}
+
+/// `imhost demo two-people --web` running in a standard workspace until released (Ctrl-C), both
+/// people connected: each person's chats are at the address it printed.
+final class TwoPeopleDemo {
+    let workspace: Workspace
+    let process: RunningProcess
+
+    init() throws {
+        workspace = try Workspace.standard()
+        process = try RunningProcess(BuildProducts.imhost, ["demo", "two-people", "--web"], in: workspace.root)
+        try #require(process.waitFor("bob's chats: http://"), "\(process.stdout)\(process.stderr)")
+        try #require(process.waitFor("connected to", occurrences: 2))
+    }
+
+    deinit {
+        process.signal(SIGINT)
+        _ = process.finish()
+    }
+
+    /// The address of `person`'s chats, as the demo printed it.
+    func address(_ person: String) -> String? {
+        process.stdout.firstMatch(of: try! Regex("\(person)'s chats: (http://127\\.0\\.0\\.1:\\d+/\\?token=[0-9a-f]+)"))
+            .flatMap { $0.output[1].substring.map(String.init) }
     }
 }

@@ -120,12 +120,7 @@ extension BrowserSuites {
         @Test("a failed message says why in a person's words, read from its code, a peer's words in it escaped; its retry button queues it again")
         func failedMessage() throws {
             let workspace = try Workspace.standard()
-            _ = try imhost(["chat", houseChatURL], input: "hello\n/quit\n", in: workspace)
-            // As a courier stores a refusal: the code, the peer, and the peer's words as they came.
-            let stored = try run("/usr/bin/sqlite3", [workspace.data + "/users/me/messages.sqlite3", """
-                UPDATE messages SET state = 'failed', reason = '{"code":"refused-by-peer","peer":"u42","refusal":"too-large","said":"over 1 KB \\u001b[2J\\u202e"}'
-                """])
-            #expect(stored.status == 0, "\(stored.stderr)")
+            try workspace.sendAndFail("hello", reason: #"{"code":"refused-by-peer","peer":"u42","refusal":"too-large","said":"over 1 KB \u001b[2J\u202e"}"#)
             let web = try WebServing(workspace)
             let browser = try Browser()
             try browser.open(chat: houseChatURL, on: web)

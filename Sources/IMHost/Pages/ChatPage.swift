@@ -278,10 +278,10 @@ public final class ChatPage {
     /// A card's picture named by a line, with which line's picture it is and what it is, when
     /// the card's line registered it.
     private func resolvePicture(_ message: PageView.Message) -> PageView.Body {
-        guard case .card(var card) = message.body, case .picture(let name, _, _, _)? = card.image,
+        guard case .card(var card) = message.body, case .picture(let name, _, _, _, _)? = card.image,
               let line = LineID.owner(ofMessageKey: message.envelope.key).map(String.init) else { return message.body }
         if let found = environment.picture(line, name) {
-            card.image = .picture(name: name, line: line, version: found.version, photo: found.picture.photo)
+            card.image = .picture(name: name, line: line, version: found.version, photo: found.picture.photo, alt: found.picture.alt)
         }
         return .card(card)
     }

@@ -265,8 +265,9 @@ public struct PageView: Codable, Sendable, Equatable {
         /// A picture the card shows: one its line registered, or one of its message's photos.
         public enum Image: Codable, Sendable, Equatable {
             /// A picture a line ships, by name; `line`, `version` and `photo` say which and what
-            /// it is when the host has it (`nil`: the line registered none by that name).
-            case picture(name: String, line: String? = nil, version: String? = nil, photo: Photo? = nil)
+            /// it is when the host has it (`nil`: the line registered none by that name), `alt`
+            /// what it shows in the line's words (`nil`: a line built before IMKit 1.4 gave none).
+            case picture(name: String, line: String? = nil, version: String? = nil, photo: Photo? = nil, alt: String? = nil)
             /// The message's photo at `index`, from 0 (``PageView/Message/photos``).
             case photo(index: Int)
         }
@@ -322,7 +323,7 @@ public struct PageView: Codable, Sendable, Equatable {
             MessageCard(title: title, subtitle: subtitle, fields: fields.map { CardField($0.label, $0.value) },
                         image: image.map { image -> CardImage in
                             switch image {
-                            case .picture(let name, _, _, _): .picture(name)
+                            case .picture(let name, _, _, _, _): .picture(name)
                             case .photo(let index): .photo(index)
                             }
                         },

@@ -99,9 +99,9 @@ enum PluginImage {
                                 fix: "fix the line's services; none of its registrations were kept")
         }
         var pictures: [String: LinePicture] = [:]
-        for (name, bytes) in registrar.pictures {
+        for (name, bytes, alt) in registrar.pictures {
             do throws(Photo.Refusal) {
-                pictures[name] = LinePicture(photo: try PhotoDecoder.shared.check(bytes, limit: LineRegistrar.pictureBytesLimit), bytes: bytes)
+                pictures[name] = LinePicture(photo: try PhotoDecoder.shared.check(bytes, limit: LineRegistrar.pictureBytesLimit), bytes: bytes, alt: alt)
             } catch {
                 throw PluginRefusal(.registrationFailed, "registration failed: its picture '\(name)' cannot be shown: \(error.description)",
                                     fix: "register a PNG, JPEG or WebP file's bytes; none of its registrations were kept")
@@ -144,8 +144,10 @@ struct StagedLine {
     }
 }
 
-/// A picture a line registered (`LineRegistrar.registerPicture`): what it is, and its bytes.
+/// A picture a line registered (`LineRegistrar.registerPicture`): what it is, its bytes, and
+/// what it shows in words (`nil`: a line built before IMKit 1.4 said nothing).
 public struct LinePicture: Sendable, Equatable {
     public var photo: Photo
     public var bytes: [UInt8]
+    public var alt: String? = nil
 }

@@ -13,6 +13,7 @@ enum WebCommand {
         summary: "serve your chats to a browser on this machine, live",
         options: [
             .option("--port", .number(1024...65535, "a port", shape: "N"), "the port to listen on (default: a free one)"),
+            .option("--lang", .choice(WebLanguage.allCases.map(\.rawValue)), "the language of the page's own words: en or zh (default: each browser's, by its Accept-Language)"),
             .flag("--dev", "draw what QA and line authors need too: message numbers, why this page, the line, a message's causes (a toggle on the page shows or hides them)"),
             .user,
         ],
@@ -26,7 +27,8 @@ enum WebCommand {
             or SIGTERM.
 
             The page speaks to the person (names, times, states; brief notices, all kept in
-            a list); --dev also draws message numbers, why this page, the line and a
+            a list), in English or Chinese: the one the browser prefers (Accept-Language), or
+            --lang's; a line's own words are the line's. --dev also draws message numbers, why this page, the line and a
             message's causes, behind a toggle on the page.
 
             It listens on 127.0.0.1 only. It holds the user's broker connection, as a chat does;
@@ -61,7 +63,8 @@ enum WebCommand {
         let server: WebServer
         do {
             server = try WebServer(host: host, config: config, configPath: configPath, user: user, port: port,
-                                   verbose: arguments.flags.contains("--verbose"), dev: arguments.flags.contains("--dev"), keep: true, output: output)
+                                   verbose: arguments.flags.contains("--verbose"), dev: arguments.flags.contains("--dev"),
+                                   language: arguments.options["--lang"].flatMap(WebLanguage.init(tag:)), keep: true, output: output)
         } catch {
             output.diagnostic("imhost web: \(error); choose another with --port, or leave it out for a free one")
             return CommandLineTool.ExitCode.failure

@@ -188,8 +188,8 @@ public struct PageRenderer {
         if case .photo(let index)? = card.image, !message.photos.indices.contains(index) { text.image = nil }
         var lines = MessageLayout(width: width).card(text) { _ in
             switch card.image {
-            case .picture(let name, _, _, let photo?)?: "Picture \(name) \(photo.width)×\(photo.height)"
-            case .picture(let name, _, _, nil)?: "No picture \"\(name)\""
+            case .picture(let name, _, _, let photo?, _)?: "Picture \(name) \(photo.width)×\(photo.height)"
+            case .picture(let name, _, _, nil, _)?: "No picture \"\(name)\""
             case .photo(let index)? where message.photos.indices.contains(index): String(photoText(message.photos[index], index: index).dropFirst().dropLast())
             case .photo?, nil: ""
             }

@@ -4,6 +4,29 @@
 // the element names (data-do and its data: WebAction.swift), as JSON.
 "use strict";
 
+// The script's own words in the page's language (the document's lang, which the server chose:
+// imhost web --lang, or the browser's Accept-Language). {0}, {1} stand for what is put in.
+const chinese = {
+  "Dismiss": "关闭", "Replying to {0}: {1}": "回复 {0}：{1}", "Cancel reply": "取消回复", "yourself": "自己", "Voice ": "语音 ", "Photo": "照片",
+  "Reactions": "回应", "New message from {0}": "{0} 发来新消息", "Send voice {0}": "发送语音 {0}", "Voice": "语音",
+  "Not sent: this browser cannot record sound.": "未发送：这个浏览器不能录音。",
+  "Not sent: this browser cannot record Opus sound.": "未发送：这个浏览器不能录制 Opus 声音。",
+  "Not sent: this page may not use the microphone. Allow it in the browser's settings for this site, then try again.": "未发送：这个页面不能使用麦克风。请在浏览器的网站设置中允许，然后重试。",
+  "Not sent: no microphone could be opened.": "未发送：无法打开麦克风。",
+  "Clear this chat?": "清空这个聊天？", "Clear chat": "清空聊天", "Every message of this chat leaves this device. Your other devices keep theirs.": "这个聊天的所有消息都会从这台设备上删除。你的其他设备保留各自的消息。",
+  "Report this person?": "举报这个人？", "Report": "举报", "The app's team gets a report of this person with their last 5 messages in this chat. They are not told.": "应用团队会收到对这个人的举报，附上对方在这个聊天中的最后 5 条消息。对方不会被告知。",
+  "Cancel": "取消", "Reconnecting…": "正在重新连接…", "{0} is typing…": "{0} 正在输入…", "online": "在线", "last seen {0}": "最后在线 {0}",
+  "Not sent: this browser cannot say where you are.": "未发送：这个浏览器无法给出你的位置。",
+  "Not sent: this page may not know your location. Allow it in the browser's settings for this site, then try again.": "未发送：这个页面不能获取你的位置。请在浏览器的网站设置中允许，然后重试。",
+  "Not sent: your location could not be found. Try again in a moment.": "未发送：找不到你的位置。请稍后重试。",
+  "Not sent: the message is too long ({0} KB; at most {1} KB). Shorten it, or send it in parts.": "未发送：消息太长（{0} KB；最多 {1} KB）。请缩短，或分几条发送。",
+};
+function t(english, ...values) {
+  let said = document.documentElement.lang.startsWith("zh") ? (chinese[english] || english) : english;
+  values.forEach((value, index) => { said = said.split("{" + index + "}").join(String(value)); });
+  return said;
+}
+
 function post(page, act) {
   return fetch("/page/" + encodeURIComponent(page), { method: "POST", body: JSON.stringify(act), credentials: "same-origin",
                                                       headers: { "Content-Type": "application/json" } })
@@ -50,7 +73,7 @@ function notify(notice) {
   const dismiss = document.createElement("button");
   dismiss.type = "button";
   dismiss.className = "dismiss";
-  dismiss.setAttribute("aria-label", "Dismiss");
+  dismiss.setAttribute("aria-label", t("Dismiss"));
   dismiss.textContent = "×";
   dismiss.addEventListener("click", () => box.remove());
   box.append(dismiss);
@@ -85,11 +108,11 @@ function showReplying(root) {
     form.prepend(bar);
   }
   const what = document.createElement("span");
-  what.textContent = "Replying to " + replying.who + ": " + replying.text;
+  what.textContent = t("Replying to {0}: {1}", replying.who, replying.text);
   const cancel = document.createElement("button");
   cancel.type = "button";
   cancel.className = "cancel-reply";
-  cancel.setAttribute("aria-label", "Cancel reply");
+  cancel.setAttribute("aria-label", t("Cancel reply"));
   cancel.textContent = "×";
   cancel.addEventListener("click", () => { replying = null; showReplying(root); });
   bar.replaceChildren(what, cancel);
@@ -97,11 +120,11 @@ function showReplying(root) {
 
 // What a message says of itself, for the reply bar: its sender and its first words.
 function replyTarget(message) {
-  const who = message.classList.contains("sent") ? "yourself" : (message.querySelector(".meta .who") || {}).textContent || "";
+  const who = message.classList.contains("sent") ? t("yourself") : (message.querySelector(".meta .who") || {}).textContent || "";
   const body = message.querySelector(".bubble");
-  const played = body && body.querySelector("audio") ? "Voice " : "";
+  const played = body && body.querySelector("audio") ? t("Voice ") : "";
   const words = body ? played + (body.querySelector(".card-title") || body).textContent.replace(/\s+/g, " ").trim() : "";
-  const text = words || (message.querySelector("img.photo-image") ? "Photo" : "");
+  const text = words || (message.querySelector("img.photo-image") ? t("Photo") : "");
   return { number: Number(message.dataset.number), who, text: text.length > 80 ? text.slice(0, 79) + "…" : text };
 }
 
@@ -122,7 +145,7 @@ function chooseReaction(message) {
   const choices = document.createElement("div");
   choices.className = "react-choices";
   choices.setAttribute("role", "group");
-  choices.setAttribute("aria-label", "Reactions");
+  choices.setAttribute("aria-label", t("Reactions"));
   for (const emoji of reactionSet) {
     const button = document.createElement("button");
     button.type = "button";
@@ -157,7 +180,7 @@ function goTo(root, page, number) {
     askedAt = 0;
     target.scrollIntoView({ block: "center" });
     target.classList.add("flash");
-    target.tabIndex = -1;
+    // A message is a stop for the keyboard already: the focus goes to it.
     target.focus({ preventScroll: true });
     setTimeout(() => target.classList.remove("flash"), 1600);
     return;
@@ -193,7 +216,7 @@ function notifications() {
 function notifyMessage(who, text) {
   if (!("Notification" in window) || Notification.permission !== "granted") return;
   const words = localStorage.getItem("imhost-notify-text") === "on" && text ? text : "";
-  try { new Notification("New message from " + who, { body: words, tag: "imhost-" + who }); } catch (error) { /* a browser that notifies only from a worker */ }
+  try { new Notification(t("New message from {0}", who), { body: words, tag: "imhost-" + who }); } catch (error) { /* a browser that notifies only from a worker */ }
 }
 
 // The Voice item: a press starts recording from the microphone (the browser asks the person
@@ -208,16 +231,16 @@ function showRecording(root) {
   const seconds = recording ? Math.floor((Date.now() - recording.started) / 1000) : 0;
   button.setAttribute("aria-pressed", recording ? "true" : "false");
   button.classList.toggle("recording", !!recording);
-  button.textContent = recording ? "Send voice " + Math.floor(seconds / 60) + ":" + String(seconds % 60).padStart(2, "0") : "Voice";
+  button.textContent = recording ? t("Send voice {0}", Math.floor(seconds / 60) + ":" + String(seconds % 60).padStart(2, "0")) : t("Voice");
 }
 function toggleRecording(root, page) {
   if (recording) { recording.finish(true); return; }
-  if (!navigator.mediaDevices || !window.MediaRecorder) { said("Not sent: this browser cannot record sound.", true); return; }
+  if (!navigator.mediaDevices || !window.MediaRecorder) { said(t("Not sent: this browser cannot record sound."), true); return; }
   const limit = Number((voiceButton(root) || { dataset: {} }).dataset.limit || 60);
   navigator.mediaDevices.getUserMedia({ audio: true }).then((stream) => {
     const type = ["audio/webm;codecs=opus", "audio/ogg;codecs=opus"].find((each) => MediaRecorder.isTypeSupported(each));
     const release = () => stream.getTracks().forEach((track) => track.stop());
-    if (!type) { release(); said("Not sent: this browser cannot record Opus sound.", true); return; }
+    if (!type) { release(); said(t("Not sent: this browser cannot record Opus sound."), true); return; }
     const recorder = new MediaRecorder(stream, { mimeType: type, audioBitsPerSecond: 32000 });
     const parts = [];
     let size = 0, send = true;
@@ -246,8 +269,8 @@ function toggleRecording(root, page) {
     recorder.start(1000);
     showRecording(root);
   }, (error) => said(error && error.name === "NotAllowedError"
-    ? "Not sent: this page may not use the microphone. Allow it in the browser's settings for this site, then try again."
-    : "Not sent: no microphone could be opened.", true));
+    ? t("Not sent: this page may not use the microphone. Allow it in the browser's settings for this site, then try again.")
+    : t("Not sent: no microphone could be opened."), true));
 }
 
 // Something the page itself says (a refusal its request was answered).
@@ -263,6 +286,33 @@ function localTimes(root) {
   }
 }
 
+// Where the keyboard's focus is inside `element`: the index of the focused control among the
+// element's focusable ones (-1: the element itself), so that a new drawing of it gets it back.
+const focusable = "button, a[href], summary, audio, input, select, textarea, [tabindex]";
+function focusPlace(element) {
+  const active = document.activeElement;
+  if (!element || !active || !element.contains(active)) return null;
+  return active === element ? -1 : Array.from(element.querySelectorAll(focusable)).indexOf(active);
+}
+function giveFocusBack(element, place) {
+  if (!element || place === null) return;
+  const target = place < 0 ? element : element.querySelectorAll(focusable)[place] || element;
+  target.focus({ preventScroll: true });
+}
+
+// A new message from the peer, said once by the page's polite live region (#announce): who
+// wrote and what, never the whole history (the list itself is not live).
+function announce(message) {
+  const region = document.getElementById("announce");
+  if (!region || !message || !message.classList.contains("received")) return;
+  const who = (message.querySelector(".meta .who") || {}).textContent || "";
+  const body = message.querySelector(".bubble, figure img");
+  const words = body ? (body.getAttribute("alt") || body.textContent).replace(/\s+/g, " ").trim().slice(0, 200) : "";
+  region.textContent = "";
+  // A change of text the reader did not cause is read; the same words twice need the clearing.
+  setTimeout(() => { region.textContent = who + ": " + words; }, 50);
+}
+
 // Puts a new drawing of the page in place, keeping the message the reader looked at where it
 // was (or the newest in view, when they were at the end) and what they were typing.
 function replacePage(root, html) {
@@ -270,6 +320,11 @@ function replacePage(root, html) {
   const place = readingPlace(list);
   const input = root.querySelector("form[data-send] input");
   const typed = input ? input.value : "", focused = input && document.activeElement === input;
+  // A message (or a control in it) the keyboard was on keeps the focus in the new drawing.
+  const focusedMessage = document.activeElement && document.activeElement.closest ? document.activeElement.closest(".message") : null;
+  const messageFocus = focusedMessage ? { id: focusedMessage.id, place: focusPlace(focusedMessage) } : null;
+  const toolsFocused = document.activeElement && document.activeElement.closest && document.activeElement.closest(".tools")
+    ? focusPlace(root.querySelector(".tools")) : null;
   // What the reader opened (the menu, a placeholder's why) stays open in the new drawing.
   const key = (details) => (details.closest(".message") ? details.closest(".message").id : "") + " " + details.className;
   const open = new Set(Array.from(root.querySelectorAll("details[open]"), key));
@@ -281,6 +336,19 @@ function replacePage(root, html) {
   keepReadingPlace(root.querySelector(".messages"), place);
   const again = root.querySelector("form[data-send] input");
   if (again) { again.value = typed; if (focused) again.focus(); }
+  showTools(root);
+  if (messageFocus) giveFocusBack(document.getElementById(messageFocus.id), messageFocus.place);
+  if (toolsFocused !== null) giveFocusBack(root.querySelector(".tools"), toolsFocused);
+}
+
+// The bar's items behind the Tools button on a phone: whether they are shown outlives a new
+// drawing of the page.
+let toolsOpen = false;
+function showTools(root) {
+  const tools = root.querySelector(".tools"), toggle = root.querySelector("button.tools-toggle");
+  if (!tools || !toggle) return;
+  tools.classList.toggle("open", toolsOpen);
+  toggle.setAttribute("aria-expanded", String(toolsOpen));
 }
 
 // Where the reader is in the list: at its end, or at a message (its id and how far down).
@@ -310,6 +378,7 @@ function applyChanges(root, ops) {
     if (op.op === "append") {
       list.insertAdjacentHTML("beforeend", op.html);
       localTimes(list.lastElementChild);
+      announce(list.lastElementChild);
     } else if (op.op === "replace") {
       const was = document.getElementById(op.id);
       if (!was) continue;
@@ -317,6 +386,7 @@ function applyChanges(root, ops) {
       const more = was.querySelector(".bubble.text.open") !== null;
       // A recording being played goes on playing: its player moves to the new drawing.
       const playing = Array.from(was.querySelectorAll("audio")).find((audio) => !audio.paused);
+      const focused = focusPlace(was);
       was.insertAdjacentHTML("afterend", op.html);
       const now = was.nextElementSibling;
       was.remove();
@@ -325,6 +395,7 @@ function applyChanges(root, ops) {
       for (const details of now.querySelectorAll("details")) { if (opened.includes(details.className)) details.open = true; }
       if (more) showMore(now.querySelector(".bubble.text"));
       localTimes(now);
+      giveFocusBack(now, focused);
     } else if (op.op === "remove") {
       const gone = document.getElementById(op.id);
       if (gone) gone.remove();
@@ -357,19 +428,19 @@ function ask(kind, page) {
     dialog.setAttribute("aria-labelledby", id + "-title");
     const title = document.createElement("h2");
     title.id = id + "-title";
-    title.textContent = question.title;
+    title.textContent = t(question.title);
     const text = document.createElement("p");
-    text.textContent = question.text;
+    text.textContent = t(question.text);
     const form = document.createElement("form");
     form.method = "dialog";
     const cancel = document.createElement("button");
     cancel.value = "cancel";
     cancel.autofocus = true;
-    cancel.textContent = "Cancel";
+    cancel.textContent = t("Cancel");
     const act = document.createElement("button");
     act.value = kind;
     act.className = "danger";
-    act.textContent = question.act;
+    act.textContent = t(question.act);
     form.append(cancel, " ", act);
     dialog.append(title, text, form);
     document.body.append(dialog);
@@ -394,7 +465,7 @@ function awayBanner(root) {
   const banner = document.createElement("p");
   banner.className = "reconnecting";
   banner.setAttribute("role", "status");
-  banner.textContent = "Reconnecting…";
+  banner.textContent = t("Reconnecting…");
   banner.hidden = true;
   root.before(banner);
   let live = true, trying = false;
@@ -657,9 +728,9 @@ function chatPage(root) {
       header.append(line);
     }
     const who = header.dataset.peer || "";
-    if (Date.now() < typingUntil) line.textContent = who + " is typing…";
-    else if (peerSeen && peerSeen.online) line.textContent = "online";
-    else if (peerSeen && peerSeen.lastSeen) line.textContent = "last seen " + new Date(peerSeen.lastSeen).toLocaleString([], { weekday: "short", hour: "2-digit", minute: "2-digit" });
+    if (Date.now() < typingUntil) line.textContent = t("{0} is typing…", who);
+    else if (peerSeen && peerSeen.online) line.textContent = t("online");
+    else if (peerSeen && peerSeen.lastSeen) line.textContent = t("last seen {0}", new Date(peerSeen.lastSeen).toLocaleString([], { weekday: "short", hour: "2-digit", minute: "2-digit" }));
     else line.textContent = "";
   };
   events.addEventListener("typing", () => {
@@ -711,6 +782,12 @@ function chatPage(root) {
       .then((reply) => { if (!reply.ok) return reply.text().then((why) => said(why.trim(), true)); });
   });
   root.addEventListener("click", (event) => {
+    const toggle = event.target.closest("button.tools-toggle");
+    if (toggle && root.contains(toggle)) {
+      toolsOpen = !toolsOpen;
+      showTools(root);
+      return;
+    }
     const more = event.target.closest("[data-more]");
     if (more && root.contains(more)) {
       const text = more.closest(".bubble.text");
@@ -732,12 +809,12 @@ function chatPage(root) {
     const place = event.target.closest("[data-location]");
     if (place && root.contains(place)) {
       event.preventDefault();
-      if (!navigator.geolocation) { said("Not sent: this browser cannot say where you are.", true); return; }
+      if (!navigator.geolocation) { said(t("Not sent: this browser cannot say where you are."), true); return; }
       navigator.geolocation.getCurrentPosition(
         (at) => post(page, { do: "location", latitude: at.coords.latitude, longitude: at.coords.longitude }),
         (error) => said(error.code === 1
-          ? "Not sent: this page may not know your location. Allow it in the browser's settings for this site, then try again."
-          : "Not sent: your location could not be found. Try again in a moment.", true),
+          ? t("Not sent: this page may not know your location. Allow it in the browser's settings for this site, then try again.")
+          : t("Not sent: your location could not be found. Try again in a moment."), true),
         { timeout: 20000, maximumAge: 60000 });
       return;
     }
@@ -789,7 +866,12 @@ function chatPage(root) {
     event.preventDefault();
     // A reaction chosen closes the choices.
     const choices = target.closest(".react-choices");
-    if (choices) chooseReaction(choices.closest(".message"));
+    if (choices) {
+      // The focus goes back to React (and stays in the message when it is drawn anew).
+      const message = choices.closest(".message"), opener = message.querySelector("button.react");
+      if (opener && choices.contains(document.activeElement)) opener.focus();
+      chooseReaction(message);
+    }
     post(page, actOf(target));
   });
   root.addEventListener("submit", (event) => {
@@ -803,7 +885,7 @@ function chatPage(root) {
     const limit = Number(root.dataset.textLimit || 0);
     const size = new TextEncoder().encode(JSON.stringify({ text })).length;
     if (limit > 0 && size > limit) {
-      said("Not sent: the message is too long (" + Math.ceil(size / 1024) + " KB; at most " + Math.floor(limit / 1024) + " KB). Shorten it, or send it in parts.", true);
+      said(t("Not sent: the message is too long ({0} KB; at most {1} KB). Shorten it, or send it in parts.", Math.ceil(size / 1024), Math.floor(limit / 1024)), true);
       return;
     }
     input.value = "";
@@ -819,6 +901,29 @@ function chatPage(root) {
     }
   });
   root.addEventListener("keydown", (event) => {
+    // Between messages with the arrow keys (Home, End: the first, the last), as in a feed.
+    const message = event.target.classList && event.target.classList.contains("message") ? event.target : null;
+    if (message && ["ArrowUp", "ArrowDown", "Home", "End"].includes(event.key)) {
+      const all = Array.from(root.querySelectorAll(".messages .message"));
+      const at = all.indexOf(message);
+      const next = event.key === "Home" ? all[0] : event.key === "End" ? all[all.length - 1] : all[at + (event.key === "ArrowUp" ? -1 : 1)];
+      if (next) { event.preventDefault(); next.focus(); next.scrollIntoView({ block: "nearest" }); }
+      if (!next && event.key === "ArrowUp") { const older = root.querySelector("button.older"); if (older) { event.preventDefault(); older.focus(); } }
+      return;
+    }
+    // What acts on a click and is not a button (a line's own view) acts on Enter and Space.
+    if ((event.key === "Enter" || event.key === " ") && event.target.matches && event.target.matches("[role=button][data-do]")) {
+      event.preventDefault();
+      event.target.click();
+      return;
+    }
+    // Escape closes what opened: the menu, the tools, a placeholder's why.
+    if (event.key === "Escape") {
+      const details = event.target.closest("details[open]");
+      if (details) { details.open = false; details.querySelector("summary").focus(); event.preventDefault(); return; }
+      const tools = event.target.closest(".tools.open");
+      if (tools) { toolsOpen = false; showTools(root); root.querySelector("button.tools-toggle").focus(); event.preventDefault(); return; }
+    }
     const choices = event.key === "Escape" && event.target.closest(".react-choices");
     if (choices) { const message = choices.closest(".message"); chooseReaction(message); message.querySelector("button.react").focus(); return; }
     if (event.key === "Escape" && recording) { recording.finish(false); return; }

@@ -12,7 +12,7 @@ enum CarsLine: BusinessLine {
     static func register(with registrar: LineRegistrar) throws {
         try registrar.registerPage(CarsPage.self)
         try registrar.registerBuilder(OfferBuilder())
-        try registrar.registerPicture("car", base64: CarsPictures.car)
+        try registrar.registerPicture("car", base64: CarsPictures.car, alt: "A drawing of a car")
         try registrar.registerRoute("cars://offer/:id", allowExternal: true) { request in
             "offer \(request.parameters["id"] ?? "?")"
         }

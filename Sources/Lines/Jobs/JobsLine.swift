@@ -10,7 +10,7 @@ enum JobsLine: BusinessLine {
     static func register(with registrar: LineRegistrar) throws {
         try registrar.registerPage(JobsPage.self)
         try registrar.registerBuilder(InterviewBuilder())
-        try registrar.registerPicture("logo", base64: JobsPictures.logo)
+        try registrar.registerPicture("logo", base64: JobsPictures.logo, alt: "The jobs line's badge")
         // The answer form is reached from inside a chat only, never from a push or the web.
         try registrar.registerRoute("jobs://interview/:id/answer", allowExternal: false) { request in
             "answer form for interview \(request.parameters["id"] ?? "?")"

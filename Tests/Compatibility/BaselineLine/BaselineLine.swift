@@ -16,6 +16,11 @@ enum BaselineLine: BusinessLine {
         try registrar.registerPage(BaselinePage.self)
         try registrar.registerBuilder(NoteBuilder())
         try registrar.registerService(Counter.self)
+        #if PICTURES
+        // Built against 1.3 or later (the tests pass -DPICTURES): a picture without alt text,
+        // which a line built against 1.3 may register and one built against 1.4 may not.
+        try registrar.registerPicture("dot", base64: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+        #endif
         try registrar.registerRoute("baseline://note/:id", allowExternal: false) { request in
             let counter = try request.user.require(Counter.self)
             counter.opened += 1

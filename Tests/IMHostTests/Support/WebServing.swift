@@ -111,6 +111,16 @@ extension Workspace {
         #expect(played.status == 0, "\(played.stdout)\(played.stderr)")
     }
 
+    /// Sends `text` in the house chat with u42 (through `imhost chat`, no broker) and marks the
+    /// newest message failed for `reason` (its JSON), as a courier stores a refusal: the code,
+    /// the peer, and the peer's words as they came.
+    func sendAndFail(_ text: String, reason: String) throws {
+        _ = try imhost(["chat", houseChatURL], input: text + "\n/quit\n", in: self)
+        let stored = try run("/usr/bin/sqlite3", [data + "/users/me/messages.sqlite3",
+                                                  "UPDATE messages SET state = 'failed', reason = '\(reason)' WHERE id = (SELECT max(id) FROM messages)"])
+        #expect(stored.status == 0, "\(stored.stderr)")
+    }
+
     /// Stores a house listing from u42 with the flat's photo: a listing card that shows a photo.
     func receiveListingWithPhoto(title: String) throws {
         try receive("house.listing", #"{"id":"L1001","title":"\#(title)","price":4200,"area":56,"rooms":2,"status":"available"}"#,

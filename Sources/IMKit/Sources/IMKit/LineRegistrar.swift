@@ -23,8 +23,9 @@ public final class LineRegistrar {
     @_spi(Host) public private(set) var services: [any Service.Type] = []
     /// The routes registered, in order.
     @_spi(Host) public private(set) var routes: [RegisteredRoute] = []
-    /// The pictures registered, by name, in order (``registerPicture(_:bytes:)``).
-    @_spi(Host) public private(set) var pictures: [(name: String, bytes: [UInt8])] = []
+    /// The pictures registered, by name, in order (``registerPicture(_:bytes:alt:)``), each
+    /// with its alt text (`nil`: a line built before IMKit 1.4 gave none).
+    @_spi(Host) public private(set) var pictures: [(name: String, bytes: [UInt8], alt: String?)] = []
     /// The descriptor this registrar registers for (its address identifies the plugin).
     @_spi(Host) public let descriptor: UnsafeRawPointer?
 
@@ -138,22 +139,62 @@ public final class LineRegistrar {
     /// The most bytes one picture a line registers may have.
     public static let pictureBytesLimit = 256 * 1024
 
-    /// Hands the host a picture the line ships, under `name`: a card shows it with
-    /// ``CardImage/picture(_:)`` and that name. `bytes` are a PNG, JPEG or WebP file's, as it
-    /// is (the host recognises its kind and reads its size from the bytes when it loads the line,
-    /// and refuses the line's registration, saying why, when they are not such a picture). The
-    /// host never fetches a picture from anywhere: what a card shows is what a line registered or
-    /// a photo its message carries. Since IMKit 1.3.
+    /// The longest alt text a picture has, in characters.
+    public static let altLimit = 200
+
+    /// Hands the host a picture the line ships, under `name`, with `alt`: what it shows, in a
+    /// few words, for those who cannot see it ("58 Tech's logo", "A red hatchback"). A card
+    /// shows it with ``CardImage/picture(_:)`` and that name; a screen reader reads `alt`
+    /// where it stands, and a browser shows it when the picture cannot be drawn. `bytes` are a
+    /// PNG, JPEG or WebP file's, as it is (the host recognises its kind and reads its size from
+    /// the bytes when it loads the line, and refuses the line's registration, saying why, when
+    /// they are not such a picture). The host never fetches a picture from anywhere: what a card
+    /// shows is what a line registered or a photo its message carries. Since IMKit 1.4.
     ///
     /// ```swift
-    /// try registrar.registerPicture("logo", base64: Pictures.logo)
+    /// try registrar.registerPicture("logo", base64: Pictures.logo, alt: "58 Tech's logo")
     /// ```
     ///
     /// - Throws: ``RegistrationError`` `.invalid` for a name that is not 1 to 32 ASCII
-    ///   letters, digits, `-`, `_` or `.` (starting with a letter or digit), for empty bytes,
-    ///   more than ``pictureBytesLimit`` bytes or more than ``pictureLimit`` pictures;
-    ///   `.duplicateKey` for a name registered twice.
+    ///   letters, digits, `-`, `_` or `.` (starting with a letter or digit), for an `alt` that
+    ///   is empty, only spaces, longer than ``altLimit`` characters or holds a control
+    ///   character, for empty bytes, more than ``pictureBytesLimit`` bytes or more than
+    ///   ``pictureLimit`` pictures; `.duplicateKey` for a name registered twice.
+    public func registerPicture(_ name: String, bytes: [UInt8], alt: String) throws(RegistrationError) {
+        let words = String(String.UnicodeScalarView(alt.unicodeScalars.drop(while: \.properties.isWhitespace).reversed().drop(while: \.properties.isWhitespace).reversed()))
+        guard !words.isEmpty, words.count <= Self.altLimit,
+              !words.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format && $0 != "\u{200D}" }) else {
+            try refuse(.invalid, "line '\(lineID)' registered picture '\(name)' with alt text that is empty, longer than \(Self.altLimit) characters or holds a control character; say in a few words what it shows")
+        }
+        try addPicture(name, bytes: bytes, alt: words)
+    }
+
+    /// ``registerPicture(_:bytes:alt:)`` with the file's bytes as base64 text, the way a line
+    /// carries a small picture in its source (`base64 -w0 logo.png`). Since IMKit 1.4.
+    ///
+    /// - Throws: ``RegistrationError`` `.invalid` when `base64` is not base64, and as
+    ///   ``registerPicture(_:bytes:alt:)`` does.
+    public func registerPicture(_ name: String, base64: String, alt: String) throws(RegistrationError) {
+        guard let data = Data(base64Encoded: base64) else {
+            try refuse(.invalid, "line '\(lineID)' registered picture '\(name)' whose text is not base64. Write it with base64 -w0 FILE")
+        }
+        try registerPicture(name, bytes: [UInt8](data), alt: alt)
+    }
+
+    /// A picture without alt text, as lines built against IMKit 1.3 register it: taken from
+    /// them, refused from a line built against 1.4 or later, which says what each picture shows
+    /// (``registerPicture(_:bytes:alt:)``). Since IMKit 1.3.
+    ///
+    /// - Throws: ``RegistrationError`` `.invalid` from a line built against IMKit 1.4 or later,
+    ///   and as ``registerPicture(_:bytes:alt:)`` does.
     public func registerPicture(_ name: String, bytes: [UInt8]) throws(RegistrationError) {
+        if let descriptor, PluginEntry.builtAgainstMinor(descriptor) >= 4 {
+            try refuse(.invalid, "line '\(lineID)' registered picture '\(name)' without alt text; a line built against IMKit 1.4 says what each picture shows. Use registerPicture(\"\(name)\", base64: ..., alt: \"what it shows\")")
+        }
+        try addPicture(name, bytes: bytes, alt: nil)
+    }
+
+    private func addPicture(_ name: String, bytes: [UInt8], alt: String?) throws(RegistrationError) {
         guard CardButton.isValidID(name) else {
             try refuse(.invalid, "line '\(lineID)' registered picture '\(name)'; a picture's name is 1 to 32 ASCII letters, digits, '-', '_' or '.', starting with a letter or digit. Rename it")
         }
@@ -166,11 +207,11 @@ public final class LineRegistrar {
         guard pictures.count < Self.pictureLimit else {
             try refuse(.invalid, "line '\(lineID)' registered more than \(Self.pictureLimit) pictures. Register at most \(Self.pictureLimit)")
         }
-        pictures.append((name, bytes))
+        pictures.append((name, bytes, alt))
     }
 
-    /// ``registerPicture(_:bytes:)`` with the file's bytes as base64 text, the way a line
-    /// carries a small picture in its source (`base64 -w0 logo.png`). Since IMKit 1.3.
+    /// ``registerPicture(_:bytes:)`` with the file's bytes as base64 text: taken from lines
+    /// built against IMKit 1.3, refused from those built against 1.4 or later. Since IMKit 1.3.
     ///
     /// - Throws: ``RegistrationError`` `.invalid` when `base64` is not base64, and as
     ///   ``registerPicture(_:bytes:)`` does.

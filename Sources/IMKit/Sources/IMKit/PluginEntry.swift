@@ -29,15 +29,28 @@ public enum PluginEntry {
     /// Emitted into the plugin (not called in libIMKit.so) so that ``SwiftCompiler/version`` is
     /// the plugin's compiler, read where the plugin is built; this is the only reason. It calls
     /// nothing but ``makeDescriptor(for:swiftVersion:)``, which may change freely inside.
+    ///
+    /// Since IMKit 1.4 it also records the IMKit minor version the plugin was built against
+    /// (the number below is compiled into the plugin): what a line built against 1.4 must do
+    /// that an older one need not (a picture's alt text) is checked by it.
     @_alwaysEmitIntoClient
     public static func descriptor<Line: BusinessLine>(for line: Line.Type) -> UnsafeRawPointer {
-        makeDescriptor(for: line, swiftVersion: SwiftCompiler.version)
+        makeDescriptor(for: line, swiftVersion: SwiftCompiler.version, kitMinor: 4)
     }
 
-    /// Makes or finds the descriptor for `line`. Internal, but part of the ABI: plugins call it
-    /// from their copy of ``descriptor(for:)``, so its name and signature never change.
+    /// Makes or finds the descriptor for `line`. Internal, but part of the ABI: plugins built
+    /// against IMKit 1.0–1.3 call it from their copy of ``descriptor(for:)``, so its name and
+    /// signature never change. They record no IMKit version: 3 stands for them all.
     @usableFromInline
     static func makeDescriptor(for line: any BusinessLine.Type, swiftVersion: String) -> UnsafeRawPointer {
+        makeDescriptor(for: line, swiftVersion: swiftVersion, kitMinor: 3)
+    }
+
+    /// Makes or finds the descriptor for `line`, built against IMKit 1.`kitMinor`. Internal,
+    /// but part of the ABI since IMKit 1.4: plugins call it from their copy of
+    /// ``descriptor(for:)``, so its name and signature never change.
+    @usableFromInline
+    static func makeDescriptor(for line: any BusinessLine.Type, swiftVersion: String, kitMinor: Int) -> UnsafeRawPointer {
         exports.withLock { table in
             if let known = table.descriptors[ObjectIdentifier(line)] {
                 return UnsafeRawPointer(bitPattern: known)!
@@ -53,6 +66,7 @@ public enum PluginEntry {
             let address = UInt(bitPattern: descriptor)
             table.descriptors[ObjectIdentifier(line)] = address
             table.lines[address] = LineBox(type: line)
+            table.kitMinor[address] = kitMinor
             return UnsafeRawPointer(descriptor)
         }
     }
@@ -66,11 +80,19 @@ public enum PluginEntry {
     private struct Table {
         var descriptors: [ObjectIdentifier: UInt] = [:]
         var lines: [UInt: LineBox] = [:]
+        /// The IMKit 1.x minor version each descriptor's plugin was built against.
+        var kitMinor: [UInt: Int] = [:]
     }
 
     /// Descriptors are made once per line and never freed: the host may read them at any time
     /// and plugins are never unloaded.
     private static let exports = Mutex(Table())
+
+    /// The IMKit 1.x minor version the plugin of `descriptor` was built against: 3 for any
+    /// plugin built before 1.4 (they do not say), and for a descriptor this IMKit did not make.
+    static func builtAgainstMinor(_ descriptor: UnsafeRawPointer) -> Int {
+        exports.withLock { $0.kitMinor[UInt(bitPattern: descriptor)] ?? 3 }
+    }
 
     private static func line(forDescriptor address: UnsafeRawPointer) -> (any BusinessLine.Type)? {
         exports.withLock { $0.lines[UInt(bitPattern: address)]?.type }
