@@ -8,7 +8,8 @@ extension BrowserSuites {
     @Suite("Everyone can use the page")
     struct AccessibilityTests {
         /// The widths and colour schemes every state is checked in.
-        /// 640×400 is 1280×800 at 200% zoom: the page a person who enlarges it sees.
+        /// 640×400 is 1280×800 at 200% zoom: the page a person who enlarges it sees, here one who
+        /// also asked for less motion.
         static let views: [(width: Int, height: Int, scheme: String)] = [
             (375, 812, "light"), (375, 812, "dark"), (1280, 800, "light"), (1280, 800, "dark"), (640, 400, "light"),
         ]
@@ -17,8 +18,11 @@ extension BrowserSuites {
         func checkEveryView(_ browser: Browser, _ state: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
             for view in Self.views {
                 try browser.view(width: view.width, height: view.height)
-                try browser.emulate(scheme: view.scheme)
+                try browser.emulate(scheme: view.scheme, reducedMotion: view.width == 640)
                 try browser.checkAccessibility("\(state) at \(view.width) px, \(view.scheme)", sourceLocation: sourceLocation)
+                if view.width == 640 {
+                    #expect(try browser.execute("return matchMedia('(prefers-reduced-motion: reduce)').matches && getComputedStyle(document.documentElement).scrollBehavior === 'auto'") as? Bool == true)
+                }
                 // Nothing wider than the window: no sideways scrolling at any width.
                 let overflow = try browser.execute("""
                     return Array.from(document.querySelectorAll('body *')).filter(e => e.getBoundingClientRect().right > innerWidth + 1 && !e.closest('nav.quick-replies, pre.bubble.lines, .visually-hidden'))
