@@ -31,14 +31,15 @@ enum BrowserBenchmark {
         // Its output (and Chromium's, which it passes on) goes to a file: a pipe nobody reads
         // while the pages load would fill, and stop them both.
         let log = folder + "/chromedriver.log"
-        FileManager.default.createFile(atPath: log, contents: nil)
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
         let driver = Process()
         driver.executableURL = URL(fileURLWithPath: "/usr/bin/chromedriver")
         driver.arguments = ["--port=0"]
         driver.currentDirectoryURL = URL(fileURLWithPath: folder)
         driver.environment = ProcessInfo.processInfo.environment.merging(["HOME": folder]) { $1 }
-        driver.standardOutput = FileHandle(forWritingAtPath: log)
-        driver.standardError = FileHandle(forWritingAtPath: log)
+        let output = FileHandle(forWritingAtPath: log)
+        driver.standardOutput = output
+        driver.standardError = output
         try driver.run()
         defer {
             kill(driver.processIdentifier, SIGTERM)

@@ -366,7 +366,8 @@ public enum PageHTML {
             return "<img class=\"\(kind)\" src=\"" + escape(photoAddress(peer: peer, number: number, index: index)) + "\" width=\"\(photo.width)\" height=\"\(photo.height)\" alt=\""
                 + escape(alt) + "\" loading=\"lazy\">"
         case .refused(let why):
-            return "<div class=\"\(kind) not-shown\" role=\"img\">" + escape(say("Photo not shown: {0}", why)) + "</div>"
+            let words = escape(say("Photo not shown: {0}", why))
+            return "<div class=\"\(kind) not-shown\" role=\"img\" aria-label=\"" + words + "\">" + words + "</div>"
         }
     }
 
@@ -393,7 +394,8 @@ public enum PageHTML {
             html += "<img class=\"card-image picture\" src=\"" + escape(pictureAddress(line: line, version: version, name: name)) + "\" width=\"\(photo.width)\" height=\"\(photo.height)\" alt=\""
                 + escape(alt ?? "") + "\">"
         case .picture(let name, _, _, _, _)?:
-            html += "<div class=\"card-image not-shown\" role=\"img\">" + escape(say("No picture \"{0}\": its line registered none by that name", name)) + "</div>"
+            let words = escape(say("No picture \"{0}\": its line registered none by that name", name))
+            html += "<div class=\"card-image not-shown\" role=\"img\" aria-label=\"" + words + "\">" + words + "</div>"
         case .photo(let index)? where message.photos.indices.contains(index):
             html += photo(message.photos[index], index: index, number: number, peer: peer, inCard: true, alt: photoAlt(message.photos[index], message: message, say), say)
         case .photo?, nil:

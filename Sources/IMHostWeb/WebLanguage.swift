@@ -48,9 +48,22 @@ public enum WebLanguage: String, Sendable, CaseIterable {
     /// `english` said in this language, `{0}`, `{1}`… replaced by `values` in order. A sentence
     /// the table lacks is said in English (a test checks every one the page uses is there).
     public func callAsFunction(_ english: String, _ values: String...) -> String {
-        var said = self == .chinese ? (Self.chineseWords[english] ?? english) : english
-        for (index, value) in values.enumerated() { said = said.replacingOccurrences(of: "{\(index)}", with: value) }
-        return said
+        let template = self == .chinese ? (Self.chineseWords[english] ?? english) : english
+        // In one pass: a value that holds "{1}" is not filled in again.
+        var said = "", rest = Substring(template)
+        while let open = rest.firstIndex(of: "{") {
+            said += rest[..<open]
+            let digits = rest[rest.index(after: open)...].prefix { $0.isASCII && $0.isNumber }
+            let close = rest.index(open, offsetBy: digits.count + 1, limitedBy: rest.endIndex)
+            if let close, close < rest.endIndex, rest[close] == "}", let index = Int(digits), values.indices.contains(index) {
+                said += values[index]
+                rest = rest[rest.index(after: close)...]
+            } else {
+                said += "{"
+                rest = rest[rest.index(after: open)...]
+            }
+        }
+        return said + rest
     }
 
     /// A length of time as this language says it: "2 minutes", "2 分钟".

@@ -169,9 +169,17 @@ extension BrowserSuites {
             try reach(alice, "button.tools-toggle", backwards: true)
             try alice.press(.enter)
             #expect(try alice.waitUntil("getComputedStyle(document.querySelector('nav.bottom-bar')).display !== 'none'"))
+            // A recording started there: Escape drops it (not sent) before it closes anything.
+            try reach(alice, "button[data-voice]")
+            try alice.press(.enter)
+            #expect(try alice.waitUntil("document.querySelector('button[data-voice]').classList.contains('recording')"))
+            try alice.press(.escape)
+            #expect(try alice.waitUntil("!document.querySelector('button[data-voice]').classList.contains('recording') && document.querySelector('.tools').classList.contains('open')"))
             try reach(alice, "button[data-location]")
             try alice.press(.escape)
             #expect(try alice.waitUntil("getComputedStyle(document.querySelector('nav.bottom-bar')).display === 'none' && document.activeElement.matches('button.tools-toggle')"))
+
+            #expect(try bob.find(".message.received .bubble.voice") == nil, "a recording dropped with Escape was sent")
 
             // Search, from the chats: the result opens its chat at the message.
             try reach(alice, "nav.back a", backwards: true)

@@ -230,7 +230,7 @@ struct CardPageTests {
         let html = PageHTML.card(card, message: Self.shown(card, number: 3), peer: "bob")
         #expect(!html.contains("<script") && !html.contains("'x'") && !html.contains("&\""), "\(html)")
         #expect(html.contains("<h2 class=\"card-title\" dir=\"auto\"><button type=\"button\" class=\"card-open\" data-do=\"tap\" data-message=\"3\">&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&quot;&#39;</button></h2>"))
-        #expect(html.hasPrefix("<section class=\"bubble card\" data-do=\"tap\" data-message=\"3\"><div class=\"card-image not-shown\" role=\"img\">No picture &quot;&lt;script&gt;"))
+        #expect(html.hasPrefix("<section class=\"bubble card\" data-do=\"tap\" data-message=\"3\"><div class=\"card-image not-shown\" role=\"img\" aria-label=\"No picture &quot;&lt;script&gt;"))
         #expect(html.contains("<span class=\"badge negative\">&lt;script&gt;"))
         #expect(html.contains("<dl class=\"card-fields\"><div><dt dir=\"auto\">&lt;script&gt;"))
         #expect(html.contains("<button type=\"button\" data-do=\"tap\" data-message=\"3\" data-button=\"ok\">&lt;script&gt;"))

@@ -15,7 +15,7 @@ const chinese = {
   "Not sent: no microphone could be opened.": "未发送：无法打开麦克风。",
   "Clear this chat?": "清空这个聊天？", "Clear chat": "清空聊天", "Every message of this chat leaves this device. Your other devices keep theirs.": "这个聊天的所有消息都会从这台设备上删除。你的其他设备保留各自的消息。",
   "Report this person?": "举报这个人？", "Report": "举报", "The app's team gets a report of this person with their last 5 messages in this chat. They are not told.": "应用团队会收到对这个人的举报，附上对方在这个聊天中的最后 5 条消息。对方不会被告知。",
-  "Cancel": "取消", "Reconnecting…": "正在重新连接…", "{0} is typing…": "{0} 正在输入…", "online": "在线", "last seen {0}": "最后在线 {0}",
+  "Cancel": "取消", "{0} new messages.": "{0} 条新消息。", "Reconnecting…": "正在重新连接…", "{0} is typing…": "{0} 正在输入…", "online": "在线", "last seen {0}": "最后在线 {0}",
   "Not sent: this browser cannot say where you are.": "未发送：这个浏览器无法给出你的位置。",
   "Not sent: this page may not know your location. Allow it in the browser's settings for this site, then try again.": "未发送：这个页面不能获取你的位置。请在浏览器的网站设置中允许，然后重试。",
   "Not sent: your location could not be found. Try again in a moment.": "未发送：找不到你的位置。请稍后重试。",
@@ -23,8 +23,8 @@ const chinese = {
 };
 function t(english, ...values) {
   let said = document.documentElement.lang.startsWith("zh") ? (chinese[english] || english) : english;
-  values.forEach((value, index) => { said = said.split("{" + index + "}").join(String(value)); });
-  return said;
+  // In one pass: a value that holds "{1}" is not filled in again.
+  return said.replace(/\{(\d+)\}/g, (whole, index) => (Number(index) < values.length ? String(values[Number(index)]) : whole));
 }
 
 function post(page, act) {
@@ -286,31 +286,46 @@ function localTimes(root) {
   }
 }
 
-// Where the keyboard's focus is inside `element`: the index of the focused control among the
-// element's focusable ones (-1: the element itself), so that a new drawing of it gets it back.
-const focusable = "button, a[href], summary, audio, input, select, textarea, [tabindex]";
+// Where the keyboard's focus is inside `element`: "" for the element itself, or the control it
+// is on, named by what it is and does (its tag, first class and data attributes), so that a new
+// drawing of it gets it back even when controls came or went before it (Try again, Recall).
 function focusPlace(element) {
   const active = document.activeElement;
   if (!element || !active || !element.contains(active)) return null;
-  return active === element ? -1 : Array.from(element.querySelectorAll(focusable)).indexOf(active);
+  if (active === element) return "";
+  let selector = active.tagName.toLowerCase() + (active.classList.length > 0 ? "." + CSS.escape(active.classList[0]) : "");
+  for (const name of active.getAttributeNames()) {
+    if (name.startsWith("data-")) selector += "[" + name + "=\"" + CSS.escape(active.getAttribute(name)) + "\"]";
+  }
+  return selector;
 }
 function giveFocusBack(element, place) {
   if (!element || place === null) return;
-  const target = place < 0 ? element : element.querySelectorAll(focusable)[place] || element;
+  const target = place === "" ? element : element.querySelector(place) || element;
   target.focus({ preventScroll: true });
 }
 
-// A new message from the peer, said once by the page's polite live region (#announce): who
-// wrote and what, never the whole history (the list itself is not live).
-function announce(message) {
+// New messages from the peer, said once by the page's polite live region (#announce): who wrote
+// and what, the newest of them (with how many came, when several did), never the history (the
+// list itself is not live). The first drawing is history; later drawings, whole or by message,
+// are looked at for what is newer than what was said.
+let announcedThrough = -1;
+function announceNew(root) {
+  const received = Array.from(root.querySelectorAll(".messages .message.received"));
+  const number = (message) => Number(message.dataset.number) || 0;
+  const newest = received.reduce((most, message) => Math.max(most, number(message)), 0);
+  if (announcedThrough < 0) { announcedThrough = newest; return; }
+  const fresh = received.filter((message) => number(message) > announcedThrough);
+  announcedThrough = Math.max(announcedThrough, newest);
   const region = document.getElementById("announce");
-  if (!region || !message || !message.classList.contains("received")) return;
+  if (!region || fresh.length === 0) return;
+  const message = fresh[fresh.length - 1];
   const who = (message.querySelector(".meta .who") || {}).textContent || "";
   const body = message.querySelector(".bubble, figure img");
   const words = body ? (body.getAttribute("alt") || body.textContent).replace(/\s+/g, " ").trim().slice(0, 200) : "";
   region.textContent = "";
   // A change of text the reader did not cause is read; the same words twice need the clearing.
-  setTimeout(() => { region.textContent = who + ": " + words; }, 50);
+  setTimeout(() => { region.textContent = (fresh.length > 1 ? t("{0} new messages.", fresh.length) + " " : "") + who + ": " + words; }, 50);
 }
 
 // Puts a new drawing of the page in place, keeping the message the reader looked at where it
@@ -378,7 +393,6 @@ function applyChanges(root, ops) {
     if (op.op === "append") {
       list.insertAdjacentHTML("beforeend", op.html);
       localTimes(list.lastElementChild);
-      announce(list.lastElementChild);
     } else if (op.op === "replace") {
       const was = document.getElementById(op.id);
       if (!was) continue;
@@ -654,6 +668,7 @@ function chatPage(root) {
   if (at) goingTo = Number(at[1]);
   events.addEventListener("page", (event) => {
     replacePage(root, event.data);
+    announceNew(root);
     showReplying(root);
     expireRecalls(root);
     if (goingTo) goTo(root, page, goingTo);
@@ -708,6 +723,7 @@ function chatPage(root) {
   events.addEventListener("change", (event) => {
     const ops = JSON.parse(event.data);
     applyChanges(root, ops);
+    announceNew(root);
     arrivedWhileAway();
     expireRecalls(root);
     if (goingTo) goTo(root, page, goingTo);
@@ -917,6 +933,8 @@ function chatPage(root) {
       event.target.click();
       return;
     }
+    // Escape drops a recording first, wherever the focus is (the Voice item may be hidden by now).
+    if (event.key === "Escape" && recording) { recording.finish(false); return; }
     // Escape closes what opened: the menu, the tools, a placeholder's why.
     if (event.key === "Escape") {
       const details = event.target.closest("details[open]");
@@ -926,7 +944,6 @@ function chatPage(root) {
     }
     const choices = event.key === "Escape" && event.target.closest(".react-choices");
     if (choices) { const message = choices.closest(".message"); chooseReaction(message); message.querySelector("button.react").focus(); return; }
-    if (event.key === "Escape" && recording) { recording.finish(false); return; }
     if (event.key === "Escape" && replying && event.target.closest("form[data-send]")) {
       replying = null;
       showReplying(root);

@@ -162,9 +162,14 @@ public final class LineRegistrar {
     ///   ``pictureLimit`` pictures; `.duplicateKey` for a name registered twice.
     public func registerPicture(_ name: String, bytes: [UInt8], alt: String) throws(RegistrationError) {
         let words = String(String.UnicodeScalarView(alt.unicodeScalars.drop(while: \.properties.isWhitespace).reversed().drop(while: \.properties.isWhitespace).reversed()))
-        guard !words.isEmpty, words.count <= Self.altLimit,
-              !words.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format && $0 != "\u{200D}" }) else {
-            try refuse(.invalid, "line '\(lineID)' registered picture '\(name)' with alt text that is empty, longer than \(Self.altLimit) characters or holds a control character; say in a few words what it shows")
+        // Words in any script (joiners, marks, emoji tags): only what would break a line or its
+        // direction is refused.
+        let breaking = words.unicodeScalars.contains { scalar in
+            [.control, .lineSeparator, .paragraphSeparator].contains(scalar.properties.generalCategory)
+                || (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
+        }
+        guard !words.isEmpty, words.count <= Self.altLimit, !breaking else {
+            try refuse(.invalid, "line '\(lineID)' registered picture '\(name)' with alt text that is empty, longer than \(Self.altLimit) characters, or holds a control, line-break or direction character; say in a few words, on one line, what it shows")
         }
         try addPicture(name, bytes: bytes, alt: words)
     }
@@ -187,6 +192,7 @@ public final class LineRegistrar {
     ///
     /// - Throws: ``RegistrationError`` `.invalid` from a line built against IMKit 1.4 or later,
     ///   and as ``registerPicture(_:bytes:alt:)`` does.
+    @available(*, deprecated, message: "say what the picture shows: registerPicture(_:bytes:alt:); a line built against IMKit 1.4 is refused without it when it loads")
     public func registerPicture(_ name: String, bytes: [UInt8]) throws(RegistrationError) {
         if let descriptor, PluginEntry.builtAgainstMinor(descriptor) >= 4 {
             try refuse(.invalid, "line '\(lineID)' registered picture '\(name)' without alt text; a line built against IMKit 1.4 says what each picture shows. Use registerPicture(\"\(name)\", base64: ..., alt: \"what it shows\")")
@@ -215,6 +221,7 @@ public final class LineRegistrar {
     ///
     /// - Throws: ``RegistrationError`` `.invalid` when `base64` is not base64, and as
     ///   ``registerPicture(_:bytes:)`` does.
+    @available(*, deprecated, message: "say what the picture shows: registerPicture(_:base64:alt:); a line built against IMKit 1.4 is refused without it when it loads")
     public func registerPicture(_ name: String, base64: String) throws(RegistrationError) {
         guard let data = Data(base64Encoded: base64) else {
             try refuse(.invalid, "line '\(lineID)' registered picture '\(name)' whose text is not base64. Write it with base64 -w0 FILE")

@@ -85,16 +85,17 @@ struct CardTests {
         #expect(IMKitVersion.current == "1.4.0")
     }
 
-    @Test("a line's pictures: registered by name as bytes or base64; a bad name, a name twice, no bytes, too many bytes, too many pictures and text that is not base64 are refused, saying why")
+    @Test("a line's pictures: registered by name as bytes or base64 with what they show; a bad name, a name twice, no bytes, too many bytes, too many pictures, text that is not base64 and alt text that is empty, too long or breaks a line or its direction are refused, saying why")
     func pictures() throws {
         let registrar = LineRegistrar(lineID: "demo", descriptor: nil) { _ in nil }
-        try registrar.registerPicture("logo", bytes: [0x89, 0x50, 0x4E, 0x47])
-        try registrar.registerPicture("badge.v2", base64: "iVBORw0K")
+        try registrar.registerPicture("logo", bytes: [0x89, 0x50, 0x4E, 0x47], alt: "  The demo line's logo ")
+        try registrar.registerPicture("badge.v2", base64: "iVBORw0K", alt: "نشان\u{200C}ها 👩‍💻")
         #expect(registrar.pictures.map(\.name) == ["logo", "badge.v2"])
+        #expect(registrar.pictures.map(\.alt) == ["The demo line's logo", "نشان\u{200C}ها 👩‍💻"], "trimmed; a joiner and an emoji sequence are words")
         #expect(registrar.pictures.last?.bytes == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A])
-        func refusal(_ registrar: LineRegistrar, _ name: String, bytes: [UInt8] = [1], base64: String? = nil) -> String? {
+        func refusal(_ registrar: LineRegistrar, _ name: String, bytes: [UInt8] = [1], base64: String? = nil, alt: String = "a picture") -> String? {
             do throws(RegistrationError) {
-                if let base64 { try registrar.registerPicture(name, base64: base64) } else { try registrar.registerPicture(name, bytes: bytes) }
+                if let base64 { try registrar.registerPicture(name, base64: base64, alt: alt) } else { try registrar.registerPicture(name, bytes: bytes, alt: alt) }
                 return nil
             } catch {
                 return error.description
@@ -106,10 +107,24 @@ struct CardTests {
         #expect(refusal(fresh(), "empty", bytes: [])?.contains("of 0 bytes; a picture has 1 to 262144") == true)
         #expect(refusal(fresh(), "huge", bytes: [UInt8](repeating: 0, count: 262_145))?.contains("of 262145 bytes") == true)
         #expect(refusal(fresh(), "text", base64: "not base64!")?.contains("whose text is not base64") == true)
+        for alt in ["", "   ", String(repeating: "a", count: LineRegistrar.altLimit + 1), "two\nlines", "line\u{2028}break", "\u{202E}reversed", "\u{2067}isolated"] {
+            #expect(refusal(fresh(), "logo", alt: alt)?.contains("registered picture 'logo' with alt text that is empty") == true, "\(alt.debugDescription)")
+        }
+        #expect(refusal(fresh(), "logo", alt: String(repeating: "长", count: LineRegistrar.altLimit)) == nil)
         let many = fresh()
-        for index in 0..<LineRegistrar.pictureLimit { try many.registerPicture("p\(index)", bytes: [1]) }
+        for index in 0..<LineRegistrar.pictureLimit { try many.registerPicture("p\(index)", bytes: [1], alt: "picture \(index)") }
         #expect(refusal(many, "one-more")?.contains("more than 16 pictures") == true)
         #expect(many.firstRefusal != nil, "a refusal fails the whole line's registration")
+    }
+
+    @Test("without alt text, as lines built against IMKit 1.3 register: taken (a registrar of no plugin stands for one), kept without words")
+    @available(*, deprecated, message: "calls the registration without alt text on purpose")
+    func picturesWithoutAlt() throws {
+        let registrar = LineRegistrar(lineID: "demo", descriptor: nil) { _ in nil }
+        try registrar.registerPicture("logo", bytes: [0x89, 0x50, 0x4E, 0x47])
+        try registrar.registerPicture("badge", base64: "iVBORw0K")
+        #expect(registrar.pictures.map(\.name) == ["logo", "badge"])
+        #expect(registrar.pictures.allSatisfy { $0.alt == nil })
     }
 
     @Test("a card's photo is laid out as a box the host names; by itself IMKit says which photo")
