@@ -69,10 +69,15 @@ public enum WebLanguage: String, Sendable, CaseIterable {
     /// A length of time as this language says it: "2 minutes", "2 分钟".
     public func duration(seconds: Int) -> String {
         guard self == .chinese else { return FailureWords.duration(seconds: seconds) }
-        if seconds < 120 { return seconds % 60 == 0 && seconds > 0 ? "\(seconds / 60) 分钟" : "\(seconds) 秒" }
-        if seconds < 7_200 { return "\(seconds / 60) 分钟" }
-        if seconds < 172_800 { return "\(seconds / 3_600) 小时" }
-        return "\(seconds / 86_400) 天"
+        return FailureWords.duration(seconds: seconds) { count, unit in
+            let name = switch unit {
+            case .second: "秒"
+            case .minute: "分钟"
+            case .hour: "小时"
+            case .day: "天"
+            }
+            return "\(count) \(name)"
+        }
     }
 
     /// Every sentence of the page in Chinese, by its English.

@@ -16,6 +16,14 @@ struct WebLanguageTests {
         #expect(WebLanguage.preferred(by: nil) == .english)
     }
 
+    @Test("a length of time in the unit a person counts it in, in each language", arguments: [
+        (45, "45 seconds", "45 秒"), (120, "2 minutes", "2 分钟"), (7_200, "2 hours", "2 小时"), (172_800, "2 days", "2 天"), (60, "1 minute", "1 分钟"),
+    ])
+    func duration(seconds: Int, english: String, chinese: String) {
+        #expect(WebLanguage.english.duration(seconds: seconds) == english)
+        #expect(WebLanguage.chinese.duration(seconds: seconds) == chinese)
+    }
+
     /// The string literals `say(…)` and `t(…)` are given in `source`: each sentence, and both
     /// branches of a `say(a ? "…" : "…")`.
     static func sentences(in source: String, call: String) -> Set<String> {

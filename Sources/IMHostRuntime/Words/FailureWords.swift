@@ -60,13 +60,21 @@ package enum FailureWords {
         return "\(tenths / 10).\(tenths % 10) MB"
     }
 
+    /// The units a length of time is said in.
+    package enum TimeUnit: String, Sendable { case second, minute, hour, day }
+
     /// A length of time for a person: "45 seconds", "2 minutes", "3 hours", "2 days".
     package static func duration(seconds: Int) -> String {
-        func unit(_ count: Int, _ name: String) -> String { "\(count) \(name)\(count == 1 ? "" : "s")" }
-        if seconds < 120 { return seconds % 60 == 0 && seconds > 0 ? unit(seconds / 60, "minute") : unit(seconds, "second") }
-        if seconds < 7_200 { return unit(seconds / 60, "minute") }
-        if seconds < 172_800 { return unit(seconds / 3_600, "hour") }
-        return unit(seconds / 86_400, "day")
+        duration(seconds: seconds) { count, unit in "\(count) \(unit.rawValue)\(count == 1 ? "" : "s")" }
+    }
+
+    /// A length of time in the unit a person would count it in, said by `say` (a count and its
+    /// unit), in any language.
+    package static func duration(seconds: Int, say: (Int, TimeUnit) -> String) -> String {
+        if seconds < 120 { return seconds % 60 == 0 && seconds > 0 ? say(seconds / 60, .minute) : say(seconds, .second) }
+        if seconds < 7_200 { return say(seconds / 60, .minute) }
+        if seconds < 172_800 { return say(seconds / 3_600, .hour) }
+        return say(seconds / 86_400, .day)
     }
 
     /// Hours as host.json gives them: "72", "0.5".
