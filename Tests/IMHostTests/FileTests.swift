@@ -57,12 +57,8 @@ struct FileTests {
         #expect(sent.stdout.contains("\n/file: not sent: \(big): it is 100001 bytes; the limit is 100000 (limits.fileBytes in host.json)\n"), "\(sent.stdout)")
         #expect(sent.stdout.contains("\n/file: not sent: cannot read \(root.root)/none.pdf: "), "\(sent.stdout)")
 
-        var shown: [[String: Any]] = []
-        #expect(waitUntil(timeout: 60) {
-            _ = try? broker.sync(bob, timeout: 3)
-            shown = (try? pageMessages(bob, url: houseChat(with: "alice"))) ?? []
-            return !shown.isEmpty
-        }, "\(shown)")
+        let shown = syncUntilShown(bob, through: broker, url: houseChat(with: "alice"))
+        #expect(!shown.isEmpty, "bob's page shows nothing from alice")
         let file = try #require(shown.first?["file"] as? [String: Any], "\(shown)")
         #expect(file["name"] as? String == "cv.pdf" && file["type"] as? String == "application/pdf" && file["bytes"] as? Int == 3000, "\(file)")
         #expect(try transcript(bob, with: "alice").stdout.contains("│ [File cv.pdf · 3 KB] │"))

@@ -95,12 +95,8 @@ struct VoiceTests {
                 "\(sent.stdout)")
         #expect(sent.stdout.contains("\n/voice: not sent: cannot read \(root.root)/none.ogg: "), "\(sent.stdout)")
 
-        var shown: [[String: Any]] = []
-        #expect(waitUntil(timeout: 60) {
-            _ = try? broker.sync(bob, timeout: 3)
-            shown = (try? pageMessages(bob, url: houseChat(with: "alice"))) ?? []
-            return !shown.isEmpty
-        }, "\(shown)")
+        let shown = syncUntilShown(bob, through: broker, url: houseChat(with: "alice"))
+        #expect(!shown.isEmpty, "bob's page shows nothing from alice")
         let voice = try #require(shown.first?["voice"] as? [String: Any], "\(shown)")
         #expect(voice["kind"] as? String == "webm" && voice["milliseconds"] as? Int == 3000 && voice["bytes"] as? Int == 8004, "\(voice)")
         let page = try transcript(bob, with: "alice")

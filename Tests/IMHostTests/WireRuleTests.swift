@@ -9,6 +9,18 @@ func pageMessages(_ workspace: Workspace, url: String, config: String? = nil) th
     return page?["messages"] as? [[String: Any]] ?? []
 }
 
+/// Syncs `workspace` through `broker` until its page of `url` shows a message (at most 60 s),
+/// and returns the page's messages then (none when none came).
+func syncUntilShown(_ workspace: Workspace, through broker: TestBroker, url: String) -> [[String: Any]] {
+    var shown: [[String: Any]] = []
+    _ = waitUntil(timeout: 60) {
+        _ = try? broker.sync(workspace, timeout: 3)
+        shown = (try? pageMessages(workspace, url: url)) ?? []
+        return !shown.isEmpty
+    }
+    return shown
+}
+
 extension Workspace {
     /// A second host.json beside this one, the same but with no transport: what is typed there
     /// is stored and queued, and nothing is sent.
