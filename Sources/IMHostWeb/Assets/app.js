@@ -305,29 +305,6 @@ function giveFocusBack(element, place) {
   target.focus({ preventScroll: true });
 }
 
-// New messages from the peer, said once by the page's polite live region (#announce): who wrote
-// and what, the newest of them (with how many came, when several did), never the history (the
-// list itself is not live). The first drawing is history; later drawings, whole or by message,
-// are looked at for what is newer than what was said.
-let announcedThrough = -1;
-function announceNew(root) {
-  const received = Array.from(root.querySelectorAll(".messages .message.received"));
-  const number = (message) => Number(message.dataset.number) || 0;
-  const newest = received.reduce((most, message) => Math.max(most, number(message)), 0);
-  if (announcedThrough < 0) { announcedThrough = newest; return; }
-  const fresh = received.filter((message) => number(message) > announcedThrough);
-  announcedThrough = Math.max(announcedThrough, newest);
-  const region = document.getElementById("announce");
-  if (!region || fresh.length === 0) return;
-  const message = fresh[fresh.length - 1];
-  const who = (message.querySelector(".meta .who") || {}).textContent || "";
-  const body = message.querySelector(".bubble, figure img");
-  const words = body ? (body.getAttribute("alt") || body.textContent).replace(/\s+/g, " ").trim().slice(0, 200) : "";
-  region.textContent = "";
-  // A change of text the reader did not cause is read; the same words twice need the clearing.
-  setTimeout(() => { region.textContent = (fresh.length > 1 ? t("{0} new messages.", fresh.length) + " " : "") + who + ": " + words; }, 50);
-}
-
 // Puts a new drawing of the page in place, keeping the message the reader looked at where it
 // was (or the newest in view, when they were at the end) and what they were typing.
 function replacePage(root, html) {
@@ -668,7 +645,7 @@ function chatPage(root) {
   if (at) goingTo = Number(at[1]);
   events.addEventListener("page", (event) => {
     replacePage(root, event.data);
-    announceNew(root);
+    announceNew();
     showReplying(root);
     expireRecalls(root);
     if (goingTo) goTo(root, page, goingTo);
@@ -698,6 +675,26 @@ function chatPage(root) {
   let unseen = 0, newestKnown = 0;
   const received = () => Array.from(root.querySelectorAll(".message.received"), (message) => message);
   const newest = () => received().reduce((most, message) => Math.max(most, Number(message.dataset.number) || 0), 0);
+  // New messages from the peer, said once by the page's polite live region (#announce): who
+  // wrote and what, the newest of them (with how many came, when several did), never the
+  // history (the list itself is not live). The first drawing is history; later drawings, whole
+  // or by message, are looked at for what is newer than what was said.
+  let announcedThrough = -1;
+  const announceNew = () => {
+    const latest = newest();
+    if (announcedThrough < 0) { announcedThrough = latest; return; }
+    const fresh = received().filter((message) => (Number(message.dataset.number) || 0) > announcedThrough);
+    announcedThrough = Math.max(announcedThrough, latest);
+    const region = document.getElementById("announce");
+    if (!region || fresh.length === 0) return;
+    const message = fresh[fresh.length - 1];
+    const who = (message.querySelector(".meta .who") || {}).textContent || "";
+    const body = message.querySelector(".bubble, figure img");
+    const words = body ? (body.getAttribute("alt") || body.textContent).replace(/\s+/g, " ").trim().slice(0, 200) : "";
+    region.textContent = "";
+    // A change of text the reader did not cause is read; the same words twice need the clearing.
+    setTimeout(() => { region.textContent = (fresh.length > 1 ? t("{0} new messages.", fresh.length) + " " : "") + who + ": " + words; }, 50);
+  };
   const countUnseen = () => { document.title = unseen > 0 ? "(" + unseen + ") " + baseTitle : baseTitle; };
   let drawn = false;
   const arrivedWhileAway = () => {
@@ -723,7 +720,7 @@ function chatPage(root) {
   events.addEventListener("change", (event) => {
     const ops = JSON.parse(event.data);
     applyChanges(root, ops);
-    announceNew(root);
+    announceNew();
     arrivedWhileAway();
     expireRecalls(root);
     if (goingTo) goTo(root, page, goingTo);

@@ -96,16 +96,17 @@ extension Browser {
     /// Presses `keys` one after the other on whatever has the focus, as a keyboard does (no
     /// element is named: what the focus is on gets them).
     func press(_ keys: Key...) throws {
-        try command("POST", "/actions", ["actions": [["type": "key", "id": "keyboard", "actions": keys.flatMap { key in
-            [["type": "keyDown", "value": key.rawValue], ["type": "keyUp", "value": key.rawValue]]
-        }]]])
+        try strokes(keys.flatMap { [("keyDown", $0.rawValue), ("keyUp", $0.rawValue)] })
     }
 
     /// Types `text` on whatever has the focus, key by key.
     func typeKeys(_ text: String) throws {
-        try command("POST", "/actions", ["actions": [["type": "key", "id": "keyboard", "actions": text.map { character in
-            [["type": "keyDown", "value": String(character)], ["type": "keyUp", "value": String(character)]]
-        }.flatMap { $0 }]]])
+        try strokes(text.flatMap { [("keyDown", String($0)), ("keyUp", String($0))] })
+    }
+
+    /// Keys going down and up, in order, as WebDriver's key actions.
+    private func strokes(_ strokes: [(String, String)]) throws {
+        try command("POST", "/actions", ["actions": [["type": "key", "id": "keyboard", "actions": strokes.map { ["type": $0.0, "value": $0.1] }]]])
     }
 
     /// Presses Tab (Shift-Tab with `backwards`) until the focus is on what `selector` matches,
@@ -116,10 +117,7 @@ extension Browser {
                 return true
             }
             if backwards {
-                try command("POST", "/actions", ["actions": [["type": "key", "id": "keyboard", "actions": [
-                    ["type": "keyDown", "value": Key.shift.rawValue], ["type": "keyDown", "value": Key.tab.rawValue],
-                    ["type": "keyUp", "value": Key.tab.rawValue], ["type": "keyUp", "value": Key.shift.rawValue],
-                ]]]])
+                try strokes([("keyDown", Key.shift.rawValue), ("keyDown", Key.tab.rawValue), ("keyUp", Key.tab.rawValue), ("keyUp", Key.shift.rawValue)])
             } else {
                 try press(.tab)
             }
