@@ -136,12 +136,12 @@ final class TestCluster {
     static func randomID() -> String { "test-" + UUID().uuidString.prefix(13).lowercased() }
 
     /// `mosquitto_pub` as `login` on node `node`: publishes `messages` (one each) to `topic` at
-    /// QoS 1 with a clean session, and ends once each is acknowledged (at most 20 s: a node
+    /// QoS 1 with a clean session, and ends once each is acknowledged (at most 60 s: a node
     /// that lost a peer a moment ago may take seconds to answer).
     @discardableResult
     func publish(as login: String, password: String? = nil, topic: String, _ messages: [String], node: Int = 1, clientID: String? = nil,
                  retain: Bool = false) throws -> ProcessResult {
-        var arguments = ["20", BrokerFolder.tool("mosquitto_pub"), "-V", "mqttv311", "-h", "127.0.0.1", "-p", "\(self.node(node).mqttPort)",
+        var arguments = ["60", BrokerFolder.tool("mosquitto_pub"), "-V", "mqttv311", "-h", "127.0.0.1", "-p", "\(self.node(node).mqttPort)",
                          "-u", login, "-P", password ?? self.password(login), "-i", clientID ?? Self.randomID(), "-t", topic, "-q", "1", "-l"]
         if retain { arguments.append("-r") }
         return try IMHostTests.run("/usr/bin/timeout", arguments, input: messages.joined(separator: "\n") + "\n")
