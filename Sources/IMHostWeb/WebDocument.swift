@@ -33,7 +33,7 @@ public enum WebDocument {
         """
         <!DOCTYPE html>
         <html lang="\(say.htmlTag)"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1, interactive-widget=resizes-content"><meta name="color-scheme" content="light dark">
-        <title>\(PageHTML.escape(title))</title><link rel="icon" href="/static/icon.svg"><link rel="stylesheet" href="/static/app.css"><script src="/static/app.js" defer></script></head>
+        <title>\(PageHTML.escape(title))</title><link rel="icon" href="\(WebAssets.href("icon.svg"))"><link rel="stylesheet" href="\(WebAssets.href("app.css"))"><script src="\(WebAssets.href("app.js"))" defer></script></head>
         <body\(attributes)>\(body)</body></html>
         """
     }

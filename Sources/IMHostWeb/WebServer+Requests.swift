@@ -74,7 +74,13 @@ extension WebServer {
             return image(picture.photo, picture.bytes)
         case ("GET", let path) where path.hasPrefix("/static/"):
             guard let asset = WebAssets.all[path] else { return .text(404, "not found: \(path)\n") }
-            return HTTPReply(status: 200, headers: [("Content-Type", asset.contentType), ("Cache-Control", "no-cache")], body: .bytes(asset.bytes))
+            let caching = WebAssets.cacheControl(asset, version: request.argument("v"))
+            // Asked again (a page naming it without its version): unchanged is said without it.
+            if request.header("If-None-Match") == "\"\(asset.version)\"" {
+                return HTTPReply(status: 304, headers: [("Cache-Control", caching), ("ETag", "\"\(asset.version)\"")], body: .bytes([]))
+            }
+            return HTTPReply(status: 200, headers: [("Content-Type", asset.contentType), ("Cache-Control", caching), ("ETag", "\"\(asset.version)\"")],
+                             body: .bytes(asset.bytes))
         default:
             return .text(404, "not found: \(request.method) \(request.path)\n")
         }
@@ -140,6 +146,9 @@ extension WebServer {
             sharedStreams[id]?.close()
             sharedStreams[id] = stream
             stream.send("joined", data: id)
+            // The pages its tabs showed as it opened come with it (`&watch=PAGE`): drawn without
+            // waiting for the tab to hear "joined" and ask.
+            for page in request.query where page.name == "watch" { watch(page.value, on: stream) }
         } else if request.argument("list") != nil {
             let say = language(of: request)
             listStreams.append((stream, say))
@@ -182,20 +191,29 @@ extension WebServer {
         guard let id = request.argument("page"), let page = pages[id], !page.ended else {
             return .text(404, "not found: that page is closed; open the chat again from the list\n")
         }
-        page.streams.removeAll { $0.stream === stream }
-        guard watching else { return HTTPReply(status: 204, body: .bytes([])) }
+        guard watching else {
+            page.streams.removeAll { $0.stream === stream }
+            return HTTPReply(status: 204, body: .bytes([]))
+        }
+        watch(id, on: stream)
+        return HTTPReply(status: 204, body: .bytes([]))
+    }
+
+    /// Page `id` goes on the shared `stream` (again): started if it was not, drawn at once if it
+    /// has been; a page that is gone is said so on the stream (its tab opens the chat again).
+    private func watch(_ id: String, on stream: EventStream) {
         let watcher = Watcher(stream: stream, shared: true, page: id)
+        guard let page = pages[id], !page.ended else { return watcher.send("gone", data: "") }
+        page.streams.removeAll { $0.stream === stream }
         if let refused = start(page) {
             pages[id] = nil
-            watcher.send("refused", data: refused)
-            return HTTPReply(status: 204, body: .bytes([]))
+            return watcher.send("refused", data: refused)
         }
         page.streams.append(watcher)
         if let view = page.view {
             watcher.send("page", data: PageHTML.body(view, dev: dev, say: page.say))
             if let json = seenJSON(view.conversation) { watcher.send("seen", data: json) }
         }
-        return HTTPReply(status: 204, body: .bytes([]))
     }
 
     /// An act of the person's on a page (``WebAction``): its worker does it. Reading is one

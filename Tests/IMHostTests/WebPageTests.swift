@@ -117,6 +117,24 @@ extension BrowserSuites {
             #expect(policy.contains("script-src 'self'") && policy.contains("default-src 'none'") && !policy.contains("unsafe-inline"))
         }
 
+        @Test("the second chat opened takes the page's script and style from the browser's cache: nothing of them comes over the connection again")
+        func assetsFromCache() throws {
+            let workspace = try Workspace.standard()
+            let web = try WebServing(workspace)
+            let browser = try Browser()
+            try browser.open(chat: houseChat(with: "u1"), on: web)
+            #expect(try browser.waitFor("#page .title h1", containing: "u1"))
+            try browser.open(chat: houseChat(with: "u2"), on: web)
+            #expect(try browser.waitFor("#page .title h1", containing: "u2"))
+            // Resource timing names every asset the document used; a cached one was not sent
+            // again (its transferSize is 0), one asked again would be its header's size at least.
+            let sizes = try browser.execute("""
+                return ['app.js', 'app.css'].map((name) => performance.getEntriesByType('resource')
+                  .filter((entry) => new URL(entry.name).pathname === '/static/' + name).map((entry) => entry.transferSize));
+                """) as? [[Int]]
+            #expect(sizes == [[0], [0]], "bytes sent for app.js and app.css on the second chat: \(String(describing: sizes))")
+        }
+
         @Test("a failed message says why in a person's words, read from its code, a peer's words in it escaped; its retry button queues it again")
         func failedMessage() throws {
             let workspace = try Workspace.standard()

@@ -121,6 +121,47 @@ struct WebServerLimitsTests {
         #expect(children(of: web.process.pid).count == 2)
     }
 
+    @Test("the page names its script and style by a digest of their bytes: that address is kept by the browser for a year, the bare one and an old digest are asked again each time, and unchanged bytes are a 304")
+    func assetsKept() throws {
+        let workspace = try Workspace.standard()
+        let web = try WebServing(workspace)
+        let client = try WebClient(web)
+        let document = String(decoding: try client.frame(houseChatURL).response.body, as: UTF8.self)
+        for name in ["app.js", "app.css", "icon.svg"] {
+            let escaped = name.replacingOccurrences(of: ".", with: "\\.")
+            let match = try #require(document.firstMatch(of: try Regex("/static/\(escaped)\\?v=([0-9a-f]{16})\"")), "\(name) not named by its digest: \(document)")
+            let digest = String(try #require(match.output[1].substring))
+            let kept = try client.get("/static/\(name)?v=\(digest)")
+            #expect(kept.status == 200 && kept.header("Cache-Control") == "public, max-age=31536000, immutable" && kept.header("ETag") == "\"\(digest)\"",
+                    "\(name): \(kept.status) \(kept.header("Cache-Control") ?? "-")")
+            for path in ["/static/\(name)", "/static/\(name)?v=0123456789abcdef"] {
+                let asked = try client.get(path)
+                #expect(asked.status == 200 && asked.header("Cache-Control") == "no-cache" && asked.body == kept.body, "\(path): \(asked.status)")
+            }
+            let unchanged = try client.get("/static/\(name)", headers: [("If-None-Match", "\"\(digest)\"")])
+            #expect(unchanged.status == 304 && unchanged.body.isEmpty, "\(name): \(unchanged.status)")
+            let changed = try client.get("/static/\(name)", headers: [("If-None-Match", "\"0123456789abcdef\"")])
+            #expect(changed.status == 200 && changed.body == kept.body)
+        }
+    }
+
+    @Test("a browser's shared stream opened with the pages its tabs show (&watch=) draws them at once, with no question after; a page that is gone is said gone on it")
+    func streamOpensWithPages() throws {
+        let workspace = try Workspace.standard()
+        let web = try WebServing(workspace)
+        let client = try WebClient(web)
+        let page = try #require(try client.frame(houseChat(with: "u1")).page)
+        let gone = String(repeating: "0", count: 16)
+        let stream = try EventStreamReader(port: web.port, path: "/events?stream=\(String(repeating: "ab12", count: 6))&watch=\(page)&watch=\(gone)",
+                                           cookie: client.cookie)
+        defer { stream.close() }
+        #expect(stream.waitFor("event: joined") && stream.waitFor(#"{"page":"\#(page)","event":"page","data":"#), "\(stream.received)")
+        #expect(stream.received.contains(#"{"page":"\#(gone)","event":"gone","data":""}"#), "\(stream.received)")
+        #expect(children(of: web.process.pid).count == 1)
+        #expect(try client.act(page, text: "hello on the shared stream").status == 204)
+        #expect(stream.waitFor("hello on the shared stream"))
+    }
+
     @Test("a request the browser says another site's page made (another port of this machine), or one fetched as what its route does not serve, is refused; a program's request without those headers is judged as before")
     func fetchMetadata() throws {
         let workspace = try Workspace.standard()
