@@ -81,6 +81,10 @@ int imhost_die_with_parent(pid_t parent) {
     return getppid() == parent ? 0 : -1;
 }
 
+int imhost_set_process_name(const char *name) {
+    return prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
+}
+
 /* Glibc hands constructors main's argc and argv. */
 __attribute__((constructor)) static void bound_exec(int argc, char **argv) {
     if (argc < 4 || strcmp(argv[1], IMHOST_BOUND_EXEC) != 0) return;

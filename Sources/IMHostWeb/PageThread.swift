@@ -111,6 +111,19 @@ enum PageThread {
         var verbose: Bool
         /// More for the worker: a data folder and a broker other than host.json's (a demo's).
         var workerOptions: [String] = []
+        /// A worker started before this page was asked for, to take instead of starting one.
+        var spare: SpareWorker? = nil
+
+        /// The worker's arguments for the chat at `url` (`-`: a spare's, told its chat later).
+        func workerArguments(url: String) -> [String] {
+            ["chat", url, "--config", configPath, "--user", user, "--web-page", "--width", "\(ChatPage.linesPageWidth)"] + workerOptions
+                + (verbose ? ["--verbose"] : [])
+        }
+
+        /// A spare worker for pages opened like this one.
+        func startSpare() -> SpareWorker? {
+            ChatRuntime.startSpare(config: config, dataFolder: config.dataFolder, workerArguments: workerArguments(url: "-"))
+        }
     }
 
     /// Starts the page's thread; returns false when no thread could be made.
@@ -136,9 +149,7 @@ enum PageThread {
     }
 
     private static func run(_ opening: Opening, link: PageLink) {
-        var arguments = ["chat", opening.url, "--config", opening.configPath, "--user", opening.user, "--web-page",
-                         "--width", "\(ChatPage.linesPageWidth)"] + opening.workerOptions
-        if opening.verbose { arguments.append("--verbose") }
+        let arguments = opening.workerArguments(url: opening.url)
         let output = Output(out: { link.emit(.text($0)) }, err: { link.emit(.diagnostic($0)) })
         let chat = ChatRuntime(config: opening.config, configPath: opening.configPath, dataFolder: opening.config.dataFolder, user: opening.user,
                                workerArguments: arguments, output: output, chat: true,
@@ -150,7 +161,7 @@ enum PageThread {
             }
         }
         chat.crashNotices = { link.emit(.crash($0)) }
-        if let code = chat.start() {
+        if let code = chat.start(spare: opening.spare, url: opening.url) {
             link.emit(.ended(code))
             return
         }

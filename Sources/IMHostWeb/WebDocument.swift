@@ -29,11 +29,14 @@ public enum WebDocument {
         }
     }
 
-    private static func document(title: String, body: String, attributes: String = "", say: WebLanguage) -> String {
+    /// A page of the server. `page`: a chat's page id, named in the head too, where the script
+    /// (not deferred: it is kept by the browser, and runs as the head is read) starts the page's
+    /// stream before the body is laid out.
+    private static func document(title: String, body: String, attributes: String = "", page: String? = nil, say: WebLanguage) -> String {
         """
         <!DOCTYPE html>
         <html lang="\(say.htmlTag)"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1, interactive-widget=resizes-content"><meta name="color-scheme" content="light dark">
-        <title>\(PageHTML.escape(title))</title><link rel="icon" href="\(WebAssets.href("icon.svg"))"><link rel="stylesheet" href="\(WebAssets.href("app.css"))"><script src="\(WebAssets.href("app.js"))" defer></script></head>
+        <title>\(PageHTML.escape(title))</title><link rel="icon" href="\(WebAssets.href("icon.svg"))"><link rel="stylesheet" href="\(WebAssets.href("app.css"))">\(page.map { "<meta name=\"imhost-page\" content=\"\(PageHTML.escape($0))\">" } ?? "")<script src="\(WebAssets.href("app.js"))"></script></head>
         <body\(attributes)>\(body)</body></html>
         """
     }
@@ -140,7 +143,7 @@ public enum WebDocument {
             <div id="announce" class="visually-hidden" aria-live="polite" aria-atomic="true"></div>
             <dialog id="notice-dialog" aria-labelledby="notice-title"><h2 id="notice-title">\(say("Notices"))</h2><ol id="notice-log"></ol>
             <form method="dialog"><button>\(say("Close"))</button></form></dialog>
-            """, attributes: dev ? " class=\"chat dev-on\" data-dev" : " class=\"chat\"", say: say)
+            """, attributes: dev ? " class=\"chat dev-on\" data-dev" : " class=\"chat\"", page: id, say: say)
     }
 
     /// The page for a request refused or not found, when a person's browser asked for a page:

@@ -59,6 +59,8 @@ extension WebServer {
             return voice(page: String(path.dropFirst("/page/".count).dropLast("/voice".count)), request)
         case ("GET", "/voice"):
             return voice(request)
+        case ("POST", let path) where path.hasPrefix("/page/") && path.hasSuffix("/open"):
+            return openEarly(page: String(path.dropFirst("/page/".count).dropLast("/open".count)))
         case ("POST", let path) where path.hasPrefix("/page/") && path.hasSuffix("/file"):
             return file(page: String(path.dropFirst("/page/".count).dropLast("/file".count)), request)
         case ("GET", "/file"):
@@ -130,9 +132,12 @@ extension WebServer {
     private func start(_ page: Page) -> String? {
         guard !page.started else { return nil }
         if let refused = roomRefusal(making: true) { return refused }
-        let opening = PageThread.Opening(url: page.url, config: config, configPath: configPath, user: user, verbose: verbose,
-                                         workerOptions: workerOptions)
-        guard PageThread.start(opening, link: page.link) else { return "No thread could be made for a new page; close some pages, then open this chat again." }
+        var opening = opening(url: page.url)
+        opening.spare = takeSpare()
+        guard PageThread.start(opening, link: page.link) else {
+            opening.spare?.end()
+            return "No thread could be made for a new page; close some pages, then open this chat again."
+        }
         page.started = true
         return nil
     }
@@ -219,6 +224,16 @@ extension WebServer {
     /// An act of the person's on a page (``WebAction``): its worker does it. Reading is one
     /// too: the page's script says which message it showed last in a visible window, never
     /// because HTML was drawn.
+    /// The page's own script, as it starts (before its stream can): the page's worker starts now,
+    /// so its drawing is ready when the stream asks for it. Only this server's pages can ask (the
+    /// gate); a page with no room is left to be refused on its stream, and one never streamed
+    /// is closed as a page whose tab went away.
+    private func openEarly(page id: String) -> HTTPReply {
+        guard let page = pages[id], !page.ended else { return .text(404, "not found: that page is closed; open the chat again from the list\n") }
+        _ = start(page)
+        return HTTPReply(status: 204, body: .bytes([]))
+    }
+
     private func act(page id: String, _ request: HTTPRequest) -> HTTPReply {
         guard let page = pages[id], page.isRunning else { return .text(404, "not found: that page is closed; open the chat again from the list\n") }
         switch WebAction.decode(request.body) {

@@ -78,6 +78,14 @@ package final class WebServer {
     /// The streams browsers share between their tabs, by the id a browser gave its own.
     var sharedStreams: [String: EventStream] = [:]
     private var lastHeartbeat = Clock.monotonic()
+    /// A worker started before a tab asks for a page, taken by the next page that starts: its
+    /// first drawing then waits for no process to start (``SpareWorker``).
+    private var spare: SpareWorker?
+    /// When a spare last ended before any page took it: another is not started for a minute.
+    private var spareLostAt: UInt64?
+    /// The plugin folder as the spare found it: a file put in or taken out since, and the spare
+    /// (which read the folder as it started) gives way to one that reads it again.
+    private var spareFolder: FileIdentity?
     private let hostJSON: ConfigWatcher
     private let quarantine: ConfigWatcher
     /// Whether pages carry the Content-Security-Policy (off only for the test that shows
@@ -229,7 +237,12 @@ package final class WebServer {
         for page in pages.values { deliver(page) }
         if hostJSON.reloadDue() || quarantine.reloadDue() {
             for page in pages.values where page.isRunning { page.link.send(.reload) }
+            // The spare read the old ones: another reads the new.
+            spare?.end()
+            spare = nil
+            spareLostAt = nil
         }
+        keepSpare()
         tidy()
         http.service()
         sayDropped()
@@ -417,8 +430,39 @@ package final class WebServer {
         pages[page.id] = nil
     }
 
+    /// What a page of the chat at `url` is opened with.
+    func opening(url: String) -> PageThread.Opening {
+        PageThread.Opening(url: url, config: config, configPath: configPath, user: user, verbose: verbose, workerOptions: workerOptions)
+    }
+
+    /// Keeps a spare worker for the next page: started once no page is waiting for its first
+    /// drawing (the spare's start would slow it), not for a minute after one ended on its own.
+    private func keepSpare() {
+        if let spare, !spare.isRunning {
+            self.spare = nil
+            spareLostAt = Clock.monotonic()
+        }
+        let folder = FileIdentity.of(config.pluginsFolder)
+        if let spare, folder != spareFolder {
+            spare.end()
+            self.spare = nil
+        }
+        guard spare == nil, spareLostAt.map({ Clock.monotonic() - $0 > 60_000_000_000 }) ?? true,
+              !pages.values.contains(where: { $0.started && !$0.ended && $0.view == nil }) else { return }
+        spareFolder = folder
+        spare = opening(url: "-").startSpare()
+    }
+
+    /// The spare worker, for a page that starts now; none is kept until that page is drawn.
+    func takeSpare() -> SpareWorker? {
+        defer { spare = nil }
+        return spare
+    }
+
     /// Ends every page's worker and every stream, then the HTTP server.
     func stop() {
+        spare?.end()
+        spare = nil
         pages = pages.filter(\.value.started)
         for page in pages.values { page.link.send(.close) }
         // Each page's thread ends its worker (at most a few seconds each, in parallel).

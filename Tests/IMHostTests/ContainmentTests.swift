@@ -424,6 +424,31 @@ func children(of pid: Int32) -> [Int32] {
     }
 }
 
+/// The chat workers `server` (an `imhost web`) runs for its pages now; its spare (a worker
+/// started for a chat named later, `__worker chat -`, until a page takes it and it calls itself
+/// `imhost-worker`) is ``spareWorkers(of:)``.
+func pageWorkers(of server: Int32) -> [Int32] {
+    children(of: server).filter { chatWorker($0) == false }
+}
+
+/// The spare worker `server` keeps, if it keeps one now.
+func spareWorkers(of server: Int32) -> [Int32] {
+    children(of: server).filter { chatWorker($0) == true }
+}
+
+/// Whether process `pid` is a spare chat worker (true), a page's (false), or none (`nil`).
+private func chatWorker(_ pid: Int32) -> Bool? {
+    guard let line = try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8) else { return nil }
+    let arguments = line.split(separator: "\0").dropFirst()
+    guard arguments.starts(with: ["__worker", "chat"]) else { return nil }
+    return arguments.dropFirst(2).first == "-" && processName(pid) != "imhost-worker"
+}
+
+/// What /proc/PID/comm says the process is called.
+func processName(_ pid: Int32) -> String? {
+    (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.trimmingCharacters(in: .newlines)
+}
+
 /// A process's state letter from /proc (R running, S sleeping, T stopped, Z zombie).
 func processState(_ pid: Int32) -> Character? {
     guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return nil }

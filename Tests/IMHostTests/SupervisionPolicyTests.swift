@@ -65,7 +65,8 @@ struct SupervisionPolicyTests {
                                                              lastTap: "opened", minute: 3),
                                   quarantine: [hold])
         let toWorker: [ToWorker] = [.start(version: WorkerProtocol.version, resume: resume), .start(version: 2, resume: nil),
-                                    .act(.text("/tap 1\nnot a second line"), draft: 7), .act(.tap(2, button: "accept")), .reload, .step(number: 12)]
+                                    .act(.text("/tap 1\nnot a second line"), draft: 7), .act(.tap(2, button: "accept")), .reload, .step(number: 12),
+                                    .open(url: "im://chat?rootCateID=1&peer=u1")]
         for message in toWorker {
             let line = try JSONLines.encode(message)
             #expect(!line.contains(UInt8(ascii: "\n")), "one message, one line")

@@ -20,7 +20,7 @@ extension BrowserSuites {
             let two = try one.secondSession()
             try two.open(chat: houseChatURL, on: web)
             for window in [one, two] { #expect(try window.waitFor(".message.received .bubble.text", containing: "first")) }
-            #expect(workers(of: web.process.pid).count == 1, "one worker for both windows")
+            #expect(pageWorkers(of: web.process.pid).count == 1, "one worker for both windows")
             try two.send("from the second window")
             for window in [one, two] {
                 #expect(try window.waitFor(".message.sent .bubble.text", containing: "from the second window"))
@@ -34,12 +34,7 @@ extension BrowserSuites {
                 #expect(try window.execute("return document.getElementById('m2').dataset.kept ?? null") as? String == "yes", "the sent message was drawn again")
                 #expect(try window.execute("return Array.from(document.querySelectorAll('.message'), m => m.id)") as? [String] == ["m1", "m2", "m3"])
             }
-            #expect(workers(of: web.process.pid).count == 1)
-        }
-
-        /// The chat workers the web server runs now.
-        func workers(of server: Int32) -> [Int32] {
-            children(of: server).filter { (try? String(contentsOfFile: "/proc/\($0)/cmdline", encoding: .utf8))?.contains("__worker") == true }
+            #expect(pageWorkers(of: web.process.pid).count == 1)
         }
     }
 }

@@ -90,11 +90,11 @@ struct WebServerLimitsTests {
 
         // Frames asked for by the hundred: no worker for any of them.
         for _ in 0..<300 { #expect(try client.frame(houseChatURL).page != nil) }
-        #expect(children(of: web.process.pid).isEmpty, "a worker was started for a page nobody streamed")
+        #expect(pageWorkers(of: web.process.pid).isEmpty, "a worker was started for a page nobody streamed")
 
         let (first, firstStream) = try client.open(houseChat(with: "u1"))
         let (second, secondStream) = try client.open(houseChat(with: "u2"))
-        #expect(children(of: web.process.pid).count == 2)
+        #expect(pageWorkers(of: web.process.pid).count == 2)
 
         let refused = try client.frame(houseChat(with: "u3"))
         #expect(refused.page == nil && refused.response.status == 503)
@@ -104,7 +104,7 @@ struct WebServerLimitsTests {
         // The first tab closes: its page gives way to the next.
         firstStream.close()
         let (third, thirdStream) = try client.open(houseChat(with: "u3"))
-        #expect(firstStream.ended() && waitUntil { children(of: web.process.pid).count == 2 }, "the unwatched page's worker did not end")
+        #expect(firstStream.ended() && waitUntil { pageWorkers(of: web.process.pid).count == 2 }, "the unwatched page's worker did not end")
         #expect(try client.act(first, text: "hello").status == 404, "the page that gave way is closed")
         #expect(try client.act(second, text: "second lives").status == 204)
         #expect(secondStream.waitFor("second lives"))
@@ -118,7 +118,7 @@ struct WebServerLimitsTests {
         #expect(back.waitFor("event: page"))
         let lateStream = try EventStreamReader(port: web.port, path: "/events?page=" + lateID, cookie: client.cookie)
         #expect(lateStream.waitFor("event: refused") && lateStream.received.contains("web.maxPages") && lateStream.ended())
-        #expect(children(of: web.process.pid).count == 2)
+        #expect(pageWorkers(of: web.process.pid).count == 2)
     }
 
     @Test("the page names its script and style by a digest of their bytes: that address is kept by the browser for a year, the bare one and an old digest are asked again each time, and unchanged bytes are a 304")
@@ -145,6 +145,67 @@ struct WebServerLimitsTests {
         }
     }
 
+    @Test("imhost web keeps one spare worker: the next page a tab opens takes it (no process started for it), and another is kept once that page is drawn; a changed host.json or plugin folder replaces it; one killed is not a crash, and the next page starts its own")
+    func spareWorker() throws {
+        let workspace = try Workspace.standard()
+        let web = try WebServing(workspace)
+        let client = try WebClient(web)
+        let server = web.process.pid
+        #expect(waitUntil { spareWorkers(of: server).count == 1 }, "no spare worker")
+        let first = try #require(spareWorkers(of: server).first)
+        let (_, one) = try client.open(houseChat(with: "u1"))
+        defer { one.close() }
+        #expect(pageWorkers(of: server) == [first], "the page did not take the spare")
+        let second = try #require(spare(of: server, replacing: first), "no new spare after the page was drawn")
+        try workspace.writeConfig(Workspace.standardConfig.replacingOccurrences(of: #""plugins": "Plugins","#,
+                                                                               with: #""plugins": "Plugins", "web": { "maxPages": 9 },"#))
+        let afterConfig = try #require(spare(of: server, replacing: second), "the spare of the old host.json stayed")
+        // A file put in the plugin folder: the spare read the folder as it started, and gives way.
+        try "".write(toFile: workspace.plugins + "/notes.txt", atomically: false, encoding: .utf8)
+        let third = try #require(spare(of: server, replacing: afterConfig), "the spare that read the plugin folder before the change stayed")
+        kill(third, SIGKILL)
+        // Dead before the next page is asked for (one killed as a page takes it is that page's
+        // worker dying as it opens: recorded, and the chat started again, as for any worker).
+        #expect(waitUntil { [nil, "Z"].contains(processState(third)) })
+        // Opened and drawn all the same (``WebClient/open(_:)`` waits for its drawing).
+        let (_, two) = try client.open(houseChat(with: "u2"))
+        defer { two.close() }
+        #expect(pageWorkers(of: server).count == 2 && !pageWorkers(of: server).contains(third))
+        #expect(!FileManager.default.fileExists(atPath: workspace.data + "/crashes.log"), "the spare's end was taken for a crash: \((try? String(contentsOfFile: workspace.data + "/crashes.log", encoding: .utf8)) ?? "")")
+    }
+
+    /// The spare `server` keeps once it is another than `old`.
+    func spare(of server: Int32, replacing old: Int32) -> Int32? {
+        var found: Int32?
+        _ = waitUntil {
+            found = spareWorkers(of: server).first { $0 != old }
+            return found != nil
+        }
+        return found
+    }
+
+    @Test("the page's own script starts its chat's worker as it runs (POST /page/ID/open), before its stream opens: the stream then gets the drawing at once; another site's page cannot, nor a form")
+    func openedEarly() throws {
+        let workspace = try Workspace.standard()
+        let web = try WebServing(workspace)
+        let client = try WebClient(web)
+        let server = web.process.pid
+        let page = try #require(try client.frame(houseChat(with: "u1")).page)
+        for foreign in [[("Origin", "http://127.0.0.1:1")], [("Origin", web.origin), ("Sec-Fetch-Site", "same-site"), ("Sec-Fetch-Dest", "empty")],
+                        [("Origin", web.origin), ("Sec-Fetch-Site", "same-origin"), ("Sec-Fetch-Dest", "document")]] {
+            let refused = try LoopbackHTTP.request(port: web.port, "POST", "/page/\(page)/open", headers: client.session + foreign, timeout: 10)
+            #expect(refused.status == 403, "\(foreign): \(refused.status)")
+        }
+        #expect(pageWorkers(of: server).isEmpty)
+        #expect(try client.post("/page/\(page)/open", json: "").status == 204)
+        #expect(waitUntil { pageWorkers(of: server).count == 1 }, "the page's worker did not start")
+        #expect(try client.post("/page/\(String(repeating: "0", count: 16))/open", json: "").status == 404)
+        let stream = try EventStreamReader(port: web.port, path: "/events?page=" + page, cookie: client.cookie)
+        defer { stream.close() }
+        #expect(stream.waitFor("event: page"))
+        #expect(pageWorkers(of: server).count == 1)
+    }
+
     @Test("a browser's shared stream opened with the pages its tabs show (&watch=) draws them at once, with no question after; a page that is gone is said gone on it")
     func streamOpensWithPages() throws {
         let workspace = try Workspace.standard()
@@ -157,7 +218,7 @@ struct WebServerLimitsTests {
         defer { stream.close() }
         #expect(stream.waitFor("event: joined") && stream.waitFor(#"{"page":"\#(page)","event":"page","data":"#), "\(stream.received)")
         #expect(stream.received.contains(#"{"page":"\#(gone)","event":"gone","data":""}"#), "\(stream.received)")
-        #expect(children(of: web.process.pid).count == 1)
+        #expect(pageWorkers(of: web.process.pid).count == 1)
         #expect(try client.act(page, text: "hello on the shared stream").status == 204)
         #expect(stream.waitFor("hello on the shared stream"))
     }
@@ -179,7 +240,7 @@ struct WebServerLimitsTests {
                                               body: Data(#"{"do":"text","text":"x"}"#.utf8))
         #expect(posted.status == 403)
         #expect(try client.get(chat).status == 200, "a program that sends no Fetch Metadata is judged on the rest")
-        #expect(children(of: web.process.pid).isEmpty, "a refused or streamless page started a worker")
+        #expect(pageWorkers(of: web.process.pid).isEmpty, "a refused or streamless page started a worker")
     }
 
     @Test("drawing a page marks nothing read; the page's word that it was seen in a visible window does, and the sender is told")
@@ -232,7 +293,7 @@ extension BrowserSuites {
             let site = try StaticSite(["index.html": "<!doctype html><html><body>\(images)</body></html>"])
             try browser.navigate(site.url)
             #expect(try browser.waitUntil("document.images.length === 200 && Array.from(document.images).every((image) => image.complete)"))
-            #expect(children(of: web.process.pid).isEmpty, "a page of another port started a chat's worker")
+            #expect(pageWorkers(of: web.process.pid).isEmpty, "a page of another port started a chat's worker")
             #expect(try WebServerLimitsTests().unread(bob, with: "alice") == 1, "a page of another port marked the message read")
 
             try browser.open(chat: houseChat(with: "alice"), on: web)

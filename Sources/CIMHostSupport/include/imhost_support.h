@@ -64,6 +64,10 @@ int imhost_move_high(int fd, int preferred);
    process's parent, -1 when it is already gone (the caller should exit). */
 int imhost_die_with_parent(pid_t parent);
 
+/* Names this process (its main thread) what `ps` and /proc/PID/comm show: at most 15 bytes
+   are kept. Returns 0, or -1 with errno set. */
+int imhost_set_process_name(const char *name);
+
 /* The argument that makes a process an exec wrapper bound to its parent. A process started as
    `EXE IMHOST_BOUND_EXEC PARENT PROGRAM ARGS...`, where EXE is any executable linking this
    library (imhost, its tests, its benchmarks: a parent names itself as /proc/self/exe), asks the

@@ -36,8 +36,7 @@ package final class ChatRuntime {
         self.config = config
         self.configPath = configPath
         callLimit = config.limits.callSeconds
-        var settings = Supervisor.Settings(executable: Executable.path, arguments: ["__worker"] + workerArguments,
-                                           dataFolder: dataFolder, callLimit: config.limits.callSeconds)
+        var settings = Self.settings(config: config, dataFolder: dataFolder, workerArguments: workerArguments)
         if !restarts { settings.restartBurst = 0 }
         settings.interrupted = { Interruption.signal }
         supervisor = Supervisor(settings: settings, diagnostics: { line in output.err(line + "\n") }, shows: shows)
@@ -49,6 +48,24 @@ package final class ChatRuntime {
     package func start() -> Int32? {
         defer { recordOpenChat() }
         return handle(supervisor.start())
+    }
+
+    /// Starts with `spare` for the chat at `url` (that of `workerArguments`), when it still runs;
+    /// else as ``start()``.
+    package func start(spare: SpareWorker?, url: String) -> Int32? {
+        defer { recordOpenChat() }
+        return handle(supervisor.start(spare: spare, url: url))
+    }
+
+    /// A spare worker for the chats ``init`` would run with these, `workerArguments` naming `-`
+    /// for the chat (``SpareWorker``).
+    package static func startSpare(config: HostConfig, dataFolder: String, workerArguments: [String]) -> SpareWorker? {
+        SpareWorker.start(settings(config: config, dataFolder: dataFolder, workerArguments: workerArguments))
+    }
+
+    private static func settings(config: HostConfig, dataFolder: String, workerArguments: [String]) -> Supervisor.Settings {
+        Supervisor.Settings(executable: Executable.path, arguments: ["__worker"] + workerArguments, dataFolder: dataFolder,
+                            callLimit: config.limits.callSeconds)
     }
 
     /// The worker's descriptors: readable when it says something or ends.

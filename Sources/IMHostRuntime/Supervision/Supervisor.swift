@@ -135,6 +135,21 @@ package final class Supervisor {
     /// Starts the worker and waits until it is ready (its chat open and shown).
     package func start() -> Outcome { launch() }
 
+    /// Starts with `spare`, a worker started before its chat was known, when it still runs: told
+    /// the chat at `url` (that of this supervisor's arguments), it shows it without a process
+    /// started now. One that ended meanwhile is let go, and a worker started as ``start()`` does.
+    package func start(spare: SpareWorker?, url: String) -> Outcome {
+        guard let spare, spare.isRunning else { return launch() }
+        reservation?.remove()
+        reservation = spare.reservation
+        builds = []
+        watch = ChildWatch(spare.child) { [diagnostics] line in diagnostics(TerminalText.safe(line)) }
+        return send(.open(url: url))
+    }
+
+    /// What a worker is told of its supervisor: who it dies with, and where its breadcrumb is.
+    static func handOver() -> [String] { ["--parent", "\(getpid())", "--breadcrumb-fd", "4"] }
+
     /// Hands one message to the worker and waits for it to be done. What the worker's line code
     /// wrote before does not count as what it said if it crashes now.
     package func send(_ message: ToWorker) -> Outcome {
@@ -234,12 +249,11 @@ package final class Supervisor {
         reservation?.remove()
         reservation = nil
         builds = []
-        var arguments = settings.arguments + ["--parent", "\(getpid())"]
+        let arguments = settings.arguments + Self.handOver()
         var handing: [Int32] = []
         do throws(Breadcrumb.Reservation.Unavailable) {
             let reserved = try Breadcrumb.Reservation(dataFolder: settings.dataFolder)
             reservation = reserved
-            arguments += ["--breadcrumb-fd", "4"]
             handing = [reserved.fd]
             if let why = reserved.inMemoryBecause, !saidInMemory {
                 saidInMemory = true

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import CIMHostSupport
 import IMHost
 import IMKit
 #if canImport(Glibc)
@@ -92,6 +93,26 @@ package final class Worker {
         return .end
     }
 
+    /// A spare's chat: the URL its supervisor sends once a page wants it; `nil` when the input
+    /// closed first.
+    private func awaitChat() -> String? {
+        while true {
+            switch Self.nextMessage(channel) {
+            case .message(.open(let url)):
+                Self.name(spare: false)
+                return url
+            case .message(let other): output.diagnostic("imhost __worker: \(unexpected(other))")
+            default: return nil
+            }
+        }
+    }
+
+    /// Names the process (what `ps` and /proc/PID/comm show) a spare worker's, `imhost-spare`,
+    /// or, once it has its chat, a page's, `imhost-worker`.
+    package static func name(spare: Bool) {
+        _ = imhost_set_process_name(spare ? "imhost-spare" : "imhost-worker")
+    }
+
     package func unexpected(_ message: ToWorker) -> String {
         "the worker was sent \(message), which this mode does not take"
     }
@@ -103,7 +124,10 @@ package final class Worker {
         "no transport in \(FileSystem.baseName(configPath)): this host works alone, and what you send stays queued (said once)"
     }
 
-    package func chat(url: String) -> Int32 {
+    /// Opens the chat at `url` and serves it until its supervisor closes the input. `nil`: a
+    /// spare's, whose chat comes once a page wants one (``ToWorker/open(url:)``): it signs in
+    /// first, so what is left to do then is only the chat's own.
+    package func chat(url: String?) -> Int32 {
         let session: ChatSession
         do {
             // After a crash or a line's new build the user stays as they were: offline, if they
@@ -117,6 +141,8 @@ package final class Worker {
                     output.diagnostic("imhost: \(Self.noTransport(configPath))")
                 }
             }
+            // Let go before any page wanted it (the server ended, or reloaded its settings).
+            guard let url = url ?? awaitChat() else { return ExitCode.ok }
             // A browser's page says what a person saw (``ChatAction/seen(through:)``); a terminal's
             // chat is read as it is drawn.
             session = try ChatSession(host: host, url: resume?.url ?? url, window: resume?.window ?? 20, configPath: configPath,
@@ -160,7 +186,7 @@ package final class Worker {
             case .refresh:
                 // What changed is shown as the loop looks at the store again, before the next wait.
                 break
-            case .start, .step:
+            case .start, .open, .step:
                 output.diagnostic("imhost: \(unexpected(message))")
             }
             // Nobody reads the chat any more (a closed pipe, a full disk): stop taking input.

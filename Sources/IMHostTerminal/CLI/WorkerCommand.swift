@@ -39,6 +39,9 @@ enum WorkerCommand {
         run: run)
 
     static func run(_ arguments: Arguments, _ output: Output) -> Int32 {
+        // A spare is named so from its start (`ps`, and the tests, tell it from a page's worker)
+        // until it is given its chat (``Worker/chat(url:)``).
+        if arguments.positionals.dropFirst().first == "-" { Worker.name(spare: true) }
         signal(SIGHUP, SIG_IGN)
         Interruption.install()
         // Dies with its supervisor: a worker must never go on alone.
@@ -105,7 +108,8 @@ enum WorkerCommand {
         let worker = Worker(host: host, channel: channel, output: output, width: width, colors: colors, settings: settings, resume: resume)
         let code: Int32
         switch mode {
-        case "chat": code = worker.chat(url: target)
+        // `-`: a spare, told its chat once a page wants one (``ToWorker/open(url:)``).
+        case "chat": code = worker.chat(url: target == "-" ? nil : target)
         case "open": code = open(host, url: target, width: width, colors: colors, external: arguments.flags.contains("--external"),
                                  json: arguments.flags.contains("--json"), output: output)
         case "play", "demo": code = worker.play(file: target, demo: mode == "demo")

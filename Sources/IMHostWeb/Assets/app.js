@@ -520,7 +520,9 @@ const sharedEvents = (() => {
   const listeners = new Map();   // this tab's pages: page id -> Map(event -> [listener])
   let stream = null, streamID = "", live = false;
   const wanted = new Map();      // the stream's tab only: page id -> Map(tab -> when last heard)
+  const held = new Map();        // this tab's pages not listening yet: page id -> [[event, data]]
   const deliver = (page, event, data) => {
+    if (held.has(page)) return held.get(page).push([event, data]);
     const byEvent = listeners.get(page);
     for (const listener of (byEvent && byEvent.get(event)) || []) listener({ data });
   };
@@ -579,7 +581,10 @@ const sharedEvents = (() => {
   }, 30000);
   // Asked for once this tab shows a chat, and held until it closes, which lets it go to the next.
   let asked = false;
-  const askForStream = () => navigator.locks.request("imhost-events", () => new Promise(() => {
+  // Let go as the page goes (not when the browser gets round to destroying it): the page that
+  // replaces it in this tab, or another tab, takes the stream at once.
+  const askForStream = () => navigator.locks.request("imhost-events", () => new Promise((release) => {
+    window.addEventListener("pagehide", () => { stream.close(); release(); }, { once: true });
     markOnce("imhost:stream-lock");
     streamID = randomID() + randomID();
     // This tab's pages come with the stream: drawn as it opens, not a question later. The
@@ -611,6 +616,7 @@ const sharedEvents = (() => {
   }));
   return (page) => {
     listeners.set(page, new Map());
+    held.set(page, []);
     if (!asked) {
       asked = true;
       askForStream();
@@ -627,15 +633,32 @@ const sharedEvents = (() => {
       },
       close: leave,
       readyState: 0,
+      // What came before the page listened is handled now, and what comes after as it comes.
+      start() {
+        const queue = held.get(page) || [];
+        held.delete(page);
+        for (const [event, data] of queue) deliver(page, event, data);
+      },
     };
   };
+})();
+
+// A chat's page (its id in the head) starts as this script runs in the document's head, before
+// the page is laid out: its worker at once (the page's drawing is ready when its stream asks),
+// and its stream, whose events are held until the page listens (chatPage).
+const early = (() => {
+  const meta = document.querySelector('meta[name="imhost-page"]');
+  if (!meta) return null;
+  fetch("/page/" + encodeURIComponent(meta.content) + "/open", { method: "POST", credentials: "same-origin" }).catch(() => {});
+  return sharedEvents ? { page: meta.content, events: sharedEvents(meta.content) } : null;
 })();
 
 function chatPage(root) {
   const page = root.dataset.page;
   const seen = seer(root, page);
   document.addEventListener("visibilitychange", seen);
-  const events = sharedEvents ? sharedEvents(page) : new EventSource("/events?page=" + encodeURIComponent(page));
+  const events = early && early.page === page ? early.events
+    : sharedEvents ? sharedEvents(page) : new EventSource("/events?page=" + encodeURIComponent(page));
   const away = awayBanner(root);
   events.addEventListener("open", () => away.live(true));
   // The server went away (a restart, a network hiccup): the page says so, sends nothing, and
@@ -966,6 +989,8 @@ function chatPage(root) {
     asking = true;
     post(page, actOf(older)).finally(() => { asking = false; });
   }, true);
+  // Everything listens now: what the stream brought meanwhile is handled, in order.
+  if (events.start) events.start();
 }
 
 function startPage(root) {
