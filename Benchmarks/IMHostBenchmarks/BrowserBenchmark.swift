@@ -23,7 +23,7 @@ enum BrowserBenchmark {
     /// `chats` are chats of 1,000 messages each, none opened yet; `signIn` the address `imhost
     /// web` printed. Each is opened once from the list of chats, alternately at 375 and at 1280
     /// CSS pixels.
-    static func firstScreen(webPort: UInt16, signIn: String, chats: [String], folder: String) throws -> Row {
+    static func firstScreen(server: Int32, webPort: UInt16, signIn: String, chats: [String], folder: String) throws -> Row {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver") else {
             return Row(what: "a chat of 1,000 messages, first screen in Chromium", measure: "not measured: no /usr/bin/chromedriver (make deps installs it)",
                        figure: "-", baseline: "-", ratio: "-", target: "-", met: nil)
@@ -76,6 +76,9 @@ enum BrowserBenchmark {
             // Straight from another chat, the new page waits besides for the old one to let go
             // of the shared stream's lock as it goes (110-140 ms in all here: docs/performance.md).
             try session.navigate("http://127.0.0.1:\(webPort)/")
+            // As a person opens a chat from the list: the server has had the moment since the
+            // last chat to make its spare worker ready (it starts one once a page is drawn).
+            waitForSpare(of: server)
             try session.navigate(address)
             let shown = try session.executeAsync("""
                 const done = arguments[arguments.length - 1];
@@ -99,6 +102,28 @@ enum BrowserBenchmark {
         return Row(what: "a chat of 1,000 messages, first screen in Chromium", measure: "p50, from the list: navigation to the first messages painted, at 375 px",
                    figure: "\(format(phone, 1)) ms", baseline: "\(format(desktop, 1)) ms at 1280 px", ratio: "\(format(phone / desktop, 2))x",
                    target: "<= 1.2x and <= 100 ms", met: phone <= desktop * 1.2 && phone <= 100)
+    }
+}
+
+/// Waits, at most 5 s, until `server` keeps a spare worker that has finished starting: its CPU
+/// time stays the same over 50 ms.
+func waitForSpare(of server: Int32) {
+    func cpu(_ pid: Int32) -> Int? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        // After "pid (comm) ": state is field 0, utime 11, stime 12.
+        guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else { return nil }
+        return user + system
+    }
+    let deadline = now() + 5_000_000_000
+    while now() < deadline {
+        let spares = children(of: server).filter { !pageWorkers(of: server).contains($0) }
+        if let spare = spares.first, let before = cpu(spare) {
+            usleep(50_000)
+            if cpu(spare) == before { return }
+        } else {
+            usleep(10_000)
+        }
     }
 }
 

@@ -152,7 +152,7 @@ enum WebBenchmark {
             _ = try long.storeIncoming((0..<1000).map { IncomingMessage(from: "dave\(peer)", globalID: "D\($0)", seq: $0 + 1, key: "text",
                                                                           payload: MessagePayload(json: #"{"text":"line \#($0)"}"#), sentAt: 0) })
         }
-        rows.append(try BrowserBenchmark.firstScreen(webPort: webPort, signIn: "http://127.0.0.1:\(webPort)/?token=\(secret)", chats: chromiumChats,
+        rows.append(try BrowserBenchmark.firstScreen(server: web.pid, webPort: webPort, signIn: "http://127.0.0.1:\(webPort)/?token=\(secret)", chats: chromiumChats,
                                                      folder: folder + "/chromium"))
 
         progress("web: the start page while 1,000 stalled connections are held open")
