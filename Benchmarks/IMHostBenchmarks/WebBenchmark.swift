@@ -493,13 +493,13 @@ func children(of pid: Int32) -> [Int32] {
     }
 }
 
-/// The chat workers an `imhost web` runs for its pages: its spare (`__worker chat -`, until a page
-/// takes it and it calls itself `imhost-worker`) not counted.
+/// The chat workers an `imhost web` runs for its pages: its spare (`__worker chat … --spare`,
+/// until a page takes it and it calls itself `imhost-worker`) not counted.
 func pageWorkers(of server: Int32) -> [Int32] {
     children(of: server).filter { pid in
         let arguments = ((try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)) ?? "").split(separator: "\0").dropFirst()
         return arguments.starts(with: ["__worker", "chat"])
-            && (arguments.dropFirst(2).first != "-" || (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) == "imhost-worker\n")
+            && (!arguments.contains("--spare") || (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) == "imhost-worker\n")
     }
 }
 

@@ -114,7 +114,7 @@ enum PageThread {
         /// A worker started before this page was asked for, to take instead of starting one.
         var spare: SpareWorker? = nil
 
-        /// The worker's arguments for the chat at `url` (`-`: a spare's, told its chat later).
+        /// The worker's arguments for the chat at `url`.
         func workerArguments(url: String) -> [String] {
             ["chat", url, "--config", configPath, "--user", user, "--web-page", "--width", "\(ChatPage.linesPageWidth)"] + workerOptions
                 + (verbose ? ["--verbose"] : [])

@@ -221,9 +221,6 @@ extension WebServer {
         }
     }
 
-    /// An act of the person's on a page (``WebAction``): its worker does it. Reading is one
-    /// too: the page's script says which message it showed last in a visible window, never
-    /// because HTML was drawn.
     /// The page's own script, as it starts (before its stream can): the page's worker starts now,
     /// so its drawing is ready when the stream asks for it. Only this server's pages can ask (the
     /// gate); a page with no room is left to be refused on its stream, and one never streamed
@@ -234,6 +231,9 @@ extension WebServer {
         return HTTPReply(status: 204, body: .bytes([]))
     }
 
+    /// An act of the person's on a page (``WebAction``): its worker does it. Reading is one
+    /// too: the page's script says which message it showed last in a visible window, never
+    /// because HTML was drawn.
     private func act(page id: String, _ request: HTTPRequest) -> HTTPReply {
         guard let page = pages[id], page.isRunning else { return .text(404, "not found: that page is closed; open the chat again from the list\n") }
         switch WebAction.decode(request.body) {

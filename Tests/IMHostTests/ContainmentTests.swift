@@ -425,8 +425,8 @@ func children(of pid: Int32) -> [Int32] {
 }
 
 /// The chat workers `server` (an `imhost web`) runs for its pages now; its spare (a worker
-/// started for a chat named later, `__worker chat -`, until a page takes it and it calls itself
-/// `imhost-worker`) is ``spareWorkers(of:)``.
+/// started for a chat named later, `__worker chat … --spare`, until a page takes it and it calls
+/// itself `imhost-worker`) is ``spareWorkers(of:)``.
 func pageWorkers(of server: Int32) -> [Int32] {
     children(of: server).filter { chatWorker($0) == false }
 }
@@ -441,7 +441,7 @@ private func chatWorker(_ pid: Int32) -> Bool? {
     guard let line = try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8) else { return nil }
     let arguments = line.split(separator: "\0").dropFirst()
     guard arguments.starts(with: ["__worker", "chat"]) else { return nil }
-    return arguments.dropFirst(2).first == "-" && processName(pid) != "imhost-worker"
+    return arguments.contains("--spare") && processName(pid) != "imhost-worker"
 }
 
 /// What /proc/PID/comm says the process is called.

@@ -80,7 +80,7 @@ struct WebServerLimitsTests {
         #expect(stream.waitFor("still open", timeout: 10))
     }
 
-    @Test("a page asked for starts no worker until its stream opens; past web.maxPages the page nobody watches gives way, and while every page is watched a new one is refused with a page that says why")
+    @Test("a page asked for starts no worker until its page's script or its stream says it is shown; past web.maxPages the page nobody watches gives way, and while every page is watched a new one is refused with a page that says why")
     func pagesHaveABound() throws {
         let workspace = try Workspace.standard()
         try workspace.writeConfig(Workspace.standardConfig.replacingOccurrences(of: #""plugins": "Plugins","#,
@@ -145,7 +145,7 @@ struct WebServerLimitsTests {
         }
     }
 
-    @Test("imhost web keeps one spare worker: the next page a tab opens takes it (no process started for it), and another is kept once that page is drawn; a changed host.json or plugin folder replaces it; one killed is not a crash, and the next page starts its own")
+    @Test("imhost web keeps one spare worker: the next page a tab opens takes it (no process started for it), and another is kept once that page is drawn; one killed is not a crash and the next page starts its own; a changed host.json or plugin folder gives a new one; the server ends it as it stops")
     func spareWorker() throws {
         let workspace = try Workspace.standard()
         let web = try WebServing(workspace)
@@ -157,21 +157,32 @@ struct WebServerLimitsTests {
         defer { one.close() }
         #expect(pageWorkers(of: server) == [first], "the page did not take the spare")
         let second = try #require(spare(of: server, replacing: first), "no new spare after the page was drawn")
-        try workspace.writeConfig(Workspace.standardConfig.replacingOccurrences(of: #""plugins": "Plugins","#,
-                                                                               with: #""plugins": "Plugins", "web": { "maxPages": 9 },"#))
-        let afterConfig = try #require(spare(of: server, replacing: second), "the spare of the old host.json stayed")
-        // A file put in the plugin folder: the spare read the folder as it started, and gives way.
-        try "".write(toFile: workspace.plugins + "/notes.txt", atomically: false, encoding: .utf8)
-        let third = try #require(spare(of: server, replacing: afterConfig), "the spare that read the plugin folder before the change stayed")
-        kill(third, SIGKILL)
+        kill(second, SIGKILL)
         // Dead before the next page is asked for (one killed as a page takes it is that page's
         // worker dying as it opens: recorded, and the chat started again, as for any worker).
-        #expect(waitUntil { [nil, "Z"].contains(processState(third)) })
+        #expect(waitUntil { [nil, "Z"].contains(processState(second)) })
         // Opened and drawn all the same (``WebClient/open(_:)`` waits for its drawing).
         let (_, two) = try client.open(houseChat(with: "u2"))
         defer { two.close() }
-        #expect(pageWorkers(of: server).count == 2 && !pageWorkers(of: server).contains(third))
+        #expect(pageWorkers(of: server).count == 2 && !pageWorkers(of: server).contains(second))
         #expect(!FileManager.default.fileExists(atPath: workspace.data + "/crashes.log"), "the spare's end was taken for a crash: \((try? String(contentsOfFile: workspace.data + "/crashes.log", encoding: .utf8)) ?? "")")
+
+        // A spare that ended on its own is not replaced for a minute, unless what it read changes.
+        try workspace.writeConfig(Workspace.standardConfig.replacingOccurrences(of: #""plugins": "Plugins","#,
+                                                                               with: #""plugins": "Plugins", "web": { "maxPages": 9 },"#))
+        let afterConfig = try #require(spare(of: server, replacing: second), "no spare for the new host.json")
+        // A file put in the plugin folder: the spare read the folder as it started, and gives way.
+        try "".write(toFile: workspace.plugins + "/notes.txt", atomically: false, encoding: .utf8)
+        let last = try #require(spare(of: server, replacing: afterConfig), "the spare that read the plugin folder before the change stayed")
+        #expect(waitUntil { processState(afterConfig) == nil }, "the spare that gave way was not ended")
+
+        // Stopped, the server ends its spare as it ends its pages: signed out, its breadcrumb
+        // gone (one killed with the server would leave it for the next start to find).
+        web.process.signal(SIGINT)
+        #expect(web.process.finish().status == 0)
+        #expect(processState(last) == nil)
+        let left = try FileManager.default.contentsOfDirectory(atPath: workspace.data + "/run").filter { $0.hasPrefix("\(server)-") && $0.hasSuffix(".crumb") }
+        #expect(left.isEmpty, "breadcrumbs left: \(left)")
     }
 
     /// The spare `server` keeps once it is another than `old`.

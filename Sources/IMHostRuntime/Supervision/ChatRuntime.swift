@@ -57,10 +57,10 @@ package final class ChatRuntime {
         return handle(supervisor.start(spare: spare, url: url))
     }
 
-    /// A spare worker for the chats ``init`` would run with these, `workerArguments` naming `-`
-    /// for the chat (``SpareWorker``).
+    /// A spare worker for the chats ``init`` would run with these, `workerArguments` naming a
+    /// place holder for the chat (``SpareWorker``).
     package static func startSpare(config: HostConfig, dataFolder: String, workerArguments: [String]) -> SpareWorker? {
-        SpareWorker.start(settings(config: config, dataFolder: dataFolder, workerArguments: workerArguments))
+        SpareWorker.start(settings(config: config, dataFolder: dataFolder, workerArguments: SpareWorker.arguments(workerArguments)))
     }
 
     private static func settings(config: HostConfig, dataFolder: String, workerArguments: [String]) -> Supervisor.Settings {

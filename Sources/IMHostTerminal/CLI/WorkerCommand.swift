@@ -33,15 +33,17 @@ enum WorkerCommand {
             .option("--transport", .text("URL"), "the broker of a scenario of several people, instead of host.json's"),
             .option("--password-file", .text("FILE"), "the password file for --transport"),
             .flag("--web-page", "the page is drawn for a browser; the serving process holds the connection"),
+            .flag("--spare", "a chat worker started before its chat is known: it waits to be told it (its TARGET is ignored)"),
         ],
         help: "Runs a chat's work for a supervising imhost; not for people.",
         hidden: true,
         run: run)
 
     static func run(_ arguments: Arguments, _ output: Output) -> Int32 {
-        // A spare is named so from its start (`ps`, and the tests, tell it from a page's worker)
-        // until it is given its chat (``Worker/chat(url:)``).
-        if arguments.positionals.dropFirst().first == "-" { Worker.name(spare: true) }
+        // A spare is named so from its start (`ps` tells it from a page's worker) until it is
+        // given its chat (``Worker/chat(url:)``).
+        let spare = arguments.flags.contains("--spare")
+        if spare { Worker.name(spare: true) }
         signal(SIGHUP, SIG_IGN)
         Interruption.install()
         // Dies with its supervisor: a worker must never go on alone.
@@ -108,8 +110,8 @@ enum WorkerCommand {
         let worker = Worker(host: host, channel: channel, output: output, width: width, colors: colors, settings: settings, resume: resume)
         let code: Int32
         switch mode {
-        // `-`: a spare, told its chat once a page wants one (``ToWorker/open(url:)``).
-        case "chat": code = worker.chat(url: target == "-" ? nil : target)
+        // A spare is told its chat once a page wants one (``ToWorker/open(url:)``).
+        case "chat": code = worker.chat(url: spare ? nil : target)
         case "open": code = open(host, url: target, width: width, colors: colors, external: arguments.flags.contains("--external"),
                                  json: arguments.flags.contains("--json"), output: output)
         case "play", "demo": code = worker.play(file: target, demo: mode == "demo")

@@ -1026,7 +1026,8 @@ document.addEventListener("DOMContentLoaded", () => {
   // before the chat's first drawing.
   if (window.requestIdleCallback) requestIdleCallback(notifications, { timeout: 2000 }); else setTimeout(notifications, 200);
   const page = document.getElementById("page");
-  if (page) chatPage(page);
+  // What the stream brought is let go to the page even if setting it up failed half-way.
+  if (page) try { chatPage(page); } finally { if (early) early.events.start(); }
   const list = document.querySelector("[data-live=list]");
   if (list) startPage(list);
 });
