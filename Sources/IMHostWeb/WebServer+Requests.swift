@@ -132,10 +132,12 @@ extension WebServer {
     private func start(_ page: Page) -> String? {
         guard !page.started else { return nil }
         if let refused = roomRefusal(making: true) { return refused }
-        var opening = opening(url: page.url)
-        opening.spare = takeSpare()
+        var opening = PageThread.Opening(url: page.url, config: config, configPath: configPath, user: user, verbose: verbose,
+                                         workerOptions: workerOptions)
+        opening.spare = spares.take()
         guard PageThread.start(opening, link: page.link) else {
-            opening.spare?.end()
+            // Nobody would wait for one asked to end.
+            opening.spare?.kill()
             return "No thread could be made for a new page; close some pages, then open this chat again."
         }
         page.started = true

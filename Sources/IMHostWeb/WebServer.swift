@@ -80,17 +80,7 @@ package final class WebServer {
     private var lastHeartbeat = Clock.monotonic()
     /// A worker started before a tab asks for a page, taken by the next page that starts: its
     /// first drawing then waits for no process to start (``SpareWorker``).
-    private var spare: SpareWorker?
-    /// Spares asked to end (they read what changed since), reaped as they do; killed past 2 s.
-    private var retiring: [SpareWorker] = []
-    /// When a spare last ended before any page took it, or could not be started: another is not
-    /// started for a minute (the page's own worker says what is wrong meanwhile).
-    private var spareLostAt: UInt64?
-    /// The plugin folder as the spare found it (its entries: a file put in, renamed or taken out),
-    /// and the folder as last seen, since when: a spare is started once it has stayed the same
-    /// for a second (a build writing into it is not chased).
-    private var spareFolder: FileIdentity?
-    private var folderSeen: (identity: FileIdentity?, since: UInt64)?
+    let spares: SpareKeeper
     private let hostJSON: ConfigWatcher
     private let quarantine: ConfigWatcher
     /// Whether pages carry the Content-Security-Policy (off only for the test that shows
@@ -141,6 +131,9 @@ package final class WebServer {
         csp = getenv("IMHOST_WEB_CSP").map { String(cString: $0) } != "off"
         hostJSON = ConfigWatcher(paths: [configPath])
         quarantine = ConfigWatcher(paths: [config.dataFolder + "/quarantine.json"])
+        // Its chat is told later: the place holder is never opened.
+        let spareOpening = PageThread.Opening(url: "-", config: config, configPath: configPath, user: user, verbose: verbose, workerOptions: workerOptions)
+        spares = SpareKeeper(pluginsFolder: config.pluginsFolder) { spareOpening.startSpare() }
         gate = WebGate(port: 0)
         // Photos an older imhost kept in files for its pages (now they travel in the act):
         // any left by one that was killed were never sent, and nothing else is there.
@@ -243,10 +236,9 @@ package final class WebServer {
         if hostJSON.reloadDue() || quarantine.reloadDue() {
             for page in pages.values where page.isRunning { page.link.send(.reload) }
             // The spare read the old ones: another reads the new.
-            retireSpare()
-            spareLostAt = nil
+            spares.retire(again: true)
         }
-        keepSpare()
+        spares.keep(pageWaiting: pages.values.contains { $0.started && !$0.ended && $0.view == nil })
         tidy()
         http.service()
         sayDropped()
@@ -298,7 +290,7 @@ package final class WebServer {
             case .fleetApplied:
                 all = true
                 // The spare drew nothing yet, but read the fleet's configuration as it started.
-                retireSpare()
+                spares.retire()
             case .typing(let peer):
                 // Never stored, never drawn into the page value: straight to the tabs of its chat.
                 for page in pages.values where page.view?.conversation == peer {
@@ -437,57 +429,9 @@ package final class WebServer {
         pages[page.id] = nil
     }
 
-    /// What a page of the chat at `url` is opened with.
-    func opening(url: String) -> PageThread.Opening {
-        PageThread.Opening(url: url, config: config, configPath: configPath, user: user, verbose: verbose, workerOptions: workerOptions)
-    }
-
-    /// Keeps a spare worker for the next page: started once no page is waiting for its first
-    /// drawing (the spare's start would slow it) and the plugin folder has settled; not for a
-    /// minute after one ended on its own or could not be started.
-    private func keepSpare() {
-        let now = Clock.monotonic()
-        retiring.removeAll { old in
-            guard old.isRunning else { return true }
-            guard let since = old.endingSince, now - since > 2_000_000_000 else { return false }
-            old.kill()
-            return true
-        }
-        if let spare, !spare.isRunning {
-            self.spare = nil
-            spareLostAt = now
-        }
-        let folder = FileIdentity.of(config.pluginsFolder)
-        if folderSeen?.identity != folder { folderSeen = (folder, now) }
-        if spare != nil, folder != spareFolder { retireSpare() }
-        guard spare == nil, spareLostAt.map({ now - $0 > 60_000_000_000 }) ?? true, let folderSeen, now - folderSeen.since > 1_000_000_000,
-              !pages.values.contains(where: { $0.started && !$0.ended && $0.view == nil }) else { return }
-        spareFolder = folder
-        spare = opening(url: "-").startSpare()
-        if spare == nil { spareLostAt = now }
-    }
-
-    /// The spare, if there is one, is asked to end: it read something that has changed.
-    private func retireSpare() {
-        guard let spare else { return }
-        spare.end()
-        retiring.append(spare)
-        self.spare = nil
-    }
-
-    /// The spare worker, for a page that starts now; none is kept until that page is drawn.
-    func takeSpare() -> SpareWorker? {
-        defer { spare = nil }
-        return spare
-    }
-
     /// Ends every page's worker and every stream, then the HTTP server.
     func stop() {
-        retireSpare()
-        let spareDeadline = Clock.monotonic() + 2_000_000_000
-        while retiring.contains(where: \.isRunning), Clock.monotonic() < spareDeadline { usleep(10_000) }
-        for old in retiring where old.isRunning { old.kill() }
-        retiring = []
+        spares.stop()
         pages = pages.filter(\.value.started)
         for page in pages.values { page.link.send(.close) }
         // Each page's thread ends its worker (at most a few seconds each, in parallel).
