@@ -35,9 +35,7 @@ package final class SpareWorker: @unchecked Sendable {
     /// start says so then).
     package static func start(_ settings: Supervisor.Settings) -> SpareWorker? {
         guard let reservation = try? Breadcrumb.Reservation(dataFolder: settings.dataFolder) else { return nil }
-        guard reservation.inMemoryBecause == nil,
-              let child = try? ChildProcess(executable: settings.executable, arguments: settings.arguments + Supervisor.handOver(),
-                                            stdin: .pipe, stdout: .inherit, stderr: .pipe, control: true, handing: [reservation.fd]) else {
+        guard reservation.inMemoryBecause == nil, let child = try? Supervisor.spawn(settings, breadcrumb: reservation.fd) else {
             reservation.remove()
             return nil
         }

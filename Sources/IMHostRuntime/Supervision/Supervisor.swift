@@ -147,8 +147,12 @@ package final class Supervisor {
         return send(.open(url: url))
     }
 
-    /// What a worker is told of its supervisor: who it dies with, and where its breadcrumb is.
-    static func handOver() -> [String] { ["--parent", "\(getpid())", "--breadcrumb-fd", "4"] }
+    /// Starts a worker process with `settings`, told who it dies with and handed its breadcrumb
+    /// (`breadcrumb`, as descriptor 4); its input, errors and control pipe are the caller's.
+    static func spawn(_ settings: Settings, breadcrumb: Int32) throws(FileSystem.Failure) -> ChildProcess {
+        try ChildProcess(executable: settings.executable, arguments: settings.arguments + ["--parent", "\(getpid())", "--breadcrumb-fd", "4"],
+                         stdin: .pipe, stdout: .inherit, stderr: .pipe, control: true, handing: [breadcrumb])
+    }
 
     /// Hands one message to the worker and waits for it to be done. What the worker's line code
     /// wrote before does not count as what it said if it crashes now.
@@ -249,12 +253,11 @@ package final class Supervisor {
         reservation?.remove()
         reservation = nil
         builds = []
-        let arguments = settings.arguments + Self.handOver()
-        var handing: [Int32] = []
+        let breadcrumb: Int32
         do throws(Breadcrumb.Reservation.Unavailable) {
             let reserved = try Breadcrumb.Reservation(dataFolder: settings.dataFolder)
             reservation = reserved
-            handing = [reserved.fd]
+            breadcrumb = reserved.fd
             if let why = reserved.inMemoryBecause, !saidInMemory {
                 saidInMemory = true
                 diagnostics(TerminalText.safe("imhost: the chat's breadcrumb is kept in memory: \(why). A line that crashes is still named; if imhost itself is killed meanwhile, the next start cannot tell"))
@@ -264,8 +267,7 @@ package final class Supervisor {
             return .gaveUp([Crash(record: record, unrecorded: nil)], "imhost: \(error)")
         }
         do {
-            let child = try ChildProcess(executable: settings.executable, arguments: arguments, stdin: .pipe,
-                                         stdout: .inherit, stderr: .pipe, control: true, handing: handing)
+            let child = try Self.spawn(settings, breadcrumb: breadcrumb)
             watch = ChildWatch(child) { [diagnostics] line in diagnostics(TerminalText.safe(line)) }
         } catch {
             let record = CrashRecord(nil, ending: "not started", detail: "\(error.call): \(error)")

@@ -22,8 +22,8 @@ package enum WorkerProtocol {
 package enum ToWorker: Codable, Sendable, Equatable {
     /// First, once: the protocol version, and what to reopen after a crash (`nil` on a first start).
     case start(version: Int, resume: WorkerResume?)
-    /// To a spare worker (started with `-` for its chat, its plugins loaded and its store open
-    /// before any page wanted it), once, after ``start(version:resume:)``: the chat to open.
+    /// To a spare worker (started with `--spare`, its plugins loaded and its store open before
+    /// any page wanted it), once, after ``start(version:resume:)``: the chat to open.
     case open(url: String)
     /// An act of the person's. `draft` names the ``MessageStore/Draft`` the supervisor kept of
     /// it (one that sends something: ``ChatAction/sendsSomething``), which the worker forgets
