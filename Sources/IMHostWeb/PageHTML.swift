@@ -167,6 +167,11 @@ public enum PageHTML {
         html += "<p class=\"meta\">" + (dev ? "<span class=\"dev number\">#\(message.number)</span> " : "")
             + "<span class=\"who\">" + (message.isOutgoing ? say("You") : escape(message.envelope.from)) + "</span> · " + time(message.envelope.timestamp)
         if let before = message.sentBefore { html += " · <a href=\"#m\(before)\">" + say("sent earlier") + "</a>" }
+        // A card changed in place says so, by whom and when, on both sides.
+        if let revised = message.revised {
+            let who = revised.by == peer ? escape(peer) : say("you")
+            html += " · <span class=\"revised\">" + say("updated by {0} at {1}", who, time(revised.at)) + "</span>"
+        }
         html += "</p>"
         if let quote = message.reply { html += self.quote(quote, peer: peer, say) }
         switch message.body {
@@ -416,16 +421,74 @@ public enum PageHTML {
                 "<div><dt dir=\"auto\">" + escape(field.label) + "</dt><dd dir=\"auto\">" + escape(field.value) + "</dd></div>"
             }.joined() + "</dl>"
         }
+        let inputs = card.inputs ?? []
+        // A card that asks is a form: the host checks what is given (novalidate: the browser's
+        // own checks would word it otherwise), and says each input's error beside it.
+        if !inputs.isEmpty {
+            html += "<form class=\"card-form\" data-message=\"\(number)\" novalidate aria-label=\"" + escape(card.title) + "\">"
+                + inputs.map { cardInput($0, number: number, say) }.joined()
+        }
         if !card.buttons.isEmpty {
             html += "<div class=\"card-buttons\">" + card.buttons.map { button in
                 // One that answered "ignored" here is drawn disabled, saying so.
-                button.ignored == true
-                    ? "<button type=\"button\" class=\"ignored\" disabled title=\"" + say(ignoredWhy) + "\">" + escape(button.label)
+                if button.ignored == true {
+                    return "<button type=\"button\" class=\"ignored\" disabled title=\"" + say(ignoredWhy) + "\">" + escape(button.label)
                         + "<span class=\"why\"> (" + say(String(ignoredWhy.dropLast())) + ")</span></button>"
-                    : "<button type=\"button\" data-do=\"tap\" data-message=\"\(number)\" data-button=\"" + escape(button.id) + "\">" + escape(button.label) + "</button>"
+                }
+                let kind = button.submits == true && !inputs.isEmpty ? "submit\" class=\"submits" : "button"
+                return "<button type=\"\(kind)\" data-do=\"tap\" data-message=\"\(number)\" data-button=\"" + escape(button.id) + "\">" + escape(button.label) + "</button>"
             }.joined() + "</div>"
         }
+        if !inputs.isEmpty { html += "</form>" }
         return html + "</section>"
+    }
+
+    /// One input of a card: its label (saying when it is required), the control, and the place
+    /// its error is said (filled by the page when the host refuses a value). Ids are the
+    /// message's number and the input's id, unique on the page.
+    static func cardInput(_ input: PageView.Card.Input, number: Int, _ say: WebLanguage = .english) -> String {
+        let id = "in-\(number)-" + escape(input.id)
+        let error = "<p class=\"input-error\" id=\"" + id + "-error\" hidden></p>"
+        let required = input.required == true
+        let mark = required ? " <span class=\"required\">" + say("(required)") + "</span>" : ""
+        let common = " name=\"" + escape(input.id) + "\" aria-describedby=\"" + id + "-error\"" + (required ? " aria-required=\"true\"" : "")
+        switch input.kind {
+        case .choice, .choices:
+            let multiple = input.kind == .choices
+            let chosen = multiple ? Set(input.chosen ?? []) : Set([input.value].compactMap { $0 })
+            let options = (input.options ?? []).enumerated().map { index, option in
+                "<label class=\"option\"><input type=\"" + (multiple ? "checkbox" : "radio") + "\" name=\"" + escape(input.id) + "\" value=\"" + escape(option.id) + "\""
+                    + (chosen.contains(option.id) ? " checked" : "") + (index == 0 ? " id=\"" + id + "\"" : "") + "> <span dir=\"auto\">" + escape(option.label) + "</span></label>"
+            }.joined()
+            return "<fieldset class=\"card-input choice\" aria-describedby=\"" + id + "-error\"" + (required ? " aria-required=\"true\"" : "") + "><legend dir=\"auto\">"
+                + escape(input.label) + mark + "</legend>" + options + error + "</fieldset>"
+        case .text, .date, .time:
+            let type = input.kind == .text ? "text" : input.kind == .date ? "date" : "time"
+            var attributes = " type=\"\(type)\" id=\"" + id + "\"" + common
+            if let value = input.value { attributes += " value=\"" + escape(value) + "\"" }
+            if let placeholder = input.placeholder, input.kind == .text { attributes += " placeholder=\"" + escape(placeholder) + "\"" }
+            if input.kind == .text { attributes += " maxlength=\"\(min(input.maxLength ?? CardInput.textLimit, CardInput.textLimit))\" dir=\"auto\"" }
+            if let earliest = input.earliest { attributes += " min=\"" + escape(earliest) + "\"" }
+            if let latest = input.latest { attributes += " max=\"" + escape(latest) + "\"" }
+            return "<div class=\"card-input\"><label for=\"" + id + "\" dir=\"auto\">" + escape(input.label) + mark + "</label><input" + attributes + ">" + error + "</div>"
+        }
+    }
+
+    /// What the page says beside an input whose value the host refused (IMKit's code).
+    static func inputError(_ error: ChatRefusal.InputError, _ say: WebLanguage = .english) -> String {
+        let limit = error.limit ?? ""
+        return switch error.code {
+        case CardValueError.Code.required.name: say("Fill this in.")
+        case CardValueError.Code.tooShort.name: say("Write at least {0} characters.", limit)
+        case CardValueError.Code.tooLong.name: say("Write at most {0} characters.", limit)
+        case CardValueError.Code.notAnOption.name: say("Choose one of the options.")
+        case CardValueError.Code.notADate.name: say("Give a date.")
+        case CardValueError.Code.notATime.name: say("Give a time.")
+        case CardValueError.Code.tooEarly.name: say("Choose {0} or later.", limit)
+        case CardValueError.Code.tooLate.name: say("Choose {0} or earlier.", limit)
+        case CardValueError.Code.oneValue.name: say("Choose one.")
+        default: say("This value cannot be used.")
+        }
     }
 
     static func state(_ message: PageView.Message, dev: Bool = false, _ say: WebLanguage = .english) -> String {

@@ -1,5 +1,6 @@
 import IMHost
 import IMHostRuntime
+import IMKit
 
 /// What a page posts (`POST /page/ID`): one act of the person's as a small JSON object, which
 /// becomes the ``ChatAction`` the terminal's verbs become too. A text is text, whatever it
@@ -8,6 +9,7 @@ import IMHostRuntime
 /// ```
 /// {"do":"text","text":"Is it still free?"}     {"do":"tap","message":3}
 /// {"do":"tap","message":3,"button":"accept"}    {"do":"quick","item":2}
+/// {"do":"submit","message":3,"button":"book","values":{"day":"2026-12-05","rooms":["two","three"]}}
 /// {"do":"bar","item":1}  {"do":"menu","item":2}  {"do":"more","count":20}
 /// {"do":"reply","message":3,"text":"Yes, Saturday"}  {"do":"recall","message":5}  {"do":"react","message":3,"emoji":"👍"}
 /// {"do":"retry","message":4}  {"do":"why","message":4}  {"do":"seen","through":9}
@@ -43,9 +45,30 @@ enum WebAction {
         func string(_ key: String) -> String? {
             if case .string(let value)? = members.member(key)?.value { value } else { nil }
         }
+        // A card's values: {"INPUT": "VALUE" or ["VALUE", ...], ...}, as many as a card asks
+        // (IMKit 1.4's limits); the host checks each against its input.
+        func values() -> [String: [String]]? {
+            guard case .object(let entries)? = members.member("values")?.value, entries.count <= MessageCard.inputLimit else { return nil }
+            var values: [String: [String]] = [:]
+            for entry in entries {
+                switch entry.value.value {
+                case .string(let text): values[entry.key] = [text]
+                case .array(let items) where items.count <= CardInput.optionLimit:
+                    var texts: [String] = []
+                    for item in items {
+                        guard case .string(let text) = item.value else { return nil }
+                        texts.append(text)
+                    }
+                    values[entry.key] = texts
+                default: return nil
+                }
+            }
+            return values
+        }
         let action: ChatAction? = switch verb {
         case "text": string("text").map(ChatAction.text)
         case "tap": number("message").map { .tap($0, button: string("button")) }
+        case "submit": number("message").flatMap { number in string("button").flatMap { button in values().map { .submit(number, button: button, values: $0) } } }
         case "quick": number("item").map(ChatAction.quick)
         case "bar": number("item").map(ChatAction.bar)
         case "menu": number("item").map { .menu($0) }

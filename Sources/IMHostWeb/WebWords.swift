@@ -19,11 +19,23 @@ enum WebWords {
         var draft: String? = nil
         /// The peer whose chat (not this one) a message arrived in: the page may notify.
         var arrived: String? = nil
+        /// A card's inputs whose values were refused: the message's number, and each input's
+        /// id with what the page says beside it.
+        var inputs: (message: Int, errors: [(input: String, text: String)])? = nil
+
+        static func == (one: Notice, other: Notice) -> Bool {
+            one.json == other.json
+        }
 
         /// The notice as the event stream carries it: `{"text":…,"dev":…,"alert":…,"draft":…}`.
         var json: String {
             "{\"text\":" + (text.map(JSONNode.quoted) ?? "null") + ",\"dev\":" + JSONNode.quoted(dev) + ",\"alert\":\(alert)"
-                + (draft.map { ",\"draft\":" + JSONNode.quoted($0) } ?? "") + (arrived.map { ",\"arrived\":" + JSONNode.quoted($0) } ?? "") + "}"
+                + (draft.map { ",\"draft\":" + JSONNode.quoted($0) } ?? "") + (arrived.map { ",\"arrived\":" + JSONNode.quoted($0) } ?? "")
+                + (inputs.map { inputs in
+                    ",\"inputs\":{\"message\":\(inputs.message),\"errors\":[" + inputs.errors.map {
+                        "{\"input\":" + JSONNode.quoted($0.input) + ",\"text\":" + JSONNode.quoted($0.text) + "}"
+                    }.joined(separator: ",") + "]}"
+                } ?? "") + "}"
         }
     }
 
@@ -33,6 +45,9 @@ enum WebWords {
         var notice = Notice(text: text, dev: dev, alert: alert || ChatWords.isDiagnostic(reply))
         if case .recalled(_, _, let said?, _) = reply { notice.draft = said }
         if case .arrived(let peer, _, _, _) = reply { notice.arrived = peer }
+        if case .refused(let refusal) = reply, refusal.code == .invalidValues, let number = refusal.number {
+            notice.inputs = (number, (refusal.inputs ?? []).map { ($0.input, PageHTML.inputError($0, say)) })
+        }
         return notice
     }
 
@@ -90,6 +105,7 @@ enum WebWords {
 
     private static func refused(_ refusal: ChatRefusal, _ say: WebLanguage) -> String {
         switch refusal.code {
+        case .invalidValues: say("Not sent: some answers on the card need a change.")
         case .noMessage, .noButtons, .noSuchButton, .noSuchItem, .noComponent, .notRetryable:
             say("That is no longer on this page. It may have changed; look again.")
         case .quickRepliesUnavailable: say("Quick replies cannot be sent on this page.")

@@ -143,9 +143,21 @@ extension BrowserSuites {
             try reach(alice, ".card button.card-open")
             try alice.press(.enter)
             #expect(try alice.waitFor("#notice-log li", containing: "L1001"), "the card's tap did nothing")
+            // Book a viewing with nothing given: the host's words beside each input, the focus on
+            // the first; the day and time typed by keys (a date and a time field, as the browser
+            // draws them), then Enter in the form presses Book a viewing.
             try reach(alice, ".card-buttons button[data-button=viewing]")
             try alice.press(.enter)
-            #expect(try bob.waitFor(".message.received .bubble.text", containing: "Could I view listing L1001"))
+            #expect(try alice.waitFor(".card-form .input-error", containing: "Fill this in."))
+            #expect(try alice.waitUntil("document.activeElement.matches('.card-form input[name=day]')"), "the focus did not go to the first input refused: \(alice.focused())")
+            #expect(try alice.focusIsVisible())
+            try alice.typeKeys("12052026")
+            try reach(alice, ".card-form input[name=time]")
+            try alice.typeKeys("1000AM")
+            try alice.press(.enter)
+            let typed = try alice.execute("return [document.querySelector('.card-form input[name=day]')?.value, document.querySelector('.card-form input[name=time]')?.value].join(' ')")
+            #expect(try alice.waitFor(".card .badge", containing: "Viewing booked"), "typed: \(typed ?? "")")
+            #expect(try alice.waitFor(".card .card-fields", containing: "2026-12-05 10:00"))
 
             // A quick reply, the menu (Escape closes it), the voice recorder (Escape drops it).
             try reach(alice, "nav.quick-replies button[data-item='1']", backwards: true)

@@ -24,19 +24,22 @@ struct CardPageTests {
             title: "🏠 Loft", subtitle: "Listing L7",
             fields: [CardField("Price", "¥5100"), CardField("Area", "70 m²"), CardField("Rooms", "2")],
             image: .photo(0), badge: CardBadge("Reserved", tone: .warning),
-            buttons: [CardButton(id: "details", label: "Details"), CardButton(id: "viewing", label: "Book a viewing")])))
+            inputs: [.date(id: "day", label: "Day", required: true), .time(id: "time", label: "Time", required: true, earliest: "09:00", latest: "20:00")],
+            buttons: [CardButton(id: "details", label: "Details"), CardButton(id: "viewing", label: "Book a viewing", submits: true)])))
         let text = try house.render()
         #expect(text.contains("""
-             ╭─────────────────────────────────╮
-             │ 🏠 Loft                         │
-             │ Listing L7                      │
-             │ ● Reserved                      │
-             │ Price: ¥5100                    │
-             │ Area: 70 m²                     │
-             │ Rooms: 2                        │
-             │ [Details] /tap 1 details        │
-             │ [Book a viewing] /tap 1 viewing │
-             ╰─────────────────────────────────╯
+             ╭──────────────────────────────────────────────╮
+             │ 🏠 Loft                                      │
+             │ Listing L7                                   │
+             │ ● Reserved                                   │
+             │ Price: ¥5100                                 │
+             │ Area: 70 m²                                  │
+             │ Rooms: 2                                     │
+             │ ▸ Day*: date YYYY-MM-DD                      │
+             │ ▸ Time*: time HH:MM from 09:00 to 20:00      │
+             │ [Details] /tap 1 details                     │
+             │ [Book a viewing] /tap 1 viewing day=… time=… │
+             ╰──────────────────────────────────────────────╯
             """), "\(text)")
         // A card stored before listings had a status has no badge; text is text, as it was written.
         try house.receive(key: "house.listing", payload: MessagePayload(json: listingJSON))
@@ -72,7 +75,29 @@ struct CardPageTests {
         #expect(try jobs.tapButton(1, "details") == .success(.handled("opened listing L1001 detail: 阳光两居室 Sunny 2-room flat, ¥4200, 2 rooms")))
         // One's own card: the builder says why its button does nothing.
         try jobs.send(key: "house.listing", payload: MessagePayload(json: listingJSON))
-        #expect(try jobs.tapButton(2, "viewing") == .success(.failed("you sent this listing; the one you sent it to books a viewing")))
+        let day = ["day": ["2026-12-05"], "time": ["10:00"]]
+        #expect(try jobs.tapButton(2, "viewing", values: day) == .success(.failed("you sent this listing; the one you sent it to books a viewing")))
+
+        // A button that submits: the host checks the inputs first, and the line sees nothing of a refused value.
+        guard case .failure(.invalid(let missing))? = try house.tapButton(1, "viewing") else { Issue.record("no values were not refused"); return }
+        #expect(missing.map(\.input) == ["day", "time"] && missing.map(\.code) == [.required, .required])
+        guard case .failure(.invalid(let bad))? = try house.tapButton(1, "viewing", values: ["day": ["2026-02-30"], "time": ["21:00"], "pet": ["cat"]]) else {
+            Issue.record("bad values were not refused"); return
+        }
+        #expect(bad.map(\.code) == [.notADate, .tooLate, .noSuchInput] && bad[1].limit == "20:00", "\(bad)")
+        let before = try #require(host.store).count(of: "u42")
+        // Good values: the line revises the card where it stands; no message is added.
+        #expect(try house.tapButton(1, "viewing", values: day)
+                == .success(.handled("booked a viewing of listing L1001 (阳光两居室 Sunny 2-room flat) on 2026-12-05 at 10:00")))
+        #expect(try #require(host.store).count(of: "u42") == before)
+        let revised = try house.view(width: 72).messages[0]
+        #expect(revised.body.card?.badge?.text == "Viewing booked" && revised.body.card?.inputs == nil, "\(revised.body)")
+        #expect(revised.body.card?.fields.last?.value == "2026-12-05 10:00")
+        #expect(revised.revised?.number == 1 && revised.revised?.by == host.config.user)
+        // It is the message's newest revision in the store, not a new message, and the first payload is kept beside it.
+        #expect(try #require(host.store).message(from: "u42", globalID: try #require(revised.envelope.globalID))?.revision?.number == 1)
+        // The revised card asks nothing more: Book a viewing is gone.
+        #expect(try house.tapButton(1, "viewing", values: day) == .failure(.unknown("viewing", buttons: ["details"])))
     }
 
     @Test("/tap N BUTTON in imhost chat: the line's answer shows as a tap's; an id the card lacks is refused in one line naming its buttons; a message without buttons and a bad argument say so")
@@ -83,6 +108,8 @@ struct CardPageTests {
             /tap 1 details
             /tap 1 nope
             /tap 1 viewing
+            /tap 1 viewing day=2026-12-32 time=10:00
+            /tap 1 viewing day=2026-12-05 time=10:00
             /tap 2 details
             /tap 1 a b
             /tap 7 details
@@ -95,10 +122,13 @@ struct CardPageTests {
         #expect(out.contains("│ ● Available "))
         #expect(out.contains("\ntap #1 details: opened listing L1 detail: Sunny flat, ¥4200, 2 rooms\n"))
         #expect(out.contains("\n/tap: message #1 has no button 'nope'; its buttons: details, viewing\n"), "one line")
-        #expect(out.contains("\ntap #1 viewing: asked u42 for a viewing of listing L1 (Sunny flat)\n"))
-        #expect(out.contains("│ Could I view listing L1 (Sunny flat) this"), "what the button sent shows")
+        #expect(out.contains("\n/tap: nothing sent: day is required; time is required; give each a good value and press it again"), "\(out)")
+        #expect(out.contains("\n/tap: nothing sent: day is not a date written YYYY-MM-DD; give each a good value"), "\(out)")
+        #expect(out.contains("\ntap #1 viewing: booked a viewing of listing L1 (Sunny flat) on 2026-12-05 at 10:00\n"))
+        #expect(out.contains("│ ● Viewing booked") && out.contains("│ Viewing: 2026-12-05 10:00"), "the card changed where it stands")
+        #expect(out.contains("│ (updated by you at "), "and says it was updated")
         #expect(out.contains("\n/tap: message #2 has no buttons; /tap 2 taps it\n"))
-        #expect(out.contains("\nusage: /tap N [BUTTON], with N a number from 1\n"))
+        #expect(out.contains("\nusage: /tap N [BUTTON [INPUT=VALUE ...]], with N a number from 1\n"))
         #expect(out.contains("\n/tap: there is no message #7 on screen\n"))
         #expect(out.contains("\ntap #1: opened listing L1 detail: Sunny flat, ¥4200, 2 rooms\n"), "a tap on the card is still a tap")
         #expect(result.stderr == noTransportNotice)
@@ -129,8 +159,8 @@ struct CardPageTests {
         #expect(out.contains("│ [Mark done] /tap 2 done │"))
         #expect(out.contains("tap #2 done: marked \"Sign the lease\" done"))
         #expect(out.contains("tap #3 do: nothing happens: it shows as a placeholder (/why 3 says why)"))
-        #expect(out.contains("why #3 (tasks.broken): the builder failed: the card's button \"Do it\" has the id \"do it\"; a button id is 1 to 32 ASCII letters, digits, '-', '_' or '.', starting with a letter or a digit"))
-        #expect(out.contains("/send: not sent: your own 'tasks' line cannot draw this tasks.broken (its builder failed: the card's button \"Do it\" has the id \"do it\""), "\(out)")
+        #expect(out.contains("why #3 (tasks.broken): the builder failed: buttons[0].id: \"do it\" has a space; an id is 1 to 32 ASCII letters, digits, '-', '_' or '.', starting with a letter or a digit"), "\(out)")
+        #expect(out.contains("/send: not sent: your own 'tasks' line cannot draw this tasks.broken (its builder failed: buttons[0].id: \"do it\" has a space"), "\(out)")
     }
 
     @Test("a flood of newlines a peer put in a card's field is folded in the terminal as any message's lines are")
@@ -150,15 +180,17 @@ struct CardPageTests {
         #expect(last.split(separator: "\n").count < 70, "\(last)")
     }
 
-    @Test("a host-side check of a card's buttons: ids a person can type, each once")
+    @Test("a card's rules: ids a person can type, each once, and the path of each mistake")
     func buttonRules() {
-        func card(_ ids: String...) -> MessageCard { MessageCard(title: "t", buttons: ids.map { CardButton(id: $0, label: $0) }) }
-        #expect(MessagePresenter.problem(card()) == nil)
-        #expect(MessagePresenter.problem(card("a", "B-2", "c_d.e", String(repeating: "x", count: 32))) == nil)
+        func card(_ ids: String...) -> MessageCard { MessageCard(title: "t", buttons: ids.map { CardButton(id: $0, label: $0.isEmpty ? "x" : $0) }) }
+        #expect(card().ruleErrors() == [])
+        #expect(card("a", "B-2", "c_d.e", String(repeating: "x", count: 32)).ruleErrors() == [])
         for bad in ["", "-a", ".a", "_a", "a b", "é", "a/b", String(repeating: "x", count: 33), "a\n"] {
-            #expect(MessagePresenter.problem(card(bad))?.contains("a button id is 1 to 32 ASCII letters") == true, "\(bad)")
+            #expect(card("ok", bad).ruleErrors().map(\.path) == ["buttons[1].id"], "\(bad)")
+            #expect(card("ok", bad).ruleErrors().map(\.code) == [.notAnID], "\(bad)")
         }
-        #expect(MessagePresenter.problem(card("a", "a")) == "the card has two buttons with the id \"a\"; a card's button ids are unique")
+        #expect(card("a", "a").ruleErrors().map(\.code) == [.duplicateID])
+        #expect(card("ok", "ok2", "book now").ruleErrors().first?.description.hasPrefix(#"buttons[2].id: "book now" has a space"#) == true)
     }
 
     @Test("a scenario presses a button with { \"tap\": \"N BUTTON\" }, and says what it expected of one that is not")
@@ -171,8 +203,8 @@ struct CardPageTests {
               { "receive": "house.listing", "payload": \(availableListing) },
               { "tap": "1 details" },
               { "expect": { "contains": ["● Available", "[Book a viewing] /tap 1 viewing"], "tap": "opened listing L1 detail: Sunny flat, ¥4200, 2 rooms" } },
-              { "tap": " 1   viewing " },
-              { "expect": { "stored": 2, "tap": "asked u42 for a viewing of listing L1 (Sunny flat)" } }
+              { "tap": " 1   viewing  day=2026-12-05 time=18:30 " },
+              { "expect": { "stored": 1, "contains": ["● Viewing booked"], "tap": "booked a viewing of listing L1 (Sunny flat) on 2026-12-05 at 18:30" } }
             ]
             """.write(toFile: file, atomically: true, encoding: .utf8)
         let played = try imhost(["play", file], in: workspace)
@@ -183,7 +215,7 @@ struct CardPageTests {
         try #"[ { "tap": "one details" } ]"#.write(toFile: file, atomically: true, encoding: .utf8)
         let bad = try imhost(["play", file], in: workspace)
         #expect(bad.status == 2)
-        #expect(bad.stderr == "imhost play: \(file):1:12: step 1.tap: expected a number from 1, or \"N BUTTON\": a number, a space and a button's id\n", "\(bad.stderr)")
+        #expect(bad.stderr == "imhost play: \(file):1:12: step 1.tap: expected a number from 1, or \"N BUTTON\" and perhaps INPUT=VALUE for each input: a number, a space and a button's id\n", "\(bad.stderr)")
     }
 
     @Test("open --json gives a card as the terminal draws it and as its parts")
@@ -200,7 +232,9 @@ struct CardPageTests {
         let card = try #require(message["card"] as? [String: Any])
         #expect(card["title"] as? String == "🏠 Sunny flat")
         #expect((card["badge"] as? [String: String]) == ["text": "Available", "tone": "positive"])
-        #expect((card["buttons"] as? [[String: String]])?.map { $0["id"] ?? "" } == ["details", "viewing"])
+        #expect((card["buttons"] as? [[String: Any]])?.map { $0["id"] as? String ?? "" } == ["details", "viewing"])
+        #expect((card["buttons"] as? [[String: Any]])?.map { $0["submits"] as? Bool } == [nil, true])
+        #expect((card["inputs"] as? [[String: Any]])?.map { $0["kind"] as? String ?? "" } == ["date", "time"])
         #expect((card["image"] as? [String: [String: Int]]) == ["photo": ["index": 0]])
     }
 

@@ -164,7 +164,7 @@ struct DrawnReceiptTests {
         let receipt = Envelope.Receipt(state: .read, ids: ["01JA", "01JB", "01JC"], confirm: true,
                                        drawn: ["01JB": .placeholder("not-installed", reason: "line rent not installed"), "01JA": .line("house", version: "1.3.0")])
         let text = Envelope.receipt(receipt).text
-        #expect(text == #"{"v":1,"kind":"receipt","state":"read","ids":["01JA","01JB","01JC"],"confirm":true,"drawn":{"01JA":{"line":"house","version":"1.3.0"},"01JB":{"placeholder":"not-installed","reason":"line rent not installed"}},"features":["recall","react","typing","online"]}"#)
+        #expect(text == #"{"v":1,"kind":"receipt","state":"read","ids":["01JA","01JB","01JC"],"confirm":true,"drawn":{"01JA":{"line":"house","version":"1.3.0"},"01JB":{"placeholder":"not-installed","reason":"line rent not installed"}},"features":["recall","react","typing","online","revise"]}"#)
         #expect(try Envelope.read(Array(text.utf8), payloadLimit: 1024) == .receipt(receipt))
         // A delivered receipt says nothing of drawing, whatever it carries.
         let delivered = #"{"v":1,"kind":"receipt","state":"delivered","ids":["01JA"],"drawn":{"01JA":{"line":"house"}}}"#

@@ -33,9 +33,33 @@ extension BrowserSuites {
             #expect(try browser.execute("return getComputedStyle(document.querySelector('.card-fields dd')).whiteSpace") as? String == "normal",
                     "a peer's newlines in a field run together: a flood of them cannot bury the page")
 
+            // Book a viewing sends the card's inputs: empty, the host says so beside each, and the
+            // line sees nothing; the first one takes the focus.
+            #expect(try strings("return Array.from(document.querySelectorAll('form.card-form label, form.card-form legend'), e => e.textContent)")
+                    == ["Day (required)", "Time (required)"])
             try browser.click(".card-buttons button[data-button='viewing']")
-            #expect(try browser.waitFor("#notice-log", containing: "tap #1 viewing: asked u42 for a viewing of listing L1001 (Sunny flat)"))
-            #expect(try browser.waitFor(".message.sent .bubble.text", containing: "Could I view listing L1001 (Sunny flat)"))
+            #expect(try browser.waitFor("#in-1-day-error", containing: "Fill this in."))
+            #expect(try browser.waitFor("#in-1-time-error", containing: "Fill this in."))
+            #expect(try browser.waitUntil("document.activeElement === document.getElementById('in-1-day')"))
+            #expect(try browser.execute("return document.getElementById('in-1-day').getAttribute('aria-invalid')") as? String == "true")
+            #expect(try browser.execute("return document.getElementById('in-1-day').getAttribute('aria-describedby')") as? String == "in-1-day-error")
+            // A time after the card's latest: said beside the time only.
+            _ = try browser.execute("document.getElementById('in-1-day').value = '2026-12-05'; document.getElementById('in-1-time').value = '21:30'")
+            try browser.click(".card-buttons button[data-button='viewing']")
+            #expect(try browser.waitFor("#in-1-time-error", containing: "Choose 20:00 or earlier."))
+            #expect(try browser.execute("return document.getElementById('in-1-day-error').hidden") as? Bool == true)
+            // What was typed outlives a redraw of the card (a message arriving, a reaction).
+            try workspace.receive("text", #"{"text":"are you coming?"}"#)
+            #expect(try browser.waitFor("#m2 .bubble.text", containing: "are you coming?"))
+            #expect(try browser.execute("return document.getElementById('in-1-day').value") as? String == "2026-12-05")
+            _ = try browser.execute("document.getElementById('in-1-time').value = '10:00'")
+            try browser.click(".card-buttons button[data-button='viewing']")
+            #expect(try browser.waitFor("#notice-log", containing: "tap #1 viewing: booked a viewing of listing L1001 (Sunny flat) on 2026-12-05 at 10:00"))
+            // The card changed where it stands: the booking, a green badge, nothing more to ask.
+            #expect(try browser.waitFor("#m1 .card .badge.positive", containing: "Viewing booked"))
+            #expect(try browser.waitFor("#m1 .meta .revised", containing: "updated by you at"))
+            #expect(try browser.findAll("#m1 form.card-form").isEmpty)
+            #expect(try strings("return Array.from(document.querySelectorAll('#m1 .card-fields dd'), e => e.textContent)") == ["¥4200", "56 m²", "2", "2026-12-05 10:00"])
             try browser.click(".card-buttons button[data-button='details']")
             #expect(try browser.waitFor("#notice-log", containing: "tap #1 details: opened listing L1001 detail: Sunny flat, ¥4200, 2 rooms"))
             try browser.click(".card .card-fields")
@@ -43,7 +67,7 @@ extension BrowserSuites {
             // A tap on a button the card no longer has (a stale page) is refused in a line; a typed
             // "/tap" is only text: the page has no verbs.
             _ = try browser.execute("post(document.querySelector('[data-page]').dataset.page, { do: 'tap', message: 1, button: 'nope' })")
-            #expect(try browser.waitFor("#notice-log", containing: "/tap: message #1 has no button 'nope'; its buttons: details, viewing"))
+            #expect(try browser.waitFor("#notice-log", containing: "/tap: message #1 has no button 'nope'; its buttons: details"))
             try browser.send("/tap 1 details")
             #expect(try browser.waitFor(".message.sent .bubble.text", containing: "/tap 1 details"), "a line starting with / is sent as text")
             let console = try browser.consoleLog()

@@ -13,6 +13,7 @@ extension ChatHost {
         // Also in a process that never holds it (a browser page's worker): the holder is woken,
         // and does not look at the outbox every second.
         sender.onQueued = { [weak self] _ in self?.wakeConnection() }
+        sender.onRevised = { [weak self] in self?.wakeConnection() }
         guard let command = connectionCommand else { return }
         guard userID != TransportID.operatorID else {
             announce("\(TransportID.operatorID) publishes the fleet configuration (imhost fleet) and does not chat: this process works through the database only; sign in as a user")

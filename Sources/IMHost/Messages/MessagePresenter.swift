@@ -125,27 +125,11 @@ package struct MessagePresenter {
         do {
             let model = try builder.model(for: content, layout: MessageLayout(width: width))
             let view = builder.view(for: model)
-            if let card = view.card, let problem = Self.problem(card) { throw CardProblem(description: problem) }
+            if let card = view.card, let problem = card.ruleErrors().first { throw problem }
             return (model, view)
         } catch {
             throw Failure(degrade: .builderFailed("\(error)"))
         }
     }
 
-    private struct CardProblem: Error, CustomStringConvertible { var description: String }
-
-    /// What is wrong with a card a builder made, if anything: a button id a person could not
-    /// type after `/tap N` (1 to 32 ASCII letters, digits, `-`, `_` or `.`, starting with a
-    /// letter or a digit), or one given twice.
-    package static func problem(_ card: MessageCard) -> String? {
-        var seen = Set<String>()
-        for button in card.buttons {
-            let id = button.id
-            guard CardButton.isValidID(id) else {
-                return "the card's button \"\(button.label)\" has the id \"\(id)\"; a button id is 1 to 32 ASCII letters, digits, '-', '_' or '.', starting with a letter or a digit"
-            }
-            guard seen.insert(id).inserted else { return "the card has two buttons with the id \"\(id)\"; a card's button ids are unique" }
-        }
-        return nil
-    }
 }

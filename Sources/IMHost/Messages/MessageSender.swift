@@ -12,6 +12,8 @@ final class MessageSender {
     private let store: MessageStore
     /// Told of every message queued, so the connection can take it at once.
     var onQueued: (StoredMessage) -> Void = { _ in }
+    /// Called when a revision was queued for the peer: the connection should take it.
+    var onRevised: () -> Void = {}
     /// The limits in force (host.json's, updated on reload).
     var limits: HostConfig.Limits
     /// The typed line (``MessageStore/Draft``) the next message sent comes from: it is forgotten
@@ -105,6 +107,41 @@ final class MessageSender {
         return message
     }
 
+    /// Makes `payload` the next revision of `message` (of `key`, its own) in the conversation
+    /// with `peer`: the key must be one this host can send now, and its builder must draw the
+    /// payload as the receiver's would, as for a message sent. Then it is stored and queued for
+    /// the peer's host and the user's other devices, and the connection is woken.
+    func revise(_ message: MessageEnvelope, key: String, payload: MessagePayload, peer: String) throws(SendError) -> Envelope.Revision {
+        guard let id = message.globalID else { throw SendError(.notRevisable, "this message has no id to revise it by") }
+        if let why = degrade(key) { throw SendError(.unavailable, "message key '\(key)' cannot be sent now: \(why)") }
+        guard let registered = lookup(key) else {
+            throw SendError(.unknownKey, "no builder is registered for message key '\(key)'; check the key, or load the line that owns it")
+        }
+        switch lineGuard.run(.builder, registered.mark, key: key, { Self.draw(registered.builder, payload) }) {
+        case .drawn: break
+        case .undecodable(let why): throw SendError(.undecodable, "'\(key)' payload does not decode: \(why)")
+        case .failed(let why):
+            throw SendError(.undecodable, "your own \(registered.line.map { "'\($0)' line" } ?? "host") cannot draw this revision of \(key) (its builder failed: \(why)), so it is not made")
+        }
+        try Self.check(payload, limits)
+        let outcome: MessageStore.ReviseOutcome
+        do throws(StoreError) {
+            outcome = try store.revise(peer, sender: message.from, id: id, key: key, payload: payload, at: clock())
+        } catch {
+            throw SendError(.notStored, "the revision could not be stored: \(error)")
+        }
+        switch outcome {
+        case .revised(let revision):
+            onRevised()
+            return revision
+        case .noMessage: throw SendError(.notRevisable, "the message is no longer in this chat")
+        case .recalled: throw SendError(.notRevisable, "the message was recalled")
+        case .notSent: throw SendError(.notRevisable, "the message has not reached \(peer) yet; revise it once it is delivered")
+        case .otherKey: throw SendError(.notRevisable, "a revision keeps the message's key")
+        case .tooMany: throw SendError(.notRevisable, "the message has as many revisions as a message may have (\(Envelope.Revision.most))")
+        }
+    }
+
     /// Stores a message from `peer`, as if it had arrived, and sends nothing. It is kept whatever
     /// its key: a message this host cannot show is shown as a placeholder, never dropped.
     func receive(key: String, payload: MessagePayload, from peer: String, photos: [AttachedPhoto] = []) throws(SendError) -> StoredMessage {
@@ -159,8 +196,8 @@ final class MessageSender {
         do {
             let model = try builder.model(for: content, layout: MessageLayout(width: ChatPage.bodyWidth(forPage: ChatPage.defaultWidth)))
             // A card with a button no one could press shows as a placeholder at the receiver too.
-            if let card = builder.view(for: model).card, let problem = MessagePresenter.problem(card) {
-                return .failed(problem)
+            if let card = builder.view(for: model).card, let problem = card.ruleErrors().first {
+                return .failed(problem.description)
             }
             return .drawn
         } catch {

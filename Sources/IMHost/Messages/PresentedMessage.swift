@@ -21,4 +21,6 @@ public struct PresentedMessage {
     public var recalledAt: Int64?
     /// The message it replies to.
     public var reply: ReplyTo?
+    /// Its newest revision, when it was changed in place: what it shows is that revision.
+    public var revision: StoredMessage.Revised?
 }

@@ -30,30 +30,48 @@ extension ChatPage {
     }
 
     /// Why a button press does not reach a line: the message is a placeholder, shows no card
-    /// with buttons, or its card has no button of that id.
+    /// with buttons, its card has no button of that id, or the values its inputs were given
+    /// break their rules (IMKit 1.4: the line sees none of them).
     public enum ButtonRefusal: Error, Equatable {
         case placeholder
         case noButtons
         /// The id pressed, and the ids the card has.
         case unknown(String, buttons: [String])
+        /// Each input's error, in the card's order.
+        case invalid([CardValueError])
     }
 
     /// Presses button `id` of message number `number`'s card (as shown, from 1): its builder's
     /// `didTapButton` answers, in a breadcrumb frame of the card's line, on whichever page the
     /// card is shown. The page is not asked: a card's buttons are its builder's. Only an id the
-    /// card shows now reaches the line.
+    /// card shows now reaches the line. A button that submits the card's inputs (IMKit 1.4)
+    /// checks `values` (each input's, by id) against the inputs' rules first, and reaches the
+    /// builder's `didSubmit` with them only when every one passes.
     /// - Returns: what pressing it did, or why it was refused; `nil` when no message has that number.
-    public func tapButton(_ number: Int, _ id: String) throws -> Result<TapResult, ButtonRefusal>? {
+    public func tapButton(_ number: Int, _ id: String, values: [String: [String]] = [:]) throws -> Result<TapResult, ButtonRefusal>? {
         guard let entry = try stored(number), let presented = present([entry], width: Self.defaultWidth).first?.message else { return nil }
         guard let view = presented.view else { return .failure(.placeholder) }
         guard let card = view.card, !card.buttons.isEmpty else { return .failure(.noButtons) }
-        guard card.buttons.contains(where: { $0.id == id }) else { return .failure(.unknown(id, buttons: card.buttons.map(\.id))) }
+        guard let button = card.buttons.first(where: { $0.id == id }) else { return .failure(.unknown(id, buttons: card.buttons.map(\.id))) }
+        var checked: CardValues?
+        if button.submits {
+            // Several choices typed in a terminal come as one value, `a,b` (an option's id has no comma).
+            var values = values
+            for input in card.inputs where input.kind == .choices {
+                values[input.id] = values[input.id]?.flatMap { $0.split(separator: ",").map(String.init) }
+            }
+            do throws(CardValueErrors) {
+                checked = try card.check(values)
+            } catch {
+                return .failure(.invalid(error.errors))
+            }
+        }
         guard let builder = environment.lookup(presented.shown.envelope.key) else { return .success(.ignored) }
         let message = presented.shown
         let crumb = Self.origin(of: entry)?.crumb ?? message.envelope.id
         let context = context
         let result = environment.lineGuard.run(.tap, builder.mark, key: message.envelope.key, message: crumb) {
-            Self.builderButton(builder.builder, id, message, context)
+            Self.builderButton(builder.builder, id, checked, message, context)
         }
         if result == .ignored, let global = message.envelope.globalID {
             ignoredButtons.insert(CardButtonKey(sender: message.envelope.from, message: global, button: id))
@@ -61,9 +79,10 @@ extension ChatPage {
         return .success(result)
     }
 
-    private static func builderButton<Builder: MessageBuilder>(_ builder: Builder, _ id: String, _ message: ShownMessage,
+    private static func builderButton<Builder: MessageBuilder>(_ builder: Builder, _ id: String, _ values: CardValues?, _ message: ShownMessage,
                                                                _ context: ChatContext) -> TapResult {
         guard let content = message.model?.content as? Builder.Content else { return .ignored }
+        if let values { return builder.didSubmit(id, values: values, content: content, message: message, context: context) }
         return builder.didTapButton(id, content: content, message: message, context: context)
     }
 

@@ -46,6 +46,10 @@ public final class ChatPage {
                                       try page.send(key: key, payload: payload)
                                   },
                                   opener: environment.open)
+        context.setReviser { (message, key, payload) throws(SendError) in
+            guard let page = relay.page else { throw SendError(.notStored, "the chat page is closed") }
+            try page.revise(message, key: key, payload: payload)
+        }
         (carrier, components) = environment.lineGuard.run(.pageOpen, environment.mark, key: String(describing: pageType)) {
             let carrier = pageType.init(context: context)
             return (carrier, carrier.makeComponents(killed: environment.killedComponents))
@@ -75,6 +79,17 @@ public final class ChatPage {
                      file: AttachedFile? = nil) throws(SendError) -> MessageEnvelope {
         try environment.sender.send(key: key, payload: payload, to: context.peerID, fromLegacyPage: isLegacy, jump: page, photos: photos,
                                     voice: voice, file: file).envelope
+    }
+
+    /// Makes `payload` the next revision of `message`, shown on this page (a hook's
+    /// `ChatContext.revise`): kept, drawn where the message stands, and sent to the peer's host
+    /// and the user's other devices. The page counts it (``revisions``), so its front end redraws.
+    ///
+    /// - Throws: ``SendError`` saying what was refused and why.
+    public func revise(_ message: ShownMessage, key: String, payload: MessagePayload) throws(SendError) {
+        guard !isLegacy else { throw SendError(.unavailable, "the legacy page revises no message") }
+        _ = try environment.sender.revise(message.envelope, key: key, payload: payload, peer: conversation)
+        revisions += 1
     }
 
     /// The page this chat was opened on: its jump's rootCateID, cateID and infoID.
@@ -128,6 +143,7 @@ public final class ChatPage {
             message.failure = entry.failure
             message.sentBefore = entry.sentBefore.map { $0 + 1 }
             message.peerDrawn = entry.peerDrawn
+            message.revision = entry.revision
             presented.append((entry.number, message))
         }
         return presented.reversed()
@@ -223,6 +239,7 @@ public final class ChatPage {
                 if folded.folded > 0 { message.folded = folded.folded }
             }
             message.peerDrawn = presented.peerDrawn
+            message.revised = presented.revision
             // A message the budget turned away has that one cause: asking for more would run its
             // slow builder again.
             if case .drawingTooSlow? = presented.degrade {
@@ -366,4 +383,6 @@ public final class ChatPage {
 
     /// The cards' buttons that answered ignored on this page (drawn disabled from then on).
     var ignoredButtons: Set<CardButtonKey> = []
+    /// How many revisions this page made (a hook revised a card): a front end redraws after one.
+    public internal(set) var revisions = 0
 }

@@ -135,6 +135,9 @@ public struct PageView: Codable, Sendable, Equatable {
         /// For the user's own message that may still be recalled: until when (ms since 1970,
         /// its sending time and `limits.recallSeconds`); `nil` otherwise.
         public var recallableUntil: Int64? = nil
+        /// When it was changed in place (a card's new revision, IMKit 1.4): which revision it
+        /// shows, who made it and when; `nil` for a message as it was sent.
+        public var revised: StoredMessage.Revised? = nil
 
         /// The photos shown after the body: all but the one its card shows as its image.
         public var photosAfterBody: [(index: Int, slot: PhotoSlot)] {
@@ -255,6 +258,9 @@ public struct PageView: Codable, Sendable, Equatable {
         public var image: Image?
         public var badge: Badge?
         public var buttons: [Button]
+        /// What the card asks (IMKit 1.4), above its buttons; `nil` when nothing, and left out
+        /// of the JSON.
+        public var inputs: [Input]? = nil
 
         /// A `label: value` row.
         public struct Field: Codable, Sendable, Equatable {
@@ -291,6 +297,73 @@ public struct PageView: Codable, Sendable, Equatable {
             /// disabled, saying it does nothing (a card's buttons are what its builder says it
             /// handles); `nil` otherwise, and left out of the JSON.
             public var ignored: Bool? = nil
+            /// `true` when pressing it sends the card's inputs (IMKit 1.4's `submits`); `nil` otherwise.
+            public var submits: Bool? = nil
+        }
+
+        /// Something the card asks (IMKit's `CardInput`): the host checks what a person gives
+        /// against these rules before the line sees it.
+        public struct Input: Codable, Sendable, Equatable {
+            /// What kind of value it takes; a kind this host does not know is taken as text.
+            public enum Kind: String, Codable, Sendable, Equatable {
+                case text, choice, choices, date, time
+            }
+            /// One option of a choice.
+            public struct Option: Codable, Sendable, Equatable {
+                public var id: String
+                public var label: String
+            }
+            public var id: String
+            public var label: String
+            public var kind: Kind
+            public var placeholder: String?
+            public var required: Bool?
+            public var options: [Option]?
+            public var minLength: Int?
+            public var maxLength: Int?
+            public var earliest: String?
+            public var latest: String?
+            /// What it holds when shown: text, an option's id, a date, a time; the options chosen
+            /// for `choices`.
+            public var value: String?
+            public var chosen: [String]?
+
+            /// The page's value of a card's input.
+            init(_ input: CardInput) {
+                id = input.id
+                label = input.label
+                kind = switch input.kind {
+                case .text: .text
+                case .choice: .choice
+                case .choices: .choices
+                case .date: .date
+                case .time: .time
+                @unknown default: .text
+                }
+                placeholder = input.placeholder
+                required = input.isRequired ? true : nil
+                options = input.options.isEmpty ? nil : input.options.map { Option(id: $0.id, label: $0.label) }
+                minLength = input.minLength
+                maxLength = input.maxLength
+                earliest = input.earliest
+                latest = input.latest
+                value = input.value
+                chosen = input.initialChoices.isEmpty ? nil : input.initialChoices
+            }
+
+            /// The input as IMKit has it, to check values and lay it out as text.
+            var cardInput: CardInput {
+                let kind: CardInput.Kind = switch self.kind {
+                case .text: .text
+                case .choice: .choice
+                case .choices: .choices
+                case .date: .date
+                case .time: .time
+                }
+                return CardInput(id: id, label: label, kind: kind, placeholder: placeholder, required: required ?? false,
+                                 options: (options ?? []).map { CardOption(id: $0.id, label: $0.label) }, minLength: minLength,
+                                 maxLength: maxLength, earliest: earliest, latest: latest, value: value, initialChoices: chosen ?? [])
+            }
         }
 
         /// The page's value of a builder's card.
@@ -315,7 +388,8 @@ public struct PageView: Codable, Sendable, Equatable {
                 }
                 return Badge(text: badge.text, tone: tone)
             }
-            buttons = card.buttons.map { Button(id: $0.id, label: $0.label) }
+            buttons = card.buttons.map { Button(id: $0.id, label: $0.label, submits: $0.submits ? true : nil) }
+            inputs = card.inputs.isEmpty ? nil : card.inputs.map(Input.init)
         }
 
         /// The card as IMKit has it, for laying it out as text (`MessageLayout.card(_:)`).
@@ -336,7 +410,8 @@ public struct PageView: Codable, Sendable, Equatable {
                             }
                             return CardBadge(badge.text, tone: tone)
                         },
-                        buttons: buttons.map { CardButton(id: $0.id, label: $0.label) })
+                        inputs: (inputs ?? []).map(\.cardInput),
+                        buttons: buttons.map { CardButton(id: $0.id, label: $0.label, submits: $0.submits ?? false) })
         }
     }
 

@@ -1,3 +1,5 @@
+import IMKit
+
 /// What the user tells a peer's host about messages already sent, apart from the messages
 /// themselves: a recall, a reaction. Each waits in `peer_notes_out` until the peer's host
 /// answers it, and goes only to a host whose receipts announced the feature of its kind (an
@@ -6,7 +8,7 @@
 public struct PeerNote: Sendable, Equatable {
     /// What it says; the raw value is the feature the peer's host must announce.
     public enum Kind: String, Sendable, CaseIterable {
-        case recall, react
+        case recall, react, revise
     }
 
     public var peer: String
@@ -14,7 +16,8 @@ public struct PeerNote: Sendable, Equatable {
     /// The message it is about: its sender (the user or the peer) and that sender's id for it.
     public var sender: String
     public var id: String
-    /// A reaction's emoji (`""`: taken back); nothing for a recall.
+    /// A reaction's emoji (`""`: taken back); a revision's number, key and payload
+    /// (``revisionValue(_:)``); nothing for a recall.
     public var value: String = ""
     /// When the user did it, in ms since 1970.
     public var at: Int64
@@ -31,12 +34,29 @@ public struct PeerNote: Sendable, Equatable {
         self.attempts = attempts
     }
 
-    /// The envelope it goes as.
-    public var envelope: Envelope {
+    /// The envelope it goes as (`nil`: a revision's value that does not read, which this host
+    /// never writes).
+    public var envelope: Envelope? {
         switch kind {
         case .recall: .recall(ids: [id], at: at)
         case .react: .react(Envelope.Reaction(id: id, from: sender, emoji: value, at: at))
+        case .revise: Self.revision(value, id: id, from: sender, at: at).map(Envelope.revise)
         }
+    }
+
+    /// A revision as a note keeps it: `{"rev":N,"key":K,"at":MS,"payload":{...}}`.
+    static func revisionValue(_ revision: Envelope.Revision) -> String {
+        #"{"rev":\#(revision.number),"key":\#(JSONNode.quoted(revision.key)),"at":\#(revision.at),"payload":\#(revision.payload.json)}"#
+    }
+
+    /// The revision a note's value holds (what ``revisionValue(_:)`` wrote); its time is the
+    /// value's, or `at` when it has none.
+    static func revision(_ value: String, id: String, from sender: String, at: Int64) -> Envelope.Revision? {
+        guard case .object(let members)? = try? JSONParser.parse(value).value,
+              case .number(let number, _)? = members.member("rev")?.value, case .string(let key)? = members.member("key")?.value,
+              let payload = members.member("payload") else { return nil }
+        let time = Envelope.milliseconds(members.member("at")) ?? at
+        return Envelope.Revision(id: id, from: sender, number: Int(number), key: key, payload: MessagePayload(json: payload.jsonText), at: time)
     }
 }
 

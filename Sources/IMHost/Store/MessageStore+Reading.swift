@@ -7,8 +7,8 @@ import IMKit
 
 extension MessageStore {
     private static let columns = """
-        m.id, m.position, m.sender, m.recipient, m.global_id, m.seq, m.key, m.payload, m.sent_at, m.outgoing, m.state, m.reason, m.jump,
-        m.arrived, m.sent_before, m.drawn, m.reply_sender, m.reply_id, m.recalled_at
+        m.id, m.position, m.sender, m.recipient, m.global_id, m.seq, m.key, coalesce(m.revised_payload, m.payload), m.sent_at, m.outgoing, m.state,
+        m.reason, m.jump, m.arrived, m.sent_before, m.drawn, m.reply_sender, m.reply_id, m.recalled_at, m.revision, m.revised_by, m.revised_at
         """
 
     private func stored(_ row: Statement, peer: String) -> StoredMessage {
@@ -25,7 +25,8 @@ extension MessageStore {
                              arrived: row.int(13) != 0, sentBefore: row.optionalInt(14).map(Int.init),
                              peerDrawn: outgoing ? row.optionalText(15).flatMap { Drawn.read(json: $0) } : nil,
                              reply: ReplyTo.stored(row.optionalText(16), row.optionalText(17)),
-                             recalledAt: row.optionalInt(18))
+                             recalledAt: row.optionalInt(18),
+                             revision: row.optionalInt(19).map { StoredMessage.Revised(number: Int($0), by: row.optionalText(20) ?? "", at: row.optionalInt(21) ?? 0) })
     }
 
     /// How many messages the conversation with `peer` holds.
@@ -66,7 +67,7 @@ extension MessageStore {
                 WHERE m.sender = ? AND m.global_id = ?
                 """)
             try rows.bind(sender, globalID)
-            return try rows.step() ? stored(rows, peer: rows.text(19)) : nil
+            return try rows.step() ? stored(rows, peer: rows.text(22)) : nil
         }
     }
 

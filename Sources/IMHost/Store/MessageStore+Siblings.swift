@@ -273,6 +273,12 @@ extension MessageStore {
                     notes.append((rows.int(0), .seen(by: by, peer: rows.text(2), upTo: id)))
                 } else if rows.text(1) == "recalled", let id = rows.optionalText(3) {
                     notes.append((rows.int(0), .recalled(by: by, peer: rows.text(2), id: id, at: rows.int(5))))
+                } else if rows.text(1) == "revised" {
+                    // One whose value does not read (never written so) is dropped with the rest told.
+                    if let id = rows.optionalText(3), let sender = rows.optionalText(7),
+                       let revision = PeerNote.revision(rows.optionalText(6) ?? "", id: id, from: sender, at: rows.int(5)) {
+                        notes.append((rows.int(0), .revised(by: by, peer: rows.text(2), revision)))
+                    }
                 } else if rows.text(1) == "reacted", let id = rows.optionalText(3), let sender = rows.optionalText(7) {
                     notes.append((rows.int(0), .reacted(by: by, peer: rows.text(2),
                                                         Envelope.Reaction(id: id, from: sender, emoji: rows.optionalText(6) ?? "", at: rows.int(5)))))

@@ -41,6 +41,25 @@ public struct StoredMessage: Sendable, Equatable {
     public var reply: ReplyTo?
     /// When its sender recalled it: nothing of what it said is kept.
     public var recalledAt: Int64?
+    /// Its newest revision, when it was changed in place (IMKit 1.4): the envelope's payload is
+    /// that revision's.
+    public var revision: Revised?
+
+    /// Which revision a message shows, who made it and when.
+    public struct Revised: Sendable, Equatable, Codable {
+        /// From 1 (the first payload is revision 0).
+        public var number: Int
+        /// The user id of whoever made it: the user or the peer.
+        public var by: String
+        /// When, in milliseconds since 1970.
+        public var at: Int64
+
+        public init(number: Int, by: String, at: Int64) {
+            self.number = number
+            self.by = by
+            self.at = at
+        }
+    }
 
     /// Its number as the chat shows it, from 1.
     public var number: Int { position + 1 }

@@ -280,6 +280,11 @@ public final class Courier {
                     inbox.take(arrivals, now: now)
                     arrivals = []
                     inbox.react(reaction, from: peer)
+                case .revise(let revision, let peer)?:
+                    // A revision of a message that came with it finds it.
+                    inbox.take(arrivals, now: now)
+                    arrivals = []
+                    inbox.revise(revision, from: peer)
                 case .probe(let id)?: connection.probeCame(id)
                 case .presence(let id)?: connection.sawPresence(id)
                 case .sibling(let sibling)?:

@@ -163,6 +163,9 @@ final class Delivery {
         case .reacted:
             try? store.notesAnswered(by: peer, kind: .react, ids: receipt.ids, at: receipt.at)
             return
+        case .revised:
+            try? store.notesAnswered(by: peer, kind: .revise, ids: receipt.ids, at: receipt.at)
+            return
         case .delivered, .read, .refused:
             break
         }
@@ -181,7 +184,7 @@ final class Delivery {
                 changed = try store.fail(to: peer, ids: receipt.ids, because: .refusedByPeer(refusal))
                 ledger.counters.failed += changed
                 if changed > 0 { ledger.say(.peerRefused(refusal, count: changed)) }
-            case .recalled, .reacted:
+            case .recalled, .reacted, .revised:
                 changed = 0
             }
             // Ids that name no message of the user's to this peer (never sent, or sent to
@@ -238,7 +241,11 @@ final class Delivery {
         notesAt = now + Self.noteRetry
         guard let due = try? store.notesDue(now: now, limit: 100), !due.isEmpty else { return }
         for note in due {
-            guard connection.publish(topic: Topic.inbox(to: note.peer, from: connection.user).name, payload: note.envelope.bytes, as: .answer) else {
+            guard let envelope = note.envelope else {
+                try? store.notesAnswered(by: note.peer, kind: note.kind, ids: [note.id])
+                continue
+            }
+            guard connection.publish(topic: Topic.inbox(to: note.peer, from: connection.user).name, payload: envelope.bytes, as: .answer) else {
                 notesDue = true
                 return
             }

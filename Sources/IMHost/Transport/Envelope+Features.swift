@@ -10,12 +10,14 @@ extension Envelope {
         public static let recall = "recall"
         /// Takes `react` envelopes, and answers them with `reacted` receipts.
         public static let react = "react"
+        /// Takes `revise` envelopes (a card changed in place), and answers them with `revised` receipts.
+        public static let revise = "revise"
         /// Takes `typing` signals.
         public static let typing = "typing"
         /// Takes `online` signals.
         public static let online = "online"
         /// What this host announces, in the order it writes them.
-        public static let announced = [recall, react, typing, online]
+        public static let announced = [recall, react, typing, online, revise]
         /// At most one typing signal to a peer this often, in milliseconds.
         public static let typingEvery: Int64 = 3_000
         /// How long a typing signal is shown after it came, in milliseconds.

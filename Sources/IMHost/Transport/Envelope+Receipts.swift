@@ -49,7 +49,7 @@ extension Envelope {
             // Kept short and on one line: it is shown to the sender's user.
             reason = String(decoding: text.utf8.prefix(reasonBytes), as: UTF8.self)
         }
-        let at = state == .reacted ? milliseconds(member("at")) : nil
+        let at = state == .reacted || state == .revised ? milliseconds(member("at")) : nil
         return Receipt(state: state, ids: ids, code: code, reason: reason, confirm: confirm,
                        drawn: state == .read ? drawn(member("drawn"), ids: ids) : [:], features: features(member("features")), at: at)
     }

@@ -23,6 +23,7 @@ extension Envelope {
     /// {"v":1,"kind":"block","by":LOGIN,"peer":P,"blocked":true|false}
     /// {"v":1,"kind":"recalled","by":LOGIN,"peer":P,"id":ID,"at":MS}
     /// {"v":1,"kind":"reacted","by":LOGIN,"peer":P,"id":ID,"of":USER,"emoji":E,"at":MS}
+    /// {"v":1,"kind":"revised","by":LOGIN,"peer":P,"id":ID,"of":USER,"rev":N,"key":KEY,"payload":{...},"at":MS}
     /// ```
     ///
     /// A device that comes online (and every 30 s while it stays, once it knows another) asks
@@ -49,9 +50,12 @@ extension Envelope {
         case recalled(by: String, peer: String, id: String, at: Int64)
         /// The user reacted to a message of its conversation with `peer` (or took it back).
         case reacted(by: String, peer: String, Reaction)
+        /// The user made a new revision of a message of its conversation with `peer` (a card
+        /// changed in place): every device keeps the newest.
+        case revised(by: String, peer: String, Revision)
 
         /// The kinds, as the wire names them.
-        static let kinds: Set<String> = ["copy", "sync", "index", "want", "gone", "seen", "block", "recalled", "reacted"]
+        static let kinds: Set<String> = ["copy", "sync", "index", "want", "gone", "seen", "block", "recalled", "reacted", "revised"]
         /// The most items an `index` or `want` carries.
         public static let itemsPerEnvelope = 200
         /// The most devices a `sync` names.
@@ -157,7 +161,7 @@ extension Envelope {
         public var by: String {
             switch self {
             case .copy(let copy): copy.by
-            case .sync(let by, _, _, _), .want(let by, _, _), .gone(let by, _, _, _), .seen(let by, _, _), .block(let by, _, _), .recalled(let by, _, _, _), .reacted(let by, _, _): by
+            case .sync(let by, _, _, _), .want(let by, _, _), .gone(let by, _, _, _), .seen(let by, _, _), .block(let by, _, _), .recalled(let by, _, _, _), .reacted(let by, _, _), .revised(let by, _, _): by
             case .index(let index): index.by
             }
         }
@@ -174,6 +178,7 @@ extension Envelope {
             case .block: "block"
             case .recalled: "recalled"
             case .reacted: "reacted"
+            case .revised: "revised"
             }
         }
 
@@ -214,6 +219,9 @@ extension Envelope {
                 return #"{"v":1,"kind":"block","by":\#(quoted(by)),"peer":\#(quoted(peer)),"blocked":\#(blocked)}"#
             case .recalled(let by, let peer, let id, let at):
                 return #"{"v":1,"kind":"recalled","by":\#(quoted(by)),"peer":\#(quoted(peer)),"id":\#(quoted(id)),"at":\#(at)}"#
+            case .revised(let by, let peer, let revision):
+                // A revision's members, after the note's own.
+                return #"{"v":1,"kind":"revised","by":\#(quoted(by)),"peer":\#(quoted(peer)),"# + revision.text.dropFirst(#"{"v":1,"kind":"revise","#.count)
             case .reacted(let by, let peer, let reaction):
                 return #"{"v":1,"kind":"reacted","by":\#(quoted(by)),"peer":\#(quoted(peer)),"id":\#(quoted(reaction.id)),"of":\#(quoted(reaction.from)),"emoji":\#(quoted(reaction.emoji)),"at":\#(reaction.at)}"#
             }
@@ -338,6 +346,8 @@ extension Envelope {
                     throw refuse("that is not a reaction to a message")
                 }
                 return .reacted(by: by, peer: try peer(), Reaction(id: id, from: of, emoji: emoji, at: try whole("at")))
+            case "revised":
+                return .revised(by: by, peer: try peer(), try Revision.read(member, id: id, payloadLimit: payloadLimit))
             default:
                 return .block(by: by, peer: try peer(), blocked: try flag("blocked"))
             }

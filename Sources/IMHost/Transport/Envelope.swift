@@ -65,6 +65,10 @@ public enum Envelope: Sendable, Equatable {
     /// leaves (`false`) (QoS 0; never stored, never answered). Only to a host that announced
     /// ``Feature/online``, and only from a host whose person lets others see it.
     case online(Bool)
+    /// A new revision of a message of the conversation (its own or the receiver's): the card
+    /// changed in place (``Revision``). The receiver keeps the newest, and answers with a
+    /// `revised` receipt. Sent only to a host whose receipts announce ``Feature/revise``.
+    case revise(Revision)
 
     /// The version this host writes and reads.
     public static let version = 1
@@ -197,6 +201,9 @@ public enum Envelope: Sendable, Equatable {
             /// The answer to a ``Envelope/react(_:)``: the receiver has the reaction of ``Receipt/at``
             /// (or a later one) to that message.
             case reacted
+            /// The answer to a ``Envelope/revise(_:)``: the receiver has that revision of the
+            /// message (or a newer one, or will never store it); ``Receipt/at`` is its time.
+            case revised
         }
 
         public var state: State
@@ -321,6 +328,8 @@ public enum Envelope: Sendable, Equatable {
             return #"{"v":1,"kind":"typing"}"#
         case .online(let online):
             return #"{"v":1,"kind":"online","online":\#(online)}"#
+        case .revise(let revision):
+            return revision.text
         case .react(let reaction):
             return #"{"v":1,"kind":"react","id":\#(JSONNode.quoted(reaction.id)),"of":\#(JSONNode.quoted(reaction.from)),"emoji":\#(JSONNode.quoted(reaction.emoji)),"at":\#(reaction.at)}"#
         case .presence(let id, let at):
@@ -456,6 +465,7 @@ public enum Envelope: Sendable, Equatable {
                               messageID: id)
             }
             return .react(Reaction(id: id, from: from, emoji: emoji, at: at))
+        case "revise": return .revise(try Revision.read(member, id: id, payloadLimit: payloadLimit))
         case "probe":
             guard let id else { throw Refusal(kind: .id, description: "a probe without a valid id") }
             return .probe(id: id)

@@ -27,6 +27,8 @@ final class Inbox {
         case recall([String], at: Int64, from: String)
         /// `from` reacted to a message of the conversation.
         case react(Envelope.Reaction, from: String)
+        /// `from` made a new revision of a message of the conversation.
+        case revise(Envelope.Revision, from: String)
         /// `from` is typing.
         case typing(from: String)
         /// `from` is online, or left.
@@ -132,6 +134,7 @@ final class Inbox {
         // The user's own recalls reach its other devices as `recalled` notes, never this way.
         case .recall(let ids, let at): return sender == user ? nil : .recall(ids, at: at, from: sender)
         case .react(let reaction): return sender == user ? nil : .react(reaction, from: sender)
+        case .revise(let revision): return sender == user ? nil : .revise(revision, from: sender)
         case .typing: return sender == user ? nil : .typing(from: sender)
         case .online(let online): return sender == user ? nil : .online(online, from: sender)
         case .status:
@@ -271,6 +274,20 @@ final class Inbox {
             return
         }
         answer(peer, .reacted, ids: [reaction.id], at: reaction.at)
+    }
+
+    /// Keeps `peer`'s revision of a message of their conversation when it is newer than the one
+    /// here, and answers it `revised` either way (one about a message not stored here, or of
+    /// another key, is kept nowhere: sent again, it would change nothing).
+    func revise(_ revision: Envelope.Revision, from peer: String) {
+        guard connection.holdsSession else { return }
+        do throws(StoreError) {
+            if try store.applyRevision(revision, by: peer, peer: peer) { ledger.record(.changed(peers: [peer])) }
+        } catch {
+            ledger.say(.notStored(count: 1, error))
+            return
+        }
+        answer(peer, .revised, ids: [revision.id], at: revision.at)
     }
 
     /// Publishes a receipt to `peer`, at most ``Envelope/receiptIDs`` ids each.

@@ -170,7 +170,7 @@ final class Siblings {
         switch sibling {
         case .copy(let copy):
             copies.append(copy)
-        case .seen, .block, .recalled, .reacted:
+        case .seen, .block, .recalled, .reacted, .revised:
             notes.append(sibling)
         case .sync(_, let since, let limit, let unread):
             answer(by, since: since[login], limit: min(limit, Self.historyLimit), unread: unread)
@@ -257,6 +257,8 @@ final class Siblings {
                 if (try? store.applyRecall(from: user, peer: peer, ids: [id], at: at)) == true { ledger.record(.changed(peers: [peer])) }
             case .reacted(_, let peer, let reaction):
                 if (try? store.applyReaction(reaction, by: user, peer: peer)) == true { ledger.record(.changed(peers: [peer])) }
+            case .revised(_, let peer, let revision):
+                if (try? store.applyRevision(revision, by: user, peer: peer)) == true { ledger.record(.changed(peers: [peer])) }
             default:
                 break
             }

@@ -49,6 +49,10 @@ package enum ChatAction: Codable, Equatable, Sendable {
     case typing
     /// Tap message N, or (with a button id) press that button of its card.
     case tap(Int, button: String? = nil)
+    /// Press button `button` of message N's card with values for its inputs (by input id; a
+    /// choice of several, several values): the host checks them against the inputs' rules
+    /// before the line sees them (IMKit 1.4).
+    case submit(Int, button: String, values: [String: [String]])
     /// Why message N shows as it does.
     case why(Int)
     /// Send quick reply N.

@@ -169,6 +169,9 @@ package struct ChatRefusal: Error, Codable, Equatable, Sendable {
         case noButtons
         /// The card has no button of that id (`items`: those it has).
         case noSuchButton
+        /// The values given to the card's inputs break their rules (`inputs`: each input's
+        /// error; `component`: the button pressed): nothing reached the line.
+        case invalidValues
         /// The page has no such component (`detail`: why it is hidden).
         case noComponent
         /// Quick replies cannot be sent: the page has no input bar (`detail`: why).
@@ -226,6 +229,24 @@ package struct ChatRefusal: Error, Codable, Equatable, Sendable {
     package var file: String?
     package var limit: Int?
     package var items: [String]?
+    /// For ``Code/invalidValues``: each input's error.
+    package var inputs: [InputError]?
+
+    /// Why one input's value was refused (IMKit's `CardValueError`, as data).
+    package struct InputError: Codable, Equatable, Sendable {
+        /// The input's id.
+        package var input: String
+        /// IMKit's code, e.g. `required`, `too-early`.
+        package var code: String
+        /// The limit broken: a length, a date, a time.
+        package var limit: String?
+
+        package init(_ error: CardValueError) {
+            input = error.input
+            code = error.code.name
+            limit = error.limit
+        }
+    }
 
     package init(_ code: Code, _ verb: String, number: Int? = nil, component: String? = nil, detail: String? = nil, file: String? = nil,
                  limit: Int? = nil, items: [String]? = nil) {

@@ -71,6 +71,24 @@ package enum ChatWords {
         }
     }
 
+    /// What is wrong with an input's value, after its id: `is required`, `is after 18:00`.
+    package static func inputError(_ error: ChatRefusal.InputError) -> String {
+        let limit = TerminalText.safe(error.limit ?? "", newlines: false)
+        return switch error.code {
+        case CardValueError.Code.required.name: "is required"
+        case CardValueError.Code.tooShort.name: "needs at least \(limit) characters"
+        case CardValueError.Code.tooLong.name: "takes at most \(limit) characters"
+        case CardValueError.Code.notAnOption.name: "is not one of its options"
+        case CardValueError.Code.notADate.name: "is not a date written YYYY-MM-DD"
+        case CardValueError.Code.notATime.name: "is not a time written HH:MM"
+        case CardValueError.Code.tooEarly.name: "is before \(limit)"
+        case CardValueError.Code.tooLate.name: "is after \(limit)"
+        case CardValueError.Code.oneValue.name: "takes one value"
+        case CardValueError.Code.noSuchInput.name: "is not an input of this card"
+        default: "is refused (\(TerminalText.safe(error.code, newlines: false)))"
+        }
+    }
+
     /// What a tap of message `number` (a menu's or a bar's item: 0) did.
     package static func tap(_ tap: ChatReply.Tap, number: Int) -> String {
         switch tap {
@@ -103,6 +121,9 @@ package enum ChatWords {
         case .noButtons: return "\(verb): message #\(number) has no buttons; /tap \(number) taps it"
         case .noSuchButton:
             return "\(verb): message #\(number) has no button '\(TerminalText.safe(refusal.component ?? ""))'; its buttons: \((refusal.items ?? []).joined(separator: ", "))"
+        case .invalidValues:
+            let each = (refusal.inputs ?? []).map { "\(TerminalText.safe($0.input)) " + inputError($0) }.joined(separator: "; ")
+            return "\(verb): nothing sent: \(each); give each a good value and press it again, e.g. /tap \(number) \(TerminalText.safe(refusal.component ?? "BUTTON")) day=2026-12-05"
         case .noComponent: return "\(verb): this page has no \(refusal.component ?? "such component") (\(detail))"
         case .quickRepliesUnavailable: return "\(verb): quick replies are unavailable: the page has no input bar to send them (\(detail))"
         case .noSuchItem: return "\(verb): there is no \(refusal.component ?? "item") \(number)"
@@ -147,6 +168,8 @@ package enum ChatWords {
         case .file(let name, let data): "/file (\(name), \(data.count) bytes)"
         case .voice(let data): "/voice (a recording of \(data.count) bytes)"
         case .tap(let number, let button): "/tap \(number)" + (button.map { " \($0)" } ?? "")
+        case .submit(let number, let button, let values):
+            "/tap \(number) \(button)" + values.keys.sorted().map { " \($0)=" + (values[$0] ?? []).joined(separator: ",") }.joined()
         case .why(let number): "/why \(number)"
         case .quick(let number): "/quick \(number)"
         case .menu(let number): "/menu" + (number.map { " \($0)" } ?? "")

@@ -164,6 +164,8 @@ package final class ChatDriver {
             return sendFile(Array(data), name: name, file: "the file", verb: action.verb, on: page)
         case .tap(let number, let button?):
             return try press(button, of: number, on: page)
+        case .submit(let number, let button, let values):
+            return try press(button, of: number, on: page, values: values)
         case .tap(let number, nil):
             guard let shown = try page.message(number) else { return .refused(ChatRefusal(.noMessage, action.verb, number: number)) }
             if shown.degrade != nil {
@@ -317,9 +319,9 @@ package final class ChatDriver {
 
     /// Presses button `id` of message `number`'s card: its line answers, as a tap's does; an id
     /// the card does not have is refused, naming the ones it has.
-    private func press(_ id: String, of number: Int, on page: ChatPage) throws -> Outcome {
-        let before = try page.messageCount()
-        guard let pressed = try page.tapButton(number, id) else { return .refused(ChatRefusal(.noMessage, "/tap", number: number)) }
+    private func press(_ id: String, of number: Int, on page: ChatPage, values: [String: [String]] = [:]) throws -> Outcome {
+        let before = try page.messageCount(), revisions = page.revisions
+        guard let pressed = try page.tapButton(number, id, values: values) else { return .refused(ChatRefusal(.noMessage, "/tap", number: number)) }
         switch pressed {
         case .failure(.placeholder):
             lastTap = (number, .placeholder)
@@ -328,11 +330,15 @@ package final class ChatDriver {
             return .refused(ChatRefusal(.noButtons, "/tap", number: number))
         case .failure(.unknown(_, let buttons)):
             return .refused(ChatRefusal(.noSuchButton, "/tap", number: number, component: id, items: buttons))
+        case .failure(.invalid(let errors)):
+            var refusal = ChatRefusal(.invalidValues, "/tap", number: number, component: id)
+            refusal.inputs = errors.map(ChatRefusal.InputError.init)
+            return .refused(refusal)
         case .success(let result):
             let tap = ChatReply.Tap(result, button: true)
             lastTap = (number, tap)
             // A button that answered ignored is drawn disabled from now on.
-            return .reply(.tapped(number: number, button: id, tap), redraw: try result == .ignored || page.messageCount() != before)
+            return .reply(.tapped(number: number, button: id, tap), redraw: try result == .ignored || page.messageCount() != before || page.revisions != revisions)
         }
     }
 
@@ -413,7 +419,7 @@ extension ChatAction {
         case .photo: "/photo"
         case .voice, .voiceFile: "/voice"
         case .file, .fileFrom: "/file"
-        case .tap: "/tap"
+        case .tap, .submit: "/tap"
         case .why: "/why"
         case .quick: "/quick"
         case .menu: "/menu"

@@ -59,6 +59,9 @@ struct PageJSON: Encodable {
         var reactions: [PageView.Reaction]?
         /// `true` for a message its sender recalled (nothing of what it said is kept); absent otherwise.
         var recalled: Bool?
+        /// For a card changed in place (IMKit 1.4): the revision it shows (`number`, from 1),
+        /// who made it (`by`, a user id) and when (`at`, ms since 1970); absent otherwise.
+        var revised: StoredMessage.Revised? = nil
     }
 
     /// What a reply quotes: the quoted message's sender, its number here (absent when this
@@ -215,7 +218,7 @@ struct PageJSON: Encodable {
                            voice: message.voice.map(VoiceJSON.init), file: message.file.map(FileJSON.init),
                            drawn: message.isOutgoing ? message.peerDrawn.map { PeerDrawn($0, peer: envelope.to) } : nil,
                            reply: message.reply.map(Quote.init), reactions: message.reactions.isEmpty ? nil : message.reactions,
-                           recalled: message.body == .recalled ? true : nil)
+                           recalled: message.body == .recalled ? true : nil, revised: message.revised)
         }
     }
 }

@@ -22,6 +22,9 @@ struct ChatVerb: Sendable {
         case keyAndPayload
         /// A number from 1, then perhaps a word (a scenario step says `N` or `"N WORD"`).
         case numberAndOptionalWord
+        /// A number from 1, then perhaps a button's id and values for its card's inputs
+        /// (`N BUTTON INPUT=VALUE ...`).
+        case press
         /// A number from 1, then text (a scenario step says `"N TEXT"`).
         case numberAndText
     }
@@ -54,6 +57,8 @@ struct ChatVerb: Sendable {
         case text(String)
         case message(key: String, payload: String)
         case numberAndWord(Int, String?)
+        /// A message's number, a button's id and each input's value.
+        case press(Int, String, [String: [String]])
         case numberAndText(Int, String)
     }
 
@@ -73,9 +78,16 @@ struct ChatVerb: Sendable {
         ChatVerb(name: "recv", step: "receive", argument: .keyAndPayload, shape: "KEY JSON",
                  summary: "store a message from the peer, sending nothing", example: "/recv house.listing {\"id\":\"L1\",...}",
                  make: { if case .message(let key, let payload) = $0 { .action(.receive(key: key, payload: payload)) } else { .help } }),
-        ChatVerb(name: "tap", step: "tap", argument: .numberAndOptionalWord, shape: "N [BUTTON]",
-                 summary: "tap message #N, or press its card's button BUTTON (by id)", example: "/tap 2 details",
-                 make: { if case .numberAndWord(let number, let button) = $0 { .action(.tap(number, button: button)) } else { .action(.tap($0.number ?? 0)) } }),
+        ChatVerb(name: "tap", step: "tap", argument: .press, shape: "N [BUTTON [INPUT=VALUE ...]]",
+                 summary: "tap message #N, or press its card's button BUTTON (by id), giving its inputs' values (several choices: a,b)",
+                 example: "/tap 2 book day=2026-12-05 at=10:00 note=after work",
+                 make: {
+                     switch $0 {
+                     case .numberAndWord(let number, let button): .action(.tap(number, button: button))
+                     case .press(let number, let button, let values): .action(.submit(number, button: button, values: values))
+                     default: .action(.tap($0.number ?? 0))
+                     }
+                 }),
         ChatVerb(name: "why", step: "why", argument: .number, shape: "N", summary: "why message #N shows as a placeholder, in full",
                  make: { .action(.why($0.number ?? 0)) }),
         ChatVerb(name: "quick", step: "quick", argument: .number, shape: "N", summary: "tap quick reply N",
@@ -157,6 +169,7 @@ struct ChatVerb: Sendable {
         case .optionalRest: "\"\(verb.shape.trimmingCharacters(in: ["[", "]"]))\" or true"
         case .keyAndPayload: "KEY, \"payload\": JSON"
         case .numberAndOptionalWord: "N or \"N BUTTON\""
+        case .press: "N or \"N BUTTON INPUT=VALUE ...\""
         case .numberAndText: "\"N TEXT\""
         }
         let shape = "{ \"\(step)\": \(value) }"
@@ -184,7 +197,7 @@ struct ChatVerb: Sendable {
     }
 
     private func parse(typed rest: String) -> Result<Parsed, UsageError> {
-        let numbered = argument == .number || argument == .optionalNumber || argument == .numberAndOptionalWord || argument == .numberAndText
+        let numbered = argument == .number || argument == .optionalNumber || argument == .numberAndOptionalWord || argument == .numberAndText || argument == .press
         let usage = UsageError(description: "usage: /\(name)\(shape.isEmpty ? "" : " " + shape)" + (numbered ? ", with N a number from 1" : ""))
         switch argument {
         case .none:
@@ -199,6 +212,8 @@ struct ChatVerb: Sendable {
             return .success(rest.isEmpty ? .none : .text(rest))
         case .numberAndOptionalWord:
             return Self.numberAndWord(rest).map { .success($0) } ?? .failure(usage)
+        case .press:
+            return Self.press(rest).map { .success($0) } ?? .failure(usage)
         case .numberAndText:
             return Self.numberAndText(rest).map { .success($0) } ?? .failure(usage)
         case .keyAndPayload:
@@ -222,6 +237,32 @@ extension ChatVerb {
         let pieces = text.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
         guard (1...2).contains(pieces.count), let number = Int(pieces[0]), number > 0 else { return nil }
         return .numberAndWord(number, pieces.count == 2 ? pieces[1] : nil)
+    }
+}
+
+extension ChatVerb {
+    /// `N`, `N BUTTON`, or `N BUTTON INPUT=VALUE ...`: each `INPUT=` starts an input's value
+    /// (an input's id, then `=`), which runs to the next one, so a value may hold spaces
+    /// (`note=after work`). `nil` when it is none of these, or an input is given twice.
+    static func press(_ text: String) -> ChatVerb.Parsed? {
+        let pieces = text.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+        guard pieces.count > 2 else { return numberAndWord(text) }
+        guard let number = Int(pieces[0]), number > 0 else { return nil }
+        var values: [String: [String]] = [:]
+        var current: String?
+        for piece in pieces.dropFirst(2) {
+            if let equals = piece.firstIndex(of: "="), CardButton.isValidID(String(piece[..<equals])) {
+                let id = String(piece[..<equals])
+                guard values[id] == nil else { return nil }
+                values[id] = [String(piece[piece.index(after: equals)...])]
+                current = id
+            } else if let current {
+                values[current]![0] += " " + piece
+            } else {
+                return nil
+            }
+        }
+        return .press(number, pieces[1], values)
     }
 }
 

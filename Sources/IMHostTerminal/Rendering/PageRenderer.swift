@@ -118,6 +118,10 @@ public struct PageRenderer {
         case .placeholder: return nil
         }
         if !message.reactions.isEmpty { lines.append(reactionsText(message.reactions, peer: message.envelope.conversation)) }
+        if let revised = message.revised {
+            let who = revised.by == message.envelope.conversation ? TerminalText.safe(revised.by) : "you"
+            lines.append(TextWidth.truncate("(updated by \(who) at \(clockTime(revised.at)))", to: width))
+        }
         if let quote = message.reply { lines.insert(TextWidth.truncate(Self.quoteText(quote, peer: message.envelope.conversation), to: width), at: 0) }
         for (index, slot) in message.photosAfterBody {
             lines += TextWidth.wrap(photoText(slot, index: index), width: width)
@@ -196,7 +200,9 @@ public struct PageRenderer {
         }
         for button in card.buttons {
             let label = "[" + TerminalText.safe(button.label) + "]"
-            let typed = button.ignored == true ? "(does nothing here)" : "/tap \(number) " + TerminalText.safe(button.id)
+            // A button that sends the card's inputs names each, for what to type after it.
+            let inputs = button.submits == true ? (card.inputs ?? []).map { " " + TerminalText.safe($0.id) + "=…" }.joined() : ""
+            let typed = button.ignored == true ? "(does nothing here)" : "/tap \(number) " + TerminalText.safe(button.id) + inputs
             if TextWidth.columns(label) + 1 + TextWidth.columns(typed) <= width {
                 lines.append(label + " " + typed)
             } else {

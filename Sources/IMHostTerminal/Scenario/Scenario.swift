@@ -282,6 +282,14 @@ struct Scenario {
                 return try make(parsed)
             }
             return try make(.numberAndWord(try count(), nil))
+        case .press:
+            if case .string(let text) = value.value {
+                guard let parsed = ChatVerb.press(text) else {
+                    throw reader.fail(value, actionPath, "expected a number from 1, or \"N BUTTON\" and perhaps INPUT=VALUE for each input: a number, a space and a button's id")
+                }
+                return try make(parsed)
+            }
+            return try make(.numberAndWord(try count(), nil))
         case .numberAndText:
             guard let parsed = ChatVerb.numberAndText(try reader.string(value, actionPath)) else {
                 throw reader.fail(value, actionPath, "expected \"N TEXT\": a number from 1, a space and the text")

@@ -44,6 +44,65 @@ function actOf(element) {
   return act;
 }
 
+// A card's answers, as the host takes them: each input's value by its name, several for boxes.
+function cardValues(form) {
+  const values = {};
+  for (const field of form.querySelectorAll("input[name]")) {
+    if (field.type === "checkbox") {
+      if (!values[field.name]) values[field.name] = [];
+      if (field.checked) values[field.name].push(field.value);
+    } else if (field.type === "radio") {
+      if (field.checked) values[field.name] = field.value;
+    } else if (field.value !== "") {
+      values[field.name] = field.value;
+    }
+  }
+  return values;
+}
+
+// What was typed and chosen in a card's inputs outlives a new drawing of the message, while the
+// card asks the same (a revised card starts afresh).
+function keepCardValues(from, to) {
+  for (const form of from.querySelectorAll("form.card-form")) {
+    const again = to.querySelector("form.card-form[data-message=\"" + form.dataset.message + "\"]");
+    if (!again || again.dataset.revision !== form.dataset.revision) continue;
+    for (const field of form.querySelectorAll("input[name]")) {
+      const twin = Array.from(again.querySelectorAll("input[name]")).find((other) => other.name === field.name && other.value === field.value && other.type === field.type);
+      if (field.type === "checkbox" || field.type === "radio") {
+        if (twin) twin.checked = field.checked;
+      } else {
+        const same = again.querySelector("input[name=\"" + CSS.escape(field.name) + "\"]");
+        if (same) same.value = field.value;
+      }
+    }
+    for (const error of form.querySelectorAll(".input-error:not([hidden])")) {
+      const twin = again.querySelector("#" + CSS.escape(error.id));
+      if (twin) { twin.textContent = error.textContent; twin.hidden = false; }
+    }
+  }
+}
+
+// The host refused some of a card's answers: each is said beside its input, which is marked
+// invalid; the first takes the focus. Those that passed lose their mark.
+function showInputErrors(inputs) {
+  const form = document.querySelector("form.card-form[data-message=\"" + inputs.message + "\"]");
+  if (!form) return;
+  for (const error of form.querySelectorAll(".input-error")) { error.hidden = true; error.textContent = ""; }
+  for (const field of form.querySelectorAll("[aria-invalid]")) field.removeAttribute("aria-invalid");
+  let first = null;
+  for (const { input, text } of inputs.errors) {
+    const error = document.getElementById("in-" + inputs.message + "-" + input + "-error");
+    if (!error) continue;
+    error.textContent = text;
+    error.hidden = false;
+    const holder = error.closest(".card-input");
+    const field = holder && holder.querySelector("input");
+    if (holder) (holder.tagName === "FIELDSET" ? holder : field).setAttribute("aria-invalid", "true");
+    if (!first && field) first = field;
+  }
+  if (first) first.focus();
+}
+
 // A notice: {text, dev, alert}. The person's words, or, in the developer's view, the
 // developer's; none when there are no words for the view. Three at most are shown, each its own
 // role=status (role=alert) element, gone after a few seconds unless hovered or focused; every
@@ -321,7 +380,14 @@ function replacePage(root, html) {
   const key = (details) => (details.closest(".message") ? details.closest(".message").id : "") + " " + details.className;
   const open = new Set(Array.from(root.querySelectorAll("details[open]"), key));
   const more = new Set(Array.from(root.querySelectorAll(".message .bubble.text.open"), (text) => text.closest(".message").id));
+  const cards = document.createElement("div");
+  for (const form of root.querySelectorAll("form.card-form")) cards.appendChild(form.cloneNode(true)).querySelectorAll("input").forEach((field, index) => {
+    const original = form.querySelectorAll("input")[index];
+    field.value = original.value;
+    field.checked = original.checked;
+  });
   root.innerHTML = html;
+  keepCardValues(cards, root);
   for (const details of root.querySelectorAll("details")) { if (open.has(key(details))) details.open = true; }
   for (const id of more) { const text = document.getElementById(id); if (text) showMore(text.querySelector(".bubble.text")); }
   localTimes(root);
@@ -380,6 +446,7 @@ function applyChanges(root, ops) {
       const focused = focusPlace(was);
       was.insertAdjacentHTML("afterend", op.html);
       const now = was.nextElementSibling;
+      keepCardValues(was, now);
       was.remove();
       const fresh = playing && now.querySelector("audio");
       if (fresh) fresh.replaceWith(playing);
@@ -798,6 +865,7 @@ function chatPage(root) {
   events.addEventListener("notice", (event) => {
     const notice = JSON.parse(event.data);
     notify(notice);
+    if (notice.inputs) showInputErrors(notice.inputs);
     // A message in another chat, not in view here.
     if (notice.arrived && document.hidden) notifyMessage(notice.arrived, "");
     // What a recalled message said comes back to the input, to edit and send again.
@@ -908,9 +976,17 @@ function chatPage(root) {
       if (input) input.click();
       return;
     }
+    // A card's inputs are filled in, not taps of the card.
+    if (event.target.closest(".card-input")) return;
     const target = event.target.closest("[data-do]");
     if (!target || !root.contains(target)) return;
     event.preventDefault();
+    // A button that sends the card's answers (the host checks them first).
+    const form = target.classList.contains("submits") ? target.closest("form.card-form") : null;
+    if (form) {
+      post(page, { do: "submit", message: Number(target.dataset.message), button: target.dataset.button, values: cardValues(form) });
+      return;
+    }
     // A reaction chosen closes the choices.
     const choices = target.closest(".react-choices");
     if (choices) {

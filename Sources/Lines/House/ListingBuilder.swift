@@ -16,6 +16,9 @@ struct Listing: Codable, Sendable, Hashable {
     var rooms: Int
     /// `available`, `reserved` or `let`; absent in messages stored before listings had one.
     var status: String?
+    /// The viewing booked on the card (`2026-12-05 10:00`), once the one it was sent to booked
+    /// one: the card's revision says so, on both sides.
+    var viewing: String?
 }
 
 /// A listing the card cannot show honestly.
@@ -24,8 +27,10 @@ struct InvalidListing: Error, CustomStringConvertible {
 }
 
 /// `house.listing`: a card with the listing's title, price, area and rooms, its status as a
-/// badge, and two buttons: Details (as a tap does) and Book a viewing. A tap opens the
-/// listing's detail, on whichever page the card is shown.
+/// badge, and two buttons: Details (as a tap does) and Book a viewing, which sends the day and
+/// time asked above it. Booking changes the card in place (a revision): the viewing's day and
+/// time, a green badge, no more asking. A tap opens the listing's detail, on whichever page the
+/// card is shown.
 struct ListingBuilder: MessageBuilder {
     let key = "house.listing"
 
@@ -33,18 +38,31 @@ struct ListingBuilder: MessageBuilder {
         guard listing.price >= 0, listing.area > 0, listing.rooms >= 0 else {
             throw InvalidListing(description: "a listing needs a price of 0 or more, an area above 0 and 0 rooms or more")
         }
-        let card = MessageCard(
-            title: "🏠 \(listing.title)",
-            subtitle: listing.id.map { "Listing \($0)" },
-            fields: [
-                CardField("Price", "¥\(HouseLine.number(listing.price))"),
-                CardField("Area", "\(HouseLine.number(listing.area)) m²"),
-                CardField("Rooms", "\(listing.rooms)"),
-            ],
-            // The photo sent with the listing, if the sender sent one.
-            image: .photo(0),
-            badge: Self.badge(listing.status),
-            buttons: [CardButton(id: "details", label: "Details"), CardButton(id: "viewing", label: "Book a viewing")])
+        var fields = [
+            CardField("Price", "¥\(HouseLine.number(listing.price))"),
+            CardField("Area", "\(HouseLine.number(listing.area)) m²"),
+            CardField("Rooms", "\(listing.rooms)"),
+        ]
+        let details = CardButton(id: "details", label: "Details")
+        let card: MessageCard
+        if let viewing = listing.viewing {
+            fields.append(CardField("Viewing", viewing))
+            card = MessageCard(title: "🏠 \(listing.title)", subtitle: listing.id.map { "Listing \($0)" }, fields: fields, image: .photo(0),
+                               badge: CardBadge("Viewing booked", tone: .positive), buttons: [details])
+        } else {
+            card = MessageCard(
+                title: "🏠 \(listing.title)",
+                subtitle: listing.id.map { "Listing \($0)" },
+                fields: fields,
+                // The photo sent with the listing, if the sender sent one.
+                image: .photo(0),
+                badge: Self.badge(listing.status),
+                inputs: [
+                    .date(id: "day", label: "Day", required: true),
+                    .time(id: "time", label: "Time", required: true, earliest: "09:00", latest: "20:00"),
+                ],
+                buttons: [details, CardButton(id: "viewing", label: "Book a viewing", submits: true)])
+        }
         return MessageModel(content: listing, card: card, layout: layout, summary: "[Listing] \(listing.title)")
     }
 
@@ -63,21 +81,30 @@ struct ListingBuilder: MessageBuilder {
     }
 
     func didTapButton(_ button: String, content listing: Listing, message: ShownMessage, context: ChatContext) -> TapResult {
-        switch button {
-        case "details":
-            return open(listing, context: context)
-        case "viewing":
-            guard !message.isOutgoing else { return .failed("you sent this listing; the one you sent it to books a viewing") }
-            let which = listing.id.map { "listing \($0) (\(listing.title))" } ?? listing.title
-            do {
-                try context.send(TextContent(text: "Could I view \(which) this weekend?"), with: BuiltinBuilders.Text())
-            } catch {
-                return .failed("could not ask for a viewing: \(error)")
-            }
-            return .handled("asked \(context.peerID) for a viewing of \(which)")
-        default:
-            return .ignored
+        button == "details" ? open(listing, context: context) : .ignored
+    }
+
+    /// Book a viewing: the day and time the host checked (a day, a time from 09:00 to 20:00)
+    /// become the card's next revision, on both sides.
+    func didSubmit(_ button: String, values: CardValues, content listing: Listing, message: ShownMessage, context: ChatContext) -> TapResult {
+        guard button == "viewing", let day = values["day"], let time = values["time"] else { return .ignored }
+        guard !message.isOutgoing else { return .failed("you sent this listing; the one you sent it to books a viewing") }
+        var booked = listing
+        booked.viewing = "\(day) \(time)"
+        do {
+            try context.revise(message, to: booked, with: self)
+        } catch {
+            return .failed("could not book the viewing: \(error)")
         }
+        let which = listing.id.map { "listing \($0) (\(listing.title))" } ?? listing.title
+        return .handled("booked a viewing of \(which) on \(day) at \(time)")
+    }
+
+    var samples: [MessageSample<Listing>] {
+        [MessageSample("available", Listing(id: "L1001", title: "Sunny 2-room flat", price: 4200, area: 68, rooms: 2, status: "available")),
+         MessageSample("reserved, no id", Listing(title: "Studio by the park", price: 2600, area: 30, rooms: 1, status: "reserved")),
+         MessageSample("viewing booked", Listing(id: "L1001", title: "Sunny 2-room flat", price: 4200, area: 68, rooms: 2, status: "available",
+                                                 viewing: "2026-12-05 10:00"))]
     }
 
     /// Opens the listing's detail through the line's route.

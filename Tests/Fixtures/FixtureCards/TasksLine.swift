@@ -1,6 +1,7 @@
-// A small line of cards, the docs' smallest examples (docs/writing-a-line.md, "A card" and
-// "Buttons"): a card with a title only, a card with a field, a badge and a button its builder
-// answers, and a card with a button id no one could type, which the host shows as a placeholder.
+// A small line of cards, the docs' smallest examples (docs/writing-a-line.md, "A card",
+// "Buttons" and "Inputs"): a card with a title only, a card with a field, a badge and a button
+// its builder answers, a card that asks one question and changes to its answer, and a card with
+// a button id no one could type, which the host shows as a placeholder.
 import IMKit
 
 /// `tasks.note`: the smallest card, a title.
@@ -29,6 +30,37 @@ struct TaskBuilder: MessageBuilder {
     }
 }
 
+/// `tasks.question`: a card that asks one thing, and shows the answer once it is given.
+struct QuestionBuilder: MessageBuilder {
+    struct Question: Codable, Sendable { var text: String; var answer: String? }
+    let key = "tasks.question"
+
+    func model(for question: Question, layout: MessageLayout) throws -> MessageModel {
+        let card = if let answer = question.answer {
+            MessageCard(title: "❓ \(question.text)", fields: [CardField("Answer", answer)], badge: CardBadge("Answered", tone: .positive))
+        } else {
+            MessageCard(title: "❓ \(question.text)", inputs: [.text(id: "answer", label: "Your answer", required: true, maxLength: 200)],
+                        buttons: [CardButton(id: "send", label: "Answer", submits: true)])
+        }
+        return MessageModel(content: question, card: card, layout: layout)
+    }
+
+    func didSubmit(_ button: String, values: CardValues, content question: Question, message: ShownMessage, context: ChatContext) -> TapResult {
+        guard let answer = values["answer"] else { return .ignored }
+        do {
+            try context.revise(message, to: Question(text: question.text, answer: answer), with: self)
+        } catch {
+            return .failed("could not answer: \(error)")
+        }
+        return .handled("answered \"\(answer)\"")
+    }
+
+    var samples: [MessageSample<Question>] {
+        [MessageSample("asking", Question(text: "Which day suits you?")),
+         MessageSample("answered", Question(text: "Which day suits you?", answer: "Saturday"))]
+    }
+}
+
 /// `tasks.broken`: a button whose id has a space, which `/tap N ID` could not name.
 struct BrokenBuilder: MessageBuilder {
     struct Content: Codable, Sendable { var text: String }
@@ -51,6 +83,7 @@ enum TasksLine: BusinessLine {
         try registrar.registerPage(TasksPage.self)
         try registrar.registerBuilder(NoteBuilder())
         try registrar.registerBuilder(TaskBuilder())
+        try registrar.registerBuilder(QuestionBuilder())
         try registrar.registerBuilder(BrokenBuilder())
     }
 }

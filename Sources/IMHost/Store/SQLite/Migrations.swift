@@ -326,6 +326,17 @@ enum Migrations {
         -- The latest recalls, which every catch-up answer names: found without a scan.
         CREATE INDEX messages_recalled ON messages (recalled_at) WHERE recalled_at IS NOT NULL;
         """,
+        // 15: a card changed in place (IMKit 1.4's revisions): the newest revision of a message
+        // beside its first payload, who made it and when. A revision's number only grows; of two
+        // with one number, the larger author's id wins (both hosts choose the same).
+        """
+        ALTER TABLE messages ADD COLUMN revision INTEGER;
+        ALTER TABLE messages ADD COLUMN revised_by TEXT;
+        ALTER TABLE messages ADD COLUMN revised_at INTEGER;
+        ALTER TABLE messages ADD COLUMN revised_payload TEXT;
+        -- The latest revisions, which every catch-up answer names: found without a scan.
+        CREATE INDEX messages_revised ON messages (revised_at) WHERE revised_at IS NOT NULL;
+        """,
     ]
 
     /// The version this code writes.

@@ -24,6 +24,7 @@ public final class ChatContext {
     private var components: [ObjectIdentifier: AnyObject] = [:]
     private let sender: (String, MessagePayload) throws(SendError) -> Void
     private let opener: (String) -> RouteResult
+    private var reviser: ((ShownMessage, String, MessagePayload) throws(SendError) -> Void)?
 
     /// Creates a context. The host does this when it opens a page.
     @_spi(Host)
@@ -79,6 +80,45 @@ public final class ChatContext {
         }
         try sender(builder.key, payload)
     }
+
+    /// Replaces a card where it stands: `message` (shown on this page, of `builder`'s key)
+    /// becomes a new revision with `content`, on this page, on the peer's and on every device
+    /// of both. The revision's number only grows: a late older revision never overwrites a
+    /// newer, and each host draws the newest it has with its own builder, saying the message
+    /// was updated and when. Call it from a hook (``MessageBuilder/didSubmit(_:values:content:message:context:)``,
+    /// ``MessageBuilder/didTapButton(_:content:message:context:)``) with the answer:
+    ///
+    /// ```swift
+    /// var booked = listing
+    /// booked.viewing = values["day"]
+    /// try context.revise(message, to: booked, with: self)
+    /// ```
+    ///
+    /// Since IMKit 1.4.
+    ///
+    /// - Throws: ``SendError``: ``SendError/Code/notRevisable`` when `builder`'s key is not the
+    ///   message's, or the message cannot change (recalled, not yet sent, a host without
+    ///   revisions); `.undecodable` when the content does not encode or its payload does not
+    ///   decode; `.tooLarge`, `.notStored` as for ``send(key:payload:)``.
+    public func revise<Builder: MessageBuilder>(_ message: ShownMessage, to content: Builder.Content, with builder: Builder) throws(SendError) {
+        guard builder.key == message.envelope.key else {
+            throw SendError(.notRevisable, "'\(builder.key)' cannot revise a message of '\(message.envelope.key)'; revise with the message's own builder")
+        }
+        let payload: MessagePayload
+        do {
+            payload = try builder.payload(for: content)
+        } catch {
+            throw SendError(.undecodable, "'\(builder.key)' content does not encode: \(error)")
+        }
+        guard let reviser else { throw SendError(.notRevisable, "this page cannot revise messages") }
+        try reviser(message, builder.key, payload)
+    }
+
+    /// Sets what ``revise(_:to:with:)`` calls: the host's, once, when it opens the page.
+    @_spi(Host)
+    public func setReviser(_ reviser: @escaping (ShownMessage, String, MessagePayload) throws(SendError) -> Void) {
+        self.reviser = reviser
+    }
 }
 
 /// Why a message could not be sent. Catch it and match ``code``; show ``description`` to people.
@@ -104,6 +144,9 @@ public struct SendError: Error, CustomStringConvertible, Sendable, Equatable {
         public static let tooLarge = Code("too-large")
         /// The message could not be stored (disk full, a read-only data folder, a closed page).
         public static let notStored = Code("not-stored")
+        /// The message cannot be revised: another key's builder, recalled, not sent yet, or on a
+        /// page that cannot revise. Since IMKit 1.4.
+        public static let notRevisable = Code("not-revisable")
     }
 
     /// Why, as a code.

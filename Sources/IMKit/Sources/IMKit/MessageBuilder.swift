@@ -70,6 +70,34 @@ public protocol MessageBuilder: Sendable {
     /// the quoted message as shown. Called inside the line's frame, as every builder step is.
     /// Default: `nil`. Since IMKit 1.4.
     func quote(_ content: Content, message: ShownMessage) -> String?
+
+    /// Called when the user presses a button of this key's card that ``CardButton/submits``,
+    /// with the values of the card's ``MessageCard/inputs``, already checked by the host against
+    /// each input's rules (a value that breaks one is said next to its input, and this is not
+    /// called). `button` is the pressed button's id; the rest as for
+    /// ``didTapButton(_:content:message:context:)``. To change the card where it stands (the
+    /// answer, "Viewing booked for Sat 10:00"), call ``ChatContext/revise(_:to:with:)``; the
+    /// people see a new revision of the same message. Default: ``TapResult/ignored``. Since IMKit 1.4.
+    func didSubmit(_ button: String, values: CardValues, content: Content, message: ShownMessage, context: ChatContext) -> TapResult
+
+    /// Examples of this key's content, each with a name: what the workbench (`imhost preview`)
+    /// and `imhost plugins` draw and check, with no chat and no peer. Give one for each way the
+    /// card looks (available, reserved, let; with and without a photo). Default: none. Since IMKit 1.4.
+    var samples: [MessageSample<Content>] { get }
+}
+
+/// A named example of a builder's content (``MessageBuilder/samples``). Since IMKit 1.4.
+public struct MessageSample<Content: Sendable>: Sendable {
+    /// What the example shows, e.g. `"reserved, no photo"`: 1 to 60 characters.
+    public var name: String
+    /// The content, as the builder's ``MessageBuilder/payload(for:)`` encodes it for the host.
+    public var content: Content
+
+    /// Creates a sample.
+    public init(_ name: String, _ content: Content) {
+        self.name = name
+        self.content = content
+    }
 }
 
 extension MessageBuilder where Content: Decodable {
@@ -107,6 +135,14 @@ extension MessageBuilder {
     public func quote(_ content: Content, message: ShownMessage) -> String? {
         nil
     }
+
+    /// Does nothing: the submission is ignored.
+    public func didSubmit(_ button: String, values: CardValues, content: Content, message: ShownMessage, context: ChatContext) -> TapResult {
+        .ignored
+    }
+
+    /// None.
+    public var samples: [MessageSample<Content>] { [] }
 
     /// Runs the three steps for one payload, as a page would, and returns the view: handy in a
     /// line's own tests.

@@ -28,6 +28,9 @@ public struct MessageCard: Sendable, Hashable {
     /// Buttons the user may press; each reaches the builder's
     /// ``MessageBuilder/didTapButton(_:content:message:context:)`` with its id.
     public var buttons: [CardButton]
+    /// What the card asks (a text, a choice, a date, a time), in order, above its buttons; a
+    /// button with ``CardButton/submits`` sends the values. Since IMKit 1.4.
+    public var inputs: [CardInput] = []
 
     /// Creates a card; everything but the title is optional.
     public init(title: String, subtitle: String? = nil, fields: [CardField] = [], image: CardImage? = nil,
@@ -38,6 +41,14 @@ public struct MessageCard: Sendable, Hashable {
         self.image = image
         self.badge = badge
         self.buttons = buttons
+    }
+
+    /// Creates a card that asks something: its `inputs`, sent by a button that
+    /// ``CardButton/submits``. Since IMKit 1.4.
+    public init(title: String, subtitle: String? = nil, fields: [CardField] = [], image: CardImage? = nil,
+                badge: CardBadge? = nil, inputs: [CardInput], buttons: [CardButton]) {
+        self.init(title: title, subtitle: subtitle, fields: fields, image: image, badge: badge, buttons: buttons)
+        self.inputs = inputs
     }
 }
 
@@ -97,11 +108,22 @@ public struct CardButton: Sendable, Hashable {
     public var id: String
     /// What the button says, e.g. `"Book a viewing"`.
     public var label: String
+    /// Whether pressing it sends the card's ``MessageCard/inputs``: the host checks them first
+    /// and, when they pass, calls ``MessageBuilder/didSubmit(_:values:content:message:context:)``
+    /// instead of `didTapButton`. A plain button (`false`) ignores the inputs. Since IMKit 1.4.
+    public var submits: Bool = false
 
     /// Creates a button.
     public init(id: String, label: String) {
         self.id = id
         self.label = label
+    }
+
+    /// Creates a button that sends the card's inputs when `submits`. Since IMKit 1.4.
+    public init(id: String, label: String, submits: Bool) {
+        self.id = id
+        self.label = label
+        self.submits = submits
     }
 
     /// Whether `id` is one a button may have (and a picture's name, for
@@ -143,6 +165,7 @@ extension MessageLayout {
         for field in card.fields {
             lines += wrap("\(field.label): \(field.value)")
         }
+        for input in card.inputs { lines += wrap(Self.text(of: input)) }
         var row = ""
         for button in card.buttons {
             let label = "[" + TextWidth.truncate(TerminalText.safe(button.label), to: max(1, width - 2)) + "]"
@@ -157,6 +180,23 @@ extension MessageLayout {
         }
         if !row.isEmpty { lines.append(row) }
         return lines
+    }
+
+    /// An input as one line of text: its label (`*` when required), then what it takes, e.g.
+    /// `Day*: date 2026-12-01 to 2026-12-31`, `Rooms: one of 1 (one) · 2 (two)`, `Note: text ≤ 200`.
+    static func text(of input: CardInput) -> String {
+        let label = input.label + (input.isRequired ? "*" : "") + ": "
+        let limits = [input.earliest.map { "from " + $0 }, input.latest.map { "to " + $0 }].compactMap { $0 }.joined(separator: " ")
+        let options = input.options.map { "\($0.id) (\($0.label))" }.joined(separator: " · ")
+        let takes = switch input.kind {
+        case .text: "text" + (input.maxLength.map { " ≤ \($0)" } ?? "") + (input.placeholder.map { " (\($0))" } ?? "")
+        case .choice: "one of " + options
+        case .choices: "any of " + options
+        case .date: "date YYYY-MM-DD" + (limits.isEmpty ? "" : " " + limits)
+        case .time: "time HH:MM" + (limits.isEmpty ? "" : " " + limits)
+        }
+        let now = input.value.map { " = " + $0 } ?? (input.initialChoices.isEmpty ? "" : " = " + input.initialChoices.joined(separator: ","))
+        return "▸ " + label + takes + now
     }
 
     /// The place a picture goes, as a box of text naming it.
