@@ -326,6 +326,7 @@ public final class ChatHost {
         }
         converter = Converter(config: config, lines: lines.availability)
         courier?.fleetReport = fleetReport
+        courier?.drawnLines = Envelope.Draws.lines(of: lines.builds)
     }
 
     // MARK: Opening URLs
