@@ -45,11 +45,14 @@ public struct PageView: Codable, Sendable, Equatable {
         }
 
         public var code: Code
+        /// The peer, as the conversation names it (a user id).
         public var peer: String
+        /// The page's line, which the peer's host lacks.
         public var line: String
         /// The line's message keys, sorted.
         public var keys: [String]
 
+        /// What `peer`'s host will show as a placeholder, and why.
         public init(code: Code, peer: String, line: String, keys: [String]) {
             self.code = code
             self.peer = peer

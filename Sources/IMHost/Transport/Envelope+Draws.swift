@@ -19,6 +19,7 @@ extension Envelope {
         /// The most lines one says.
         public static let most = 32
 
+        /// What a host says at `at` (ms since 1970) it draws: `lines`, by id with their versions.
         public init(at: Int64, lines: [String: String]) {
             self.at = at
             self.lines = lines
