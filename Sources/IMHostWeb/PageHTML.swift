@@ -65,6 +65,7 @@ public enum PageHTML {
         if page.messages.isEmpty { html += "<p class=\"empty\">" + say("No messages yet.") + "</p>" }
         for message in page.messages { html += self.message(message, peer: page.conversation, dev: dev, say) }
         html += "</main>"
+        if let warning = page.peerPlaceholder { html += peerPlaceholder(warning, dev: dev, say) }
         if page.component(.inputBar) != nil {
             html += "<form class=\"input\" data-send aria-label=\"" + say("Write a message") + "\"><button type=\"button\" class=\"attach\" data-file aria-label=\""
                 + say("Send a file") + "\" title=\"" + say("Send a file") + "\">📎</button>"
@@ -74,6 +75,17 @@ public enum PageHTML {
             html += "<p class=\"no-input\">" + say("This page has no input bar.") + "</p>"
         }
         return html
+    }
+
+    /// What the person is told above where they write and send when the peer's app will show
+    /// this page's cards as a placeholder (its receipts said it has no such line); they may send
+    /// them still. The keys for `--dev`.
+    static func peerPlaceholder(_ warning: PageView.PeerPlaceholder, dev: Bool = false, _ say: WebLanguage = .english) -> String {
+        let words = switch warning.code {
+        case .noLine: say("{0}'s app has no {1} line: {0} will see its cards as a placeholder.", escape(warning.peer), escape(warning.line))
+        }
+        return "<p class=\"peer-placeholder\" role=\"note\">" + words
+            + (dev ? " <small class=\"dev\">(" + escape(warning.keys.joined(separator: ", ")) + ")</small>" : "") + "</p>"
     }
 
     /// The control that loads earlier messages, when `count` are not shown.

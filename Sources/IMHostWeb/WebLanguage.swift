@@ -106,6 +106,7 @@ public enum WebLanguage: String, Sendable, CaseIterable {
         "You": "我", "you": "我", "sent earlier": "较早发送", "You recalled a message": "你撤回了一条消息", "{0} recalled a message": "{0} 撤回了一条消息",
         "Unsupported message type": "暂不支持的消息类型", "This app cannot show this kind of message yet.": "这个应用还不能显示这类消息。",
         "{0}'s app cannot show this message.": "{0} 的应用无法显示这条消息。",
+        "{0}'s app has no {1} line: {0} will see its cards as a placeholder.": "{0} 的应用没有 {1} 业务线：{0} 只会看到这类卡片的占位消息。",
         "Reply": "回复", "React": "回应", "Recall": "撤回", "Reactions": "回应",
         "Reply to {0}: {1}. Go to that message": "回复 {0}：{1}。转到那条消息",
         "Photo: {0}": "照片：{0}", "Voice {0}": "语音 {0}", "Location: {0}": "位置：{0}", "File: {0}": "文件：{0}", "Picture": "图片",

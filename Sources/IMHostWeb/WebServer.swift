@@ -234,6 +234,8 @@ package final class WebServer {
         connection()
         for page in pages.values { deliver(page) }
         if hostJSON.reloadDue() || quarantine.reloadDue() {
+            // The server's own host takes the quarantine as it is now: its receipts say the lines it draws.
+            host.apply(host.config)
             for page in pages.values where page.isRunning { page.link.send(.reload) }
             // The spare read the old ones: another reads the new.
             spares.retire(again: true)

@@ -308,6 +308,7 @@ struct MessageLifeTests {
             DROP TABLE peer_features;
             DROP TABLE voices;
             DROP TABLE files;
+            DROP TABLE peer_lines;
             PRAGMA user_version = 9
             """])
         #expect(old.status == 0, "\(old.stderr)")

@@ -28,6 +28,8 @@ extension ChatHost {
                                   clock: { Clock.now() })
             if !online { courier.setOnline(false) } else if elsewhere { courier.resumeElsewhere() }
             courier.fleetReport = fleetReport
+            // Its receipts say which lines it draws: those that serve now (ChatHost.apply keeps it so).
+            courier.drawnLines = Envelope.Draws.lines(of: lines.builds)
             courier.showsOnline = config.onlineStatus == .everyone
             self.courier = courier
         case .held(let holder):

@@ -326,6 +326,7 @@ public final class ChatHost {
         }
         converter = Converter(config: config, lines: lines.availability)
         courier?.fleetReport = fleetReport
+        courier?.drawnLines = Envelope.Draws.lines(of: lines.builds)
     }
 
     // MARK: Opening URLs
@@ -437,6 +438,7 @@ public final class ChatHost {
             degradeMessage: { [weak self] sender, id, key in self?.lines.degrade(forMessage: sender, globalID: id, key: key) },
             picture: { [weak self] line, name in self?.lines.picture(line: line, name: name) },
             lineVersion: { [weak self] line in self?.lines.version(of: line) },
+            lineKeys: { [weak self] line in self?.lines.status(ofLine: line)?.manifest?.messageKeys.sorted() ?? [] },
             killedComponents: config.killedComponents,
             componentPlace: { [config] component in config.switchedOff(component: component)?.place("components") },
             limits: config.limits,

@@ -283,7 +283,17 @@ public final class ChatPage {
         return PageView(url: decision.url, conversation: conversation, title: title, lineID: lineID,
                         lineVersion: lineVersion, isLegacy: isLegacy,
                         route: PageView.Route(reason: reason.rawValue, source: reason.source, explanation: decision.explanation),
-                        components: components, messages: messages, total: try messageCount(), width: width)
+                        components: components, messages: messages, total: try messageCount(), width: width,
+                        peerPlaceholder: peerPlaceholder())
+    }
+
+    /// What the peer's host will show of this page's line's messages, when its receipts said it
+    /// has no such line; `nil` when it has, when nothing is known of it, and on a page without a
+    /// line or one whose line has no message keys.
+    private func peerPlaceholder() -> PageView.PeerPlaceholder? {
+        guard !isLegacy, let line = lineID, let said = try? environment.store.peerLines(of: conversation), said.lines[line] == nil else { return nil }
+        let keys = environment.lineKeys(line)
+        return keys.isEmpty ? nil : PageView.PeerPlaceholder(code: .noLine, peer: conversation, line: line, keys: keys)
     }
 
     /// The photos of the messages shown, by position: one query for the page, without their bytes.

@@ -23,6 +23,8 @@ struct PageEnvironment {
     var picture: (_ line: String, _ name: String) -> (version: String, picture: LinePicture)? = { _, _ in nil }
     /// The version of an open line, as its manifest says it.
     var lineVersion: (_ line: String) -> String? = { _ in nil }
+    /// A line's message keys, as its manifest says them.
+    var lineKeys: (_ line: String) -> [String] = { _ in [] }
     let killedComponents: ComponentSet
     /// Who turned a component off, as a place ("killSwitch.components in host.json").
     let componentPlace: @Sendable (ComponentSet) -> String?

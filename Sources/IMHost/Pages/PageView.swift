@@ -28,6 +28,38 @@ public struct PageView: Codable, Sendable, Equatable {
     /// for (those of line builders that draw text). Nothing else in the value has a width: text,
     /// cards, voice and places are wrapped and laid out by each front end.
     public var width: Int
+    /// What the peer's host will show of the cards this page sends, when it is not what they
+    /// are: its receipts said it has no such line. `nil` when it draws them, or nothing is known
+    /// of the peer's host; the person may send them either way.
+    public var peerPlaceholder: PeerPlaceholder? = nil
+
+    /// The page's line's messages (``keys``, what its page and `/send KEY` send) will show as a
+    /// placeholder at `peer`: a code, which each front end words ("bob's host has no rent line:
+    /// he will see a placeholder"). The line id and keys are this host's; the peer is the
+    /// conversation's.
+    public struct PeerPlaceholder: Codable, Sendable, Equatable {
+        /// Why, as a code (this list may grow).
+        public enum Code: String, Codable, Sendable {
+            /// The peer's host draws no line of that id.
+            case noLine = "no-line"
+        }
+
+        public var code: Code
+        /// The peer, as the conversation names it (a user id).
+        public var peer: String
+        /// The page's line, which the peer's host lacks.
+        public var line: String
+        /// The line's message keys, sorted.
+        public var keys: [String]
+
+        /// What `peer`'s host will show as a placeholder, and why.
+        public init(code: Code, peer: String, line: String, keys: [String]) {
+            self.code = code
+            self.peer = peer
+            self.line = line
+            self.keys = keys
+        }
+    }
 
     /// Why the converter chose the page: its reason as a word (`routed`, `no-rule`, `killed`,
     /// `fleet-killed`, …), which source turned the line off when one did (`host.json`, `fleet`,

@@ -50,6 +50,11 @@ final class BrokerConnection {
     var fleetReport = FleetReport() {
         didSet { if fleetReport != oldValue, isOnline { reportFleetStatus() } }
     }
+    /// The lines this host draws now, by id with their versions (``Envelope/Draws``), which its
+    /// `delivered` and `read` receipts say; `nil`: they say none.
+    var drawnLines: [String: String]?
+    /// What a receipt sent now says of the lines this host draws.
+    var draws: Envelope.Draws? { drawnLines.map { Envelope.Draws(at: clock(), lines: $0) } }
 
     init(settings: HostConfig.Transport, user: String, payloadLimit: Int, photoLimit: Int, fileLimit: Int, clock: @escaping () -> Int64,
          makeClient: @escaping MakeBrokerClient, notices: CourierLedger, host: String? = nil) {

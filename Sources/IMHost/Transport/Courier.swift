@@ -184,6 +184,14 @@ public final class Courier {
         }
     }
 
+    /// The lines this host draws now, by id with their versions (``Envelope/Draws/lines(of:)``):
+    /// its `delivered` and `read` receipts say them, so each peer's page knows which of this
+    /// host's user will see a line's card as a placeholder. `nil`: they say none. The host sets it.
+    public var drawnLines: [String: String]? {
+        get { connection.drawnLines }
+        set { connection.drawnLines = newValue }
+    }
+
     /// How often the store's counts of how lines' messages were drawn are read again, in
     /// milliseconds: a change is reported with the next read, so at most this often.
     static let drawnEvery: Int64 = 10_000

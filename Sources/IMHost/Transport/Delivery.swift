@@ -156,6 +156,7 @@ final class Delivery {
     func apply(_ receipt: Envelope.Receipt, from peer: String, now: Int64) {
         // What the peer's host takes, as every receipt says it: remembered when it changes.
         heard(features: receipt.features, from: peer, now: now)
+        if let draws = receipt.draws { heard(draws, from: peer, now: now) }
         switch receipt.state {
         case .recalled:
             try? store.notesAnswered(by: peer, kind: .recall, ids: receipt.ids)
@@ -224,6 +225,27 @@ final class Delivery {
         if !features.isEmpty { notesDue = true }
         return true
     }
+    /// What each peer's host said it draws in its newest receipt on this connection.
+    private var peerDraws: [String: Envelope.Draws] = [:]
+
+    /// The lines `peer`'s host says it draws, at a time no later than `now`: kept when no later
+    /// receipt said them (the newest by its time wins, whichever of the peer's devices said it),
+    /// written when they changed, and the peer's pages drawn again.
+    private func heard(_ said: Envelope.Draws, from peer: String, now: Int64) {
+        var draws = said
+        draws.at = min(draws.at, now)
+        let known = peerDraws[peer]
+        if let known, draws.at < known.at { return }
+        if known?.lines == draws.lines {
+            peerDraws[peer] = draws
+            return
+        }
+        // Not written (the store failed): tried again with the next receipt.
+        guard let written = try? store.rememberLines(of: peer, draws) else { return }
+        peerDraws[peer] = draws
+        if written { ledger.record(.changed(peers: [peer])) }
+    }
+
     /// Whether notes (recalls, reactions) may be due: at each connect, after one was queued,
     /// when a peer said it takes them.
     private var notesDue = true

@@ -1,5 +1,5 @@
 // Receipts as the wire carries them, read leniently where they only tell (what a host drew,
-// its features), strictly where they decide (the ids, the state).
+// its features, the lines it draws), strictly where they decide (the ids, the state).
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -51,7 +51,8 @@ extension Envelope {
         }
         let at = state == .reacted || state == .revised ? milliseconds(member("at")) : nil
         return Receipt(state: state, ids: ids, code: code, reason: reason, confirm: confirm,
-                       drawn: state == .read ? drawn(member("drawn"), ids: ids) : [:], features: features(member("features")), at: at)
+                       drawn: state == .read ? drawn(member("drawn"), ids: ids) : [:], features: features(member("features")), at: at,
+                       draws: state == .delivered || state == .read ? Draws.read(member("draws")) : nil)
     }
 
     /// A time as the wire gives it, milliseconds since 1970: a whole number from 0 to 2^53 − 1

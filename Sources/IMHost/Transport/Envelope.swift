@@ -15,7 +15,8 @@ import IMKit
 ///  "photos":[{"type":"png"|"jpeg"|"webp","width":W,"height":H,"data":BASE64},...],
 ///  "voice":{"type":"webm"|"ogg","data":BASE64},"file":{"name":NAME,"data":BASE64}}
 /// {"v":1,"kind":"receipt","state":"delivered"|"read"|"refused","ids":[ID,...],"code":CODE,"reason":TEXT,"confirm":true,
-///  "drawn":{ID:{"line":LINE,"version":V}|{"placeholder":WORD,"reason":TEXT},...}}
+///  "drawn":{ID:{"line":LINE,"version":V}|{"placeholder":WORD,"reason":TEXT},...},"features":[NAME,...],
+///  "draws":{"at":MS,"lines":{LINE:V,...}}}
 /// {"v":1,"kind":"confirm","ids":[ID,...]}
 /// {"v":1,"kind":"status","state":"running"|"gone","version":N,"digest":D,"at":MS,"lines":[...],"keys":[...],
 ///  "drawn":{LINE:{"versions":{V:N,...},"placeholders":{WORD:N,...}},...},"partial":true}
@@ -223,9 +224,13 @@ public enum Envelope: Sendable, Equatable {
         public var features: [String]?
         /// For `reacted`: the time of the reaction it answers.
         public var at: Int64?
+        /// For `delivered` and `read`: the lines the receiver's host draws now (``Draws``); `nil`
+        /// from a host before it, or one that says none.
+        public var draws: Draws?
 
         public init(state: State, ids: [String], code: RefusalCode? = nil, reason: String? = nil, confirm: Bool = false,
-                    drawn: [String: Drawn] = [:], features: [String]? = Feature.announced, at: Int64? = nil) {
+                    drawn: [String: Drawn] = [:], features: [String]? = Feature.announced, at: Int64? = nil, draws: Draws? = nil) {
+            self.draws = draws
             self.at = at
             self.features = features
             self.state = state
@@ -317,7 +322,8 @@ public enum Envelope: Sendable, Equatable {
             let drawn = entries.isEmpty ? "" : #","drawn":{\#(entries.joined(separator: ","))}"#
             let features = receipt.features.map { #","features":[\#($0.map(JSONNode.quoted).joined(separator: ","))]"# } ?? ""
             let at = receipt.at.map { #","at":\#($0)"# } ?? ""
-            return #"{"v":1,"kind":"receipt","state":"\#(receipt.state.rawValue)","ids":[\#(ids)]\#(code)\#(reason)\#(confirm)\#(drawn)\#(features)\#(at)}"#
+            let draws = receipt.draws.map { #","draws":"# + $0.json } ?? ""
+            return #"{"v":1,"kind":"receipt","state":"\#(receipt.state.rawValue)","ids":[\#(ids)]\#(code)\#(reason)\#(confirm)\#(drawn)\#(features)\#(at)\#(draws)}"#
         case .confirm(let ids):
             return #"{"v":1,"kind":"confirm","ids":[\#(ids.map(JSONNode.quoted).joined(separator: ","))]}"#
         case .probe(let id):

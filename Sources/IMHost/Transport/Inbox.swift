@@ -294,7 +294,9 @@ final class Inbox {
     private func answer(_ peer: String, _ state: Envelope.Receipt.State, ids: [String], code: Envelope.RefusalCode? = nil, reason: String? = nil,
                         at: Int64? = nil) {
         for chunk in Envelope.inReceipts(ids) {
-            let receipt = Envelope.receipt(Envelope.Receipt(state: state, ids: Array(chunk), code: code, reason: reason, at: at))
+            // A delivered receipt says which lines this host draws, so the sender's page knows.
+            let receipt = Envelope.receipt(Envelope.Receipt(state: state, ids: Array(chunk), code: code, reason: reason, at: at,
+                                                            draws: state == .delivered ? connection.draws : nil))
             connection.publish(topic: Topic.inbox(to: peer, from: user).name, payload: receipt.bytes, as: .answer)
         }
     }

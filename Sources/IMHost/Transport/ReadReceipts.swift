@@ -50,11 +50,14 @@ final class ReadReceipts {
         }
         var byPeer: [String: [MessageStore.QueuedReceipt]] = [:]
         for receipt in queued where !inFlight.contains(receipt.row) { byPeer[receipt.peer, default: []].append(receipt) }
+        // Each says which lines this host draws now (a resend too: what it says is current).
+        let draws = connection.draws
+        let room = Envelope.overhead - 200 - (draws.map { #","draws":"#.utf8.count + $0.json.utf8.count } ?? 0)
         for (peer, receipts) in byPeer {
-            for chunk in Self.inEnvelopes(receipts) {
+            for chunk in Self.inEnvelopes(receipts, room: room) {
                 var drawn: [String: Drawn] = [:]
                 for receipt in chunk { drawn[receipt.globalID] = receipt.drawn }
-                let envelope = Envelope.receipt(Envelope.Receipt(state: .read, ids: chunk.map(\.globalID), confirm: true, drawn: drawn))
+                let envelope = Envelope.receipt(Envelope.Receipt(state: .read, ids: chunk.map(\.globalID), confirm: true, drawn: drawn, draws: draws))
                 if connection.publish(topic: Topic.inbox(to: peer, from: connection.user).name, payload: envelope.bytes, as: .receipts(Array(chunk))) {
                     inFlight.formUnion(chunk.map(\.row))
                 }
@@ -63,9 +66,9 @@ final class ReadReceipts {
     }
 
     /// `receipts` in envelopes' worth, in order: at most ``Envelope/receiptIDs`` each, and what
-    /// they take (ids and drawn entries) within ``Envelope/overhead`` bytes with room to spare.
-    static func inEnvelopes(_ receipts: [MessageStore.QueuedReceipt]) -> [ArraySlice<MessageStore.QueuedReceipt>] {
-        let room = Envelope.overhead - 200
+    /// they take (ids and drawn entries) within `room` bytes: ``Envelope/overhead`` with room to
+    /// spare, less what the envelope says besides (its `draws`).
+    static func inEnvelopes(_ receipts: [MessageStore.QueuedReceipt], room: Int = Envelope.overhead - 200) -> [ArraySlice<MessageStore.QueuedReceipt>] {
         var chunks: [ArraySlice<MessageStore.QueuedReceipt>] = []
         var start = 0, used = 0
         for (index, receipt) in receipts.enumerated() {

@@ -5,8 +5,9 @@ import IMHost
 /// changed, one that left the window, how many earlier messages there are. A front end that
 /// keeps what it drew (the browser's tabs) applies these instead of drawing the page again; one
 /// that redraws (the terminal) draws the new value. When the page as a whole changed (another
-/// title, line, route or components: a kill switch, a crash, a reload; older messages loaded;
-/// the first message of an empty chat), the change is ``replaced``.
+/// title, line, route or components: a kill switch, a crash, a reload; what the peer's host
+/// draws, as its receipts said; older messages loaded; the first message of an empty chat), the
+/// change is ``replaced``.
 public enum PageChanges: Sendable, Equatable {
     /// Draw the new page whole.
     case replaced
@@ -28,6 +29,7 @@ public enum PageChanges: Sendable, Equatable {
     public static func between(_ old: PageView, _ new: PageView) -> PageChanges {
         guard old.url == new.url, old.conversation == new.conversation, old.title == new.title, old.lineID == new.lineID, old.lineVersion == new.lineVersion,
               old.isLegacy == new.isLegacy, old.route == new.route, old.components == new.components, old.width == new.width,
+              old.peerPlaceholder == new.peerPlaceholder,
               !old.messages.isEmpty, !new.messages.isEmpty else {
             return old == new ? .messages([]) : .replaced
         }

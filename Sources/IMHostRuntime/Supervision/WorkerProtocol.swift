@@ -15,7 +15,7 @@ import IMHost
 /// line that says so rather than misreading its worker.
 package enum WorkerProtocol {
     /// Changes whenever a message changes.
-    package static let version = 15
+    package static let version = 16
 }
 
 /// The supervisor's messages to its worker.

@@ -172,6 +172,24 @@ struct PageJSON: Encodable {
     var reason: String
     var source: String?
     var fleetVersion: Int64?
+    /// When the peer's host will show this page's line's messages as a placeholder (its receipts
+    /// said it has no such line): `{"code":"no-line","peer":"bob","line":"rent","keys":["rent.offer"],"said":…}`;
+    /// absent when it draws them, or nothing is known of it.
+    var peerPlaceholder: PeerPlaceholder?
+
+    /// ``PageView/PeerPlaceholder`` with what the terminal says of it.
+    struct PeerPlaceholder: Encodable {
+        var code: String
+        var peer: String
+        var line: String
+        var keys: [String]
+        var said: String
+
+        init(_ warning: PageView.PeerPlaceholder) {
+            (code, peer, line, keys) = (warning.code.rawValue, warning.peer, warning.line, warning.keys)
+            said = TerminalText.safe(PageRenderer.peerPlaceholderText(warning))
+        }
+    }
 
     /// Every reason the placeholder #`number` names, the deepest first (as `/why` says them).
     private static func why(_ page: ChatPage, _ number: Int, first: Degrade) -> String {
@@ -188,6 +206,7 @@ struct PageJSON: Encodable {
         legacy = view.isLegacy
         title = view.title
         components = view.components.map { PageRenderer.lines(of: $0, width: view.width - 1) }
+        peerPlaceholder = view.peerPlaceholder.map(PeerPlaceholder.init)
         total = view.total
         messages = view.messages.map { message in
             let envelope = message.envelope

@@ -41,9 +41,15 @@ public struct PageRenderer {
         lines.append(rule)
         lines.append(style("1", " " + TextWidth.pad(title, to: width - TextWidth.columns(tag) - 2) + tag + " "))
         lines.append(rule)
+        // What the peer will see of this page's cards goes just above where they are sent from.
+        let warning = page.peerPlaceholder.map { warning in
+            TextWidth.wrap(TerminalText.safe(Self.peerPlaceholderText(warning)), width: width - 3).enumerated().map { ($0.offset == 0 ? " ! " : "   ") + $0.element }
+        } ?? []
         for component in page.components {
+            if component.kind == .inputBar { lines += warning }
             lines += Self.lines(of: component, width: width - 1).map { " " + TextWidth.truncate(TerminalText.safe($0), to: width - 1) }
         }
+        if page.component(.inputBar) == nil { lines += warning }
         lines.append(String(repeating: "─", count: width))
         let older = page.total - page.messages.count
         if older > 0 {
@@ -79,6 +85,16 @@ public struct PageRenderer {
             return TextWidth.wrap("Menu ☰ " + items.filter(\.isShown).map(item).joined(separator: " · "), width: width)
         case .inputBar:
             return ["> " + TextWidth.pad("type a message", to: max(0, width - 2))]
+        }
+    }
+
+    /// What the terminal says before a card is sent when the peer's host will show it as a
+    /// placeholder: "bob's host has no rent line: bob will see a placeholder for rent.offer".
+    /// Unescaped: the caller escapes it.
+    public static func peerPlaceholderText(_ warning: PageView.PeerPlaceholder) -> String {
+        let keys = warning.keys.count > 3 ? warning.keys.prefix(3).joined(separator: ", ") + " and \(warning.keys.count - 3) more" : warning.keys.joined(separator: ", ")
+        switch warning.code {
+        case .noLine: return "\(warning.peer)'s host has no \(warning.line) line: \(warning.peer) will see a placeholder for \(keys)"
         }
     }
 

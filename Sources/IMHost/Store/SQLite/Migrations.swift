@@ -326,7 +326,20 @@ enum Migrations {
         -- The latest recalls, which every catch-up answer names: found without a scan.
         CREATE INDEX messages_recalled ON messages (recalled_at) WHERE recalled_at IS NOT NULL;
         """,
-        // 15: a card changed in place (IMKit 1.4's revisions): the newest revision of a message
+        // 15: the lines each peer's host draws, as its newest receipt said them (the sender's
+        // page says before a card goes when the peer will see a placeholder).
+        """
+        CREATE TABLE peer_lines (
+            peer TEXT PRIMARY KEY,
+            -- Each line its host draws and that line's version ('' when not known), as a JSON
+            -- object by line id: {"house":"1.3.0"}; '{}' for none.
+            lines TEXT NOT NULL,
+            -- When its host said it, by the host's clock (never later than it came here): a
+            -- receipt said earlier changes nothing.
+            said_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        """,
+        // 16: a card changed in place (IMKit 1.4's revisions): the newest revision of a message
         // beside its first payload, who made it and when. A revision's number only grows; of two
         // with one number, the larger author's id wins (both hosts choose the same).
         """
