@@ -472,7 +472,10 @@ public enum PageHTML {
                 "<label class=\"option\"><input type=\"" + (multiple ? "checkbox" : "radio") + "\" name=\"" + escape(input.id) + "\" value=\"" + escape(option.id) + "\""
                     + (chosen.contains(option.id) ? " checked" : "") + (index == 0 ? " id=\"" + id + "\"" : "") + "> <span dir=\"auto\">" + escape(option.label) + "</span></label>"
             }.joined()
-            return "<fieldset class=\"card-input choice\" aria-describedby=\"" + id + "-error\"" + (required ? " aria-required=\"true\"" : "") + "><legend dir=\"auto\">"
+            // One of several is a radio group, which can say it is required; several of several
+            // say it in their legend only (a group of boxes has no such state).
+            let group = multiple ? "" : " role=\"radiogroup\"" + (required ? " aria-required=\"true\"" : "")
+            return "<fieldset class=\"card-input choice\"" + group + " aria-describedby=\"" + id + "-error\"><legend dir=\"auto\">"
                 + escape(input.label) + mark + "</legend>" + options + error + "</fieldset>"
         case .text, .date, .time:
             let type = input.kind == .text ? "text" : input.kind == .date ? "date" : "time"

@@ -33,7 +33,7 @@ extension BrowserSuites {
             }
         }
 
-        @Test("the start page, a chat with cards, photos, a placeholder, a failed message, its menu, reactions and questions open, and the legacy page pass axe-core in light and dark, on a phone and a desktop")
+        @Test("the start page, a chat with cards (their inputs, refused values said), photos, a placeholder, a failed message, its menu, reactions and questions open, and the legacy page pass axe-core in light and dark, on a phone and a desktop")
         func everyState() throws {
             let workspace = try Workspace.standard()
             _ = try imhost(["chat", houseChatURL], input: "Is the flat still free?\n/quit\n", in: workspace)
@@ -62,11 +62,14 @@ extension BrowserSuites {
             #expect(try browser.execute("return getComputedStyle(Array.from(document.querySelectorAll('.bubble.text')).find(b => b.textContent.startsWith('مرحبا'))).direction") as? String == "rtl")
             try checkEveryView(browser, "a chat with cards")
 
+            // A card's inputs with the host's words beside those refused.
+            try browser.click(".card-buttons button[data-button='viewing']")
+            #expect(try browser.waitFor(".card-form .input-error", containing: "Fill this in."))
             try browser.click("#page .menu summary")
             try browser.click(".message.received .placeholder summary")
             try browser.click(".message.received button.react")
             try browser.click(".message.received button.reply")
-            try checkEveryView(browser, "the chat with its menu, a placeholder, reactions and a reply open")
+            try checkEveryView(browser, "the chat with a card's refused values, its menu, a placeholder, reactions and a reply open")
 
             try browser.click("#page .menu button[data-ask=clear]")
             #expect(try browser.waitUntil("document.getElementById('clear-dialog').open"))

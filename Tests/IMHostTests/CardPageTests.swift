@@ -100,11 +100,44 @@ struct CardPageTests {
         #expect(try house.tapButton(1, "viewing", values: day) == .failure(.unknown("viewing", buttons: ["details"])))
     }
 
+    @Test("the jobs card accepts at the time chosen among those offered (the first, when none is named), the cars card takes an offered price; each changes the card in place and the line refuses what it cannot take")
+    func answersInPlace() throws {
+        let workspace = try Workspace.standard()
+        try workspace.install("Cars", as: "cars.so")
+        try workspace.writeConfig(Workspace.standardConfig
+            .replacingOccurrences(of: #""jobs": { "enabled": true }"#, with: #""jobs": { "enabled": true }, "cars": { "enabled": true }"#))
+        let interview = #"{"company":"58 Tech","position":"iOS engineer","time":"2026-11-25 10:00","place":"A","otherTimes":["2026-11-26 14:00"]}"#
+        let offer = #"{"id":"C7","model":"Golf","year":2019,"price":86000,"mileage":42000}"#
+        let result = try imhost(["chat", ChatCommandTests.houseURL], input: """
+            /recv jobs.interview \(interview)
+            /recv jobs.interview \(interview)
+            /recv cars.offer \(offer)
+            /tap 1 accept time=t3
+            /tap 1 accept time=t2
+            /tap 2 accept
+            /tap 3 bid price=lots
+            /tap 3 bid price=80,000
+            /quit
+            """, in: workspace)
+        #expect(result.status == 0, "\(result.stderr)")
+        let out = result.stdout
+        #expect(out.contains("\n/tap: nothing sent: time is not one of its options;"), "\(out)")
+        #expect(out.contains("\ntap #1 accept: accepted interview at 58 Tech, 2026-11-26 14:00\n"), "\(out)")
+        #expect(out.contains("\ntap #2 accept: accepted interview at 58 Tech, 2026-11-25 10:00\n"), "the time the card showed chosen: \(out)")
+        #expect(out.contains("\ntap #3 bid: failed: \"lots\" is not a price: give a whole number of yuan, e.g. 86000\n"), "\(out)")
+        #expect(out.contains("\ntap #3 bid: offered ¥80000 for the Golf\n"), "\(out)")
+        let shown = try imhost(["open", ChatCommandTests.houseURL], in: workspace).stdout
+        #expect(shown.contains("│ ● Accepted") && shown.contains("│ Time: 2026-11-26 14:00") && shown.contains("│ Time: 2026-11-25 10:00"), "\(shown)")
+        #expect(shown.contains("│ ● Offer made") && shown.contains("│ Offered: ¥80000") && !shown.contains("[Make an offer]"), "\(shown)")
+        #expect(shown.contains("I accept the interview at 58 Tech on 2026-11-26"), "the recruiter is told too: \(shown)")
+    }
+
     @Test("/tap N BUTTON in imhost chat: the line's answer shows as a tap's; an id the card lacks is refused in one line naming its buttons; a message without buttons and a bad argument say so")
     func chatVerb() throws {
         let workspace = try Workspace.standard()
         let result = try imhost(["chat", ChatCommandTests.houseURL], input: """
             /recv house.listing \(availableListing)
+            /recv text {"text":"a text has no buttons"}
             /tap 1 details
             /tap 1 nope
             /tap 1 viewing

@@ -62,7 +62,7 @@ struct KitTests {
         #expect(tried.stdout.contains("bar: shared your résumé with hr"))
         #expect(tried.stdout.contains("tap #1 decline: declined interview at 58 Tech"))
         #expect(tried.stdout.hasSuffix("7 steps passed.\n"))
-        for (name, product, said) in [("house", "House", "tap #1 viewing: asked landlord for a viewing of listing L1001 (Sunny flat)"),
+        for (name, product, said) in [("house", "House", "tap #1 viewing: booked a viewing of listing L1001 (Sunny flat) on 2026-12-05 at 10:00"),
                                       ("cars", "Cars", "tap #1 call: calling Zhao Motors at 400-000 about the Golf")] {
             let other = try imhost(["new-line", "--example", name, "--path", workspace.root + "/" + name], in: workspace)
             #expect(other.status == 0, "\(other.stderr)")

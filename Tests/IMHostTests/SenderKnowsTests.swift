@@ -166,7 +166,7 @@ struct SenderKnowsTests {
         let draws = Envelope.Draws(at: 1_767_603_600_000, lines: ["jobs": "", "house": "1.3.0"])
         let receipt = Envelope.Receipt(state: .delivered, ids: ["01JA"], draws: draws)
         let text = Envelope.receipt(receipt).text
-        #expect(text == #"{"v":1,"kind":"receipt","state":"delivered","ids":["01JA"],"features":["recall","react","typing","online"],"draws":{"at":1767603600000,"lines":{"house":"1.3.0","jobs":""}}}"#)
+        #expect(text == #"{"v":1,"kind":"receipt","state":"delivered","ids":["01JA"],"features":["recall","react","typing","online","revise"],"draws":{"at":1767603600000,"lines":{"house":"1.3.0","jobs":""}}}"#)
         #expect(try Envelope.read(Array(text.utf8), payloadLimit: 1024) == .receipt(receipt))
 
         func build(_ line: String, _ version: String) -> LineBuild {

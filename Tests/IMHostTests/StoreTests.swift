@@ -309,6 +309,11 @@ struct MessageLifeTests {
             DROP TABLE voices;
             DROP TABLE files;
             DROP TABLE peer_lines;
+            DROP INDEX messages_revised;
+            ALTER TABLE messages DROP COLUMN revision;
+            ALTER TABLE messages DROP COLUMN revised_by;
+            ALTER TABLE messages DROP COLUMN revised_at;
+            ALTER TABLE messages DROP COLUMN revised_payload;
             PRAGMA user_version = 9
             """])
         #expect(old.status == 0, "\(old.stderr)")

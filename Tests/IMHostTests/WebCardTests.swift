@@ -180,7 +180,7 @@ extension BrowserSuites {
             let browser = try Browser()
             try browser.open(chat: chat, on: web)
             #expect(try browser.waitFor(".message.received section.card .card-title", containing: "Model 7"))
-            #expect(try browser.findAll(".card-buttons button:not([disabled])").map { try $0.text() } == ["Call the dealer", "Save offer"])
+            #expect(try browser.findAll(".card-buttons button:not([disabled])").map { try $0.text() } == ["Call the dealer", "Make an offer", "Save offer"])
             try browser.click(".card-buttons button[data-button='save']")
             #expect(try browser.waitFor(".card-buttons button.ignored[disabled]", containing: "does nothing in this chat"))
             try browser.click(".card-buttons button[data-button='call']")

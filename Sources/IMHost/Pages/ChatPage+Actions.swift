@@ -55,10 +55,13 @@ extension ChatPage {
         guard let button = card.buttons.first(where: { $0.id == id }) else { return .failure(.unknown(id, buttons: card.buttons.map(\.id))) }
         var checked: CardValues?
         if button.submits {
-            // Several choices typed in a terminal come as one value, `a,b` (an option's id has no comma).
+            // Several choices typed in a terminal come as one value, `a,b` (an option's id has no
+            // comma); an input not named at all holds what the card showed in it (a browser's
+            // form names every input, an emptied one with "").
             var values = values
-            for input in card.inputs where input.kind == .choices {
-                values[input.id] = values[input.id]?.flatMap { $0.split(separator: ",").map(String.init) }
+            for input in card.inputs {
+                if input.kind == .choices { values[input.id] = values[input.id]?.flatMap { $0.split(separator: ",").map(String.init) } }
+                if values[input.id] == nil { values[input.id] = input.kind == .choices ? input.initialChoices : input.value.map { [$0] } }
             }
             do throws(CardValueErrors) {
                 checked = try card.check(values)

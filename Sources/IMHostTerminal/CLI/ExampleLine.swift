@@ -17,7 +17,7 @@ struct ExampleLine {
     static let all: [ExampleLine] = [
         ExampleLine(
             id: "house", type: "House",
-            about: "a carrier page titled by sub-category with the listing as its top post, a listing card (`house.listing`: a structured card with a status badge and two buttons) that stays readable in its first, older shape, a per-user service (`house.listings`) and a route (`house://listing/:id`) that a tap on a card opens, and a menu item of the line's own",
+            about: "a carrier page titled by sub-category with the listing as its top post, a listing card (`house.listing`: a structured card with a status badge, two buttons and the day and time a viewing is booked for, which changes in place once one is) that stays readable in its first, older shape, a per-user service (`house.listings`) and a route (`house://listing/:id`) that a tap on a card opens, and a menu item of the line's own",
             routes: [(1, "\"*\"")], chat: "im://chat?rootCateID=1&cateID=12&peer=landlord&infoID=L1001",
             scenario: """
                 [
@@ -25,15 +25,15 @@ struct ExampleLine {
                   { "receive": "house.listing", "payload": { "id": "L1001", "title": "Sunny flat", "price": 4200, "area": 56, "rooms": 2, "status": "available" } },
                   { "tap": 1 },
                   { "expect": { "page": "house", "contains": ["🏠 Sunny flat", "● Available"], "tap": "opened listing L1001 detail: Sunny flat, ¥4200, 2 rooms" } },
-                  { "tap": "1 viewing" },
+                  { "tap": "1 viewing day=2026-12-05 time=10:00" },
                   { "menu": 4 },
-                  { "expect": { "contains": ["Could I view listing L1001 (Sunny flat)"], "tap": "asked landlord for a viewing of listing L1001 (Sunny flat)" } }
+                  { "expect": { "contains": ["● Viewing booked", "Viewing: 2026-12-05 10:00"], "tap": "booked a viewing of listing L1001 (Sunny flat) on 2026-12-05 at 10:00" } }
                 ]
 
                 """),
         ExampleLine(
             id: "jobs", type: "Jobs",
-            about: "a page without a menu or quick replies, an interview card (`jobs.interview`) with Accept and Decline buttons, which the page also answers when tapped (accept, then decline), by sending a text in the chat, a bottom-bar item of its own (`Résumé`, answered by `didSelectBottomBarItem`), and a route",
+            about: "a page without a menu or quick replies, an interview card (`jobs.interview`) with the times offered to choose from and Accept and Decline buttons, which answer in the chat and change the card in place (the page also accepts when the card is tapped), a bottom-bar item of its own (`Résumé`, answered by `didSelectBottomBarItem`), and a route",
             routes: [(9, "[12, 13]")], chat: "im://chat?rootCateID=9&cateID=12&peer=hr",
             scenario: """
                 [

@@ -216,8 +216,10 @@ public struct PageRenderer {
         }
         for button in card.buttons {
             let label = "[" + TerminalText.safe(button.label) + "]"
-            // A button that sends the card's inputs names each, for what to type after it.
-            let inputs = button.submits == true ? (card.inputs ?? []).map { " " + TerminalText.safe($0.id) + "=…" }.joined() : ""
+            // A button that sends the card's inputs names each that holds nothing yet, for what
+            // to type after it (one not named keeps what the card shows in it).
+            let empty = (card.inputs ?? []).filter { $0.value == nil && ($0.chosen ?? []).isEmpty }
+            let inputs = button.submits == true ? empty.map { " " + TerminalText.safe($0.id) + "=…" }.joined() : ""
             let typed = button.ignored == true ? "(does nothing here)" : "/tap \(number) " + TerminalText.safe(button.id) + inputs
             if TextWidth.columns(label) + 1 + TextWidth.columns(typed) <= width {
                 lines.append(label + " " + typed)

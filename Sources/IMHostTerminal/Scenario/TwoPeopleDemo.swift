@@ -1,7 +1,7 @@
 /// The scenario `imhost demo two-people` plays: alice and bob, each with a host of their own,
 /// chat through a private Mosquitto broker; a card alice sends is drawn by bob's plugins; the
 /// operator kills the house line fleet-wide and lifts it. On the way: a reply, a recall, a voice
-/// message.
+/// message, and a card that asks (bob books a viewing) and changes in place on both pages.
 enum TwoPeopleDemo {
     static let name = "demo two-people"
     static let text = #"""
@@ -46,6 +46,11 @@ enum TwoPeopleDemo {
       { "say": "Bob sends a voice message he recorded in his browser (WebM with Opus). Each host decodes every packet before it stores it: the length shown is what the sound decodes to, not what the file or the sender says." },
       { "as": "bob", "voice": "hello.webm" },
       { "as": "alice", "await": { "contains": ["[Voice 0:03]"] } },
+
+      { "say": "Bob books a viewing on alice's card: it asks a day and a time, which bob's host checks before the house line sees them. The line answers with a new revision of the same card: it changes where it stands, on both pages, and says who updated it." },
+      { "as": "bob", "tap": "1 viewing day=2026-12-05 time=10:00" },
+      { "as": "bob", "expect": { "contains": ["● Viewing booked", "Viewing: 2026-12-05 10:00"] } },
+      { "as": "alice", "await": { "contains": ["● Viewing booked", "Viewing: 2026-12-05 10:00", "(updated by bob at"] } },
 
       { "say": "The housing page misbehaves in production. The platform's operator kills house fleet-wide: one retained message on the broker, and both open chats switch to the legacy page at once, with their history (a host that starts later gets it before its first page)." },
       { "fleet": "kill house" },

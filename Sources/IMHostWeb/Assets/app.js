@@ -52,8 +52,10 @@ function cardValues(form) {
       if (!values[field.name]) values[field.name] = [];
       if (field.checked) values[field.name].push(field.value);
     } else if (field.type === "radio") {
+      if (!values[field.name]) values[field.name] = [];
       if (field.checked) values[field.name] = field.value;
-    } else if (field.value !== "") {
+    } else {
+      // An emptied input is sent empty: the host does not fill it with what the card showed.
       values[field.name] = field.value;
     }
   }
@@ -97,7 +99,8 @@ function showInputErrors(inputs) {
     error.hidden = false;
     const holder = error.closest(".card-input");
     const field = holder && holder.querySelector("input");
-    if (holder) (holder.tagName === "FIELDSET" ? holder : field).setAttribute("aria-invalid", "true");
+    // A choice's options each say it (a group of them has no such state).
+    if (holder) for (const input of holder.querySelectorAll("input")) input.setAttribute("aria-invalid", "true");
     if (!first && field) first = field;
   }
   if (first) first.focus();
