@@ -309,7 +309,6 @@ struct MessageLifeTests {
             DROP TABLE voices;
             DROP TABLE files;
             DROP TABLE peer_lines;
-            DROP INDEX messages_revised;
             ALTER TABLE messages DROP COLUMN revision;
             ALTER TABLE messages DROP COLUMN revised_by;
             ALTER TABLE messages DROP COLUMN revised_at;

@@ -347,8 +347,6 @@ enum Migrations {
         ALTER TABLE messages ADD COLUMN revised_by TEXT;
         ALTER TABLE messages ADD COLUMN revised_at INTEGER;
         ALTER TABLE messages ADD COLUMN revised_payload TEXT;
-        -- The latest revisions, which every catch-up answer names: found without a scan.
-        CREATE INDEX messages_revised ON messages (revised_at) WHERE revised_at IS NOT NULL;
         """,
     ]
 
