@@ -97,3 +97,59 @@ enum ChatFeaturesBenchmark {
         ]
     }
 }
+
+extension ChatFeaturesBenchmark {
+    /// A host of `user` over `data` (the same store a side's courier holds), with the release
+    /// house line from `plugins`: the pages a person taps and the peer looks at.
+    static func pageHost(_ user: String, data: String, plugins: String) throws -> ChatHost {
+        let text = #"{ "user": "\#(user)", "data": "\#(data)", "plugins": "\#(plugins)", "lines": { "house": {} }, "routes": [ { "rootCateID": 1, "cateID": "*", "line": "house" } ] }"#
+        let config = try HostConfig.parse(text, file: data + "-host.json")
+        return ChatHost(config: config, options: ChatHost.Options(scanner: products + "/imhost", breadcrumbs: .none))
+    }
+
+    /// A tap with inputs until the revised card is drawn on the peer's page: alice sends a
+    /// listing, which both pages draw; bob's page presses Book a viewing with a day and a time
+    /// (checked by his host, then the house line revises the card); timed until alice's page
+    /// draws the card booked. The conversation grows by one listing a round, to 50.
+    /// Against `path`, the A → B p50 of the same run, in ns.
+    static func revision(_ alice: TransportBenchmark.Side, _ bob: TransportBenchmark.Side, folder: String, path: Double, count: Int = 50) throws -> Row {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try StartupBenchmark.install(count: 2, into: folder)
+        let aliceHost = try pageHost("alice", data: folder + "/../a", plugins: folder + "/Plugins")
+        let bobHost = try pageHost("bob", data: folder + "/../b", plugins: folder + "/Plugins")
+        let alicePage = try aliceHost.open("im://chat?rootCateID=1&cateID=12&peer=bob")
+        let bobPage = try bobHost.open("im://chat?rootCateID=1&cateID=12&peer=alice")
+        let listing = #"{"id":"L1","title":"Sunny flat","price":4200,"area":56,"rooms":2,"status":"available"}"#
+        var taps: [Double] = [], parts: [[Double]] = [[], [], []]
+        for round in 0..<count {
+            _ = try alice.store.storeOutgoing(to: "bob", key: "house.listing", payload: MessagePayload(json: listing), at: IMHost.Clock.now())
+            alice.courier.sendSoon()
+            try TransportBenchmark.pump([alice, bob]) { !$0.isEmpty }
+            try TransportBenchmark.pump([alice, bob]) { _ in TransportBenchmark.delivered(alice) }
+            // Both pages show the listing before bob taps it, as they do for the two people.
+            _ = try alicePage.view(width: 72)
+            _ = try bobPage.view(width: 72)
+            let number = try bobPage.messageCount()
+            let start = now()
+            guard case .success(.handled)? = try bobPage.tapButton(number, "viewing", values: ["day": ["2026-12-05"], "time": ["10:00"]]) else {
+                throw TransportBenchmark.Failure(description: "bob's page could not book a viewing on round \(round)")
+            }
+            let tappedAt = now()
+            bob.courier.sendSoon()
+            try until(bob, alice) { if case .changed(let peers) = $0 { peers.contains("bob") } else { false } }
+            let arrivedAt = now()
+            let drawn = try alicePage.view(width: 72).messages.last?.body.card?.badge?.text
+            taps.append(Double(now() - start))
+            parts[0].append(Double(tappedAt - start))
+            parts[1].append(Double(arrivedAt - tappedAt))
+            parts[2].append(Double(now() - arrivedAt))
+            guard drawn == "Viewing booked" else { throw TransportBenchmark.Failure(description: "alice's page drew \(drawn ?? "no card") after bob booked") }
+        }
+        let tapped = TransportBenchmark.percentile(taps, 0.5)
+        let part = parts.map { format(TransportBenchmark.percentile($0, 0.5) / 1e6, 2) }
+        progress("transport: a card's revision, p50 by part: bob's tap (checked, the line revises, stored) \(part[0]) ms, to alice's store \(part[1]) ms, alice's page drawn \(part[2]) ms")
+        return Row(what: "a card's inputs sent → revised card on the peer's page", measure: "p50, bob's tap with a day and time (checked, the line revises) to alice's page drawing it",
+                   figure: "\(format(tapped / 1e6, 2)) ms", baseline: "one message A → B: \(format(path / 1e6, 2)) ms",
+                   ratio: "\(format(tapped / path, 2))x", target: "<= 2x", met: tapped <= 2 * path)
+    }
+}

@@ -121,6 +121,8 @@ enum TransportBenchmark {
 
         progress("transport: typing and recall")
         rows += try ChatFeaturesBenchmark.typingAndRecall(alice, bob, clockShift: shift, path: p50)
+        progress("transport: a card's inputs to its revision on the peer's page")
+        rows.append(try ChatFeaturesBenchmark.revision(alice, bob, folder: folder + "/revision", path: p50))
         progress("transport: a 60 s voice message")
         rows += try ChatFeaturesBenchmark.voice(folder: folder + "/voice")
 

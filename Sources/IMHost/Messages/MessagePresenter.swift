@@ -17,6 +17,9 @@ package struct MessagePresenter {
     var lineGuard: LineGuard
     /// The largest payload drawn, in bytes; a larger stored one is a placeholder that says so.
     var payloadLimit: Int = HostConfig.Limits().payloadBytes
+    /// What a page's builders made already, reused when the same builder meets the same message
+    /// at the same width again (a page drawn anew after one message changed); `nil`: build each.
+    var cache: PresentationCache?
 
     init(lookup: @escaping (String) -> RegisteredBuilder?, degrade: @escaping (String) -> Degrade?, legacy: Bool,
          lineGuard: LineGuard) {
@@ -58,12 +61,19 @@ package struct MessagePresenter {
             return degraded(degrade(message.key) ?? .unknownKey)
         }
         if legacy && entry.line != nil { return degraded(.legacyPage) }
+        // Every gate above is asked each time (a key turned off since shows as such); what the
+        // builder made of these very bytes at this width is not made again.
+        let key = cache.map { _ in PresentationCache.Key(message, outgoing: outgoing, width: width, line: entry.line, version: entry.version) }
+        if let key, let made = cache?.made(key) {
+            return PresentedMessage(shown: ShownMessage(envelope: message, model: made.model, isOutgoing: outgoing), view: made.view, degrade: nil)
+        }
         // The host's own builders are not slow; a line's wait for the next draw.
         if let outOfTime, entry.line != nil { return degraded(.drawingTooSlow(seconds: outOfTime)) }
         do {
             let (model, view) = try lineGuard.run(.builder, entry.mark, key: message.key, message: origin?.crumb ?? message.id) {
                 try render(entry.builder, message.payload, width: width)
             }
+            if let key { cache?.keep(key, model: model, view: view) }
             return PresentedMessage(shown: ShownMessage(envelope: message, model: model, isOutgoing: outgoing), view: view, degrade: nil)
         } catch let failure as Failure {
             return degraded(failure.degrade)

@@ -118,8 +118,12 @@ public final class ChatPage {
         var presenter = MessagePresenter(lookup: environment.lookup, degrade: environment.degrade, legacy: isLegacy, lineGuard: environment.lineGuard)
         presenter.payloadLimit = environment.limits.payloadBytes
         presenter.degradeMessage = environment.degradeMessage
+        presenter.cache = presentations
         return presenter
     }
+
+    /// What this page's builders made, reused from one draw to the next (``PresentationCache``).
+    private lazy var presentations = PresentationCache(limit: 2 * max(window, 50))
 
     /// `budget`, in seconds, bounds the builders' time for the whole list (see ``presented(width:)``).
     func present(_ entries: [StoredMessage], width: Int, budget: Double? = nil) -> [(number: Int, message: PresentedMessage)] {
@@ -146,6 +150,7 @@ public final class ChatPage {
             message.revision = entry.revision
             presented.append((entry.number, message))
         }
+        if entries.count > 1 { presentations.drawn() }
         return presented.reversed()
     }
 
