@@ -437,7 +437,7 @@ public enum PageHTML {
         // A card that asks is a form: the host checks what is given (novalidate: the browser's
         // own checks would word it otherwise), and says each input's error beside it.
         if !inputs.isEmpty {
-            html += "<form class=\"card-form\" data-message=\"\(number)\" novalidate aria-label=\"" + escape(card.title) + "\">"
+            html += "<form class=\"card-form\" data-message=\"\(number)\" data-revision=\"\(message.revised?.number ?? 0)\" novalidate aria-label=\"" + escape(card.title) + "\">"
                 + inputs.map { cardInput($0, number: number, say) }.joined()
         }
         if !card.buttons.isEmpty {

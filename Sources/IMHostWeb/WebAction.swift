@@ -9,7 +9,7 @@ import IMKit
 /// ```
 /// {"do":"text","text":"Is it still free?"}     {"do":"tap","message":3}
 /// {"do":"tap","message":3,"button":"accept"}    {"do":"quick","item":2}
-/// {"do":"submit","message":3,"button":"book","values":{"day":"2026-12-05","rooms":["two","three"]}}
+/// {"do":"submit","message":3,"button":"book","values":{"day":"2026-12-05","rooms":["two","three"]},"revision":0}
 /// {"do":"bar","item":1}  {"do":"menu","item":2}  {"do":"more","count":20}
 /// {"do":"reply","message":3,"text":"Yes, Saturday"}  {"do":"recall","message":5}  {"do":"react","message":3,"emoji":"👍"}
 /// {"do":"retry","message":4}  {"do":"why","message":4}  {"do":"seen","through":9}
@@ -45,6 +45,11 @@ enum WebAction {
         func string(_ key: String) -> String? {
             if case .string(let value)? = members.member(key)?.value { value } else { nil }
         }
+        // The revision of the card the values were given for: a whole number from 0.
+        func revision() -> Int? {
+            guard case .number(let value, _)? = members.member("revision")?.value, value >= 0, value <= Double(Int32.max), value == value.rounded() else { return nil }
+            return Int(value)
+        }
         // A card's values: {"INPUT": "VALUE" or ["VALUE", ...], ...}, as many as a card asks
         // (IMKit 1.4's limits); the host checks each against its input.
         func values() -> [String: [String]]? {
@@ -68,7 +73,10 @@ enum WebAction {
         let action: ChatAction? = switch verb {
         case "text": string("text").map(ChatAction.text)
         case "tap": number("message").map { .tap($0, button: string("button")) }
-        case "submit": number("message").flatMap { number in string("button").flatMap { button in values().map { .submit(number, button: button, values: $0) } } }
+        case "submit":
+            number("message").flatMap { number in
+                string("button").flatMap { button in values().map { .submit(number, button: button, values: $0, revision: revision()) } }
+            }
         case "quick": number("item").map(ChatAction.quick)
         case "bar": number("item").map(ChatAction.bar)
         case "menu": number("item").map { .menu($0) }

@@ -162,7 +162,7 @@ public enum WebLanguage: String, Sendable, CaseIterable {
         "Not sent: this file is not a photo that can be sent ({0}).": "未发送：这个文件不是可以发送的照片（{0}）。",
         "Not sent: this file cannot be sent ({0}).": "未发送：这个文件无法发送（{0}）。",
         "Not sent: this recording cannot be sent ({0}).": "未发送：这段录音无法发送（{0}）。",
-        "(required)": "（必填）", "updated by {0} at {1}": "{0} 于 {1} 更新", "Not sent: some answers on the card need a change.": "未发送：卡片上有些回答需要修改。",
+        "(required)": "（必填）", "Not sent: this card changed since you filled it in. Look at it again.": "未发送：你填写之后这张卡片已更改。请再看一下。", "updated by {0} at {1}": "{0} 于 {1} 更新", "Not sent: some answers on the card need a change.": "未发送：卡片上有些回答需要修改。",
         "Fill this in.": "请填写。", "Write at least {0} characters.": "请至少写 {0} 个字。", "Write at most {0} characters.": "最多写 {0} 个字。",
         "Choose one of the options.": "请从选项中选择。", "Give a date.": "请给出日期。", "Give a time.": "请给出时间。",
         "Choose {0} or later.": "请选择 {0} 或更晚。", "Choose {0} or earlier.": "请选择 {0} 或更早。", "Choose one.": "请只选一个。",

@@ -106,6 +106,7 @@ enum WebWords {
     private static func refused(_ refusal: ChatRefusal, _ say: WebLanguage) -> String {
         switch refusal.code {
         case .invalidValues: say("Not sent: some answers on the card need a change.")
+        case .staleCard: say("Not sent: this card changed since you filled it in. Look at it again.")
         case .noMessage, .noButtons, .noSuchButton, .noSuchItem, .noComponent, .notRetryable:
             say("That is no longer on this page. It may have changed; look again.")
         case .quickRepliesUnavailable: say("Quick replies cannot be sent on this page.")

@@ -86,6 +86,8 @@ struct CardPageTests {
         }
         #expect(bad.map(\.code) == [.notADate, .tooLate, .noSuchInput] && bad[1].limit == "20:00", "\(bad)")
         let before = try #require(host.store).count(of: "u42")
+        // Values given for another revision of the card than the one it shows are not taken.
+        #expect(try house.tapButton(1, "viewing", values: day, revision: 1) == .failure(.stale))
         // Good values: the line revises the card where it stands; no message is added.
         #expect(try house.tapButton(1, "viewing", values: day)
                 == .success(.handled("booked a viewing of listing L1001 (阳光两居室 Sunny 2-room flat) on 2026-12-05 at 10:00")))
@@ -98,6 +100,21 @@ struct CardPageTests {
         #expect(try #require(host.store).message(from: "u42", globalID: try #require(revised.envelope.globalID))?.revision?.number == 1)
         // The revised card asks nothing more: Book a viewing is gone.
         #expect(try house.tapButton(1, "viewing", values: day) == .failure(.unknown("viewing", buttons: ["details"])))
+        #expect(try house.tapButton(1, "details", revision: 0) == .failure(.stale), "pressed on the card as first shown")
+
+        // What a peer may not revise: a text (only a line's cards change), or a card far past
+        // the revision here (it would leave no room for the next).
+        let store = try #require(host.store)
+        let text = try #require(try house.view(width: 72).messages[1].envelope.globalID)
+        #expect(try !store.applyRevision(Envelope.Revision(id: text, from: "u42", number: 1, key: "text", payload: MessagePayload(json: #"{"text":"rewritten"}"#), at: 1),
+                                         by: "u42", peer: "u42"))
+        #expect(try house.view(width: 72).messages[1].body == .text("hi"))
+        let listing = try #require(revised.envelope.globalID)
+        func revise(_ number: Int) throws -> Bool {
+            try store.applyRevision(Envelope.Revision(id: listing, from: "u42", number: number, key: "house.listing",
+                                                      payload: MessagePayload(json: listingJSON), at: 2), by: "u42", peer: "u42")
+        }
+        #expect(try !revise(1 + Envelope.Revision.window + 1) && revise(1 + Envelope.Revision.window))
     }
 
     @Test("the jobs card accepts at the time chosen among those offered (the first, when none is named), the cars card takes an offered price; each changes the card in place and the line refuses what it cannot take")

@@ -4,7 +4,7 @@ import Testing
 
 @Suite("Scenarios of several people, through a broker play starts")
 struct ScenarioPeopleTests {
-    @Test("imhost demo two-people: a card drawn by the receiver's plugins, a read receipt, an offline return, a reply, a recall and a voice message, the operator killing house fleet-wide and lifting it; the same transcript every run")
+    @Test("imhost demo two-people: a card drawn by the receiver's plugins, a read receipt, an offline return, a reply, a recall and a voice message, bob booking a viewing on alice's card (it changes on both pages), the operator killing house fleet-wide and lifting it; the same transcript every run")
     func demo() throws {
         let workspace = try Workspace.standard()
         let first = try imhost(["demo", "two-people"], in: workspace)
@@ -14,8 +14,10 @@ struct ScenarioPeopleTests {
                       "── 25. bob: /reply 3 Sunday at 10 suits me.", "│ ↪ #3 you: \"Or Sunday, if that suits you better.\" │",
                       "recalled #5: gone from this chat, your devices and bob's; it said: The door code is 4711.",
                       "│ (alice recalled this message) │", "── 32. bob: /voice hello.webm", "│ [Voice 0:03] │",
-                      "── 35. operator: imhost fleet kill house\n   → published: line house off; alice and bob applied it",
-                      "── 38. bob: expect ✓ legacy page", "── 42. bob: expect ✓ house page", "43 steps passed."] {
+                      "── 35. bob: /tap 1 viewing day=2026-12-05 time=10:00\n   → tap #1 viewing: booked a viewing of listing L1001 (阳光两居室 Sunny 2-room flat) on 2026-12-05 at 10:00",
+                      "── 37. alice: await ✓ shows \"● Viewing booked\"",
+                      "── 39. operator: imhost fleet kill house\n   → published: line house off; alice and bob applied it",
+                      "── 42. bob: expect ✓ legacy page", "── 46. bob: expect ✓ house page", "47 steps passed."] {
             #expect(first.stdout.contains(shown), "\(shown)")
         }
         let second = try imhost(["demo", "two-people"], in: workspace)

@@ -136,8 +136,9 @@ final class MessageSender {
             return revision
         case .noMessage: throw SendError(.notRevisable, "the message is no longer in this chat")
         case .recalled: throw SendError(.notRevisable, "the message was recalled")
-        case .notSent: throw SendError(.notRevisable, "the message has not reached \(peer) yet; revise it once it is delivered")
+        case .notSent: throw SendError(.notRevisable, "the message has not reached \(peer)'s host yet; revise it once it is delivered")
         case .otherKey: throw SendError(.notRevisable, "a revision keeps the message's key")
+        case .builtIn: throw SendError(.notRevisable, "'\(key)' is a built-in message: only a line's cards change in place")
         case .tooMany: throw SendError(.notRevisable, "the message has as many revisions as a message may have (\(Envelope.Revision.most))")
         }
     }

@@ -44,6 +44,8 @@ final class PresentationCache {
     }
 
     func keep(_ key: Key, model: MessageModel, view: MessageView) {
+        // Bounded between draws too (one message revised again and again).
+        if entries.count >= 2 * limit { entries = entries.filter { used.contains($0.key) } }
         entries[key] = (model, view)
         used.insert(key)
     }

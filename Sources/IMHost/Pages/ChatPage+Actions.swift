@@ -39,6 +39,8 @@ extension ChatPage {
         case unknown(String, buttons: [String])
         /// Each input's error, in the card's order.
         case invalid([CardValueError])
+        /// The card changed (another revision) since the values were given for it.
+        case stale
     }
 
     /// Presses button `id` of message number `number`'s card (as shown, from 1): its builder's
@@ -48,8 +50,11 @@ extension ChatPage {
     /// checks `values` (each input's, by id) against the inputs' rules first, and reaches the
     /// builder's `didSubmit` with them only when every one passes.
     /// - Returns: what pressing it did, or why it was refused; `nil` when no message has that number.
-    public func tapButton(_ number: Int, _ id: String, values: [String: [String]] = [:]) throws -> Result<TapResult, ButtonRefusal>? {
+    /// `revision`, when given, is the revision of the card the values were given for: a card
+    /// changed since is refused (``ButtonRefusal/stale``), as values meant for another.
+    public func tapButton(_ number: Int, _ id: String, values: [String: [String]] = [:], revision: Int? = nil) throws -> Result<TapResult, ButtonRefusal>? {
         guard let entry = try stored(number), let presented = present([entry], width: Self.defaultWidth).first?.message else { return nil }
+        if let revision, revision != (entry.revision?.number ?? 0) { return .failure(.stale) }
         guard let view = presented.view else { return .failure(.placeholder) }
         guard let card = view.card, !card.buttons.isEmpty else { return .failure(.noButtons) }
         guard let button = card.buttons.first(where: { $0.id == id }) else { return .failure(.unknown(id, buttons: card.buttons.map(\.id))) }

@@ -101,7 +101,7 @@ extension MessageStore {
         try database.statement("DELETE FROM voices WHERE message = ?").bind(row).run()
         try database.statement("DELETE FROM files WHERE message = ?").bind(row).run()
         try database.statement("DELETE FROM reactions WHERE (sender, global_id) = (SELECT sender, global_id FROM messages WHERE id = ?)").bind(row).run()
-        try database.statement("UPDATE messages SET payload = '{}', revised_payload = NULL, summary = '', recalled_at = ? WHERE id = ?").bind(time, row).run()
+        try database.statement("UPDATE messages SET payload = '{}', revision = NULL, revised_by = NULL, revised_at = NULL, revised_payload = NULL, summary = '', recalled_at = ? WHERE id = ?").bind(time, row).run()
         try database.statement("""
             INSERT INTO store_facts (name, value) VALUES ('scrub due', ?1) ON CONFLICT (name) DO UPDATE SET value = ?1
             """).bind(String(time)).run()

@@ -20,6 +20,8 @@ extension MessageStore {
         case notSent
         /// The revision is of another key: a message keeps its kind.
         case otherKey
+        /// A built-in message (a text, a photo's caption, a place): only a line's cards change.
+        case builtIn
         /// It has as many revisions as a message may have (``Envelope/Revision/most``).
         case tooMany
     }
@@ -39,8 +41,11 @@ extension MessageStore {
                 guard try find.step() else { return .noMessage }
                 guard find.optionalInt(2) == nil else { return .recalled }
                 guard find.text(1) == key else { return .otherKey }
+                guard Self.revisable(key) else { return .builtIn }
+                // The user's own message must be at the peer's host first: a revision that came
+                // before it would be answered and dropped there, and the message sent as it was.
                 let state = MessageState(stored: find.text(5), outgoing: find.int(4) != 0)
-                if find.int(4) != 0, [.queued, .failed, .givenUp].contains(state) { return .notSent }
+                if find.int(4) != 0, ![.delivered, .read].contains(state) { return .notSent }
                 let number = Int(find.optionalInt(3) ?? 0) + 1
                 guard number <= Envelope.Revision.most else { return .tooMany }
                 let revision = Envelope.Revision(id: id, from: sender, number: number, key: key, payload: payload, at: time)
@@ -61,7 +66,7 @@ extension MessageStore {
     @discardableResult
     public func applyRevision(_ revision: Envelope.Revision, by author: String, peer: String) throws(StoreError) -> Bool {
         try refuseIfReadOnly()
-        guard revision.from == peer || revision.from == user, author == peer || author == user else { return false }
+        guard revision.from == peer || revision.from == user, author == peer || author == user, Self.revisable(revision.key) else { return false }
         return try guarded {
             try database.transaction {
                 if author != user, try isBlocked(author) { return false }
@@ -71,12 +76,19 @@ extension MessageStore {
                     """)
                 try find.bind(revision.from, revision.id, peer, revision.key)
                 guard try find.step() else { return false }
+                // A number far past the one here would leave no room for the next: a peer could
+                // freeze the card. Revisions made since the last one kept are at most a few.
+                guard revision.number <= Int(find.optionalInt(1) ?? 0) + Envelope.Revision.window else { return false }
                 guard revision.isNewer(byAuthor: author, than: find.optionalInt(1).map(Int.init), by: find.optionalText(2)) else { return false }
                 try keep(revision, row: find.int(0), author: author)
                 return true
             }
         }
     }
+
+    /// Whether messages of `key` may change in place: a line's, never the host's built-ins (a
+    /// peer must not rewrite what a person wrote).
+    static func revisable(_ key: String) -> Bool { LineID.owner(ofMessageKey: key) != nil }
 
     /// Keeps `revision` as message `row`'s newest, in the open transaction: its words replace
     /// the first payload's in the summary and the search index.

@@ -35,6 +35,9 @@ extension Envelope {
 
         /// The most revisions a message may have: a number that only grows must not wrap.
         public static let most = 1_000_000
+        /// How far past the revision a host has a peer's may be numbered and still be kept
+        /// (newer ones queued while it was away replace each other before they go).
+        public static let window = 100
 
         /// As JSON, members in the documented order.
         var text: String {

@@ -51,8 +51,9 @@ package enum ChatAction: Codable, Equatable, Sendable {
     case tap(Int, button: String? = nil)
     /// Press button `button` of message N's card with values for its inputs (by input id; a
     /// choice of several, several values): the host checks them against the inputs' rules
-    /// before the line sees them (IMKit 1.4).
-    case submit(Int, button: String, values: [String: [String]])
+    /// before the line sees them (IMKit 1.4). `revision`, when given, is the card's revision the
+    /// values were given for (a front end that showed it): a card changed since is refused.
+    case submit(Int, button: String, values: [String: [String]], revision: Int? = nil)
     /// Why message N shows as it does.
     case why(Int)
     /// Send quick reply N.

@@ -169,6 +169,8 @@ package struct ChatRefusal: Error, Codable, Equatable, Sendable {
         case noButtons
         /// The card has no button of that id (`items`: those it has).
         case noSuchButton
+        /// The card changed (a new revision) since the values were given for it.
+        case staleCard
         /// The values given to the card's inputs break their rules (`inputs`: each input's
         /// error; `component`: the button pressed): nothing reached the line.
         case invalidValues

@@ -124,6 +124,7 @@ package enum ChatWords {
         case .invalidValues:
             let each = (refusal.inputs ?? []).map { "\(TerminalText.safe($0.input)) " + inputError($0) }.joined(separator: "; ")
             return "\(verb): nothing sent: \(each); give each a good value and press it again, e.g. /tap \(number) \(TerminalText.safe(refusal.component ?? "BUTTON")) day=2026-12-05"
+        case .staleCard: return "\(verb): nothing sent: message #\(number)'s card changed since it was shown; look at it again"
         case .noComponent: return "\(verb): this page has no \(refusal.component ?? "such component") (\(detail))"
         case .quickRepliesUnavailable: return "\(verb): quick replies are unavailable: the page has no input bar to send them (\(detail))"
         case .noSuchItem: return "\(verb): there is no \(refusal.component ?? "item") \(number)"
@@ -168,7 +169,7 @@ package enum ChatWords {
         case .file(let name, let data): "/file (\(name), \(data.count) bytes)"
         case .voice(let data): "/voice (a recording of \(data.count) bytes)"
         case .tap(let number, let button): "/tap \(number)" + (button.map { " \($0)" } ?? "")
-        case .submit(let number, let button, let values):
+        case .submit(let number, let button, let values, _):
             "/tap \(number) \(button)" + values.keys.sorted().map { " \($0)=" + (values[$0] ?? []).joined(separator: ",") }.joined()
         case .why(let number): "/why \(number)"
         case .quick(let number): "/quick \(number)"

@@ -164,8 +164,8 @@ package final class ChatDriver {
             return sendFile(Array(data), name: name, file: "the file", verb: action.verb, on: page)
         case .tap(let number, let button?):
             return try press(button, of: number, on: page)
-        case .submit(let number, let button, let values):
-            return try press(button, of: number, on: page, values: values)
+        case .submit(let number, let button, let values, let revision):
+            return try press(button, of: number, on: page, values: values, revision: revision)
         case .tap(let number, nil):
             guard let shown = try page.message(number) else { return .refused(ChatRefusal(.noMessage, action.verb, number: number)) }
             if shown.degrade != nil {
@@ -319,9 +319,9 @@ package final class ChatDriver {
 
     /// Presses button `id` of message `number`'s card: its line answers, as a tap's does; an id
     /// the card does not have is refused, naming the ones it has.
-    private func press(_ id: String, of number: Int, on page: ChatPage, values: [String: [String]] = [:]) throws -> Outcome {
+    private func press(_ id: String, of number: Int, on page: ChatPage, values: [String: [String]] = [:], revision: Int? = nil) throws -> Outcome {
         let before = try page.messageCount(), revisions = page.revisions
-        guard let pressed = try page.tapButton(number, id, values: values) else { return .refused(ChatRefusal(.noMessage, "/tap", number: number)) }
+        guard let pressed = try page.tapButton(number, id, values: values, revision: revision) else { return .refused(ChatRefusal(.noMessage, "/tap", number: number)) }
         switch pressed {
         case .failure(.placeholder):
             lastTap = (number, .placeholder)
@@ -330,6 +330,8 @@ package final class ChatDriver {
             return .refused(ChatRefusal(.noButtons, "/tap", number: number))
         case .failure(.unknown(_, let buttons)):
             return .refused(ChatRefusal(.noSuchButton, "/tap", number: number, component: id, items: buttons))
+        case .failure(.stale):
+            return .refused(ChatRefusal(.staleCard, "/tap", number: number, component: id))
         case .failure(.invalid(let errors)):
             var refusal = ChatRefusal(.invalidValues, "/tap", number: number, component: id)
             refusal.inputs = errors.map(ChatRefusal.InputError.init)

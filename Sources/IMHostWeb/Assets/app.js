@@ -987,7 +987,8 @@ function chatPage(root) {
     // A button that sends the card's answers (the host checks them first).
     const form = target.classList.contains("submits") ? target.closest("form.card-form") : null;
     if (form) {
-      post(page, { do: "submit", message: Number(target.dataset.message), button: target.dataset.button, values: cardValues(form) });
+      post(page, { do: "submit", message: Number(target.dataset.message), button: target.dataset.button, values: cardValues(form),
+                   revision: Number(form.dataset.revision || 0) });
       return;
     }
     // A reaction chosen closes the choices.
