@@ -220,6 +220,10 @@ struct DeviceSyncTests {
         let people = try People(users: ["alice", "bob", "carol"], kind: kind)
         let (laptop, phone) = try people.aliceOnBoth()
         defer { for chat in [laptop, phone] { chat.signal(SIGKILL); _ = chat.finish() } }
+        // Both devices take what comes to alice from bob already (on the cluster a device's
+        // consumer can be made a moment after its chat says it is connected).
+        try people.broker.publish(as: "bob", topic: "imhost/u/alice/from/bob", [envelope("01JBOBREADY0000000000000001", seq: 1, payload: #"{"text":"bob is here"}"#)])
+        for chat in [laptop, phone] { try #require(chat.waitFor("│ bob is here │"), "\(chat.stdout)") }
         let forgedCopy = #"{"v":1,"kind":"copy","by":"alice","peer":"carol","out":false,"state":"received","id":"forged1","seq":1,"key":"text","payload":{"text":"from carol, says bob"},"sentAt":1}"#
         try people.broker.publish(as: "bob", topic: "imhost/u/alice/from/bob", [#"{"v":1,"kind":"block","by":"alice","peer":"carol","blocked":true}"#, forgedCopy])
         // Bob cannot write to alice's own topics at all.
