@@ -52,6 +52,12 @@ extension BrowserSuites {
             try workspace.receive("text", #"{"text":"are you coming?"}"#)
             #expect(try browser.waitFor("#m2 .bubble.text", containing: "are you coming?"))
             #expect(try browser.execute("return document.getElementById('in-1-day').value") as? String == "2026-12-05")
+            // And a new drawing of the card itself (a reaction to it), the host's words beside the time too.
+            try browser.click("#m1 button.react")
+            try browser.click("#m1 .react-choices button[aria-pressed=false]")
+            #expect(try browser.waitFor("#m1 ul.reactions li", containing: "👍"))
+            #expect(try browser.execute("return [document.getElementById('in-1-day').value, document.getElementById('in-1-time-error').textContent]") as? [String]
+                    == ["2026-12-05", "Choose 20:00 or earlier."])
             _ = try browser.execute("document.getElementById('in-1-time').value = '10:00'")
             try browser.click(".card-buttons button[data-button='viewing']")
             #expect(try browser.waitFor("#notice-log", containing: "tap #1 viewing: booked a viewing of listing L1001 (Sunny flat) on 2026-12-05 at 10:00"))

@@ -62,24 +62,31 @@ function cardValues(form) {
   return values;
 }
 
-// What was typed and chosen in a card's inputs outlives a new drawing of the message, while the
-// card asks the same (a revised card starts afresh).
-function keepCardValues(from, to) {
-  for (const form of from.querySelectorAll("form.card-form")) {
-    const again = to.querySelector("form.card-form[data-message=\"" + form.dataset.message + "\"]");
-    if (!again || again.dataset.revision !== form.dataset.revision) continue;
-    for (const field of form.querySelectorAll("input[name]")) {
-      const twin = Array.from(again.querySelectorAll("input[name]")).find((other) => other.name === field.name && other.value === field.value && other.type === field.type);
-      if (field.type === "checkbox" || field.type === "radio") {
-        if (twin) twin.checked = field.checked;
-      } else {
-        const same = again.querySelector("input[name=\"" + CSS.escape(field.name) + "\"]");
-        if (same) same.value = field.value;
-      }
+// What was typed and chosen in each card's inputs, and the host's words beside them.
+function cardState(within) {
+  return Array.from(within.querySelectorAll("form.card-form"), (form) => ({
+    message: form.dataset.message, revision: form.dataset.revision,
+    fields: Array.from(form.querySelectorAll("input[name]"), (field) => ({ name: field.name, type: field.type, value: field.value, checked: field.checked })),
+    errors: Array.from(form.querySelectorAll(".input-error:not([hidden])"), (error) => ({ id: error.id, text: error.textContent })),
+  }));
+}
+
+// ...outlives a new drawing of the message, while the card asks the same (a revised card
+// starts afresh).
+function restoreCards(within, state) {
+  for (const kept of state) {
+    const form = within.querySelector("form.card-form[data-message=\"" + kept.message + "\"]");
+    if (!form || form.dataset.revision !== kept.revision) continue;
+    const fields = Array.from(form.querySelectorAll("input[name]"));
+    for (const field of kept.fields) {
+      const choice = field.type === "checkbox" || field.type === "radio";
+      const twin = fields.find((other) => other.name === field.name && other.type === field.type && (!choice || other.value === field.value));
+      if (!twin) continue;
+      if (choice) twin.checked = field.checked; else twin.value = field.value;
     }
-    for (const error of form.querySelectorAll(".input-error:not([hidden])")) {
-      const twin = again.querySelector("#" + CSS.escape(error.id));
-      if (twin) { twin.textContent = error.textContent; twin.hidden = false; }
+    for (const error of kept.errors) {
+      const twin = form.querySelector("#" + CSS.escape(error.id));
+      if (twin) { twin.textContent = error.text; twin.hidden = false; }
     }
   }
 }
@@ -383,14 +390,9 @@ function replacePage(root, html) {
   const key = (details) => (details.closest(".message") ? details.closest(".message").id : "") + " " + details.className;
   const open = new Set(Array.from(root.querySelectorAll("details[open]"), key));
   const more = new Set(Array.from(root.querySelectorAll(".message .bubble.text.open"), (text) => text.closest(".message").id));
-  const cards = document.createElement("div");
-  for (const form of root.querySelectorAll("form.card-form")) cards.appendChild(form.cloneNode(true)).querySelectorAll("input").forEach((field, index) => {
-    const original = form.querySelectorAll("input")[index];
-    field.value = original.value;
-    field.checked = original.checked;
-  });
+  const cards = cardState(root);
   root.innerHTML = html;
-  keepCardValues(cards, root);
+  restoreCards(root, cards);
   for (const details of root.querySelectorAll("details")) { if (open.has(key(details))) details.open = true; }
   for (const id of more) { const text = document.getElementById(id); if (text) showMore(text.querySelector(".bubble.text")); }
   localTimes(root);
@@ -446,10 +448,10 @@ function applyChanges(root, ops) {
       const more = was.querySelector(".bubble.text.open") !== null;
       // A recording being played goes on playing: its player moves to the new drawing.
       const playing = Array.from(was.querySelectorAll("audio")).find((audio) => !audio.paused);
-      const focused = focusPlace(was);
+      const focused = focusPlace(was), cards = cardState(was);
       was.insertAdjacentHTML("afterend", op.html);
       const now = was.nextElementSibling;
-      keepCardValues(was, now);
+      restoreCards(now, cards);
       was.remove();
       const fresh = playing && now.querySelector("audio");
       if (fresh) fresh.replaceWith(playing);
