@@ -82,12 +82,7 @@ final class MessageSender {
         if legacy, let line = registered.line {
             throw SendError(.unavailable, "the legacy page sends built-in messages only; '\(key)' belongs to line '\(line)'")
         }
-        switch lineGuard.run(.builder, registered.mark, key: key, { Self.draw(registered.builder, payload) }) {
-        case .drawn: break
-        case .undecodable(let why): throw SendError(.undecodable, "'\(key)' payload does not decode: \(why)")
-        case .failed(let why):
-            throw SendError(.undecodable, "your own \(registered.line.map { "'\($0)' line" } ?? "host") cannot draw this \(key) (its builder failed: \(why)), so it is not sent")
-        }
+        try drawsAsReceived(payload, of: key, by: registered, what: "this \(key)", refused: "it is not sent")
         try Self.check(payload, limits)
         if store.isReadOnly {
             throw SendError(.notStored, "cannot send: " + (store.readOnlyReason ?? "the store is read-only"))
@@ -117,12 +112,7 @@ final class MessageSender {
         guard let registered = lookup(key) else {
             throw SendError(.unknownKey, "no builder is registered for message key '\(key)'; check the key, or load the line that owns it")
         }
-        switch lineGuard.run(.builder, registered.mark, key: key, { Self.draw(registered.builder, payload) }) {
-        case .drawn: break
-        case .undecodable(let why): throw SendError(.undecodable, "'\(key)' payload does not decode: \(why)")
-        case .failed(let why):
-            throw SendError(.undecodable, "your own \(registered.line.map { "'\($0)' line" } ?? "host") cannot draw this revision of \(key) (its builder failed: \(why)), so it is not made")
-        }
+        try drawsAsReceived(payload, of: key, by: registered, what: "this revision of \(key)", refused: "it is not made")
         try Self.check(payload, limits)
         let outcome: MessageStore.ReviseOutcome
         do throws(StoreError) {
@@ -184,6 +174,18 @@ final class MessageSender {
         case drawn
         case undecodable(String)
         case failed(String)
+    }
+
+    /// Refuses `payload` (`what` it is, and what becomes of it when refused) unless `registered`
+    /// draws it as the receiver's builder would: what the sender's own line cannot draw does not go.
+    private func drawsAsReceived(_ payload: MessagePayload, of key: String, by registered: RegisteredBuilder, what: String,
+                                 refused: String) throws(SendError) {
+        switch lineGuard.run(.builder, registered.mark, key: key, { Self.draw(registered.builder, payload) }) {
+        case .drawn: return
+        case .undecodable(let why): throw SendError(.undecodable, "'\(key)' payload does not decode: \(why)")
+        case .failed(let why):
+            throw SendError(.undecodable, "your own \(registered.line.map { "'\($0)' line" } ?? "host") cannot draw \(what) (its builder failed: \(why)), so \(refused)")
+        }
     }
 
     /// Draws `payload` as a page would (its content, model and view), to say whether it can be.
