@@ -7,7 +7,10 @@ enum PluginsCommand {
     static let command = CommandLineTool.Command(
         name: "plugins",
         summary: "list plugin files and lines: loaded, killed, quarantined, refused, failed...",
-        options: [.json()],
+        options: [
+            .flag("--samples", "draw each line's samples (IMKit 1.4) in a child process and check their cards against the card rules, saying where each mistake is"),
+            .json(),
+        ],
         help: """
             Examines the plugin folder named in host.json and reports each .so file and each
             configured line:
@@ -28,6 +31,12 @@ enum PluginsCommand {
             the file is a build that loads).
             Exits 1 when a configured, enabled line does not serve (refused, failed, crashed,
             hung, quarantined or missing); killed and disabled lines are the operator's choice.
+
+            --samples draws every sample each vetted line gives (MessageBuilder.samples), in a
+            child process per file as the workbench (imhost preview) does, and says, under the
+            line, each card that breaks a card rule with the path of the mistake
+            ('buttons[2].id: "book now" has a space; ...') or why a sample could not be drawn.
+            Exits 1 when one does.
             """,
         run: run)
 
@@ -52,6 +61,12 @@ enum PluginsCommand {
         var note: String?
         /// The open chats that run this file's line: which build each runs.
         var openChats: [OpenChat]
+        /// With `--samples`: each sample drawn, or why none could be.
+        var samples: [SampleCheck.Report]? = nil
+        var samplesProblem: String? = nil
+
+        /// Whether `--samples` found a card that breaks a rule, or a sample it could not draw.
+        var samplesFailed: Bool { samplesProblem != nil || samples?.contains { !$0.isClean } == true }
     }
 
     /// An open chat running a line: its process, the version it opened, and whether that is the
@@ -72,7 +87,7 @@ enum PluginsCommand {
         var notServing: [String]
     }
 
-    static func report(_ host: ChatHost) -> Report {
+    static func report(_ host: ChatHost, samples: Bool = false) -> Report {
         let chats = OpenChats.all(dataFolder: host.dataFolder)
         var rows = host.lines.rows.map { entry in
             let manifest = entry.manifest
@@ -97,6 +112,15 @@ enum PluginsCommand {
                 rows[index].openChats.append(OpenChat(pid: chat.pid, version: build.version, current: current))
             }
         }
+        if samples {
+            for index in rows.indices {
+                guard let file = rows[index].file, host.lines.rows[index].manifest != nil else { continue }
+                switch SampleCheck.run(file: file, executable: Executable.path) {
+                case .drawn(_, _, let drawn): rows[index].samples = drawn
+                case .refused(let why): rows[index].samplesProblem = why
+                }
+            }
+        }
         return Report(folder: host.lines.folder, folderProblem: host.lines.folderProblem, fleetVersion: host.config.fleet?.config.version, plugins: rows,
                       notServing: host.lines.notServing.compactMap(\.lineID))
     }
@@ -114,8 +138,9 @@ enum PluginsCommand {
         for problem in [host.lines.quarantineProblem, host.lines.cacheProblem].compactMap({ $0 }) {
             output.diagnostic("imhost: \(problem)")
         }
-        let report = report(host)
-        let code = report.notServing.isEmpty && report.folderProblem == nil ? CommandLineTool.ExitCode.ok : CommandLineTool.ExitCode.failure
+        let report = report(host, samples: arguments.flags.contains("--samples"))
+        let failed = !report.notServing.isEmpty || report.folderProblem != nil || report.plugins.contains(where: \.samplesFailed)
+        let code = failed ? CommandLineTool.ExitCode.failure : CommandLineTool.ExitCode.ok
         if arguments.flags.contains("--json") {
             output.out(JSONOutput.encode(report))
             return code
@@ -144,11 +169,28 @@ enum PluginsCommand {
                 let pids = chats.map { "\($0.pid)" }.joined(separator: ", ")
                 text += TerminalText.safe("    open chats run \(version) (pid\(chats.count == 1 ? "" : "s") \(pids))") + "\n"
             }
+            text += samplesText(row)
         }
         if !report.notServing.isEmpty {
             text += "\nNot serving: \(report.notServing.joined(separator: ", ")) (configured and enabled)\n"
         }
         output.out(text)
         return code
+    }
+
+    /// What `--samples` found for a row: a count when every sample keeps the rules, else each
+    /// mistake with its path, one line each.
+    static func samplesText(_ row: Row) -> String {
+        if let problem = row.samplesProblem { return "    samples not drawn: \(TerminalText.safe(problem))\n" }
+        guard let samples = row.samples else { return "" }
+        guard !samples.isEmpty else { return "    samples: none (give MessageBuilder.samples, IMKit 1.4, to have them checked here and in imhost preview)\n" }
+        let broken = samples.filter { !$0.isClean }
+        var text = "    samples: \(samples.count) drawn, " + (broken.isEmpty ? "every card keeps the card rules" : "\(broken.count) with mistakes") + "\n"
+        for sample in broken {
+            let name = "\(sample.key) \"\(sample.name)\""
+            if let failure = sample.failure { text += TerminalText.safe("      \(name): \(failure)") + "\n" }
+            for problem in sample.problems { text += TerminalText.safe("      \(name): \(problem)") + "\n" }
+        }
+        return text
     }
 }
