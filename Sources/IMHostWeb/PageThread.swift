@@ -20,6 +20,9 @@ final class PageLink: Sendable {
         case refresh
         /// The page is closed: end its worker.
         case close
+        /// Start a new worker (the workbench took a line's new build): it opens the files as
+        /// they are now.
+        case replace
     }
 
     /// From the page to the server.
@@ -37,6 +40,8 @@ final class PageLink: Sendable {
         case diagnostic(String)
         /// The chat is over, with its worker's exit code.
         case ended(Int32)
+        /// The old worker ended (``Input/replace``): the drawings that follow are the new one's.
+        case replaced
     }
 
     private let inputs = Mutex<[Input]>([])
@@ -179,6 +184,7 @@ enum PageThread {
                 case .reload: chat.reload()
                 case .refresh: chat.hand(.refresh)
                 case .act(let action): chat.act(action)
+                case .replace: chat.replaceWorker { link.emit(.replaced) }
                 }
                 if let ended {
                     link.emit(.ended(ended))

@@ -18,7 +18,8 @@ public enum WebAssets {
     /// The assets by path (`/static/app.js`), read when first asked for.
     public static let all: [String: Asset] = {
         var assets: [String: Asset] = [:]
-        for (name, type) in [("app.js", "text/javascript; charset=utf-8"), ("app.css", "text/css; charset=utf-8"), ("icon.svg", "image/svg+xml")] {
+        for (name, type) in [("app.js", "text/javascript; charset=utf-8"), ("app.css", "text/css; charset=utf-8"), ("dark.css", "text/css; charset=utf-8"),
+                             ("workbench.js", "text/javascript; charset=utf-8"), ("icon.svg", "image/svg+xml")] {
             let parts = name.split(separator: ".")
             guard let url = Bundle.module.url(forResource: String(parts[0]), withExtension: String(parts[1]), subdirectory: "Assets"),
                   let data = try? Data(contentsOf: url) else { continue }

@@ -32,13 +32,45 @@ public enum WebDocument {
     /// A page of the server. `page`: a chat's page id, named in the head too, where the script
     /// (not deferred: it is kept by the browser, and runs as the head is read) starts the page's
     /// stream before the body is laid out.
-    private static func document(title: String, body: String, attributes: String = "", page: String? = nil, say: WebLanguage) -> String {
-        """
+    private static func document(title: String, body: String, attributes: String = "", page: String? = nil, scheme: Frame.Scheme? = nil,
+                                 script: String = "app.js", say: WebLanguage) -> String {
+        // Dark colours come from their own sheet: when the system prefers dark, or always on a
+        // frame the workbench shows dark (never on one it shows light).
+        let dark = switch scheme {
+        case nil: "<link rel=\"stylesheet\" href=\"\(WebAssets.href("dark.css"))\" media=\"(prefers-color-scheme: dark)\">"
+        case .dark?: "<link rel=\"stylesheet\" href=\"\(WebAssets.href("dark.css"))\">"
+        case .light?: ""
+        }
+        return """
         <!DOCTYPE html>
-        <html lang="\(say.htmlTag)"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1, interactive-widget=resizes-content"><meta name="color-scheme" content="light dark">
-        <title>\(PageHTML.escape(title))</title><link rel="icon" href="\(WebAssets.href("icon.svg"))"><link rel="stylesheet" href="\(WebAssets.href("app.css"))">\(page.map { "<meta name=\"imhost-page\" content=\"\(PageHTML.escape($0))\">" } ?? "")<script src="\(WebAssets.href("app.js"))"></script></head>
+        <html lang="\(say.htmlTag)"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1, interactive-widget=resizes-content"><meta name="color-scheme" content="\(scheme?.rawValue ?? "light dark")">
+        <title>\(PageHTML.escape(title))</title><link rel="icon" href="\(WebAssets.href("icon.svg"))"><link rel="stylesheet" href="\(WebAssets.href("app.css"))">\(dark)\(page.map { "<meta name=\"imhost-page\" content=\"\(PageHTML.escape($0))\">" } ?? "")<script src="\(WebAssets.href(script))"></script></head>
         <body\(attributes)>\(body)</body></html>
         """
+    }
+
+    /// How the workbench (`imhost preview`) frames a chat: one message of it alone (`only`, its
+    /// number), light or dark whatever the system prefers (`scheme`).
+    public struct Frame: Sendable, Equatable {
+        public enum Scheme: String, Sendable { case light, dark }
+        public var only: Int?
+        public var scheme: Scheme?
+
+        /// From a chat's request: `&only=N&scheme=light|dark`; `nil` when it asks neither.
+        init?(_ request: HTTPRequest) {
+            only = request.argument("only").flatMap(Int.init).flatMap { $0 > 0 ? $0 : nil }
+            scheme = request.argument("scheme").flatMap(Scheme.init(rawValue:))
+            guard only != nil || scheme != nil else { return nil }
+        }
+    }
+
+    /// The workbench's page (`imhost preview`): its script lays out the samples from the state
+    /// its stream says (``Workbench``), each in frames of the samples' chat `chat`.
+    public static func workbench(chat: String, axe: Bool) -> String {
+        document(title: "imhost · workbench", body: """
+            <header class="title"><h1>Workbench</h1><p class="build" aria-live="polite"></p></header>
+            <main id="workbench" data-chat="\(PageHTML.escape(chat))"\(axe ? " data-axe" : "")><p class="opening">Opening the samples…</p></main>
+            """, attributes: " class=\"workbench\"", script: "workbench.js", say: .english)
     }
 
     /// The start page: `user`'s conversations, newest first, and a form to open a jump URL.
@@ -134,7 +166,9 @@ public enum WebDocument {
     ///
     /// `textLimit` is what the store takes of a text message, in bytes of its JSON: the page
     /// refuses a longer one at once, keeping it in the input (the worker would refuse it too).
-    public static func chat(page id: String, url: String, dev: Bool = false, textLimit: Int = 64 * 1024, say: WebLanguage = .english) -> String {
+    ///
+    /// `frame`: the workbench's frame of it (``Frame``): no way back, one message alone.
+    public static func chat(page id: String, url: String, dev: Bool = false, textLimit: Int = 64 * 1024, say: WebLanguage = .english, frame: Frame? = nil) -> String {
         let toggle = dev ? "<label class=\"dev-toggle\"><input type=\"checkbox\" data-dev-toggle checked> " + say("Developer view") + "</label>" : ""
         return document(title: "imhost · chat", body: """
             <nav class="back"><a href="/">\(say("← Chats"))</a>\(toggle)<button type="button" class="notices-open" aria-controls="notice-dialog" hidden>\(say("Notices")) <span class="count"></span></button>\(notifySettings(say))</nav>
@@ -143,7 +177,8 @@ public enum WebDocument {
             <div id="announce" class="visually-hidden" aria-live="polite" aria-atomic="true"></div>
             <dialog id="notice-dialog" aria-labelledby="notice-title"><h2 id="notice-title">\(say("Notices"))</h2><ol id="notice-log"></ol>
             <form method="dialog"><button>\(say("Close"))</button></form></dialog>
-            """, attributes: dev ? " class=\"chat dev-on\" data-dev" : " class=\"chat\"", page: id, say: say)
+            """, attributes: " class=\"chat" + (dev ? " dev-on" : "") + (frame != nil ? " framed" : "") + "\"" + (dev ? " data-dev" : "")
+                + (frame?.only.map { " data-only=\"\($0)\"" } ?? ""), page: id, scheme: frame?.scheme, say: say)
     }
 
     /// The page for a request refused or not found, when a person's browser asked for a page:

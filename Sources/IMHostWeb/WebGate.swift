@@ -91,7 +91,10 @@ public struct WebGate: Sendable {
     static func destinations(_ method: String, _ path: String) -> Set<String> {
         if method != "GET" && method != "HEAD" { return ["empty"] }
         switch path {
-        case "/", "/chat": return ["document"]
+        case "/": return ["document"]
+        // A chat may be a frame of the workbench's page (`imhost preview`); elsewhere its
+        // headers forbid framing.
+        case "/chat": return ["document", "iframe"]
         case "/events": return ["empty"]
         case "/photo": return ["image"]
         // A voice message's recording, for the page's <audio> player only.
@@ -145,12 +148,16 @@ public struct WebGate: Sendable {
 
     /// Headers every page carries: a Content-Security-Policy that allows this server's own script
     /// and style and nothing else (no inline script, no other host), and no caching or sniffing.
-    public static func pageHeaders(csp: Bool = true) -> [(String, String)] {
+    ///
+    /// `framing`: pages may be framed by this server's own pages, and frame them (the
+    /// workbench's, `imhost preview`); otherwise no page is framed anywhere.
+    public static func pageHeaders(csp: Bool = true, framing: Bool = false) -> [(String, String)] {
         var headers = [("Cache-Control", "no-store"), ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer"),
-                       ("X-Frame-Options", "DENY")]
+                       ("X-Frame-Options", framing ? "SAMEORIGIN" : "DENY")]
         if csp {
+            let frames = framing ? "frame-src 'self'; frame-ancestors 'self'" : "frame-ancestors 'none'"
             headers.append(("Content-Security-Policy",
-                            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; media-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"))
+                            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; media-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; " + frames))
         }
         return headers
     }

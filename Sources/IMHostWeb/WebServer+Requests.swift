@@ -49,7 +49,14 @@ extension WebServer {
         case ("GET", "/search"):
             return search(request.argument("q") ?? "", say: language(of: request))
         case ("GET", "/chat"):
-            return open(request.argument("url") ?? "", session: request.cookie(gate.cookieName) ?? "", say: language(of: request))
+            return open(request.argument("url") ?? "", session: request.cookie(gate.cookieName) ?? "", say: language(of: request),
+                        frame: workbench == nil ? nil : WebDocument.Frame(request))
+        case ("GET", "/workbench"):
+            guard let workbench else { return .text(404, "not found: this server has no workbench (imhost preview serves one)\n") }
+            return html(WebDocument.workbench(chat: workbench.chat, axe: workbench.axe != nil))
+        case ("GET", "/workbench/axe.js"):
+            guard let axe = workbench?.axe else { return .text(404, "not found: axe-core is not on this machine\n") }
+            return HTTPReply(status: 200, headers: [("Content-Type", "text/javascript; charset=utf-8"), ("Cache-Control", "private, max-age=3600")], body: .bytes(axe))
         case ("GET", "/events"):
             return events(request)
         case ("POST", let path) where path.hasPrefix("/stream/") && (path.hasSuffix("/watch") || path.hasSuffix("/unwatch")):
@@ -89,17 +96,18 @@ extension WebServer {
     }
 
     private func html(_ text: String, status: Int = 200) -> HTTPReply {
-        HTTPReply(status: status, headers: [("Content-Type", "text/html; charset=utf-8")] + WebGate.pageHeaders(csp: csp), body: .bytes(Array(text.utf8)))
+        HTTPReply(status: status, headers: [("Content-Type", "text/html; charset=utf-8")] + WebGate.pageHeaders(csp: csp, framing: workbench != nil),
+                  body: .bytes(Array(text.utf8)))
     }
 
     /// A page for the chat a jump URL names: the tab gets the frame, and the page by its
     /// stream; the page's worker starts when the stream opens (``start(_:)``), never for a
     /// request that cannot show it. A chat already open in another window or tab is the same
     /// page: one worker draws it, and every tab gets what changes.
-    private func open(_ url: String, session: String, say: WebLanguage) -> HTTPReply {
+    private func open(_ url: String, session: String, say: WebLanguage, frame: WebDocument.Frame? = nil) -> HTTPReply {
         guard !url.isEmpty else { return .text(400, "refused: no jump URL; open /chat?url=im://chat?rootCateID=...&peer=...\n") }
         if let open = pages.values.first(where: { $0.url == url && !$0.ended }) {
-            return html(WebDocument.chat(page: open.id, url: url, dev: dev, textLimit: config.limits.payloadBytes, say: open.say))
+            return html(WebDocument.chat(page: open.id, url: url, dev: dev, textLimit: config.limits.payloadBytes, say: open.say, frame: frame))
         }
         let live = pages.values.filter { $0.session == session && $0.streams.contains { !$0.shared } }.count
         guard live < Self.livePagesPerBrowser else {
@@ -110,7 +118,7 @@ extension WebServer {
         for page in waiting.prefix(max(0, waiting.count - Self.waitingPages + 1)) { pages[page.id] = nil }
         let id = String(WebGate.randomSecret().prefix(16))
         pages[id] = Page(id: id, session: session, url: url, say: say)
-        return html(WebDocument.chat(page: id, url: url, dev: dev, textLimit: config.limits.payloadBytes, say: say))
+        return html(WebDocument.chat(page: id, url: url, dev: dev, textLimit: config.limits.payloadBytes, say: say, frame: frame))
     }
 
     /// Why a new chat is refused, when `config.web.maxPages` pages run and every one is watched;
@@ -156,6 +164,8 @@ extension WebServer {
             // The pages its tabs showed as it opened come with it (`&watch=PAGE`): drawn without
             // waiting for the tab to hear "joined" and ask.
             for page in request.query where page.name == "watch" { watch(page.value, on: stream) }
+        } else if request.argument("workbench") != nil {
+            if let refused = workbenchStream(stream) { return refused }
         } else if request.argument("list") != nil {
             let say = language(of: request)
             listStreams.append((stream, say))

@@ -91,6 +91,13 @@ package final class WebServer {
     let dev: Bool
     /// `--lang`: the language every page speaks; `nil`: each browser's own (`Accept-Language`).
     let language: WebLanguage?
+    /// The line author's workbench, when this server serves one (`imhost preview`): its chat
+    /// pages may then be framed by its own page.
+    package var workbench: Workbench?
+    /// Called at every turn of the loop, at least every ``stepMilliseconds`` (`imhost preview`
+    /// looks at the line's build there).
+    package var onStep: (() -> Void)?
+    package var stepMilliseconds: Int32 = 500
 
     /// Seconds a page whose tab went away is kept, for the tab to come back (a reload).
     static let orphanSeconds: UInt64 = 30
@@ -216,7 +223,7 @@ package final class WebServer {
     private func waits() -> ([pollfd], Int32) {
         var polls = ([http.descriptor] + pages.values.map(\.link.outputWake.read)).filter { $0 >= 0 }
             .map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-        var wait: Int32 = 500
+        var wait: Int32 = min(500, stepMilliseconds)
         if let courier = host.courier {
             polls += courier.readable.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
             polls += courier.writable.map { pollfd(fd: $0, events: Int16(POLLOUT), revents: 0) }
@@ -242,6 +249,7 @@ package final class WebServer {
         }
         spares.keep(pageWaiting: pages.values.contains { $0.started && !$0.ended && $0.view == nil })
         tidy()
+        onStep?()
         http.service()
         sayDropped()
     }
@@ -331,6 +339,7 @@ package final class WebServer {
                 // Every tab showing the page has the last drawing: what changed goes, by message.
                 let last = page.view
                 page.view = view
+                drawn(page)
                 guard !page.streams.isEmpty else { break }
                 // A page drawn the first time says where its peer stands.
                 if last == nil, let json = seenJSON(view.conversation) { for watcher in page.streams { watcher.send("seen", data: json) } }
@@ -369,6 +378,8 @@ package final class WebServer {
             case .diagnostic(let text):
                 notify(page, WebWords.Notice(text: nil, dev: text.trimmingSpaces, alert: false))
                 output.err(text)
+            case .replaced:
+                replaced(page)
             case .ended(let code):
                 page.ended = true
                 let ended = WebWords.Notice(text: page.say("This chat stopped. Open it again from your chats."), dev: "the chat's worker ended (exit \(code))", alert: code != 0)
@@ -394,7 +405,8 @@ package final class WebServer {
         let now = Clock.monotonic()
         if now - lastHeartbeat > Self.heartbeatSeconds * 1_000_000_000 {
             lastHeartbeat = now
-            for stream in listStreams.map(\.stream) + sharedStreams.values + pages.values.flatMap(\.streams).filter({ !$0.shared }).map(\.stream) { stream.heartbeat() }
+            for stream in listStreams.map(\.stream) + sharedStreams.values + pages.values.flatMap(\.streams).filter({ !$0.shared }).map(\.stream)
+                + (workbench?.streams ?? []) { stream.heartbeat() }
         }
         listStreams.removeAll { Self.gone($0.stream) }
         sharedStreams = sharedStreams.filter { !Self.gone($0.value) }

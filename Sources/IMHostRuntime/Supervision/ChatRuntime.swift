@@ -115,9 +115,10 @@ package final class ChatRuntime {
     package func finish(signal: Int32? = nil) -> Int32 { supervisor.finish(signal: signal) }
 
     /// Moves the work to a new worker (a line's new build); returns an exit code when the work
-    /// is over.
-    package func replaceWorker() -> Int32? {
-        handle(supervisor.replaceWorker())
+    /// is over. `between` runs once the old worker has ended and said all it had to, before the
+    /// new one starts.
+    package func replaceWorker(between: () -> Void = {}) -> Int32? {
+        handle(supervisor.replaceWorker(between: between))
     }
 
     private func recordOpenChat() {

@@ -199,8 +199,10 @@ package final class Supervisor {
     /// Moves the chat to a new worker, which reopens it where this one is (a line's new build is
     /// installed): the old one is ended as ``finish(signal:)`` ends it. Not a crash: nothing is
     /// recorded or counted toward the restart limit, and no command is replayed.
-    package func replaceWorker() -> Outcome {
+    package func replaceWorker(between: () -> Void = {}) -> Outcome {
         finish()
+        // What the old worker said is all passed on by now: what comes next is the new one's.
+        between()
         return launch()
     }
 

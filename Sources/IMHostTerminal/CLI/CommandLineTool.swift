@@ -15,8 +15,8 @@ public enum CommandLineTool {
     static let commands: [Command] = [
         ChatCommand.command, StoreCommands.chats, PlayCommand.demo, OpenCommand.command, PlayCommand.command, PluginsCommand.command,
         QuarantineCommand.command, RouteCommand.command, StoreCommands.search, StoreCommands.store, NewLineCommand.command, BrokerCommand.command, SyncCommand.command,
-        FleetCommand.command, ReportsCommand.command, WebCommand.command,
-        WorkerCommand.command, ScanCommand.command, DecodePhotoCommand.command, CommandHelp.command,
+        FleetCommand.command, ReportsCommand.command, WebCommand.command, PreviewCommand.command,
+        WorkerCommand.command, ScanCommand.command, SamplesCommand.command, DecodePhotoCommand.command, CommandHelp.command,
     ]
 
     /// Refuses an argument whose bytes are not UTF-8, showing them (`\xFF`); the usage exit code.

@@ -64,6 +64,12 @@ public struct PageRenderer {
         return lines.map { $0.trailingSpacesRemoved }.joined(separator: "\n") + "\n"
     }
 
+    /// Draws one message of a page as its cell: the meta line and the bubble (the workbench's
+    /// terminal drawing of a sample).
+    public func render(message: PageView.Message) -> String {
+        cell(message).map { $0.trailingSpacesRemoved }.joined(separator: "\n") + "\n"
+    }
+
     /// Draws a chat page at this renderer's width.
     public func render(_ page: ChatPage) throws -> String {
         render(try page.view(width: width))

@@ -823,6 +823,14 @@ function chatPage(root) {
     countUnseen();
   });
   events.addEventListener("page", () => arrivedWhileAway());
+  // A frame of the workbench (imhost preview) shows one message of the page alone: data-only.
+  const only = document.body.dataset.only;
+  const showOnly = () => {
+    if (!only) return;
+    for (const message of root.querySelectorAll(".message")) message.hidden = message.dataset.number !== only;
+  };
+  events.addEventListener("page", showOnly);
+  events.addEventListener("change", showOnly);
   events.addEventListener("change", (event) => {
     const ops = JSON.parse(event.data);
     applyChanges(root, ops);
