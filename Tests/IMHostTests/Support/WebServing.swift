@@ -101,12 +101,24 @@ extension Workspace {
     /// stores a scenario's `receive` (with `photos`, the pictures it carries): how a test has a
     /// message arrive on a page, which has no verb for it (a typed "/recv" is text).
     func receive(_ key: String, _ payload: String, in chat: String = houseChatURL, photos: [String] = []) throws {
+        try receive([Arrival(key: key, payload: payload, photos: photos)], in: chat)
+    }
+
+    /// A message to store as received: its key, its payload (JSON) and the pictures it carries.
+    struct Arrival {
+        var key: String
+        var payload: String
+        var photos: [String] = []
+    }
+
+    /// Stores `arrivals` from the peer of `chat`, in order, with one `imhost play`.
+    func receive(_ arrivals: [Arrival], in chat: String) throws {
         let scenario = root + "/receive-\(UUID().uuidString).json"
-        let pictures = photos.map { "\"\($0)\"" }.joined(separator: ",")
-        try """
-            [ { "open": "\(chat)" },
-              { "receive": "\(key)", "payload": \(payload), "photos": [\(pictures)] } ]
-            """.write(toFile: scenario, atomically: true, encoding: .utf8)
+        let steps = arrivals.map { arrival in
+            let pictures = arrival.photos.map { "\"\($0)\"" }.joined(separator: ",")
+            return #"{ "receive": "\#(arrival.key)", "payload": \#(arrival.payload), "photos": [\#(pictures)] }"#
+        }
+        try "[ { \"open\": \"\(chat)\" },\n  \(steps.joined(separator: ",\n  ")) ]\n".write(toFile: scenario, atomically: true, encoding: .utf8)
         let played = try imhost(["play", scenario, "--data", data], in: self)
         #expect(played.status == 0, "\(played.stdout)\(played.stderr)")
     }
