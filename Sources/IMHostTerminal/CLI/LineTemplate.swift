@@ -184,6 +184,13 @@ struct LineTemplate {
                 button == "open" ? open(note, context: context) : .ignored
             }
 
+            /// Examples of the card, each named: what `imhost preview` (the workbench) draws, and
+            /// `imhost plugins --samples` checks. One for each way the card looks.
+            var samples: [MessageSample<Note>] {
+                [MessageSample("short", Note(id: "n1", text: "Hello from \(type)")),
+                 MessageSample("long text", Note(id: "n2", text: "A note long enough to wrap on a phone, to see how the card takes it"))]
+            }
+
             private func open(_ note: Note, context: ChatContext) -> TapResult {
                 switch context.open("\(id)://note/\\(note.id)") {
                 case .opened(let what): return .handled("opened \\(what)")

@@ -55,8 +55,18 @@ function checkDrawn(frame, number, list, again) {
   const win = frame.contentWindow, doc = frame.contentDocument;
   const run = () => {
     const target = doc.getElementById("m" + number);
-    if (!target) return setTimeout(again, 250);
-    win.axe.run(target, { resultTypes: ["violations"] }).then((results) => {
+    // axe runs once at a time in a window (it throws, not rejects, when asked meanwhile).
+    if (!target || frame.dataset.axeRunning) return setTimeout(again, 250);
+    frame.dataset.axeRunning = "yes";
+    const over = () => { delete frame.dataset.axeRunning; };
+    let running;
+    try {
+      running = win.axe.run(target, { resultTypes: ["violations"] });
+    } catch (refused) {
+      over();
+      return setTimeout(again, 500);
+    }
+    running.finally(over).then((results) => {
       let item = list.querySelector("[data-frame='" + frame.dataset.scheme + "']");
       if (!item) { item = element("li"); item.dataset.frame = frame.dataset.scheme; list.append(item); }
       item.className = results.violations.length ? "bad" : "ok";
@@ -116,7 +126,8 @@ function fill(section, sample, axe) {
     return;
   }
   const list = section.querySelector(".findings.axe");
-  for (const frame of section.querySelectorAll("iframe.phone")) check(frame, sample.number, list);
+  // Later, and on its own: nothing a check meets stops the laying out.
+  for (const frame of section.querySelectorAll("iframe.phone")) setTimeout(() => check(frame, sample.number, list), 0);
 }
 
 function show(main, state) {

@@ -69,6 +69,8 @@ struct BrokenBuilder: MessageBuilder {
         MessageModel(content: content, card: MessageCard(title: content.text, buttons: [CardButton(id: "do it", label: "Do it")]),
                      layout: layout)
     }
+    /// What `imhost plugins --samples` and the workbench refuse, saying where.
+    var samples: [MessageSample<Content>] { [MessageSample("a space in an id", Content(text: "Do this"))] }
 }
 
 final class TasksPage: CarrierPage {

@@ -74,6 +74,8 @@ struct BombBuilder: MessageBuilder {
         Misbehaviour.at("builder")
         return MessageModel(content: content, lines: layout.wrap("💣 " + content.text))
     }
+    /// Drawn by `imhost plugins --samples` and the workbench: crashes with the builder.
+    var samples: [MessageSample<Content>] { [MessageSample("ticking", Content(text: "tick"))] }
 }
 
 struct NoteBuilder: MessageBuilder {
