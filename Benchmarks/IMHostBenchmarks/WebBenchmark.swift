@@ -398,8 +398,13 @@ final class WebClient {
 
     /// A page's event stream, open.
     func events(page: String) throws -> EventReader {
+        try stream("/events?page=\(page)")
+    }
+
+    /// The event stream at `path`, open.
+    func stream(_ path: String) throws -> EventReader {
         let fd = try Self.connect(port)
-        let text = "GET /events?page=\(page) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nCookie: \(cookie)\r\nAccept: text/event-stream\r\n\r\n"
+        let text = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nCookie: \(cookie)\r\nAccept: text/event-stream\r\n\r\n"
         _ = text.withCString { write(fd, $0, strlen($0)) }
         return EventReader(fd: fd)
     }

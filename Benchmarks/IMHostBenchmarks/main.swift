@@ -25,6 +25,7 @@ let sections: [(name: String, run: () throws -> [Row])] = [
     ("scale", { try ScaleBenchmark.run(folder: scratch + "/scale") }),
     ("fleet", { try FleetBenchmark.run(folder: scratch + "/fleet") }),
     ("web", { try WebBenchmark.run(folder: scratch + "/web") }),
+    ("preview", { [try PreviewBenchmark.rebuild(folder: scratch + "/preview")] }),
 ]
 // `imhost-bench converter bus` runs only those sections; no arguments runs them all.
 let chosen = Set(CommandLine.arguments.dropFirst())
