@@ -185,6 +185,21 @@ extension BrowserSuites {
             #expect(try browser.waitFor("#page header.title.legacy") != nil)
             try take(browser, "crash-reopened.png", width: 700)
         }
+
+        @Test("workbench.png: the house line's samples in imhost preview, each at a phone's and a desktop's width, light and dark, with the terminal's drawing and what the checks found")
+        func workbench() throws {
+            let workspace = try Workspace()
+            let library = workspace.root + "/libHouse.so"
+            try FileManager.default.copyItem(atPath: BuildProducts.library("House"), toPath: library)
+            let preview = try Previewing(["--library", library], in: workspace.root)
+            let browser = try Browser()
+            try browser.view(width: 1600, height: 1300)
+            try browser.navigate(preview.url)
+            // Every frame drawn, and axe done with each sample, light and dark.
+            #expect(try browser.waitUntil("document.querySelectorAll('.findings.axe li').length === 6", timeout: 60))
+            #expect(try browser.waitUntil("Array.from(document.querySelectorAll('section.sample:not(.chat) iframe')).every(f => f.contentDocument && f.contentDocument.querySelector('.message:not([hidden]) .card'))"))
+            try take(browser, "workbench.png", width: 1600)
+        }
     }
 }
 

@@ -23,11 +23,16 @@ function element(tag, className, text) {
 
 // A frame is as tall as what it shows (its body's height: the root's scroll height is never
 // less than the frame's own, so it could only grow).
-function fit(frame) {
+// A desktop frame is shown at half its size: its box beside it is as tall as it shows.
+function fit(frame, box) {
   frame.addEventListener("load", () => {
     const body = frame.contentDocument && frame.contentDocument.body;
     if (!body) return;
-    const resize = () => { frame.style.height = Math.max(48, Math.ceil(body.getBoundingClientRect().height)) + "px"; };
+    const resize = () => {
+      const height = Math.max(48, Math.ceil(body.getBoundingClientRect().height));
+      frame.style.height = height + "px";
+      if (box) box.style.height = Math.ceil(height / 2) + 2 + "px";
+    };
     new ResizeObserver(resize).observe(body);
     resize();
   });
@@ -92,18 +97,28 @@ function row(main, chat, sample) {
   section.append(heading, element("ul", "findings rules"));
   const row = element("div", "views");
   for (const view of views) {
-    const figure = element("figure");
+    const figure = element("figure", view.width);
     const frame = element("iframe", view.width);
     frame.title = sample.name + ", " + view.name.toLowerCase();
     frame.dataset.scheme = view.scheme;
-    fit(frame);
     frame.src = "/chat?url=" + encodeURIComponent(chat) + "&only=" + sample.number + "&scheme=" + view.scheme;
-    figure.append(element("figcaption", "", view.name), frame);
+    if (view.width === "desktop") {
+      const box = element("div", "half");
+      box.append(frame);
+      fit(frame, box);
+      figure.append(element("figcaption", "", view.name + " (1280 px, at half size)"), box);
+    } else {
+      fit(frame);
+      figure.append(element("figcaption", "", view.name + " (375 px)"), frame);
+    }
     row.append(figure);
+    // The terminal's drawing after the phones, the desktops on a row of their own.
+    if (view.name === "Phone · dark") {
+      const terminal = element("figure", "terminal");
+      terminal.append(element("figcaption", "", "Terminal"), element("pre", "terminal"));
+      row.append(terminal);
+    }
   }
-  const terminal = element("figure");
-  terminal.append(element("figcaption", "", "Terminal"), element("pre", "terminal"));
-  row.append(terminal);
   section.append(row, element("ul", "findings axe"));
   return section;
 }
