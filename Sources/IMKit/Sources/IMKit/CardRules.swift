@@ -2,7 +2,7 @@
 /// `buttons[2].id`, with what is wrong there. Since IMKit 1.4.
 ///
 /// The host checks every card a builder makes (``MessageCard/ruleErrors()``): a card that breaks
-/// a rule shows as a placeholder saying the first error, in the chat, in `imhost plugins` (for
+/// a rule shows as a placeholder saying the first error, in the chat, in `imhost plugins --samples` (for
 /// the line's samples) and in the workbench (`imhost preview`). Check your own cards in a test:
 ///
 /// ```swift

@@ -81,7 +81,7 @@ public protocol MessageBuilder: Sendable {
     func didSubmit(_ button: String, values: CardValues, content: Content, message: ShownMessage, context: ChatContext) -> TapResult
 
     /// Examples of this key's content, each with a name: what the workbench (`imhost preview`)
-    /// and `imhost plugins` draw and check, with no chat and no peer. Give one for each way the
+    /// and `imhost plugins --samples` draw and check, with no chat and no peer. Give one for each way the
     /// card looks (available, reserved, let; with and without a photo). Default: none. Since IMKit 1.4.
     var samples: [MessageSample<Content>] { get }
 }
