@@ -121,21 +121,21 @@ enum ClusterBenchmark {
             client.connect()
             clients.append(client)
         }
-        // A host's four subscriptions: its inbox, its presence record, what its other devices
-        // say to it alone, and the fleet configuration (on NATS, a JetStream consumer each).
+        // A host's subscriptions, as its connection makes them (Topic.subscriptions):
+        // its inbox, its presence record, what its other devices say to it alone, and the fleet
+        // configuration (on NATS, a JetStream consumer each that is QoS 1).
         var subscribed = 0
+        let made = Topic.subscriptions(user: "s0", device: nil).count
         try ScaleBenchmark.pump(clients, { index, event in
             switch event {
             case .connected:
-                let own = "imhost/u/s\(index)/from/s\(index)"
-                _ = clients[index].subscribe("imhost/u/s\(index)/from/+", retained: false)
-                _ = clients[index].subscribe(own, retained: true)
-                _ = clients[index].subscribe(own + "/~", retained: false)
-                _ = clients[index].subscribe("imhost/fleet/config", retained: true)
+                for subscription in Topic.subscriptions(user: "s\(index)", device: nil) {
+                    _ = clients[index].subscribe(subscription.filter, qos: subscription.qos, retained: subscription.retained)
+                }
             case .subscribed: subscribed += 1
             default: break
             }
-        }, until: { subscribed == 4 * sessions })
+        }, until: { subscribed == made * sessions })
         figures.cpuPerSession = (broker.cpu - sessionCPUBefore) / Double(sessions)
         figures.bytesPerSession = Double(broker.kiB - memoryBefore) * 1024 / Double(sessions)
         for client in clients { client.disconnect() }

@@ -37,9 +37,11 @@ package protocol BrokerClient: AnyObject {
     /// Publishes at QoS 0, never retained: nothing answers it, no broker stores it, and a client
     /// away does not get it later. Returns whether it was handed over.
     func publishOnce(topic: String, payload: [UInt8]) -> Bool
-    /// Subscribes at QoS 1. Returns the id its answer names. `retained`: whether what the topic
-    /// retains comes when the subscription is made.
-    func subscribe(_ topic: String, retained: Bool) -> Result<Int32, BrokerClientFailure>
+    /// Subscribes at QoS `qos` (1: what comes while the session's client is away waits for it;
+    /// 0: only what comes while it is connected, which on a NATS cluster makes no JetStream
+    /// consumer). Returns the id its answer names. `retained`: whether what the topic retains
+    /// comes when the subscription is made.
+    func subscribe(_ topic: String, qos: Int32, retained: Bool) -> Result<Int32, BrokerClientFailure>
     /// Says goodbye and closes the connection; the session stays on the broker.
     func disconnect()
     /// Descriptors to wait on for reading.
@@ -63,6 +65,10 @@ package protocol BrokerClient: AnyObject {
 }
 
 extension BrokerClient {
+    /// Subscribes at QoS 1.
+    package func subscribe(_ topic: String, retained: Bool = false) -> Result<Int32, BrokerClientFailure> {
+        subscribe(topic, qos: 1, retained: retained)
+    }
     /// A client without QoS 0 (the fake) publishes at QoS 1, and forgets the answer.
     package func publishOnce(topic: String, payload: [UInt8]) -> Bool {
         if case .success = publish(topic: topic, payload: payload, retain: false) { true } else { false }

@@ -211,23 +211,22 @@ final class BrokerConnection {
         link.setOnline(online)
     }
 
-    /// Subscribes a new connection: the inbox, the presence record, the fleet configuration;
-    /// and claims the session and reports the host's status.
+    /// Subscribes a new connection as ``Topic/subscriptions(user:device:)`` says: the inbox, the
+    /// presence record, the device's own topic, the fleet configuration; and claims the session
+    /// and reports the host's status.
     private func subscribe() {
         if claim.connected() { publishPresence() }
-        link.subscribeInbox()
-        // The presence record the broker retains there (the inbox's subscription takes no
-        // retained message): before the probe, whose SUBACK comes later.
-        _ = link.subscribe(presenceTopic, retained: true)
-        // What the user's other devices say to this one alone: the first device's is below the
-        // presence record's topic (another device's is that topic).
-        if device == nil { _ = link.subscribe(deviceTopic, retained: false) }
-        // The fleet configuration, with what the broker retains of it. Subscribed after the
-        // inbox, so the probe (sent when the inbox is subscribed) comes back after it.
-        if let id = link.subscribe(Topic.fleetConfig.name, retained: true) {
-            online?.fleet = (id, nil)
-        } else {
-            fleetSettled = true
+        for subscription in Topic.subscriptions(user: user, device: device) {
+            switch subscription.kind {
+            case .inbox: link.subscribeInbox()
+            case .presence, .device: _ = link.subscribe(subscription.filter, qos: subscription.qos, retained: subscription.retained)
+            case .fleet:
+                if let id = link.subscribe(subscription.filter, qos: subscription.qos, retained: subscription.retained) {
+                    online?.fleet = (id, nil)
+                } else {
+                    fleetSettled = true
+                }
+            }
         }
         reportFleetStatus()
     }

@@ -185,10 +185,10 @@ final class BrokerLink {
         }
     }
 
-    /// Subscribes at QoS 1 (`retained`: with what the filter retains); its id, or `nil` when the
-    /// connection cannot take it now. `awaited`: its answer is waited for as a publish's is.
-    func subscribe(_ filter: String, retained: Bool, awaited: Bool = false) -> Int32? {
-        guard case .online(let client, _) = state, case .success(let id) = client.subscribe(filter, retained: retained) else { return nil }
+    /// Subscribes at QoS `qos` (`retained`: with what the filter retains); its id, or `nil` when
+    /// the connection cannot take it now. `awaited`: its answer is waited for as a publish's is.
+    func subscribe(_ filter: String, qos: Int32 = 1, retained: Bool, awaited: Bool = false) -> Int32? {
+        guard case .online(let client, _) = state, case .success(let id) = client.subscribe(filter, qos: qos, retained: retained) else { return nil }
         if awaited {
             let now = clock()
             update {

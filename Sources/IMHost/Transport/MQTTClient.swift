@@ -374,17 +374,17 @@ package final class MQTTClient: BrokerClient {
         return true
     }
 
-    /// Subscribes at QoS 1. Returns the message id ``BrokerEvent/subscribed(id:_:)`` names.
-    /// `retained`: whether the broker sends what is retained on the topic when the subscription
-    /// is made (MQTT 5 retain handling; an inbox takes none: a retained message planted there
-    /// would come again at every connect).
-    package func subscribe(_ topic: String, retained: Bool = false) -> Result<Int32, Failure> {
+    /// Subscribes at QoS `qos` (0 or 1). Returns the message id ``BrokerEvent/subscribed(id:_:)``
+    /// names. `retained`: whether the broker sends what is retained on the topic when the
+    /// subscription is made (MQTT 5 retain handling; an inbox takes none: a retained message
+    /// planted there would come again at every connect).
+    package func subscribe(_ topic: String, qos: Int32, retained: Bool) -> Result<Int32, Failure> {
         guard state == .connected else { return .failure(Failure(description: "not connected")) }
         var id: Int32 = 0
         // Not "no local": a host's own publishes to a topic it reads (its probe) come back, as
         // the topic is its inbox.
         let options = retained ? 0 : Int32(MQTT_SUB_OPT_SEND_RETAIN_NEVER.rawValue)
-        let code = mosquitto_subscribe_v5(handle.pointer, &id, topic, 1, options, nil)
+        let code = mosquitto_subscribe_v5(handle.pointer, &id, topic, qos, options, nil)
         guard code == MOSQ_ERR_SUCCESS.rawValue else { return .failure(Failure(description: Self.describe(code))) }
         return .success(id)
     }

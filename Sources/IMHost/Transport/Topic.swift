@@ -144,3 +144,42 @@ extension Topic {
         package var description: String { name }
     }
 }
+
+extension Topic {
+    /// A subscription a host's session holds.
+    package struct Subscription: Sendable, Equatable {
+        package enum Kind: Sendable { case inbox, presence, device, fleet }
+        package var kind: Kind
+        package var filter: String
+        /// 1: what comes while the host is away waits for it in its session (on a NATS cluster,
+        /// a JetStream consumer kept on as many nodes as `consumer_replicas`); 0: only what comes
+        /// while it is connected (no consumer).
+        package var qos: Int32
+        /// Whether what the broker retains there comes as the subscription is made.
+        package var retained: Bool
+    }
+
+    /// What a host's session of `user` (its device `device`, `nil` for the first) subscribes, in
+    /// order. QoS 1 where what comes while the host is away must wait for it: the inbox
+    /// (messages, receipts, its other devices' copies and catch-up questions) and the device's
+    /// own topic (their answers to its catch-up: devices that are never connected at once still
+    /// catch up, each answer waiting for the next connect). QoS 0, which keeps nothing for an
+    /// absent host (on a NATS cluster, no JetStream consumer), where what matters is retained and
+    /// comes again at every connect:
+    /// - the first device's presence record (another device's record is its own topic, which
+    ///   is QoS 1 for the answers), before the probe, whose SUBACK comes later (the inbox's
+    ///   subscription takes no retained message);
+    /// - the fleet configuration, subscribed after the inbox so the probe (sent when the inbox is
+    ///   subscribed) comes back after it.
+    package static func subscriptions(user: String, device: String?) -> [Subscription] {
+        var list = [Subscription(kind: .inbox, filter: Topic.Filter.inbox(of: user).name, qos: 1, retained: false)]
+        if let device {
+            list.append(Subscription(kind: .presence, filter: Topic.device(user: user, device: device).name, qos: 1, retained: true))
+        } else {
+            list.append(Subscription(kind: .presence, filter: Topic.inbox(to: user, from: user).name, qos: 0, retained: true))
+            list.append(Subscription(kind: .device, filter: Topic.device(user: user, device: nil).name, qos: 1, retained: false))
+        }
+        list.append(Subscription(kind: .fleet, filter: Topic.fleetConfig.name, qos: 0, retained: true))
+        return list
+    }
+}

@@ -62,7 +62,8 @@ final class FakeBroker {
     private var retained: [String: [UInt8]] = [:]
 
     private struct Session {
-        var subscriptions: [String] = []
+        /// Each filter, and whether what comes on it while the user is away is queued (QoS 1).
+        var subscriptions: [(filter: String, queued: Bool)] = []
         var queued: [(topic: String, payload: [UInt8])] = []
         weak var client: FakeBrokerClient?
     }
@@ -100,9 +101,9 @@ final class FakeBroker {
         if !goodbye, let will = client.settings.will { publish(from: user, topic: will.topic, payload: will.payload, retain: true) }
     }
 
-    fileprivate func subscribe(_ client: FakeBrokerClient, _ filter: String, retained wanted: Bool) {
+    fileprivate func subscribe(_ client: FakeBrokerClient, _ filter: String, qos: Int32, retained wanted: Bool) {
         let user = client.settings.user
-        sessions[user]?.subscriptions.append(filter)
+        sessions[user]?.subscriptions.append((filter, qos > 0))
         guard wanted else { return }
         for (topic, payload) in retained.sorted(by: { $0.key < $1.key }) where Self.matches(filter, topic) && Self.mayRead(user, topic) {
             client.deliver(topic, payload, retained: true)
@@ -120,10 +121,10 @@ final class FakeBroker {
         }
         if retain { retained[topic] = payload.isEmpty ? nil : payload }
         if topic == Self.controlTopic, let answer = control?(payload) { publish(from: user, topic: topic + "/response", payload: answer, retain: false) }
-        for (name, session) in sessions where Self.mayRead(name, topic) && session.subscriptions.contains(where: { Self.matches($0, topic) }) {
+        for (name, session) in sessions where Self.mayRead(name, topic) && session.subscriptions.contains(where: { Self.matches($0.filter, topic) }) {
             if let client = session.client {
                 client.deliver(topic, payload, retained: false)
-            } else if session.queued.count < queueLimit {
+            } else if session.queued.count < queueLimit, session.subscriptions.contains(where: { $0.queued && Self.matches($0.filter, topic) }) {
                 sessions[name]?.queued.append((topic, payload))
             }
         }
@@ -216,7 +217,7 @@ final class FakeBrokerClient: BrokerClient {
         return .success(id)
     }
 
-    func subscribe(_ topic: String, retained: Bool) -> Result<Int32, BrokerClientFailure> {
+    func subscribe(_ topic: String, qos: Int32, retained: Bool) -> Result<Int32, BrokerClientFailure> {
         guard connected else { return .failure(BrokerClientFailure(description: "not connected")) }
         let id = takeID()
         guard !broker.frozen else { return .success(id) }
@@ -226,7 +227,7 @@ final class FakeBrokerClient: BrokerClient {
             return .success(id)
         }
         events.append(.subscribed(id: id, .taken))
-        broker.subscribe(self, topic, retained: retained)
+        broker.subscribe(self, topic, qos: qos, retained: retained)
         return .success(id)
     }
 
