@@ -133,24 +133,7 @@ enum PageThread {
 
     /// Starts the page's thread; returns false when no thread could be made.
     static func start(_ opening: Opening, link: PageLink) -> Bool {
-        let body = ThreadBody { run(opening, link: link) }
-        var thread = pthread_t()
-        let made = pthread_create(&thread, nil, { context in
-            Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue().run()
-            return nil
-        }, Unmanaged.passRetained(body).toOpaque())
-        if made != 0 {
-            Unmanaged.passUnretained(body).release()
-            return false
-        }
-        pthread_detach(thread)
-        return true
-    }
-
-    /// A thread's work, handed to pthread_create.
-    private final class ThreadBody: Sendable {
-        let run: @Sendable () -> Void
-        init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+        DetachedThread.start { run(opening, link: link) }
     }
 
     private static func run(_ opening: Opening, link: PageLink) {

@@ -56,12 +56,16 @@ public enum WebDocument {
         public var only: Int?
         public var scheme: Scheme?
 
-        /// From a chat's request: `&only=N&scheme=light|dark`; `nil` when it asks neither.
+        /// From a chat's request: `&only=N&scheme=light|dark`, or `&in=workbench` for the whole
+        /// chat (no way back: the workbench is around it); `nil` when it asks none.
         init?(_ request: HTTPRequest) {
             only = request.argument("only").flatMap(Int.init).flatMap { $0 > 0 ? $0 : nil }
             scheme = request.argument("scheme").flatMap(Scheme.init(rawValue:))
-            guard only != nil || scheme != nil else { return nil }
+            guard only != nil || scheme != nil || request.argument("in") == "workbench" else { return nil }
         }
+
+        /// One message alone, in a scheme: a sample's frame (the whole chat's is not).
+        var isSample: Bool { only != nil || scheme != nil }
     }
 
     /// The workbench's page (`imhost preview`): its script lays out the samples from the state
@@ -177,7 +181,7 @@ public enum WebDocument {
             <div id="announce" class="visually-hidden" aria-live="polite" aria-atomic="true"></div>
             <dialog id="notice-dialog" aria-labelledby="notice-title"><h2 id="notice-title">\(say("Notices"))</h2><ol id="notice-log"></ol>
             <form method="dialog"><button>\(say("Close"))</button></form></dialog>
-            """, attributes: " class=\"chat" + (dev ? " dev-on" : "") + (frame != nil ? " framed" : "") + "\"" + (dev ? " data-dev" : "")
+            """, attributes: " class=\"chat" + (dev ? " dev-on" : "") + (frame.map { $0.isSample ? " framed embedded" : " embedded" } ?? "") + "\"" + (dev ? " data-dev" : "")
                 + (frame?.only.map { " data-only=\"\($0)\"" } ?? ""), page: id, scheme: frame?.scheme, say: say)
     }
 

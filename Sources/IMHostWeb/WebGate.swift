@@ -25,6 +25,8 @@ public struct WebGate: Sendable {
     public let token: String
     /// The sessions given out, the newest last (a restarted server takes them up again).
     public private(set) var sessions: [String] = []
+    /// Whether a chat may be asked for as a frame (the workbench's, `imhost preview`).
+    public var framing = false
 
     public init(port: UInt16, token: String = WebGate.randomSecret(), sessions: [String] = []) {
         self.port = port
@@ -65,7 +67,7 @@ public struct WebGate: Sendable {
         guard request.header("Host") == "127.0.0.1:\(port)" else {
             return .refused(421, "refused: this server answers only http://127.0.0.1:\(port) (the Host header said otherwise); open the URL imhost web printed")
         }
-        if let refusal = Self.fetchRefusal(request) { return refusal }
+        if let refusal = Self.fetchRefusal(request, framing: framing) { return refusal }
         if request.method != "GET" && request.method != "HEAD" {
             guard request.header("Origin") == origin else {
                 return .refused(403, "refused: a change must come from this server's own pages (Origin \(origin)); open the URL imhost web printed")
@@ -88,13 +90,12 @@ public struct WebGate: Sendable {
     }
 
     /// What a browser may fetch each route as (`Sec-Fetch-Dest`).
-    static func destinations(_ method: String, _ path: String) -> Set<String> {
+    static func destinations(_ method: String, _ path: String, framing: Bool = false) -> Set<String> {
         if method != "GET" && method != "HEAD" { return ["empty"] }
         switch path {
         case "/": return ["document"]
-        // A chat may be a frame of the workbench's page (`imhost preview`); elsewhere its
-        // headers forbid framing.
-        case "/chat": return ["document", "iframe"]
+        // A chat is a frame of the workbench's page (`imhost preview`) only where there is one.
+        case "/chat": return framing ? ["document", "iframe"] : ["document"]
         case "/events": return ["empty"]
         case "/photo": return ["image"]
         // A voice message's recording, for the page's <audio> player only.
@@ -114,11 +115,11 @@ public struct WebGate: Sendable {
     /// Why the browser's own account of a request (Fetch Metadata) refuses it: made by another
     /// site's page (another port of this machine included), or as something its route does not
     /// serve (a chat loaded as an image). `nil` when it says nothing against it.
-    static func fetchRefusal(_ request: HTTPRequest) -> Verdict? {
+    static func fetchRefusal(_ request: HTTPRequest, framing: Bool = false) -> Verdict? {
         if let site = request.header("Sec-Fetch-Site"), site != "same-origin", site != "none" {
             return .refused(403, "refused: the browser says another site's page made this request (Sec-Fetch-Site); this server answers only its own pages: open the URL imhost web printed")
         }
-        if let destination = request.header("Sec-Fetch-Dest"), !destinations(request.method, request.path).contains(destination) {
+        if let destination = request.header("Sec-Fetch-Dest"), !destinations(request.method, request.path, framing: framing).contains(destination) {
             return .refused(403, "refused: the browser asked for this address as something it does not serve (Sec-Fetch-Dest); open the URL imhost web printed")
         }
         return nil

@@ -93,7 +93,11 @@ package final class WebServer {
     let language: WebLanguage?
     /// The line author's workbench, when this server serves one (`imhost preview`): its chat
     /// pages may then be framed by its own page.
-    package var workbench: Workbench?
+    package var workbench: Workbench? {
+        didSet { gate.framing = workbench != nil }
+    }
+    /// The command this server serves, as its words to the terminal begin.
+    var speaker: String { workbench == nil ? "imhost web: " : "imhost preview: " }
     /// Called at every turn of the loop, at least every ``stepMilliseconds`` (`imhost preview`
     /// looks at the line's build there).
     package var onStep: (() -> Void)?
@@ -267,7 +271,7 @@ package final class WebServer {
         guard let since = droppedSince, now - since >= 2_000_000_000, droppedSaidAt.map({ now - $0 >= 60_000_000_000 }) ?? true else { return }
         droppedSaidAt = now
         droppedSince = nil
-        output.diagnostic("imhost web: " + Self.words(dropped, seconds: http.headerSeconds))
+        output.diagnostic(speaker + Self.words(dropped, seconds: http.headerSeconds))
         dropped = ConnectionKeeper.Dropped()
     }
 
@@ -312,7 +316,7 @@ package final class WebServer {
                     for watcher in page.streams { watcher.send("seen", data: json) }
                 }
             case .notice(let notice):
-                output.diagnostic("imhost web: " + ConnectionWords.notice(notice))
+                output.diagnostic(speaker + ConnectionWords.notice(notice))
             case .fleet: break
             }
         }
@@ -361,7 +365,7 @@ package final class WebServer {
                             throw Photo.Refusal("it is not the picture the page's worker said it was", code: .sizeMismatch)
                         }
                     } catch {
-                        output.diagnostic("imhost web: line \(picture.line)'s picture \(TerminalText.safe(picture.name)) is not served: \(error)")
+                        output.diagnostic(speaker + "line \(picture.line)'s picture \(TerminalText.safe(picture.name)) is not served: \(error)")
                         continue
                     }
                     // By the path as the server reads it (percent-decoded), not as the page writes it.

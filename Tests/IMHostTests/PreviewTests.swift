@@ -7,8 +7,14 @@ final class Previewing {
     let process: RunningProcess
     let url: String
 
-    init(_ arguments: [String], in folder: String) throws {
-        process = try RunningProcess(BuildProducts.imhost, ["preview"] + arguments, in: folder)
+    /// The scratch folder it works in (`/tmp/imhost-play-PID-…`).
+    var scratch: String {
+        let prefix = "imhost-play-\(process.pid)-"
+        return ((try? FileManager.default.contentsOfDirectory(atPath: "/tmp")) ?? []).first { $0.hasPrefix(prefix) }.map { "/tmp/" + $0 } ?? "/nonexistent"
+    }
+
+    init(_ arguments: [String], in folder: String, environment: [String: String] = [:]) throws {
+        process = try RunningProcess(BuildProducts.imhost, ["preview"] + arguments, in: folder, environment: environment)
         guard process.waitFor("/workbench?token="),
               let match = process.stdout.firstMatch(of: /http:\/\/127\.0\.0\.1:\d+\/workbench\?token=[0-9a-f]+/) else {
             process.signal(SIGKILL)
@@ -155,7 +161,7 @@ struct SampleCheckTests {
 
         let text = try imhost(["plugins", "--samples"], in: workspace)
         #expect(text.status == 1, "a card that breaks a rule fails the check")
-        #expect(text.stdout.contains("samples: 3 drawn, every card keeps the card rules"), "\(text.stdout)")
+        #expect(text.stdout.contains("samples: 3, every card keeps the card rules"), "\(text.stdout)")
         #expect(text.stdout.contains(#"      tasks.broken "a space in an id": buttons[0].id: "do it" has a space"#), "\(text.stdout)")
 
         let json = try imhost(["plugins", "--samples", "--json"], in: workspace)
@@ -174,14 +180,53 @@ struct SampleCheckTests {
         let workspace = try Workspace.standard()
         try workspace.install("FixtureCrashy", as: "crashy.so")
         try workspace.writeConfig(Workspace.standardConfig.replacingOccurrences(of: #""jobs": { "enabled": true } }"#, with: #""jobs": { "enabled": true }, "crashy": {} }"#))
-        let calm = try imhost(["plugins", "--samples"], in: workspace)
-        #expect(calm.status == 0, "\(calm.stdout)")
+        // Names given twice, or holding a control character, are refused, each on its sample.
+        let calm = try imhost(["plugins", "--samples", "--json"], in: workspace)
+        #expect(calm.status == 1)
+        let drawn = try #require(try samples(of: "crashy", in: calm.stdout))
+        #expect(drawn.map { $0["name"] as? String } == ["ticking", "plain", "plain", "tab\there"])
+        #expect(drawn.map { $0["failure"] == nil } == [true, true, false, false], "\(drawn)")
+
+        // A crash costs its own sample: a new child draws the ones after it.
         let crashed = try imhost(["plugins", "--samples"], in: workspace, environment: ["IMHOST_CRASHY": "builder:segv"])
         #expect(crashed.status == 1)
         #expect(crashed.stdout.contains(#"crashy.bomb "ticking": drawing it crashed (SIGSEGV)"#), "\(crashed.stdout)")
+        #expect(crashed.stdout.contains("samples: 4, 3 with mistakes or not drawn"), "the samples after the crash are drawn: \(crashed.stdout)")
         #expect(crashed.stdout.contains("house        loaded"), "\(crashed.stdout)")
+        // One that never ends costs its own sample after its time, and the server's loop nothing.
+        let hung = try imhost(["plugins", "--samples", "--json"], in: workspace, environment: ["IMHOST_CRASHY": "builder:loop"])
+        let waited = try #require(try samples(of: "crashy", in: hung.stdout))
+        #expect((waited.first?["failure"] as? String)?.hasPrefix("drawing it took more than") == true, "\(waited)")
+        #expect(waited.count == 4)
         let plugins = try imhost(["plugins"], in: workspace)
         #expect(plugins.stdout.contains("crashy       loaded"), "a sample's crash is not held against the line: \(plugins.stdout)")
+    }
+
+    @Test("a build whose sample never ends is drawn off the server's loop: the workbench answers meanwhile, and the build is taken with that sample said")
+    func hangingSample() throws {
+        let workspace = try Workspace()
+        let library = workspace.root + "/libCrashy.so"
+        try FileManager.default.copyItem(atPath: BuildProducts.library("FixtureCrashy"), toPath: library)
+        // Every drawing of the bomb's sample never ends (the drawer is killed after its time).
+        let preview = try Previewing(["--library", library], in: workspace.root, environment: ["IMHOST_CRASHY": "builder:loop"])
+        let match = try #require(preview.url.firstMatch(of: /:(\d+)\/workbench\?token=([0-9a-f]+)/))
+        let port = Int(match.1)!
+        let signIn = try LoopbackHTTP.request(port: port, "GET", "/workbench?token=\(match.2)")
+        let cookie = try #require(signIn.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
+        try replaceBuild(library, with: BuildProducts.library("FixtureCrashy"))
+        // The new build is seen (it settles in 100 ms) and its bomb hangs its drawer for seconds:
+        // the page is served meanwhile.
+        #expect(waitUntil(timeout: 10) { (try? FileManager.default.contentsOfDirectory(atPath: preview.scratch + "/Plugins").contains { $0.hasSuffix(".part") }) == true })
+        let page = try LoopbackHTTP.request(port: port, "GET", "/workbench", headers: [("Cookie", cookie)])
+        #expect(page.status == 200)
+        #expect(!preview.process.stdout.contains("took build 2"), "answered while the samples were being drawn")
+        #expect(preview.process.waitFor("took build 2 of line crashy", timeout: 30))
+    }
+
+    /// The samples `plugins --samples --json` drew for `line`.
+    func samples(of line: String, in json: String) throws -> [[String: Any]]? {
+        let rows = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
+        return (rows?["plugins"] as? [[String: Any]])?.first { $0["line"] as? String == line }?["samples"] as? [[String: Any]]
     }
 
     @Test("imhost preview refuses, in one line, a folder that is no package, a package not built, and a library that is no line")

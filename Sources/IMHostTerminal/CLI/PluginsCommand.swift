@@ -61,12 +61,16 @@ enum PluginsCommand {
         var note: String?
         /// The open chats that run this file's line: which build each runs.
         var openChats: [OpenChat]
-        /// With `--samples`: each sample drawn, or why none could be.
+        /// With `--samples`: each sample drawn, or why none could be, or why those after the ones
+        /// drawn could not be.
         var samples: [SampleCheck.Report]? = nil
         var samplesProblem: String? = nil
+        /// With `--samples`: whether a card breaks a rule, or a sample could not be drawn.
+        var samplesFailed: Bool? = nil
+    }
 
-        /// Whether `--samples` found a card that breaks a rule, or a sample it could not draw.
-        var samplesFailed: Bool { samplesProblem != nil || samples?.contains { !$0.isClean } == true }
+    static func samplesFailed(_ row: Row) -> Bool {
+        row.samplesProblem != nil || row.samples?.contains { !$0.isClean } == true
     }
 
     /// An open chat running a line: its process, the version it opened, and whether that is the
@@ -116,9 +120,12 @@ enum PluginsCommand {
             for index in rows.indices {
                 guard let file = rows[index].file, host.lines.rows[index].manifest != nil else { continue }
                 switch SampleCheck.run(file: file, executable: Executable.path) {
-                case .drawn(_, _, let drawn): rows[index].samples = drawn
+                case .drawn(_, _, let drawn, let cut):
+                    rows[index].samples = drawn
+                    rows[index].samplesProblem = cut
                 case .refused(let why): rows[index].samplesProblem = why
                 }
+                rows[index].samplesFailed = samplesFailed(rows[index])
             }
         }
         return Report(folder: host.lines.folder, folderProblem: host.lines.folderProblem, fleetVersion: host.config.fleet?.config.version, plugins: rows,
@@ -139,7 +146,7 @@ enum PluginsCommand {
             output.diagnostic("imhost: \(problem)")
         }
         let report = report(host, samples: arguments.flags.contains("--samples"))
-        let failed = !report.notServing.isEmpty || report.folderProblem != nil || report.plugins.contains(where: \.samplesFailed)
+        let failed = !report.notServing.isEmpty || report.folderProblem != nil || report.plugins.contains { $0.samplesFailed == true }
         let code = failed ? CommandLineTool.ExitCode.failure : CommandLineTool.ExitCode.ok
         if arguments.flags.contains("--json") {
             output.out(JSONOutput.encode(report))
@@ -181,11 +188,15 @@ enum PluginsCommand {
     /// What `--samples` found for a row: a count when every sample keeps the rules, else each
     /// mistake with its path, one line each.
     static func samplesText(_ row: Row) -> String {
-        if let problem = row.samplesProblem { return "    samples not drawn: \(TerminalText.safe(problem))\n" }
-        guard let samples = row.samples else { return "" }
-        guard !samples.isEmpty else { return "    samples: none (give MessageBuilder.samples, IMKit 1.4, to have them checked here and in imhost preview)\n" }
+        guard let samples = row.samples else {
+            return row.samplesProblem.map { "    samples not drawn: \(TerminalText.safe($0))\n" } ?? ""
+        }
+        let cut = row.samplesProblem.map { "    samples after these not drawn: \(TerminalText.safe($0))\n" } ?? ""
+        guard !samples.isEmpty else {
+            return cut.isEmpty ? "    samples: none (give MessageBuilder.samples, IMKit 1.4, to have them checked here and in imhost preview)\n" : cut
+        }
         let broken = samples.filter { !$0.isClean }
-        var text = "    samples: \(samples.count) drawn, " + (broken.isEmpty ? "every card keeps the card rules" : "\(broken.count) with mistakes") + "\n"
+        var text = "    samples: \(samples.count), " + (broken.isEmpty ? "every card keeps the card rules" : "\(broken.count) with mistakes or not drawn") + "\n" + cut
         for sample in broken {
             let name = "\(sample.key) \"\(sample.name)\""
             if let failure = sample.failure { text += TerminalText.safe("      \(name): \(failure)") + "\n" }

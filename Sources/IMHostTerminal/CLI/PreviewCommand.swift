@@ -37,9 +37,12 @@ enum PreviewCommand {
 
             Build the line again (swift build, in another terminal): once the new library has
             stayed as it is for a moment, the workbench takes it, draws its samples again and
-            shows them in place, keeping where you were. A build that cannot be opened, or whose
-            samples cannot be drawn, is said at the top of the page in one line; the page keeps
-            the build before it.
+            shows them in place, keeping where you were. A build that cannot be opened, or that
+            is another line's, is said in one line at the top of the page and here, and the page
+            keeps the build before it. A sample that throws, crashes or takes more than 5 s is
+            said under that sample (a name given twice or holding a control character too), and
+            the others are drawn. Samples are drawn in a child process, while the workbench goes
+            on serving.
 
             Nothing else is needed: no broker, no peer, no host.json. The samples' chat lives in a
             scratch folder of its own (removed when the workbench stops); the library is copied
@@ -78,7 +81,7 @@ enum PreviewCommand {
             return CommandLineTool.ExitCode.failure
         }
         let bench = PreviewLine(library: library, folder: scratch.path!)
-        if let problem = bench.take() {
+        if let problem = bench.takeFirst() {
             output.diagnostic("imhost preview: \(TerminalText.safe(library)) cannot be previewed: \(TerminalText.safe(problem)); build it again, then start imhost preview again")
             return CommandLineTool.ExitCode.failure
         }
@@ -92,15 +95,20 @@ enum PreviewCommand {
             output.diagnostic("imhost preview: \(error); choose another with --port, or leave it out for a free one")
             return CommandLineTool.ExitCode.failure
         }
-        server.workbench = Workbench(chat: chat, axe: axeScript()) { page, drawnBy in bench.state(page: page, drawnBy: drawnBy) }
+        let workbench = Workbench(chat: chat, axe: axeScript()) { page, drawnBy in bench.state(page: page, drawnBy: drawnBy) }
+        server.workbench = workbench
         server.stepMilliseconds = 50
         server.takeBuild(bench.build)
+        bench.waitsForDrawing = { workbench.drawnBy < workbench.build }
         server.onStep = { [unowned server] in
             switch bench.look() {
             case .nothing: break
-            case .refused: server.sayWorkbench()
+            case .refused:
+                output.diagnostic("imhost preview: " + TerminalText.safe(bench.problem ?? ""))
+                server.sayWorkbench()
             case .taken(let number):
                 output.out("imhost preview: took build \(number) of line \(bench.line) (\(TerminalText.safe(bench.version)))\n")
+                if let problem = bench.problem { output.diagnostic("imhost preview: " + TerminalText.safe(problem)) }
                 server.takeBuild(number)
             }
         }

@@ -7,6 +7,7 @@ import IMHost
 import IMHostRuntime
 import IMHostWeb
 import IMKit
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -35,8 +36,11 @@ final class PreviewLine {
     private(set) var build = 0
     private var builtAt: Int64 = 0
     private var samples: [SampleCheck.Report] = []
-    /// Why the last build was not taken, until one is.
-    private var problem: String?
+    /// What the workbench says above the samples: why the last build was not taken, until one
+    /// is, or what of the build taken could not be drawn.
+    private(set) var problem: String?
+    /// Why the last build was not taken, alone.
+    private(set) var refusal: String?
     /// The identity of the library as last taken (or refused), and a new one seen, since when.
     private var known: FileIdentity?
     private var seen: (identity: FileIdentity?, since: UInt64)?
@@ -54,8 +58,24 @@ final class PreviewLine {
         case taken(Int)
     }
 
-    /// Looks at the library: a new build that has settled is taken, or refused.
+    /// Samples being drawn off the server's loop (a plugin's may take seconds): the copy they
+    /// are drawn from, and the identity of the library it was copied from.
+    private var drawing: (job: SampleJob, copy: String)?
+    /// Whether the last build taken is not drawn yet (its worker starting), and since when: a
+    /// new one waits for it (at most ``drawWait``), so a file a starting worker is opening is
+    /// never replaced under it.
+    var waitsForDrawing: () -> Bool = { false }
+    private var takenAt: UInt64 = 0
+    static let drawWait: UInt64 = 5_000_000_000
+
+    /// Looks at the library: a new build that has settled is copied and its samples drawn (in a
+    /// child, waited for off this loop); once drawn, it is taken, or refused.
     func look() -> Look {
+        if let drawing {
+            guard let outcome = drawing.job.outcome else { return .nothing }
+            self.drawing = nil
+            return finish(outcome, copy: drawing.copy)
+        }
         let current = FileIdentity.of(library)
         guard current != known else {
             seen = nil
@@ -66,51 +86,97 @@ final class PreviewLine {
             seen = (current, now)
             return .nothing
         }
-        guard now - first.since >= Self.settleTime else { return .nothing }
+        guard now - first.since >= Self.settleTime, !(waitsForDrawing() && now - takenAt < Self.drawWait) else { return .nothing }
         seen = nil
         guard current != nil else {
             known = nil
             problem = "\(library) is gone (a clean build?); the workbench shows build \(build) until a new one is made"
             return .refused
         }
-        if let refused = take() {
-            problem = "build at \(PageRenderer.clockTime(Clock.now())) not taken: \(refused); the workbench shows build \(build)"
-            return .refused
+        switch copy() {
+        case .failure(let why):
+            return refuse(why.words)
+        case .success(let copy):
+            drawing = (SampleJob(file: copy), copy)
+            return .nothing
         }
-        storeSamples()
-        return .taken(build)
     }
 
-    /// Takes the library as it is now: its samples drawn, copied in. Returns why not.
-    func take() -> String? {
-        known = FileIdentity.of(library)
-        let drawn: (line: String, version: String, samples: [SampleCheck.Report])
-        switch SampleCheck.run(file: library, executable: Executable.path) {
-        case .refused(let why): return why
-        case .drawn(let line, let version, let samples): drawn = (line, version, samples)
+    /// Takes the library as it is now, waiting for its samples: the first build. Returns why not.
+    func takeFirst() -> String? {
+        switch copy() {
+        case .failure(let why): return why.words
+        case .success(let copy):
+            let job = SampleJob(file: copy)
+            while job.outcome == nil { usleep(5_000) }
+            return finish(job.outcome!, copy: copy) == .taken(1) ? nil : refusal
         }
-        guard line.isEmpty || drawn.line == line else {
-            return "it is line '\(drawn.line)', not '\(line)'; start imhost preview again for another line"
-        }
-        let copy = plugins + "/." + drawn.line + ".so.part"
+    }
+
+    /// Copies the library beside where the line's plugin goes, as it is now: the samples are
+    /// drawn from this copy, and this copy is what a worker opens, so they are the same build.
+    private func copy() -> Result<String, Refusal> {
+        let identity = FileIdentity.of(library)
+        known = identity
+        let copy = plugins + "/.build-\(build + 1).part"
         do throws(FileSystem.Failure) {
-            if build == 0 {
-                try FileSystem.makeFolders(plugins, mode: 0o755)
-                try writeConfig(line: drawn.line)
-            }
+            try FileSystem.makeFolders(plugins, mode: 0o755)
             unlink(copy)
             try FileSystem.copyFile(library, to: copy)
             chmod(copy, 0o644)
-            guard rename(copy, plugins + "/" + drawn.line + ".so") == 0 else { throw FileSystem.Failure(call: "rename", code: errno) }
         } catch {
             unlink(copy)
-            return "it cannot be copied into \(plugins): \(error)"
+            return .failure(Refusal(words: "it cannot be copied into \(plugins): \(error)"))
         }
-        (line, version, samples) = drawn
+        // Written to while it was copied: taken once it settles again.
+        guard FileIdentity.of(library) == identity else {
+            unlink(copy)
+            known = nil
+            return .failure(Refusal(words: "it changed while it was copied; it is taken once it stays as it is"))
+        }
+        return .success(copy)
+    }
+
+    struct Refusal: Error, CustomStringConvertible {
+        var words: String
+        var description: String { words }
+    }
+
+    /// Says why a build is not taken: alone, and for the workbench with the build it keeps.
+    private func refuse(_ why: String) -> Look {
+        refusal = why
+        problem = "build at \(PageRenderer.clockTime(Clock.now())) not taken: \(why); the workbench shows build \(build)"
+        return .refused
+    }
+
+    /// Takes the build whose samples came to `outcome` (drawn from `copy`), or says why not.
+    private func finish(_ outcome: SampleCheck.Outcome, copy: String) -> Look {
+        let refused = { (why: String) -> Look in
+            unlink(copy)
+            return self.refuse(why)
+        }
+        let drawn: (line: String, version: String, samples: [SampleCheck.Report], cut: String?)
+        switch outcome {
+        case .refused(let why): return refused(why)
+        case .drawn(let line, let version, let samples, let cut): drawn = (line, version, samples, cut)
+        }
+        guard line.isEmpty || drawn.line == line else {
+            return refused("it is line '\(drawn.line)', not '\(line)'; start imhost preview again for another line")
+        }
+        do throws(FileSystem.Failure) {
+            if build == 0 { try writeConfig(line: drawn.line) }
+            guard rename(copy, plugins + "/" + drawn.line + ".so") == 0 else { throw FileSystem.Failure(call: "rename", code: errno) }
+        } catch {
+            return refused("it cannot be put into \(plugins): \(error)")
+        }
+        (line, version, samples) = (drawn.line, drawn.version, drawn.samples)
         build += 1
         builtAt = Clock.now()
-        problem = nil
-        return nil
+        takenAt = Clock.monotonic()
+        refusal = nil
+        problem = drawn.cut.map { "build \(build): the samples after the \(drawn.samples.count) shown could not be drawn: \($0)" }
+        storeSamples()
+        return .taken(build)
     }
 
     /// The scratch host's host.json: this line enabled and routed to, no broker.
@@ -163,7 +229,9 @@ final class PreviewLine {
     func state(page: PageView?, drawnBy: Int) -> String {
         let renderer = PageRenderer(width: PageRenderer.defaultWidth, colors: false)
         let rows = samples.enumerated().map { index, sample in
-            let message = page?.messages.first { $0.number == index + 1 }
+            var message = page?.messages.first { $0.number == index + 1 }
+            // A builder of lines laid out for a terminal chat, not for the browser's width.
+            if case .lines? = message?.body, let lines = sample.lines { message?.body = .lines(lines) }
             return State.Sample(number: index + 1, key: sample.key, name: sample.name, problems: sample.problems, failure: sample.failure,
                                 terminal: message.map { renderer.render(message: $0) })
         }
@@ -191,4 +259,22 @@ final class PreviewLine {
         var chat: String
         var samples: [Sample]
     }
+}
+
+/// Samples drawn on a thread of their own (``SampleCheck/run(file:executable:)`` waits on a
+/// child that may take seconds), so the workbench's server goes on serving meanwhile.
+final class SampleJob: Sendable {
+    private let result = Mutex<SampleCheck.Outcome?>(nil)
+
+    init(file: String) {
+        let executable = Executable.path
+        let started = DetachedThread.start { [self] in
+            let outcome = SampleCheck.run(file: file, executable: executable)
+            result.withLock { $0 = outcome }
+        }
+        if !started { result.withLock { $0 = .refused("no thread could be made to draw its samples") } }
+    }
+
+    /// What drawing came to; `nil` while it goes on.
+    var outcome: SampleCheck.Outcome? { result.withLock { $0 } }
 }

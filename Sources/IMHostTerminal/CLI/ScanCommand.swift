@@ -41,12 +41,12 @@ enum ScanCommand {
 
 /// `imhost __samples FILE`: draws a line's samples for a host (internal); see ``SampleCheck``.
 enum SamplesCommand {
-    static let command = ScanCommand.child(name: "__samples", summary: "draws a line's samples (internal)", arguments: "FILE",
-                                           help: "Opens a plugin file, draws its samples and reports on file descriptor 3; not for people.") { files, reports in
-        guard files.count == 1 else {
-            Output.standard.diagnostic("imhost __samples: expected one file, got \(files.count); this command is for imhost itself")
+    static let command = ScanCommand.child(name: "__samples", summary: "draws a line's samples (internal)", arguments: "FILE [SKIP]",
+                                           help: "Opens a plugin file, draws its samples after the first SKIP and reports on file descriptor 3; not for people.") { given, reports in
+        guard (1...2).contains(given.count), let skip = given.count == 2 ? Int(given[1]) : 0, skip >= 0 else {
+            Output.standard.diagnostic("imhost __samples: expected a file and how many samples to skip; this command is for imhost itself")
             return CommandLineTool.ExitCode.usage
         }
-        return SampleCheck.childMain(files[0], reports: reports)
+        return SampleCheck.childMain(given[0], skip: skip, reports: reports)
     }
 }

@@ -56,12 +56,19 @@ function check(frame, number, list) {
 
 // axe checks the message as it is when it runs (the page may have been drawn again since it was
 // found); a run that fails (drawn again meanwhile, another run not over) is tried again.
+// What each frame's message was when axe last checked it.
+const checked = new WeakMap();
+
 function checkDrawn(frame, number, list, again) {
   const win = frame.contentWindow, doc = frame.contentDocument;
   const run = () => {
     const target = doc.getElementById("m" + number);
     // axe runs once at a time in a window (it throws, not rejects, when asked meanwhile).
     if (!target || frame.dataset.axeRunning) return setTimeout(again, 250);
+    // Checked as it is drawn now already: nothing to check again.
+    const drawing = target.outerHTML;
+    if (checked.get(frame) === drawing) return;
+    checked.set(frame, drawing);
     frame.dataset.axeRunning = "yes";
     const over = () => { delete frame.dataset.axeRunning; };
     let running;
@@ -89,9 +96,12 @@ function checkDrawn(frame, number, list, again) {
   doc.head.append(script);
 }
 
+// A sample's row, by its number, key and name: a build that gives the same samples keeps its rows.
+function sampleID(sample) { return sample.number + "\u0000" + sample.key + "\u0000" + sample.name; }
+
 function row(main, chat, sample) {
   const section = element("section", "sample");
-  section.dataset.id = sample.key + "\u0000" + sample.name;
+  section.dataset.id = sampleID(sample);
   const heading = element("h2");
   heading.append(element("span", "name", sample.name), " ", element("span", "key", sample.key));
   section.append(heading, element("ul", "findings rules"));
@@ -101,6 +111,7 @@ function row(main, chat, sample) {
     const frame = element("iframe", view.width);
     frame.title = sample.name + ", " + view.name.toLowerCase();
     frame.dataset.scheme = view.scheme;
+    frame.loading = "lazy";
     frame.src = "/chat?url=" + encodeURIComponent(chat) + "&only=" + sample.number + "&scheme=" + view.scheme;
     if (view.width === "desktop") {
       const box = element("div", "half");
@@ -164,9 +175,8 @@ function show(main, state) {
   let before = main.firstElementChild;
   while (before && before.classList.contains("none")) before = before.nextElementSibling;
   for (const sample of state.samples) {
-    const id = sample.key + "\u0000" + sample.name;
+    const id = sampleID(sample);
     let section = kept.get(id);
-    if (section && section.dataset.number !== String(sample.number)) { section.remove(); section = undefined; }
     if (!section) section = row(main, state.chat, sample);
     kept.delete(id);
     if (section !== before) main.insertBefore(section, before); else before = before.nextElementSibling;
@@ -177,9 +187,12 @@ function show(main, state) {
     const chat = element("section", "sample chat");
     const frame = element("iframe", "phone");
     frame.title = "The samples' chat";
-    frame.src = "/chat?url=" + encodeURIComponent(state.chat);
+    frame.src = "/chat?url=" + encodeURIComponent(state.chat) + "&in=workbench";
     chat.append(element("h2", "", "The chat (answers and new messages)"), frame);
     main.append(chat);
+  }
+  if (main.dataset.build && main.dataset.build !== String(state.build)) {
+    for (const item of main.querySelectorAll(".findings.axe li")) { item.className = ""; item.textContent = item.textContent.replace(/:.*$/, ": checking build " + state.build + "…"); }
   }
   main.dataset.build = String(state.build);
   main.dataset.drawnBy = String(state.drawnBy);

@@ -85,6 +85,11 @@ struct NoteBuilder: MessageBuilder {
         Misbehaviour.at("note")
         return MessageModel(content: content, lines: layout.wrap("📝 " + content.text))
     }
+    /// Drawn after the bomb's: one whose name is given twice, one whose name holds a tab.
+    var samples: [MessageSample<Content>] {
+        [MessageSample("plain", Content(text: "after the bomb")), MessageSample("plain", Content(text: "again")),
+         MessageSample("tab\there", Content(text: "tab"))]
+    }
 }
 
 final class Engine: Service {
