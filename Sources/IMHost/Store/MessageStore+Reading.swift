@@ -13,7 +13,7 @@ extension MessageStore {
 
     private func stored(_ row: Statement, peer: String) -> StoredMessage {
         let position = Int(row.int(1))
-        let jump = row.optionalText(12).flatMap { try? JSONDecoder().decode(JumpPage.self, from: Data($0.utf8)) }
+        let jump = self.jump(row.optionalText(12))
         let outgoing = row.int(9) != 0, stored = row.text(10)
         let state = MessageState(stored: stored, outgoing: outgoing)
         // A state this code does not know is said, not taken for another.
@@ -27,6 +27,18 @@ extension MessageStore {
                              reply: ReplyTo.stored(row.optionalText(16), row.optionalText(17)),
                              recalledAt: row.optionalInt(18),
                              revision: row.optionalInt(19).map { StoredMessage.Revised(number: Int($0), by: row.optionalText(20) ?? "", at: row.optionalInt(21) ?? 0) })
+    }
+
+    /// A stored jump (``encode(_:)``'s JSON) as the page it names; `nil` for none, or one that
+    /// does not read. Decoded once a text: a conversation's messages mostly name one page, and
+    /// a JSON decoder a row was most of what reading a page's 50 messages cost.
+    func jump(_ text: String?) -> JumpPage? {
+        guard let text else { return nil }
+        if let known = decodedJumps[text] { return known }
+        let page = try? JSONDecoder().decode(JumpPage.self, from: Data(text.utf8))
+        if decodedJumps.count >= 64 { decodedJumps.removeAll(keepingCapacity: true) }
+        decodedJumps[text] = .some(page)
+        return page
     }
 
     /// How many messages the conversation with `peer` holds.
