@@ -231,8 +231,11 @@ public final class ChatPage {
                 }
             }
         }
-        let list = try presented(width: width)
-        var messages = list.map { number, presented in
+        // The window's rows are read once: a placeholder's causes are asked of the row in hand.
+        let entries = try environment.store.stored(of: conversation, endingBefore: nil, limit: window)
+        let list = present(entries, width: width, budget: environment.limits.drawSeconds)
+        var messages = zip(entries, list).map { entry, item in
+            let (number, presented) = item
             var message = PageView.Message(number: number, envelope: presented.shown.envelope, isOutgoing: presented.shown.isOutgoing,
                                            state: presented.state, failure: presented.failure, sentBefore: presented.sentBefore,
                                            body: Self.body(presented))
@@ -249,8 +252,9 @@ public final class ChatPage {
             // slow builder again.
             if case .drawingTooSlow? = presented.degrade {
                 message.causes = [presented.degrade!]
-            } else if presented.view == nil {
-                message.causes = (try? causes(number)).flatMap { $0 } ?? []
+            } else if presented.view == nil, presented.recalledAt == nil {
+                // A placeholder's causes, asked of the row in hand (a recalled message is none).
+                message.causes = causes(of: entry)
             }
             return message
         }
@@ -272,12 +276,13 @@ public final class ChatPage {
                     messages[index].reactions.append(PageView.Reaction(emoji: emoji, people: [person]))
                 }
             }
-            if message.isOutgoing, message.body != .recalled, message.state != .failed, message.state != .givenUp, recallWindow > 0,
+            let recalled = if case .recalled = message.body { true } else { false }
+            if message.isOutgoing, !recalled, message.state != .failed, message.state != .givenUp, recallWindow > 0,
                message.envelope.timestamp + recallWindow > now {
                 messages[index].recallableUntil = message.envelope.timestamp + recallWindow
             }
             messages[index].photos = photos[messages[index].number - 1] ?? []
-            if message.body != .recalled {
+            if !recalled {
                 messages[index].voice = voices[message.number - 1]
                 messages[index].file = files[message.number - 1]
             }
@@ -368,9 +373,13 @@ public final class ChatPage {
     /// Every reason message number `number` shows as a placeholder, the deepest first; empty
     /// when it shows normally, `nil` when no message on screen has that number.
     public func causes(_ number: Int) throws -> [Degrade]? {
-        guard let entry = try stored(number) else { return nil }
-        return presenter.causes(of: entry.envelope, outgoing: entry.isOutgoing, width: Self.bodyWidth(forPage: Self.defaultWidth),
-                                origin: Self.origin(of: entry))
+        try stored(number).map(causes(of:))
+    }
+
+    /// Every reason `entry` shows as a placeholder, as ``causes(_:)`` says it.
+    private func causes(of entry: StoredMessage) -> [Degrade] {
+        presenter.causes(of: entry.envelope, outgoing: entry.isOutgoing, width: Self.bodyWidth(forPage: Self.defaultWidth),
+                         origin: Self.origin(of: entry))
     }
 
     /// Message number `number` as stored, when it is on screen.
