@@ -200,8 +200,11 @@ public final class ChatPage {
         var (title, components) = environment.lineGuard.run(.pageHook, environment.mark, key: "title and components") {
             (carrier.title, self.components.compactMap(PageView.Component.of))
         }
+        // What the page shows of the conversation, read in one go (the line's hooks above and
+        // its builders below run outside it).
+        let read = try environment.store.window(of: conversation, limit: window, peerLines: !isLegacy && lineID != nil)
         // The platform's Block item says what choosing it does: Unblock, once the peer is blocked.
-        let blocked = (try? environment.store.isBlocked(conversation)) == true
+        let blocked = read.blocked
         // A line's item: whether its page acts on it (IMKit 1.4), and whether it answered
         // ignored here; asked of the line inside its frame.
         components = environment.lineGuard.run(.pageHook, environment.mark, key: "handled items") {
@@ -231,8 +234,7 @@ public final class ChatPage {
                 }
             }
         }
-        // The window's rows are read once: a placeholder's causes are asked of the row in hand.
-        let entries = try environment.store.stored(of: conversation, endingBefore: nil, limit: window)
+        let entries = read.entries
         let list = present(entries, width: width, budget: environment.limits.drawSeconds)
         var messages = zip(entries, list).map { entry, item in
             let (number, presented) = item
@@ -258,18 +260,11 @@ public final class ChatPage {
             }
             return message
         }
-        let photos = try photoSlots(messages)
-        let shownRange = messages.first.map { ($0.number - 1)...(messages.last!.number - 1) }
-        let voices = try shownRange.map { try environment.store.voiceSlots(peer: conversation, positions: $0) } ?? [:]
-        let files = try shownRange.map { try environment.store.fileSlots(peer: conversation, positions: $0) } ?? [:]
         try quoteReplies(&messages, presented: list)
-        let reactions = try messages.first.map { first in
-            try environment.store.reactions(peer: conversation, positions: (first.number - 1)...(messages.last!.number - 1))
-        } ?? [:]
         let recallWindow = Int64(environment.limits.recallSeconds) * 1000, now = Clock.now()
         for index in messages.indices {
             let message = messages[index]
-            for (person, emoji) in reactions[message.number - 1] ?? [] {
+            for (person, emoji) in read.reactions[message.number - 1] ?? [] {
                 if let at = messages[index].reactions.firstIndex(where: { $0.emoji == emoji }) {
                     messages[index].reactions[at].people.append(person)
                 } else {
@@ -281,10 +276,10 @@ public final class ChatPage {
                message.envelope.timestamp + recallWindow > now {
                 messages[index].recallableUntil = message.envelope.timestamp + recallWindow
             }
-            messages[index].photos = photos[messages[index].number - 1] ?? []
+            messages[index].photos = read.photos[messages[index].number - 1] ?? []
             if !recalled {
-                messages[index].voice = voices[message.number - 1]
-                messages[index].file = files[message.number - 1]
+                messages[index].voice = read.voices[message.number - 1]
+                messages[index].file = read.files[message.number - 1]
             }
             messages[index].body = resolvePicture(messages[index])
             markIgnoredButtons(&messages[index])
@@ -293,23 +288,17 @@ public final class ChatPage {
         return PageView(url: decision.url, conversation: conversation, title: title, lineID: lineID,
                         lineVersion: lineVersion, isLegacy: isLegacy,
                         route: PageView.Route(reason: reason.rawValue, source: reason.source, explanation: decision.explanation),
-                        components: components, messages: messages, total: try messageCount(), width: width,
-                        peerPlaceholder: peerPlaceholder())
+                        components: components, messages: messages, total: read.total, width: width,
+                        peerPlaceholder: peerPlaceholder(read.peerLines))
     }
 
     /// What the peer's host will show of this page's line's messages, when its receipts said it
     /// has no such line; `nil` when it has, when nothing is known of it, and on a page without a
     /// line or one whose line has no message keys.
-    private func peerPlaceholder() -> PageView.PeerPlaceholder? {
-        guard !isLegacy, let line = lineID, let said = try? environment.store.peerLines(of: conversation), said.lines[line] == nil else { return nil }
+    private func peerPlaceholder(_ said: Envelope.Draws?) -> PageView.PeerPlaceholder? {
+        guard !isLegacy, let line = lineID, let said, said.lines[line] == nil else { return nil }
         let keys = environment.lineKeys(line)
         return keys.isEmpty ? nil : PageView.PeerPlaceholder(code: .noLine, peer: conversation, line: line, keys: keys)
-    }
-
-    /// The photos of the messages shown, by position: one query for the page, without their bytes.
-    private func photoSlots(_ messages: [PageView.Message]) throws -> [Int: [PhotoSlot]] {
-        guard let first = messages.first?.number, let last = messages.last?.number else { return [:] }
-        return try environment.store.photoSlots(peer: conversation, positions: (first - 1)...(last - 1))
     }
 
     /// A card's picture named by a line, with which line's picture it is and what it is, when

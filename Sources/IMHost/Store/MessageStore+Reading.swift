@@ -43,27 +43,32 @@ extension MessageStore {
 
     /// How many messages the conversation with `peer` holds.
     public func count(of peer: String) throws(StoreError) -> Int {
-        try guarded {
-            let find = try database.statement("SELECT message_count FROM conversations WHERE peer = ?")
-            try find.bind(peer)
-            return try find.step() ? Int(find.int(0)) : 0
-        }
+        try guarded { try messageCount(of: peer) }
+    }
+
+    /// ``count(of:)``, in the caller's ``guarded(_:)``.
+    func messageCount(of peer: String) throws -> Int {
+        let find = try database.statement("SELECT message_count FROM conversations WHERE peer = ?")
+        try find.bind(peer)
+        return try find.step() ? Int(find.int(0)) : 0
     }
 
     /// Up to `limit` messages of the conversation with `peer`, oldest first, ending before
     /// position `end` (a count; `nil` for the newest).
     public func stored(of peer: String, endingBefore end: Int?, limit: Int) throws(StoreError) -> [StoredMessage] {
-        try guarded {
-            let upper = try end ?? count(of: peer)
-            let rows = try database.statement("""
-                SELECT \(Self.columns) FROM messages m JOIN conversations c ON c.id = m.conversation
-                WHERE c.peer = ? AND m.position >= ? AND m.position < ? ORDER BY m.position
-                """)
-            try rows.bind(peer, max(0, upper - limit), upper)
-            var found: [StoredMessage] = []
-            while try rows.step() { found.append(stored(rows, peer: peer)) }
-            return found
-        }
+        try guarded { try storedRows(of: peer, endingBefore: end ?? messageCount(of: peer), limit: limit) }
+    }
+
+    /// ``stored(of:endingBefore:limit:)``, in the caller's ``guarded(_:)``.
+    func storedRows(of peer: String, endingBefore upper: Int, limit: Int) throws -> [StoredMessage] {
+        let rows = try database.statement("""
+            SELECT \(Self.columns) FROM messages m JOIN conversations c ON c.id = m.conversation
+            WHERE c.peer = ? AND m.position >= ? AND m.position < ? ORDER BY m.position
+            """)
+        try rows.bind(peer, max(0, upper - limit), upper)
+        var found: [StoredMessage] = []
+        while try rows.step() { found.append(stored(rows, peer: peer)) }
+        return found
     }
 
     /// The messages as lines and tools see them, with their positions: ``stored(of:endingBefore:limit:)``.
