@@ -331,11 +331,14 @@ public final class ChatPage {
 
     /// What a presented message shows: a built-in message as what it is (its text, its voice,
     /// its place), a card, a line's lines, or why it is a placeholder.
+    /// Kept with the page's presentation it came from, it is made once.
     static func body(_ presented: PresentedMessage) -> PageView.Body {
         if presented.recalledAt != nil { return .recalled }
         guard let view = presented.view else { return .placeholder(presented.degrade ?? .unknownKey) }
-        if let builtIn = builtIn(presented) { return builtIn }
-        return view.card.map { .card(PageView.Card($0)) } ?? .lines(view.lines)
+        if let kept = presented.made?.body { return kept }
+        let body = builtIn(presented) ?? view.card.map { .card(PageView.Card($0)) } ?? .lines(view.lines)
+        presented.made?.body = body
+        return body
     }
 
     /// A message of a built-in key (no line's prefix) as its content: the host's own builders
