@@ -151,7 +151,8 @@ public final class ChatPage {
             presented.append((entry.number, message))
         }
         if entries.count > 1 { presentations.drawn() }
-        return presented.reversed()
+        presented.reverse()
+        return presented
     }
 
     /// Who sent a message that came from another host, and its global id: line code that crashes
@@ -236,8 +237,8 @@ public final class ChatPage {
         }
         let entries = read.entries
         let list = present(entries, width: width, budget: environment.limits.drawSeconds)
-        var messages = zip(entries, list).map { entry, item in
-            let (number, presented) = item
+        var messages = list.indices.map { index in
+            let (number, presented) = list[index]
             var message = PageView.Message(number: number, envelope: presented.shown.envelope, isOutgoing: presented.shown.isOutgoing,
                                            state: presented.state, failure: presented.failure, sentBefore: presented.sentBefore,
                                            body: Self.body(presented))
@@ -256,7 +257,7 @@ public final class ChatPage {
                 message.causes = [presented.degrade!]
             } else if presented.view == nil, presented.recalledAt == nil {
                 // A placeholder's causes, asked of the row in hand (a recalled message is none).
-                message.causes = causes(of: entry)
+                message.causes = causes(of: entries[index])
             }
             return message
         }
