@@ -12,6 +12,7 @@ let sections: [(name: String, run: () throws -> [Row])] = [
     ("converter", { try InProcessBenchmarks.converter(folder: scratch + "/converter") }),
     ("bus", { InProcessBenchmarks.sessionBus() }),
     ("messages", { try InProcessBenchmarks.messages(folder: scratch + "/messages") }),
+    ("draw", { try DrawBenchmark.run(folder: scratch + "/draw") }),
     ("store", { try StoreBenchmark.run(folder: scratch + "/store") }),
     ("late", { try StoreBenchmark.lateArrivals(folder: scratch + "/late") }),
     ("photos", { try PhotoBenchmark.run(folder: scratch + "/photos") + PhotoDecodeBenchmark.run() }),

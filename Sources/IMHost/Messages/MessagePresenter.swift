@@ -65,7 +65,8 @@ package struct MessagePresenter {
         // builder made of these very bytes at this width is not made again.
         let key = cache.map { _ in PresentationCache.Key(message, outgoing: outgoing, width: width, line: entry.line, version: entry.version) }
         if let key, let made = cache?.made(key) {
-            return PresentedMessage(shown: ShownMessage(envelope: message, model: made.model, isOutgoing: outgoing), view: made.view, degrade: nil)
+            return PresentedMessage(shown: ShownMessage(envelope: message, model: made.model, isOutgoing: outgoing), view: made.view, degrade: nil,
+                                    made: made)
         }
         // The host's own builders are not slow; a line's wait for the next draw.
         if let outOfTime, entry.line != nil { return degraded(.drawingTooSlow(seconds: outOfTime)) }
@@ -73,8 +74,9 @@ package struct MessagePresenter {
             let (model, view) = try lineGuard.run(.builder, entry.mark, key: message.key, message: origin?.crumb ?? message.id) {
                 try render(entry.builder, message.payload, width: width)
             }
-            if let key { cache?.keep(key, model: model, view: view) }
-            return PresentedMessage(shown: ShownMessage(envelope: message, model: model, isOutgoing: outgoing), view: view, degrade: nil)
+            let made = key.flatMap { cache?.keep($0, model: model, view: view) }
+            return PresentedMessage(shown: ShownMessage(envelope: message, model: model, isOutgoing: outgoing), view: view, degrade: nil,
+                                    made: made)
         } catch let failure as Failure {
             return degraded(failure.degrade)
         } catch {

@@ -23,4 +23,6 @@ public struct PresentedMessage {
     public var reply: ReplyTo?
     /// Its newest revision, when it was changed in place: what it shows is that revision.
     public var revision: StoredMessage.Revised?
+    /// The page's kept presentation it came from, when it was kept (``PresentationCache``).
+    var made: PresentationCache.Entry?
 }

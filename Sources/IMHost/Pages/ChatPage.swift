@@ -151,7 +151,8 @@ public final class ChatPage {
             presented.append((entry.number, message))
         }
         if entries.count > 1 { presentations.drawn() }
-        return presented.reversed()
+        presented.reverse()
+        return presented
     }
 
     /// Who sent a message that came from another host, and its global id: line code that crashes
@@ -200,8 +201,11 @@ public final class ChatPage {
         var (title, components) = environment.lineGuard.run(.pageHook, environment.mark, key: "title and components") {
             (carrier.title, self.components.compactMap(PageView.Component.of))
         }
+        // What the page shows of the conversation, read in one go (the line's hooks above and
+        // its builders below run outside it).
+        let read = try environment.store.window(of: conversation, limit: window, peerLines: !isLegacy && lineID != nil)
         // The platform's Block item says what choosing it does: Unblock, once the peer is blocked.
-        let blocked = (try? environment.store.isBlocked(conversation)) == true
+        let blocked = read.blocked
         // A line's item: whether its page acts on it (IMKit 1.4), and whether it answered
         // ignored here; asked of the line inside its frame.
         components = environment.lineGuard.run(.pageHook, environment.mark, key: "handled items") {
@@ -231,8 +235,10 @@ public final class ChatPage {
                 }
             }
         }
-        let list = try presented(width: width)
-        var messages = list.map { number, presented in
+        let entries = read.entries
+        let list = present(entries, width: width, budget: environment.limits.drawSeconds)
+        var messages = list.indices.map { index in
+            let (number, presented) = list[index]
             var message = PageView.Message(number: number, envelope: presented.shown.envelope, isOutgoing: presented.shown.isOutgoing,
                                            state: presented.state, failure: presented.failure, sentBefore: presented.sentBefore,
                                            body: Self.body(presented))
@@ -249,37 +255,32 @@ public final class ChatPage {
             // slow builder again.
             if case .drawingTooSlow? = presented.degrade {
                 message.causes = [presented.degrade!]
-            } else if presented.view == nil {
-                message.causes = (try? causes(number)).flatMap { $0 } ?? []
+            } else if presented.view == nil, presented.recalledAt == nil {
+                // A placeholder's causes, asked of the row in hand (a recalled message is none).
+                message.causes = causes(of: entries[index])
             }
             return message
         }
-        let photos = try photoSlots(messages)
-        let shownRange = messages.first.map { ($0.number - 1)...(messages.last!.number - 1) }
-        let voices = try shownRange.map { try environment.store.voiceSlots(peer: conversation, positions: $0) } ?? [:]
-        let files = try shownRange.map { try environment.store.fileSlots(peer: conversation, positions: $0) } ?? [:]
         try quoteReplies(&messages, presented: list)
-        let reactions = try messages.first.map { first in
-            try environment.store.reactions(peer: conversation, positions: (first.number - 1)...(messages.last!.number - 1))
-        } ?? [:]
         let recallWindow = Int64(environment.limits.recallSeconds) * 1000, now = Clock.now()
         for index in messages.indices {
             let message = messages[index]
-            for (person, emoji) in reactions[message.number - 1] ?? [] {
+            for (person, emoji) in read.reactions[message.number - 1] ?? [] {
                 if let at = messages[index].reactions.firstIndex(where: { $0.emoji == emoji }) {
                     messages[index].reactions[at].people.append(person)
                 } else {
                     messages[index].reactions.append(PageView.Reaction(emoji: emoji, people: [person]))
                 }
             }
-            if message.isOutgoing, message.body != .recalled, message.state != .failed, message.state != .givenUp, recallWindow > 0,
+            let recalled = if case .recalled = message.body { true } else { false }
+            if message.isOutgoing, !recalled, message.state != .failed, message.state != .givenUp, recallWindow > 0,
                message.envelope.timestamp + recallWindow > now {
                 messages[index].recallableUntil = message.envelope.timestamp + recallWindow
             }
-            messages[index].photos = photos[messages[index].number - 1] ?? []
-            if message.body != .recalled {
-                messages[index].voice = voices[message.number - 1]
-                messages[index].file = files[message.number - 1]
+            messages[index].photos = read.photos[messages[index].number - 1] ?? []
+            if !recalled {
+                messages[index].voice = read.voices[message.number - 1]
+                messages[index].file = read.files[message.number - 1]
             }
             messages[index].body = resolvePicture(messages[index])
             markIgnoredButtons(&messages[index])
@@ -288,23 +289,17 @@ public final class ChatPage {
         return PageView(url: decision.url, conversation: conversation, title: title, lineID: lineID,
                         lineVersion: lineVersion, isLegacy: isLegacy,
                         route: PageView.Route(reason: reason.rawValue, source: reason.source, explanation: decision.explanation),
-                        components: components, messages: messages, total: try messageCount(), width: width,
-                        peerPlaceholder: peerPlaceholder())
+                        components: components, messages: messages, total: read.total, width: width,
+                        peerPlaceholder: peerPlaceholder(read.peerLines))
     }
 
     /// What the peer's host will show of this page's line's messages, when its receipts said it
     /// has no such line; `nil` when it has, when nothing is known of it, and on a page without a
     /// line or one whose line has no message keys.
-    private func peerPlaceholder() -> PageView.PeerPlaceholder? {
-        guard !isLegacy, let line = lineID, let said = try? environment.store.peerLines(of: conversation), said.lines[line] == nil else { return nil }
+    private func peerPlaceholder(_ said: Envelope.Draws?) -> PageView.PeerPlaceholder? {
+        guard !isLegacy, let line = lineID, let said, said.lines[line] == nil else { return nil }
         let keys = environment.lineKeys(line)
         return keys.isEmpty ? nil : PageView.PeerPlaceholder(code: .noLine, peer: conversation, line: line, keys: keys)
-    }
-
-    /// The photos of the messages shown, by position: one query for the page, without their bytes.
-    private func photoSlots(_ messages: [PageView.Message]) throws -> [Int: [PhotoSlot]] {
-        guard let first = messages.first?.number, let last = messages.last?.number else { return [:] }
-        return try environment.store.photoSlots(peer: conversation, positions: (first - 1)...(last - 1))
     }
 
     /// A card's picture named by a line, with which line's picture it is and what it is, when
@@ -337,11 +332,14 @@ public final class ChatPage {
 
     /// What a presented message shows: a built-in message as what it is (its text, its voice,
     /// its place), a card, a line's lines, or why it is a placeholder.
+    /// Kept with the page's presentation it came from, it is made once.
     static func body(_ presented: PresentedMessage) -> PageView.Body {
         if presented.recalledAt != nil { return .recalled }
         guard let view = presented.view else { return .placeholder(presented.degrade ?? .unknownKey) }
-        if let builtIn = builtIn(presented) { return builtIn }
-        return view.card.map { .card(PageView.Card($0)) } ?? .lines(view.lines)
+        if let kept = presented.made?.body { return kept }
+        let body = builtIn(presented) ?? view.card.map { .card(PageView.Card($0)) } ?? .lines(view.lines)
+        presented.made?.body = body
+        return body
     }
 
     /// A message of a built-in key (no line's prefix) as its content: the host's own builders
@@ -368,9 +366,13 @@ public final class ChatPage {
     /// Every reason message number `number` shows as a placeholder, the deepest first; empty
     /// when it shows normally, `nil` when no message on screen has that number.
     public func causes(_ number: Int) throws -> [Degrade]? {
-        guard let entry = try stored(number) else { return nil }
-        return presenter.causes(of: entry.envelope, outgoing: entry.isOutgoing, width: Self.bodyWidth(forPage: Self.defaultWidth),
-                                origin: Self.origin(of: entry))
+        try stored(number).map(causes(of:))
+    }
+
+    /// Every reason `entry` shows as a placeholder, as ``causes(_:)`` says it.
+    private func causes(of entry: StoredMessage) -> [Degrade] {
+        presenter.causes(of: entry.envelope, outgoing: entry.isOutgoing, width: Self.bodyWidth(forPage: Self.defaultWidth),
+                         origin: Self.origin(of: entry))
     }
 
     /// Message number `number` as stored, when it is on screen.

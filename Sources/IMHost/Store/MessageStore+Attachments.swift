@@ -42,18 +42,17 @@ extension MessageStore {
 
     /// The attachments in `table` of the messages at `positions` (from 0) of the conversation
     /// with `peer`, without their bytes, by position.
-    private func slots<Slot>(_ table: AttachmentTable<Slot>, peer: String, positions: ClosedRange<Int>) throws(StoreError) -> [Int: Slot] {
-        try guarded {
-            let query = try database.statement("""
-                SELECT m.position, \(table.columns.map { "a." + $0 }.joined(separator: ", ")), length(a.bytes), a.problem
-                FROM conversations c JOIN messages m ON m.conversation = c.id JOIN \(table.name) a ON a.message = m.id
-                WHERE c.peer = ? AND m.position BETWEEN ? AND ?
-                """)
-            try query.bind(peer, positions.lowerBound, positions.upperBound)
-            var slots: [Int: Slot] = [:]
-            while try query.step() { slots[Int(query.int(0))] = table.slot(query, 1) }
-            return slots
-        }
+    /// In the caller's ``guarded(_:)``.
+    func slots<Slot>(_ table: AttachmentTable<Slot>, peer: String, positions: ClosedRange<Int>) throws -> [Int: Slot] {
+        let query = try database.statement("""
+            SELECT m.position, \(table.columns.map { "a." + $0 }.joined(separator: ", ")), length(a.bytes), a.problem
+            FROM conversations c JOIN messages m ON m.conversation = c.id JOIN \(table.name) a ON a.message = m.id
+            WHERE c.peer = ? AND m.position BETWEEN ? AND ?
+            """)
+        try query.bind(peer, positions.lowerBound, positions.upperBound)
+        var slots: [Int: Slot] = [:]
+        while try query.step() { slots[Int(query.int(0))] = table.slot(query, 1) }
+        return slots
     }
 
     /// The attachment in `table` of message `number` (from 1) of the conversation with `peer`,
@@ -94,7 +93,7 @@ extension MessageStore {
     /// The recordings of the voice messages at `positions` (from 0) of the conversation with
     /// `peer`, without their bytes, by position.
     public func voiceSlots(peer: String, positions: ClosedRange<Int>) throws(StoreError) -> [Int: VoiceSlot] {
-        try slots(Self.voices, peer: peer, positions: positions)
+        try guarded { try slots(Self.voices, peer: peer, positions: positions) }
     }
 
     /// The recording of message `number` (from 1) of the conversation with `peer`, with its
@@ -129,7 +128,7 @@ extension MessageStore {
     /// The files of the file messages at `positions` (from 0) of the conversation with `peer`,
     /// without their bytes, by position.
     public func fileSlots(peer: String, positions: ClosedRange<Int>) throws(StoreError) -> [Int: FileSlot] {
-        try slots(Self.files, peer: peer, positions: positions)
+        try guarded { try slots(Self.files, peer: peer, positions: positions) }
     }
 
     /// The file of message `number` (from 1) of the conversation with `peer`, with its bytes;

@@ -70,7 +70,7 @@ extension MessageStore {
         while try find.step() {
             sends.append(QueuedSend(row: find.int(0), peer: find.text(1), globalID: find.text(2), seq: find.optionalInt(3).map(Int.init),
                                     key: find.text(4), payload: MessagePayload(json: find.text(5)), sentAt: find.int(6),
-                                    jump: find.optionalText(7).flatMap { try? JSONDecoder().decode(JumpPage.self, from: Data($0.utf8)) },
+                                    jump: self.jump(find.optionalText(7)),
                                     attempts: Int(find.int(8)) - 1,
                                     reply: ReplyTo.stored(find.optionalText(10), find.optionalText(11))))
             if find.int(9) != 0 { sends[sends.count - 1].photos = try photos(ofRow: find.int(0)) }

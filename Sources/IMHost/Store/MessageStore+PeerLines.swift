@@ -19,14 +19,17 @@ extension MessageStore {
     /// The lines `peer`'s host draws, as its newest receipt said them; `nil` when none said
     /// (nothing is known of its host: a page says nothing).
     public func peerLines(of peer: String) throws(StoreError) -> Envelope.Draws? {
-        try guarded {
-            let find = try database.statement("SELECT lines, said_at FROM peer_lines WHERE peer = ?")
-            try find.bind(peer)
-            guard try find.step() else { return nil }
-            // Read as a receipt's is: what the file holds is checked again; what does not read
-            // says nothing.
-            guard let node = try? JSONParser.parse(find.text(0)), let lines = Envelope.Draws.lines(node) else { return nil }
-            return Envelope.Draws(at: find.int(1), lines: lines)
-        }
+        try guarded { try peerLinesRow(of: peer) }
+    }
+
+    /// ``peerLines(of:)``, in the caller's ``guarded(_:)``.
+    func peerLinesRow(of peer: String) throws -> Envelope.Draws? {
+        let find = try database.statement("SELECT lines, said_at FROM peer_lines WHERE peer = ?")
+        try find.bind(peer)
+        guard try find.step() else { return nil }
+        // Read as a receipt's is: what the file holds is checked again; what does not read
+        // says nothing.
+        guard let node = try? JSONParser.parse(find.text(0)), let lines = Envelope.Draws.lines(node) else { return nil }
+        return Envelope.Draws(at: find.int(1), lines: lines)
     }
 }

@@ -95,11 +95,20 @@ extension MessageStore {
         }
     }
 
-    /// `note` was handed to the broker: it goes again at `retryAt` unless answered before.
-    public func noteSent(_ note: PeerNote, retryAt: Int64) throws(StoreError) {
+    /// These notes were handed to the broker: each goes again at its `retryAt` unless answered
+    /// before. One transaction, not waiting for the disk (as a message's `sent` is not): it
+    /// records the connection's own progress, which a power cut may take back at the cost of a
+    /// note sent again (its peer keeps a note once). A durable commit here, after each publish,
+    /// held up whatever the connection did next by a flush.
+    public func notesSent(_ notes: [(note: PeerNote, retryAt: Int64)]) throws(StoreError) {
+        guard !isReadOnly, !notes.isEmpty else { return }
         try guarded {
-            try database.statement("UPDATE peer_notes_out SET attempts = attempts + 1, next_at = ? WHERE peer = ? AND kind = ? AND global_id = ? AND at = ?")
-                .bind(retryAt, note.peer, note.kind.rawValue, note.id, note.at).run()
+            try database.transaction(durable: false) {
+                for (note, retryAt) in notes {
+                    try database.statement("UPDATE peer_notes_out SET attempts = attempts + 1, next_at = ? WHERE peer = ? AND kind = ? AND global_id = ? AND at = ?")
+                        .bind(retryAt, note.peer, note.kind.rawValue, note.id, note.at).run()
+                }
+            }
         }
     }
 

@@ -20,20 +20,23 @@ extension MessageStore {
     /// The photos of the messages at `positions` (from 0) of the conversation with `peer`,
     /// without their bytes, by position: a message without photos is left out.
     public func photoSlots(peer: String, positions: ClosedRange<Int>) throws(StoreError) -> [Int: [PhotoSlot]] {
-        try guarded {
-            let query = try database.statement("""
-                SELECT m.position, p.kind, p.width, p.height, length(p.bytes), p.problem
-                FROM conversations c JOIN messages m ON m.conversation = c.id JOIN photos p ON p.message = m.id
-                WHERE c.peer = ? AND m.position BETWEEN ? AND ?
-                ORDER BY m.position, p.position
-                """)
-            try query.bind(peer, positions.lowerBound, positions.upperBound)
-            var slots: [Int: [PhotoSlot]] = [:]
-            while try query.step() {
-                slots[Int(query.int(0)), default: []].append(Self.slot(query, from: 1))
-            }
-            return slots
+        try guarded { try photoRows(peer: peer, positions: positions) }
+    }
+
+    /// ``photoSlots(peer:positions:)``, in the caller's ``guarded(_:)``.
+    func photoRows(peer: String, positions: ClosedRange<Int>) throws -> [Int: [PhotoSlot]] {
+        let query = try database.statement("""
+            SELECT m.position, p.kind, p.width, p.height, length(p.bytes), p.problem
+            FROM conversations c JOIN messages m ON m.conversation = c.id JOIN photos p ON p.message = m.id
+            WHERE c.peer = ? AND m.position BETWEEN ? AND ?
+            ORDER BY m.position, p.position
+            """)
+        try query.bind(peer, positions.lowerBound, positions.upperBound)
+        var slots: [Int: [PhotoSlot]] = [:]
+        while try query.step() {
+            slots[Int(query.int(0)), default: []].append(Self.slot(query, from: 1))
         }
+        return slots
     }
 
     /// Photo `index` (from 0) of message `number` (from 1) of the conversation with `peer`, with

@@ -95,17 +95,20 @@ extension MessageStore {
     /// The reactions to the messages at `positions` of the conversation with `peer`, by
     /// position: who reacted how, the earliest first.
     public func reactions(peer: String, positions: ClosedRange<Int>) throws(StoreError) -> [Int: [(person: String, emoji: String)]] {
-        try guarded {
-            let rows = try database.statement("""
-                SELECT m.position, r.person, r.emoji FROM messages m JOIN conversations c ON c.id = m.conversation
-                JOIN reactions r ON r.sender = m.sender AND r.global_id = m.global_id
-                WHERE c.peer = ?1 AND m.position BETWEEN ?2 AND ?3 AND r.emoji != '' AND m.recalled_at IS NULL AND r.person IN (?1, ?4)
-                ORDER BY m.position, r.at
-                """)
-            try rows.bind(peer, positions.lowerBound, positions.upperBound, user)
-            var found: [Int: [(person: String, emoji: String)]] = [:]
-            while try rows.step() { found[Int(rows.int(0)), default: []].append((rows.text(1), rows.text(2))) }
-            return found
-        }
+        try guarded { try reactionRows(peer: peer, positions: positions) }
+    }
+
+    /// ``reactions(peer:positions:)``, in the caller's ``guarded(_:)``.
+    func reactionRows(peer: String, positions: ClosedRange<Int>) throws -> [Int: [(person: String, emoji: String)]] {
+        let rows = try database.statement("""
+            SELECT m.position, r.person, r.emoji FROM messages m JOIN conversations c ON c.id = m.conversation
+            JOIN reactions r ON r.sender = m.sender AND r.global_id = m.global_id
+            WHERE c.peer = ?1 AND m.position BETWEEN ?2 AND ?3 AND r.emoji != '' AND m.recalled_at IS NULL AND r.person IN (?1, ?4)
+            ORDER BY m.position, r.at
+            """)
+        try rows.bind(peer, positions.lowerBound, positions.upperBound, user)
+        var found: [Int: [(person: String, emoji: String)]] = [:]
+        while try rows.step() { found[Int(rows.int(0)), default: []].append((rows.text(1), rows.text(2))) }
+        return found
     }
 }

@@ -13,7 +13,7 @@ extension MessageStore {
 
     private func stored(_ row: Statement, peer: String) -> StoredMessage {
         let position = Int(row.int(1))
-        let jump = row.optionalText(12).flatMap { try? JSONDecoder().decode(JumpPage.self, from: Data($0.utf8)) }
+        let jump = self.jump(row.optionalText(12))
         let outgoing = row.int(9) != 0, stored = row.text(10)
         let state = MessageState(stored: stored, outgoing: outgoing)
         // A state this code does not know is said, not taken for another.
@@ -29,29 +29,46 @@ extension MessageStore {
                              revision: row.optionalInt(19).map { StoredMessage.Revised(number: Int($0), by: row.optionalText(20) ?? "", at: row.optionalInt(21) ?? 0) })
     }
 
+    /// A stored jump (``encode(_:)``'s JSON) as the page it names; `nil` for none, or one that
+    /// does not read. Decoded once a text: a conversation's messages mostly name one page, and
+    /// a JSON decoder a row was most of what reading a page's 50 messages cost.
+    func jump(_ text: String?) -> JumpPage? {
+        guard let text else { return nil }
+        if let known = decodedJumps[text] { return known }
+        let page = try? JSONDecoder().decode(JumpPage.self, from: Data(text.utf8))
+        if decodedJumps.count >= 64 { decodedJumps.removeAll(keepingCapacity: true) }
+        decodedJumps[text] = .some(page)
+        return page
+    }
+
     /// How many messages the conversation with `peer` holds.
     public func count(of peer: String) throws(StoreError) -> Int {
-        try guarded {
-            let find = try database.statement("SELECT message_count FROM conversations WHERE peer = ?")
-            try find.bind(peer)
-            return try find.step() ? Int(find.int(0)) : 0
-        }
+        try guarded { try messageCount(of: peer) }
+    }
+
+    /// ``count(of:)``, in the caller's ``guarded(_:)``.
+    func messageCount(of peer: String) throws -> Int {
+        let find = try database.statement("SELECT message_count FROM conversations WHERE peer = ?")
+        try find.bind(peer)
+        return try find.step() ? Int(find.int(0)) : 0
     }
 
     /// Up to `limit` messages of the conversation with `peer`, oldest first, ending before
     /// position `end` (a count; `nil` for the newest).
     public func stored(of peer: String, endingBefore end: Int?, limit: Int) throws(StoreError) -> [StoredMessage] {
-        try guarded {
-            let upper = try end ?? count(of: peer)
-            let rows = try database.statement("""
-                SELECT \(Self.columns) FROM messages m JOIN conversations c ON c.id = m.conversation
-                WHERE c.peer = ? AND m.position >= ? AND m.position < ? ORDER BY m.position
-                """)
-            try rows.bind(peer, max(0, upper - limit), upper)
-            var found: [StoredMessage] = []
-            while try rows.step() { found.append(stored(rows, peer: peer)) }
-            return found
-        }
+        try guarded { try storedRows(of: peer, endingBefore: end ?? messageCount(of: peer), limit: limit) }
+    }
+
+    /// ``stored(of:endingBefore:limit:)``, in the caller's ``guarded(_:)``.
+    func storedRows(of peer: String, endingBefore upper: Int, limit: Int) throws -> [StoredMessage] {
+        let rows = try database.statement("""
+            SELECT \(Self.columns) FROM messages m JOIN conversations c ON c.id = m.conversation
+            WHERE c.peer = ? AND m.position >= ? AND m.position < ? ORDER BY m.position
+            """)
+        try rows.bind(peer, max(0, upper - limit), upper)
+        var found: [StoredMessage] = []
+        while try rows.step() { found.append(stored(rows, peer: peer)) }
+        return found
     }
 
     /// The messages as lines and tools see them, with their positions: ``stored(of:endingBefore:limit:)``.

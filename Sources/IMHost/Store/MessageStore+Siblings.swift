@@ -162,7 +162,7 @@ extension MessageStore {
                     missing.append(item)
                     continue
                 }
-                let jump = find.optionalText(5).flatMap { try? JSONDecoder().decode(JumpPage.self, from: Data($0.utf8)) }
+                let jump = self.jump(find.optionalText(5))
                 let message = Envelope.Message(id: item.id, seq: Int(find.optionalInt(1) ?? 0), key: find.text(2), payload: MessagePayload(json: find.text(3)),
                                                sentAt: find.int(4), jump: jump, photos: try photos(ofRow: find.int(0)),
                                                voice: find.text(2) == "voice" ? try voice(ofRow: find.int(0)) : nil,

@@ -56,6 +56,8 @@ public final class MessageStore {
     var wordsPending = true
     /// When this process last tried to scrub the files after a recall (``scrubFilesIfDue(now:)``).
     var lastScrubTry: Int64 = 0
+    /// The stored jumps decoded so far, by their JSON (``jump(_:)``).
+    var decodedJumps: [String: JumpPage?] = [:]
 
     /// The database file this store's connection holds, as it was when opened.
     var heldIdentity: FileIdentity? {

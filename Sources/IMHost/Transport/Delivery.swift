@@ -262,6 +262,9 @@ final class Delivery {
         notesDue = false
         notesAt = now + Self.noteRetry
         guard let due = try? store.notesDue(now: now, limit: 100), !due.isEmpty else { return }
+        var sent: [(note: PeerNote, retryAt: Int64)] = []
+        // What went is recorded once, whichever way the loop ends.
+        defer { try? store.notesSent(sent) }
         for note in due {
             guard let envelope = note.envelope else {
                 try? store.notesAnswered(by: note.peer, kind: note.kind, ids: [note.id])
@@ -272,7 +275,7 @@ final class Delivery {
                 return
             }
             // Doubling: a peer away for a week is not sent one every 30 s, queued by the broker.
-            try? store.noteSent(note, retryAt: now + min(Self.noteRetry << min(note.attempts, 4), 300_000))
+            sent.append((note, now + min(Self.noteRetry << min(note.attempts, 4), 300_000)))
         }
     }
 

@@ -193,7 +193,20 @@ final class Database {
         finishStatements()
         if !durable { try statement("PRAGMA synchronous = NORMAL").run() }
         defer { if !durable { try? statement("PRAGMA synchronous = FULL").run() } }
-        try statement("BEGIN IMMEDIATE").run()
+        return try within("BEGIN IMMEDIATE", body)
+    }
+
+    /// Runs `body`'s reads in one read transaction (`BEGIN`, which locks nothing until the first
+    /// read): every statement sees one snapshot, and the log is looked at once, not once a
+    /// statement. Ended (every statement reset first) when `body` returns or throws.
+    func reading<T>(_ body: () throws -> T) throws -> T {
+        finishStatements()
+        return try within("BEGIN", body)
+    }
+
+    /// `begin`, then `body`, then a commit; a rollback when it throws.
+    private func within<T>(_ begin: String, _ body: () throws -> T) throws -> T {
+        try statement(begin).run()
         do {
             let result = try body()
             finishStatements()
