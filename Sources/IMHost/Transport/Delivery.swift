@@ -159,13 +159,13 @@ final class Delivery {
         if let draws = receipt.draws { heard(draws, from: peer, now: now) }
         switch receipt.state {
         case .recalled:
-            try? store.notesAnswered(by: peer, kind: .recall, ids: receipt.ids)
+            _ = try? store.notesAnswered(by: peer, kind: .recall, ids: receipt.ids)
             return
         case .reacted:
-            try? store.notesAnswered(by: peer, kind: .react, ids: receipt.ids, at: receipt.at)
+            _ = try? store.notesAnswered(by: peer, kind: .react, ids: receipt.ids, at: receipt.at)
             return
         case .revised:
-            try? store.notesAnswered(by: peer, kind: .revise, ids: receipt.ids, at: receipt.at)
+            _ = try? store.notesAnswered(by: peer, kind: .revise, ids: receipt.ids, at: receipt.at)
             return
         case .delivered, .read, .refused:
             break
@@ -267,7 +267,7 @@ final class Delivery {
         defer { try? store.notesSent(sent) }
         for note in due {
             guard let envelope = note.envelope else {
-                try? store.notesAnswered(by: note.peer, kind: note.kind, ids: [note.id])
+                _ = try? store.notesAnswered(by: note.peer, kind: note.kind, ids: [note.id])
                 continue
             }
             guard connection.publish(topic: Topic.inbox(to: note.peer, from: connection.user).name, payload: envelope.bytes, as: .answer) else {
