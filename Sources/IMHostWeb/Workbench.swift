@@ -23,8 +23,8 @@ package final class Workbench {
     /// The builds taken so far, and the build the samples' page was last drawn by.
     package internal(set) var build = 0
     package internal(set) var drawnBy = 0
-    /// The pages (one per chat URL) whose new worker has not drawn yet, with the build it opens.
-    var replacing: [String: Int] = [:]
+    /// The build the samples' page's new worker opens, until it has drawn.
+    var replacing: Int?
     var streams: [EventStream] = []
 
     package init(chat: String, axe: [UInt8]?, state: @escaping (_ page: PageView?, _ drawnBy: Int) -> String) {
@@ -69,13 +69,16 @@ extension WebServer {
     /// A page's worker was replaced: when it is the samples', its next drawing is the new build's.
     func replaced(_ page: Page) {
         guard let workbench, page.url == workbench.chat else { return }
-        workbench.replacing[page.url] = workbench.build
+        workbench.replacing = workbench.build
     }
 
     /// A page was drawn: when it is the samples', the workbench hears it.
     func drawn(_ page: Page) {
         guard let workbench, page.url == workbench.chat else { return }
-        if let build = workbench.replacing.removeValue(forKey: page.url) { workbench.drawnBy = build }
+        if let build = workbench.replacing {
+            workbench.drawnBy = build
+            workbench.replacing = nil
+        }
         sayWorkbench()
     }
 

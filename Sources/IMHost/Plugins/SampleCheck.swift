@@ -145,7 +145,7 @@ package enum SampleCheck {
     /// control, a direction override), or a name another sample of its key has.
     static func refusal(name: String, first: Bool) -> String? {
         guard (1...60).contains(name.count) else { return "the sample's name has \(name.count) characters; a name has 1 to 60" }
-        if name.unicodeScalars.contains(where: { TerminalText.needsEscape($0, newlines: true) }) {
+        if !PlainText.isPlain(name) {
             return "the sample's name holds a control or direction character; a name is plain text"
         }
         guard first else { return "another sample of this key has this name; give each its own" }

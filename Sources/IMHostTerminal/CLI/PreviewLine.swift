@@ -107,15 +107,14 @@ final class PreviewLine {
         switch copy() {
         case .failure(let why): return why.words
         case .success(let copy):
-            let job = SampleJob(file: copy)
-            while job.outcome == nil { usleep(5_000) }
-            return finish(job.outcome!, copy: copy) == .taken(1) ? nil : refusal
+            // Nothing is served yet: drawn here, waited for.
+            return finish(SampleCheck.run(file: copy, executable: Executable.path), copy: copy) == .taken(1) ? nil : refusal
         }
     }
 
     /// Copies the library beside where the line's plugin goes, as it is now: the samples are
     /// drawn from this copy, and this copy is what a worker opens, so they are the same build.
-    private func copy() -> Result<String, Refusal> {
+    private func copy() -> Result<String, PreviewCommand.Refusal> {
         let identity = FileIdentity.of(library)
         known = identity
         let copy = plugins + "/.build-\(build + 1).part"
@@ -126,20 +125,15 @@ final class PreviewLine {
             chmod(copy, 0o644)
         } catch {
             unlink(copy)
-            return .failure(Refusal(words: "it cannot be copied into \(plugins): \(error)"))
+            return .failure(PreviewCommand.Refusal(words: "it cannot be copied into \(plugins): \(error)"))
         }
         // Written to while it was copied: taken once it settles again.
         guard FileIdentity.of(library) == identity else {
             unlink(copy)
             known = nil
-            return .failure(Refusal(words: "it changed while it was copied; it is taken once it stays as it is"))
+            return .failure(PreviewCommand.Refusal(words: "it changed while it was copied; it is taken once it stays as it is"))
         }
         return .success(copy)
-    }
-
-    struct Refusal: Error, CustomStringConvertible {
-        var words: String
-        var description: String { words }
     }
 
     /// Says why a build is not taken: alone, and for the workbench with the build it keeps.
