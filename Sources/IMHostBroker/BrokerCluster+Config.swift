@@ -58,12 +58,22 @@ extension BrokerCluster {
             }
 
             # The MQTT listener hosts connect to (NATS speaks MQTT 3.1.1 only). Sessions, queued and
-            # retained messages go to JetStream with \(description.replicas) replicas of each stream and consumer.
+            # retained messages go to JetStream with \(description.replicas) replicas of each stream and consumer: a node's
+            # death stops no session (a consumer on one node only would stop its session's delivery until
+            # that node came back).
+            # The consumers (what each session has been sent and has acknowledged) are kept in memory,
+            # still on \(description.replicas) nodes: half the CPU a message of keeping them on disk. What the messages are
+            # stays on disk. Every node stopped at once loses the consumers: what waited for a host that
+            # was away is then sent again by its sender's host (at its next connect, or within 5 minutes
+            # while connected), and shown once (the hosts deduplicate by message id).
+            # Not set: consumer_inactive_threshold. With it, a session away longer loses its consumer and
+            # NATS 2.9.10 does not make it again when the host comes back: that host would receive nothing.
             mqtt {
               host: "\(node.host)"
               port: \(node.mqttPort)
               stream_replicas: \(description.replicas)
               consumer_replicas: \(description.replicas)
+              consumer_memory_storage: true
             }
 
             # The logins, their passwords and what each may publish and subscribe: one file for every

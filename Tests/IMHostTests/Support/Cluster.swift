@@ -72,6 +72,19 @@ final class TestCluster {
     /// What ``stop(_:)`` returned, once it has run.
     private var stopped: ProcessResult?
 
+    /// Runs every node again after ``stop(_:)`` (`imhost broker run DIR`), as after all of them
+    /// went down at once, and waits until it accepts connections.
+    func startAll() throws {
+        ClusterSlots.take()
+        do {
+            process = try Self.run(folder, [], in: root)
+        } catch {
+            ClusterSlots.give()
+            throw error
+        }
+        stopped = nil
+    }
+
     var cluster: BrokerCluster { BrokerCluster(path: folder) }
 
     /// Each node's MQTT URL, in order: what host.json's `transport.url` lists.
