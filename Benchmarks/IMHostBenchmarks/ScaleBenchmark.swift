@@ -10,6 +10,8 @@ enum ScaleBenchmark {
 
     static let sessions = 1_000
     static let queuedEach = 20
+    /// A text message's envelope, as a host sends it.
+    static let payload = Array(#"{"v":1,"kind":"message","id":"01JSENDER0000000000000000A","seq":1,"key":"text","payload":\#(TransportBenchmark.text),"sentAt":1767603600000}"#.utf8)
 
     /// The broker's resident memory in KiB (VmRSS of /proc/PID/status).
     static func brokerKiB(_ pid: Int32) -> Int {
@@ -86,7 +88,6 @@ enum ScaleBenchmark {
         let sender = try client("sender")
         var up = false
         try pump([sender], { _, event in if case .connected = event { up = true } }, until: { up })
-        let payload = Array(#"{"v":1,"kind":"message","id":"01JSENDER0000000000000000A","seq":1,"key":"text","payload":\#(TransportBenchmark.text),"sentAt":1767603600000}"#.utf8)
         let total = sessions * queuedEach
         var acknowledged = 0, published = 0
         try pump([sender], { _, event in if case .published = event { acknowledged += 1 } }, until: {

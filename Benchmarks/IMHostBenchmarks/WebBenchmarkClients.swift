@@ -18,6 +18,7 @@ struct Shown {
 final class Watched {
     let process = Process()
     private let pipe = Pipe()
+    private let input = Pipe()
     private var seen = ""
     /// What it printed and was not taken yet.
     var said: String { readAvailable(); return seen }
@@ -29,7 +30,7 @@ final class Watched {
         process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: folder)
         process.environment = ProcessInfo.processInfo.environment.merging(["NO_COLOR": "1"]) { $1 }
-        process.standardInput = Pipe()
+        process.standardInput = input
         process.standardOutput = pipe
         process.standardError = pipe
         try process.run()
@@ -53,10 +54,15 @@ final class Watched {
         return true
     }
 
-    /// Waits (at most 60 s) until `text` is printed; returns the line it is on.
+    /// Writes `line` to its standard input.
+    func say(_ line: String) {
+        input.fileHandleForWriting.write(Data((line + "\n").utf8))
+    }
+
+    /// Waits (at most `seconds`) until `text` is printed; returns the line it is on.
     @discardableResult
-    func waitFor(_ text: String) throws -> String {
-        let deadline = now() + 60_000_000_000
+    func waitFor(_ text: String, seconds: Int = 60) throws -> String {
+        let deadline = now() + UInt64(seconds) * 1_000_000_000
         while now() < deadline {
             readAvailable()
             if let found = seen.range(of: text) {
@@ -68,7 +74,22 @@ final class Watched {
             var polls = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)]
             _ = poll(&polls, 1, 100)
         }
-        throw WebBenchmark.Failure(description: "\(process.executableURL?.lastPathComponent ?? "") did not print '\(text)' within 60 s: \(seen.suffix(300))")
+        throw WebBenchmark.Failure(description: "\(process.executableURL?.lastPathComponent ?? "") did not print '\(text)' within \(seconds) s: \(seen.suffix(300))")
+    }
+
+    /// The next line it prints, waited for at most `seconds`.
+    func line(seconds: Int) throws -> String {
+        let deadline = now() + UInt64(seconds) * 1_000_000_000
+        while now() < deadline {
+            readAvailable()
+            if let end = seen.firstIndex(of: "\n") {
+                defer { seen = String(seen[seen.index(after: end)...]) }
+                return String(seen[..<end])
+            }
+            var polls = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)]
+            _ = poll(&polls, 1, 100)
+        }
+        throw WebBenchmark.Failure(description: "\(process.executableURL?.lastPathComponent ?? "") printed no line within \(seconds) s: \(seen.suffix(300))")
     }
 
     func stop() {

@@ -4,6 +4,9 @@ import Foundation
 // Build and run with `make bench` (release). Not part of the tests: timings on shared machines
 // are noisy, so every target is a ratio to a baseline, never an absolute time in a test.
 
+// A child of the growth benchmark, holding sessions (see Swarm).
+if CommandLine.arguments.dropFirst().first == "__swarm" { Swarm.main(Array(CommandLine.arguments.dropFirst(2))) }
+
 func progress(_ text: String) { FileHandle.standardError.write(Data("imhost-bench: \(text)\n".utf8)) }
 let scratch = scratchFolder("run")
 defer { try? FileManager.default.removeItem(atPath: scratch) }
@@ -23,11 +26,14 @@ let sections: [(name: String, run: () throws -> [Row])] = [
     ("transport", { try TransportBenchmark.run(folder: scratch + "/transport") }),
     ("devices", { try DeviceBenchmark.run(folder: scratch + "/devices") }),
     ("cluster", { try ClusterBenchmark.run(folder: scratch + "/cluster") }),
-    ("scale", { try ScaleBenchmark.run(folder: scratch + "/scale") }),
+    ("scale", { try ScaleBenchmark.run(folder: scratch + "/scale") + GrowthBenchmark.run(folder: scratch + "/growth", sizes: [1_000]) }),
     ("fleet", { try FleetBenchmark.run(folder: scratch + "/fleet") }),
     ("web", { try WebBenchmark.run(folder: scratch + "/web") }),
     ("preview", { [try PreviewBenchmark.rebuild(folder: scratch + "/preview")] }),
+    // Not run without arguments: half an hour on two cores (make bench-scale).
+    ("scale-large", { try GrowthBenchmark.run(folder: scratch + "/growth", sizes: [1_000, 5_000, 10_000]) }),
 ]
+let byDefault = Set(sections.map(\.name)).subtracting(["scale-large"])
 // `imhost-bench converter bus` runs only those sections; no arguments runs them all.
 let chosen = Set(CommandLine.arguments.dropFirst())
 if let unknown = chosen.first(where: { name in !sections.contains { $0.name == name } }) {
@@ -36,7 +42,7 @@ if let unknown = chosen.first(where: { name in !sections.contains { $0.name == n
 }
 var rows: [Row] = []
 do {
-    for section in sections where chosen.isEmpty || chosen.contains(section.name) {
+    for section in sections where chosen.isEmpty ? byDefault.contains(section.name) : chosen.contains(section.name) {
         progress("\(section.name)...")
         rows += try section.run()
     }
