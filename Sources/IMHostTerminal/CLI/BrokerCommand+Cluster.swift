@@ -15,7 +15,7 @@ extension BrokerCommand {
                                     "on a cluster's folder: run node N alone (a node that was killed, started again while the others run)")
 
     static let natsServer = Option.option("--nats-server", .text("PATH"),
-                                          "with --cluster (init or upgrade): the nats-server program the nodes run (its --version must say nats-server \(NATSOption.oldestSupported) or later); default: the first nats-server on the PATH, then in /usr/sbin and /usr/bin. Its path and release are kept in cluster.json, and the nodes' configuration is written for that release")
+                                          "a NATS cluster's (init --cluster N, or upgrade of a cluster's folder): the nats-server program the nodes run (its --version must say nats-server \(NATSOption.oldestSupported) or later); default: the first nats-server on the PATH, then in /usr/sbin and /usr/bin. Its path and release are kept in cluster.json, and the nodes' configuration is written for that release")
 
     /// `--nats-server PATH`, absolute, when given.
     static func natsServerPath(_ arguments: Arguments) -> String? {
