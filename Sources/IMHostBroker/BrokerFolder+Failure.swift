@@ -158,7 +158,8 @@ extension BrokerFolder {
             /// The program is a release older than the oldest whose MQTT settings the nodes'
             /// configuration holds (``NATSOption/oldestSupported``).
             case natsServerTooOld(path: String, version: String, needed: String)
-            /// The program cluster.json records (and the release the nodes were written for) is gone.
+            /// The program cluster.json records (and the release the nodes were written for) is gone,
+            /// or may no longer be run.
             case recordedServerGone(path: String, version: String, folder: String)
             /// The program cluster.json records says another release now (`now`), or none (`now`
             /// `nil`: what it said instead).

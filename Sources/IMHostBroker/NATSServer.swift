@@ -49,7 +49,7 @@ public struct NATSServer: Codable, Sendable, Equatable {
             path = given
         } else {
             let found = BrokerFolder.tool("nats-server")
-            guard found.hasPrefix("/") || found.contains("/"), access(found, X_OK) == 0 else { throw Failure(.natsServerNotFound) }
+            guard found.contains("/"), access(found, X_OK) == 0 else { throw Failure(.natsServerNotFound) }
             path = FileSystem.resolve(found, against: FileSystem.currentDirectory())
         }
         let server = try identify(path)

@@ -176,7 +176,7 @@ struct NATSServerTests {
         try FileManager.default.removeItem(atPath: program)
         let gone = try imhost(["broker", "run", folder, "--node", "2"])
         #expect(gone.status == 1 && gone.stderr.split(separator: "\n").count == 1
-                && gone.stderr.contains("the nodes of \(folder) run \(program) (nats-server 2.10.0, as its cluster.json records), which is gone: put it back, or write the nodes' configuration for the nats-server there is now with imhost broker upgrade \(folder)"),
+                && gone.stderr.contains("the nodes of \(folder) run \(program) (nats-server 2.10.0, as its cluster.json records), which is gone (or may no longer be run): put it back, or write the nodes' configuration for the nats-server there is now with imhost broker upgrade \(folder)"),
                 "\(gone.stderr)")
 
         // Upgrade with no program recorded there: the first on the PATH, Debian's.

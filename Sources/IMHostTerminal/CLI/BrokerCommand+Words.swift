@@ -123,7 +123,7 @@ extension BrokerCommand {
         case .natsServerTooOld(let path, let version, let needed):
             "\(path) is nats-server \(version), older than \(needed), the first release that takes the MQTT settings a cluster's nodes are written with (\(NATSOption.allCases.filter(\.required).map(\.name).joined(separator: ", "))): install nats-server \(needed) or later and give it with --nats-server PATH"
         case .recordedServerGone(let path, let version, let folder):
-            "the nodes of \(folder) run \(path) (nats-server \(version), as its cluster.json records), which is gone: put it back, or write the nodes' configuration for the nats-server there is now with imhost broker upgrade \(folder) [--nats-server PATH]"
+            "the nodes of \(folder) run \(path) (nats-server \(version), as its cluster.json records), which is gone (or may no longer be run): put it back, or write the nodes' configuration for the nats-server there is now with imhost broker upgrade \(folder) [--nats-server PATH]"
         case .recordedServerChanged(let path, let recorded, let now, let said, let folder):
             (now.map { "\(path) is nats-server \($0) now" } ?? "\(path) no longer says it is a nats-server (its --version said \(said.isEmpty ? "nothing" : "\"\(said)\""))")
                 + ", but the nodes of \(folder) were written for nats-server \(recorded) (its cluster.json): write them for what it is now with imhost broker upgrade \(folder) (ports, passwords and data kept), or write the folder again with imhost broker init --cluster N \(folder) --force"
