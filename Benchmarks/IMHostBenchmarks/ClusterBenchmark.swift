@@ -45,37 +45,48 @@ enum ClusterBenchmark {
         let clusterFolder = try BrokerCluster.initialize(at: folder + "/cluster", nodes: 3, users: users)
         let cluster = try ClusterProcess(cluster: clusterFolder)
         defer { cluster.stop() }
-        let nodes = try clusterFolder.description().nodes
 
         progress("cluster: mosquitto")
         let one = Broker(addresses: [.tcp(host: "127.0.0.1", port: port)], pids: { single.runningPID().map { [$0] } ?? [] },
                          passwordFile: { single.passwordFile(of: $0) }, version: .v5)
         let onMosquitto = try measure(one, folder: folder + "/m")
         progress("cluster: 3 NATS nodes")
-        let three = Broker(addresses: nodes.map { .tcp(host: $0.host, port: $0.mqttPort) }, pids: { cluster.running.map(\.pid) },
-                           passwordFile: { clusterFolder.passwordFile(of: $0) }, version: .v311)
+        let three = try broker(cluster, clusterFolder)
         let onCluster = try measure(three, folder: folder + "/c")
         progress("cluster: a node's death")
         let (stall, lost) = try nodeDeath(three, cluster: cluster, folder: folder + "/death")
+        // The same rows on a newer nats-server, when there is one, with Debian's nodes stopped.
+        cluster.stop()
+        return rows(onCluster, against: onMosquitto, stall: stall, lost: lost)
+            + (try newerServerRows(users: users, against: onMosquitto, folder: folder + "/newer"))
+    }
 
+    /// The hosts' view of a running cluster: its nodes' MQTT listeners, its processes.
+    static func broker(_ cluster: ClusterProcess, _ folder: BrokerCluster) throws -> Broker {
+        Broker(addresses: try folder.description().nodes.map { .tcp(host: $0.host, port: $0.mqttPort) }, pids: { cluster.running.map(\.pid) },
+               passwordFile: { folder.passwordFile(of: $0) }, version: .v311)
+    }
+
+    /// The cluster's rows: its figures `c` against mosquitto's `m` (`server`: which nats-server,
+    /// said after each row's subject; Debian's rows say none).
+    static func rows(_ c: Figures, against m: Figures, stall: Double, lost: Int, server: String = "") -> [Row] {
         func ratio(_ a: Double, _ b: Double) -> String { "\(format(a / max(b, 1e-12), 2))x" }
-        let m = onMosquitto, c = onCluster
         return [
-            Row(what: "one message A → B, A and B on different nodes", measure: "p50, send to stored at B", figure: "\(format(c.p50 / 1e6, 2)) ms",
+            Row(what: "one message A → B, A and B on different nodes\(server)", measure: "p50, send to stored at B", figure: "\(format(c.p50 / 1e6, 2)) ms",
                 baseline: "mosquitto: \(format(m.p50 / 1e6, 2)) ms", ratio: ratio(c.p50, m.p50), target: "reported", met: nil),
-            Row(what: "one message A → B, A and B on different nodes", measure: "p99", figure: "\(format(c.p99 / 1e6, 2)) ms",
+            Row(what: "one message A → B, A and B on different nodes\(server)", measure: "p99", figure: "\(format(c.p99 / 1e6, 2)) ms",
                 baseline: "mosquitto: \(format(m.p99 / 1e6, 2)) ms", ratio: ratio(c.p99, m.p99), target: "reported", met: nil),
-            Row(what: "\(burst) messages A → B in a burst", measure: "stored at B, once and in order", figure: "\(Int(c.rate)) msg/s",
+            Row(what: "\(burst) messages A → B in a burst\(server)", measure: "stored at B, once and in order", figure: "\(Int(c.rate)) msg/s",
                 baseline: "mosquitto: \(Int(m.rate)) msg/s", ratio: ratio(c.rate, m.rate), target: "reported", met: nil),
-            Row(what: "the brokers during that burst", measure: "CPU a message (all nodes' user + system time)", figure: "\(format(c.cpuPerMessage * 1e6, 0)) µs",
+            Row(what: "the brokers during that burst\(server)", measure: "CPU a message (all nodes' user + system time)", figure: "\(format(c.cpuPerMessage * 1e6, 0)) µs",
                 baseline: "mosquitto: \(format(m.cpuPerMessage * 1e6, 1)) µs", ratio: ratio(c.cpuPerMessage, m.cpuPerMessage), target: "reported", met: nil),
-            Row(what: "\(sessions) sessions connecting, subscribing as hosts do", measure: "CPU a session (all nodes)", figure: "\(format(c.cpuPerSession * 1e6, 0)) µs",
+            Row(what: "\(sessions) sessions connecting, subscribing as hosts do\(server)", measure: "CPU a session (all nodes)", figure: "\(format(c.cpuPerSession * 1e6, 0)) µs",
                 baseline: "mosquitto: \(format(m.cpuPerSession * 1e6, 0)) µs", ratio: ratio(c.cpuPerSession, m.cpuPerSession), target: "reported", met: nil),
-            Row(what: "the same \(sessions) sessions, connected", measure: "memory a session (all nodes' RSS)", figure: "\(format(c.bytesPerSession / 1024, 1)) KiB",
+            Row(what: "the same \(sessions) sessions, connected\(server)", measure: "memory a session (all nodes' RSS)", figure: "\(format(c.bytesPerSession / 1024, 1)) KiB",
                 baseline: "mosquitto: \(format(m.bytesPerSession / 1024, 1)) KiB",
                 // RSS grows by pages: a broker may hold a few sessions in what it had.
                 ratio: m.bytesPerSession >= 512 ? ratio(c.bytesPerSession, m.bytesPerSession) : "-", target: "reported", met: nil),
-            Row(what: "kill -9 of the sender's node, a message every 50 ms", measure: "longest wait between two arrivals at B; lost: \(lost)",
+            Row(what: "kill -9 of the sender's node, a message every 50 ms\(server)", measure: "longest wait between two arrivals at B; lost: \(lost)",
                 figure: "\(format(stall, 1)) s", baseline: "a message every 0.05 s", ratio: "-", target: "reported; none lost", met: lost == 0),
         ]
     }

@@ -7,8 +7,11 @@ import Glibc
 /// init, and the accounts every node includes (logins, passwords, permissions), written again
 /// at each change of the logins.
 extension BrokerCluster {
-    /// Node `node`'s configuration. It holds the routes' password: write it mode 0600.
+    /// Node `node`'s configuration, for the nats-server release `description` records (the
+    /// options some releases lack written through ``NATSOption/line(_:for:)``). It holds the
+    /// routes' password: write it mode 0600.
     func nodeConfiguration(_ node: Node, in description: Description, routePassword: String) -> String {
+        let release = description.natsServer?.release ?? NATSOption.oldestSupported
         let others = description.nodes.filter { $0 != node }
         let routes = others.map { "    \"nats-route://route:\(routePassword)@\($0.host.contains(":") ? "[\($0.host)]" : $0.host):\($0.clusterPort)\"" }
         let pending = description.maxPayload > 64 << 20 ? "\n# A client's pending bytes must hold the largest message (NATS refuses max_payload above it).\nmax_pending: \(description.maxPayload)" : ""
@@ -42,6 +45,9 @@ extension BrokerCluster {
               store_dir: "\(dataPath(of: node))"
               max_memory_store: \(description.memoryStoreBytes)
               max_file_store: \(description.fileStoreBytes)
+              # How often the store is flushed to disk, nats-server's default from 2.10.0 (2.9 flushes every minute and takes
+              # no setting): what every node losing power at once may lose; one node's loses nothing the others hold.
+              \(NATSOption.jetstreamSyncInterval.line("\"2m\"", for: release))
             }
 
             # The cluster: the other nodes, reached on their route ports. Every route logs in as the
@@ -71,9 +77,9 @@ extension BrokerCluster {
             mqtt {
               host: "\(node.host)"
               port: \(node.mqttPort)
-              stream_replicas: \(description.replicas)
-              consumer_replicas: \(description.replicas)
-              consumer_memory_storage: true
+              \(NATSOption.mqttStreamReplicas.line("\(description.replicas)", for: release))
+              \(NATSOption.mqttConsumerReplicas.line("\(description.replicas)", for: release))
+              \(NATSOption.mqttConsumerMemoryStorage.line("true", for: release))
             }
 
             # The logins, their passwords and what each may publish and subscribe: one file for every

@@ -69,6 +69,10 @@ public struct BrokerCluster: Sendable {
         /// JetStream's bounds on each node: memory, and disk (sessions and queued messages).
         public var memoryStoreBytes: Int
         public var fileStoreBytes: Int
+        /// The nats-server the nodes run, and the release their configuration was written for;
+        /// `nil` in a folder made before imhost recorded it, whose nodes run the first
+        /// nats-server found (``BrokerCluster/program()``) with the oldest release's options.
+        public var natsServer: NATSServer?
     }
 
     /// What ``Description/kind`` says.
@@ -116,10 +120,13 @@ public struct BrokerCluster: Sendable {
 
     /// Makes the folder: `nodes` nodes on free loopback ports, a password file per user and for
     /// operator, each node's configuration and the shared accounts. An existing cluster is never
-    /// written over unless `force`, and not while any of its nodes runs.
+    /// written over unless `force`, and not while any of its nodes runs. The nodes run
+    /// `natsServer` (absolute), or the first nats-server on the PATH: the program and its
+    /// release are recorded, and the configuration written for that release
+    /// (``NATSServer/find(_:)`` says what is refused).
     public static func initialize(at folder: String, nodes count: Int, users: [String], payloadLimit: Int = HostConfig.Limits().payloadBytes,
                                   photoLimit: Int = HostConfig.Limits().photoBytes, fileLimit: Int = HostConfig.Limits().fileBytes,
-                                  force: Bool = false) throws(Failure) -> BrokerCluster {
+                                  force: Bool = false, natsServer: String? = nil) throws(Failure) -> BrokerCluster {
         guard count >= minimumNodes else {
             throw Failure(.tooFewNodes(count))
         }
@@ -144,6 +151,7 @@ public struct BrokerCluster: Sendable {
                 throw Failure(.nodeRunningWhileWriting(node: first.node.name, folder: folder, pid: first.pid))
             }
         }
+        let server = try NATSServer.find(natsServer)
         do throws(FileSystem.Failure) {
             for sub in ["/passwords", "/nodes", "/data"] { try FileSystem.makeFolders(folder + sub) }
         } catch {
@@ -164,7 +172,7 @@ public struct BrokerCluster: Sendable {
         // JetStream's disk on each node: 1 GiB, or 64 of the largest messages if that is more (a site whose files are larger).
         let description = Description(kind: kind, name: "imhost", nodes: nodes, replicas: replicas(nodes: count),
                                       logins: (users + [TransportID.operatorID]).sorted(), payloadBytes: payloadLimit, photoBytes: photoLimit,
-                                      maxPayload: packet, memoryStoreBytes: 64 << 20, fileStoreBytes: max(1 << 30, 64 * packet))
+                                      maxPayload: packet, memoryStoreBytes: 64 << 20, fileStoreBytes: max(1 << 30, 64 * packet), natsServer: server)
         for login in description.logins + [systemLogin] {
             try cluster.files.write(BrokerFolder.newPassword() + "\n", to: cluster.passwordFile(of: login), mode: 0o600)
         }
@@ -193,7 +201,7 @@ public struct BrokerCluster: Sendable {
 
     func write(_ description: Description) throws(Failure) {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         guard let data = try? encoder.encode(description) else { throw Failure(.descriptionNotEncoded(file: descriptionPath)) }
         try files.write(String(decoding: data, as: UTF8.self) + "\n", to: descriptionPath, mode: 0o644)
     }
@@ -208,9 +216,10 @@ public struct BrokerCluster: Sendable {
         return nodes[number - 1]
     }
 
-    /// The process id of `node` when it runs (its pid file names a live nats-server).
+    /// The process id of `node` when it runs (its pid file names a live nats-server: a process
+    /// named so, or as the program cluster.json records).
     public func runningPID(of node: Node) -> Int32? {
-        BrokerFolder.livePID(in: pidPath(of: node), program: "nats-server")
+        BrokerFolder.livePID(in: pidPath(of: node), program: "nats-server", alsoNamed: (try? description())?.natsServer?.commandName)
     }
 
     /// The nodes that run now, with their process ids.
@@ -222,6 +231,14 @@ public struct BrokerCluster: Sendable {
     public static func program() -> String? {
         let found = BrokerFolder.tool("nats-server")
         return access(found, X_OK) == 0 ? found : nil
+    }
+
+    /// The program `description`'s nodes run: the one it records, when it is still there and
+    /// says the same release (else why not, in one code); in a folder made before imhost
+    /// recorded it, the first found (``program()``), or `nil`.
+    public func program(for description: Description) throws(Failure) -> String? {
+        guard let recorded = description.natsServer else { return Self.program() }
+        return try recorded.check(folder: path)
     }
 
     /// What `file` holds from byte `offset` on (a log read since a moment), at most 1 MiB.

@@ -142,6 +142,32 @@ extension BrokerFolder {
             case reloadRefused(node: String, said: String, log: String)
             /// A node did not say within 5 s that it reloaded.
             case reloadUnsaid(node: String, log: String)
+
+            // MARK: A NATS cluster's program
+
+            /// No nats-server on the PATH, nor in /usr/sbin or /usr/bin.
+            case natsServerNotFound
+            /// `--nats-server PATH` names no file.
+            case natsServerMissing(path: String)
+            /// `--nats-server PATH` names a file that is not an executable one (a folder, no x bit).
+            case natsServerNotExecutable(path: String)
+            /// The program's `--version` did not say `nats-server: vX.Y.Z`: what it said (its first
+            /// 200 characters, trimmed) and its exit status (-1: it did not end within 10 s; -2: it
+            /// could not be started, `said` the system's words).
+            case notNATSServer(path: String, said: String, status: Int32)
+            /// The program is a release older than the oldest whose MQTT settings the nodes'
+            /// configuration holds (``NATSOption/oldestSupported``).
+            case natsServerTooOld(path: String, version: String, needed: String)
+            /// The program cluster.json records (and the release the nodes were written for) is gone,
+            /// or may no longer be run.
+            case recordedServerGone(path: String, version: String, folder: String)
+            /// The program cluster.json records says another release now (`now`), or none (`now`
+            /// `nil`: what it said instead).
+            case recordedServerChanged(path: String, recorded: String, now: String?, said: String, folder: String)
+            /// A node runs while upgrade would write its configuration again for `version`.
+            case nodeRunningWhileUpgrading(node: String, folder: String, pid: Int32, version: String)
+            /// The routes' password is in no node's configuration as init writes it.
+            case routePasswordUnread(file: String)
         }
     }
 }

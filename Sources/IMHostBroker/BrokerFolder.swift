@@ -317,10 +317,12 @@ public struct BrokerFolder: Sendable {
     public func runningPID() -> Int32? { Self.livePID(in: pidPath, program: "mosquitto") }
 
     /// The process id `pidFile` names, when it is a live `program` (its /proc/PID/comm says so:
-    /// a pid file left by a broker that died may name another process by now).
-    static func livePID(in pidFile: String, program: String) -> Int32? {
+    /// a pid file left by a broker that died may name another process by now), or one whose
+    /// comm is `other` exactly (a program of another name, `--nats-server PATH`).
+    static func livePID(in pidFile: String, program: String, alsoNamed other: String? = nil) -> Int32? {
         guard let text = try? FileSystem.readText(pidFile), let pid = text.split(whereSeparator: \.isWhitespace).first.flatMap({ Int32($0) }), pid > 0,
-              let name = try? FileSystem.readText("/proc/\(pid)/comm"), name.hasPrefix(program) else { return nil }
+              let name = try? FileSystem.readText("/proc/\(pid)/comm"), name.hasPrefix(program) || (other != nil && name.split(separator: "\n").first.map(String.init) == other)
+        else { return nil }
         // A broker killed outright stays a zombie until reaped: not running.
         if let stat = try? FileSystem.readText("/proc/\(pid)/stat"), let close = stat.lastIndex(of: ")"),
            stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("Z") {

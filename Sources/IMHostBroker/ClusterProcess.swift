@@ -30,14 +30,16 @@ public final class ClusterProcess {
     /// that signal to the thread.
     public init(cluster: BrokerCluster, only: Int? = nil, seconds: Double = 60, stopping: () -> Bool = { false }) throws(Failure) {
         self.cluster = cluster
-        let description: BrokerCluster.Description, password: String
+        let description: BrokerCluster.Description, password: String, found: String?
         do throws(BrokerCluster.Failure) {
             description = try cluster.description()
             if let only { _ = try cluster.node(only) }
+            // The program recorded, still the release the nodes were written for.
+            found = try cluster.program(for: description)
         } catch {
             throw Failure(.folder(error))
         }
-        guard let program = BrokerCluster.program() else { throw Failure(.natsMissing) }
+        guard let program = found else { throw Failure(.natsMissing) }
         password = (try? HostConfig.Transport.password(in: cluster.passwordFile(of: TransportID.operatorID))) ?? ""
         guard !password.isEmpty else {
             throw Failure(.operatorPasswordMissing(file: cluster.passwordFile(of: TransportID.operatorID)))

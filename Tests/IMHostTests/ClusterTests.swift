@@ -204,10 +204,23 @@ struct ClusterTests {
         #expect(bridge.status == 1 && bridge.stderr.contains("it has no bridge users"), "\(bridge.stderr)")
     }
 
-    @Test("a node killed with -9 is said by run, which goes on; started again alone with run --node, it serves, and what was queued for alice while it was down reaches her there")
+    @Test("a node killed with -9 is said by run, which goes on; started again alone with run --node, it serves, and what was queued for alice while it was down reaches her there; every node runs the program init was given (a copy of nats-server by another name), and upgrade will not rewrite the nodes while they run")
     func nodeDies() throws {
         let workspace = try Workspace()
-        let cluster = try TestCluster(in: workspace.root, users: ["alice", "bob"])
+        let program = workspace.root + "/bin/my-nats"
+        try FileManager.default.createDirectory(atPath: workspace.root + "/bin", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: try #require(BrokerCluster.program()), toPath: program)
+        let cluster = try TestCluster(in: workspace.root, users: ["alice", "bob"], options: ["--nats-server", program])
+        func runsProgram(_ node: Int) -> Bool {
+            cluster.nodePID(node).map { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\($0)/exe")) == program } == true
+        }
+        #expect(try cluster.cluster.description().natsServer?.path == program && (1...3).allSatisfy(runsProgram))
+        let newer = workspace.root + "/bin/newer"
+        try "#!/bin/sh\necho 'nats-server: v2.10.0'\n".write(toFile: newer, atomically: true, encoding: .utf8)
+        chmod(newer, 0o755)
+        let upgrade = try imhost(["broker", "upgrade", cluster.folder, "--nats-server", newer])
+        #expect(upgrade.status == 1 && upgrade.stderr.contains("node n1 of \(cluster.folder) runs (process \(cluster.nodePID(1) ?? 0)): upgrade writes the nodes' configuration for nats-server 2.10.0 only while none runs"),
+                "\(upgrade.stderr)")
         // Alice's session, kept; then she goes away.
         let away = try cluster.subscribe(as: "alice", topic: "imhost/u/alice/#", node: 1, clientID: "alice-laptop", cleanSession: false)
         #expect(try cluster.waitSubscribed(away, publisher: "bob", topic: "imhost/u/alice/from/bob"))
@@ -229,7 +242,7 @@ struct ClusterTests {
 
         let said = try cluster.startNode(3)
         #expect(said.contains("imhost broker: node n3 of 3 accepting connections at \(cluster.urls[2])"), "\(said)")
-        #expect(cluster.nodePID(3) != nil)
+        #expect(cluster.nodePID(3) != nil && runsProgram(3))
         let back = try cluster.subscribe(as: "alice", topic: "imhost/u/alice/#", node: 3, clientID: "alice-laptop", cleanSession: false)
         defer { back.signal(SIGKILL); _ = back.finish() }
         #expect(back.waitFor("imhost/u/alice/from/bob while n3 was down"), "\(back.stdout)\(back.stderr)\n\((1...3).map { (try? String(contentsOfFile: cluster.folder + "/nodes/n\($0).log", encoding: .utf8)) ?? "" }.joined(separator: "\n----\n"))")

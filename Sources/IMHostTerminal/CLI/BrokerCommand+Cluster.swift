@@ -14,6 +14,14 @@ extension BrokerCommand {
     static let node = Option.option("--node", .number(1...BrokerCluster.maximumNodes, "a node number"),
                                     "on a cluster's folder: run node N alone (a node that was killed, started again while the others run)")
 
+    static let natsServer = Option.option("--nats-server", .text("PATH"),
+                                          "a NATS cluster's (init --cluster N, or upgrade of a cluster's folder): the nats-server program the nodes run (its --version must say nats-server \(NATSOption.oldestSupported) or later); default: the first nats-server on the PATH, then in /usr/sbin and /usr/bin. Its path and release are kept in cluster.json, and the nodes' configuration is written for that release")
+
+    /// `--nats-server PATH`, absolute, when given.
+    static func natsServerPath(_ arguments: Arguments) -> String? {
+        arguments[natsServer].map { FileSystem.resolve($0, against: FileSystem.currentDirectory()) }
+    }
+
     /// What the mosquitto options of init are not, with a cluster.
     static let mosquittoOnly = ["--socket", "--port", "--listen", "--tls-cert", "--tls-key", "--bridge-to", "--bridge-user", "--bridge-password-file", "--while-running"]
 
@@ -26,14 +34,15 @@ extension BrokerCommand {
         let users = list.split(separator: ",").map(String.init)
         let made = try BrokerCluster.initialize(at: path, nodes: Int(arguments[Self.cluster] ?? "") ?? 0, users: users,
                                                 payloadLimit: arguments.number(Self.payloadBytes)!, photoLimit: arguments.number(Self.photoBytes)!, fileLimit: arguments.number(Self.fileBytes)!,
-                                                force: arguments.flags.contains("--force"))
-        let urls = try made.urls()
+                                                force: arguments.flags.contains("--force"), natsServer: natsServerPath(arguments))
+        let urls = try made.urls(), server = try made.description().natsServer
         if arguments.has(json) {
-            output.out(JSONOutput.encode(ClusterMade(folder: made.path, urls: urls, users: users.map { ClusterMade.User($0, passwordFile: made.passwordFile(of: $0), urls: urls) })))
+            output.out(JSONOutput.encode(ClusterMade(folder: made.path, urls: urls, users: users.map { ClusterMade.User($0, passwordFile: made.passwordFile(of: $0), urls: urls) },
+                                                     natsServer: server)))
             return CommandLineTool.ExitCode.ok
         }
         var text = """
-            Wrote a NATS cluster of \(urls.count) nodes for \(users.joined(separator: ", ")) (and operator) in \(made.path).
+            Wrote a NATS cluster of \(urls.count) nodes for \(users.joined(separator: ", ")) (and operator) in \(made.path)\(server.map { ", run by \($0.path) (nats-server \($0.version))" } ?? "").
             Run it:  imhost broker run \(made.path)
             Then, in each user's host.json:
 
@@ -88,17 +97,20 @@ extension BrokerCommand {
             return listDevices(try cluster.devices(of: user), folder: cluster.path, user: user, running: running, notRunning: "(no node of the cluster runs: as \(cluster.descriptionPath) says)",
                                passwordFile: cluster.passwordFile(of:), arguments, output)
         case "upgrade":
-            // A cluster's sizes are init --cluster's; what upgrade changes is the users' permissions.
+            // A cluster's sizes are init --cluster's; what upgrade changes is the program's
+            // release the nodes are written for, and the users' permissions.
+            let server = try cluster.upgradeServer(natsServerPath(arguments))
             let (changed, reload) = try cluster.upgradePermissions()
             if arguments.has(json) {
-                output.out(JSONOutput.encode(ClusterUpgraded(folder: cluster.path, changed: changed, reloaded: reload.reloaded, stopped: reload.stopped)))
+                output.out(JSONOutput.encode(ClusterUpgraded(folder: cluster.path, changed: changed, reloaded: reload.reloaded, stopped: reload.stopped,
+                                                             natsServer: server.after, natsServerBefore: server.before, nodesWritten: server.rewritten, keptBeforeUpgrade: server.kept)))
                 return CommandLineTool.ExitCode.ok
             }
             let nodes = reload.reloaded.isEmpty ? "; the nodes take them when they start (imhost broker run \(cluster.path))"
                 : "; the running nodes (\(reload.reloaded.joined(separator: ", "))) took them at once"
-            output.out(TerminalText.safe(changed
+            output.out(TerminalText.safe(serverUpgraded(server, cluster) + "; " + (changed
                 ? "wrote \(cluster.accountsPath) again: every user may write its own reports, which only operator reads\(nodes)"
-                : "\(cluster.accountsPath) is up to date (a cluster's sizes are init --cluster's: write it again with --force, or change max_payload in its nodes/*.conf)") + "\n")
+                : "\(cluster.accountsPath) is up to date (a cluster's sizes are init --cluster's: write it again with --force, or change max_payload in its nodes/*.conf)")) + "\n")
         default:
             output.diagnostic("imhost broker \(verb): \(TerminalText.safe(cluster.path)) is a NATS cluster: \(verb) is not for it")
             return CommandLineTool.ExitCode.failure
@@ -123,19 +135,39 @@ extension BrokerCommand {
         return "; the running nodes (\(reload.reloaded.joined(separator: ", "))) reloaded: \(live)" + sessions
     }
 
-    /// `run` on a cluster: every node (or `node` alone) in the foreground until a signal ends
-    /// this command. A node that dies on its own is said in one line and the others go on (a
-    /// cluster serves MQTT while a majority of its nodes runs); nothing restarts it: `run
-    /// --node N` does, in another process. It ends when none of its nodes runs.
     /// What `upgrade --json` says of a cluster: whether its accounts were written again, and
-    /// which nodes took them at once.
+    /// which nodes took them at once; the nats-server it runs now (and before), the nodes
+    /// whose configuration was written for it, and those whose replaced file was kept.
     struct ClusterUpgraded: Encodable {
         var folder: String
         var changed: Bool
         var reloaded: [String]
         var stopped: [String]
+        var natsServer: NATSServer
+        var natsServerBefore: NATSServer?
+        var nodesWritten: [String]
+        var keptBeforeUpgrade: [String]
     }
 
+    /// What upgrade did to the nodes' configuration, in words (the first part of its line).
+    private static func serverUpgraded(_ done: BrokerCluster.ServerUpgrade, _ cluster: BrokerCluster) -> String {
+        func said(_ server: NATSServer) -> String { "nats-server \(server.version), \(server.path)" }
+        let was = done.before.map { $0 == done.after ? "" : " (before: \(said($0)))" } ?? " (the folder recorded none before)"
+        guard !done.rewritten.isEmpty else {
+            return done.before == done.after ? "the nodes' configuration is written for \(said(done.after))"
+                : "the nodes run \(said(done.after))\(was), for which their configuration was right already"
+        }
+        var text = "wrote \(done.rewritten.joined(separator: ", ")) again for \(said(done.after))\(was); ports, passwords and data kept"
+        if !done.kept.isEmpty {
+            text += " (the file\(done.kept.count == 1 ? "" : "s") of \(done.kept.joined(separator: ", ")) differed from what init writes, edited by hand or by another imhost: each kept in \(cluster.nodesFolder) as NODE.conf.before-upgrade; carry over what was changed by hand)"
+        }
+        return text
+    }
+
+    /// `run` on a cluster: every node (or `node` alone) in the foreground until a signal ends
+    /// this command. A node that dies on its own is said in one line and the others go on (a
+    /// cluster serves MQTT while a majority of its nodes runs); nothing restarts it: `run
+    /// --node N` does, in another process. It ends when none of its nodes runs.
     private static func runCluster(_ cluster: BrokerCluster, node: Int?, _ output: Output) -> Int32 {
         Interruption.install(also: [SIGHUP])
         let process: ClusterProcess
@@ -184,6 +216,8 @@ extension BrokerCommand {
         var urls: [String]
         var users: [User]
         var reloaded: [String]?
+        /// After init: the nats-server the nodes run.
+        var natsServer: NATSServer?
 
         struct User: Encodable {
             var user: String

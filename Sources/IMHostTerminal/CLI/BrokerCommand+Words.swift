@@ -110,6 +110,27 @@ extension BrokerCommand {
         case .reloadRefused(let node, let said, let log):
             "node \(node) did not take the new configuration (\(said)): it runs with the old one; see \(log)"
         case .reloadUnsaid(let node, let log): "node \(node) did not say it reloaded its configuration within 5 s; see \(log)"
+        case .natsServerNotFound:
+            "cannot find nats-server (looked on the PATH and in /usr/sbin and /usr/bin), which runs a cluster's nodes: install it (apt-get install nats-server), or give --nats-server PATH"
+        case .natsServerMissing(let path):
+            "--nats-server \(path): no such file: give the path of a nats-server program (\(NATSOption.oldestSupported) or later), or leave --nats-server out for the first nats-server on the PATH"
+        case .natsServerNotExecutable(let path):
+            "--nats-server \(path): not a file this user may run, so it cannot run the nodes: give a nats-server program, or make it executable (chmod +x)"
+        case .notNATSServer(let path, let said, let status):
+            "\(path) does not say it is a nats-server: asked its version (--version), it "
+                + (status == 0 ? "said" : status == -1 ? "did not end within 10 s, having said" : status == -2 ? "could not be started:" : "exited \(status), saying")
+                + " \(said.isEmpty ? "nothing" : "\"\(said)\""), not \"nats-server: vX.Y.Z\": give --nats-server the path of a nats-server program"
+        case .natsServerTooOld(let path, let version, let needed):
+            "\(path) is nats-server \(version), older than \(needed), the first release that takes the MQTT settings a cluster's nodes are written with (\(NATSOption.allCases.filter(\.required).map(\.name).joined(separator: ", "))): install nats-server \(needed) or later and give it with --nats-server PATH"
+        case .recordedServerGone(let path, let version, let folder):
+            "the nodes of \(folder) run \(path) (nats-server \(version), as its cluster.json records), which is gone (or may no longer be run): put it back, or write the nodes' configuration for the nats-server there is now with imhost broker upgrade \(folder) [--nats-server PATH]"
+        case .recordedServerChanged(let path, let recorded, let now, let said, let folder):
+            (now.map { "\(path) is nats-server \($0) now" } ?? "\(path) no longer says it is a nats-server (its --version said \(said.isEmpty ? "nothing" : "\"\(said)\""))")
+                + ", but the nodes of \(folder) were written for nats-server \(recorded) (its cluster.json): write them for what it is now with imhost broker upgrade \(folder) (ports, passwords and data kept), or write the folder again with imhost broker init --cluster N \(folder) --force"
+        case .nodeRunningWhileUpgrading(let node, let folder, let pid, let version):
+            "node \(node) of \(folder) runs (process \(pid)): upgrade writes the nodes' configuration for nats-server \(version) only while none runs (a running node reads it again at its next reload); stop imhost broker run \(folder), run upgrade again, then start it"
+        case .routePasswordUnread(let file):
+            "cannot find the routes' password in \(file) (authorization { user: \"route\", password: \"...\" } as init writes it): put that line back as the other nodes' files have it, or write the folder again with imhost broker init --cluster N --force"
         }
     }
 

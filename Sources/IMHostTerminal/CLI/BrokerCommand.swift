@@ -49,7 +49,7 @@ enum BrokerCommand {
                       bridgeTo,
                       .option("--bridge-user", .text("ID"), "the user the bridge logs in as on the other broker"),
                       .option("--bridge-password-file", .text("FILE"), "that user's password file"),
-                      payloadBytes, photoBytes, fileBytes,
+                      natsServer, payloadBytes, photoBytes, fileBytes,
                       .flag("--force", "write over an existing folder's configuration (every password new); refused while its broker runs"),
                       .flag("--while-running", "with --force, write it while its broker runs: the running broker keeps the old passwords until it is restarted"),
                       json,
@@ -67,8 +67,8 @@ enum BrokerCommand {
                   summary: "list the users' devices (of USER only, when given) and their logins",
                   options: [.json("each device's user, name and login, as JSON")]),
             .init(name: "upgrade", arguments: "DIR",
-                  summary: "bring a folder made by an older imhost to what init writes now: a folder made before devices moves to the dynamic-security plugin (every password and session kept), one made before the retain rule gets it, one made before photos (or for other limits) is sized anew, users' roles get the rules they lack (writing their own reports); a cluster's accounts are written again with this version's permissions; says whether the running broker must be restarted",
-                  options: [upgradePayloadBytes, photoBytes, fileBytes,
+                  summary: "bring a folder made by an older imhost to what init writes now: a folder made before devices moves to the dynamic-security plugin (every password and session kept), one made before the retain rule gets it, one made before photos (or for other limits) is sized anew, users' roles get the rules they lack (writing their own reports); a cluster's accounts are written again with this version's permissions, and its nodes' configuration for the nats-server found (--nats-server PATH, else the one recorded, else the first on the PATH); says whether the running broker must be restarted",
+                  options: [upgradePayloadBytes, photoBytes, fileBytes, natsServer,
                             .json("what changed: the sizes before and after, and whether the running broker must be restarted, as JSON")]),
             .init(name: "run", arguments: "DIR",
                   summary: "run the broker (a cluster's every node) in the foreground (logging to DIR/mosquitto.log, or DIR/nodes/*.log) and say its URLs once it accepts connections",
@@ -106,7 +106,11 @@ enum BrokerCommand {
             folder made before reports: a user may write imhost/fleet/report/USER/+, which only
             operator reads), through the running broker's control at once, or in the plugin's file.
             On a NATS cluster, upgrade writes DIR/nodes/accounts.conf again with this version's
-            permissions and reloads the running nodes.
+            permissions and reloads the running nodes; it finds nats-server again (--nats-server
+            PATH, else the program cluster.json records while it is there, else the first on the
+            PATH) and writes every node's DIR/nodes/nN.conf for its release, keeping the ports, the
+            routes' password, the passwords and the data (a file that differed from what init
+            writes is kept as nN.conf.before-upgrade), refused while a node runs if a file changes.
 
             imhost broker run stops on Ctrl-C, SIGTERM or SIGHUP, and the broker never outlives
             it (not even kill -9).
@@ -119,7 +123,14 @@ enum BrokerCommand {
             ("url": [...]) and speak MQTT 3.1.1 ("protocol": "3.1.1"); ids with a '.' are refused
             (NATS drops a connection publishing to a topic level holding one). run starts every
             node and says so once each serves MQTT; a node that dies is said and the others go
-            on, nothing restarts it: run DIR --node N starts that node alone. add-user,
+            on, nothing restarts it: run DIR --node N starts that node alone. The nodes run
+            --nats-server PATH, or the first nats-server on the PATH (then /usr/sbin, /usr/bin):
+            init refuses a program whose --version does not say nats-server X.Y.Z, or says a
+            release older than \(NATSOption.oldestSupported) (the first with every MQTT setting
+            the nodes are written with), records its path and release in cluster.json, and writes
+            the options only some releases take for that release (docs/operating.md says which);
+            run refuses, in one line, a recorded program that is gone or says another release
+            now: imhost broker upgrade DIR writes the nodes for it. add-user,
             remove-user, add-device and remove-device rewrite accounts.conf and reload every
             running node (a removed login's connections end at once). For several machines, edit
             the generated files as docs/operating.md says (A NATS cluster): real addresses in
@@ -151,6 +162,9 @@ enum BrokerCommand {
                     return CommandLineTool.ExitCode.failure
                 }
                 if arguments[Self.node] != nil { return usage("--node is for a cluster's folder (made by init --cluster N); \(folder.path) has no cluster.json") }
+                if arguments[Self.natsServer] != nil {
+                    return usage("--nats-server is for a NATS cluster (init --cluster N, or upgrade of a cluster's folder); \(folder.path) has no cluster.json")
+                }
                 switch verb {
                 case "init": return try initialize(folder, arguments, output, usage: usage)
                 case "add-user":
