@@ -20,14 +20,14 @@ enum ScaleBenchmark {
         return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
     }
 
-    /// Services `clients` until `done` holds (or 60 s pass), waiting on their sockets.
-    static func pump(_ clients: [MQTTClient], _ handle: (Int, MQTTClient.Event) -> Void, until done: () -> Bool) throws {
-        let deadline = now() + 60_000_000_000
+    /// Services `clients` until `done` holds (or `seconds` pass), waiting on their sockets.
+    static func pump(_ clients: [MQTTClient], seconds: UInt64 = 60, _ handle: (Int, MQTTClient.Event) -> Void, until done: () -> Bool) throws {
+        let deadline = now() + seconds * 1_000_000_000
         while !done() {
             for (index, client) in clients.enumerated() {
                 for event in client.service() { handle(index, event) }
             }
-            guard now() < deadline else { throw Failure(description: "the scale benchmark made no progress for 60 s") }
+            guard now() < deadline else { throw Failure(description: "the scale benchmark's clients were not done within \(seconds) s") }
             MQTTClient.wait(on: clients.flatMap(\.descriptors), milliseconds: 10)
         }
     }

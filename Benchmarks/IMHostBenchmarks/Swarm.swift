@@ -103,12 +103,14 @@ enum Swarm {
             // Every second every session is serviced (its keep-alive); between, those whose socket is ready.
             var polls = [pollfd(fd: 0, events: Int16(POLLIN), revents: 0)]
             var owners: [Int] = [-1]
+            polls.reserveCapacity(clients.count + 1)
+            owners.reserveCapacity(clients.count + 1)
             for (index, client) in clients.enumerated() {
-                let writable = Set(client.writable)
-                for descriptor in Set(client.readable).union(writable) {
-                    polls.append(pollfd(fd: descriptor, events: Int16(POLLIN) | (writable.contains(descriptor) ? Int16(POLLOUT) : 0), revents: 0))
-                    owners.append(index)
-                }
+                // One descriptor a session: its socket once connecting is done, its wake pipe before.
+                guard let descriptor = client.readable.first else { continue }
+                let events = Int16(POLLIN) | (client.writable.isEmpty ? 0 : Int16(POLLOUT))
+                polls.append(pollfd(fd: descriptor, events: events, revents: 0))
+                owners.append(index)
             }
             _ = poll(&polls, nfds_t(polls.count), 50)
             let sweep = now() - lastSweep > 1_000_000_000
