@@ -179,14 +179,18 @@ enum GrowthBenchmark {
         var published = 0, acknowledged = 0
         let cpuBefore = broker.cpu, start = now()
         // A broker that takes fewer than asked takes longer: up to 10 minutes, the rate says how many it took.
-        try ScaleBenchmark.pump([sender], seconds: 600, { _, event in if case .published = event { acknowledged += 1 } }, until: {
-            let due = min(total, Int(Double(now() - start) / 1e9 * Double(steadyRate)))
-            while published < due, published - acknowledged < 1_000 {
-                _ = sender.publish(topic: Topic.inbox(to: "u\(published % sessions)", from: "sender").name, payload: ScaleBenchmark.payload)
-                published += 1
-            }
-            return acknowledged == total
-        })
+        do {
+            try ScaleBenchmark.pump([sender], seconds: 600, { _, event in if case .published = event { acknowledged += 1 } }, until: {
+                let due = min(total, Int(Double(now() - start) / 1e9 * Double(steadyRate)))
+                while published < due, published - acknowledged < 1_000 {
+                    _ = sender.publish(topic: Topic.inbox(to: "u\(published % sessions)", from: "sender").name, payload: ScaleBenchmark.payload)
+                    published += 1
+                }
+                return acknowledged == total
+            })
+        } catch {
+            throw Failure(description: "of \(total) messages sent at \(steadyRate) msg/s, the broker acknowledged \(acknowledged) in 600 s (\(format(Double(acknowledged) / 600, 0)) msg/s; \(format((broker.cpu - cpuBefore) / 600, 2)) cores busy)")
+        }
         // Until every message is at its session (asked every 100 ms, at most 5 minutes).
         let deadline = now() + 300_000_000_000
         while try received() - before < total {
