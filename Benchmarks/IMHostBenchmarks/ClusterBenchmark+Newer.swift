@@ -1,6 +1,7 @@
 import Foundation
 import IMHost
 import IMHostBroker
+import IMKit
 
 /// The cluster's rows a second time on a newer nats-server than Debian's, when the machine has
 /// one: `IMHOST_BENCH_NATS=PATH`, or `.build/tools/nats-server-newer/nats-server` of the checkout
@@ -24,6 +25,17 @@ extension ClusterBenchmark {
         return FileManager.default.isExecutableFile(atPath: path) ? path : nil
     }
 
+    /// The newer server's rows, or one row saying what stopped them: an optional comparison
+    /// never takes the rest of the table with it.
+    static func newerServerRowsOrWhy(users: [String], against mosquitto: Figures, folder: String) -> [Row] {
+        do {
+            return try newerServerRows(users: users, against: mosquitto, folder: folder)
+        } catch {
+            return [Row(what: "the cluster's rows on a newer nats-server", measure: "stopped", figure: "-",
+                        baseline: TerminalText.safe("\(error)"), ratio: "-", target: "reported", met: nil)]
+        }
+    }
+
     /// The cluster's rows on the newer server, or one row saying why they were not measured.
     static func newerServerRows(users: [String], against mosquitto: Figures, folder: String) throws -> [Row] {
         func notMeasured(_ why: String, _ how: String) -> [Row] {
@@ -36,7 +48,7 @@ extension ClusterBenchmark {
         do throws(BrokerFolder.Failure) {
             made = try BrokerCluster.initialize(at: folder, nodes: 3, users: users, natsServer: program)
         } catch {
-            return notMeasured("imhost broker init refused \(program): \(error.code)", "IMHOST_BENCH_NATS=PATH of a nats-server \(NATSOption.oldestSupported) or later")
+            return notMeasured(TerminalText.safe("imhost broker init refused \(program): \(error.code)"), "IMHOST_BENCH_NATS=PATH of a nats-server \(NATSOption.oldestSupported) or later")
         }
         let version = (try made.description().natsServer?.version) ?? "?"
         progress("cluster: 3 NATS nodes, nats-server \(version)")

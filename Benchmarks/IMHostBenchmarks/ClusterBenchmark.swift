@@ -58,7 +58,7 @@ enum ClusterBenchmark {
         // The same rows on a newer nats-server, when there is one, with Debian's nodes stopped.
         cluster.stop()
         return rows(onCluster, against: onMosquitto, stall: stall, lost: lost)
-            + (try newerServerRows(users: users, against: onMosquitto, folder: folder + "/newer"))
+            + newerServerRowsOrWhy(users: users, against: onMosquitto, folder: folder + "/newer")
     }
 
     /// The hosts' view of a running cluster: its nodes' MQTT listeners, its processes.

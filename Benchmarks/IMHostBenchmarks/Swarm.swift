@@ -53,19 +53,31 @@ enum Swarm {
             say("failed " + why)
             exit(1)
         }
-        // Sessions to connect again, and when: as a host on a cluster does, 1 s after a refusal,
-        // then 2 and 4 s (``Failover``'s rounds).
-        var again: [(index: Int, at: UInt64)] = []
-        var delay = [UInt64](repeating: 1_000_000_000, count: clients.count)
-        func retry(_ index: Int) {
-            again.append((index, now() + delay[index]))
-            delay[index] = min(delay[index] * 2, 4_000_000_000)
-        }
-        var refusals = 0
         // `connect` makes the sessions a few at a time (their cost, not a storm's); `storm`
         // all at once. Those waiting their turn, and how many may be on their way at once.
         var queue: [Int] = []
         var window = 0, onTheirWay = 0
+        var refusals = 0
+        // Sessions to connect again, and when: as a host on a cluster does, 1 s after a refusal,
+        // then 2 and 4 s (``Failover``'s rounds).
+        var again: [(index: Int, at: UInt64)] = []
+        var delay = [UInt64](repeating: 1_000_000_000, count: clients.count)
+        // Per session: whether a connect is waiting in `again` (two refusals of one connection
+        // make one retry).
+        var pending = [Bool](repeating: false, count: clients.count)
+        func retry(_ index: Int) {
+            refusals += 1
+            guard !pending[index] else { return }
+            pending[index] = true
+            clients[index].disconnect()
+            // A session lost after it was whole is on its way again.
+            if whole[index], awaiting != nil {
+                whole[index] = false
+                onTheirWay += 1
+            }
+            again.append((index, now() + delay[index]))
+            delay[index] = min(delay[index] * 2, 4_000_000_000)
+        }
         func handle(_ index: Int, _ event: MQTTClient.Event) {
             switch event {
             case .connected:
@@ -77,8 +89,6 @@ enum Swarm {
                 guard answer == .taken else {
                     // A cluster's node refuses a subscription whose consumer it could not make
                     // in time: a host drops the connection and tries again.
-                    refusals += 1
-                    clients[index].disconnect()
                     retry(index)
                     return
                 }
@@ -91,10 +101,15 @@ enum Swarm {
             case .message: received += 1
             case .refused(let refusal) where refusal.credentials: fail("\(users[index])'s login was refused")
             // A broker busy with thousands of others may not take a connection at once: again.
-            case .refused, .unreachable:
-                refusals += 1
-                retry(index)
-            case .disconnected: clients[index].connect()
+            case .refused, .unreachable: retry(index)
+            // A connection lost on its way (the storm's shut sockets) connects again at once; one
+            // lost after its session was whole is on its way again, after a pause.
+            case .disconnected:
+                if whole[index] {
+                    retry(index)
+                } else if !pending[index] {
+                    clients[index].connect()
+                }
             default: break
             }
         }
@@ -152,9 +167,13 @@ enum Swarm {
                     }
                 }
             }
-            let due = again.filter { $0.at <= now() }
-            again.removeAll { $0.at <= now() }
-            for retry in due { clients[retry.index].connect() }
+            let moment = now()
+            let due = again.filter { $0.at <= moment }
+            again.removeAll { $0.at <= moment }
+            for retry in due {
+                pending[retry.index] = false
+                clients[retry.index].connect()
+            }
             while onTheirWay < window, let next = queue.first {
                 queue.removeFirst()
                 onTheirWay += 1

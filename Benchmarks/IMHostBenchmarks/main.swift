@@ -4,6 +4,8 @@ import Foundation
 // Build and run with `make bench` (release). Not part of the tests: timings on shared machines
 // are noisy, so every target is a ratio to a baseline, never an absolute time in a test.
 
+// A child that ended (a swarm that failed) makes the next write to its pipe fail, not end the run.
+signal(SIGPIPE, SIG_IGN)
 // A child of the growth benchmark, holding sessions (see Swarm).
 if CommandLine.arguments.dropFirst().first == "__swarm" { Swarm.main(Array(CommandLine.arguments.dropFirst(2))) }
 

@@ -68,8 +68,8 @@ extension BrokerCluster {
             # death stops no session (a consumer on one node only would stop its session's delivery until
             # that node came back).
             # The consumers (what each session has been sent and has acknowledged) are kept in memory,
-            # still on \(description.replicas) nodes: measured, half the CPU to make a session's, and a node's death
-            # stalled the chats 0.3 to 0.4 s in most runs rather than 5 to 10 s. The messages stay on disk. Every node stopped at once loses the consumers: what waited for a host that
+            # still on \(description.replicas) nodes: measured, half the CPU to make a session's, and a shorter stall after
+            # a node's death (imhost's docs/operating.md has the figures). The messages stay on disk. Every node stopped at once loses the consumers: what waited for a host that
             # was away is then sent again by its sender's host (at its next connect, or within 5 minutes
             # while connected), and shown once (the hosts deduplicate by message id).
             # Not set: consumer_inactive_threshold. With it, a session away longer loses its consumer and

@@ -26,9 +26,9 @@ extension BrokerCluster {
     /// Finds the program again: `given` (absolute) when there is one, else the one cluster.json
     /// records while it is there, else the first nats-server on the PATH; and writes every
     /// node's configuration for its release, with the ports and the routes' password they have
-    /// (read from the nodes' files). Refused while a node runs, when a node's configuration
-    /// would change: a running node reads it again at its next reload, which a node of another
-    /// release may refuse.
+    /// (read from the nodes' files). Refused while a node runs, when a node's configuration or
+    /// the record would change: a running node reads its file again at its next reload, which a
+    /// node of another release may refuse, and is known as running by the program recorded.
     public func upgradeServer(_ given: String?) throws(Failure) -> ServerUpgrade {
         try locked { () throws(Failure) -> ServerUpgrade in
             let before = try description()
@@ -44,7 +44,9 @@ extension BrokerCluster {
                 let old = try? FileSystem.readText(configPath(of: node))
                 if old != text { changes.append((node, text, old)) }
             }
-            if !changes.isEmpty, let running = before.nodes.lazy.compactMap({ node in self.runningPID(of: node).map { (node, $0) } }).first {
+            // Nor is the record changed under running nodes: they are known as running by the
+            // program it names.
+            if !changes.isEmpty || after.natsServer != before.natsServer, let running = before.nodes.lazy.compactMap({ node in self.runningPID(of: node).map { (node, $0) } }).first {
                 throw Failure(.nodeRunningWhileUpgrading(node: running.0.name, folder: path, pid: running.1, version: server.version))
             }
             for (node, text, old) in changes {

@@ -97,10 +97,11 @@ extension BrokerCommand {
             return listDevices(try cluster.devices(of: user), folder: cluster.path, user: user, running: running, notRunning: "(no node of the cluster runs: as \(cluster.descriptionPath) says)",
                                passwordFile: cluster.passwordFile(of:), arguments, output)
         case "upgrade":
-            // A cluster's sizes are init --cluster's; what upgrade changes is the program's
-            // release the nodes are written for, and the users' permissions.
-            let server = try cluster.upgradeServer(natsServerPath(arguments))
+            // A cluster's sizes are init --cluster's; what upgrade changes is the users'
+            // permissions (taken by running nodes at once) and the program's release the nodes
+            // are written for (only while none runs: refused after the permissions, then).
             let (changed, reload) = try cluster.upgradePermissions()
+            let server = try cluster.upgradeServer(natsServerPath(arguments))
             if arguments.has(json) {
                 output.out(JSONOutput.encode(ClusterUpgraded(folder: cluster.path, changed: changed, reloaded: reload.reloaded, stopped: reload.stopped,
                                                              natsServer: server.after, natsServerBefore: server.before, nodesWritten: server.rewritten, keptBeforeUpgrade: server.kept)))

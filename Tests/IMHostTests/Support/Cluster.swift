@@ -75,6 +75,7 @@ final class TestCluster {
     /// Runs every node again after ``stop(_:)`` (`imhost broker run DIR`), as after all of them
     /// went down at once, and waits until it accepts connections.
     func startAll() throws {
+        precondition(stopped != nil, "startAll() runs the nodes again after stop()")
         ClusterSlots.take()
         do {
             process = try Self.run(folder, [], in: root)
