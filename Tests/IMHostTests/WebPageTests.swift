@@ -58,7 +58,7 @@ extension BrowserSuites {
             #expect(try browser.waitFor("#conversations li", containing: "me: hello from the browser"))
         }
 
-        @Test("a placeholder says why in a word and in full when clicked; older messages come on scrolling up")
+        @Test("a placeholder says why in a word and in full when clicked; older messages come on scrolling up; what the reader sends from there shows at the end, where the list goes")
         func placeholderAndOlder() throws {
             let workspace = try Workspace.standard()
             let web = try WebServing(workspace, arguments: ["--dev"])
@@ -79,6 +79,12 @@ extension BrowserSuites {
             try browser.execute("document.querySelector('.messages').scrollTop = 0")
             #expect(try browser.waitUntil("document.querySelectorAll('.message').length > \(shown)"), "scrolling up brought no older message")
             #expect(try browser.waitFor(".message.received .placeholder", containing: "unknown key"))
+            // Reading far up, the reader sends: the list goes to its end, where what they sent is.
+            try browser.send("message 25")
+            #expect(try browser.waitFor(".message.sent .bubble.text", containing: "message 25"))
+            let atEnd = try browser.waitUntil("(l => l.scrollHeight - l.scrollTop - l.clientHeight < 8)(document.querySelector('.messages'))")
+            let position = try browser.execute("const l = document.querySelector('.messages'); return [l.scrollTop, l.scrollHeight, l.clientHeight]")
+            #expect(atEnd, "the list stayed where the reader was: \(String(describing: position))")
         }
 
         @Test("without the token nothing is served; a forged Host and a foreign Origin are refused; the session cookie is HttpOnly, SameSite=Strict and named for the port")

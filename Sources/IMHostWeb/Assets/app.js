@@ -436,11 +436,13 @@ function keepReadingPlace(list, place) {
 function applyChanges(root, ops) {
   const list = root.querySelector(".messages");
   if (!list) return;
-  const place = readingPlace(list);
+  let place = readingPlace(list);
   for (const op of ops) {
     if (op.op === "append") {
       list.insertAdjacentHTML("beforeend", op.html);
       localTimes(list.lastElementChild);
+      // What the reader sent shows where they can see it: the list goes to its end.
+      if (list.lastElementChild.classList.contains("sent")) place = { atEnd: true, anchor: null, offset: 0 };
     } else if (op.op === "replace") {
       const was = document.getElementById(op.id);
       if (!was) continue;
